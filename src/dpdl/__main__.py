@@ -1,0 +1,5 @@
+"""Entry point for ``python -m dpdl``."""
+
+from dpdl.cli import main
+
+raise SystemExit(main())

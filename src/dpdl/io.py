@@ -1,0 +1,108 @@
+"""Atomic, deterministic file writing and pickle-free reading.
+
+Every artifact is written to ``<name>.part-<random>`` in its target folder and renamed into
+place only when complete, so an interrupted job never leaves a half-written file. Archives are
+written with fixed timestamps, so the same arrays give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import zipfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from dpdl.errors import ArtifactError
+
+CHUNK_BYTES = 1 << 20
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it to ``path`` on success, delete it on failure.
+
+    The temporary file is in the same folder so that the final ``os.replace`` is atomic. It is
+    removed on any exception, ``KeyboardInterrupt`` included.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.part-{secrets.token_hex(4)}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def dumps_json(obj: object) -> str:
+    """Serialise ``obj`` as stable, human-readable JSON (sorted keys, two-space indent)."""
+    return json.dumps(obj, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def write_json(path: str | os.PathLike, obj: object) -> None:
+    """Write ``obj`` as stable JSON to ``path`` atomically."""
+    write_text(path, dumps_json(obj))
+
+
+def read_json(path: str | os.PathLike) -> object:
+    """Read a JSON file, with an error naming the file if it is missing or malformed."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: file not found") from None
+    except json.JSONDecodeError as err:
+        raise ArtifactError(f"{path}: not valid JSON ({err})") from None
+
+
+def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write arrays to a compressed ``.npz`` atomically, with fixed timestamps and no pickle.
+
+    Unlike ``numpy.savez_compressed`` the archive's bytes depend only on the arrays, so the same
+    inputs give byte-identical files.
+    """
+    with atomic_path(path) as tmp:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for name in sorted(arrays):
+                array = np.asarray(arrays[name])
+                if array.dtype.hasobject:
+                    raise TypeError(f"array {name!r} has dtype object; dpdl stores no pickled data")
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                with archive.open(info, "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
+    """Load every array of an ``.npz`` file into memory, refusing pickled objects."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {name: data[name] for name in data.files}
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: file not found") from None
+    except (ValueError, zipfile.BadZipFile, OSError) as err:
+        raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err})") from None
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """Return the hex SHA-256 of a file, read in fixed-size chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
