@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from dpdl.errors import ArtifactError
 
@@ -106,3 +107,22 @@ def sha256_file(path: str | os.PathLike) -> str:
         for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """Render a frame as a GitHub Markdown table (missing values as empty cells)."""
+    def cell(value: object) -> str:
+        if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+            return ""
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    header = "| " + " | ".join(map(cell, frame.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def write_table(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, title: str = "") -> None:
+    """Write a table as CSV and as Markdown (with an optional title and notes line), atomically."""
+    write_text(csv_path, frame.to_csv(index=False, lineterminator="\n"))
+    write_text(md_path, (f"{title}\n\n" if title else "") + markdown_table(frame))

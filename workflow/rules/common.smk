@@ -1,0 +1,61 @@
+# Validation of the config and the helpers the rules share. Grid expansion and target lists
+# live in the dpdl package (dpdl.targets, dpdl.data.prepared), where they are tested.
+import functools
+import json
+import os
+import sys
+
+from snakemake.utils import validate
+
+from dpdl import targets
+from dpdl.config import validate_config
+from dpdl.data import prepared
+
+# dpdl's own check names every bad key at once; snakemake's validate then fills the defaults.
+config.update(validate_config(config, workflow.source_path("../schemas/config.schema.yaml")))
+validate(config, "../schemas/config.schema.yaml", set_default=True)
+
+# Jobs find the mirror through the environment, so that switching it never reruns anything.
+if config["data"]["mirror"] and not os.environ.get("DPDL_DATA_MIRROR"):
+    os.environ["DPDL_DATA_MIRROR"] = config["data"]["mirror"]
+
+
+wildcard_constraints:
+    study="|".join(prepared.STUDY_DATASETS),
+    dataset="|".join(sorted({d for ds in prepared.STUDY_DATASETS.values() for d in ds})),
+
+
+@functools.cache
+def get_availability():
+    """Which prepared datasets can be built here (probed once per invocation)."""
+    return targets.plan(config)
+
+
+def get_final_output(wildcards):
+    """The default target: buildable prepared datasets and tables; reports what it skips."""
+    available = get_availability()
+    if available.skipped or available.notes:
+        print(available.report() + "\n", file=sys.stderr)
+    return targets.default_targets(config, available)
+
+
+def get_prepare_options(wildcards):
+    """The config values a prepared dataset depends on, as JSON (a change reruns it)."""
+    name = f"{wildcards.study}/{wildcards.dataset}"
+    return json.dumps(prepared.options(name, config), sort_keys=True)
+
+
+def get_available_cards(wildcards):
+    """Cards of every prepared dataset of the config that can be built here."""
+    return [targets.prepared_card(n) for n in get_availability().buildable]
+
+
+def get_available_table1_cards(wildcards):
+    """Cards of the dp_iadmm datasets (MNIST, FEMNIST) that can be built here."""
+    names = get_availability().buildable
+    return [targets.prepared_card(n) for n in names if n.startswith("dp_iadmm/")]
+
+
+def get_unavailable(wildcards):
+    """Prepared datasets of the config whose raw files cannot be obtained here."""
+    return " ".join(get_availability().skipped)
