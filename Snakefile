@@ -15,6 +15,6 @@ include: "workflow/rules/data.smk"
 # Everything the config asks for whose raw data can be obtained here; skipped items are
 # reported (with every source tried and how to provide the file) before the run starts.
 rule all:
+    default_target: True
     input:
         get_final_output,
-    default_target: True

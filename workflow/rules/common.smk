@@ -2,7 +2,7 @@
 # live in the dpdl package (dpdl.targets, dpdl.data.prepared), where they are tested.
 import functools
 import json
-import os
+import shlex
 import sys
 
 from snakemake.utils import validate
@@ -12,12 +12,10 @@ from dpdl.config import validate_config
 from dpdl.data import prepared
 
 # dpdl's own check names every bad key at once; snakemake's validate then fills the defaults.
-config.update(validate_config(config, workflow.source_path("../schemas/config.schema.yaml")))
+config.update(
+    validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
+)
 validate(config, "../schemas/config.schema.yaml", set_default=True)
-
-# Jobs find the mirror through the environment, so that switching it never reruns anything.
-if config["data"]["mirror"] and not os.environ.get("DPDL_DATA_MIRROR"):
-    os.environ["DPDL_DATA_MIRROR"] = config["data"]["mirror"]
 
 
 wildcard_constraints:
@@ -43,6 +41,12 @@ def get_prepare_options(wildcards):
     """The config values a prepared dataset depends on, as JSON (a change reruns it)."""
     name = f"{wildcards.study}/{wildcards.dataset}"
     return json.dumps(prepared.options(name, config), sort_keys=True)
+
+
+def get_mirror_option(wildcards):
+    """``--mirror <folder>`` if the config names a mirror (DPDL_DATA_MIRROR still takes precedence)."""
+    mirror = config["data"]["mirror"]
+    return f"--mirror {shlex.quote(mirror)}" if mirror else ""
 
 
 def get_available_cards(wildcards):

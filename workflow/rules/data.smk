@@ -8,15 +8,18 @@ rule data_prepare:
         card="data/processed/{study}/{dataset}.json",
     log:
         "logs/data/prepare/{study}/{dataset}.log",
-    params:
-        options=get_prepare_options,
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=6000,
         runtime=30,
+    params:
+        options=get_prepare_options,
+        mirror=get_mirror_option,
     shell:
         "python -m dpdl prepare {wildcards.study}/{wildcards.dataset} --options {params.options:q}"
-        " --out {output.arrays} --card {output.card} > {log} 2>&1"
+        " --out {output.arrays} --card {output.card} {params.mirror} > {log} 2>&1"
 
 
 # One row per prepared dataset (rows, features, classes, agents, samples per agent).
@@ -28,12 +31,14 @@ rule data_datasets_table:
         md="results/tables/datasets.md",
     log:
         "logs/data/datasets_table.log",
-    params:
-        unavailable=get_unavailable,
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=500,
         runtime=5,
+    params:
+        unavailable=get_unavailable,
     shell:
         "python -m dpdl tables datasets --cards {input.cards} --unavailable {params.unavailable}"
         " --out {output.csv} {output.md} > {log} 2>&1"
@@ -48,6 +53,8 @@ rule data_table1:
         md="results/tables/dp_iadmm_table1.md",
     log:
         "logs/data/dp_iadmm_table1.log",
+    conda:
+        "../../environment.yml"
     threads: 1
     resources:
         mem_mb=500,

@@ -212,6 +212,7 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
             return target
         except (ChecksumMismatchError, DataFormatError, OSError, subprocess.SubprocessError) as err:
             attempts.append(Attempt(describe(source), _reason(err)))
+            log.info("%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err))
     raise DataUnavailableError(unavailable_message(remote, target, attempts))
 
 

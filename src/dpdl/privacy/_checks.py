@@ -1,0 +1,55 @@
+"""Domain checks shared by the privacy modules.
+
+Each check returns the validated value and raises ``ValueError`` naming the argument, the allowed
+range and the value received, so a caller can act on the message without reading the code.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+
+def positive(name: str, value: float, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``)."""
+    number = float(value)
+    upper = "inf]" if allow_inf else "inf)"
+    if not number > 0 or (math.isinf(number) and not allow_inf):
+        raise ValueError(f"{name} must be in (0, {upper}; got {value!r}")
+    return number
+
+
+def nonnegative(name: str, value: float) -> float:
+    """Return ``value`` as a float if it is finite and >= 0."""
+    number = float(value)
+    if not (number >= 0 and math.isfinite(number)):
+        raise ValueError(f"{name} must be in [0, inf); got {value!r}")
+    return number
+
+
+def open_unit(name: str, value: float) -> float:
+    """Return ``value`` as a float if it lies in the open interval (0, 1), as delta must."""
+    number = float(value)
+    if not 0 < number < 1:
+        raise ValueError(f"{name} must be in (0, 1); got {value!r}")
+    return number
+
+
+def count(name: str, value: int, *, minimum: int = 1) -> int:
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (floats and bools are refused)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}") from None
+    if number < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
+    return number
+
+
+def choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
+    """Return ``value`` if it is one of ``allowed`` (the values of a named switch)."""
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
+    return value
