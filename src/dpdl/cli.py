@@ -112,7 +112,10 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
     if args.name not in PREPARED:
         raise ConfigError(f"unknown prepared dataset {args.name!r}; expected one of {', '.join(PREPARED)}")
-    arrays, card = prepare(args.name, _parse_options(args.options), cache=args.raw_dir, mirror=_mirror(args))
+    try:
+        arrays, card = prepare(args.name, _parse_options(args.options), cache=args.raw_dir, mirror=_mirror(args))
+    except KeyError as err:
+        raise ConfigError(f"--options for {args.name} lacks the key {err}; see workflow/schemas/config.schema.yaml") from None
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
     log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)

@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 
 from dpdl.data.fetch import Pin, RemoteFile, Url, WheelMember, ZipMember
-from dpdl.errors import DataFormatError
+from dpdl.data.tabular import encode_unit_rows, one_hot
+from dpdl.errors import ConfigError, DataFormatError
 
 HOMEPAGE = "https://archive.ics.uci.edu/dataset/2/adult"
 UCI_ZIP = "https://archive.ics.uci.edu/static/public/2/adult.zip"
@@ -77,13 +78,6 @@ def complete_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.dropna().reset_index(drop=True)
 
 
-def one_hot(frame: pd.DataFrame, column: str, levels: list[str]) -> tuple[np.ndarray, list[str]]:
-    """One indicator column per level (no level dropped); values outside ``levels`` give all zeros."""
-    codes = pd.Categorical(frame[column], categories=levels).codes
-    indicators = (codes[:, None] == np.arange(len(levels))[None, :]).astype(float)
-    return indicators, [f"{column}={level}" for level in levels]
-
-
 def prepare_dvp_pvp(train: pd.DataFrame, test: pd.DataFrame, *, row_norm: str) -> dict[str, np.ndarray]:
     """Adult as Zhang & Zhu preprocess it (zhang_zhu.md G20, "text-literal"): 45,222 rows, d = 63.
 
@@ -105,14 +99,15 @@ def prepare_dvp_pvp(train: pd.DataFrame, test: pd.DataFrame, *, row_norm: str) -
     blocks.append(frequency.to_numpy(float)[:, None])
     names.append("native-country (relative frequency)")
     features = np.hstack(blocks)
-    features /= features.max(axis=0)  # each column's maximum is 1 (all values are >= 0)
+    column_max = features.max(axis=0)
+    features /= np.where(column_max > 0, column_max, 1.0)  # each column's maximum is 1 (values are >= 0)
     norms = np.linalg.norm(features, axis=1)
     if row_norm == "project":
         features /= np.maximum(1.0, norms)[:, None]  # ||x|| <= 1
     elif row_norm == "global_max":
         features /= norms.max()
     else:
-        raise ValueError(f"row_norm must be 'project' or 'global_max', got {row_norm!r}")
+        raise ConfigError(f"row_norm must be 'project' or 'global_max', got {row_norm!r}")
     return {
         "X": features,
         "y": np.where(data["income"] == ">50K", 1, -1).astype(np.int8),
@@ -129,20 +124,9 @@ def prepare_wddp(train: pd.DataFrame, test: pd.DataFrame) -> dict[str, np.ndarra
     norm (G = 1). Labels are 1 for ">50K", 0 otherwise.
     """
     train, test = complete_rows(train), complete_rows(test)
-    low, high = train[list(NUMERIC)].min(), train[list(NUMERIC)].max()
-    levels = {column: sorted(train[column].unique()) for column in CATEGORICAL}
-
-    def encode(frame: pd.DataFrame) -> np.ndarray:
-        blocks = [((frame[list(NUMERIC)] - low) / (high - low)).to_numpy(float)]
-        blocks += [one_hot(frame, column, levels[column])[0] for column in CATEGORICAL]
-        features = np.hstack(blocks)
-        return features / np.linalg.norm(features, axis=1, keepdims=True)  # ||x|| = 1, so G = 1
-
-    names = list(NUMERIC) + [name for c in CATEGORICAL for name in one_hot(train.head(0), c, levels[c])[1]]
+    encoded = encode_unit_rows(train, test, list(NUMERIC), list(CATEGORICAL))
     return {
-        "X_train": encode(train),
+        **encoded,
         "y_train": (train["income"] == ">50K").to_numpy(np.int8),
-        "X_test": encode(test),
         "y_test": (test["income"] == ">50K").to_numpy(np.int8),
-        "feature_names": np.array(names),
     }

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpdl.data.adult import one_hot
 from dpdl.data.fetch import Pin, RemoteFile, Url, ZipMember
-from dpdl.errors import DataFormatError
+from dpdl.data.tabular import encode_unit_rows
+from dpdl.errors import ConfigError, DataFormatError
 
 HOMEPAGE = "https://archive.ics.uci.edu/dataset/130/kdd+cup+1999+data"
 FILE_NAME = "kddcup.data_10_percent.gz"
@@ -70,29 +70,16 @@ def prepare_wddp(
     (any label but ``normal.``), 0 = normal.
     """
     if not 0 < train_size < sample_size <= len(features):
-        raise ValueError(
+        raise ConfigError(
             f"need 0 < train_size < sample_size <= {len(features)} rows; got {train_size} and {sample_size}"
         )
     order = rng.permutation(len(features))[:sample_size]
     sample, y = features.iloc[order].reset_index(drop=True), (labels[order] != NORMAL).astype(np.int8)
     train, test = sample.iloc[:train_size], sample.iloc[train_size:]
     numeric = [c for c in features.columns if c not in CATEGORICAL]
-    low, span = train[numeric].min(), train[numeric].max() - train[numeric].min()
-    span = span.where(span > 0, 1.0)  # constant columns: (x - low) is 0 on train
-    levels = {c: sorted(train[c].unique()) for c in CATEGORICAL}
-
-    def encode(frame: pd.DataFrame) -> np.ndarray:
-        blocks = [((frame[numeric] - low) / span).to_numpy(float)]
-        blocks += [one_hot(frame, c, levels[c])[0] for c in CATEGORICAL]
-        x = np.hstack(blocks)
-        return x / np.linalg.norm(x, axis=1, keepdims=True)  # ||x|| = 1, so G = 1
-
-    names = numeric + [name for c in CATEGORICAL for name in one_hot(train.head(0), c, levels[c])[1]]
     return {
-        "X_train": encode(train),
+        **encode_unit_rows(train, test, numeric, list(CATEGORICAL)),
         "y_train": y[:train_size],
-        "X_test": encode(test),
         "y_test": y[train_size:],
         "sample_rows": order,
-        "feature_names": np.array(names),
     }

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpdl.errors import ConfigError
+
 Y_FROM = ("raw", "normalized")
 COL_NORM = ("maxabs", "max")
 ROW_NORM = ("project", "unit", "global_max")
@@ -30,7 +32,7 @@ def generate_trial(
     """One trial's features ``X`` (N x P), responses ``y`` (N) and true coefficients ``omega`` (P)."""
     for name, value, allowed in (("y_from", y_from, Y_FROM), ("col_norm", col_norm, COL_NORM), ("row_norm", row_norm, ROW_NORM)):
         if value not in allowed:
-            raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+            raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
     n_rows = agents * samples_per_agent
     x_raw = rng.standard_normal((n_rows, features))
     omega = rng.standard_normal(features)  # omega ~ N(0, I_P)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpdl.errors import ConfigError
+
 
 def equal_shards(n_rows: int, agents: int, *, rng: np.random.Generator | None = None) -> list[np.ndarray]:
     """Row indices of ``agents`` shards of ``n_rows // agents`` rows each; the remainder is dropped.
@@ -12,7 +14,7 @@ def equal_shards(n_rows: int, agents: int, *, rng: np.random.Generator | None = 
     without it, shards are contiguous in file order (Ryu & Kim's ``np.split`` of MNIST).
     """
     if agents < 1 or agents > n_rows:
-        raise ValueError(f"agents must be between 1 and the number of rows ({n_rows}), got {agents}")
+        raise ConfigError(f"agents must be between 1 and the number of rows ({n_rows}), got {agents}")
     order = np.arange(n_rows) if rng is None else rng.permutation(n_rows)
     size = n_rows // agents
     return [order[k * size : (k + 1) * size] for k in range(agents)]
