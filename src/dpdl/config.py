@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 
 import jsonschema
@@ -26,7 +27,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA) -> dict:
     """
     from snakemake.utils import validate  # imported here: snakemake is heavy and only needed once
 
-    schema_path = Path(schema_path)
+    schema_path = Path(os.path.relpath(schema_path))
     if not schema_path.is_file():
         raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ import functools
 import json
 import shlex
 import sys
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -13,7 +14,9 @@ from dpdl.data import prepared
 
 # dpdl's own check names every bad key at once; snakemake's validate then fills the defaults.
 config.update(
-    validate_config(config, workflow.source_path("../schemas/config.schema.yaml"))
+    validate_config(
+        config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
+    )
 )
 validate(config, "../schemas/config.schema.yaml", set_default=True)
 

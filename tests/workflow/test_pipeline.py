@@ -1,0 +1,191 @@
+"""The workflow end to end on generated raw files, in a temporary copy of the project.
+
+The real registry pins real files. Here every Python process the workflow starts (Snakemake
+and each job) imports a ``sitecustomize`` that swaps the pins of the raw files for those of
+generated fixtures and removes their network sources, so the pipeline runs hermetically while
+the fetcher still verifies every file it uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import write_raw_mirror
+
+ROOT = Path(__file__).resolve().parents[2]
+SITECUSTOMIZE = '''
+import dataclasses, json, os
+from dpdl.data import adult, femnist, kdd, mnist
+from dpdl.data.fetch import Pin
+
+PINS = json.loads(open(os.environ["DPDL_TEST_PINS"]).read())
+
+def swap(remote):
+    if remote.path not in PINS:
+        return remote
+    digest, size = PINS[remote.path]
+    return dataclasses.replace(remote, pin=Pin(remote.pin.algorithm, digest), size=size, sources=())
+
+for module in (adult, kdd, mnist):
+    module.FILES = tuple(swap(r) for r in module.FILES)
+femnist.FILES = {key: swap(r) for key, r in femnist.FILES.items()}
+'''
+TEST_CONFIG = {
+    "studies": ["dvp_pvp", "wddp", "dp_iadmm", "dzoa"],
+    "data": {
+        "mirror": None,
+        "kdd": {"sample_size": 50, "train_size": 40, "seed": 0},
+        "femnist": {"shards": [0, 1], "missing_shards": "use_available"},
+        "lasso": {"trials": 2, "seed": 0},
+    },
+    "dvp_pvp": {"agents": 2},
+    "wddp": {},
+    "dp_iadmm": {"mnist_agents": 4},
+    "dzoa": {},
+}
+
+
+def _pin(path: Path, algorithm: str) -> str:
+    data = path.read_bytes()
+    if algorithm == "git-blob-sha1":
+        return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A copy of the workflow with a generated mirror and the pin-swapping ``sitecustomize``."""
+    from dpdl.data import adult, femnist, kdd, mnist
+
+    base = tmp_path_factory.mktemp("pipeline")
+    work = base / "project"
+    work.mkdir()
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, work / name)
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    (work / "profiles").symlink_to("workflow/profiles")
+    (work / "config").mkdir()
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(TEST_CONFIG))
+    mirror = write_raw_mirror(base / "mirror")
+    remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
+    pins = {
+        r.path: [_pin(mirror / r.path, r.pin.algorithm), (mirror / r.path).stat().st_size]
+        for r in remotes
+        if (mirror / r.path).is_file()
+    }
+    (base / "pins.json").write_text(json.dumps(pins))
+    site = base / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
+    env.update(
+        DPDL_TEST_PINS=str(base / "pins.json"),
+        PYTHONPATH=os.pathsep.join([str(site), str(ROOT / "src")]),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    return {"work": work, "mirror": mirror, "env": env}
+
+
+def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.CompletedProcess:
+    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source."""
+    env = dict(project["env"])
+    if mirror:
+        env["DPDL_DATA_MIRROR"] = str(project["mirror"])
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=600)
+
+
+def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "dpdl", *args]
+    return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
+
+
+def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
+    done = snakemake(project, "--dry-run", mirror=False)
+    assert done.returncode == 0, done.stderr
+    for name in ("dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"):
+        assert f"SKIPPING {name}:" in done.stderr
+    assert "SKIPPING dzoa/lasso" not in done.stderr
+    assert "data/raw/kdd/kddcup.data_10_percent.gz: not present" in done.stderr
+    assert "DPDL_DATA_MIRROR" in done.stderr
+    assert "data/processed/dzoa/lasso.npz" in done.stdout
+
+
+def test_named_target_never_skips(project: dict) -> None:
+    done = snakemake(project, "data/processed/wddp/kdd.npz", mirror=False)
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "raw file kdd/kddcup.data_10_percent.gz" in output and "is not available" in output
+    assert not list((project["work"] / "data").rglob("kdd*")), "a failed target left files behind"
+    assert not list((project["work"] / "data").rglob("*.part-*"))
+
+
+def test_full_run_with_mirror(project: dict) -> None:
+    done = snakemake(project)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    work = project["work"]
+    cards = {p.relative_to(work / "data/processed").with_suffix("").as_posix(): json.loads(p.read_text())
+             for p in (work / "data/processed").rglob("*.json")}  # fmt: skip
+    assert sorted(cards) == sorted(
+        ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
+    )
+    assert cards["dvp_pvp/adult"]["rows"] == 12  # 12 fixture rows, 1 with "?", + 1 repeated in adult.test
+    assert cards["wddp/kdd"]["rows_train"] == 40 and cards["wddp/kdd"]["rows_test"] == 10
+    assert cards["dp_iadmm/mnist"]["agents"] == 4
+    assert cards["dp_iadmm/femnist"]["agents"] == 3 and cards["dp_iadmm/femnist"]["missing_files"] == []
+    table = (work / "results/tables/datasets.csv").read_text().splitlines()
+    assert len(table) == 1 + 6
+    table1 = (work / "results/tables/dp_iadmm_table1.md").read_text()
+    assert "not reproduced" in table1  # fixture MNIST has 40 rows, not the paper's 60000
+    checked = dpdl(project, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 0, checked.stderr
+    assert "artifact(s) OK" in checked.stdout
+
+
+def test_rerun_is_byte_identical(project: dict) -> None:
+    work = project["work"]
+    before = {p: p.read_bytes() for p in (work / "data/processed").rglob("*") if p.is_file()}
+    done = snakemake(project, "--forcerun", "data_prepare")
+    assert done.returncode == 0, done.stderr[-3000:]
+    after = {p: p.read_bytes() for p in (work / "data/processed").rglob("*") if p.is_file()}
+    assert before.keys() == after.keys()
+    assert all(before[p] == after[p] for p in before)
+
+
+def test_corrupt_cache_is_fetched_again(project: dict) -> None:
+    work = project["work"]
+    cached = work / "data/raw/adult/adult.data"
+    data = bytearray(cached.read_bytes())
+    data[100] ^= 0xFF
+    cached.write_bytes(bytes(data))
+    done = snakemake(project, "data/processed/wddp/adult.npz", "--forcerun", "data_prepare")
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = (work / "logs/data/prepare/wddp/adult.log").read_text()
+    assert "adult/adult.data from cache" in log and "fetching it again" in log
+    assert cached.read_bytes() == (project["mirror"] / "adult/adult.data").read_bytes()
+
+
+def test_invalid_config_names_the_key(project: dict) -> None:
+    bad = {**TEST_CONFIG, "wddp": {"epsilons": [-0.5], "delta": 2}, "typo": 1}
+    (project["work"] / "config" / "bad.yaml").write_text(yaml.safe_dump(bad))
+    done = snakemake(project, "--dry-run", "--configfile", "config/bad.yaml")
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "wddp.epsilons[0]: -0.5 is less than or equal to the minimum of 0" in output
+    assert "wddp.delta: 2 is greater than or equal to the maximum of 1" in output
+    assert "'typo' was unexpected" in output
+
+
+def test_prepared_arrays_load_without_pickle(project: dict) -> None:
+    arrays = np.load(project["work"] / "data/processed/dp_iadmm/femnist.npz", allow_pickle=False)
+    assert arrays["X_train"].dtype == np.uint8 and arrays["offsets_train"][-1] == len(arrays["y_train"])
