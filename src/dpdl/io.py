@@ -78,7 +78,7 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
     """
     with atomic_path(path) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for name in sorted(arrays):
+            for name in arrays:
                 array = np.asarray(arrays[name])
                 if array.dtype.hasobject:
                     raise TypeError(f"array {name!r} has dtype object; dpdl stores no pickled data")

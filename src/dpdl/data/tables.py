@@ -25,7 +25,7 @@ def datasets_table(cards: list[dict], unavailable: list[str]) -> pd.DataFrame:
             "rows_test": card["rows_test"],
             "features": card["features"],
             "classes": card["classes"],
-            "agents": card["agents"] if card["agents"] is not None else "per experiment",
+            "agents": str(card["agents"]) if card["agents"] is not None else "per experiment",
             "samples_per_agent_mean": _rounded(per_agent.get("mean")),
             "samples_per_agent_std": _rounded(per_agent.get("std_ddof0")),
             "status": "partial: " + card["notes"][-1] if card.get("missing_files") else "built",

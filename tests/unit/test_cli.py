@@ -1,0 +1,108 @@
+"""``dpdl`` commands: clear errors without tracebacks, prepare/tables/check on small inputs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from dpdl.cli import main
+from dpdl.config import validate_config
+from dpdl.data.prepared import Availability
+from dpdl.targets import default_targets
+
+ROOT = Path(__file__).resolve().parents[2]
+LASSO = {"trials": 2, "seed": 0, "agents": 5, "samples_per_agent": 4, "features": 3, "noise_variance": 0.1,
+         "y_from": "raw", "col_norm": "maxabs", "row_norm": "project"}  # fmt: skip
+
+
+def prepare_lasso(tmp_path: Path, **overrides: object) -> tuple[Path, Path]:
+    out, card = tmp_path / "dzoa" / "lasso.npz", tmp_path / "dzoa" / "lasso.json"
+    options = json.dumps({**LASSO, **overrides})
+    assert main(["prepare", "dzoa/lasso", "--options", options, "--out", str(out), "--card", str(card)]) == 0
+    return out, card
+
+
+def test_prepare_writes_arrays_and_a_valid_card(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out, card_path = prepare_lasso(tmp_path)
+    card = json.loads(card_path.read_text())
+    arrays = np.load(out, allow_pickle=False)
+    assert arrays["X"].shape == (2, 20, 3) and card["rows"] == 20 and card["agents"] == 5
+    assert card["options"]["trials"] == 2
+    assert main(["check", str(card_path)]) == 0
+    assert "1 artifact(s) OK" in capsys.readouterr().out
+
+
+def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    out, card_path = prepare_lasso(tmp_path)
+    prepare_lasso(tmp_path / "other", seed=1)
+    (tmp_path / "other" / "dzoa" / "lasso.npz").replace(out)
+    assert main(["check", str(card_path)]) == 1
+    assert "npz_sha256 does not match" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["prepare", "nope/data", "--out", "x.npz", "--card", "x.json"], "unknown prepared dataset 'nope/data'"),
+        (["prepare", "dzoa/lasso", "--options", "{bad", "--out", "x.npz", "--card", "x.json"], "--options is not valid JSON"),
+        (["prepare", "dzoa/lasso", "--options", "[1]", "--out", "x.npz", "--card", "x.json"], "--options must be a JSON object"),
+        (["prepare", "dzoa/lasso", "--options", "{}", "--out", "x.npz", "--card", "x.json"], "options for dzoa/lasso: missing ['agents', 'col_norm'"),
+        (["check", "missing.json"], "missing.json: not found"),
+        (["check", "--configfile", "no/such.yaml"], "config file no/such.yaml not found"),
+    ],
+    ids=["unknown_dataset", "bad_json", "not_object", "missing_key", "missing_artifact", "missing_config"],
+)
+def test_errors_are_one_clear_message(argv: list[str], message: str, tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert "Traceback" not in err
+    assert not list(tmp_path.glob("x.*"))
+
+
+def test_bad_switch_value_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    options = json.dumps({**LASSO, "row_norm": "l2"})
+    assert main(["prepare", "dzoa/lasso", "--options", options, "--out", str(tmp_path / "x.npz"), "--card", str(tmp_path / "x.json")]) == 1
+    assert "row_norm must be one of" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tables_from_cards(tmp_path: Path) -> None:
+    _, card = prepare_lasso(tmp_path)
+    csv, md = tmp_path / "datasets.csv", tmp_path / "datasets.md"
+    assert main(["tables", "datasets", "--cards", str(card), "--unavailable", "wddp/kdd", "--out", str(csv), str(md)]) == 0
+    lines = csv.read_text().splitlines()
+    assert lines[1].startswith("dzoa/lasso,20,20,0,3,,5,4.0,0.0,built")
+    assert lines[2].startswith("wddp/kdd,") and "unavailable" in lines[2]
+    assert main(["tables", "table1", "--cards", "--out", str(tmp_path / "t1.csv"), str(tmp_path / "t1.md")]) == 0
+    assert (tmp_path / "t1.csv").read_text().count("not available here") == 2
+
+
+def test_module_entry_point_runs() -> None:
+    done = subprocess.run([sys.executable, "-m", "dpdl", "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("dpdl ")
+
+
+def test_option_keys_match_what_the_config_provides() -> None:
+    from dpdl.data.prepared import OPTION_KEYS, PREPARED, options
+
+    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml")
+    assert {name: set(options(name, config)) for name in PREPARED} == OPTION_KEYS
+
+
+def test_default_targets_follow_availability() -> None:
+    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml")
+    plan = Availability(buildable=["dzoa/lasso", "wddp/adult"], skipped={"wddp/kdd": "no"})
+    targets = default_targets(config, plan)
+    assert "data/processed/dzoa/lasso.npz" in targets and "data/processed/wddp/adult.json" in targets
+    assert not any("kdd" in t for t in targets)
+    assert "results/tables/datasets.md" in targets and "results/tables/dp_iadmm_table1.csv" in targets
+    config["studies"] = ["dzoa"]
+    assert not any("table1" in t for t in default_targets(config, plan))
