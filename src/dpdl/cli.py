@@ -67,6 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
+    from dpdl.studies import IMPLEMENTED, study_module
+
+    for study in IMPLEMENTED:
+        study_module(study).add_commands(commands)
+
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument("paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs)")
     sub.add_argument("--configfile", type=Path, default=None, help="also check every output this config promises")

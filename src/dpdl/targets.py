@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import Availability, availability, prepared_names
+from dpdl.studies import IMPLEMENTED, study_module
 
 RAW_DIR = Path("data/raw")
 PROCESSED_DIR = Path("data/processed")
@@ -50,10 +51,14 @@ def plan(config: dict) -> Availability:
 
 
 def default_targets(config: dict, available: Availability) -> list[str]:
-    """Everything the default target builds: the buildable prepared datasets and the tables."""
+    """Everything the default target builds: buildable prepared datasets, tables, study outputs."""
     paths = []
     for name in prepared_names(config):
         if name in available.buildable:
             paths += [prepared_arrays(name), prepared_card(name)]
-    return paths + table_targets(config)
+    paths += table_targets(config)
+    for study in IMPLEMENTED:
+        if study in config["studies"]:
+            paths += study_module(study).targets(config, set(available.buildable))
+    return paths
 
