@@ -5,9 +5,13 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import jsonschema
 import yaml
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 from dpdl.errors import ConfigError
 
@@ -17,6 +21,34 @@ SCHEMA = Path("workflow/schemas/config.schema.yaml")
 def _key_path(error: jsonschema.ValidationError) -> str:
     parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path]
     return "".join(parts).lstrip(".") or "(top level)"
+
+
+def _retrieve_local(uri: str) -> Resource:
+    """Load a schema file that another schema references by a relative path."""
+    path = Path(url2pathname(urlparse(uri).path))
+    return Resource.from_contents(yaml.safe_load(path.read_text(encoding="utf-8")), default_specification=DRAFT202012)
+
+
+def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
+    """Follow a ``$ref`` to a schema file beside ``folder`` (with an optional ``#/json/pointer``)."""
+    while "$ref" in schema:
+        file_name, _, pointer = schema["$ref"].partition("#")
+        if file_name:
+            folder = (folder / file_name).parent
+            schema = yaml.safe_load((folder / Path(file_name).name).read_text(encoding="utf-8"))
+        for key in filter(None, pointer.split("/")):
+            schema = schema[key]
+    return schema, folder
+
+
+def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
+    """Set every missing key that has a ``default``, descending into objects and ``$ref`` files."""
+    schema, folder = _resolve(schema, folder)
+    for key, subschema in schema.get("properties", {}).items():
+        if key not in instance and "default" in subschema:
+            instance[key] = copy.deepcopy(subschema["default"])
+        if isinstance(instance.get(key), dict):
+            _fill_defaults(instance[key], subschema, folder)
 
 
 def validate_config(config: dict, schema_path: Path = SCHEMA) -> dict:
@@ -31,12 +63,15 @@ def validate_config(config: dict, schema_path: Path = SCHEMA) -> dict:
     if not schema_path.is_file():
         raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
     schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    schema["$id"] = schema_path.resolve().as_uri()  # relative $refs resolve beside the schema file
+    registry = Registry(retrieve=_retrieve_local)
+    validator = jsonschema.validators.validator_for(schema)(schema, registry=registry)
     errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         lines = [f"  {_key_path(e)}: {e.message}" for e in errors]
         raise ConfigError("invalid configuration:\n" + "\n".join(lines) + f"\nSee {schema_path} for every key.")
     config = copy.deepcopy(config)
+    _fill_defaults(config, schema, schema_path.parent)
     validate(config, str(schema_path.resolve()), set_default=True)
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
