@@ -1,114 +1,13 @@
-"""The workflow end to end on generated raw files, in a temporary copy of the project.
-
-The real registry pins real files. Here every Python process the workflow starts (Snakemake
-and each job) imports a ``sitecustomize`` that swaps the pins of the raw files for those of
-generated fixtures and removes their network sources, so the pipeline runs hermetically while
-the fetcher still verifies every file it uses.
-"""
+"""The data pipeline end to end on generated raw files, in a temporary copy of the project."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
-import pytest
 import yaml
 
-from conftest import write_raw_mirror
-
-ROOT = Path(__file__).resolve().parents[2]
-SITECUSTOMIZE = '''
-import dataclasses, json, os
-from dpdl.data import adult, femnist, kdd, mnist
-from dpdl.data.fetch import Pin
-
-PINS = json.loads(open(os.environ["DPDL_TEST_PINS"]).read())
-
-def swap(remote):
-    if remote.path not in PINS:
-        return remote
-    digest, size = PINS[remote.path]
-    return dataclasses.replace(remote, pin=Pin(remote.pin.algorithm, digest), size=size, sources=())
-
-for module in (adult, kdd, mnist):
-    module.FILES = tuple(swap(r) for r in module.FILES)
-femnist.FILES = {key: swap(r) for key, r in femnist.FILES.items()}
-'''
-TEST_CONFIG = {
-    "studies": ["dvp_pvp", "wddp", "dp_iadmm", "dzoa"],
-    "data": {
-        "mirror": None,
-        "kdd": {"sample_size": 50, "train_size": 40, "seed": 0},
-        "femnist": {"shards": [0, 1], "missing_shards": "use_available"},
-        "lasso": {"trials": 2, "seed": 0},
-    },
-    "dvp_pvp": {"agents": 2},
-    "wddp": {},
-    "dp_iadmm": {"mnist_agents": 4},
-    "dzoa": {},
-}
-
-
-def _pin(path: Path, algorithm: str) -> str:
-    data = path.read_bytes()
-    if algorithm == "git-blob-sha1":
-        return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-    return hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """A copy of the workflow with a generated mirror and the pin-swapping ``sitecustomize``."""
-    from dpdl.data import adult, femnist, kdd, mnist
-
-    base = tmp_path_factory.mktemp("pipeline")
-    work = base / "project"
-    work.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, work / name)
-    shutil.copytree(ROOT / "workflow", work / "workflow")
-    (work / "profiles").symlink_to("workflow/profiles")
-    (work / "config").mkdir()
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(TEST_CONFIG))
-    mirror = write_raw_mirror(base / "mirror")
-    remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
-    pins = {
-        r.path: [_pin(mirror / r.path, r.pin.algorithm), (mirror / r.path).stat().st_size]
-        for r in remotes
-        if (mirror / r.path).is_file()
-    }
-    (base / "pins.json").write_text(json.dumps(pins))
-    site = base / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
-    env.update(
-        DPDL_TEST_PINS=str(base / "pins.json"),
-        PYTHONPATH=os.pathsep.join([str(site), str(ROOT / "src")]),
-        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
-    )
-    return {"work": work, "mirror": mirror, "env": env}
-
-
-def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.CompletedProcess:
-    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source."""
-    env = dict(project["env"])
-    if mirror:
-        env["DPDL_DATA_MIRROR"] = str(project["mirror"])
-    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=600)
-
-
-def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "dpdl", *args]
-    return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
-
+from workflow_project import TEST_CONFIG, dpdl, project, snakemake  # noqa: F401  (project is a fixture)
 
 def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
     done = snakemake(project, "--dry-run", mirror=False)

@@ -1,0 +1,1 @@
+"""Losses and gradients of the models the studies train (logistic, softmax, lasso)."""

@@ -1,0 +1,113 @@
+"""Workflow tests' helpers: a copy of the project that runs on generated raw files.
+
+The real registry pins real files. Here every Python process the workflow starts (Snakemake
+and each job) imports a ``sitecustomize`` that swaps the pins of the raw files for those of
+generated fixtures and removes their network sources, so the pipeline runs hermetically while
+the fetcher still verifies every file it uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fixtures import write_raw_mirror
+
+ROOT = Path(__file__).resolve().parents[2]
+SITECUSTOMIZE = '''
+import dataclasses, json, os
+from dpdl.data import adult, femnist, kdd, mnist
+from dpdl.data.fetch import Pin
+
+PINS = json.loads(open(os.environ["DPDL_TEST_PINS"]).read())
+
+def swap(remote):
+    if remote.path not in PINS:
+        return remote
+    digest, size = PINS[remote.path]
+    return dataclasses.replace(remote, pin=Pin(remote.pin.algorithm, digest), size=size, sources=())
+
+for module in (adult, kdd, mnist):
+    module.FILES = tuple(swap(r) for r in module.FILES)
+femnist.FILES = {key: swap(r) for key, r in femnist.FILES.items()}
+'''
+TEST_CONFIG = {
+    "studies": ["dvp_pvp", "wddp", "dp_iadmm", "dzoa"],
+    "data": {
+        "mirror": None,
+        "kdd": {"sample_size": 50, "train_size": 40, "seed": 0},
+        "femnist": {"shards": [0, 1], "missing_shards": "use_available"},
+        "lasso": {"trials": 2, "seed": 0},
+    },
+    "dvp_pvp": {"agents": 2},
+    "wddp": {},
+    "dp_iadmm": {"mnist_agents": 4},
+    "dzoa": {},
+}
+
+
+def _pin(path: Path, algorithm: str) -> str:
+    data = path.read_bytes()
+    if algorithm == "git-blob-sha1":
+        return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return hashlib.sha256(data).hexdigest()
+
+
+def make_project(base: Path, config: dict) -> dict:
+    """A copy of the workflow in ``base`` with ``config``, a generated mirror and the pin swap."""
+    from dpdl.data import adult, femnist, kdd, mnist
+
+    work = base / "project"
+    work.mkdir()
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, work / name)
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    (work / "profiles").symlink_to("workflow/profiles")
+    (work / "config").mkdir()
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    mirror = write_raw_mirror(base / "mirror")
+    remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
+    pins = {
+        r.path: [_pin(mirror / r.path, r.pin.algorithm), (mirror / r.path).stat().st_size]
+        for r in remotes
+        if (mirror / r.path).is_file()
+    }
+    (base / "pins.json").write_text(json.dumps(pins))
+    site = base / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
+    env.update(
+        DPDL_TEST_PINS=str(base / "pins.json"),
+        PYTHONPATH=os.pathsep.join([str(site), str(ROOT / "src")]),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    return {"work": work, "mirror": mirror, "env": env}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A project copy with the small data-only ``TEST_CONFIG`` (shared by a module's tests)."""
+    return make_project(tmp_path_factory.mktemp("pipeline"), TEST_CONFIG)
+
+
+def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.CompletedProcess:
+    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source."""
+    env = dict(project["env"])
+    if mirror:
+        env["DPDL_DATA_MIRROR"] = str(project["mirror"])
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=600)
+
+
+def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "dpdl", *args]
+    return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
