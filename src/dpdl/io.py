@@ -73,8 +73,8 @@ def read_json(path: str | os.PathLike) -> object:
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
     """Write arrays to a compressed ``.npz`` atomically, with fixed timestamps and no pickle.
 
-    Unlike ``numpy.savez_compressed`` the archive's bytes depend only on the arrays, so the same
-    inputs give byte-identical files.
+    Unlike ``numpy.savez_compressed`` the archive has no timestamps, so the same arrays, given in
+    the same order, give byte-identical files. The order is kept (a run's trace columns rely on it).
     """
     with atomic_path(path) as tmp:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import http.client
 import http.server
 import io
 import logging
@@ -143,6 +144,36 @@ def dead_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def non_http_url():
+    """A URL on 127.0.0.1 whose server answers with a non-HTTP line (as an SSH daemon would)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.01)
+    done = threading.Event()
+
+    def answer() -> None:
+        while not done.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                connection.settimeout(5)
+                connection.recv(65536)
+                connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    thread = threading.Thread(target=answer, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        done.set()
+        thread.join(timeout=5)
+        listener.close()
 
 
 @pytest.fixture(autouse=True)
@@ -293,11 +324,6 @@ def test_corrupt_mirror_copy_is_listed_with_both_digests_when_nothing_else_works
     assert f"sha256 is {sha256(OTHER)}, expected {sha256(PAYLOAD)}" in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a corrupt mirror copy is silently skipped when a later source works; only a corrupt "
-    "cache copy is logged as a warning",
-)
 def test_corrupt_mirror_copy_is_reported_in_the_log(tmp_path: Path, server: LocalServer, caplog) -> None:
     url = server.put("file.bin", PAYLOAD)
     mirror = tmp_path / "mirror"
@@ -526,12 +552,6 @@ def test_gzip_flag_on_plain_bytes_is_rejected_and_next_source_used(tmp_path: Pat
     assert leftovers(tmp_path / "cache") == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=EOFError,
-    reason="BUG: a truncated gzip download raises EOFError (not an OSError), which fetch does not catch: "
-    "it escapes fetch instead of being recorded, and the next source is never tried",
-)
 def test_truncated_gzip_download_falls_through_to_next_source(tmp_path: Path, server: LocalServer) -> None:
     compressed = gzip.compress(PAYLOAD)
     cut = server.put_cut("cut.bin.gz", compressed, len(compressed) // 2)
@@ -595,6 +615,17 @@ def test_host_memo_skips_a_dead_host_for_the_next_file(
     assert len(urlopen_calls) == 2  # no new connection attempt
     assert probe(Url(f"{dead_url}/c.bin")).startswith("unreachable (")
     assert len(urlopen_calls) == 2
+
+
+def test_non_http_answer_falls_through_to_next_source(tmp_path: Path, server: LocalServer, non_http_url: str) -> None:
+    good = server.put("file.bin", PAYLOAD)
+    path = fetch(remote((Url(f"{non_http_url}/file.bin"), Url(good))), tmp_path / "cache")
+    assert path.read_bytes() == PAYLOAD
+
+
+def test_probe_of_a_non_http_answer_returns_a_reason(non_http_url: str) -> None:
+    reason = probe(Url(f"{non_http_url}/file.bin"))
+    assert reason is not None and "SSH-2.0" in reason
 
 
 def test_http_404_does_not_mark_the_host_down(tmp_path: Path, server: LocalServer, _fresh_fetch_state: HostMemo) -> None:

@@ -49,27 +49,33 @@ def read_adult(path: Path) -> pd.DataFrame:
     """Parse adult.data or adult.test into a frame with the 15 named columns and ``?`` as missing.
 
     Handles the test file's quirks: its first line (``|1x3 Cross validator``) and the trailing dot
-    on its labels (``<=50K.``). Blank lines are skipped.
+    on its labels (``<=50K.``). Blank lines are skipped. A malformed line raises
+    :class:`DataFormatError` naming the file, the line number and what is wrong.
     """
     path = Path(path)
+    records, line_numbers = [], []
     with open(path, encoding="ascii") as stream:
-        skip = 1 if stream.readline().startswith("|") else 0
-    frame = pd.read_csv(
-        path, header=None, skiprows=skip, skipinitialspace=True, na_values="?", skip_blank_lines=True,
-        dtype=str, keep_default_na=False,
-    )  # fmt: skip
-    if frame.shape[1] != len(COLUMNS):
-        raise DataFormatError(f"{path}: expected {len(COLUMNS)} comma-separated columns, found {frame.shape[1]}")
-    frame.columns = list(COLUMNS)
-    frame["income"] = frame["income"].str.rstrip(".")
-    bad = ~frame["income"].isin(LABELS)
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        raise DataFormatError(
-            f"{path}: line {row + 1 + skip} has income {frame['income'].iloc[row]!r}; expected one of {LABELS}"
-        )
+        for number, line in enumerate(stream, start=1):
+            if not line.strip() or (number == 1 and line.startswith("|")):
+                continue
+            fields = [field.strip() for field in line.split(",")]
+            if len(fields) != len(COLUMNS):
+                raise DataFormatError(f"{path}: line {number} has {len(fields)} fields, expected {len(COLUMNS)}")
+            fields[-1] = fields[-1].rstrip(".")
+            if fields[-1] not in LABELS:
+                raise DataFormatError(f"{path}: line {number} has income {fields[-1]!r}; expected one of {LABELS}")
+            records.append(fields)
+            line_numbers.append(number)
+    frame = pd.DataFrame(records, columns=list(COLUMNS)).replace("?", np.nan)
     for column in NUMERIC:
-        frame[column] = pd.to_numeric(frame[column], errors="raise")
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = values.isna() & frame[column].notna()
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataFormatError(
+                f"{path}: line {line_numbers[row]} has {column} = {frame[column].iloc[row]!r}; expected a number"
+            )
+        frame[column] = values
     return frame
 
 

@@ -127,16 +127,19 @@ def read_shard(path: Path) -> tuple[list[str], list[np.ndarray], list[np.ndarray
         raise DataFormatError(f"{path}: {len(users)} users but {len(counts)} num_samples entries")
     images, labels = [], []
     for user, count in zip(users, counts):
+        if user not in user_data:
+            raise DataFormatError(f"{path}: writer {user} is listed in users but has no user_data")
         x = np.asarray(user_data[user]["x"], dtype=np.float64)
-        y = np.asarray(user_data[user]["y"], dtype=np.int64)
+        y = np.asarray(user_data[user]["y"], dtype=np.float64)
         if x.shape != (count, N_PIXELS) or y.shape != (count,):
             raise DataFormatError(
                 f"{path}: writer {user} has x {x.shape} and y {y.shape}; num_samples says {count} x {N_PIXELS}"
             )
-        if y.size and (y.min() < 0 or y.max() >= N_CLASSES):
-            raise DataFormatError(f"{path}: writer {user} has labels outside 0..{N_CLASSES - 1}")
+        if y.size and (y.min() < 0 or y.max() >= N_CLASSES or (y != np.round(y)).any()):
+            raise DataFormatError(f"{path}: writer {user} has labels that are not integers in 0..{N_CLASSES - 1}")
         ink = np.rint((1.0 - x) * PIXEL_DIVISOR)  # invert: LEAF's background 1.0 becomes 0
-        if np.abs(ink - (1.0 - x) * PIXEL_DIVISOR).max(initial=0) > 1e-6 or ink.min(initial=0) < 0:
+        off_grid = np.abs(ink - (1.0 - x) * PIXEL_DIVISOR).max(initial=0) > 1e-6
+        if off_grid or ink.min(initial=0) < 0 or ink.max(initial=0) > PIXEL_DIVISOR:
             raise DataFormatError(f"{path}: writer {user} has pixels that are not multiples of 1/255 in [0, 1]")
         images.append(ink.astype(np.uint8))
         labels.append(y.astype(np.uint8))

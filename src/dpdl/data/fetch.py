@@ -30,7 +30,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from dataclasses import dataclass, field
+from http.client import HTTPException
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -201,6 +203,7 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
             log.info("%s: copied from %s", remote.path, origin)
             return target
         except ChecksumMismatchError as err:
+            log.warning("%s; ignoring the mirror copy", err)
             attempts.append(Attempt(origin, str(err)))
 
     for source in remote.sources:
@@ -210,7 +213,7 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
                 verify(tmp, remote, describe(source))
             log.info("%s: downloaded from %s", remote.path, describe(source))
             return target
-        except (ChecksumMismatchError, DataFormatError, OSError, subprocess.SubprocessError) as err:
+        except (ChecksumMismatchError, DataFormatError, OSError, HTTPException, subprocess.SubprocessError) as err:
             attempts.append(Attempt(describe(source), _reason(err)))
             log.info("%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err))
     raise DataUnavailableError(unavailable_message(remote, target, attempts))
@@ -248,7 +251,10 @@ def retrieve(source: Source, dest: Path) -> None:
     if isinstance(source, Url):
         with _open_url(source.url, DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:
             stream = gzip.GzipFile(fileobj=response) if source.gzip else response
-            shutil.copyfileobj(stream, out, CHUNK_BYTES)
+            try:
+                shutil.copyfileobj(stream, out, CHUNK_BYTES)
+            except (EOFError, zlib.error) as err:
+                raise DataFormatError(f"{source.url}: corrupt or truncated gzip stream ({err})") from None
     elif isinstance(source, ZipMember):
         archive = dest.with_name(dest.name + ".zip")
         try:
@@ -294,7 +300,8 @@ def _open_url(url: str, timeout: float):
     if host in HOSTS.down:
         raise urllib.error.URLError(f"{HOSTS.down[host]}; host failed earlier in this run")
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    for attempt in range(N_RETRIES + 1):
+    attempt = 0
+    while True:
         try:
             return urllib.request.urlopen(request, timeout=timeout)
         except urllib.error.HTTPError:
@@ -304,9 +311,9 @@ def _open_url(url: str, timeout: float):
             if _is_permanent(err) or attempt == N_RETRIES:
                 HOSTS.down[host] = reason
                 raise
+            attempt += 1
             log.warning("%s: %s; retrying in %.0f s", url, reason, RETRY_DELAY_S)
             time.sleep(RETRY_DELAY_S)
-    raise AssertionError("unreachable")
 
 
 def _is_permanent(err: BaseException) -> bool:
@@ -331,7 +338,7 @@ def probe(source: Source) -> str | None:
             return None
     except urllib.error.HTTPError as err:
         return None if err.code == 405 else _reason(err)  # 405: the server only refuses HEAD
-    except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+    except (urllib.error.URLError, TimeoutError, ConnectionError, HTTPException) as err:
         HOSTS.down[host] = str(getattr(err, "reason", err))
         return _reason(err)
 

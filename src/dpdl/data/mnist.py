@@ -43,6 +43,8 @@ def read_idx(path: Path) -> np.ndarray:
     if magic not in IDX_MAGIC:
         raise DataFormatError(f"{path}: not an unsigned-byte idx file (magic {magic!r}, expected 0x801 or 0x803)")
     ndim = IDX_MAGIC[magic]
+    if len(raw) < 4 + 4 * ndim:
+        raise DataFormatError(f"{path}: truncated idx header ({len(raw)} bytes)")
     shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     offset = 4 + 4 * ndim
     if len(raw) != offset + int(np.prod(shape)):

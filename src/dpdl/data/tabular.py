@@ -8,7 +8,7 @@ import pandas as pd
 
 def one_hot(frame: pd.DataFrame, column: str, levels: list[str]) -> tuple[np.ndarray, list[str]]:
     """One indicator column per level (no level dropped); values outside ``levels`` give all zeros."""
-    codes = pd.Categorical(frame[column], categories=levels).codes
+    codes = pd.Index(levels).get_indexer(frame[column])  # -1 for values outside levels
     indicators = (codes[:, None] == np.arange(len(levels))[None, :]).astype(float)
     return indicators, [f"{column}={level}" for level in levels]
 

@@ -36,7 +36,7 @@ def open_unit(name: str, value: float) -> float:
 
 
 def count(name: str, value: int, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum`` (floats and bools are refused)."""
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (not a float or a bool)."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     try:

@@ -121,9 +121,13 @@ def to_dp_event(events: PrivacyEvent | Iterable[PrivacyEvent]) -> dp_event.DpEve
         parts.append(dp_event.GaussianDpEvent(_merged_gaussian_noise_multiplier(gaussian)))
     for (mechanism, noise_multiplier), total in _grouped_counts(events).items():
         if mechanism == "laplace":
-            parts.append(dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier), total))
+            parts.append(
+                dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier), total)
+            )
         elif mechanism == "pure":
-            response = dp_event.RandomizedResponseDpEvent(_randomized_response_noise(noise_multiplier), 2)
+            response = dp_event.RandomizedResponseDpEvent(
+                _randomized_response_noise(noise_multiplier), 2
+            )
             parts.append(dp_event.SelfComposedDpEvent(response, total))
     return parts[0] if len(parts) == 1 else dp_event.ComposedDpEvent(parts)
 
@@ -165,7 +169,9 @@ def composed_epsilon(
     if any(event.noise_multiplier == 0 for event in events):
         return math.inf
     if accountant == "rdp":
-        rdp = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
+        rdp = rdp_privacy_accountant.RdpAccountant(
+            neighboring_relation=NeighboringRelation.REPLACE_ONE
+        )
         return float(rdp.compose(to_dp_event(events)).get_epsilon(delta))
     if any(event.mechanism == "pure" for event in events):
         return _pure_pld_epsilon(events, delta)
@@ -286,7 +292,9 @@ def noise_for_target_epsilon(
     return high
 
 
-def classical_gaussian_noise_multiplier(epsilon: float, delta: float, *, constant: float = 2.0) -> float:
+def classical_gaussian_noise_multiplier(
+    epsilon: float, delta: float, *, constant: float = 2.0
+) -> float:
     """Return sigma / Delta_2 of the classical one-release (epsilon, delta) Gaussian calibration.
 
     Parameters
@@ -368,7 +376,9 @@ def advanced_composition(epsilon: float, count: int, delta_prime: float) -> floa
     if math.isinf(epsilon):
         return math.inf
     # Dwork & Roth Thm 3.20: sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1)
-    return math.sqrt(2.0 * count * math.log(1.0 / delta_prime)) * epsilon + count * epsilon * math.expm1(epsilon)
+    return math.sqrt(
+        2.0 * count * math.log(1.0 / delta_prime)
+    ) * epsilon + count * epsilon * math.expm1(epsilon)
 
 
 def privacy_record(
@@ -404,7 +414,10 @@ def privacy_record(
         "eps_composed_rdp": _finite_or_none(composed_epsilon(events, delta, "rdp")),
         "eps_composed_pld": _finite_or_none(composed_epsilon(events, delta, "pld")),
         "delta": delta,
-        "accountant": {"name": "dp_accounting", "version": importlib.metadata.version("dp-accounting")},
+        "accountant": {
+            "name": "dp_accounting",
+            "version": importlib.metadata.version("dp-accounting"),
+        },
         "noise_scales": _noise_scales(events),
     }
 
@@ -452,7 +465,7 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
             "events must be 'pure' releases with one noise_multiplier for the PLD accountant; "
             f"got {sorted(groups)}"
         )
-    ((_, noise_multiplier), total), = groups.items()
+    (((_, noise_multiplier), total),) = groups.items()
     epsilon = 1.0 / noise_multiplier
     keep = 1.0 / (1.0 + math.exp(-epsilon))  # P(true bit) = e^eps / (1 + e^eps)
 
@@ -477,7 +490,11 @@ def _finite_or_none(value: float | None) -> float | None:
 def _noise_scales(events: Sequence[PrivacyEvent]) -> list[dict] | dict:
     if len(events) <= NOISE_SCALES_LISTED:
         return [
-            {"mechanism": e.mechanism, "noise_multiplier": float(e.noise_multiplier), "count": e.count}
+            {
+                "mechanism": e.mechanism,
+                "noise_multiplier": float(e.noise_multiplier),
+                "count": e.count,
+            }
             for e in events
         ]
     multipliers = [float(event.noise_multiplier) for event in events]

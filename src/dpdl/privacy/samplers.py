@@ -157,7 +157,7 @@ def norm_exponential(
         length[zero] = np.linalg.norm(direction[zero], axis=-1, keepdims=True)
     radius = rng.standard_gamma(float(d), size=shape, dtype=out_dtype)
     radius /= zeta.astype(out_dtype)
-    direction *= (radius[..., np.newaxis] / length)
+    direction *= radius[..., np.newaxis] / length
     return direction
 
 
