@@ -95,3 +95,15 @@ def test_run_seed_sequence_is_a_pure_function_of_its_keys() -> None:
     np.testing.assert_array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 0))
     assert not np.array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 1))
     assert not np.array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "avg", 0.5, 0))
+
+
+def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> None:
+    from dpdl.privacy import PrivacyEvent, privacy_record
+
+    record = privacy_record([PrivacyEvent("gaussian", 2.0, count=100)], delta=1e-5, eps_per_iteration=None)
+    base = {k: v for k, v in provenance().items() if k not in record}
+    write_run(tmp_path / "run.npz", execute(trace, {**base, **record}, iterations=100))
+    stored = read_run(tmp_path / "run.npz").provenance
+    assert stored["eps_composed_rdp"] == pytest.approx(35.08, abs=0.01)
+    assert stored["eps_composed_pld"] == pytest.approx(33.10, abs=0.01)
+    assert stored["accountant"]["name"] == "dp_accounting"

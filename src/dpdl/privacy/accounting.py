@@ -428,7 +428,7 @@ def _event_tuple(events: PrivacyEvent | Iterable[PrivacyEvent]) -> tuple[Privacy
         raise ValueError("events must hold at least one PrivacyEvent; got none")
     for event in events:
         if not isinstance(event, PrivacyEvent):
-            raise ValueError(f"events must be PrivacyEvent values; got {type(event).__name__}")
+            raise TypeError(f"events must be PrivacyEvent values; got {type(event).__name__}")
     return events
 
 

@@ -33,19 +33,19 @@ OUTP_DELTA = 1e-6  # delta-bar of OutP [P section 4]
 
 
 def objp_sensitivity(
-    features: npt.ArrayLike,
+    feature_l1_norms: npt.ArrayLike,
     residuals: npt.ArrayLike,
     *,
     n_total: int,
     mode: SensitivityMode = "eq20",
-    feature_bound: float = 1.0,
+    feature_l1_bound: float | None = None,
 ) -> float:
     """Return the l1 sensitivity Delta-bar_p^t of agent p's gradient term for ObjP and ObjT.
 
     Parameters
     ----------
-    features : array_like, shape (I_p, J)
-        Agent p's samples x_pi.
+    feature_l1_norms : array_like, shape (I_p,)
+        ||x_pi||_1 for agent p's samples (constant over a run: compute ``np.abs(X).sum(1)`` once).
     residuals : array_like, shape (I_p, K)
         h(z_p^t; x_pi) - y_pi, the softmax output minus the one-hot label at the current local
         iterate z_p^t.
@@ -54,10 +54,11 @@ def objp_sensitivity(
     mode : {"eq20", "worst_case"}
         ``"eq20"`` (default, what the paper's experiments and the authors' code use): the paper's
         data-dependent value, max_i ||x_pi||_1 ||h_i - y_pi||_1 / I. ``"worst_case"``: a
-        replace-one bound from the data's known range |x_ij| <= ``feature_bound``:
-        ||g - g'||_1 <= ||g||_1 + ||g'||_1 <= 2 (J feature_bound)(2) / I, since ||h - y||_1 <= 2.
-    feature_bound : float
-        Known bound on |x_ij| (1 for pixels scaled to [0, 1]); used by ``"worst_case"`` only.
+        replace-one bound from the data's known range, ||g - g'||_1 <= ||g||_1 + ||g'||_1 <=
+        2 (2 ``feature_l1_bound``) / I, since ||h - y||_1 <= 2.
+    feature_l1_bound : float, optional
+        Known bound on ||x||_1 for any possible record (J = 784 for pixels in [0, 1]); required
+        by ``"worst_case"``, which also checks the agent's own samples against it.
 
     Returns
     -------
@@ -71,23 +72,32 @@ def objp_sensitivity(
     not a replace-one bound and the per-iteration epsilon-bar claim assumes it is public. The note
     suggests 2 max||x||_1 / I as data-independent bound; that bounds one sample's contribution,
     not the difference of two (it fails when labels and predictions flip), so ``"worst_case"``
-    uses the triangle inequality instead, which is twice as large.
+    uses the triangle inequality instead, which is twice as large. Switch name: ``mode``.
     """
     _checks.choice("mode", mode, ("eq20", "worst_case"))
-    features = np.asarray(features)
+    norms = np.asarray(feature_l1_norms)
     residuals = np.asarray(residuals)
-    if features.ndim != 2 or residuals.ndim != 2 or features.shape[0] != residuals.shape[0]:
+    if norms.ndim != 1 or residuals.ndim != 2 or norms.shape[0] != residuals.shape[0]:
         raise ValueError(
-            "features and residuals must be 2-D with one row per sample; "
-            f"got shapes {features.shape} and {residuals.shape}"
+            "feature_l1_norms (1-D) and residuals (2-D) must have one entry per sample; "
+            f"got shapes {norms.shape} and {residuals.shape}"
         )
-    n_total = _checks.count("n_total", n_total, minimum=max(1, features.shape[0]))
+    n_total = _checks.count("n_total", n_total, minimum=max(1, norms.shape[0]))
     if mode == "worst_case":
-        feature_bound = _checks.positive("feature_bound", feature_bound)
-        return 4.0 * features.shape[1] * feature_bound / n_total  # 2 (J bound)(2) / I
-    if features.shape[0] == 0:
-        raise ValueError("features must hold at least one sample for mode 'eq20'; got 0 rows")
-    per_sample = np.abs(features).sum(axis=1) * np.abs(residuals).sum(axis=1)
+        if feature_l1_bound is None:
+            raise ValueError(
+                "feature_l1_bound must be given for mode 'worst_case': a known bound on ||x||_1 "
+                "(784 for MNIST pixels in [0, 1]); got None"
+            )
+        bound = _checks.positive("feature_l1_bound", feature_l1_bound)
+        if norms.size and norms.max() > bound:
+            raise ValueError(
+                f"feature_l1_bound must be >= every ||x||_1; got {bound} < {norms.max()}"
+            )
+        return 4.0 * bound / n_total  # 2 (2 max||x||_1) / I
+    if norms.shape[0] == 0:
+        raise ValueError("feature_l1_norms must hold at least one sample for mode 'eq20'; got 0")
+    per_sample = np.abs(norms) * np.abs(residuals).sum(axis=1)
     return float(per_sample.max()) / n_total  # (20): sum_jk |x_ij (h_k - y_ik)| / I
 
 

@@ -3,8 +3,9 @@
 Equation numbers are given as J(n) for the journal version (seed 000) and C(n) for the conference
 version (seed 003); section and gap numbers refer to ``notes/zhang_zhu.md``. Both mechanisms
 draw noise with density proportional to exp(-zeta ||e||) (``samplers.norm_exponential``) and
-are alpha-DP per release by the papers' proofs (not Laplace mechanisms), so each iteration is
-``PrivacyEvent("pure", 1 / alpha)``.
+are alpha-DP per release by the papers' proofs (not Laplace mechanisms), so a PVP iteration is
+``PrivacyEvent("pure", 1 / alpha)`` and a DVP iteration ``PrivacyEvent("pure", 1 /
+calibration.epsilon_spent)`` (equal to 1 / alpha under the default ``zeta_mode``).
 """
 
 from __future__ import annotations

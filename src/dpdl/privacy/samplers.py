@@ -49,10 +49,11 @@ def laplace(
 
     Notes
     -----
-    Inverse CDF from 32-bit words: the top bit of each word is the sign and the other 31 bits give
-    u = (m + 1/2) / 2^31, which is never 0 or 1, so no infinity can occur; the magnitude is
-    -b ln(u), computed in float32. Values therefore carry float32 precision (relative error about
-    1e-7) and reach at most 32 ln(2) b = 22.2 b, where the exact tail mass is 2e-10.
+    Inverse CDF from 32-bit words: the sign bit of each word is the sign of the draw, and the word
+    read as a signed integer i gives u = |i + 1/2| / 2^31 in (0, 1], uniform on a grid symmetric
+    about 0; the magnitude is -b ln(u), computed in float32. u is never 0, so no infinity can
+    occur. Values carry float32 precision (relative error about 1e-7) and reach at most
+    32 ln(2) b = 22.2 b, where the exact tail mass is 2e-10 (float64 inverse CDF stops at 37 b).
     The words come from ``rng.bit_generator.random_raw``, two per 64-bit draw.
     """
     _require_generator(rng)
@@ -61,7 +62,7 @@ def laplace(
     scale = _scale("scale", scale, shape)
     n = math.prod(shape)
     words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    # Signed view: (int + 1/2) is symmetric about 0 and its magnitude is (m + 1/2) for both signs.
+    # Signed view: i + 1/2 is symmetric about 0, so |i + 1/2| / 2^31 is uniform on (0, 1].
     magnitude = np.add(words.view(np.int32), np.float32(0.5), dtype=np.float32)
     np.abs(magnitude, out=magnitude)
     np.log(magnitude, out=magnitude)

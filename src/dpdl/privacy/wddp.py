@@ -132,11 +132,8 @@ def wddp_noise_std(
         return 0.0
     log_inv_delta = math.log(1.0 / delta)
     if calibration == "eq3":
-        return math.sqrt(
-            c * lipschitz**2 * n_iterations * log_inv_delta / (n_eff**2 * epsilon**2)
-        )  # (3)
-    # wddp.md 2.3 step 7: sigma = sqrt(2T) G / (N (sqrt(ln(1/d) + eps) - sqrt(ln(1/d))))
-    gap = epsilon / (
-        math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta)
-    )  # the difference of roots, rationalised
-    return math.sqrt(2.0 * n_iterations) * lipschitz / (n_eff * gap)
+        variance = c * lipschitz**2 * n_iterations * log_inv_delta / (n_eff**2 * epsilon**2)  # (3)
+        return math.sqrt(variance)
+    # k = sqrt(ln(1/delta) + eps) - sqrt(ln(1/delta)), written without the cancellation
+    k = epsilon / (math.sqrt(log_inv_delta + epsilon) + math.sqrt(log_inv_delta))
+    return math.sqrt(2.0 * n_iterations) * lipschitz / (n_eff * k)  # wddp.md 2.3 step 7

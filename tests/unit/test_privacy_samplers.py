@@ -1,0 +1,143 @@
+"""dpdl.privacy samplers: goodness of fit, reproducibility, dtypes, scales and argument checks."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpdl.privacy import gaussian, laplace, norm_exponential
+
+SEED = 20240611
+KS_SAMPLE = 400_000
+# A correct sampler fails a KS test at this level once in 1e4 runs; the seed is fixed anyway.
+KS_P_MIN = 1e-4
+DTYPES = [np.float32, np.float64]
+DTYPE_IDS = ["float32", "float64"]
+
+
+def _rng(offset: int = 0) -> np.random.Generator:
+    return np.random.default_rng(SEED + offset)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_laplace_passes_ks_against_scipy_laplace(dtype):
+    draws = laplace(rng=_rng(), scale=1.7, size=KS_SAMPLE, dtype=dtype)
+    assert stats.kstest(draws.astype(np.float64), stats.laplace(scale=1.7).cdf).pvalue > KS_P_MIN
+
+
+def test_laplace_tail_is_not_truncated():
+    scale, n, threshold = 0.5, 4_000_000, 10.0
+    draws = laplace(rng=_rng(1), scale=scale, size=n)
+    expected = n * math.exp(-threshold)  # P(|X| > 10 b) = e^-10, about 182 draws
+    observed = int(np.count_nonzero(np.abs(draws) > threshold * scale))
+    assert abs(observed - expected) < 5 * math.sqrt(expected)
+    assert np.all(np.isfinite(draws)) and np.abs(draws).max() <= 32 * math.log(2) * scale
+
+
+def test_laplace_is_symmetric_with_mean_zero_and_variance_2b2():
+    draws = laplace(rng=_rng(2), scale=3.0, size=1_000_000)
+    assert abs(draws.mean()) < 5 * math.sqrt(18.0 / draws.size)
+    assert draws.var() == pytest.approx(18.0, rel=0.01)
+    assert abs(np.mean(draws > 0) - 0.5) < 5 * math.sqrt(0.25 / draws.size)
+
+
+def test_laplace_accepts_a_per_agent_scale_array():
+    scales = np.array([0.0, 1.0, 100.0])[:, None]
+    draws = laplace(rng=_rng(3), scale=scales, size=(3, 50_000))
+    assert np.all(draws[0] == 0)
+    assert np.mean(np.abs(draws[2])) / np.mean(np.abs(draws[1])) == pytest.approx(100.0, rel=0.03)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_gaussian_passes_ks_against_normal(dtype):
+    draws = gaussian(rng=_rng(4), scale=0.3, size=KS_SAMPLE, dtype=dtype)
+    assert stats.kstest(draws.astype(np.float64), stats.norm(scale=0.3).cdf).pvalue > KS_P_MIN
+
+
+@pytest.mark.parametrize("d", [1, 3, 62], ids=["d1", "d3", "d62"])
+def test_norm_exponential_norm_is_gamma_d_over_zeta(d):
+    zeta = 0.4
+    vectors = norm_exponential(rng=_rng(5), zeta=zeta, d=d, size=100_000)
+    norms = np.linalg.norm(vectors, axis=-1)
+    assert vectors.shape == (100_000, d)
+    assert norms.mean() == pytest.approx(d / zeta, rel=0.01)  # E||e|| = d / zeta
+    assert stats.kstest(norms, stats.gamma(a=d, scale=1 / zeta).cdf).pvalue > KS_P_MIN
+
+
+def test_norm_exponential_direction_is_uniform_on_the_sphere():
+    # For d = 3 each coordinate of a uniform unit vector is uniform on [-1, 1] (Archimedes).
+    vectors = norm_exponential(rng=_rng(6), zeta=2.0, d=3, size=200_000)
+    cosines = vectors[:, 0] / np.linalg.norm(vectors, axis=-1)
+    assert stats.kstest(cosines, stats.uniform(loc=-1, scale=2).cdf).pvalue > KS_P_MIN
+
+
+def test_norm_exponential_per_node_rates_and_infinite_rate():
+    zetas = np.array([1.0, 4.0, math.inf])[:, None]
+    vectors = norm_exponential(rng=_rng(7), zeta=zetas, d=5, size=(3, 40_000))
+    norms = np.linalg.norm(vectors, axis=-1)
+    assert norms[0].mean() == pytest.approx(5.0, rel=0.02)
+    assert norms[1].mean() == pytest.approx(1.25, rel=0.02)
+    assert np.all(norms[2] == 0)
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda rng, dtype: laplace(rng=rng, scale=2.0, size=(4, 7), dtype=dtype),
+        lambda rng, dtype: gaussian(rng=rng, scale=2.0, size=(4, 7), dtype=dtype),
+        lambda rng, dtype: norm_exponential(rng=rng, zeta=2.0, d=7, size=4, dtype=dtype),
+    ],
+    ids=["laplace", "gaussian", "norm_exponential"],
+)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_same_seed_same_array_and_dtype_respected(draw, dtype):
+    first, second = draw(_rng(8), dtype), draw(_rng(8), dtype)
+    assert first.dtype == np.dtype(dtype) and first.shape == (4, 7)
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(first, draw(_rng(9), dtype))
+
+
+def test_stream_consumption_does_not_depend_on_scale():
+    rng_a, rng_b = _rng(10), _rng(10)
+    laplace(rng=rng_a, scale=0.0, size=1001)
+    laplace(rng=rng_b, scale=5.0, size=1001)
+    assert rng_a.random() == rng_b.random()
+
+
+def test_samplers_never_touch_global_numpy_state():
+    np.random.seed(0)
+    before = np.random.get_state()[1].copy()
+    laplace(rng=_rng(11), scale=1.0, size=100)
+    gaussian(rng=_rng(11), scale=1.0, size=100)
+    norm_exponential(rng=_rng(11), zeta=1.0, d=3, size=100)
+    np.testing.assert_array_equal(np.random.get_state()[1], before)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: laplace(rng=_rng(), scale=-1.0, size=3), "scale must be finite and >= 0"),
+        (lambda: laplace(rng=_rng(), scale=math.inf, size=3), "scale must be finite and >= 0"),
+        (lambda: laplace(rng=_rng(), scale=1.0, size=3, dtype=np.int64), "dtype must be float32"),
+        (lambda: laplace(rng=_rng(), scale=np.ones(4), size=3), "scale of shape"),
+        (lambda: gaussian(rng=_rng(), scale=np.nan, size=3), "scale must be finite and >= 0"),
+        (
+            lambda: norm_exponential(rng=_rng(), zeta=0.0, d=3, size=2),
+            r"zeta must be in \(0, inf\]",
+        ),
+        (lambda: norm_exponential(rng=_rng(), zeta=1.0, d=0, size=2), "d must be an integer >= 1"),
+        (lambda: gaussian(rng=_rng(), scale=1.0, size=-2), "size must be an integer >= 0"),
+    ],
+    ids=["negative", "infinite", "int_dtype", "bad_shape", "nan", "zeta_zero", "d_zero", "size"],
+)
+def test_invalid_arguments_raise_value_error(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_rng_must_be_a_generator():
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        laplace(rng=np.random.RandomState(0), scale=1.0, size=3)
