@@ -10,6 +10,8 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/dvp_pvp.smk"
+include: "workflow/rules/dzoa.smk"
 
 
 # Everything the config asks for whose raw data can be obtained here; skipped items are

@@ -50,7 +50,14 @@ TEST_CONFIG = {
     "dvp_pvp": {"agents": 2},
     "wddp": {},
     "dp_iadmm": {"mnist_agents": 4},
-    "dzoa": {},
+    "dzoa": {
+        "tuning_trials": 1,
+        "epsilon_totals": [1.0, 2.5],
+        "delta_sweep": [0.000001, 0.01],
+        "outer_iterations": 10,
+        "inner_iterations": 20,
+        "directions": 10,
+    },
 }
 
 

@@ -1,0 +1,310 @@
+"""Zhang & Zhu's network ADMM: graph, local solver, the three algorithms' updates, the trade-off model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from dpdl.algorithms.dvp_pvp import AdmmSettings, calibrate, iterate_error_rates, iterate_losses, run_admm
+from dpdl.algorithms.dvp_pvp_network import (
+    NodeData,
+    centralized_optimum,
+    connected_graph,
+    consensus_objective,
+    edge_list,
+    is_connected,
+    local_objective,
+    solve_local,
+)
+from dpdl.algorithms.dvp_pvp_tradeoff import (
+    PAPER_AMPLITUDE_DECAY,
+    accuracy_curve,
+    fit_accuracy_curve,
+    optimal_alpha,
+    privacy_utility,
+    tradeoff_objective,
+)
+from dpdl.models import logistic
+from dpdl.privacy import dvp_jacobian_budget, norm_exponential
+
+N_NODES, ROWS_PER_NODE, DIM = 4, 40, 5
+SQUARE = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)  # a 4-cycle
+
+
+@pytest.fixture(scope="module")
+def problem() -> tuple[np.ndarray, np.ndarray, list[np.ndarray], NodeData]:
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((N_NODES * ROWS_PER_NODE, DIM))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
+    y = np.where(x @ rng.standard_normal(DIM) + 0.5 * rng.standard_normal(len(x)) > 0, 1.0, -1.0)
+    shards = np.split(rng.permutation(len(x)), N_NODES)
+    return x, y, shards, NodeData.from_shards(x, y, shards)
+
+
+def rngs(seed: int) -> list[np.random.Generator]:
+    return [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(N_NODES)]
+
+
+def settings(algorithm: str, alpha: float | None = None, **changes) -> AdmmSettings:
+    values = {"rho": 0.05, "c_r": 30.0, "eta": 0.5, "iterations": 60} | changes
+    return AdmmSettings(algorithm, alpha=alpha, **values)
+
+
+# ------------------------------------------------------------------------------------------ graph
+
+
+@pytest.mark.parametrize("family", ["erdos_renyi", "ring", "complete"])
+@pytest.mark.parametrize("n_nodes", [2, 3, 10, 25])
+def test_graph_is_always_connected_and_symmetric(family: str, n_nodes: int) -> None:
+    for seed in range(20):
+        adjacency = connected_graph(family, n_nodes, rng=np.random.default_rng(seed), edge_probability=0.1)
+        assert adjacency.shape == (n_nodes, n_nodes) and adjacency.dtype == bool
+        assert (adjacency == adjacency.T).all() and not adjacency.diagonal().any()
+        assert is_connected(adjacency)
+
+
+def test_graph_is_seeded_and_edges_listed() -> None:
+    first = connected_graph("erdos_renyi", 10, rng=np.random.default_rng(7))
+    second = connected_graph("erdos_renyi", 10, rng=np.random.default_rng(7))
+    assert (first == second).all()
+    edges = edge_list(first)
+    assert len(edges) == first.sum() // 2 and all(p < q for p, q in edges)
+
+
+def test_is_connected_detects_two_components() -> None:
+    split = np.zeros((4, 4), dtype=bool)
+    split[0, 1] = split[1, 0] = split[2, 3] = split[3, 2] = True
+    assert not is_connected(split)
+
+
+@pytest.mark.parametrize(
+    ("family", "n_nodes", "probability", "message"),
+    [("star", 4, 0.3, "graph family must be one of"), ("ring", 1, 0.3, "n_nodes must be an integer >= 2"),
+     ("erdos_renyi", 4, 0.0, "edge_probability must be in")],
+    ids=["unknown_family", "one_node", "zero_probability"],
+)  # fmt: skip
+def test_graph_rejects_bad_input(family: str, n_nodes: int, probability: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        connected_graph(family, n_nodes, rng=np.random.default_rng(0), edge_probability=probability)
+
+
+# ---------------------------------------------------------------------------------- local solver
+
+
+def test_local_solver_matches_scipy_and_meets_its_tolerance(problem) -> None:
+    _, _, _, data = problem
+    rng = np.random.default_rng(3)
+    ridge = np.array([0.1, 1.0, 5.0, 0.01])
+    linear = 10.0 * rng.standard_normal((N_NODES, DIM))
+    solution = solve_local(data, c_r=30.0, ridge=ridge, linear=linear, start=np.zeros((N_NODES, DIM)))
+    assert solution.converged.all() and (solution.iterations >= 1).all()
+    for p in range(N_NODES):
+        rows = data.weight[p] > 0
+        x, y = data.x[p, rows], data.y[p, rows]
+
+        def objective(f: np.ndarray, x=x, y=y, r=ridge[p], c=linear[p]) -> float:
+            return 30.0 * logistic.loss(f, x, y) + 0.5 * r * f @ f + c @ f
+
+        def gradient(f: np.ndarray, x=x, y=y, r=ridge[p], c=linear[p]) -> np.ndarray:
+            return 30.0 * logistic.gradient(f, x, y) + r * f + c
+
+        reference = optimize.minimize(objective, np.zeros(DIM), jac=gradient, method="L-BFGS-B",
+                                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+        np.testing.assert_allclose(solution.f[p], reference.x, rtol=1e-5, atol=1e-6)
+        assert np.linalg.norm(gradient(solution.f[p])) == pytest.approx(solution.grad_norm[p], abs=1e-9)
+
+
+def test_local_solver_reuses_factors_without_changing_the_answer(problem) -> None:
+    _, _, _, data = problem
+    ridge = np.full(N_NODES, 0.5)
+    linear = np.random.default_rng(4).standard_normal((N_NODES, DIM))
+    first = solve_local(data, c_r=30.0, ridge=ridge, linear=linear, start=np.zeros((N_NODES, DIM)))
+    moved = linear + 0.1
+    fresh = solve_local(data, c_r=30.0, ridge=ridge, linear=moved, start=first.f)
+    reused = solve_local(data, c_r=30.0, ridge=ridge, linear=moved, start=first.f, factors=first.factors)
+    np.testing.assert_allclose(reused.f, fresh.f, rtol=1e-7, atol=1e-9)
+    assert reused.hessians.sum() <= fresh.hessians.sum()
+
+
+def test_local_solver_leaves_its_inputs_alone(problem) -> None:
+    _, _, _, data = problem
+    start = np.ones((N_NODES, DIM))
+    linear = np.ones((N_NODES, DIM))
+    solve_local(data, c_r=30.0, ridge=np.ones(N_NODES), linear=linear, start=start)
+    assert (start == 1).all() and (linear == 1).all()
+
+
+def test_local_objective_of_padding_free_shards(problem) -> None:
+    x, y, shards, _ = problem
+    uneven = [shards[0][:10], shards[1], shards[2][:25], shards[3]]
+    data = NodeData.from_shards(x, y, uneven)
+    f = np.random.default_rng(5).standard_normal((N_NODES, DIM))
+    values = local_objective(f, data, c_r=2.0, ridge=np.zeros(N_NODES), linear=np.zeros((N_NODES, DIM)))
+    expected = [2.0 * logistic.loss(f[p], x[s], y[s]) for p, s in enumerate(uneven)]
+    np.testing.assert_allclose(values, expected)
+
+
+# ----------------------------------------------------------------------------------- algorithms
+
+
+def test_nonprivate_admm_reaches_the_centralized_optimum(problem) -> None:
+    x, y, shards, data = problem
+    result = run_admm(data, SQUARE, settings("nonprivate", iterations=400), rngs=rngs(0))
+    optimum, value = centralized_optimum(x, y, shards, c_r=30.0, rho=0.05)
+    assert result.converged
+    np.testing.assert_allclose(result.f[-1], np.broadcast_to(optimum, (N_NODES, DIM)), atol=1e-6)
+    assert consensus_objective(result.f[-1].mean(axis=0), data, c_r=30.0, rho=0.05) == pytest.approx(value, rel=1e-10)
+
+
+def test_centralized_optimum_uses_p_copies_of_rho(problem) -> None:
+    x, y, shards, data = problem
+    optimum, value = centralized_optimum(x, y, shards, c_r=30.0, rho=0.05)
+    gradient = 30.0 * sum(logistic.gradient(optimum, x[s], y[s]) for s in shards) + N_NODES * 0.05 * optimum
+    assert np.linalg.norm(gradient) < 1e-7
+    assert consensus_objective(optimum, data, c_r=30.0, rho=0.05) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(("algorithm", "alpha"), [("nonprivate", None), ("dvp", 0.5), ("pvp", 0.5)])
+def test_same_seed_gives_the_same_trajectory(problem, algorithm: str, alpha: float | None) -> None:
+    _, _, _, data = problem
+    first = run_admm(data, SQUARE, settings(algorithm, alpha, iterations=8), rngs=rngs(11))
+    second = run_admm(data, SQUARE, settings(algorithm, alpha, iterations=8), rngs=rngs(11))
+    other = run_admm(data, SQUARE, settings(algorithm, alpha, iterations=8), rngs=rngs(12))
+    np.testing.assert_array_equal(first.f, second.f)
+    np.testing.assert_array_equal(first.broadcast, second.broadcast)
+    assert not np.array_equal(first.f, other.f)
+
+
+def test_dvp_step_satisfies_its_kkt_condition(problem) -> None:
+    """J(28): the noise is recovered from the optimality condition of J(13)-(15) at f_p(t+1)."""
+    _, _, _, data = problem
+    admm = settings("dvp", 0.3, iterations=1)
+    result = run_admm(data, SQUARE, admm, rngs=rngs(2))
+    degree = SQUARE.sum(axis=1)
+    phi = calibrate(admm, data.sizes, degree).phi
+    f0, f1 = result.f[0], result.f[1]
+    for p in range(N_NODES):
+        rows = data.weight[p] > 0
+        x, y = data.x[p, rows], data.y[p, rows]
+        size = rows.sum()
+        centres = degree[p] * f0[p] + f0[SQUARE[p]].sum(axis=0)
+        # lambda(0) = 0: C^R grad L + (rho + Phi + 2 eta N_p) f + (C^R / B_p) eps - eta sum (f_p + f_i) = 0
+        residual = 30.0 * logistic.gradient(f1[p], x, y) + (0.05 + phi[p] + 2 * 0.5 * degree[p]) * f1[p] - 0.5 * centres
+        noise = -residual * size / 30.0
+        assert np.linalg.norm(noise) == pytest.approx(result.noise_norm[1, p], rel=1e-6)
+
+
+def test_pvp_broadcasts_the_perturbed_primal_and_ends_with_a_dvp_step(problem) -> None:
+    _, _, _, data = problem
+    result = run_admm(data, SQUARE, settings("pvp", 0.5, iterations=5), rngs=rngs(3))
+    gaps = np.linalg.norm(result.broadcast - result.f, axis=2)
+    np.testing.assert_allclose(gaps[1:-1], result.noise_norm[1:-1])  # V = f + eps, J(19)
+    assert (gaps[-1] == 0).all() and (result.noise_norm[-1] > 0).all()  # the final DVP step broadcasts f
+
+
+@pytest.mark.parametrize("center", ["paper", "plain"])
+def test_pvp_center_switch_changes_the_run(problem, center: str) -> None:
+    _, _, _, data = problem
+    paper = run_admm(data, SQUARE, settings("pvp", 0.5, iterations=4), rngs=rngs(5))
+    other = run_admm(data, SQUARE, settings("pvp", 0.5, iterations=4, pvp_center=center), rngs=rngs(5))
+    np.testing.assert_array_equal(paper.f[:2], other.f[:2])  # eps_p(0) = 0: the first step agrees
+    assert np.array_equal(paper.f, other.f) == (center == "paper")
+
+
+def test_dvp_calibration_picks_the_branch_on_both_sides_of_the_boundary(problem) -> None:
+    _, _, _, data = problem
+    degree = SQUARE.sum(axis=1)
+    boundary = dvp_jacobian_budget(n_samples=ROWS_PER_NODE, c_r=30.0, rho=0.05, eta=0.5, n_neighbours=2)
+    above = calibrate(settings("dvp", boundary * 1.01), data.sizes, degree)
+    below = calibrate(settings("dvp", boundary * 0.99), data.sizes, degree)
+    assert {node.branch for node in above.dvp} == {"no_ridge"} and (above.phi == 0).all()
+    assert {node.branch for node in below.dvp} == {"ridge"} and (below.phi > 0).all()
+    np.testing.assert_allclose(above.jacobian, boundary)
+    np.testing.assert_allclose([n.alpha_hat for n in above.dvp], boundary * 0.01, rtol=1e-9)
+    np.testing.assert_allclose([n.alpha_hat for n in below.dvp], boundary * 0.99 / 2)
+    np.testing.assert_allclose([n.zeta for n in below.dvp], boundary * 0.99 / 4)  # zeta = alpha-hat / 2, G1
+
+
+def test_zeta_mode_switch_doubles_the_rate(problem) -> None:
+    _, _, _, data = problem
+    degree = SQUARE.sum(axis=1)
+    half = calibrate(settings("dvp", 0.5), data.sizes, degree)
+    box = calibrate(settings("dvp", 0.5, zeta_mode="alpha_hat"), data.sizes, degree)
+    np.testing.assert_allclose(box.dvp_zeta, 2 * half.dvp_zeta)
+
+
+def test_noise_norm_has_mean_d_over_zeta() -> None:
+    rng = np.random.default_rng(6)
+    zeta, dim, draws = 0.37, 63, 20_000
+    norms = np.linalg.norm(norm_exponential(rng=rng, zeta=zeta, d=dim, size=draws), axis=1)
+    standard_error = np.sqrt(dim) / zeta / np.sqrt(draws)  # ||eps|| ~ Gamma(d, 1/zeta)
+    assert abs(norms.mean() - dim / zeta) < 4 * standard_error
+
+
+def test_run_noise_matches_the_calibration(problem) -> None:
+    _, _, _, data = problem
+    admm = settings("pvp", 0.8, iterations=200)
+    result = run_admm(data, SQUARE, admm, rngs=rngs(7))
+    calibration = calibrate(admm, data.sizes, SQUARE.sum(axis=1))
+    realised = result.noise_norm[1:-1].mean(axis=0)
+    expected = DIM / calibration.pvp_zeta
+    np.testing.assert_allclose(realised, expected, rtol=4 * np.sqrt(DIM) / DIM / np.sqrt(200))
+
+
+def test_settings_reject_inconsistent_input() -> None:
+    with pytest.raises(ValueError, match="alpha must be None for the non-private"):
+        AdmmSettings("nonprivate", rho=1.0, c_r=1.0, eta=1.0, iterations=2, alpha=0.5)
+    with pytest.raises(ValueError, match="alpha must be None for the non-private algorithm and > 0"):
+        AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=1.0, iterations=2)
+    with pytest.raises(ValueError, match="eta must be in"):
+        AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=0.0, iterations=2, alpha=0.5)
+    with pytest.raises(ValueError, match="zeta_mode must be one of"):
+        AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=1.0, iterations=2, alpha=0.5, zeta_mode="box")
+
+
+def test_iterate_metrics_agree_with_the_logistic_model(problem) -> None:
+    x, y, shards, data = problem
+    iterates = np.random.default_rng(8).standard_normal((3, N_NODES, DIM))
+    losses = iterate_losses(iterates, data)
+    errors = iterate_error_rates(iterates, x, y)
+    for t in range(3):
+        for p, shard in enumerate(shards):
+            assert losses[t, p] == pytest.approx(logistic.loss(iterates[t, p], x[shard], y[shard]))
+            assert errors[t, p] == pytest.approx(logistic.error_rate(iterates[t, p], x, y))
+
+
+# ------------------------------------------------------------------------------ trade-off model
+
+
+@pytest.mark.parametrize(("mechanism", "expected"), [("dvp", 0.1422), ("pvp", 0.4533)])
+def test_optimal_alpha_from_the_paper_constants(mechanism: str, expected: float) -> None:
+    a, b = PAPER_AMPLITUDE_DECAY[mechanism]
+    best = optimal_alpha(a, b, 0.0, lower=0.01)
+    assert best.stationary == pytest.approx(expected, abs=5e-5)  # zhang_zhu.md 6.4
+    assert best.constrained == pytest.approx(best.stationary, abs=1e-4) and best.feasible
+    derivative = optimize.approx_fprime([best.stationary], lambda v: tradeoff_objective(v[0], a, b, 0.0), 1e-7)
+    assert abs(derivative[0]) < 1e-5
+
+
+def test_optimal_alpha_reports_an_infeasible_loss_cap() -> None:
+    best = optimal_alpha(0.2, 25.0, 0.3, lower=0.01)  # L_acc >= 0.3 > c3 = 0.135 everywhere
+    assert not best.feasible and np.isnan(best.constrained)
+    assert best.stationary == pytest.approx(0.1422, abs=5e-5)  # c does not enter the condition
+
+
+def test_fit_recovers_known_constants() -> None:
+    alphas = np.array([0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0])
+    fit = fit_accuracy_curve(alphas, accuracy_curve(alphas, 3.0, 12.0, 0.33))
+    assert fit.ok and fit.points == 8
+    np.testing.assert_allclose([fit.a, fit.b, fit.c], [3.0, 12.0, 0.33], rtol=1e-6)
+
+
+def test_fit_needs_three_points() -> None:
+    fit = fit_accuracy_curve(np.array([0.1, 1.0]), np.array([2.0, 1.0]))
+    assert not fit.ok and np.isnan(fit.a) and "fewer than 3 points" in fit.message
+
+
+def test_privacy_utility_values() -> None:
+    assert privacy_utility(0.1) == pytest.approx(0.0377, abs=5e-5)  # zhang_zhu.md 6.4
+    assert privacy_utility(1.0) == pytest.approx(-0.0102, abs=5e-5)

@@ -1,0 +1,274 @@
+"""Study dvp_pvp: grids and targets, runs and their provenance, aggregates, tables, claims, figures."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdl.claims import NOT_AT_SCALE, scorecard
+from dpdl.errors import ConfigError
+from dpdl.runs import read_run, validate_run, write_run
+from dpdl.studies import dvp_pvp as study
+
+AGENTS = 3
+
+
+def config(**changes) -> dict:
+    section = {
+        "agents": AGENTS, "partition_seed": 0, "row_norm": "project", "graph": "erdos_renyi",
+        "edge_probability": 0.3, "graph_seed": 0, "alphas": [0.1, 0.5, 1.0], "convergence_alphas": [0.1, 1.0],
+        "seeds": 2, "iterations": 4, "tradeoff_iterations": [2, 4], "mer_iteration": 4,
+        "rho": {"nonprivate": 1e-10, "dvp": 10**-2.5, "pvp": 0.1}, "c_r": {"nonprivate": 20, "dvp": 20, "pvp": 5},
+        "eta": 0.1, "eta_grid": [0.01, 0.1], "rho_selection": {"alpha": 0.3, "exponents": [-10, -2.5], "seeds": 1},
+        "dvp_zeta_mode": "alpha_hat_half", "pvp_center": "paper", "init": "random", "init_scale": 0.1,
+        "evaluation": "in_sample", "accounting_delta": 1e-5,
+    } | changes  # fmt: skip
+    return {"dvp_pvp": section}
+
+
+@pytest.fixture(scope="module")
+def dataset() -> tuple[dict, dict]:
+    rng = np.random.default_rng(0)
+    x = np.abs(rng.standard_normal((60, 4)))
+    x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
+    y = np.where(x @ np.array([1.0, -1.0, 0.5, -0.5]) + 0.1 * rng.standard_normal(60) > 0, 1, -1).astype(np.int8)
+    arrays = {"X": x, "y": y, "from_test": np.arange(60) >= 40, "feature_names": np.array(list("abcd"))}
+    card = {"options": {"agents": AGENTS, "partition_seed": 0, "row_norm": "project"}, "npz_sha256": "0" * 64}
+    return arrays, card
+
+
+@pytest.fixture(scope="module")
+def runs(dataset, tmp_path_factory) -> dict[str, list[str]]:
+    """Run artifacts of a tiny main grid and rho selection, written like the workflow does."""
+    arrays, card = dataset
+    values = study.settings(config(seeds=1))
+    context = study.run_context(arrays, card, study.run_settings(config(seeds=1)))
+    folder = tmp_path_factory.mktemp("runs")
+    paths: dict[str, list[str]] = {"main": [], "rho": []}
+    for algorithm in study.ALGORITHMS:
+        for alpha in [None] if algorithm == "nonprivate" else study.all_alphas(values):
+            for seed in range(values["seeds"]):
+                path = folder / study.run_path(algorithm, alpha, seed)
+                write_run(path, study.execute_run(context, algorithm=algorithm, alpha=alpha, seed=seed, eta=0.1,
+                                                  eta_source="config"))  # fmt: skip
+                paths["main"].append(str(path))
+        alpha = None if algorithm == "nonprivate" else 0.3
+        for exponent in values["rho_selection"]["exponents"]:
+            path = folder / study.rho_run_path(algorithm, exponent, 0)
+            result = study.execute_run(context, algorithm=algorithm, alpha=alpha, seed=0, eta=0.1,
+                                       eta_source="config", rho=10.0**exponent, purpose="rho_selection")  # fmt: skip
+            write_run(path, result)
+            paths["rho"].append(str(path))
+    return paths
+
+
+# ------------------------------------------------------------------------------- grid and paths
+
+
+def test_targets_cover_every_output_and_need_the_data() -> None:
+    values = config()
+    paths = study.targets(values, {"dvp_pvp/adult"})
+    assert {f"figures/dvp_pvp/{name}.{ext}" for name in study.FIGURES for ext in ("png", "pdf")} <= set(paths)
+    assert "results/tables/dvp_pvp/table1_rho.md" in paths and "results/claims/dvp_pvp.csv" in paths
+    assert "results/tables/dvp_pvp/eta_selection.csv" not in paths  # eta fixed: no selection
+    assert "results/tables/dvp_pvp/eta_selection.csv" in study.targets(config(eta="tuned"), {"dvp_pvp/adult"})
+    assert study.targets(values, set()) == []
+
+
+def test_cross_key_checks_name_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"dvp_pvp.tradeoff_iterations \[100\] exceed dvp_pvp.iterations \(4\)"):
+        study.settings(config(tradeoff_iterations=[2, 100]))
+    with pytest.raises(ConfigError, match="dvp_pvp.mer_iteration"):
+        study.settings(config(mer_iteration=5))
+
+
+def test_run_settings_leave_out_grid_keys() -> None:
+    keys = study.run_settings(config()).keys()
+    assert "seeds" not in keys and "alphas" not in keys and "eta" in keys and "iterations" in keys
+
+
+@pytest.mark.parametrize(
+    ("value", "text"), [(None, "inf"), (0.01, "0.01"), (1.0, "1"), (-2.5, "-2.5"), (1e-10, "1e-10")]
+)
+def test_labels(value: float | None, text: str) -> None:
+    assert study.label(value) == text
+
+
+def test_job_outputs_follow_the_command_order() -> None:
+    values = study.settings(config())
+    outputs = study.rho_job_outputs(values)
+    assert outputs == [
+        "results/dvp_pvp/runs/adult/rho_selection/{algorithm}/rho-10/seed0.npz",
+        "results/dvp_pvp/runs/adult/rho_selection/{algorithm}/rho-2.5/seed0.npz",
+    ]
+    assert study.job_arguments(values, "rho") == "--seeds 0 --rho-exponents -10 -2.5"
+    assert study.job_arguments(values, "main") == "--seeds 0 1"
+    assert study.run_job_outputs(values)[1] == "results/dvp_pvp/runs/adult/{algorithm}/eps{alpha}/seed1.npz"
+    assert study.job_arguments(values, "eta") == "--seeds 0 --etas 0.01 0.1"
+
+
+def test_figure_runs() -> None:
+    values = study.settings(config())
+    convergence = study.figure_runs(values, "convergence")
+    assert len(convergence) == 2 + 2 * 2 * 2 and study.run_path("dvp", 0.1, 1) in convergence
+    assert len(study.figure_runs(values, "tradeoff_pvp")) == 3 * 2
+    with pytest.raises(ConfigError, match="unknown dvp_pvp figure"):
+        study.figure_runs(values, "fig9")
+
+
+# ------------------------------------------------------------------------------------------ runs
+
+
+def test_runs_satisfy_the_run_schema_with_full_provenance(runs) -> None:
+    for path in runs["main"] + runs["rho"]:
+        assert validate_run(path) == []
+    dvp = read_run([p for p in runs["main"] if "/dvp/eps0.5/" in p][0]).provenance
+    assert dvp["eps_per_iteration"] == 0.5 and dvp["epsilon"] == 0.5 and dvp["delta"] == 1e-5
+    assert dvp["params"]["releases"] == 5 and dvp["eps_composed_pld"] > 0.5
+    assert dvp["eps_composed_pld"] <= 5 * 0.5  # never above basic composition
+    assert (
+        len(dvp["params"]["dvp_calibration"]["zeta"]) == AGENTS and dvp["switches"]["dvp_zeta_mode"] == "alpha_hat_half"
+    )
+    plain = read_run([p for p in runs["main"] if "/nonprivate/" in p][0]).provenance
+    assert plain["eps_per_iteration"] is None and plain["eps_composed_rdp"] is None
+
+
+def test_trace_columns(runs) -> None:
+    trace = read_run(runs["main"][0]).trace
+    assert trace["iteration"].tolist() == list(range(6))  # t = 0..T+1
+    for column in ("loss", "mer", "objective_gap", "inner_iterations", "loss_node2", "noise_norm_node0"):
+        assert column in trace.columns
+    assert (trace["inner_converged"] == 1).all()
+
+
+def test_card_partition_must_match_the_config(dataset) -> None:
+    arrays, card = dataset
+    with pytest.raises(ConfigError, match="card has agents = 3 but the config has 4"):
+        study.run_context(arrays, card, study.run_settings(config(agents=4)))
+
+
+def test_train_test_keeps_adult_data_rows_for_training(dataset) -> None:
+    arrays, card = dataset
+    from dpdl.data.partition import equal_shards
+
+    context = study.run_context(arrays, card, study.run_settings(config(evaluation="train_test")))
+    shards = equal_shards(60, AGENTS, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(context.data.sizes, [int((shard < 40).sum()) for shard in shards])
+    assert len(context.eval_y) == 20
+    np.testing.assert_array_equal(context.eval_x, arrays["X"][40:])
+
+
+def test_cli_run_writes_one_file_per_seed(dataset, tmp_path: Path) -> None:
+    from dpdl.io import save_npz, write_json
+
+    arrays, card = dataset
+    save_npz(tmp_path / "adult.npz", arrays)
+    write_json(tmp_path / "adult.json", card)
+    outs = [str(tmp_path / f"seed{s}.npz") for s in (0, 1)]
+    args = argparse.Namespace(
+        settings=json.dumps(study.run_settings(config())), alpha="0.5", etas=None, eta_file=None,
+        rho_exponents=None, seeds=[0, 1], out=outs, arrays=str(tmp_path / "adult.npz"),
+        card=str(tmp_path / "adult.json"), algorithm="pvp", purpose="main",
+    )  # fmt: skip
+    assert study._cmd_run(args) == 0
+    assert [read_run(path).provenance["seed"] for path in outs] == [0, 1]
+    args.out = outs[:1]
+    with pytest.raises(ConfigError, match="--out names 1 files but the job has 2 runs"):
+        study._cmd_run(args)
+
+
+# ------------------------------------------------------------------------- aggregates and tables
+
+
+def test_aggregates_tables_and_figures(runs) -> None:
+    from dpdl.plotting import new_figure
+
+    values = study.settings(config())
+    frame, provenances = study.load_runs(runs["main"])
+    convergence = study.aggregate_convergence(frame, provenances)
+    assert set(convergence["metric"]) == {"loss", "mer", "objective_gap"}
+    assert convergence.loc[convergence["algorithm"] == "nonprivate", "alpha"].isna().all()
+    assert convergence.loc[convergence["algorithm"] == "dvp", "eps_composed_pld"].notna().all()
+    tradeoffs = [study.aggregate_tradeoff(frame, provenances, m, values["tradeoff_iterations"]) for m in study.PRIVATE]
+    assert set(tradeoffs[0]["series"]) == {"points", "fit", "paper", "utility", "objective_fit", "objective_paper"}
+    optimal = study.optimal_alpha_table(tradeoffs)
+    paper = optimal[optimal["source"] == "paper constants"]
+    np.testing.assert_allclose(paper.groupby("algorithm")["alpha_star"].first(), [0.1422, 0.4533], atol=1e-4)
+    final = study.aggregate_at_iteration(frame, provenances, "loss", None)
+    assert (final["iteration"] == 5).all() and len(final) == 1 + 2 * 3
+    mer = study.aggregate_at_iteration(frame, provenances, "mer", values["mer_iteration"])
+    rho = study.aggregate_rho_selection(*study.load_runs(runs["rho"]))
+    assert rho.loc[rho["algorithm"] == "dvp", "eps_composed_pld"].notna().all()
+    table1 = study.table1_rho(rho)
+    assert list(table1["paper_rho"]) == ["10^-10", "10^-2.5", "10^-1"]
+    calibration = study.calibration_table(frame, provenances)
+    assert set(calibration["release"]) == {"DVP step", "PVP broadcast", "PVP final DVP step"}
+    assert (calibration["draws"] > 0).all()
+    privacy = study.privacy_table(provenances, 1e-5)
+    row = privacy[(privacy["algorithm"] == "dvp") & (privacy["alpha_per_iteration"] == 1.0)].iloc[0]
+    assert row["basic_composition"] == pytest.approx(5.0) and row["pld"] <= row["basic_composition"]
+    assert len(study.table2_cr(provenances[:1])) == 1
+    import matplotlib.pyplot as plt
+
+    fig, axes = new_figure(2, 2)  # drawing only: the workflow test renders and saves every figure
+    study.plot_tradeoff(tradeoffs[1], axes)
+    assert len(axes[0, 1].lines) == 3 and axes[1, 0].get_yscale() == "symlog"
+    fig, axes = new_figure(2, 3)
+    study.plot_convergence(convergence, axes)
+    assert axes[0, 0].get_yscale() == "log" and len(axes[1, 2].lines) == 3
+    for aggregate, log_y in ((final, True), (mer, False)):
+        fig, axes = new_figure()
+        study.plot_against_alpha(aggregate, axes[0, 0], "y", log_y=log_y)
+        assert len(axes[0, 0].lines) == 3  # DVP, PVP and the non-private line
+    fig, axes = new_figure()
+    study.plot_rho_selection(rho, axes[0, 0])
+    plt.close("all")
+    aggregates = {"rho_selection": rho, "optimal_alpha": optimal, "final_risk": final, "mer": mer,
+                  "convergence": convergence}  # fmt: skip
+    card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(config()), switches=study.switches(values))
+    assert len(card) == len(study.CLAIMS) == 10
+    assert (card["verdict"] == NOT_AT_SCALE).all() and card["our_value"].notna().all()
+
+
+# ---------------------------------------------------------------------------------------- claims
+
+
+def test_rho_claim_tolerance() -> None:
+    aggregate = pd.DataFrame({"algorithm": "dvp", "rho_exponent": [-3.0, -2.5, -2.0], "mean": [2.0, 1.0, 1.5],
+                              "lo": 0.9, "hi": 1.1, "n": 2})  # fmt: skip
+    evidence = study._rho_argmin("dvp")(aggregate)
+    assert evidence.value == "10^-2.5" and evidence.holds
+    assert study._rho_argmin("dvp")(aggregate.assign(mean=[0.5, 1.0, 1.5])).holds  # half a decade off
+    far = aggregate.assign(rho_exponent=[-4.0, -2.5, -1.0], mean=[0.5, 1.0, 1.5])
+    assert not study._rho_argmin("dvp")(far).holds
+
+
+def test_decreasing_claim_uses_kendall() -> None:
+    alphas = [0.01, 0.1, 0.3, 0.5, 1.0]
+    aggregate = pd.concat([
+        pd.DataFrame({"algorithm": "dvp", "alpha": alphas, "mean": [5, 4, 3, 2, 1]}),
+        pd.DataFrame({"algorithm": "pvp", "alpha": alphas, "mean": [1, 2, 3, 2, 1]}),
+    ])  # fmt: skip
+    evidence = study._decreasing(aggregate)
+    assert not evidence.holds and "dvp: Kendall tau -1.00 (p = 0.0083)" in evidence.value
+
+
+def test_dvp_below_pvp_counts_alphas() -> None:
+    aggregate = pd.DataFrame({"algorithm": ["dvp"] * 3 + ["pvp"] * 3, "alpha": [0.1, 0.5, 1.0] * 2,
+                              "mean": [0.2, 0.3, 0.1, 0.3, 0.2, 0.2]})  # fmt: skip
+    evidence = study._dvp_below_pvp(aggregate)
+    assert evidence.value == "2 of 3 alphas (67%)" and evidence.holds
+
+
+def test_centralized_claim_reads_iteration_t() -> None:
+    aggregate = pd.DataFrame({"algorithm": "nonprivate", "alpha": math.nan, "metric": "objective_gap",
+                              "iteration": [0, 1, 2, 3], "mean": [1.0, 0.1, 1e-4, 0.5], "lo": 0, "hi": 0,
+                              "n": 2})  # fmt: skip
+    evidence = study._centralized(aggregate)
+    assert evidence.holds and evidence.value == "0.0001"

@@ -1,0 +1,223 @@
+# dzoa: Gratton et al., D-ZOA against DP-ADMM on distributed lasso. Centralized solution ->
+# calibration (privacy, step constants) -> DP-ADMM tuning -> runs (D-ZOA one job per trial with
+# the whole privacy grid, DP-ADMM one job) -> one aggregate per figure -> figures, claims. Grids
+# and target lists live in dpdl.studies.dzoa.
+from dpdl.studies import dzoa as dzoa_study
+
+
+# The centralized lasso solution (33) of every trial, with its duality-gap certificate.
+rule dzoa_centralized:
+    input:
+        data="data/processed/dzoa/lasso.npz",
+        card="data/processed/dzoa/lasso.json",
+    output:
+        dzoa_study.intermediate_path("centralized.npz"),
+    log:
+        "logs/dzoa/centralized.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=dzoa_study.settings_json(config),
+    shell:
+        "python -m dpdl dzoa centralized --settings {params.settings:q} --data {input.data}"
+        " --card {input.card} --out {output} > {log} 2>&1"
+
+
+# Privacy per grid point ((27), (29), RDP and PLD totals) and D-ZOA's step constants alpha0 R.
+rule dzoa_calibrate:
+    input:
+        data="data/processed/dzoa/lasso.npz",
+        card="data/processed/dzoa/lasso.json",
+        centralized=rules.dzoa_centralized.output[0],
+    output:
+        json=dzoa_study.intermediate_path("calibration.json"),
+        npz=dzoa_study.intermediate_path("calibration.npz"),
+        table=dzoa_study.aggregate_path("privacy"),
+    log:
+        "logs/dzoa/calibrate.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=dzoa_study.settings_json(config),
+    shell:
+        "python -m dpdl dzoa calibrate --settings {params.settings:q} --data {input.data}"
+        " --card {input.card} --centralized {input.centralized}"
+        " --out {output.json} {output.npz} {output.table} > {log} 2>&1"
+
+
+# DP-ADMM's (rho, eta0) per grid point, chosen on the tuning trials only.
+rule dzoa_tune:
+    input:
+        data="data/processed/dzoa/lasso.npz",
+        card="data/processed/dzoa/lasso.json",
+        centralized=rules.dzoa_centralized.output[0],
+        calibration=rules.dzoa_calibrate.output.json,
+    output:
+        json=dzoa_study.intermediate_path("dpadmm_tuning.json"),
+        table=dzoa_study.aggregate_path("dpadmm_tuning"),
+    log:
+        "logs/dzoa/tune.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    params:
+        settings=dzoa_study.settings_json(config),
+        trials=" ".join(map(str, dzoa_study.tuning_trials(config))),
+    shell:
+        "python -m dpdl dzoa tune --settings {params.settings:q} --data {input.data}"
+        " --card {input.card} --centralized {input.centralized} --calibration {input.calibration}"
+        " --trials {params.trials} --out {output.json} {output.table} > {log} 2>&1"
+
+
+# D-ZOA on one evaluation trial, every grid point at once (shared zeroth-order directions).
+rule dzoa_run_dzoa:
+    input:
+        data="data/processed/dzoa/lasso.npz",
+        card="data/processed/dzoa/lasso.json",
+        centralized=rules.dzoa_centralized.output[0],
+        calibration=rules.dzoa_calibrate.output.json,
+        steps=rules.dzoa_calibrate.output.npz,
+    output:
+        dzoa_study.run_patterns(config, "dzoa"),
+    log:
+        "logs/dzoa/run/dzoa/trial{trial}.log",
+    benchmark:
+        "benchmarks/dzoa/run/dzoa/trial{trial}.tsv"
+    wildcard_constraints:
+        trial=r"\d{3}",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
+    params:
+        settings=dzoa_study.settings_json(config),
+    shell:
+        "python -m dpdl dzoa run --algorithm dzoa --trials {wildcards.trial} --settings {params.settings:q}"
+        " --data {input.data} --card {input.card} --centralized {input.centralized}"
+        " --calibration {input.calibration} --calibration-arrays {input.steps} > {log} 2>&1"
+
+
+# DP-ADMM with the tuned hyperparameters on every evaluation trial and grid point.
+rule dzoa_run_dpadmm:
+    input:
+        data="data/processed/dzoa/lasso.npz",
+        card="data/processed/dzoa/lasso.json",
+        centralized=rules.dzoa_centralized.output[0],
+        calibration=rules.dzoa_calibrate.output.json,
+        tuning=rules.dzoa_tune.output.json,
+    output:
+        dzoa_study.run_paths(config, "dpadmm"),
+    log:
+        "logs/dzoa/run/dpadmm.log",
+    benchmark:
+        "benchmarks/dzoa/run/dpadmm.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        settings=dzoa_study.settings_json(config),
+        trials=" ".join(map(str, dzoa_study.evaluation_trials(config))),
+    shell:
+        "python -m dpdl dzoa run --algorithm dpadmm --trials {params.trials} --settings {params.settings:q}"
+        " --data {input.data} --card {input.card} --centralized {input.centralized}"
+        " --calibration {input.calibration} --tuning {input.tuning} > {log} 2>&1"
+
+
+# Per figure: mean and 20/80 percentile bands over evaluation trials (fig1: the graph's edges).
+for dzoa_figure in dzoa_study.FIGURES:
+
+    rule:
+        name:
+            f"dzoa_aggregate_{dzoa_figure}"
+        input:
+            runs=dzoa_study.figure_run_paths(config, dzoa_figure),
+        output:
+            dzoa_study.aggregate_path(dzoa_figure),
+        log:
+            f"logs/dzoa/aggregate/{dzoa_figure}.log",
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        params:
+            figure=dzoa_figure,
+            settings=dzoa_study.settings_json(config),
+            agents=config["data"]["lasso"]["agents"],
+        shell:
+            "python -m dpdl dzoa aggregate {params.figure} --settings {params.settings:q}"
+            " --agents {params.agents} --runs {input.runs} --out {output} > {log} 2>&1"
+
+
+# One rule per figure (each with its report caption), drawn from the figure's aggregate only.
+for dzoa_figure in dzoa_study.FIGURES:
+
+    rule:
+        name:
+            f"dzoa_{dzoa_figure}"
+        input:
+            dzoa_study.aggregate_path(dzoa_figure),
+        output:
+            png=report(
+                dzoa_study.figure_path(dzoa_figure, "png"),
+                caption=f"../report/dzoa/{dzoa_figure}.rst",
+                category="dzoa",
+            ),
+            pdf=dzoa_study.figure_path(dzoa_figure, "pdf"),
+        log:
+            f"logs/dzoa/figure/{dzoa_figure}.log",
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            figure=dzoa_figure,
+        shell:
+            "python -m dpdl dzoa figure {params.figure} --aggregate {input}"
+            " --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+# The paper's claims judged on the aggregates (scale: evaluation trials, iterations, grids).
+rule dzoa_claims:
+    input:
+        fig2=dzoa_study.aggregate_path("fig2"),
+        fig3a=dzoa_study.aggregate_path("fig3a"),
+        fig3b=dzoa_study.aggregate_path("fig3b"),
+        privacy=dzoa_study.aggregate_path("privacy"),
+    output:
+        csv=dzoa_study.claims_path("csv"),
+        md=dzoa_study.claims_path("md"),
+    log:
+        "logs/dzoa/claims.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=dzoa_study.settings_json(config),
+        trials=len(dzoa_study.evaluation_trials(config)),
+    shell:
+        "python -m dpdl dzoa claims --settings {params.settings:q} --trials {params.trials}"
+        " --aggregates fig2={input.fig2} fig3a={input.fig3a} fig3b={input.fig3b}"
+        " privacy={input.privacy} --out {output.csv} {output.md} > {log} 2>&1"
