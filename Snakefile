@@ -11,6 +11,8 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/dvp_pvp.smk"
+include: "workflow/rules/wddp.smk"
+include: "workflow/rules/dp_iadmm.smk"
 include: "workflow/rules/dzoa.smk"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 from urllib.parse import urlparse
@@ -16,6 +17,17 @@ from referencing.jsonschema import DRAFT202012
 from dpdl.errors import ConfigError
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
+
+
+def parse_json_object(text: str, option: str) -> dict:
+    """Parse a JSON object given on the command line, with an error naming the option."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{option} is not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option} must be a JSON object; got {text!r}")
+    return value
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:

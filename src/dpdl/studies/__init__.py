@@ -14,7 +14,7 @@ import importlib
 from types import ModuleType
 
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")
-IMPLEMENTED: tuple[str, ...] = ("dvp_pvp", "dzoa")  # studies with a module here, in data-flow order
+IMPLEMENTED: tuple[str, ...] = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # studies with a module here, in data-flow order
 
 
 def study_module(name: str) -> ModuleType:

@@ -1,0 +1,373 @@
+"""DP-IADMM (ObjP, ObjT), OutP and the non-private run against independent truths.
+
+Each closed-form step is checked against a numerical minimisation of its subproblem; the
+non-private runs against scipy's L-BFGS optimum of (1); every switch against what it names;
+runs against their seeds; the noise against independence across agents and iterations.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import Bounds, minimize
+
+from dpdl.algorithms import dp_iadmm as iadmm
+from dpdl.models import softmax
+from dpdl.privacy import laplace, objp_sensitivity
+
+J, K, SIZES = 6, 3, (5, 9, 7)
+
+
+@pytest.fixture(scope="module")
+def tiny() -> dict:
+    rng = np.random.default_rng(3)
+    n = sum(SIZES)
+    x = rng.random((n, J)).astype(np.float32)
+    y = rng.integers(0, K, n)
+    offsets = np.concatenate([[0], np.cumsum(SIZES)])
+    return {"x": x, "y": y, "offsets": offsets, "data": iadmm.federated_data(x, y, offsets, K, chunk_bytes=1)}
+
+
+def params(algorithm: str, epsilon: float = 1.0, iterations: int = 3, **kwargs) -> iadmm.IadmmParams:
+    penalty = kwargs.pop("penalty", iadmm.PenaltySchedule(c1=2.0, c2=5.0, t_c=10_000))
+    return iadmm.IadmmParams(algorithm, epsilon, iterations, penalty, **{"log_every": 1, **kwargs})
+
+
+def run(tiny: dict, p: iadmm.IadmmParams, seeds=(0,), data=None) -> iadmm.IadmmResult:
+    rngs = [np.random.default_rng(s) for s in seeds]
+    return iadmm.run_iadmm(data or tiny["data"], p, tiny["x"], tiny["y"], rngs=rngs)
+
+
+def random_state(shape=(2, J, 1, K), seed=1) -> dict:
+    rng = np.random.default_rng(seed)
+    arrays = {name: rng.standard_normal(shape).astype(np.float32) for name in ("z", "lam", "grad", "noise")}
+    arrays["w"] = rng.standard_normal(shape[1:]).astype(np.float32)
+    return arrays
+
+
+def argmin(objective, start, bounds=None) -> np.ndarray:
+    result = minimize(objective, start.ravel().astype(float), method="L-BFGS-B", bounds=bounds,
+                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+    return result.x.reshape(start.shape)
+
+
+# --- closed-form steps against numerical minimisation ---------------------------------------------
+
+
+def test_server_update_solves_4a() -> None:
+    s = random_state(shape=(3, J, 1, K))
+    rho = 2.5
+
+    def objective(w):  # (4a): sum_p <lambda_p, w> + rho/2 ||w - z_p||^2
+        w = w.reshape(s["w"].shape)
+        return float(sum((s["lam"][p] * w).sum() + rho / 2 * ((w - s["z"][p]) ** 2).sum() for p in range(3)))
+
+    closed = iadmm.server_update(s["z"].sum(axis=0), s["lam"].sum(axis=0), rho, 3)
+    np.testing.assert_allclose(closed, argmin(objective, s["w"]), atol=1e-5)
+
+
+def test_objp_step_solves_8() -> None:
+    s = random_state()
+    rho, inverse_eta = 3.0, math.sqrt(4.0)  # eta = 1 / sqrt(t), t = 4
+
+    def objective(z):  # (8): G^t(z) of (10) + ||z - z^t||^2 / (2 eta)
+        z = z.reshape(s["z"].shape)
+        quadratic = rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum()
+        return float((s["grad"] * z).sum() + quadratic + inverse_eta / 2 * ((z - s["z"]) ** 2).sum())
+
+    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
+    closed = iadmm.objp_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], rho, inverse_eta, out, work)
+    np.testing.assert_allclose(closed, argmin(objective, s["z"]), atol=1e-5)
+
+
+@pytest.mark.parametrize("radius", [0.05, 10.0], ids=["active", "inactive"])
+def test_objt_step_solves_9(radius) -> None:
+    s = random_state()
+    rho = 1.5
+
+    def objective(z):  # (9): G^t(z) of (10) on the infinity-norm ball of radius delta around z^t
+        z = z.reshape(s["z"].shape)
+        return float((s["grad"] * z).sum() + rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum())
+
+    box = Bounds((s["z"] - radius).ravel(), (s["z"] + radius).ravel())
+    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
+    closed = iadmm.objt_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], rho, radius, out, work)
+    np.testing.assert_allclose(closed, argmin(objective, s["z"], box), atol=1e-5)
+    assert np.abs(closed - s["z"]).max() <= radius * (1 + 1e-6)
+
+
+def test_outp_step_solves_huang_prox_subproblem() -> None:
+    s = random_state()
+    rho = 0.7
+    inverse_eta = np.array([4.0, 9.0], dtype=np.float32)[:, None, None, None]  # one eta-hat per agent
+
+    def objective(z):  # <grad, z> - <lambda, z> + rho/2 ||w - z||^2 + ||z - z^t||^2 / (2 eta-hat)
+        z = z.reshape(s["z"].shape)
+        return float(((s["grad"] - s["lam"]) * z).sum() + rho / 2 * ((s["w"] - z) ** 2).sum()
+                     + (inverse_eta / 2 * (z - s["z"]) ** 2).sum())  # fmt: skip
+
+    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
+    closed = iadmm.outp_local_update(s["z"], s["lam"], s["w"], s["grad"], rho, inverse_eta, out, work)
+    np.testing.assert_allclose(closed, argmin(objective, s["z"]), atol=1e-5)
+
+
+def test_steps_accept_out_aliasing_grad() -> None:
+    s = random_state()
+    expected = iadmm.objt_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], 2.0, 0.3,
+                                       np.empty_like(s["z"]), np.empty_like(s["z"]))  # fmt: skip
+    grad = s["grad"].copy()
+    iadmm.objt_local_update(s["z"], s["lam"], s["w"], grad, s["noise"], 2.0, 0.3, grad, np.empty_like(grad))
+    np.testing.assert_array_equal(grad, expected)
+
+
+def test_dual_update_is_4c() -> None:
+    s = random_state()
+    lam = s["lam"].copy()
+    iadmm.dual_update(lam, s["w"], s["z"], 2.0, np.empty_like(lam))
+    np.testing.assert_allclose(lam, s["lam"] + 2.0 * (s["w"] - s["z"]), rtol=1e-6)
+
+
+def test_chunk_gradients_match_37_and_report_residual_norms(tiny) -> None:
+    data = tiny["data"]
+    rng = np.random.default_rng(5)
+    z = rng.standard_normal((data.n_agents, J, 2, K)).astype(np.float32)
+    beta, n = 0.3, data.n_total
+    for chunk in data.chunks:
+        agents = slice(chunk.start, chunk.stop)
+        out = np.empty_like(z[agents])
+        norms = iadmm.chunk_gradients(chunk, z[agents], np.full(chunk.stop - chunk.start, 1.0 / n), beta,
+                                      data.n_agents, out)  # fmt: skip
+        for row, agent in enumerate(range(chunk.start, chunk.stop)):
+            original = data.agent_ids[agent]
+            rows = slice(tiny["offsets"][original], tiny["offsets"][original + 1])
+            x, y = tiny["x"][rows].astype(float), tiny["y"][rows]
+            for b in range(2):
+                w = z[agent, :, b, :].astype(float)
+                h = np.exp(x @ w) / np.exp(x @ w).sum(axis=1, keepdims=True)
+                residual = h - np.eye(K)[y]
+                expected = x.T @ residual / n + 2 * beta / data.n_agents * w  # (37)
+                np.testing.assert_allclose(out[row, :, b, :], expected, rtol=1e-4, atol=1e-6)
+                np.testing.assert_allclose(norms[row, : len(y), b], np.abs(residual).sum(axis=1), rtol=1e-5)
+
+
+def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
+    data = tiny["data"]
+    z = np.random.default_rng(6).standard_normal((data.n_agents, J, 1, K)).astype(np.float32)
+    for chunk in data.chunks:
+        agents = slice(chunk.start, chunk.stop)
+        norms = iadmm.chunk_gradients(chunk, z[agents], np.ones(chunk.stop - chunk.start), 0.0, data.n_agents,
+                                      np.empty_like(z[agents]))  # fmt: skip
+        ours = iadmm.chunk_sensitivities(data, chunk, norms)
+        probs = softmax.probabilities(chunk.features, z[agents])
+        for row, agent in enumerate(range(chunk.start, chunk.stop)):
+            n = data.sizes[agent]
+            residual = probs[row, :n, 0, :] - chunk.onehot[row, :n, 0, :]
+            direct = objp_sensitivity(np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total)
+            assert ours[row, 0] == pytest.approx(direct, rel=1e-5)
+
+
+# --- data blocking ------------------------------------------------------------------------------
+
+
+def test_size_blocks_are_optimal_and_cover_every_agent() -> None:
+    sizes = np.array([3, 3, 4, 40, 41, 120])
+    blocks = iadmm.size_blocks(sizes, overhead_rows=10)
+    assert blocks[0][0] == 0 and blocks[-1][1] == len(sizes)
+    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert blocks == [(0, 3), (3, 5), (5, 6)]  # 3*4 + 10 + 2*41 + 10 + 120 + 10 = 244, the minimum
+
+
+def test_federated_data_pads_sorts_and_views(tiny) -> None:
+    data = tiny["data"]
+    assert list(data.sizes) == sorted(SIZES) and list(data.agent_ids) == [0, 2, 1]
+    for chunk in data.chunks:
+        for row, agent in enumerate(range(chunk.start, chunk.stop)):
+            n = data.sizes[agent]
+            original = data.agent_ids[agent]
+            np.testing.assert_array_equal(chunk.features[row, :n], tiny["x"][tiny["offsets"][original]:][:n])
+            assert not chunk.features[row, n:].any() and chunk.valid[row, :n].all() and not chunk.valid[row, n:].any()
+    equal = iadmm.federated_data(tiny["x"][:18], tiny["y"][:18], np.array([0, 6, 12, 18]), K)
+    assert len(equal.chunks) == 1 and np.shares_memory(equal.chunks[0].features, tiny["x"])
+
+
+def test_federated_data_rejects_empty_agents(tiny) -> None:
+    with pytest.raises(ValueError, match="at least one row"):
+        iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 0, 21]), K)
+
+
+# --- whole runs -----------------------------------------------------------------------------------
+
+
+def centralized_optimum(tiny: dict, beta: float) -> np.ndarray:
+    x, y, n = tiny["x"].astype(float), tiny["y"], len(tiny["y"])
+
+    def objective(flat):  # (1): (1/I) sum_i l(w; x_i, y_i) + beta r(w)
+        w = flat.reshape(J, K)
+        scores = x @ w
+        scores -= scores.max(axis=1, keepdims=True)
+        log_norm = np.log(np.exp(scores).sum(axis=1))
+        h = np.exp(scores - log_norm[:, None])
+        h[np.arange(n), y] -= 1
+        value = (log_norm - scores[np.arange(n), y]).sum() / n + beta * (w**2).sum()
+        return value, (x.T @ h / n + 2 * beta * w).ravel()
+
+    result = minimize(objective, np.zeros(J * K), jac=True, method="L-BFGS-B",
+                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+    return result.x.reshape(J, K)
+
+
+@pytest.mark.parametrize(
+    "algorithm, options",
+    [("objp", {"a": 100.0}), ("objt", {}), ("outp", {"outp_gradient": "global_mean"})],
+    ids=["nonprivate_objp", "nonprivate_objt", "nonprivate_outp_global_mean"],
+)
+def test_nonprivate_runs_reach_the_centralized_optimum(tiny, algorithm, options) -> None:
+    beta = 0.01  # a strongly convex (1), so the optimum is unique
+    optimum = centralized_optimum(tiny, beta)
+    result = run(tiny, params(algorithm, math.inf, 3000, beta=beta, log_every=3000, **options))
+    assert np.linalg.norm(result.weights[0] - optimum) / np.linalg.norm(optimum) < 1e-3
+    assert not result.noise_multipliers.any()
+    np.testing.assert_allclose(result.local[0], np.broadcast_to(optimum, result.local[0].shape), rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize("algorithm", iadmm.ALGORITHMS)
+def test_same_seed_gives_identical_trajectories(tiny, algorithm) -> None:
+    first, second = (run(tiny, params(algorithm, 0.5, 4), seeds=(7,)) for _ in range(2))
+    np.testing.assert_array_equal(first.local, second.local)
+    assert first.traces[0].equals(second.traces[0])
+    other = run(tiny, params(algorithm, 0.5, 4), seeds=(8,))
+    assert not np.array_equal(first.local, other.local)
+
+
+@pytest.mark.parametrize("algorithm", iadmm.ALGORITHMS)
+def test_a_replica_does_not_depend_on_the_other_replicas(tiny, algorithm) -> None:
+    alone = run(tiny, params(algorithm, 0.5, 4), seeds=(1,))
+    batched = run(tiny, params(algorithm, 0.5, 4), seeds=(0, 1))
+    np.testing.assert_allclose(batched.local[1], alone.local[0], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(batched.weights[1], alone.weights[0], rtol=1e-6, atol=1e-7)
+
+
+def test_chunking_does_not_change_a_run(tiny) -> None:
+    one_chunk = iadmm.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, chunk_bytes=10**9)
+    for algorithm in iadmm.ALGORITHMS:
+        p = params(algorithm, 0.5, 4)
+        np.testing.assert_allclose(run(tiny, p, data=one_chunk).local, run(tiny, p).local, rtol=1e-6, atol=1e-7)
+
+
+def first_step_noise(tiny: dict, p: iadmm.IadmmParams, seed: int) -> tuple[np.ndarray, iadmm.IadmmResult]:
+    """The Laplace noise of iteration 1, read back from ObjT's unclipped step from z = lambda = 0."""
+    result = run(tiny, p, seeds=(seed,))
+    x, y, offsets, n = tiny["x"].astype(float), tiny["y"], tiny["offsets"], tiny["data"].n_total
+    rho = p.penalty(1, p.epsilon)
+    noise = []
+    for agent, z in enumerate(result.local[0]):
+        rows = slice(offsets[agent], offsets[agent + 1])
+        grad = x[rows].T @ (np.full((len(y[rows]), K), 1 / K) - np.eye(K)[y[rows]]) / n  # f'_p(0), (37)
+        noise.append(-rho * z - grad)  # (9) at t = 1: z = (lambda - xi - f'(0)) / rho with w = lambda = 0
+    return np.array(noise), result
+
+
+def test_noise_has_the_calibrated_scale_and_is_independent_across_agents(tiny) -> None:
+    big = dataclasses.replace(params("objt", 0.5, 1), a=1e9)  # the radius never binds
+    noise, _ = first_step_noise(tiny, big, seed=11)
+    x, y, n = tiny["x"].astype(float), tiny["y"], tiny["data"].n_total
+    for agent in range(3):
+        rows = slice(tiny["offsets"][agent], tiny["offsets"][agent + 1])
+        residual = np.full((len(y[rows]), K), 1 / K) - np.eye(K)[y[rows]]
+        scale = objp_sensitivity(x[rows].sum(axis=1), residual, n_total=n) / 0.5  # (20), (11a)
+        assert np.abs(noise[agent]).max() < 25 * scale and np.abs(noise[agent]).mean() > 0.3 * scale
+    assert not np.allclose(noise[0], noise[1]) and not np.allclose(noise[1], noise[2])
+
+
+def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
+    rngs = [np.random.default_rng(4), np.random.default_rng(5)]
+    scale = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    first = iadmm.draw_noise(rngs, laplace, scale, np.empty((3, 200, 2, 50), dtype=np.float32)).copy()
+    second = iadmm.draw_noise(rngs, laplace, scale, np.empty((3, 200, 2, 50), dtype=np.float32))
+    np.testing.assert_allclose(np.abs(first).mean(axis=(1, 3)), scale, rtol=0.05)  # E|Laplace(b)| = b
+    series = [first[p, :, b].ravel() / scale[p, b] for p in range(3) for b in range(2)]
+    series += [second[p, :, b].ravel() / scale[p, b] for p in range(3) for b in range(2)]
+    correlation = np.corrcoef(series)
+    off_diagonal = correlation[~np.eye(len(series), dtype=bool)]
+    assert np.abs(off_diagonal).max() < 5 / math.sqrt(200 * 50)  # about 5 standard errors
+
+
+# --- switches -------------------------------------------------------------------------------------
+
+
+def test_trust_radius_switch_changes_only_objt_radius(tiny) -> None:
+    paper = run(tiny, params("objt", 0.05, 3, trust_radius="paper_inv_t2", a=0.01))
+    code = run(tiny, params("objt", 0.05, 3, trust_radius="code_const", a=0.01))
+    change = paper.traces[0]["z_change"].to_numpy()
+    assert change[1] <= 0.01 / 4 + 1e-9 and change[2] <= 0.01 / 9 + 1e-9  # |z^{t+1} - z^t| <= a / t^2
+    assert not np.allclose(paper.local, code.local)
+    np.testing.assert_array_equal(paper.traces[0]["z_change"][:1], code.traces[0]["z_change"][:1])  # t = 1
+    for algorithm in ("objp", "outp"):
+        a, b = (run(tiny, params(algorithm, 0.05, 3, trust_radius=r)) for r in ("paper_inv_t2", "code_const"))
+        np.testing.assert_array_equal(a.local, b.local)
+
+
+def test_outp_noise_switch_squares_the_std_only_for_outp(tiny) -> None:
+    equal = iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)  # one sigma for all agents
+    variance = run(tiny, params("outp", 0.05, 2, outp_noise="variance"), data=equal)
+    sigma = run(tiny, params("outp", 0.05, 2, outp_noise="sigma"), data=equal)
+    np.testing.assert_allclose(variance.traces[0]["noise_scale"], sigma.traces[0]["noise_scale"] ** 2, rtol=1e-9)
+    for algorithm in ("objp", "objt"):
+        a, b = (run(tiny, params(algorithm, 0.05, 2, outp_noise=mode)) for mode in ("variance", "sigma"))
+        np.testing.assert_array_equal(a.local, b.local)
+
+
+def test_sensitivity_switch_sets_the_worst_case_laplace_scale(tiny) -> None:
+    worst = run(tiny, params("objt", 0.5, 2, sensitivity="worst_case"))
+    np.testing.assert_allclose(worst.traces[0]["noise_scale"], 4 * J / tiny["data"].n_total / 0.5, rtol=1e-9)
+    eq20 = run(tiny, params("objt", 0.5, 2, sensitivity="eq20"))
+    assert np.all(eq20.traces[0]["noise_scale"] < worst.traces[0]["noise_scale"])
+    a, b = (run(tiny, params("outp", 0.5, 2, sensitivity=mode)) for mode in ("eq20", "worst_case"))
+    np.testing.assert_array_equal(a.local, b.local)
+
+
+def test_outp_gradient_switch_rescales_only_outp(tiny) -> None:
+    agent, glob = (run(tiny, params("outp", math.inf, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
+    assert not np.allclose(agent.local, glob.local)
+    one_agent = iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 21]), K)  # I_p = I: no difference
+    a, b = (run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent) for m in ("agent_mean", "global_mean"))
+    np.testing.assert_array_equal(a.local, b.local)
+    c, d = (run(tiny, params("objt", 0.5, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
+    np.testing.assert_array_equal(c.local, d.local)
+
+
+def test_penalty_schedule_factor_and_static() -> None:
+    schedule = iadmm.PenaltySchedule(c1=2.0, c2=5.0, t_c=10_000)
+    assert schedule(1, 0.05) == pytest.approx(102.0)  # (21): 2 * 1.2^0 + 5 / 0.05
+    assert schedule(10_000, 0.05) == pytest.approx(2.4 + 100.0)
+    assert schedule(1, math.inf) == pytest.approx(2.0)
+    assert dataclasses.replace(schedule, factor=0.01)(1, 0.05) == pytest.approx(1.02)
+    assert dataclasses.replace(schedule, static=0.1)(5, 0.05) == 0.1
+
+
+def test_outp_privacy_schedule_is_the_smallest_multiplier_over_agents(tiny) -> None:
+    from dpdl.privacy import outp_inverse_proximity, outp_noise_std, outp_sensitivity
+
+    result = run(tiny, params("outp", 0.5, 3, outp_noise="sigma"))
+    np.testing.assert_allclose(result.noise_multipliers, math.sqrt(2 * math.log(1.25e6)) / 0.5)
+    result = run(tiny, params("outp", 0.5, 3, outp_noise="variance"))
+    rho = 2.0 + 5.0 / 0.5
+    expected = []
+    for t in (1, 2, 3):
+        multipliers = []
+        for n in SIZES:
+            inverse_eta = outp_inverse_proximity(t, 0.5, n_samples=n, n_params=J * K)
+            sensitivity = outp_sensitivity(rho, inverse_eta, n_samples=n)
+            multipliers.append(outp_noise_std(0.5, sensitivity=sensitivity, outp_noise="variance") / sensitivity)
+        expected.append(min(multipliers))
+    np.testing.assert_allclose(result.noise_multipliers, expected, rtol=1e-12)
+
+
+def test_params_reject_unknown_switch_values() -> None:
+    with pytest.raises(ValueError, match="trust_radius must be one of"):
+        params("objt", trust_radius="paper")
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        params("objt", epsilon=0.0)

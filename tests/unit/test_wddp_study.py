@@ -1,0 +1,355 @@
+"""The wddp study (dpdl.studies.wddp): calibration round trip, batches, provenance, aggregates, claims."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from dpdl.algorithms import wddp as algo
+from dpdl.claims import NOT_AT_SCALE, REPRODUCED, scorecard
+from dpdl.data import adult, kdd
+from dpdl.errors import ArtifactError, ConfigError
+from dpdl.io import save_npz
+from dpdl.privacy import composed_epsilon, to_dp_event
+from dpdl.runs import read_run, validate_run, write_run
+from dpdl.studies import wddp
+from fixtures import write_adult, write_kdd
+
+SETTINGS = {
+    "epsilons": [0.05, 1.0], "delta": 1e-3, "clients": [2, 4], "unevenness": [1, 3], "seeds": 2,
+    "iterations": 30, "trace_points": 3, "step_sizes": [0.1, 1.0],
+    "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4, "protocol": "reference", "scope": "per_method"}, "threshold_fraction": 0.2,
+    "init_std": 0.01, "l2": 0.0, "aggregation": "per_round", "calibration": "closed_form", "eq3_constant": 16,
+}  # fmt: skip
+def steps(eta: float, settings: dict = SETTINGS) -> dict:
+    """The tuning record of a fixed step size ``eta`` for every method and run epsilon."""
+    return {m: {wddp.number_label(e): eta for e in wddp.run_epsilons(settings)} for m in wddp.PRIVATE_METHODS}
+
+
+DENSE_ORDERS = np.concatenate([np.linspace(1.01, 10, 400), np.geomspace(10, 1e5, 4000)])
+
+
+def synthetic(n: int = 96, n_test: int = 40, d: int = 5, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n + n_test, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = (x @ rng.standard_normal(d) + 0.3 * rng.standard_normal(n + n_test) > 0).astype(float)
+    return {"X_train": x[:n], "y_train": y[:n], "X_test": x[n:], "y_test": y[n:]}
+
+
+# ------------------------------------------------------------------ calibration round trip (A3)
+
+
+@pytest.mark.parametrize("epsilon", [0.01, 0.05, 0.1, 0.25, 1.0], ids=lambda e: f"eps_{e}")
+@pytest.mark.parametrize("method", wddp.PRIVATE_METHODS)
+def test_sigma_round_trips_through_the_accountant(method: str, epsilon: float) -> None:
+    """sigma (closed form) -> RDP curve of the accountant -> moments-accountant tail bound = epsilon."""
+    settings = {**SETTINGS, "iterations": 1000}
+    sizes = [1200, 3000, 800, 5000]
+    sigma, n_eff = wddp.noise_std(settings, method, epsilon, sizes)
+    assert n_eff == (4 * 800 if method == "dist_avg" else 10_000)
+    (event,) = wddp.privacy_events(settings, method, sigma, sizes)
+    # The paper's accountant: rho = T Delta^2 / (2 sigma^2), eps = rho + 2 sqrt(rho ln(1/delta)) (wddp.md 2.3).
+    rho = 1000 / (2 * event.noise_multiplier**2)
+    assert rho + 2 * math.sqrt(rho * math.log(1e3)) == pytest.approx(epsilon, rel=1e-9)
+    # The same through dp_accounting's RDP curve and Abadi et al.'s tail bound (Thm 2.2), on dense orders.
+    accountant = rdp_privacy_accountant.RdpAccountant(DENSE_ORDERS).compose(to_dp_event([event]))
+    tail = np.min(accountant.rdp + math.log(1e3) / (accountant.orders - 1))
+    assert tail == pytest.approx(epsilon, rel=1e-3)
+    # dpdl's composed epsilon (sharper conversions) never exceeds the target: the calibration is valid.
+    assert composed_epsilon([event], 1e-3, "rdp") <= epsilon
+    assert composed_epsilon([event], 1e-3, "pld") <= epsilon
+
+
+def test_eq3_calibration_with_c16_is_more_conservative() -> None:
+    closed, _ = wddp.noise_std(SETTINGS, "wddp", 0.1, [500, 500])
+    eq3, _ = wddp.noise_std({**SETTINGS, "calibration": "eq3"}, "wddp", 0.1, [500, 500])
+    assert eq3 == pytest.approx(math.sqrt(16 * 30 * math.log(1e3)) / (1000 * 0.1))
+    assert eq3 > closed
+
+
+@pytest.mark.parametrize("u", [1, 3, 9], ids=lambda u: f"u{u}")
+def test_noise_ratio_of_two_groups_is_one_plus_u_over_two(u: int) -> None:
+    sizes = [100] * 4 + [100 * u] * 4
+    wddp_sigma, _ = wddp.noise_std(SETTINGS, "wddp", 0.1, sizes)
+    baseline_sigma, _ = wddp.noise_std(SETTINGS, "dist_avg", 0.1, sizes)
+    assert baseline_sigma / wddp_sigma == pytest.approx((1 + u) / 2)  # wddp.md 2.4
+
+
+def test_one_shot_privacy_is_that_of_the_smallest_client() -> None:
+    settings = {**SETTINGS, "aggregation": "one_shot"}
+    sigma, _ = wddp.noise_std(settings, "wddp", 0.1, [10, 90])
+    (event,) = wddp.privacy_events(settings, "wddp", sigma, [10, 90])
+    assert event.noise_multiplier == pytest.approx(sigma / (2 / 10))
+    (central,) = wddp.privacy_events(settings, "central", sigma, [10, 90])
+    assert central.noise_multiplier == pytest.approx(sigma / (2 / 100))
+
+
+# ---------------------------------------------------------------------------------- data (A8)
+
+
+def test_prepared_fixture_rows_have_unit_norm_and_bounded_gradients(tmp_path: Path) -> None:
+    features, labels = kdd.read_kdd(write_kdd(tmp_path / "kdd.gz", rows=60))
+    kdd_arrays = kdd.prepare_wddp(features, labels, sample_size=50, train_size=40, rng=np.random.default_rng(0))
+    train, test = write_adult(tmp_path / "adult")
+    adult_arrays = adult.prepare_wddp(adult.read_adult(train), adult.read_adult(test))
+    for arrays in (kdd_arrays, adult_arrays):
+        x, y = arrays["X_train"].astype(float), arrays["y_train"].astype(float)
+        assert np.linalg.norm(x, axis=1).max() <= 1 + 1e-12
+        theta = np.random.default_rng(0).standard_normal((x.shape[1], 20))
+        residual = 1 / (1 + np.exp(-(x @ theta))) - y[:, None]
+        assert (np.abs(residual) * np.linalg.norm(x, axis=1)[:, None]).max() <= 1.0  # ||grad l|| <= G = 1
+
+
+def test_load_dataset_refuses_rows_above_norm_one(tmp_path: Path) -> None:
+    data = synthetic()
+    data["X_train"][3] *= 2
+    save_npz(tmp_path / "bad.npz", data)
+    with pytest.raises(ArtifactError, match="norm 2.0.* > 1, so G = 1 does not hold"):
+        wddp.load_dataset(tmp_path / "bad.npz")
+
+
+# ----------------------------------------------------------------------------- grids and paths
+
+
+def test_targets_and_run_outputs_agree() -> None:
+    config = {"wddp": SETTINGS}
+    paths = wddp.targets(config, {"wddp/kdd", "dvp_pvp/adult"})
+    assert "figures/wddp/fig04.png" in paths and "figures/wddp/fig06.pdf" in paths
+    assert "figures/wddp/fig01.png" not in paths  # m = 32 is not in the grid
+    assert {"figures/wddp/fig02.png", "figures/wddp/fig16.png", "results/claims/wddp.csv"} <= set(paths)
+    assert "results/tables/wddp/table1.md" in paths
+    assert wddp.targets(config, {"dvp_pvp/adult"}) == []
+    pattern = wddp.run_outputs(SETTINGS, "unevenness")
+    concrete = wddp.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
+    assert [p.format(dataset="kdd", clients=16, epsilon="0.05") for p in pattern] == concrete
+    assert concrete[0] == "results/wddp/runs/kdd/unevenness_m16_eps0.05/wddp/u1/seed0.npz"
+    assert len(concrete) == 3 * 2 * 2
+
+
+def test_figures_follow_the_captions() -> None:
+    spec = wddp.FIGURES
+    assert (spec["fig01"].clients, spec["fig01"].metric) == (32, "accuracy")
+    assert (spec["fig12"].clients, spec["fig12"].epsilon, spec["fig12"].metric) == (16, 0.05, "gap")
+    assert (spec["fig15"].clients, spec["fig15"].epsilon) == (8, 0.01)
+    assert len(spec) == 16 and sorted(s.number for s in spec.values()) == list(range(1, 17))
+    assert wddp.PRIVATE_METHODS == algo.METHODS
+
+
+def test_record_points_include_zero_and_T() -> None:
+    assert wddp.record_points(1000, 4) == [0, 250, 500, 750, 1000]
+    assert wddp.record_points(3, 20) == [0, 1, 2, 3]
+
+
+# ------------------------------------------------------------------------------ batched runs
+
+
+@pytest.fixture(scope="module")
+def batch_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One Experiment A batch (m = 4) and one Experiment B batch (m = 16) on synthetic data, written."""
+    data = synthetic(n=160)
+    optimum = wddp.compute_optimum(data, 0.0)
+    tuning = {"step_sizes": steps(1.0), "settings": {"folds": 2}}
+    root = tmp_path_factory.mktemp("runs")
+    written = {}
+    for experiment, clients, epsilon in (("epsilon", 4, None), ("unevenness", 16, 0.05)):
+        results = wddp.run_batch(SETTINGS, "kdd", experiment, clients, epsilon, data=data,
+                                 dataset_sha256="0" * 64, tuning=tuning, optimum=optimum)  # fmt: skip
+        for path, result in results:
+            write_run(root / path, result)
+            written[path] = result
+    wddp.write_optimum(root / "kdd.npz", optimum, "0" * 64, 0.0)
+    return {"root": root, "runs": written, "data": data, "optimum": optimum, "tuning": tuning}
+
+
+def test_runs_satisfy_the_contract(batch_runs: dict) -> None:
+    root = batch_runs["root"]
+    assert len(batch_runs["runs"]) == 3 * 2 * 2 + 3 * 2 * 2
+    for path in batch_runs["runs"]:
+        assert validate_run(root / path) == []
+    result = read_run(root / "results/wddp/runs/kdd/epsilon_m4/dist_avg/eps0.05/seed1.npz")
+    prov = result.provenance
+    assert prov["algorithm"] == "dist_avg" and prov["epsilon"] == 0.05 and prov["seed"] == 1
+    assert prov["switches"] == {"aggregation": "per_round", "calibration": "closed_form",
+                                "tuning_protocol": "reference", "tuning_scope": "per_method"}  # fmt: skip
+    assert prov["params"]["n"] == 160 and sum(prov["params"]["client_sizes"]) == 160
+    assert prov["params"]["noise_ratio"] == pytest.approx(160 / (4 * prov["params"]["n_min"]))
+    assert prov["eps_composed_rdp"] <= 0.05 and prov["eps_composed_pld"] <= prov["eps_composed_rdp"]
+    assert list(result.trace.columns) == ["iteration", "train_loss", "gap", "test_accuracy", "theta_norm"]
+    assert result.trace["iteration"].tolist() == [0, 10, 20, 30]
+    assert (result.trace["gap"] >= -1e-9).all()
+
+
+def test_wddp_and_central_differ_only_by_their_noise(batch_runs: dict) -> None:
+    """Same theta_0 and weights; independent noise streams (wddp.md 4.4) make the runs distinct."""
+    runs = batch_runs["runs"]
+    a = runs["results/wddp/runs/kdd/epsilon_m4/wddp/eps1/seed0.npz"]
+    b = runs["results/wddp/runs/kdd/epsilon_m4/central/eps1/seed0.npz"]
+    assert a.trace["train_loss"].iloc[0] == b.trace["train_loss"].iloc[0]  # shared theta_0
+    assert a.trace["train_loss"].iloc[-1] != b.trace["train_loss"].iloc[-1]
+    assert a.provenance["params"]["sigma"] == b.provenance["params"]["sigma"]
+
+
+def test_batches_are_deterministic(batch_runs: dict) -> None:
+    again = wddp.run_batch(SETTINGS, "kdd", "epsilon", 4, None, data=batch_runs["data"], dataset_sha256="0" * 64,
+                           tuning=batch_runs["tuning"], optimum=batch_runs["optimum"])  # fmt: skip
+    for path, result in again:
+        pd.testing.assert_frame_equal(result.trace, batch_runs["runs"][path].trace)
+
+
+def test_one_shot_runs_and_records_its_switch() -> None:
+    data = synthetic(n=80)
+    settings = {**SETTINGS, "aggregation": "one_shot", "seeds": 1}
+    results = wddp.run_batch(settings, "adult", "epsilon", 2, None, data=data, dataset_sha256="0" * 64,
+                             tuning={"step_sizes": steps(0.5), "settings": {}},
+                             optimum=wddp.compute_optimum(data, 0.0))  # fmt: skip
+    assert len(results) == 3 * 2
+    assert all(r.provenance["switches"]["aggregation"] == "one_shot" for _, r in results)
+    assert all(np.isfinite(r.trace["gap"]).all() for _, r in results)
+
+
+def test_cross_validation_never_reads_the_test_set() -> None:
+    data = synthetic(n=120)
+    poisoned = {**data, "X_test": np.full_like(data["X_test"], np.nan), "y_test": np.full_like(data["y_test"], np.nan)}
+    scores = wddp.cross_validate(SETTINGS, "kdd", poisoned)
+    assert len(scores) == 2 * 1 * 3 * 2  # folds x seeds x methods x step sizes
+    assert scores["validation_accuracy"].notna().all()
+    summary, selected = wddp.select_step_sizes(scores, "per_method", wddp.run_epsilons(SETTINGS))
+    assert set(selected["wddp"]) == {"0.01", "0.05", "0.1", "1"}  # reference protocol: one choice for every epsilon
+    assert len(set(selected["wddp"].values())) == 1
+
+
+def test_per_epsilon_protocol_tunes_every_run_epsilon() -> None:
+    settings = {**SETTINGS, "tuning": {**SETTINGS["tuning"], "protocol": "per_epsilon"}}
+    assert wddp.tuning_epsilons(settings) == [0.01, 0.05, 0.1, 1.0]  # grid [0.05, 1] + Experiment B's 0.01, 0.05, 0.1
+    scores = wddp.cross_validate({**settings, "iterations": 5}, "kdd", synthetic(n=80))
+    assert len(scores) == 2 * 1 * 3 * 4 * 2  # folds x seeds x methods x epsilons x step sizes
+    _, selected = wddp.select_step_sizes(scores, "per_method", wddp.run_epsilons(settings))
+    assert set(selected["dist_avg"]) == {"0.01", "0.05", "0.1", "1"}
+    # common random numbers: WD-DP and centralized DP-GD are one process under per-round aggregation
+    by_method = scores.set_index(["method", "epsilon", "step_size", "fold"])["validation_loss"]
+    np.testing.assert_array_equal(by_method["wddp"], by_method["central"])
+    assert selected["wddp"] == selected["central"]
+
+
+def test_step_size_selection_breaks_ties_by_loss() -> None:
+    scores = pd.DataFrame({
+        "method": ["wddp"] * 4, "epsilon": 0.1, "step_size": [0.1, 0.1, 1.0, 1.0], "fold": [0, 1, 0, 1], "seed": 0,
+        "validation_accuracy": [0.9, 0.8, 0.85, 0.85], "validation_loss": [0.3, 0.3, 0.2, 0.2],
+    })  # fmt: skip
+    summary, selected = wddp.select_step_sizes(scores)
+    assert selected == {"wddp": {"0.1": 1.0}}
+    assert summary.loc[summary["selected"], "step_size"].tolist() == [1.0]
+
+
+def test_shared_step_size_is_best_on_the_pooled_runs() -> None:
+    scores = pd.DataFrame({
+        "method": ["wddp", "wddp", "dist_avg", "dist_avg"], "epsilon": 0.1, "step_size": [0.1, 1.0, 0.1, 1.0],
+        "fold": 0, "seed": 0,
+        "validation_accuracy": [0.80, 0.90, 0.79, 0.70], "validation_loss": 0.3,
+    })  # fmt: skip
+    assert wddp.select_step_sizes(scores, "per_method")[1] == {"dist_avg": {"0.1": 0.1}, "wddp": {"0.1": 1.0}}
+    summary, selected = wddp.select_step_sizes(scores, "shared")  # pooled means: 0.795 (0.1) vs 0.80 (1.0)
+    assert selected == {"dist_avg": {"0.1": 1.0}, "wddp": {"0.1": 1.0}} and summary["selected"].sum() == 2
+    with pytest.raises(ConfigError, match="tuning.scope must be one of per_method, shared; got 'each'"):
+        wddp.select_step_sizes(scores, "each")
+
+
+# ------------------------------------------------------------------ aggregates, figures, claims
+
+
+def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
+    root = batch_runs["root"]
+    frames = {}
+    for figure in ("fig06", "fig07", "fig02", "fig12"):
+        spec = wddp.FIGURES[figure]
+        spec_runs = wddp.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)
+        frames[figure] = wddp.aggregate(figure, [root / p for p in spec_runs], {"kdd": root / "kdd.npz"})
+    accuracy = frames["fig06"]
+    assert set(accuracy["algorithm"]) == {"wddp", "dist_avg", "central", "nonpriv"}
+    assert (accuracy.loc[accuracy["algorithm"] != "nonpriv", "n"] == 2).all()
+    assert accuracy.loc[accuracy["algorithm"] == "nonpriv", "mean"].iloc[0] == batch_runs["optimum"]["test_accuracy"]
+    assert (accuracy["lo"] <= accuracy["mean"] + 1e-12).all() and (accuracy["mean"] <= accuracy["hi"] + 1e-12).all()
+    assert "nonpriv" not in set(frames["fig07"]["algorithm"])
+    assert sorted(frames["fig12"]["unevenness"].unique()) == [1, 3]
+    frames["fig12"].to_csv(tmp_path / "fig12.csv", index=False)  # a gap figure: log axis, no reference line
+    wddp.draw_figure("fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf")
+    assert (tmp_path / "fig12.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "fig12.pdf").is_file()
+    card = scorecard(
+        wddp.CLAIMS, wddp.claim_aggregates(frames), scale=wddp.claims_scale(SETTINGS), switches=wddp.switches(SETTINGS)
+    )
+    assert len(card) == len(wddp.CLAIMS)
+    private_claims = card[~card["id"].str.startswith("wddp.nonprivate")]
+    assert set(private_claims["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale
+
+
+def aggregate_rows(rows: list[tuple], metric: str = "accuracy", x: str = "epsilon") -> pd.DataFrame:
+    """Aggregate rows (dataset, clients, x, algorithm, mean, lo, hi) as the claims read them."""
+    frame = pd.DataFrame(rows, columns=["dataset", "clients", x, "algorithm", "mean", "lo", "hi"])
+    return frame.assign(metric=metric, n=10)
+
+
+def judge(claim_id: str, frame: pd.DataFrame) -> str:
+    from dpdl.claims import judge as judge_claim
+
+    claim = next(c for c in wddp.CLAIMS if c.id == f"wddp.{claim_id}")
+    verdict, _ = judge_claim(claim, frame, {"seeds": 10, "iterations": 1000, "client_counts": 5, "max_unevenness": 9})
+    return verdict
+
+
+def test_monotone_claim_allows_dips_within_the_spread() -> None:
+    rising = aggregate_rows([("kdd", 2, 0.01, "wddp", 0.80, 0.78, 0.82), ("kdd", 2, 0.1, "wddp", 0.79, 0.78, 0.80),
+                             ("kdd", 2, 0.25, "wddp", 0.95, 0.94, 0.96)])  # fmt: skip
+    falling = aggregate_rows([("kdd", 2, 0.01, "wddp", 0.90, 0.89, 0.91), ("kdd", 2, 0.25, "wddp", 0.80, 0.79, 0.81)])
+    assert judge("accuracy_rises_with_epsilon", rising) == REPRODUCED
+    assert judge("accuracy_rises_with_epsilon", falling) != REPRODUCED
+
+
+def test_u1_agreement_and_baseline_degradation() -> None:
+    rows = [("adult", 8, 1, "wddp", 0.80, 0.79, 0.81), ("adult", 8, 1, "dist_avg", 0.805, 0.79, 0.82),
+            ("adult", 8, 9, "wddp", 0.80, 0.79, 0.81), ("adult", 8, 9, "dist_avg", 0.60, 0.55, 0.65)]  # fmt: skip
+    accuracy = aggregate_rows(rows, "accuracy", "unevenness")
+    gap = aggregate_rows([(d, m, u, a, 1 - v, 1 - h, 1 - lo) for d, m, u, a, v, lo, h in rows], "gap", "unevenness")
+    frame = pd.concat([accuracy, gap], ignore_index=True)
+    assert judge("equal_at_u1", frame) == REPRODUCED
+    assert judge("baseline_accuracy_drops_with_u", frame) == REPRODUCED
+    assert judge("baseline_gap_grows_with_u", frame) == REPRODUCED
+    assert judge("wddp_steady_in_u", frame) == REPRODUCED
+    assert judge("wddp_beats_baseline_two_groups", frame) == REPRODUCED
+
+
+def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:
+    table = wddp.table1(SETTINGS, {"kdd": 400})
+    bounds = table[table["cell"] == "bound"]
+    assert len(bounds) == 5 and "n²" in bounds["noise_bound"].iloc[-1]
+    cells = table[table["cell"] != "bound"]
+    assert len(cells) == 3 * (2 * 2 + 3 * 2)  # methods x (clients x epsilons + settings x u)
+    cell = cells[(cells["experiment"] == "unevenness") & (cells["clients"] == 16) & (cells["unevenness"] == 3)]
+    sigma = cell.set_index("algorithm")["sigma_mean"]
+    assert sigma["dist_avg"] / sigma["wddp"] == pytest.approx(cell["noise_ratio_mean"].iloc[0], rel=1e-12)
+    assert sigma["central"] == sigma["wddp"]
+    assert (cells["eps_composed_rdp"] <= cells["epsilon"] + 1e-12).all()
+
+
+# ------------------------------------------------------------------------------------ commands
+
+
+def test_settings_must_be_the_wddp_section() -> None:
+    with pytest.raises(ConfigError, match=r"--settings lacks the wddp keys \['aggregation'"):
+        wddp._settings(json.dumps({k: v for k, v in SETTINGS.items() if k != "aggregation"}))
+    with pytest.raises(ConfigError, match="trace_points .* must not exceed wddp.iterations"):
+        wddp._settings(json.dumps({**SETTINGS, "trace_points": 100}))
+
+
+def test_run_command_checks_epsilon_against_the_experiment(tmp_path: Path) -> None:
+    from dpdl.cli import main
+
+    argv = ["wddp", "run", "--experiment", "unevenness", "--dataset", "kdd", "--clients", "16", "--data", "x.npz",
+            "--card", "x.json", "--settings", json.dumps(SETTINGS), "--tuning", "t.json", "--optimum", "o.npz"]  # fmt: skip
+    assert main(argv) == 1

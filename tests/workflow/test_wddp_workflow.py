@@ -1,0 +1,83 @@
+"""The wddp rules end to end on a generated KDD file, in a temporary copy of the project.
+
+The generated mirror's Adult files are removed, so the run also shows that a missing dataset
+drops its panels (and its sanity claim says "data unavailable") instead of failing the study.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from dpdl.runs import read_run
+from fixtures import write_kdd
+from workflow_project import _pin, dpdl, make_project, snakemake
+
+CONFIG = {
+    "studies": ["wddp"],
+    "data": {"mirror": None, "kdd": {"sample_size": 300, "train_size": 240, "seed": 0}},
+    "dvp_pvp": {},
+    "wddp": {
+        "epsilons": [0.05, 1.0],
+        "clients": [2],
+        "unevenness": [1, 3],
+        "seeds": 2,
+        "iterations": 12,
+        "trace_points": 3,
+        "step_sizes": [0.5, 1.0],
+        "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4},
+    },
+    "dp_iadmm": {},
+    "dzoa": {},
+}
+FIGURES = ("fig02", "fig04", "fig05", "fig12", "fig13", "fig14", "fig15", "fig16")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    base = tmp_path_factory.mktemp("wddp")
+    project = make_project(base, CONFIG)
+    mirror = project["mirror"]
+    kdd = write_kdd(mirror / "kdd" / "kddcup.data_10_percent.gz", rows=320)  # Experiment B at m = 32 needs rows
+    for path in (mirror / "adult").iterdir():
+        path.unlink()
+    pins = json.loads((base / "pins.json").read_text())
+    pins["kdd/kddcup.data_10_percent.gz"] = [_pin(kdd, "sha256"), kdd.stat().st_size]
+    (base / "pins.json").write_text(json.dumps(pins))
+    done = snakemake(project)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    project["stderr"] = done.stderr
+    return project
+
+
+def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
+    work = built["work"]
+    assert "SKIPPING wddp/adult" in built["stderr"]
+    for figure in FIGURES:
+        assert (work / f"figures/wddp/{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert (work / f"figures/wddp/{figure}.pdf").read_bytes()[:5] == b"%PDF-"
+        assert set(pd.read_csv(work / f"results/wddp/aggregates/{figure}.csv")["dataset"]) == {"kdd"}
+    table = pd.read_csv(work / "results/tables/wddp/table1.csv")
+    assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {"kdd"}
+    claims = pd.read_csv(work / "results/claims/wddp.csv").set_index("id")
+    assert claims.loc["wddp.nonprivate_accuracy_adult", "verdict"] == "data unavailable"
+    assert claims.loc["wddp.equal_at_u1", "verdict"] == "not run at this scale"
+    assert json.loads(claims["switches"].iloc[0]) == {
+        "aggregation": "per_round", "calibration": "closed_form", "tuning_protocol": "per_epsilon",
+        "tuning_scope": "per_method",
+    }
+
+
+def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
+    work = built["work"]
+    runs = sorted((work / "results/wddp/runs").rglob("*.npz"))
+    assert len(runs) == 3 * 2 * 2 + 3 * (3 * 2 * 2)  # Experiment A (m = 2) + Experiment B (3 settings)
+    run = read_run(work / "results/wddp/runs/kdd/unevenness_m32_eps0.1/dist_avg/u3/seed1.npz")
+    prov = run.provenance
+    assert prov["seed"] == 1 and prov["epsilon"] == 0.1 and prov["params"]["unevenness_nominal"] == 3
+    assert prov["params"]["step_size"] in (0.5, 1.0) and prov["dataset"] == "wddp/kdd"
+    assert run.trace["iteration"].tolist() == [0, 4, 8, 12]
+    checked = dpdl(built, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 0, checked.stderr

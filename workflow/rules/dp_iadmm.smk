@@ -1,0 +1,189 @@
+# dp_iadmm: Ryu & Kim, DP inexact ADMM on MNIST and FEMNIST. Runs (one job per dataset, variant
+# and epsilon-bar, all seeds at once) -> one aggregate per figure -> figures, Remark 3 table,
+# claims. Grids and target lists live in dpdl.studies.dp_iadmm.
+import json
+from functools import partial
+
+from dpdl.studies import dp_iadmm as dp_iadmm_study
+
+
+# Every seed of one (dataset, variant, epsilon-bar) at T = iterations (Figs 1-4 and 6).
+rule dp_iadmm_run:
+    input:
+        data="data/processed/dp_iadmm/{dataset}.npz",
+        card="data/processed/dp_iadmm/{dataset}.json",
+    output:
+        dp_iadmm_study.run_output_patterns(config, "main"),
+    log:
+        "logs/dp_iadmm/run/main/{dataset}/{variant}/eps{epsilon}.log",
+    benchmark:
+        "benchmarks/dp_iadmm/run/main/{dataset}/{variant}/eps{epsilon}.tsv"
+    wildcard_constraints:
+        variant=dp_iadmm_study.PRIVATE_VARIANT_REGEX,
+        epsilon=dp_iadmm_study.EPSILON_REGEX,
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=partial(dp_iadmm_study.run_memory_input, config, "main"),
+        runtime=partial(dp_iadmm_study.run_minutes_input, config, "main"),
+    params:
+        settings=json.dumps(dp_iadmm_study.run_settings(config, "main")),
+    shell:
+        "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
+        " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
+        " --card {input.card} --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# The non-private reference (ObjP without noise, rho without c2 / epsilon-bar): one run.
+rule dp_iadmm_run_nonprivate:
+    input:
+        data="data/processed/dp_iadmm/{dataset}.npz",
+        card="data/processed/dp_iadmm/{dataset}.json",
+    output:
+        "results/dp_iadmm/runs/main/{dataset}/nonprivate/epsinf/seed0.npz",
+    log:
+        "logs/dp_iadmm/run/main/{dataset}/nonprivate/epsinf.log",
+    benchmark:
+        "benchmarks/dp_iadmm/run/main/{dataset}/nonprivate/epsinf.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=partial(dp_iadmm_study.run_memory_input, config, "main"),
+        runtime=partial(dp_iadmm_study.run_minutes_input, config, "main"),
+    params:
+        settings=json.dumps(dp_iadmm_study.run_settings(config, "main")),
+    shell:
+        "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
+        " --variant nonprivate --epsilon inf --data {input.data} --card {input.card}"
+        " --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# Every seed of one (dataset, variant, epsilon-bar) at T = long_iterations (Fig. 5, Remark 3);
+# not needed when the config's long horizon equals the main one (the figures read main runs).
+if dp_iadmm_study.long_horizon_distinct(config):
+
+    rule dp_iadmm_run_long:
+        input:
+            data="data/processed/dp_iadmm/{dataset}.npz",
+            card="data/processed/dp_iadmm/{dataset}.json",
+        output:
+            dp_iadmm_study.run_output_patterns(config, "long"),
+        log:
+            "logs/dp_iadmm/run/long/{dataset}/{variant}/eps{epsilon}.log",
+        benchmark:
+            "benchmarks/dp_iadmm/run/long/{dataset}/{variant}/eps{epsilon}.tsv"
+        wildcard_constraints:
+            variant=dp_iadmm_study.PRIVATE_VARIANT_REGEX,
+            epsilon=dp_iadmm_study.EPSILON_REGEX,
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=partial(dp_iadmm_study.run_memory_input, config, "long"),
+            runtime=partial(dp_iadmm_study.run_minutes_input, config, "long"),
+        params:
+            settings=json.dumps(dp_iadmm_study.run_settings(config, "long")),
+        shell:
+            "python -m dpdl dp_iadmm run --horizon long --dataset {wildcards.dataset}"
+            " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
+            " --card {input.card} --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# Mean and 20/80 percentile bands over seeds of what one figure (or Remark 3) shows.
+rule dp_iadmm_aggregate:
+    input:
+        runs=partial(dp_iadmm_study.figure_runs_input, config),
+    output:
+        "results/dp_iadmm/aggregates/{figure}.csv",
+    log:
+        "logs/dp_iadmm/aggregate/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(dp_iadmm_study.AGGREGATES),
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    shell:
+        "python -m dpdl dp_iadmm aggregate {wildcards.figure} --runs {input.runs}"
+        " --out {output} > {log} 2>&1"
+
+
+# One rule per figure (each with its report caption), drawn from the figure's aggregate only.
+for dp_iadmm_figure in dp_iadmm_study.FIGURES:
+
+    rule:
+        name:
+            f"dp_iadmm_{dp_iadmm_figure}"
+        input:
+            dp_iadmm_study.aggregate_path(dp_iadmm_figure),
+        output:
+            png=report(
+                f"figures/dp_iadmm/{dp_iadmm_figure}.png",
+                caption=f"../report/dp_iadmm/{dp_iadmm_figure}.rst",
+                category="dp_iadmm",
+            ),
+            pdf=f"figures/dp_iadmm/{dp_iadmm_figure}.pdf",
+        log:
+            f"logs/dp_iadmm/figure/{dp_iadmm_figure}.log",
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=5,
+        params:
+            figure=dp_iadmm_figure,
+        shell:
+            "python -m dpdl dp_iadmm figure {params.figure} --aggregate {input}"
+            " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+
+
+# Remark 3 (MNIST, long horizon, epsilon-bar 0.01): final testing errors beside the paper's.
+rule dp_iadmm_remark3:
+    input:
+        dp_iadmm_study.aggregate_path("remark3"),
+    output:
+        csv=report(
+            "results/tables/dp_iadmm/remark3.csv",
+            caption="../report/dp_iadmm/remark3.rst",
+            category="dp_iadmm",
+        ),
+        md="results/tables/dp_iadmm/remark3.md",
+    log:
+        "logs/dp_iadmm/remark3.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    shell:
+        "python -m dpdl dp_iadmm remark3 --aggregate {input} --out {output.csv} {output.md} > {log} 2>&1"
+
+
+# The paper's claims judged on the aggregates that can be built here.
+rule dp_iadmm_claims:
+    input:
+        aggregates=partial(dp_iadmm_study.claim_aggregates_input, get_availability),
+        femnist_card=partial(dp_iadmm_study.femnist_card_input, get_availability),
+    output:
+        csv="results/claims/dp_iadmm.csv",
+        md="results/claims/dp_iadmm.md",
+    log:
+        "logs/dp_iadmm/claims.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    params:
+        settings=json.dumps(config["dp_iadmm"]),
+    shell:
+        "python -m dpdl dp_iadmm claims --aggregates {input.aggregates}"
+        " --femnist-card {input.femnist_card} --settings {params.settings:q}"
+        " --out {output.csv} {output.md} > {log} 2>&1"

@@ -1,0 +1,210 @@
+# Study wddp: Kang, Liu & Wang, weighted distributed DP-ERM (Figures 1-16, Table 1). Grids,
+# paths, target lists and the input functions (bound to the config and to common.smk's
+# get_availability) live in dpdl.studies.wddp; every step is `python -m dpdl wddp <step>`.
+from functools import partial
+
+from dpdl.studies import wddp as wddp_study
+
+
+# theta*, the non-private optimum of one dataset (trust-exact Newton, ||grad|| < 1e-8).
+rule wddp_optimum:
+    input:
+        data="data/processed/wddp/{dataset}.npz",
+        card="data/processed/wddp/{dataset}.json",
+    output:
+        wddp_study.optimum_path("{dataset}"),
+    log:
+        "logs/wddp/optimum/{dataset}.log",
+    benchmark:
+        "benchmarks/wddp/optimum/{dataset}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp optimum --dataset {wildcards.dataset} --data {input.data} --card {input.card}"
+        " --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# Each method's step size by K-fold cross-validation on the training set (never the test set).
+rule wddp_tune:
+    input:
+        data="data/processed/wddp/{dataset}.npz",
+        card="data/processed/wddp/{dataset}.json",
+    output:
+        scores=wddp_study.tuning_paths("{dataset}")[0],
+        selected=wddp_study.tuning_paths("{dataset}")[1],
+    log:
+        "logs/wddp/tune/{dataset}.log",
+    benchmark:
+        "benchmarks/wddp/tune/{dataset}.tsv"
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=120,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp tune --dataset {wildcards.dataset} --data {input.data} --card {input.card}"
+        " --settings {params.settings:q} --out {output.scores} {output.selected} > {log} 2>&1"
+
+
+# Experiment A batch: every method, epsilon and seed at m clients of random sizes (Figs 1, 3-11).
+rule wddp_run_epsilon:
+    input:
+        data="data/processed/wddp/{dataset}.npz",
+        card="data/processed/wddp/{dataset}.json",
+        tuning=wddp_study.tuning_paths("{dataset}")[1],
+        optimum=wddp_study.optimum_path("{dataset}"),
+    output:
+        wddp_study.run_outputs(config["wddp"], "epsilon"),
+    log:
+        "logs/wddp/run/{dataset}/epsilon_m{clients}.log",
+    benchmark:
+        "benchmarks/wddp/run/{dataset}/epsilon_m{clients}.tsv"
+    wildcard_constraints:
+        clients=r"\d+",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=120,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp run --experiment epsilon --dataset {wildcards.dataset} --clients {wildcards.clients}"
+        " --data {input.data} --card {input.card} --tuning {input.tuning} --optimum {input.optimum}"
+        " --settings {params.settings:q} > {log} 2>&1"
+
+
+# Experiment B batch: every method, u and seed at one (m, epsilon) of Figs 2, 12-16.
+rule wddp_run_unevenness:
+    input:
+        data="data/processed/wddp/{dataset}.npz",
+        card="data/processed/wddp/{dataset}.json",
+        tuning=wddp_study.tuning_paths("{dataset}")[1],
+        optimum=wddp_study.optimum_path("{dataset}"),
+    output:
+        wddp_study.run_outputs(config["wddp"], "unevenness"),
+    log:
+        "logs/wddp/run/{dataset}/unevenness_m{clients}_eps{epsilon}.log",
+    benchmark:
+        "benchmarks/wddp/run/{dataset}/unevenness_m{clients}_eps{epsilon}.tsv"
+    wildcard_constraints:
+        clients=r"\d+",
+        epsilon=r"[0-9.e+-]+",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=120,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp run --experiment unevenness --dataset {wildcards.dataset} --clients {wildcards.clients}"
+        " --epsilon {wildcards.epsilon} --data {input.data} --card {input.card} --tuning {input.tuning}"
+        " --optimum {input.optimum} --settings {params.settings:q} > {log} 2>&1"
+
+
+# One figure's tidy aggregate: mean and 20/80 percentile band over seeds at round T.
+rule wddp_aggregate:
+    input:
+        runs=partial(wddp_study.figure_runs_input, config["wddp"], get_availability),
+        optima=partial(wddp_study.optima_input, get_availability),
+    output:
+        wddp_study.aggregate_path("{figure}"),
+    log:
+        "logs/wddp/aggregate/{figure}.log",
+    wildcard_constraints:
+        figure=r"fig\d\d",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    shell:
+        "python -m dpdl wddp aggregate {wildcards.figure} --runs {input.runs} --optima {input.optima}"
+        " --out {output} > {log} 2>&1"
+
+
+# One rule per figure (PNG + PDF, one panel per dataset), each with its own report caption.
+for wddp_figure in wddp_study.FIGURES:
+
+    rule:
+        name:
+            f"wddp_figure_{wddp_figure}"
+        input:
+            wddp_study.aggregate_path(wddp_figure),
+        output:
+            png=report(
+                wddp_study.figure_paths(wddp_figure)[0],
+                caption=f"../report/wddp/{wddp_figure}.rst",
+                category="wddp",
+            ),
+            pdf=wddp_study.figure_paths(wddp_figure)[1],
+        log:
+            f"logs/wddp/figure/{wddp_figure}.log",
+        conda:
+            "../../environment.yml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+            runtime=10,
+        params:
+            figure=wddp_figure,
+        shell:
+            "python -m dpdl wddp figure {params.figure} --aggregate {input}"
+            " --out {output.png} {output.pdf} > {log} 2>&1"
+
+
+# Table 1: the paper's bounds as text and the sigma of every experiment cell.
+rule wddp_table1:
+    input:
+        cards=partial(wddp_study.cards_input, get_availability),
+    output:
+        csv=wddp_study.table1_paths()[0],
+        md=wddp_study.table1_paths()[1],
+    log:
+        "logs/wddp/table1.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp table1 --cards {input.cards} --settings {params.settings:q}"
+        " --out {output.csv} {output.md} > {log} 2>&1"
+
+
+# The claims scorecard, judged from the figure aggregates.
+rule wddp_claims:
+    input:
+        wddp_study.aggregate_targets(config["wddp"]),
+    output:
+        csv=wddp_study.claims_paths()[0],
+        md=wddp_study.claims_paths()[1],
+    log:
+        "logs/wddp/claims.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=wddp_study.settings_json(config),
+    shell:
+        "python -m dpdl wddp claims --aggregates {input} --settings {params.settings:q}"
+        " --out {output.csv} {output.md} > {log} 2>&1"
