@@ -7,7 +7,6 @@ without a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 from pathlib import Path
@@ -78,16 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_options(text: str) -> dict:
-    try:
-        options = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"--options is not valid JSON ({err}): {text!r}") from None
-    if not isinstance(options, dict):
-        raise ConfigError(f"--options must be a JSON object, got {text!r}")
-    return options
-
-
 def _mirror(args: argparse.Namespace) -> Path | None:
     from dpdl.data.fetch import mirror_from
 
@@ -112,10 +101,11 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     """Build one prepared dataset."""
+    from dpdl.config import parse_json_object
     from dpdl.data.prepared import prepare
     from dpdl.io import save_npz, sha256_file, write_json
 
-    arrays, card = prepare(args.name, _parse_options(args.options), cache=args.raw_dir, mirror=_mirror(args))
+    arrays, card = prepare(args.name, parse_json_object(args.options, "--options"), cache=args.raw_dir, mirror=_mirror(args))
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
     log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import Claim, Evidence
+from dpdl.config import parse_json_object
 from dpdl.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -346,17 +347,6 @@ def claim_scale(config: dict) -> dict[str, int]:
         "rho_seeds": values["rho_selection"]["seeds"],
         "rho_grid": len(values["rho_selection"]["exponents"]),
     }
-
-
-def parse_json_object(text: str, name: str) -> dict:
-    """Parse a JSON object given on the command line, with an error naming the option."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{name} is not valid JSON ({err}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name} must be a JSON object; got {text!r}")
-    return value
 
 
 def parse_run_settings(text: str) -> dict:

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import Claim, Evidence
+from dpdl.config import parse_json_object
 from dpdl.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -80,12 +81,7 @@ def settings(config: dict) -> dict:
 
 def parse_settings(text: str) -> dict:
     """Parse ``--settings`` JSON: an object with exactly the keys of the dzoa config section."""
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"--settings is not valid JSON ({err})") from None
-    if not isinstance(values, dict):
-        raise ConfigError("--settings must be a JSON object (the dzoa config section)")
+    values = parse_json_object(text, "--settings")
     missing, unknown = set(SETTINGS_KEYS) - values.keys(), values.keys() - set(SETTINGS_KEYS)
     if missing or unknown:
         raise ConfigError(
