@@ -8,12 +8,16 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/dvp_pvp.smk"
 include: "workflow/rules/wddp.smk"
 include: "workflow/rules/dp_iadmm.smk"
 include: "workflow/rules/dzoa.smk"
+include: "workflow/rules/summary.smk"
 
 
 # Everything the config asks for whose raw data can be obtained here; skipped items are

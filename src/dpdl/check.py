@@ -7,6 +7,7 @@ from pathlib import Path
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json, sha256_file
 from dpdl.runs import load_schema, schema_errors, validate_run
+from dpdl.summary import scorecard_path
 
 RUNS_GLOB = "results/*/runs/**/*.npz"
 
@@ -48,6 +49,25 @@ def check_artifacts(paths: list[Path]) -> list[str]:
     return problems
 
 
+def scorecard_problems(path: Path) -> list[str]:
+    """Problems with the merged scorecard: a row for every registered claim, in order, each with a verdict."""
+    import pandas as pd
+
+    from dpdl.studies import ALL, study_module
+    from dpdl.summary import VERDICTS
+
+    card = pd.read_csv(path, dtype=str, keep_default_na=False)
+    registered = [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    problems = []
+    if list(card.get("id", [])) != registered:
+        missing = sorted(set(registered) - set(card.get("id", [])))
+        problems.append(f"{path}: not one row per registered claim (missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)")
+    bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
+    if bad:
+        problems.append(f"{path}: verdicts {bad} are not among {VERDICTS}")
+    return problems
+
+
 def check_config_outputs(config: dict) -> tuple[list[str], int]:
     """Problems with the outputs ``config`` promises: each exists and is non-empty, cards and runs valid.
 
@@ -65,6 +85,9 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
             problems.append(f"{target}: empty")
         elif target.suffix == ".json" and target.parts[:2] == ("data", "processed"):
             problems += check_card(target)
+    scorecard = Path(scorecard_path("csv"))
+    if scorecard in targets and scorecard.is_file():
+        problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
     problems += [f"{run}: {p}" for run in runs for p in validate_run(run)]
     return problems, len(targets) + len(runs)

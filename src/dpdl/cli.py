@@ -61,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     data_locations(sub)
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
-    sub.add_argument("kind", choices=("datasets", "table1"), help="datasets: one row per prepared dataset; table1: Ryu & Kim's Table 1")
+    sub.add_argument(
+        "kind", choices=("datasets", "table1", "provenance"),
+        help="datasets: one row per prepared dataset; table1: Ryu & Kim's Table 1; "
+        "provenance: raw-file and dataset hashes, package versions",
+    )  # fmt: skip
     sub.add_argument("--cards", type=Path, nargs="*", default=[], help="cards of the prepared datasets")
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
@@ -70,6 +74,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     for study in IMPLEMENTED:
         study_module(study).add_commands(commands)
+
+    sub = command("scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim.")
+    sub.add_argument("--studies", nargs="*", default=[], help="the studies the config enables")
+    sub.add_argument("--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv")
+    sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
+
+    sub = command("privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config.")
+    sub.add_argument("--config", required=True, help="the workflow's validated config, as a JSON object")
+    sub.add_argument("--buildable", nargs="*", default=[], help="prepared datasets that can be built here")
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+    sub = command("status", cmd_status, "Summarize the runs a config needs: finished, left, and CPU time left.")
+    sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
+    sub.add_argument("--groups", action="store_true", help="one row per run group instead of per study")
+
+    sub = command("render-report", cmd_render_report, "Render the HTML report in headless Chromium; list what it shows.")
+    sub.add_argument("report", type=Path, help="the report of `snakemake --report report.html`")
+    sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
+    sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
 
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument("paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs)")
@@ -130,6 +153,11 @@ def cmd_tables(args: argparse.Namespace) -> int:
     from dpdl.data import tables
     from dpdl.io import read_json, write_table
 
+    if args.kind == "provenance":
+        from dpdl.summary import provenance_table
+
+        write_table(provenance_table(args.cards), *args.out, title="# Provenance: data hashes and package versions")
+        return 0
     cards = [read_json(path) for path in args.cards]
     if args.kind == "datasets":
         write_table(tables.datasets_table(cards, args.unavailable), *args.out, title="# Prepared datasets")
@@ -137,6 +165,80 @@ def cmd_tables(args: argparse.Namespace) -> int:
         by_dataset = {card["dataset"]: card for card in cards if card["study"] == "dp_iadmm"}
         title = "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"
         write_table(tables.table1(by_dataset), *args.out, title=title)
+    return 0
+
+
+def cmd_scorecard(args: argparse.Namespace) -> int:
+    """Write the merged scorecard (CSV, Markdown, HTML)."""
+    from dpdl.io import write_text
+    from dpdl.studies import ALL
+    from dpdl.summary import merge_scorecards, scorecard_html, scorecard_markdown
+
+    scorecards = {path.stem: path for path in args.claims}
+    unknown = sorted((set(scorecards) | set(args.studies)) - set(ALL))
+    if unknown:
+        raise ConfigError(f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}")
+    card = merge_scorecards(args.studies, scorecards)
+    write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
+    write_text(args.out[1], scorecard_markdown(card))
+    write_text(args.out[2], scorecard_html(card))
+    log.info("scorecard: %d claims, %s", len(card), card["verdict"].value_counts().to_dict())
+    return 0
+
+
+def cmd_privacy_table(args: argparse.Namespace) -> int:
+    """Write the privacy table of every run of the config."""
+    from dpdl.config import parse_json_object
+    from dpdl.io import write_table
+    from dpdl.summary import privacy_table
+    from dpdl.targets import study_runs
+
+    runs = study_runs(parse_json_object(args.config, "--config"), set(args.buildable))
+    title = "# Privacy: per iteration as the paper states it, composed over the run (RDP, PLD) at delta"
+    write_table(privacy_table(runs), *args.out, title=title)
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print runs finished / total and the estimated CPU time left, per study and run group."""
+    from dpdl.config import load_config
+    from dpdl.io import markdown_table
+    from dpdl.summary import status
+    from dpdl.targets import plan
+
+    config = load_config(args.configfile)
+    table = status(config, plan(config).buildable)
+    if table.empty:
+        print(f"{args.configfile}: no runs (no study enabled, or no study's data can be obtained here)")
+        return 0
+    if not args.groups:
+        table = table.groupby("study", sort=False).agg(
+            runs=("runs", "sum"), present=("present", "sum"), left=("left", "sum"),
+            cpu_seconds_left=("cpu_seconds_left", lambda s: s.sum(min_count=len(s))),
+        ).reset_index()  # fmt: skip
+    shown = table.assign(cpu_minutes_left=(table["cpu_seconds_left"] / 60).round(1)).drop(columns="cpu_seconds_left")
+    print(markdown_table(shown.round(2)), end="")
+    unmeasured = sorted(table.loc[table["cpu_seconds_left"].isna(), "study"].unique())
+    line = f"\n{int(table['present'].sum())} of {int(table['runs'].sum())} runs finished; CPU time left: about "
+    line += f"{table['cpu_seconds_left'].sum() / 3600:.2f} CPU-hours"
+    if unmeasured:
+        line += f", plus {', '.join(unmeasured)} (no finished run to measure yet)"
+    print(line)
+    return 0
+
+
+def cmd_render_report(args: argparse.Namespace) -> int:
+    """Render the report; print its categories and results, and what the rendered page shows."""
+    from dpdl.report import SCORECARD_MARKER, render, report_contents
+
+    contents = report_contents(args.report)
+    dom = render(args.report, show=args.show, screenshot=args.screenshot)
+    for category, subcategories in contents["categories"].items():
+        print(f"{category}: {sum(map(len, subcategories.values()))} result(s)")
+    shown = SCORECARD_MARKER in dom
+    print(f"rendered page: {len(dom)} characters; scorecard {'shown' if shown else 'NOT shown'}")
+    if args.screenshot is not None:
+        print(f"screenshot: {args.screenshot}")
     return 0
 
 

@@ -70,9 +70,21 @@ def execute(run: Callable[[], pd.DataFrame], provenance: dict, *, iterations: in
     """
     start = time.perf_counter()
     trace = run()
-    wall = time.perf_counter() - start
-    timing = {"wall_time_s": wall, "iterations": iterations, "iterations_per_second": iterations / max(wall, 1e-9)}
+    timing = run_timing(time.perf_counter() - start, iterations)
     return RunResult(trace, {**provenance, "versions": package_versions(), "timing": timing})
+
+
+def run_timing(wall: float, iterations: int, runs: int = 1) -> dict:
+    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall`` seconds.
+
+    Each run is charged its share ``wall / runs``, so summing ``wall_time_s`` over runs gives the
+    compute spent (``dpdl status`` estimates what is left from it); a batch also records its size
+    and total wall time.
+    """
+    timing = {"wall_time_s": wall / runs, "iterations": iterations, "iterations_per_second": iterations * runs / max(wall, 1e-9)}
+    if runs > 1:
+        timing |= {"batch_runs": runs, "batch_wall_time_s": wall}
+    return timing
 
 
 def write_run(path: str | Path, result: RunResult) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import Availability, availability, prepared_names
 from dpdl.studies import IMPLEMENTED, study_module
+from dpdl.summary import claims_path, scorecard_path, summary_table
 
 RAW_DIR = Path("data/raw")
 PROCESSED_DIR = Path("data/processed")
@@ -56,9 +57,28 @@ def default_targets(config: dict, available: Availability) -> list[str]:
     for name in prepared_names(config):
         if name in available.buildable:
             paths += [prepared_arrays(name), prepared_card(name)]
-    paths += table_targets(config)
-    for study in IMPLEMENTED:
-        if study in config["studies"]:
-            paths += study_module(study).targets(config, set(available.buildable))
-    return paths
+    return paths + table_targets(config) + default_study_targets(config, available) + summary_targets()
+
+
+def default_study_targets(config: dict, available: Availability) -> list[str]:
+    """What the studies ``config`` enables promise, given the datasets that can be built here."""
+    buildable = set(available.buildable)
+    return [path for study in IMPLEMENTED if study in config["studies"] for path in study_module(study).targets(config, buildable)]
+
+
+def summary_targets() -> list[str]:
+    """The cross-study outputs: the merged scorecard, the privacy and provenance tables."""
+    paths = [scorecard_path(ext) for ext in ("csv", "md", "html")]
+    return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
+
+
+def study_scorecards(config: dict, available: Availability) -> list[str]:
+    """The per-study scorecards ``config`` promises (none for a study whose data cannot be built)."""
+    promised = set(default_study_targets(config, available))
+    return [claims_path(s) for s in IMPLEMENTED if claims_path(s) in promised]
+
+
+def study_runs(config: dict, buildable: set[str]) -> list[str]:
+    """Every run artifact of the studies ``config`` enables."""
+    return [path for study in IMPLEMENTED if study in config["studies"] for path in study_module(study).runs(config, buildable)]
 

@@ -67,7 +67,12 @@ def test_tuning_and_evaluation_trials_are_disjoint(values):
 
 def test_run_paths_cover_every_grid_point_and_trial(values):
     config = config_with(values, 12)
-    assert len(study.run_paths(config, "dzoa")) == 38 * 2
+    assert len(study.run_paths(values, "dzoa", study.evaluation_trials(config))) == 38 * 2
+    assert len(study.runs(config, {"dzoa/lasso"})) == 2 * 38 * 2
+    assert study.runs(config, set()) == []
+    fig2 = study.figure_run_paths(values, [10, 11], "fig2")
+    assert len(fig2) == 2 * 4 * 2 and set(fig2) < set(study.runs(config, {"dzoa/lasso"}))
+    assert study.figure_run_paths(values, [10, 11], "fig1") == []
     assert study.run_path("dpadmm", "eps0.15-delta0.001", 7) == "results/dzoa/runs/dpadmm/eps0.15-delta0.001/trial007.npz"
     assert study.run_patterns(config, "dzoa")[0].endswith("/trial{trial}.npz")
 

@@ -657,7 +657,7 @@ def test_path_escaping_member_is_refused(tmp_path: Path, member: str) -> None:
     archive.write_bytes(zip_bytes({member: b"evil", "ok.txt": b"fine"}))
     before = sorted(tmp_path.rglob("*"))
 
-    with pytest.raises(DataFormatError, match=rf"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder"):
+    with pytest.raises(DataFormatError, match=r"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder"):
         extract_member(archive, member, target_folder / "dest")
 
     assert sorted(tmp_path.rglob("*")) == before

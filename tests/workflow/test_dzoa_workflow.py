@@ -1,13 +1,24 @@
-"""The dzoa rules end to end on generated lasso data, in a temporary copy of the project."""
+"""The dzoa rules end to end on generated lasso data, in a temporary copy of the project.
+
+dzoa is the smallest complete study, so the cross-study outputs (scorecard, privacy table,
+forcerun of one figure, the HTML report) are tested on it too.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
 
+from dpdl import summary
+from dpdl.claims import NOT_AT_SCALE
+from dpdl.errors import DpdlError
+from dpdl.report import SCORECARD_MARKER, find_browser, render, report_contents
 from dpdl.runs import read_run
+from dpdl.studies import ALL, study_module
+from dpdl.summary import NOT_ENABLED
 from workflow_project import dpdl, make_project, snakemake
 
 CONFIG = {
@@ -65,3 +76,72 @@ def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     assert checked.returncode == 0, checked.stderr
     again = snakemake(built, "--dry-run")
     assert "Nothing to be done" in again.stdout + again.stderr
+
+
+# The cross-study outputs, on the smallest complete study: the scorecard lists every registered
+# claim, the privacy table agrees with the runs, one figure is redrawn alone, the report holds it all.
+
+
+def test_scorecard_lists_every_registered_claim(built: dict) -> None:
+    work = built["work"]
+    card = pd.read_csv(work / "results/claims.csv", dtype=str, keep_default_na=False)
+    registered = [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    assert list(card["id"]) == registered
+    ours = pd.read_csv(work / "results/claims/dzoa.csv", dtype=str, keep_default_na=False)
+    pd.testing.assert_frame_equal(card[card["study"] == "dzoa"].reset_index(drop=True), ours)
+    others = card[card["study"] != "dzoa"]
+    assert set(others["verdict"]) == {NOT_AT_SCALE} and set(others["detail"]) == {NOT_ENABLED}
+    assert "| dzoa | " in (work / "results/claims.md").read_text()
+    # one table row per claim and per study, plus the total and the two header rows
+    assert (work / "results/claims.html").read_text().count("<tr") == len(card) + len(ALL) + 1 + 2
+
+
+def test_privacy_table_agrees_with_the_runs(built: dict) -> None:
+    work = built["work"]
+    table = pd.read_csv(work / "results/tables/privacy.csv")
+    assert set(table["study"]) == {"dzoa"} and set(table["algorithm"]) == {"dzoa", "dpadmm"}
+    assert (table["runs"] == 2).all()  # evaluation trials 1 and 2
+    prov = read_run(work / "results/dzoa/runs/dpadmm/eps0.15-delta1e-06/trial002.npz").provenance
+    row = table[(table["algorithm"] == "dpadmm") & (table["epsilon"] == 0.15) & (table["delta"] == 1e-6)]
+    assert len(row) == 1
+    assert row["eps_composed_pld"].iloc[0] == pytest.approx(prov["eps_composed_pld"], rel=1e-12)
+    assert row["eps_per_iteration"].iloc[0] == pytest.approx(0.15) and row["iterations"].iloc[0] == 10
+
+
+def test_forcerun_redraws_one_figure_and_nothing_upstream(built: dict) -> None:
+    before = (built["work"] / "results/dzoa/aggregates/fig2.csv").stat().st_mtime_ns
+    redrawn = snakemake(built, "figures/dzoa/fig2.png", "--forcerun", "dzoa_fig2")
+    output = redrawn.stdout + redrawn.stderr
+    assert redrawn.returncode == 0, output[-3000:]
+    assert "1 of 1 steps (100%) done" in output and "rule dzoa_fig2:" in output
+    assert (built["work"] / "results/dzoa/aggregates/fig2.csv").stat().st_mtime_ns == before
+
+
+def test_report_holds_the_scorecard_and_every_figure(built: dict) -> None:
+    made = snakemake(built, "--report", "report.html")
+    assert made.returncode == 0, (made.stdout + made.stderr)[-3000:]
+    contents = report_contents(built["work"] / "report.html")
+    for figure in FIGURES:
+        entry = contents["results"][f"figures/dzoa/{figure}.png"]
+        assert entry["data_uri"].startswith("data:image/png;base64,") and entry["caption"]
+    # the menu lists categories by name: the scorecard first, the study, then data and provenance
+    assert sorted(contents["categories"]) == [summary.REPORT_CATEGORIES[s] for s in ("summary", "dzoa", "data")]
+    if find_browser_or_none() is None:
+        pytest.skip("no Chromium here (CI installs it and sets DPDL_REQUIRE_BROWSER=1)")
+    dom = render(built["work"] / "report.html", screenshot=built["work"] / "report.png")
+    assert SCORECARD_MARKER in dom
+    for claim in study_module("dzoa").CLAIMS:
+        assert f"<td>{claim.id}</td>" in dom
+    assert (built["work"] / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    for figure in FIGURES:
+        shown = render(built["work"] / "report.html", show=f"figures/dzoa/{figure}.png")
+        assert contents["results"][f"figures/dzoa/{figure}.png"]["data_uri"][:2000] in shown
+
+
+def find_browser_or_none() -> str | None:
+    try:
+        return find_browser()
+    except DpdlError:
+        if os.environ.get("DPDL_REQUIRE_BROWSER") == "1":
+            raise
+        return None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from dpdl import targets
+from dpdl import summary, targets
 from dpdl.config import validate_config
 from dpdl.data import prepared
 

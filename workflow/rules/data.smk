@@ -27,7 +27,11 @@ rule data_datasets_table:
     input:
         cards=get_available_cards,
     output:
-        csv="results/tables/datasets.csv",
+        csv=report(
+            "results/tables/datasets.csv",
+            caption="../report/data/datasets.rst",
+            category=summary.report_category("data"),
+        ),
         md="results/tables/datasets.md",
     log:
         "logs/data/datasets_table.log",
@@ -49,7 +53,11 @@ rule data_table1:
     input:
         cards=get_available_table1_cards,
     output:
-        csv="results/tables/dp_iadmm_table1.csv",
+        csv=report(
+            "results/tables/dp_iadmm_table1.csv",
+            caption="../report/data/table1.rst",
+            category=summary.report_category("data"),
+        ),
         md="results/tables/dp_iadmm_table1.md",
     log:
         "logs/data/dp_iadmm_table1.log",

@@ -124,7 +124,7 @@ for dp_iadmm_figure in dp_iadmm_study.FIGURES:
             png=report(
                 f"figures/dp_iadmm/{dp_iadmm_figure}.png",
                 caption=f"../report/dp_iadmm/{dp_iadmm_figure}.rst",
-                category="dp_iadmm",
+                category=summary.report_category("dp_iadmm"),
             ),
             pdf=f"figures/dp_iadmm/{dp_iadmm_figure}.pdf",
         log:
@@ -150,7 +150,7 @@ rule dp_iadmm_remark3:
         csv=report(
             "results/tables/dp_iadmm/remark3.csv",
             caption="../report/dp_iadmm/remark3.rst",
-            category="dp_iadmm",
+            category=summary.report_category("dp_iadmm"),
         ),
         md="results/tables/dp_iadmm/remark3.md",
     log:

@@ -155,7 +155,7 @@ for dvp_pvp_figure in dvp_pvp_study.FIGURES:
             png=report(
                 dvp_pvp_study.figure_path(dvp_pvp_figure, "png"),
                 caption=f"../report/dvp_pvp/{dvp_pvp_figure}.rst",
-                category="dvp_pvp",
+                category=summary.report_category("dvp_pvp"),
             ),
             pdf=dvp_pvp_study.figure_path(dvp_pvp_figure, "pdf"),
         log:

@@ -119,7 +119,9 @@ rule dzoa_run_dpadmm:
         calibration=rules.dzoa_calibrate.output.json,
         tuning=rules.dzoa_tune.output.json,
     output:
-        dzoa_study.run_paths(config, "dpadmm"),
+        dzoa_study.run_paths(
+            dzoa_study.settings(config), "dpadmm", dzoa_study.evaluation_trials(config)
+        ),
     log:
         "logs/dzoa/run/dpadmm.log",
     benchmark:
@@ -140,13 +142,18 @@ rule dzoa_run_dpadmm:
 
 
 # Per figure: mean and 20/80 percentile bands over evaluation trials (fig1: the graph's edges).
+# The command is given the trials, not the run list: the paper grid's list is too long for a shell.
 for dzoa_figure in dzoa_study.FIGURES:
 
     rule:
         name:
             f"dzoa_aggregate_{dzoa_figure}"
         input:
-            runs=dzoa_study.figure_run_paths(config, dzoa_figure),
+            runs=dzoa_study.figure_run_paths(
+                dzoa_study.settings(config),
+                dzoa_study.evaluation_trials(config),
+                dzoa_figure,
+            ),
         output:
             dzoa_study.aggregate_path(dzoa_figure),
         log:
@@ -161,9 +168,10 @@ for dzoa_figure in dzoa_study.FIGURES:
             figure=dzoa_figure,
             settings=dzoa_study.settings_json(config),
             agents=config["data"]["lasso"]["agents"],
+            trials=" ".join(map(str, dzoa_study.evaluation_trials(config))),
         shell:
             "python -m dpdl dzoa aggregate {params.figure} --settings {params.settings:q}"
-            " --agents {params.agents} --runs {input.runs} --out {output} > {log} 2>&1"
+            " --agents {params.agents} --trials {params.trials} --out {output} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
@@ -178,7 +186,7 @@ for dzoa_figure in dzoa_study.FIGURES:
             png=report(
                 dzoa_study.figure_path(dzoa_figure, "png"),
                 caption=f"../report/dzoa/{dzoa_figure}.rst",
-                category="dzoa",
+                category=summary.report_category("dzoa"),
             ),
             pdf=dzoa_study.figure_path(dzoa_figure, "pdf"),
         log:

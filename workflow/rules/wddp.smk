@@ -148,7 +148,7 @@ for wddp_figure in wddp_study.FIGURES:
             png=report(
                 wddp_study.figure_paths(wddp_figure)[0],
                 caption=f"../report/wddp/{wddp_figure}.rst",
-                category="wddp",
+                category=summary.report_category("wddp"),
             ),
             pdf=wddp_study.figure_paths(wddp_figure)[1],
         log:

@@ -231,7 +231,7 @@ def run_admm(
     settings: AdmmSettings,
     *,
     rngs: Sequence[np.random.Generator],
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> AdmmResult:
     """Run Algorithm 1, 2 or 3 on the nodes' shards over the given graph.
 
@@ -247,7 +247,7 @@ def run_admm(
         One generator per node (spawned children of the run's seed); node p draws its random
         initialisation and all its noise from ``rngs[p]``.
     progress : callable, optional
-        Called as ``progress(done, total)`` after every iteration (for logging).
+        Called with the number of finished steps (of ``iterations + 1``) after every step (for logging).
 
     Returns
     -------
@@ -309,7 +309,7 @@ def run_admm(
         dual = dual + 0.5 * eta * (degree[:, np.newaxis] * sent - neighbours @ sent)  # J(11)/(16)/(20)
         record.store(t + 1, f, sent, np.linalg.norm(noise, axis=1), dual, solution)
         if progress is not None:
-            progress(t + 1, steps)
+            progress(t + 1)
     return record.result(calibration, settings)
 
 

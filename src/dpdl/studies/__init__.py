@@ -1,10 +1,12 @@
-"""The studies. Each module ``dpdl.studies.<study>`` provides the same three things:
+"""The studies. Each module ``dpdl.studies.<study>`` provides the same four things:
 
 - ``add_commands(commands)``: its ``dpdl <study> <step>`` subcommands (run, aggregate, figure,
   claims, ...), which its rule file ``workflow/rules/<study>.smk`` calls;
 - ``targets(config, buildable) -> list[str]``: every artifact it promises for ``config``, given
   the set of prepared datasets that can be built here (the default target and ``dpdl check``
   use it);
+- ``runs(config, buildable) -> list[str]``: every run artifact among them (the privacy table
+  and ``dpdl status`` read them);
 - ``CLAIMS``: its :class:`dpdl.claims.Claim` list, judged into ``results/claims/<study>.csv``.
 """
 

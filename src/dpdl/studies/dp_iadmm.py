@@ -19,7 +19,6 @@ import argparse
 import logging
 import math
 import re
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ import pandas as pd
 
 from dpdl.claims import Claim, Evidence
 from dpdl.config import parse_json_object
+from dpdl.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +46,6 @@ AGGREGATE_COLUMNS = [
     "dataset", "variant", "algorithm", "epsilon", "a", "rho_setting", "iteration", "metric",
     "mean", "lo", "hi", "n",
 ]  # fmt: skip
-# Progress lines in a run's log at least this often (seconds).
-PROGRESS_SECONDS = 20.0
 # OutP's per-iteration noise multipliers are composed in at most this many groups; each group
 # uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
 PRIVACY_GROUPS = 1000
@@ -251,6 +249,12 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths
 
 
+def runs(config: dict, buildable: set[str]) -> list[str]:
+    """Every run artifact the study makes for ``config`` (those of the buildable figures, once each)."""
+    paths = (path for name in available_aggregates(buildable) for path in figure_run_paths(name, config))
+    return list(dict.fromkeys(paths))
+
+
 def run_settings(config: dict, horizon: str) -> dict:
     """The config values a run job depends on (the rule's params: a change reruns it)."""
     study = config[STUDY]
@@ -382,22 +386,6 @@ def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> l
     return events
 
 
-class ProgressLog:
-    """Log iteration, elapsed time and estimated time left at most every ``PROGRESS_SECONDS``."""
-
-    def __init__(self, iterations: int, label: str) -> None:
-        self.iterations, self.label = iterations, label
-        self.start = self.last = time.perf_counter()
-
-    def __call__(self, t: int) -> None:
-        now = time.perf_counter()
-        if now - self.last >= PROGRESS_SECONDS or t == self.iterations:
-            self.last = now
-            elapsed = now - self.start
-            left = elapsed / t * (self.iterations - t)
-            log.info("%s: iteration %d/%d, elapsed %.0f s, about %.0f s left", self.label, t, self.iterations, elapsed, left)
-
-
 def run_job(
     *, horizon: str, dataset: str, variant_name: str, epsilon: float, settings: dict, npz: str | Path,
     card: dict, outputs: list[str],
@@ -407,7 +395,7 @@ def run_job(
     from dpdl.errors import ConfigError
     from dpdl.privacy import privacy_record
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
-    from dpdl.runs import RunResult, execute, run_seed_sequence, write_run
+    from dpdl.runs import RunResult, execute, run_seed_sequence, run_timing, write_run
 
     spec = variant(variant_name, settings)
     if (variant_name == NONPRIVATE) != math.isinf(epsilon):
@@ -429,7 +417,7 @@ def run_job(
     outcome = {}
 
     def batch() -> pd.DataFrame:
-        outcome["result"] = run_iadmm(data, params, test_x, test_y, rngs=rngs, progress=ProgressLog(params.iterations, label))
+        outcome["result"] = run_iadmm(data, params, test_x, test_y, rngs=rngs, progress=Progress(label, params.iterations).update)
         return outcome["result"].traces[0]
 
     timed = execute(batch, {}, iterations=params.iterations)
@@ -479,7 +467,7 @@ def run_job(
             **privacy,
             "switches": {name: settings[name] for name in SWITCHES},
             "versions": timed.provenance["versions"],
-            "timing": {**timed.provenance["timing"], "replicas_in_job": len(rngs)},
+            "timing": run_timing(timed.provenance["timing"]["wall_time_s"], params.iterations, len(rngs)),
         }
         write_run(path, RunResult(trace, provenance))
     log.info("%s: done in %.1f s", label, timed.provenance["timing"]["wall_time_s"])

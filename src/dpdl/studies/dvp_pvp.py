@@ -23,7 +23,6 @@ import argparse
 import json
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +32,7 @@ import pandas as pd
 
 from dpdl.claims import Claim, Evidence
 from dpdl.config import parse_json_object
+from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,6 @@ PAPER_RHO_EXPONENT = {"nonprivate": -10.0, "dvp": -2.5, "pvp": -1.0}
 PAPER_C_R = {"nonprivate": 1750, "dvp": 1750, "pvp": 146}
 PAPER_OPTIMAL_ALPHA = {"dvp": 0.1422, "pvp": 0.4533}
 PVP_OFFSET_FIRST_ITERATION = 20  # PVP's c6 averages the loss over t = 20..100 (G22)
-PROGRESS_EVERY_S = 30.0  # a run logs its progress at least this often
 CURVE_POINTS = 200  # alphas at which fitted and paper curves are drawn
 TREND_SIGNIFICANCE = 0.05  # one-sided p-value of Kendall's trend test for the "decreasing" claims
 OPTIMAL_ALPHA_TOLERANCE = 0.05  # |alpha*_ours - alpha*_paper|: the G17 grid spacing near both
@@ -332,6 +331,14 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths
 
 
+def runs(config: dict, buildable: set[str]) -> list[str]:
+    """Every run artifact the study makes for ``config``: main grid, rho and eta selection."""
+    if DATASET not in buildable:
+        return []
+    values = settings(config)
+    return main_runs(values) + rho_runs(values) + eta_runs(values)
+
+
 def claim_scale_json(config: dict) -> str:
     """Return :func:`claim_scale` as JSON (``--scale`` of the claims step)."""
     return json.dumps(claim_scale(config), sort_keys=True)
@@ -381,21 +388,6 @@ def _partition(arrays: dict, card: dict, values: dict) -> tuple[list[np.ndarray]
         return shards, np.sort(np.concatenate(shards))
     from_test = arrays["from_test"].astype(bool)
     return [shard[~from_test[shard]] for shard in shards], np.flatnonzero(from_test)  # G19
-
-
-def _progress_logger(total_label: str) -> Callable[[int, int], None]:
-    start = last = time.perf_counter()
-
-    def report(done: int, total: int) -> None:
-        nonlocal last
-        now = time.perf_counter()
-        if now - last >= PROGRESS_EVERY_S or done == total:
-            elapsed = now - start
-            left = elapsed / done * (total - done)
-            log.info("%s: iteration %d/%d, %.1f s elapsed, about %.1f s left", total_label, done, total, elapsed, left)
-            last = now
-
-    return report
 
 
 @dataclass(frozen=True)
@@ -510,7 +502,7 @@ def execute_run(
     label_text = f"{algorithm} alpha {label(alpha)} rho {rho:.3g} eta {eta:g} seed {seed}"
 
     def run() -> pd.DataFrame:
-        result = run_admm(data, context.adjacency, admm, rngs=rngs, progress=_progress_logger(label_text))
+        result = run_admm(data, context.adjacency, admm, rngs=rngs, progress=Progress(label_text, admm.iterations + 1).update)
         if not result.converged:
             worst = float(result.inner_grad_norm.max())
             log.warning(

@@ -35,6 +35,7 @@ import pandas as pd
 
 from dpdl.claims import Claim, Evidence
 from dpdl.config import parse_json_object
+from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,6 @@ SETTINGS_KEYS = (
 SWITCH_KEYS = ("loss_scale", "topology", "step_scale", "lipschitz", "dpadmm_gauss_constant")
 THEOREM1_MAX_EPSILON = 1.0  # Theorem 1 assumes epsilon in (0, 1] (G11)
 LAST_ITERATIONS = 10  # "last10" measure: mean error over the last 10 outer iterations (G14)
-PROGRESS_EVERY_S = 30.0  # a run logs its progress at least this often
 CONVERGED_FRACTION = 0.01  # claim: final error at most 1% of the initial error K
 TREND_ALPHA = 0.05  # claims: one-sided significance of Kendall's trend over a grid
 
@@ -150,19 +150,17 @@ def run_patterns(config: dict, algorithm: str) -> list[str]:
     return [str(RESULTS / "runs" / algorithm / p.label / "trial{trial}.npz") for p in grid(settings(config))]
 
 
-def run_paths(config: dict, algorithm: str, trials: list[int] | None = None, figure: str | None = None) -> list[str]:
-    """Run artifacts of ``algorithm`` for the given trials (default: all evaluation trials) and grid."""
-    values = settings(config)
+def run_paths(values: dict, algorithm: str, trials: list[int], figure: str | None = None) -> list[str]:
+    """Run artifacts of ``algorithm`` for ``trials`` over the grid (or one figure's grid points)."""
     points = grid(values) if figure is None else figure_points(values, figure)
-    trials = evaluation_trials(config) if trials is None else trials
     return [run_path(algorithm, p.label, t) for p in points for t in trials]
 
 
-def figure_run_paths(config: dict, figure: str) -> list[str]:
-    """Run artifacts one figure's aggregate reads: both algorithms, its grid points, evaluation trials."""
+def figure_run_paths(values: dict, trials: list[int], figure: str) -> list[str]:
+    """Run artifacts one figure's aggregate reads: both algorithms, its grid points, ``trials``."""
     if figure == "fig1":
         return []
-    return [path for algorithm in ALGORITHMS for path in run_paths(config, algorithm, figure=figure)]
+    return [path for algorithm in ALGORITHMS for path in run_paths(values, algorithm, trials, figure)]
 
 
 def settings_json(config: dict) -> str:
@@ -199,6 +197,14 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     paths = [figure_path(f, ext) for f in FIGURES for ext in ("png", "pdf")]
     paths += [aggregate_path(name) for name in (*FIGURES, "privacy", "dpadmm_tuning")]
     return paths + [claims_path("csv"), claims_path("md")]
+
+
+def runs(config: dict, buildable: set[str]) -> list[str]:
+    """Every run artifact the study makes for ``config`` (the privacy table and ``dpdl status`` read them)."""
+    if DATASET not in buildable:
+        return []
+    values, trials = settings(config), evaluation_trials(config)
+    return [path for algorithm in ALGORITHMS for path in run_paths(values, algorithm, trials)]
 
 
 def _scale(values: dict, n_trials: int) -> dict[str, int]:
@@ -500,7 +506,7 @@ def run(
     tuning_path: str | None,
 ) -> list[str]:
     """Run one algorithm on the given evaluation trials for every grid point; write one artifact each."""
-    from dpdl.runs import RunResult, package_versions, write_run
+    from dpdl.runs import RunResult, package_versions, run_timing, write_run
 
     card = _read_card(card_path)
     n_agents, samples = _data_shape(card)
@@ -533,32 +539,17 @@ def run(
             provenance = {
                 "study": STUDY, "dataset": DATASET, "dataset_sha256": card["npz_sha256"], "algorithm": algorithm,
                 "params": {**params(i, b), "grid_point": point.label, "epsilon_total_29": entry["epsilon_total_29"],
-                           "epsilon_total_given": point.epsilon_total, "trial": trial,
-                           "batch": {"runs": n_runs, "wall_time_s": wall}},
+                           "epsilon_total_given": point.epsilon_total, "trial": trial},
                 "seed": trial, "epsilon": entry["epsilon"],
                 **{key: record[key] for key in ("delta", "eps_per_iteration", "eps_composed_rdp", "eps_composed_pld", "accountant", "noise_scales")},
                 "switches": switches(values), "versions": versions,
-                "timing": {"wall_time_s": wall / n_runs, "iterations": n_outer, "iterations_per_second": n_outer * n_runs / max(wall, 1e-9)},
+                "timing": run_timing(wall, n_outer, n_runs),
             }  # fmt: skip
             path = run_path(algorithm, point.label, trial)
             write_run(path, RunResult(trace, provenance))
             written.append(path)
     log.info("%s: %d runs (%d grid points x %d trials) in %.1f s", algorithm, n_runs, len(points), len(trials), wall)
     return written
-
-
-def _progress_logger(label: str, n_outer: int):
-    start = time.perf_counter()
-    last = [start]
-
-    def report(m: int) -> None:
-        now = time.perf_counter()
-        if now - last[0] >= PROGRESS_EVERY_S or m == n_outer:
-            elapsed = now - start
-            log.info("%s: outer iteration %d/%d, %.0f s elapsed, about %.0f s left", label, m, n_outer, elapsed, elapsed / m * (n_outer - m))
-            last[0] = now
-
-    return report
 
 
 def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples):
@@ -579,7 +570,7 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
         X, y, beta_c, graph, step_scale, [_agent_rngs("dzoa", t, n_agents) for t in trials],
         rho=values["rho"], eta=values["eta"], loss_scale=loss_scale(values, samples), lipschitz=values["lipschitz"],
         smoothing=values["smoothing"], n_directions=values["directions"], n_outer=values["outer_iterations"],
-        n_inner=values["inner_iterations"], on_iteration=_progress_logger(f"D-ZOA trials {trials}", values["outer_iterations"]),
+        n_inner=values["inner_iterations"], on_iteration=Progress(f"D-ZOA trials {trials}", values["outer_iterations"]).update,
     )  # fmt: skip
     if result.diverged.any():
         log.warning("D-ZOA diverged in %d of %d runs (kept; non-finite errors)", int(result.diverged.sum()), result.diverged.size)
@@ -1033,7 +1024,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--tuning", default=None, help="tuning .json (DP-ADMM)")
     sub = step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate from its runs.")
     sub.add_argument("figure", choices=FIGURES)
-    sub.add_argument("--runs", nargs="*", default=[])
+    sub.add_argument("--trials", type=int, nargs="*", default=[], help="evaluation trials whose runs are read")
     sub.add_argument("--agents", type=int, default=None, help="K (fig1)")
     sub.add_argument("--out", required=True)
     sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.", with_settings=False)
@@ -1071,7 +1062,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    table = aggregate(parse_settings(args.settings), args.figure, args.runs, args.agents)
+    values = parse_settings(args.settings)
+    table = aggregate(values, args.figure, figure_run_paths(values, args.trials, args.figure), args.agents)
     _write_csv(table, args.out)
     return 0
 

@@ -246,6 +246,13 @@ def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
     return paths + [*table1_paths(), *claims_paths()]
 
 
+def runs(config: Mapping, buildable: Iterable[str]) -> list[str]:
+    """Every run artifact the study makes for ``config`` (those of its figures, once each)."""
+    settings = config[STUDY]
+    paths = (path for figure in figure_ids(settings) for path in aggregate_runs(settings, figure, buildable))
+    return list(dict.fromkeys(paths))
+
+
 def settings_json(config: Mapping) -> str:
     """The study's config section as JSON (the rules' params: a change reruns what depends on it)."""
     return json.dumps(config[STUDY], sort_keys=True)
@@ -505,7 +512,7 @@ def run_batch(
     data: Mapping[str, np.ndarray], dataset_sha256: str, tuning: Mapping, optimum: Mapping,
 ) -> list[tuple[str, RunResult]]:  # fmt: skip
     """Run one batch and return each column's path and run record (trace + provenance)."""
-    from dpdl.runs import RunResult, execute
+    from dpdl.runs import RunResult, execute, run_timing
 
     x, labels = data["X_train"], data["y_train"]
     groups, columns = build_batch(settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, tuning["step_sizes"])
@@ -524,13 +531,7 @@ def run_batch(
         trace = pd.DataFrame({"iteration": np.asarray(record_at), **{name: values[:, i] for name, values in metrics.items()}})
         provenance = run_provenance(settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum)
         result = execute(lambda trace=trace: trace, provenance, iterations=settings["iterations"])
-        timing = {
-            "wall_time_s": wall / len(columns),
-            "iterations": settings["iterations"],
-            "iterations_per_second": settings["iterations"] * len(columns) / max(wall, 1e-9),
-            "batch_runs": len(columns),
-            "batch_wall_time_s": wall,
-        }
+        timing = run_timing(wall, settings["iterations"], len(columns))
         results.append((column.path, RunResult(result.trace, {**result.provenance, "timing": timing})))
     return results
 

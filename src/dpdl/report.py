@@ -1,0 +1,89 @@
+"""The HTML report of ``snakemake --report report.html``: what it holds, and rendering it headless.
+
+Snakemake's report is one self-contained page (scripts, styles and every result inlined as data
+URIs). :func:`report_contents` reads the results and menu categories it embeds; :func:`render`
+loads it in headless Chromium and returns the DOM after its scripts ran, or saves a screenshot,
+optionally after opening one result (a figure) the way a reader's click would.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from dpdl.errors import ArtifactError, DpdlError
+from dpdl.io import atomic_path
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+RENDER_TIMEOUT_S = 120
+SCORECARD_MARKER = '<div id="dpdl-scorecard">'  # as rendered; inside the page's scripts it is JSON-escaped
+EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE) for name in ("results", "categories")}
+
+
+def report_contents(path: str | Path) -> dict:
+    """The ``results`` (path -> entry with ``data_uri``, ``caption``) and ``categories`` a report embeds."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ArtifactError(f"{path}: cannot read the report ({err}); build it with `snakemake --report {path}`") from err
+    contents = {}
+    for name, pattern in EMBEDDED.items():
+        match = pattern.search(text)
+        if match is None:
+            raise ArtifactError(f"{path}: no `var {name} = ...` found; not a Snakemake HTML report")
+        contents[name] = json.loads(match.group(1))
+    return contents
+
+
+def find_browser() -> str:
+    """The first headless-capable Chromium on the PATH."""
+    for name in BROWSERS:
+        found = shutil.which(name)
+        if found:
+            return found
+    raise DpdlError(f"no Chromium found (tried {', '.join(BROWSERS)}); install it, e.g. `apt-get install chromium`")
+
+
+def render(report: str | Path, *, show: str | None = None, screenshot: str | Path | None = None, size: tuple[int, int] = (1600, 1400)) -> str:
+    """Load ``report`` in headless Chromium; return the DOM after its scripts ran.
+
+    ``show``: a result path (e.g. ``figures/dzoa/fig2.png``) to open first, as clicking its eye
+    button would. ``screenshot``: also save a PNG of the page at ``size`` (width, height).
+    """
+    contents = report_contents(report)
+    if show is not None and show not in contents["results"]:
+        raise DpdlError(f"{report}: no result {show!r}; it has {', '.join(sorted(contents['results']))}")
+    html = Path(report).read_text(encoding="utf-8")
+    if show is not None:
+        opener = (
+            "<script>window.addEventListener('load', () => setTimeout(() => app.setView({content: 'img', "
+            f"contentPath: results[{json.dumps(show)}].data_uri, resultPath: {json.dumps(show)}}}), 200));</script>"
+        )
+        html = html.replace("</body>", opener + "</body>")
+    command = [find_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=10000"]
+    with tempfile.TemporaryDirectory(prefix="dpdl-report-") as folder:
+        page = Path(folder) / "report.html"
+        page.write_text(html, encoding="utf-8")
+        dom = _chromium([*command, "--dump-dom", page.as_uri()])
+        if screenshot is not None:
+            shot = Path(folder) / "shot.png"
+            _chromium([*command, f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", page.as_uri()])
+            if not shot.is_file():
+                raise DpdlError(f"Chromium wrote no screenshot of {report}")
+            with atomic_path(screenshot) as target:
+                shutil.copyfile(shot, target)
+    return dom
+
+
+def _chromium(command: list[str]) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=RENDER_TIMEOUT_S, check=False)
+    except subprocess.TimeoutExpired as err:
+        raise DpdlError(f"Chromium did not finish within {RENDER_TIMEOUT_S} s: {' '.join(command)}") from err
+    if done.returncode != 0:
+        raise DpdlError(f"Chromium failed (exit {done.returncode}): {done.stderr[-2000:]}")
+    return done.stdout

@@ -1,0 +1,242 @@
+"""What holds across the four studies: the replication scorecard, the privacy table, provenance, status.
+
+- :func:`merge_scorecards`: one row per registered claim of every study (``results/claims.*``);
+  a study whose data could not be built, or that the config leaves out, still lists its claims,
+  with the verdict saying why they were not judged.
+- :func:`privacy_table`: per study, algorithm and privacy level, the privacy per iteration the
+  paper states and the privacy composed over the run (RDP and PLD), read from the run artifacts.
+- :func:`provenance_table`: the hashes of every raw file and prepared dataset, and the versions
+  of the packages that determine the numbers.
+- :func:`status`: runs finished and left for a config, with the CPU time left estimated from the
+  measured time per run.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, SCORECARD_COLUMNS, UNAVAILABLE, scorecard
+from dpdl.errors import ArtifactError
+from dpdl.io import markdown_table, read_json
+from dpdl.runs import package_versions, read_run
+from dpdl.studies import ALL, study_module
+
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_AT_SCALE, UNAVAILABLE)
+NOT_ENABLED = "study not in this config's `studies`; no run was made"
+SCORECARD_SHOWN = ["id", "study", "where", "statement", "paper_value", "our_value", "spread", "tolerance", "verdict", "detail"]
+SCORECARD_LANDING = ["id", "where", "paper_value", "our_value", "spread", "verdict"]  # the report's first page
+VERDICT_COLOURS = {REPRODUCED: "#d7f0d2", NOT_REPRODUCED: "#f7d4d0", NOT_AT_SCALE: "#e8e8e8", UNAVAILABLE: "#fbe9c6"}
+PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
+PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
+
+
+# The report's sections, in reading order (Snakemake lists categories by name).
+REPORT_CATEGORIES = {
+    "summary": "1. Scorecard and privacy",
+    "dvp_pvp": "2. dvp_pvp: Zhang & Zhu, DVP and PVP on Adult",
+    "wddp": "3. wddp: Kang, Liu & Wang, weighted DP-ERM",
+    "dp_iadmm": "4. dp_iadmm: Ryu & Kim, DP inexact ADMM",
+    "dzoa": "5. dzoa: Gratton et al., zeroth-order ADMM",
+    "data": "6. Datasets and provenance",
+}
+
+
+def report_category(section: str) -> str:
+    """The report category of a section (``summary``, a study id, ``data``)."""
+    return REPORT_CATEGORIES[section]
+
+
+def claims_path(study: str) -> str:
+    """Path of one study's scorecard (its ``<study>_claims`` rule writes it)."""
+    return f"results/claims/{study}.csv"
+
+
+def scorecard_path(ext: str) -> str:
+    """Path of the merged scorecard: ``csv``, ``md`` or ``html`` (the report's first page)."""
+    return f"results/claims.{ext}"
+
+
+def summary_table(name: str, ext: str) -> str:
+    """Path of a cross-study table (``privacy``, ``provenance``)."""
+    return f"results/tables/{name}.{ext}"
+
+
+def merge_scorecards(enabled: Iterable[str], study_scorecards: Mapping[str, str | Path]) -> pd.DataFrame:
+    """One row per registered claim of every study, in study order.
+
+    ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
+    could not build its data (verdict ``data unavailable``), a study the config leaves out gets
+    ``not run at this scale``.
+    """
+    enabled = set(enabled)
+    frames = []
+    for study in ALL:
+        claims = study_module(study).CLAIMS
+        if study in study_scorecards:
+            frame = _read_scorecard(study_scorecards[study], [claim.id for claim in claims])
+        else:
+            frame = scorecard(claims, {}, scale={}, switches={}).astype(object)
+            if study not in enabled:
+                frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
+        frames.append(frame)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError) as err:
+        raise ArtifactError(f"{path}: cannot read the scorecard ({err})") from err
+    if list(frame.columns) != SCORECARD_COLUMNS or list(frame["id"]) != ids:
+        raise ArtifactError(
+            f"{path}: not the scorecard of the registered claims ({', '.join(ids)}); rebuild it with "
+            f"`snakemake --cores 1 --forcerun {Path(path).stem}_claims {path}`"
+        )
+    unknown = sorted(set(frame["verdict"]) - set(VERDICTS))
+    if unknown:
+        raise ArtifactError(f"{path}: unknown verdicts {unknown}; expected one of {VERDICTS}")
+    return frame
+
+
+def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
+    """Claims per study and verdict, with a total row."""
+    counts = pd.crosstab(card["study"], pd.Categorical(card["verdict"], categories=VERDICTS), dropna=False)
+    counts = counts.reindex([s for s in ALL if s in counts.index])
+    counts.loc["all studies"] = counts.sum()
+    counts.columns = list(VERDICTS)
+    return counts.rename_axis("study").reset_index()
+
+
+def scorecard_markdown(card: pd.DataFrame) -> str:
+    """The scorecard as Markdown: counts per verdict, then one row per claim."""
+    return (
+        "# Replication scorecard\n\n"
+        + markdown_table(verdict_counts(card))
+        + "\n"
+        + markdown_table(card[SCORECARD_SHOWN])
+        + "\nSwitch settings and scale of each row: `results/claims.csv` (columns `switches`, `scale`).\n"
+    )
+
+
+def scorecard_html(card: pd.DataFrame) -> str:
+    """The scorecard as a self-contained HTML fragment (the report's first page), verdicts coloured.
+
+    The page is narrow, so it shows the counts and one short row per claim; the statement,
+    tolerance and detail are in ``results/claims.csv`` (category 1 of the report).
+    """
+
+    def table(frame: pd.DataFrame, verdict_column: str | None) -> str:
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+        rows = []
+        for record in frame.to_dict("records"):
+            style = ""
+            if verdict_column is not None:
+                style = f' style="background:{VERDICT_COLOURS[record[verdict_column]]}"'
+            cells = "".join(f"<td>{html.escape(_text(v))}</td>" for v in record.values())
+            rows.append(f"<tr{style}>{cells}</tr>")
+        return f'<table class="dpdl-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+
+    style = (
+        "<style>.dpdl-scorecard{border-collapse:collapse;font-size:0.8rem;margin:0.5rem 0 1rem}"
+        ".dpdl-scorecard th,.dpdl-scorecard td{border:1px solid #bbb;padding:2px 6px;vertical-align:top;text-align:left}"
+        ".dpdl-scorecard th{background:#f0f0f0}"
+        # Snakemake's landing page centres a narrow column; let the scorecard start at the top, full width
+        ".overflow-auto:has(#dpdl-scorecard){align-items:flex-start}.max-w-lg:has(#dpdl-scorecard){max-width:none}</style>"
+    )
+    legend = " ".join(
+        f'<span style="background:{colour};padding:1px 6px">{html.escape(verdict)}</span>' for verdict, colour in VERDICT_COLOURS.items()
+    )
+    return (
+        f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
+        f"<p>{len(card)} claims of four papers. Verdicts: {legend}</p>"
+        + table(verdict_counts(card), None)
+        + table(card[SCORECARD_LANDING], "verdict")
+        + "</div>\n"
+    )
+
+
+def _text(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def privacy_table(run_paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Per study, dataset, algorithm and privacy level: stated and composed privacy of the runs.
+
+    ``eps_per_iteration`` is the per-iteration privacy as the paper states it; the composed values
+    are the largest over the group's runs (they differ only where a run's noise depends on its
+    data split). Non-private runs are left out.
+    """
+    rows = []
+    for path in run_paths:
+        prov = read_run(path).provenance
+        if prov["eps_composed_rdp"] is None and prov["eps_composed_pld"] is None:
+            continue
+        rows.append({
+            **{key: prov[key] for key in PRIVACY_KEYS if key != "iterations"},
+            "iterations": prov["timing"]["iterations"],
+            "eps_composed_rdp": prov["eps_composed_rdp"],
+            "eps_composed_pld": prov["eps_composed_pld"],
+            "accountant": f"{prov['accountant']['name']} {prov['accountant']['version']}",
+        })  # fmt: skip
+    if not rows:
+        return pd.DataFrame(columns=PRIVACY_COLUMNS)
+    frame = pd.DataFrame(rows).fillna({"eps_per_iteration": math.nan})
+    grouped = frame.groupby(PRIVACY_KEYS, sort=False, dropna=False).agg(
+        runs=("eps_composed_rdp", "size"),
+        eps_composed_rdp=("eps_composed_rdp", "max"),
+        eps_composed_pld=("eps_composed_pld", "max"),
+        accountant=("accountant", "first"),
+    )
+    order = {study: i for i, study in enumerate(ALL)}
+    table = grouped.reset_index()
+    table = table.sort_values(["study", "dataset", "algorithm", "epsilon", "delta", "iterations"], key=lambda c: c.map(order) if c.name == "study" else c)
+    return table[PRIVACY_COLUMNS].reset_index(drop=True)
+
+
+def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
+    """The raw files and prepared datasets behind the results (with hashes), and package versions."""
+    rows = []
+    for path in cards:
+        card = read_json(path)
+        for raw in card["raw_inputs"]:
+            rows.append({"kind": "raw file", "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
+                         "value": raw["digest"], "detail": raw["algorithm"]})  # fmt: skip
+        rows.append({"kind": "prepared dataset", "name": str(Path(path).with_suffix(".npz")), "value": card["npz_sha256"], "detail": "sha256"})
+    for name, version in package_versions().items():
+        rows.append({"kind": "package", "name": name, "value": version, "detail": ""})
+    return pd.DataFrame(rows, columns=["kind", "name", "value", "detail"])
+
+
+def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
+    """Runs present and left per study and run group, with measured and estimated CPU seconds.
+
+    A run group is the folder two levels above a run (e.g. ``results/dzoa/runs/dzoa``: one
+    algorithm's grid). Seconds left = runs left x the group's mean measured seconds per run
+    (each run's share of its job's wall time), or the study's mean where the group has no
+    finished run yet; NaN where the study has none.
+    """
+    buildable = set(buildable)
+    rows = []
+    for study in (s for s in ALL if s in config["studies"]):
+        for path in study_module(study).runs(config, buildable):
+            present = Path(path).is_file()
+            seconds = read_run(path).provenance["timing"]["wall_time_s"] if present else math.nan
+            rows.append({"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds})
+    if not rows:
+        return pd.DataFrame(columns=["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"])
+    runs = pd.DataFrame(rows)
+    study_rate = runs.groupby("study", sort=False)["seconds"].mean()
+    table = runs.groupby(["study", "group"], sort=False).agg(
+        runs=("present", "size"), present=("present", "sum"), seconds_per_run=("seconds", "mean")
+    ).reset_index()
+    table["left"] = table["runs"] - table["present"]
+    rate = table["seconds_per_run"].fillna(table["study"].map(study_rate))
+    table["cpu_seconds_left"] = (table["left"] * rate).where(table["left"] > 0, 0.0)
+    return table[["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]]

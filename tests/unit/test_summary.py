@@ -1,0 +1,122 @@
+"""The cross-study outputs: merged scorecard, privacy table, provenance table, run status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_runs import provenance, trace
+
+from dpdl.check import scorecard_problems
+from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, scorecard
+from dpdl.config import load_config
+from dpdl.errors import ArtifactError
+from dpdl.io import write_json
+from dpdl.runs import RunResult, run_timing, write_run
+from dpdl.studies import ALL, study_module
+from dpdl.summary import (
+    NOT_ENABLED, VERDICTS, merge_scorecards, privacy_table, provenance_table, scorecard_html, status, verdict_counts,
+)  # fmt: skip
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def judged(study: str, verdict: str, tmp_path: Path) -> Path:
+    """A study scorecard CSV as its claims rule writes it, every claim with ``verdict``."""
+    card = scorecard(study_module(study).CLAIMS, {}, scale={"seeds": 2}, switches={"s": "x"})
+    card["verdict"], card["our_value"] = verdict, "0.5"
+    path = tmp_path / f"{study}.csv"
+    card.to_csv(path, index=False)
+    return path
+
+
+def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_judged(tmp_path: Path) -> None:
+    card = merge_scorecards(["dzoa", "wddp"], {"dzoa": judged("dzoa", REPRODUCED, tmp_path)})
+    assert list(card["id"]) == [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    by_study = card.groupby("study")["verdict"].agg(set)
+    assert by_study["dzoa"] == {REPRODUCED}
+    assert by_study["wddp"] == {UNAVAILABLE}  # enabled, but no scorecard: its data could not be built
+    assert by_study["dvp_pvp"] == by_study["dp_iadmm"] == {NOT_AT_SCALE}
+    assert set(card.loc[card["study"] == "dvp_pvp", "detail"]) == {NOT_ENABLED}
+    assert set(card.loc[card["study"] == "dzoa", "our_value"]) == {"0.5"}
+
+
+def test_a_stale_or_foreign_scorecard_is_refused(tmp_path: Path) -> None:
+    path = judged("dzoa", REPRODUCED, tmp_path)
+    frame = pd.read_csv(path)
+    frame.iloc[:-1].to_csv(path, index=False)
+    with pytest.raises(ArtifactError, match="not the scorecard of the registered claims"):
+        merge_scorecards(["dzoa"], {"dzoa": path})
+    frame.assign(verdict="holds").to_csv(path, index=False)
+    with pytest.raises(ArtifactError, match=r"unknown verdicts \['holds'\]"):
+        merge_scorecards(["dzoa"], {"dzoa": path})
+
+
+def test_verdict_counts_and_html(tmp_path: Path) -> None:
+    card = merge_scorecards(["dzoa"], {"dzoa": judged("dzoa", NOT_REPRODUCED, tmp_path)})
+    counts = verdict_counts(card).set_index("study")
+    n_dzoa = len(study_module("dzoa").CLAIMS)
+    assert counts.loc["dzoa", NOT_REPRODUCED] == n_dzoa and counts.loc["dzoa", REPRODUCED] == 0
+    assert counts.loc["all studies"].sum() == len(card)
+    page = scorecard_html(card)
+    assert page.count('style="background:#f7d4d0"') == n_dzoa  # one red row per claim not reproduced
+    hostile = scorecard_html(card.assign(where="<script>alert(1)</script>"))
+    assert "<script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
+
+
+def write_private_run(path: Path, *, algorithm: str, eps_pld: float, wall: float, study: str = "dzoa") -> None:
+    record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld)
+    write_run(path, RunResult(trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(wall, 3)}))
+
+
+def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
+    paths = [tmp_path / f"run{i}.npz" for i in range(4)]
+    write_private_run(paths[0], algorithm="dzoa", eps_pld=1.0, wall=1)
+    write_private_run(paths[1], algorithm="dzoa", eps_pld=1.5, wall=1)
+    write_private_run(paths[2], algorithm="dpadmm", eps_pld=0.7, wall=1)
+    nonprivate = provenance(study="dzoa", algorithm="nonprivate", epsilon=None, eps_per_iteration=None,
+                            eps_composed_rdp=None, eps_composed_pld=None)  # fmt: skip
+    write_run(paths[3], RunResult(trace(), {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 3)}))
+    table = privacy_table(paths).set_index("algorithm")
+    assert list(table.index) == ["dpadmm", "dzoa"]  # the non-private run is left out
+    assert table.loc["dzoa", "runs"] == 2 and table.loc["dzoa", "eps_composed_pld"] == 1.5
+    assert table.loc["dpadmm", "eps_per_iteration"] == 0.1 and table.loc["dpadmm", "iterations"] == 3
+
+
+def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> None:
+    card = {"study": "wddp", "dataset": "kdd", "npz_sha256": "a" * 64,
+            "raw_inputs": [{"path": "kdd/kddcup.data_10_percent.gz", "algorithm": "sha256", "digest": "b" * 64}]}  # fmt: skip
+    write_json(tmp_path / "kdd.json", card)
+    table = provenance_table([tmp_path / "kdd.json"])
+    assert table.iloc[0].to_dict() == {"kind": "raw file", "name": "wddp/kdd: kdd/kddcup.data_10_percent.gz", "value": "b" * 64, "detail": "sha256"}
+    assert table.iloc[1]["value"] == "a" * 64
+    assert {"python", "numpy", "dp-accounting"} <= set(table.loc[table["kind"] == "package", "name"])
+
+
+def test_status_counts_runs_and_estimates_time_left_from_finished_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config = load_config(ROOT / "config/ci.yaml")
+    monkeypatch.chdir(tmp_path)
+    config["studies"] = ["dzoa"]
+    runs = study_module("dzoa").runs(config, {"dzoa/lasso"})
+    dzoa_runs = [p for p in runs if "/runs/dzoa/" in p]
+    for path in dzoa_runs[:2]:
+        write_private_run(Path(path), algorithm="dzoa", eps_pld=1.0, wall=4.0)
+    table = status(config, {"dzoa/lasso"}).set_index("group")
+    row = table.loc["results/dzoa/runs/dzoa"]
+    assert (row["runs"], row["present"], row["left"]) == (len(dzoa_runs), 2, len(dzoa_runs) - 2)
+    assert row["cpu_seconds_left"] == pytest.approx(4.0 * (len(dzoa_runs) - 2))
+    # DP-ADMM has no finished run: its estimate falls back to the study's measured mean
+    assert table.loc["results/dzoa/runs/dpadmm", "cpu_seconds_left"] == pytest.approx(4.0 * (len(runs) - len(dzoa_runs)))
+    assert status(config, set()).empty  # nothing can be built: nothing to run
+
+
+def test_check_wants_one_scorecard_row_per_registered_claim(tmp_path: Path) -> None:
+    card = merge_scorecards([], {})
+    path = tmp_path / "claims.csv"
+    card.to_csv(path, index=False)
+    assert scorecard_problems(path) == []
+    card.drop(index=3).to_csv(path, index=False)
+    assert "missing: ['" + card.loc[3, "id"] + "']" in scorecard_problems(path)[0]
+    card.assign(verdict="maybe").to_csv(path, index=False)
+    assert scorecard_problems(path) == [f"{path}: verdicts ['maybe'] are not among {VERDICTS}"]

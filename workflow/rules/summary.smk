@@ -1,0 +1,94 @@
+# What holds across the four studies: the merged scorecard (the report's first page), the privacy
+# of every run, the provenance of the data and software. Paths live in dpdl.summary.
+
+
+def get_study_scorecards(wildcards):
+    """The per-study scorecards the config promises (a study without its data has none)."""
+    return targets.study_scorecards(config, get_availability())
+
+
+def get_study_runs(wildcards):
+    """Every run artifact of the enabled studies whose data can be built here."""
+    return targets.study_runs(config, set(get_availability().buildable))
+
+
+def get_buildable(wildcards):
+    """The prepared datasets that can be built here, space-separated."""
+    return " ".join(get_availability().buildable)
+
+
+# One row per registered claim of every study: paper value, ours, tolerance, verdict.
+rule summary_scorecard:
+    input:
+        get_study_scorecards,
+    output:
+        csv=report(
+            summary.scorecard_path("csv"),
+            caption="../report/summary/scorecard.rst",
+            category=summary.report_category("summary"),
+        ),
+        md=summary.scorecard_path("md"),
+        html=summary.scorecard_path("html"),
+    log:
+        "logs/summary/scorecard.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        studies=" ".join(config["studies"]),
+    shell:
+        "python -m dpdl scorecard --studies {params.studies} --claims {input}"
+        " --out {output.csv} {output.md} {output.html} > {log} 2>&1"
+
+
+# Privacy per iteration as each paper states it, and composed over every run (RDP, PLD).
+rule summary_privacy:
+    input:
+        get_study_runs,
+    output:
+        csv=report(
+            summary.summary_table("privacy", "csv"),
+            caption="../report/summary/privacy.rst",
+            category=summary.report_category("summary"),
+        ),
+        md=summary.summary_table("privacy", "md"),
+    log:
+        "logs/summary/privacy.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=15,
+    params:
+        config=json.dumps(config, sort_keys=True),
+        buildable=get_buildable,
+    shell:
+        "python -m dpdl privacy-table --config {params.config:q} --buildable {params.buildable}"
+        " --out {output.csv} {output.md} > {log} 2>&1"
+
+
+# The hashes of every raw file and prepared dataset, and the versions of the packages.
+rule summary_provenance:
+    input:
+        cards=get_available_cards,
+    output:
+        csv=report(
+            summary.summary_table("provenance", "csv"),
+            caption="../report/summary/provenance.rst",
+            category=summary.report_category("data"),
+        ),
+        md=summary.summary_table("provenance", "md"),
+    log:
+        "logs/summary/provenance.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    shell:
+        "python -m dpdl tables provenance --cards {input.cards} --out {output.csv} {output.md} > {log} 2>&1"
