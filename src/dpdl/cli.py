@@ -93,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("report", type=Path, help="the report of `snakemake --report report.html`")
     sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
     sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
+    sub.add_argument("--configfile", type=Path, default=None, help="also require every figure this config promises")
 
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument("paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs)")
@@ -233,12 +234,23 @@ def cmd_render_report(args: argparse.Namespace) -> int:
 
     contents = report_contents(args.report)
     dom = render(args.report, show=args.show, screenshot=args.screenshot)
-    for category, subcategories in contents["categories"].items():
+    for category, subcategories in sorted(contents["categories"].items()):
         print(f"{category}: {sum(map(len, subcategories.values()))} result(s)")
-    shown = SCORECARD_MARKER in dom
-    print(f"rendered page: {len(dom)} characters; scorecard {'shown' if shown else 'NOT shown'}")
+    problems = [] if args.show or SCORECARD_MARKER in dom else ["the rendered landing page does not show the scorecard"]
+    if args.configfile is not None:
+        from dpdl.config import load_config
+        from dpdl.targets import default_targets, plan
+
+        config = load_config(args.configfile)
+        figures = [path for path in default_targets(config, plan(config)) if path.endswith(".png")]
+        missing = [f for f in figures if not contents["results"].get(f, {}).get("data_uri", "").startswith("data:image/png")]
+        problems += [f"figure {f} is not in the report" for f in missing]
+        print(f"{len(figures) - len(missing)} of the {len(figures)} figures {args.configfile} promises are in the report")
     if args.screenshot is not None:
         print(f"screenshot: {args.screenshot}")
+    if problems:
+        raise ArtifactError(f"{args.report}: " + "; ".join(problems))
+    print(f"{args.report}: rendered ({len(dom)} characters), scorecard shown")
     return 0
 
 
