@@ -52,6 +52,6 @@ def test_one_figure_rebuilds_only_what_it_needs(built: dict) -> None:
     (built["work"] / "figures/dp_iadmm/fig2a.png").unlink()
     planned = snakemake(built, "figures/dp_iadmm/fig2a.png", "--dry-run")
     assert planned.returncode == 0, planned.stderr[-3000:]
-    assert "dp_iadmm_fig2a" in planned.stdout
-    for other in ("dp_iadmm_run", "dp_iadmm_aggregate", "dp_iadmm_fig1", "dp_iadmm_claims"):
+    assert "dp_iadmm_figure_fig2a" in planned.stdout
+    for other in ("dp_iadmm_run", "dp_iadmm_aggregate", "dp_iadmm_figure_fig1", "dp_iadmm_claims"):
         assert f"rule {other}:" not in planned.stdout and f"rule {other}\n" not in planned.stdout, other

@@ -110,10 +110,10 @@ def test_privacy_table_agrees_with_the_runs(built: dict) -> None:
 
 def test_forcerun_redraws_one_figure_and_nothing_upstream(built: dict) -> None:
     before = (built["work"] / "results/dzoa/aggregates/fig2.csv").stat().st_mtime_ns
-    redrawn = snakemake(built, "figures/dzoa/fig2.png", "--forcerun", "dzoa_fig2")
+    redrawn = snakemake(built, "figures/dzoa/fig2.png", "--forcerun", "dzoa_figure_fig2")
     output = redrawn.stdout + redrawn.stderr
     assert redrawn.returncode == 0, output[-3000:]
-    assert "1 of 1 steps (100%) done" in output and "rule dzoa_fig2:" in output
+    assert "1 of 1 steps (100%) done" in output and "rule dzoa_figure_fig2:" in output
     assert (built["work"] / "results/dzoa/aggregates/fig2.csv").stat().st_mtime_ns == before
 
 

@@ -117,7 +117,7 @@ for dp_iadmm_figure in dp_iadmm_study.FIGURES:
 
     rule:
         name:
-            f"dp_iadmm_{dp_iadmm_figure}"
+            f"dp_iadmm_figure_{dp_iadmm_figure}"
         input:
             dp_iadmm_study.aggregate_path(dp_iadmm_figure),
         output:

@@ -179,7 +179,7 @@ for dzoa_figure in dzoa_study.FIGURES:
 
     rule:
         name:
-            f"dzoa_{dzoa_figure}"
+            f"dzoa_figure_{dzoa_figure}"
         input:
             dzoa_study.aggregate_path(dzoa_figure),
         output:
