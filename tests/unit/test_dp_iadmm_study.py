@@ -154,9 +154,9 @@ def test_aggregates_figures_tables_and_claims(jobs, tmp_path) -> None:
     card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(CONFIG, 0), switches={"trust_radius": "x"})
     assert len(card) == len(study.CLAIMS) == len({c.id for c in study.CLAIMS})
     judged = card.set_index("id")
-    assert judged.loc["mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE
-    assert judged.loc["femnist_objt_eps5", "verdict"] == "data unavailable"
-    assert isinstance(judged.loc["mnist_gap_eps0.05", "our_value"], float)
+    assert judged.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE
+    assert judged.loc["dp_iadmm.femnist_objt_eps5", "verdict"] == "data unavailable"
+    assert isinstance(judged.loc["dp_iadmm.mnist_gap_eps0.05", "our_value"], float)
 
 
 def synthetic(rows: list[tuple]) -> pd.DataFrame:
@@ -170,7 +170,7 @@ def synthetic(rows: list[tuple]) -> pd.DataFrame:
 
 
 def claim(claim_id: str):
-    return next(c for c in study.CLAIMS if c.id == claim_id)
+    return next(c for c in study.CLAIMS if c.id == f"dp_iadmm.{claim_id}")
 
 
 def test_value_claims_use_the_tolerance_and_the_scale() -> None:
@@ -183,9 +183,9 @@ def test_value_claims_use_the_tolerance_and_the_scale() -> None:
     assert gap.value == pytest.approx(7.09) and gap.holds
     scale = {"iterations": 20_000, "seeds": 10, "long_iterations": 1e6, "long_seeds": 1, "femnist_train_shards": 21}
     card = scorecard(study.CLAIMS, {"fig2a": agg}, scale=scale, switches={}).set_index("id")
-    assert card.loc["mnist_objt_eps0.05", "verdict"] == REPRODUCED
-    assert card.loc["mnist_objt_eps5", "verdict"] == "not reproduced"  # not in this aggregate's grid
-    assert card.loc["femnist_objt_eps5", "verdict"] == "data unavailable"
+    assert card.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == REPRODUCED
+    assert card.loc["dp_iadmm.mnist_objt_eps5", "verdict"] == "not reproduced"  # not in this aggregate's grid
+    assert card.loc["dp_iadmm.femnist_objt_eps5", "verdict"] == "data unavailable"
 
 
 def test_ordering_claims() -> None:

@@ -746,7 +746,7 @@ def _error_claim(cid, where, statement, paper, aggregate, dataset, variant_name,
         return Evidence(round(value, 2), abs(value - paper) <= tolerance, spread=_pct(row),
                         detail=f"testing error of the server's w at t = {int(row['iteration'])}, mean over seeds")  # fmt: skip
 
-    return Claim(cid, STUDY, where, statement, paper, f"+-{tolerance:g} pp", TOLERANCE_WHY, aggregate, evaluate, needs)
+    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, paper, f"+-{tolerance:g} pp", TOLERANCE_WHY, aggregate, evaluate, needs)
 
 
 def _gap_claim(cid, where, statement, paper, aggregate, dataset, epsilon, needs) -> Claim:
@@ -761,7 +761,7 @@ def _gap_claim(cid, where, statement, paper, aggregate, dataset, epsilon, needs)
                         detail="OutP minus ObjT testing error, percentage points")  # fmt: skip
 
     why = "the sum of the two errors' tolerances; " + TOLERANCE_WHY
-    return Claim(cid, STUDY, where, statement, paper, f"+-{tolerance:g} pp", why, aggregate, evaluate, needs)
+    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, paper, f"+-{tolerance:g} pp", why, aggregate, evaluate, needs)
 
 
 def _ordering_claim(cid, where, statement, aggregate, check, needs, tolerance="ordering of means over seeds") -> Claim:
@@ -769,7 +769,7 @@ def _ordering_claim(cid, where, statement, aggregate, check, needs, tolerance="o
         holds, value = check(agg)
         return Evidence(value, bool(holds))
 
-    return Claim(cid, STUDY, where, statement, None, tolerance, "section 8 lists it as a primary target", aggregate,
+    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, None, tolerance, "section 8 lists it as a primary target", aggregate,
                  evaluate, needs)  # fmt: skip
 
 
