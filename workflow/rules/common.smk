@@ -66,3 +66,18 @@ def get_available_table1_cards(wildcards):
 def get_unavailable(wildcards):
     """Prepared datasets of the config whose raw files cannot be obtained here."""
     return " ".join(get_availability().skipped)
+
+
+def get_study_scorecards(wildcards):
+    """The per-study scorecards the config promises (a study without its data has none)."""
+    return targets.study_scorecards(config, get_availability())
+
+
+def get_study_runs(wildcards):
+    """Every run artifact of the enabled studies whose data can be built here."""
+    return targets.study_runs(config, set(get_availability().buildable))
+
+
+def get_buildable(wildcards):
+    """The prepared datasets that can be built here, space-separated."""
+    return " ".join(get_availability().buildable)

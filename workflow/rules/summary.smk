@@ -2,21 +2,6 @@
 # of every run, the provenance of the data and software. Paths live in dpdl.summary.
 
 
-def get_study_scorecards(wildcards):
-    """The per-study scorecards the config promises (a study without its data has none)."""
-    return targets.study_scorecards(config, get_availability())
-
-
-def get_study_runs(wildcards):
-    """Every run artifact of the enabled studies whose data can be built here."""
-    return targets.study_runs(config, set(get_availability().buildable))
-
-
-def get_buildable(wildcards):
-    """The prepared datasets that can be built here, space-separated."""
-    return " ".join(get_availability().buildable)
-
-
 # One row per registered claim of every study: paper value, ours, tolerance, verdict.
 rule summary_scorecard:
     input:
