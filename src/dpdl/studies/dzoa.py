@@ -446,7 +446,10 @@ def tune(values: dict, trials: list[int], data_path: str, card_path: str, centra
     penalties = [c[0] for c in combos]
     step_sizes = [c[1] for c in combos]
     chosen, rows = {}, []
-    for point in grid(values):
+    points = grid(values)
+    progress = Progress(f"DP-ADMM tuning, {len(combos)} (rho, eta0) x trials {trials}, grid points", len(points))
+    for done, point in enumerate(points):
+        progress.update(done)
         epsilon = calibration[point.label]["epsilon"]
         inverse_step, noise_std = _dpadmm_schedules(values, epsilon, point.delta, samples, penalties, step_sizes)
         rngs = [_agent_rngs("dpadmm", t, n_agents) for t in trials]
@@ -467,6 +470,7 @@ def tune(values: dict, trials: list[int], data_path: str, card_path: str, centra
                 "mean_final_error": float(score[i]) if np.isfinite(score[i]) else None,
                 "n_diverged": int((~np.isfinite(final[i])).sum()), "n_trials": len(trials), "chosen": i == best,
             })  # fmt: skip
+    progress.update(len(points))
     write_json(out_json, {"tuning_trials": trials, "grid": {"penalties": values["dpadmm_penalties"], "step_sizes": values["dpadmm_step_sizes"]}, "chosen": chosen})
     _write_csv(pd.DataFrame(rows), out_table)
     log.info("tuned DP-ADMM on trials %s for %d grid points", trials, len(chosen))
