@@ -142,7 +142,7 @@ rule dzoa_run_dpadmm:
 
 
 # Per figure: mean and 20/80 percentile bands over evaluation trials (fig1: the graph's edges).
-# The command is given the trials, not the run list: the paper grid's list is too long for a shell.
+# The command is given the trials, not the run list (227 KB of paths for the paper grid's fig3a).
 for dzoa_figure in dzoa_study.FIGURES:
 
     rule:
