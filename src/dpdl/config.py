@@ -30,6 +30,14 @@ def parse_json_object(text: str, option: str) -> dict:
     return value
 
 
+def require_exact_keys(values: dict, expected, what: str, hint: str) -> dict:
+    """Return ``values`` if its keys are exactly ``expected``; else a ConfigError naming both differences."""
+    missing, unknown = set(expected) - values.keys(), values.keys() - set(expected)
+    if missing or unknown:
+        raise ConfigError(f"{what}: missing {sorted(missing)}, unknown {sorted(unknown)}; {hint}")
+    return values
+
+
 def _key_path(error: jsonschema.ValidationError) -> str:
     parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path]
     return "".join(parts).lstrip(".") or "(top level)"

@@ -17,6 +17,7 @@ import dpdl
 from dpdl.data import adult, femnist, kdd, lasso, mnist
 from dpdl.data.fetch import RemoteFile, fetch, locate, unavailable_message
 from dpdl.data.partition import equal_shards, size_summary
+from dpdl.config import require_exact_keys
 from dpdl.errors import ConfigError, DataUnavailableError
 
 log = logging.getLogger(__name__)
@@ -133,12 +134,7 @@ def check_options(name: str, opts: dict) -> None:
     """Raise :class:`ConfigError` unless ``opts`` has exactly the option keys of ``name``."""
     if name not in OPTION_KEYS:
         raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-    missing, unknown = OPTION_KEYS[name] - opts.keys(), opts.keys() - OPTION_KEYS[name]
-    if missing or unknown:
-        raise ConfigError(
-            f"options for {name}: missing {sorted(missing)}, unknown {sorted(unknown)}; "
-            f"expected exactly {sorted(OPTION_KEYS[name])}"
-        )
+    require_exact_keys(opts, OPTION_KEYS[name], f"options for {name}", f"expected exactly {sorted(OPTION_KEYS[name])}")
 
 
 def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:

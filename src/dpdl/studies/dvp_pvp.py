@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import Claim, Evidence
-from dpdl.config import parse_json_object
+from dpdl.config import parse_json_object, require_exact_keys
 from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
 
@@ -358,14 +358,8 @@ def claim_scale(config: dict) -> dict[str, int]:
 
 def parse_run_settings(text: str) -> dict:
     """Parse ``--settings`` of a run job: exactly the keys of :data:`RUN_KEYS`."""
-    values = parse_json_object(text, "--settings")
-    missing, unknown = set(RUN_KEYS) - values.keys(), values.keys() - set(RUN_KEYS)
-    if missing or unknown:
-        raise ConfigError(
-            f"--settings: missing {sorted(missing)}, unknown {sorted(unknown)}; pass "
-            "dpdl.studies.dvp_pvp.run_settings(config) (see workflow/schemas/dvp_pvp.schema.yaml)"
-        )
-    return values
+    hint = "pass dpdl.studies.dvp_pvp.run_settings(config) (see workflow/schemas/dvp_pvp.schema.yaml)"
+    return require_exact_keys(parse_json_object(text, "--settings"), RUN_KEYS, "--settings", hint)
 
 
 # ------------------------------------------------------------------------------------------ runs

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import Claim, Evidence
-from dpdl.config import parse_json_object
+from dpdl.config import parse_json_object, require_exact_keys
 from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
 
@@ -81,14 +81,8 @@ def settings(config: dict) -> dict:
 
 def parse_settings(text: str) -> dict:
     """Parse ``--settings`` JSON: an object with exactly the keys of the dzoa config section."""
-    values = parse_json_object(text, "--settings")
-    missing, unknown = set(SETTINGS_KEYS) - values.keys(), values.keys() - set(SETTINGS_KEYS)
-    if missing or unknown:
-        raise ConfigError(
-            f"--settings: missing {sorted(missing)}, unknown {sorted(unknown)}; pass the complete dzoa "
-            "config section (see workflow/schemas/dzoa.schema.yaml)"
-        )
-    return values
+    hint = "pass the complete dzoa config section (see workflow/schemas/dzoa.schema.yaml)"
+    return require_exact_keys(parse_json_object(text, "--settings"), SETTINGS_KEYS, "--settings", hint)
 
 
 def _label(kind: str, value: float, delta: float) -> str:
