@@ -26,6 +26,23 @@ def test_shipped_configs_are_valid(path: Path) -> None:
     assert config["data"]["lasso"]["agents"] == 5  # defaults filled in
 
 
+def key_paths(tree: dict, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every key path of a nested mapping, leaves and inner keys alike."""
+    paths = set()
+    for key, value in tree.items():
+        paths.add(prefix + (key,))
+        if isinstance(value, dict):
+            paths |= key_paths(value, prefix + (key,))
+    return paths
+
+
+def test_paper_config_sets_every_key_of_the_default_config() -> None:
+    # Snakemake merges --configfile config/paper.yaml over config/config.yaml key by key, so a key
+    # paper.yaml leaves out keeps config.yaml's reduced value, not the schema's paper-scale default.
+    default, paper = (yaml.safe_load((ROOT / "config" / name).read_text()) for name in ("config.yaml", "paper.yaml"))
+    assert key_paths(default) - key_paths(paper) == set()
+
+
 def test_defaults_fill_a_sparse_config() -> None:
     config = validate_config({"studies": ["dzoa"], "data": {}, "dvp_pvp": {}, "wddp": {}, "dp_iadmm": {}, "dzoa": {}}, SCHEMA)
     assert config["data"]["kdd"] == {"sample_size": 70000, "train_size": 50000, "seed": 0}
