@@ -249,6 +249,19 @@ def test_rho_claim_tolerance() -> None:
     assert not study._rho_argmin("dvp")(far).holds
 
 
+def test_rho_claim_and_table_take_every_tied_minimiser() -> None:
+    # DVP's ridge branch makes the loss independent of rho: every rho attaining the minimum counts.
+    tied = pd.DataFrame({"algorithm": "dvp", "rho_exponent": [-4.0, -3.5, -3.0, -2.5, -2.0, -1.0],
+                         "mean": [3.0, 3.0, 3.0, 3.0, 3.0 * (1 + 1e-6), 4.0], "lo": 2.9, "hi": 3.1, "n": 2,
+                         "alpha": 0.3})  # fmt: skip
+    evidence = study._rho_argmin("dvp")(tied)
+    assert evidence.holds and evidence.value == "10^-4..10^-2.5 (4 tied)"
+    assert "minimal (to a relative 1e-09) at 4 of 6 rho" in evidence.detail
+    assert not study._rho_argmin("dvp")(tied.assign(rho_exponent=[-7.0, -6.5, -6.0, -5.5, -2.5, -1.0])).holds
+    both = pd.concat([tied.assign(algorithm=name) for name in study.ALGORITHMS])
+    assert study.table1_rho(both).loc[1, "our_argmin_rho"] == "10^-4..10^-2.5 (4 tied)"
+
+
 def test_decreasing_claim_uses_kendall() -> None:
     alphas = [0.01, 0.1, 0.3, 0.5, 1.0]
     aggregate = pd.concat([
