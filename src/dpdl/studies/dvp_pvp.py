@@ -922,9 +922,8 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------------- tables
 
 
-def rho_argmins(aggregate: pd.DataFrame, algorithm: str) -> pd.DataFrame:
-    """The rows of ``algorithm``'s rho grid whose mean final loss is the minimum (ties within ``RHO_TIE_RTOL``)."""
-    part = aggregate[aggregate["algorithm"] == algorithm].sort_values("rho_exponent")
+def rho_argmins(part: pd.DataFrame) -> pd.DataFrame:
+    """The rows of one algorithm's rho grid whose mean final loss is the minimum (ties within ``RHO_TIE_RTOL``)."""
     least = part["mean"].min()
     return part[part["mean"] <= least + RHO_TIE_RTOL * abs(least)]
 
@@ -939,7 +938,7 @@ def table1_rho(aggregate: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for algorithm in ALGORITHMS:
         part = aggregate[aggregate["algorithm"] == algorithm].sort_values("rho_exponent")
-        argmins = rho_argmins(aggregate, algorithm)
+        argmins = rho_argmins(part)
         best = argmins.iloc[0]
         paper = part[np.isclose(part["rho_exponent"], PAPER_RHO_EXPONENT[algorithm])]
         rows.append({
@@ -1287,8 +1286,8 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 
 def _rho_argmin(algorithm: str) -> Callable[[pd.DataFrame], Evidence]:
     def evaluate(aggregate: pd.DataFrame) -> Evidence:
-        part = aggregate[aggregate["algorithm"] == algorithm]
-        argmins = rho_argmins(aggregate, algorithm)
+        part = aggregate[aggregate["algorithm"] == algorithm].sort_values("rho_exponent")
+        argmins = rho_argmins(part)
         distances = (argmins["rho_exponent"] - PAPER_RHO_EXPONENT[algorithm]).abs()
         best = argmins.loc[distances.idxmin()]  # of tied minimisers, the one nearest the paper's
         spread = f"loss {best['lo']:.4g}-{best['hi']:.4g} at the argmin over {int(best['n'])} seeds"
