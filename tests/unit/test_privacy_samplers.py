@@ -57,6 +57,42 @@ def test_gaussian_passes_ks_against_normal(dtype):
     assert stats.kstest(draws.astype(np.float64), stats.norm(scale=0.3).cdf).pvalue > KS_P_MIN
 
 
+def test_gaussian_pairs_are_independent_normals():
+    # Box-Muller: outputs k and k + n/2 share one (r, theta); independence means their squared
+    # sum is chi-square with 2 degrees of freedom and their angle is uniform.
+    n = KS_SAMPLE
+    draws = gaussian(rng=_rng(5), scale=1.0, size=n).reshape(2, n // 2)
+    assert stats.kstest(draws[0] ** 2 + draws[1] ** 2, stats.chi2(df=2).cdf).pvalue > KS_P_MIN
+    angle = np.arctan2(draws[1], draws[0])
+    assert stats.kstest(angle, stats.uniform(loc=-math.pi, scale=2 * math.pi).cdf).pvalue > KS_P_MIN
+    assert abs(np.corrcoef(draws[0], draws[1])[0, 1]) < 5 / math.sqrt(n // 2)
+
+
+def test_gaussian_tail_and_variance():
+    scale, n, threshold = 2.0, 4_000_000, 4.0
+    draws = gaussian(rng=_rng(6), scale=scale, size=n)
+    expected = n * 2 * stats.norm.sf(threshold)  # P(|X| > 4 sigma) = 6.3e-5, about 253 draws
+    observed = int(np.count_nonzero(np.abs(draws) > threshold * scale))
+    assert abs(observed - expected) < 5 * math.sqrt(expected)
+    assert draws.var() == pytest.approx(scale**2, rel=0.01)
+    assert np.all(np.isfinite(draws)) and np.abs(draws).max() <= math.sqrt(64 * math.log(2)) * scale
+
+
+def test_gaussian_draws_rows_along_the_first_axis_in_sequence():
+    # What lets dp_iadmm draw its agents' noise chunk by chunk from one stream (odd row length 21).
+    whole = gaussian(rng=_rng(8), scale=1.0, size=(5, 7, 3))
+    rng = _rng(8)
+    parts = [gaussian(rng=rng, scale=1.0, size=(rows, 7, 3)) for rows in (2, 3)]
+    np.testing.assert_array_equal(whole, np.concatenate(parts))
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, (3, 5)], ids=["empty", "one", "odd", "matrix"])
+def test_gaussian_odd_and_empty_sizes(size):
+    draws = gaussian(rng=_rng(7), scale=1.0, size=size, dtype=np.float32)
+    assert draws.shape == ((size,) if np.ndim(size) == 0 else size)
+    assert draws.dtype == np.float32 and np.all(np.isfinite(draws))
+
+
 @pytest.mark.parametrize("d", [1, 3, 62], ids=["d1", "d3", "d62"])
 def test_norm_exponential_norm_is_gamma_d_over_zeta(d):
     zeta = 0.4
