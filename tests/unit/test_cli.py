@@ -55,8 +55,13 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
         (["prepare", "dzoa/lasso", "--options", "{}", "--out", "x.npz", "--card", "x.json"], "options for dzoa/lasso: missing ['agents', 'col_norm'"),
         (["check", "missing.json"], "missing.json: not found"),
         (["check", "--configfile", "no/such.yaml"], "config file no/such.yaml not found"),
+        (["dp_iadmm", "claims", "--settings", '{"iterations": 10}', "--out", "x.csv", "x.md"],
+         "--settings: missing ['long_iterations', 'long_seeds', 'outp_gradient'"),
+        (["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1", "--data", "d.npz",
+          "--card", "d.json", "--settings", '{"seeds": 2, "seed": 0}', "--out", "x.npz"], "unknown ['seed']; pass dpdl.studies.dp_iadmm.run_settings"),
     ],
-    ids=["unknown_dataset", "bad_json", "not_object", "missing_key", "missing_artifact", "missing_config"],
+    ids=["unknown_dataset", "bad_json", "not_object", "missing_key", "missing_artifact", "missing_config", "iadmm_claims_settings",
+         "iadmm_run_settings"],
 )
 def test_errors_are_one_clear_message(argv: list[str], message: str, tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -151,7 +151,7 @@ def test_aggregates_figures_tables_and_claims(jobs, tmp_path) -> None:
     table = study.remark3_table(aggregates["remark3"])
     assert set(table["algorithm"]) == {"ObjT", "OutP", "ObjP"}
     assert table.loc[table["algorithm"] == "ObjT", "paper_pct"].item() == 15.64
-    card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(CONFIG, 0), switches={"trust_radius": "x"})
+    card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(study.claim_settings(CONFIG), 0), switches={"trust_radius": "x"})
     assert len(card) == len(study.CLAIMS) == len({c.id for c in study.CLAIMS})
     judged = card.set_index("id")
     assert judged.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE

@@ -182,7 +182,7 @@ rule dp_iadmm_claims:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=json.dumps(config["dp_iadmm"]),
+        settings=json.dumps(dp_iadmm_study.claim_settings(config)),
     shell:
         "python -m dpdl dp_iadmm claims --aggregates {input.aggregates}"
         " --femnist-card {input.femnist_card} --settings {params.settings:q}"

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import Claim, Evidence
-from dpdl.config import parse_json_object
+from dpdl.config import parse_json_object, require_exact_keys
 from dpdl.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -255,8 +255,13 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+RUN_SETTING_KEYS = ("horizon", "iterations", "log_every", "seeds", "mnist_agents", "beta", "delta", "outp_plus_factor",
+                    *SWITCHES)  # fmt: skip
+CLAIM_SETTING_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)
+
+
 def run_settings(config: dict, horizon: str) -> dict:
-    """The config values a run job depends on (the rule's params: a change reruns it)."""
+    """The config values a run job depends on (the rule's params: a change reruns it); keys RUN_SETTING_KEYS."""
     study = config[STUDY]
     return {
         "horizon": horizon,
@@ -316,14 +321,18 @@ def run_minutes_input(config: dict, horizon: str, wildcards) -> int:
     return run_minutes(config, wildcards.dataset, horizon)
 
 
-def claim_scale(config: dict, femnist_train_shards: int) -> dict[str, float]:
-    """The config values the claims need (iterations, seeds, long horizon, FEMNIST shards)."""
-    study = config[STUDY]
+def claim_settings(config: dict) -> dict:
+    """The config values the claims depend on (the claims rule's params); keys CLAIM_SETTING_KEYS."""
+    return {key: config[STUDY][key] for key in CLAIM_SETTING_KEYS}
+
+
+def claim_scale(settings: dict, femnist_train_shards: int) -> dict[str, float]:
+    """The scale the claims are judged at: the horizons and seeds of ``settings``, FEMNIST shards."""
     return {
-        "iterations": study["iterations"],
-        "seeds": study["seeds"],
-        "long_iterations": study["long_iterations"],
-        "long_seeds": study["long_seeds"],
+        "iterations": settings["iterations"],
+        "seeds": settings["seeds"],
+        "long_iterations": settings["long_iterations"],
+        "long_seeds": settings["long_seeds"],
         "femnist_train_shards": femnist_train_shards,
     }
 
@@ -991,8 +1000,10 @@ CLAIMS: list[Claim] = [
 # --- commands -----------------------------------------------------------------------------------
 
 
-def _settings(text: str) -> dict:
-    return parse_json_object(text, "--settings")
+def _settings(text: str, keys: tuple[str, ...], function: str) -> dict:
+    """Parse ``--settings``: a JSON object with exactly ``keys``, as ``function(config)`` makes it."""
+    hint = f"pass dpdl.studies.dp_iadmm.{function} (see workflow/schemas/dp_iadmm.schema.yaml)"
+    return require_exact_keys(parse_json_object(text, "--settings"), keys, "--settings", hint)
 
 
 def _epsilon(text: str) -> float:
@@ -1014,7 +1025,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dataset not in DATASETS:
         raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
-    settings = _settings(args.settings)
+    settings = _settings(args.settings, RUN_SETTING_KEYS, "run_settings(config, horizon)")
     try:
         variant(args.variant, settings)
     except ValueError as err:
@@ -1053,10 +1064,10 @@ def cmd_claims(args: argparse.Namespace) -> int:
     from dpdl.claims import scorecard
     from dpdl.io import read_json, write_table
 
-    settings = _settings(args.settings)
+    settings = _settings(args.settings, CLAIM_SETTING_KEYS, "claim_settings(config)")
     aggregates = {Path(path).stem: read_aggregate(path) for path in args.aggregates}
     shards = len(read_json(args.femnist_card)["shards_train"]) if args.femnist_card else 0
-    scale = claim_scale({STUDY: settings}, shards)
+    scale = claim_scale(settings, shards)
     card = scorecard(CLAIMS, aggregates, scale=scale, switches={name: settings[name] for name in SWITCHES})
     title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours"
     write_table(card, *args.out, title=title)
