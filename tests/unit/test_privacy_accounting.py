@@ -25,6 +25,7 @@ from dpdl.privacy import (
     privacy_record,
     to_dp_event,
 )
+from dpdl.privacy.accounting import _gaussian_pld_epsilon
 
 DELTA = 1e-5
 # Reference PLD grid for dp_accounting used directly: 10x coarser than its default (1e-4) keeps
@@ -63,6 +64,25 @@ def test_gaussian_sigma_2_over_100_steps_matches_dp_accounting():
     assert gaussian_composed_epsilon(2.0, 100, DELTA, "pld") == pytest.approx(
         pld_reference, rel=1e-4
     )
+
+
+def test_exact_gaussian_epsilon_is_what_the_pld_grid_approximates():
+    # Balle & Wang's Theorem 8 for the merged multiplier 2 / sqrt(100) against dp_accounting's
+    # PLD of 100 releases at sigma = 2: the grid is pessimistic, so it may only lie a hair above.
+    pld_reference = _pld_direct(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.0), 100))
+    exact = _gaussian_pld_epsilon(2.0 / math.sqrt(100), DELTA)
+    assert exact <= pld_reference <= exact * (1 + 1e-4)
+
+
+def test_pld_of_a_huge_gaussian_loss_is_exact_instead_of_overflowing():
+    # OutP at epsilon-bar 5 over 2e4 iterations: dp_accounting's grid step would overflow expm1.
+    noise_multiplier, count = 1e-4, 20_000
+    mu = math.sqrt(count) / noise_multiplier
+    pld = gaussian_composed_epsilon(noise_multiplier, count, DELTA, "pld")
+    assert mu**2 / 2 < pld < gaussian_composed_epsilon(noise_multiplier, count, DELTA, "rdp")
+    assert pld == pytest.approx(_gaussian_pld_epsilon(noise_multiplier / math.sqrt(count), DELTA), rel=1e-12)
+    record = privacy_record([PrivacyEvent("gaussian", noise_multiplier, count)], delta=DELTA, eps_per_iteration=None)
+    assert record["eps_composed_pld"] == pytest.approx(pld)
 
 
 def test_laplace_epsilon_half_over_100_steps_matches_dp_accounting():

@@ -27,7 +27,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import rdp_privacy_accountant
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from dpdl.privacy import _checks
 
@@ -45,6 +45,10 @@ ACCOUNTANTS: tuple[Accountant, ...] = ("rdp", "pld")
 # grid in every case we measured (Gaussian sigma = 2 x 100, Laplace 1/20 x 2e4 in 0.7 s,
 # Laplace 1/100 x 1e6 in about 45 s on one core). A step of 1e-1 is 10x faster but 0.25% loose.
 PLD_STEP_PER_LOSS_SCALE = 1e-2
+# dp-accounting's pessimistic PLD grid evaluates expm1(step), which overflows past a step of about
+# 709 (a Gaussian loss scale above 7e4, e.g. OutP at epsilon-bar 5 over 2e4 iterations). Above
+# this step, Gaussian-only compositions take their exact epsilon (_gaussian_pld_epsilon).
+_PLD_MAX_STEP = 100.0
 # Absolute and relative tolerance of the root that gives the exact PLD epsilon of pure releases.
 _ROOT_XTOL = 1e-12
 # Noise calibration stops when the bracket [lo, hi] on the noise multiplier has hi / lo - 1 below
@@ -176,6 +180,8 @@ def composed_epsilon(
     if any(event.mechanism == "pure" for event in events):
         return _pure_pld_epsilon(events, delta)
     step = PLD_STEP_PER_LOSS_SCALE * min(_loss_scales(events))
+    if step > _PLD_MAX_STEP and all(event.mechanism == "gaussian" for event in events):
+        return _gaussian_pld_epsilon(_merged_gaussian_noise_multiplier(events), delta)
     pld = pld_privacy_accountant.PLDAccountant(value_discretization_interval=step)
     return float(pld.compose(to_dp_event(events)).get_epsilon(delta))
 
@@ -480,6 +486,30 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
     if excess_delta(0.0) <= 0:
         return 0.0
     root = optimize.brentq(excess_delta, 0.0, total * epsilon, xtol=_ROOT_XTOL, rtol=_ROOT_XTOL)
+    return root + 2.0 * _ROOT_XTOL * max(1.0, root)  # step past brentq's tolerance: an upper bound
+
+
+def _gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
+    """Exact epsilon at ``delta`` of one Gaussian release with this noise multiplier (no grid).
+
+    Balle & Wang (ICML 2018), Theorem 8: with mu = 1 / noise_multiplier,
+    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu); the second term is computed in
+    log space so that mu in the millions does not overflow. A composition of Gaussian releases is
+    one Gaussian release with the merged multiplier, so this is what the PLD grid approximates.
+    """
+    mu = 1.0 / noise_multiplier
+
+    def excess_delta(epsilon: float) -> float:
+        tail_p = special.ndtr(mu / 2.0 - epsilon / mu)
+        tail_q = math.exp(epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu))
+        return tail_p - tail_q - delta
+
+    if excess_delta(0.0) <= 0:
+        return 0.0
+    high = mu * mu / 2.0 + mu * (1.0 + abs(stats.norm.isf(delta)))  # the loss N(mu^2/2, mu^2) rarely exceeds it
+    while excess_delta(high) > 0:
+        high *= 2.0
+    root = optimize.brentq(excess_delta, 0.0, high, xtol=_ROOT_XTOL, rtol=_ROOT_XTOL)
     return root + 2.0 * _ROOT_XTOL * max(1.0, root)  # step past brentq's tolerance: an upper bound
 
 
