@@ -56,7 +56,7 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
         (["check", "missing.json"], "missing.json: not found"),
         (["check", "--configfile", "no/such.yaml"], "config file no/such.yaml not found"),
         (["dp_iadmm", "claims", "--settings", '{"iterations": 10}', "--out", "x.csv", "x.md"],
-         "--settings: missing ['long_iterations', 'long_seeds', 'outp_gradient'"),
+         "--settings: missing ['long_iterations', 'long_seeds', 'nonprivate_algorithm'"),
         (["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1", "--data", "d.npz",
           "--card", "d.json", "--settings", '{"seeds": 2, "seed": 0}', "--out", "x.npz"], "unknown ['seed']; pass dpdl.studies.dp_iadmm.run_settings"),
     ],

@@ -22,6 +22,7 @@ STUDY = {
     "iterations": 3, "log_every": 1, "long_iterations": 3, "long_seeds": 2, "long_log_every": 1,
     "a_values": [1, 100], "outp_static_rhos": [0.1], "outp_plus_factor": 0.01, "beta": 1e-6, "delta": 1e-6,
     "trust_radius": "code_const", "outp_noise": "variance", "sensitivity": "eq20", "outp_gradient": "agent_mean",
+    "nonprivate_algorithm": "objp",
 }  # fmt: skip
 CONFIG = {"dp_iadmm": STUDY}
 
@@ -32,6 +33,8 @@ def test_variants_name_the_algorithm_and_its_setting() -> None:
     assert study.variant("outp_rho0.1", STUDY).rho_static == 0.1
     assert study.variant("objp_a100", STUDY).a == 100.0 and study.variant("objp_a100", STUDY).label == "ObjP"
     assert study.variant("nonprivate", STUDY).algorithm == "objp"
+    assert study.variant("nonprivate", {**STUDY, "nonprivate_algorithm": "objt"}) == study.Variant("nonprivate", "objt")
+    assert study.variant("objp", {**STUDY, "nonprivate_algorithm": "objt"}).algorithm == "objp"  # private runs keep theirs
     with pytest.raises(ValueError, match="only OutP has penalty variants"):
         study.variant("objt_plus", STUDY)
     with pytest.raises(ValueError, match="unknown dp_iadmm variant"):
@@ -124,6 +127,23 @@ def test_run_job_writes_valid_runs_with_privacy(jobs) -> None:
     assert list(run.trace["iteration"]) == [1, 2, 3]
     nonprivate = read_run(jobs["root"] / study.run_path("main", "mnist", "nonprivate", math.inf, 0)).provenance
     assert nonprivate["epsilon"] is None and nonprivate["eps_composed_rdp"] is None
+
+
+def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_path) -> None:
+    def nonprivate(algorithm: str):
+        out = tmp_path / f"{algorithm}.npz"
+        settings = {**study.run_settings(CONFIG, "main"), "nonprivate_algorithm": algorithm}
+        study.run_job(horizon="main", dataset="mnist", variant_name="nonprivate", epsilon=math.inf, settings=settings,
+                      npz=jobs["root"] / "mnist.npz", card={"npz_sha256": sha256_file(jobs["root"] / "mnist.npz")},
+                      outputs=[str(out)])  # fmt: skip
+        return read_run(out)
+
+    objp, objt = nonprivate("objp"), nonprivate("objt")
+    assert objp.provenance["params"]["algorithm"] == "objp" and objt.provenance["params"]["algorithm"] == "objt"
+    assert objt.provenance["switches"]["nonprivate_algorithm"] == "objt"
+    default = read_run(jobs["root"] / study.run_path("main", "mnist", "nonprivate", math.inf, 0))
+    assert objp.trace.equals(default.trace)  # the default is ObjP
+    assert not objt.trace["train_cost"].equals(objp.trace["train_cost"])
 
 
 def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> None:

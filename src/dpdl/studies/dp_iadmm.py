@@ -38,7 +38,8 @@ HORIZONS = ("main", "long")
 BASE_ALGORITHMS = ("objp", "objt", "outp")
 NONPRIVATE = "nonprivate"
 LABELS = {"objp": "ObjP", "objt": "ObjT", "outp": "OutP", "outp_plus": "OutP+", NONPRIVATE: "non-private"}
-SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient")
+PARAM_SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient")  # fields of IadmmParams
+SWITCHES = (*PARAM_SWITCHES, "nonprivate_algorithm")
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")
 AGGREGATES = FIGURES + ("remark3",)
 PRIVACY_METRICS = ("eps_composed_rdp", "eps_composed_pld", "privacy_delta")
@@ -98,8 +99,8 @@ class Variant:
 
 def variant(name: str, study: dict) -> Variant:
     """Parse a variant name (``objt``, ``outp_plus``, ``outp_rho0.1``, ``objp_a100``, ``nonprivate``)."""
-    if name == NONPRIVATE:
-        return Variant(NONPRIVATE, "objp")  # note 2.5 [R]: ObjP with xi = 0 and rho without c2
+    if name == NONPRIVATE:  # note 2.5 [R]: ObjP (default) or ObjT with xi = 0 and rho without c2
+        return Variant(NONPRIVATE, study["nonprivate_algorithm"])
     match = VARIANT_PATTERN.match(name)
     if match is None:
         raise ValueError(f"unknown dp_iadmm variant {name!r}; expected e.g. objt, outp_plus, outp_rho0.1, objp_a100")
@@ -417,7 +418,7 @@ def run_job(
     penalty = PenaltySchedule(**constants, factor=spec.rho_factor, static=spec.rho_static)
     params = IadmmParams(
         spec.algorithm, epsilon, settings["iterations"], penalty, log_every=settings["log_every"], a=spec.a,
-        beta=settings["beta"], delta=settings["delta"], **{name: settings[name] for name in SWITCHES},
+        beta=settings["beta"], delta=settings["delta"], **{name: settings[name] for name in PARAM_SWITCHES},
     )  # fmt: skip
     paper_epsilon = None if math.isinf(epsilon) else epsilon
     rngs = [np.random.default_rng(run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s)) for s in run_seeds]
