@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.metadata
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -483,10 +483,7 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
         tail_q = math.exp(total_epsilon + stats.binom.logsf(threshold, total, 1.0 - keep))
         return tail_p - tail_q - delta
 
-    if excess_delta(0.0) <= 0:
-        return 0.0
-    root = optimize.brentq(excess_delta, 0.0, total * epsilon, xtol=_ROOT_XTOL, rtol=_ROOT_XTOL)
-    return root + 2.0 * _ROOT_XTOL * max(1.0, root)  # step past brentq's tolerance: an upper bound
+    return _epsilon_root(excess_delta, total * epsilon)
 
 
 def _gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
@@ -504,11 +501,16 @@ def _gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
         tail_q = math.exp(epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu))
         return tail_p - tail_q - delta
 
-    if excess_delta(0.0) <= 0:
-        return 0.0
     high = mu * mu / 2.0 + mu * (1.0 + abs(stats.norm.isf(delta)))  # the loss N(mu^2/2, mu^2) rarely exceeds it
     while excess_delta(high) > 0:
         high *= 2.0
+    return _epsilon_root(excess_delta, high)
+
+
+def _epsilon_root(excess_delta: Callable[[float], float], high: float) -> float:
+    """The epsilon in [0, high] where the decreasing ``excess_delta`` (delta(eps) - target) crosses 0."""
+    if excess_delta(0.0) <= 0:
+        return 0.0
     root = optimize.brentq(excess_delta, 0.0, high, xtol=_ROOT_XTOL, rtol=_ROOT_XTOL)
     return root + 2.0 * _ROOT_XTOL * max(1.0, root)  # step past brentq's tolerance: an upper bound
 

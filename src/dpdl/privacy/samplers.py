@@ -64,18 +64,10 @@ def laplace(
     scale = _scale("scale", scale, shape)
     n = math.prod(shape)
     words = rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
-    # Signed view: i + 1/2 is symmetric about 0, so |i + 1/2| / 2^31 is uniform on (0, 1].
-    magnitude = np.add(words.view(np.int32), np.float32(0.5), dtype=np.float32)
-    np.abs(magnitude, out=magnitude)
-    np.log(magnitude, out=magnitude)
-    np.subtract(_LOG_UNIFORM_RANGE, magnitude, out=magnitude)  # -ln(u) = 31 ln 2 - ln(m + 1/2)
+    magnitude = _minus_log_uniform(words)
     np.bitwise_and(words, _SIGN_BIT, out=words)
     np.bitwise_or(magnitude.view(np.uint32), words, out=magnitude.view(np.uint32))
-    magnitude = magnitude.reshape(shape)
-    if out_dtype == np.float32:
-        magnitude *= np.asarray(scale, dtype=np.float32)
-        return magnitude
-    return np.multiply(magnitude, scale, dtype=np.float64)
+    return _scaled(magnitude.reshape(shape), scale, out_dtype)
 
 
 def gaussian(
@@ -118,10 +110,7 @@ def gaussian(
     rows, length = (shape[0], math.prod(shape[1:])) if len(shape) > 1 else (1, math.prod(shape))
     pairs = (length + 1) // 2
     words = rng.bit_generator.random_raw(rows * pairs).view(np.uint32).reshape(rows, 2 * pairs)
-    radius = np.add(words[:, :pairs].view(np.int32), np.float32(0.5), dtype=np.float32)
-    np.abs(radius, out=radius)
-    np.log(radius, out=radius)
-    np.subtract(_LOG_UNIFORM_RANGE, radius, out=radius)  # -ln(u) = 31 ln 2 - ln|i + 1/2|
+    radius = _minus_log_uniform(words[:, :pairs])
     np.maximum(radius, np.float32(0.0), out=radius)  # float32 rounding at u = 1
     radius *= np.float32(2.0)
     np.sqrt(radius, out=radius)  # r = sqrt(-2 ln u)
@@ -132,11 +121,7 @@ def gaussian(
     np.cos(cosine, out=cosine)
     cosine *= radius
     sine *= radius
-    noise = noise[:, :length].reshape(shape)
-    if out_dtype == np.float32:
-        noise *= np.asarray(scale, dtype=np.float32)
-        return noise
-    return np.multiply(noise, scale, dtype=np.float64)
+    return _scaled(noise[:, :length].reshape(shape), scale, out_dtype)
 
 
 def norm_exponential(
@@ -193,6 +178,26 @@ def norm_exponential(
     radius /= zeta.astype(out_dtype)
     direction *= radius[..., np.newaxis] / length
     return direction
+
+
+def _minus_log_uniform(words: np.ndarray) -> np.ndarray:
+    """-ln(u) in float32 for u = |i + 1/2| / 2^31, each uint32 word read as a signed integer i.
+
+    i + 1/2 is symmetric about 0, so u is uniform on (0, 1] and never 0.
+    """
+    values = np.add(words.view(np.int32), np.float32(0.5), dtype=np.float32)
+    np.abs(values, out=values)
+    np.log(values, out=values)
+    np.subtract(_LOG_UNIFORM_RANGE, values, out=values)  # -ln(u) = 31 ln 2 - ln|i + 1/2|
+    return values
+
+
+def _scaled(values: np.ndarray, scale: float | np.ndarray, out_dtype: np.dtype) -> np.ndarray:
+    """float32 ``values`` times ``scale``, in place for float32 output, else as float64."""
+    if out_dtype == np.float32:
+        values *= np.asarray(scale, dtype=np.float32)
+        return values
+    return np.multiply(values, scale, dtype=np.float64)
 
 
 def _require_generator(rng: object) -> None:
