@@ -48,7 +48,8 @@ class LoopBaseline:
         for chunk in data.chunks:
             for row, agent in enumerate(range(chunk.start, chunk.stop)):
                 n = int(data.sizes[agent])
-                x = chunk.features[row, :n].astype(np.float64)
+                x = np.zeros((n, data.n_features))
+                x[:, chunk.columns] = chunk.features[row, :n]  # the chunk keeps only its nonzero features
                 y = chunk.onehot[row, :n, 0, :].astype(np.float64)
                 self.agents.append((x, y))
         self.n_total, self.classes = data.n_total, data.n_classes

@@ -26,8 +26,10 @@ def tiny() -> dict:
     rng = np.random.default_rng(3)
     n = sum(SIZES)
     x = rng.random((n, J)).astype(np.float32)
-    y = rng.integers(0, K, n)
     offsets = np.concatenate([[0], np.cumsum(SIZES)])
+    x[:, 0] = 0.0  # a feature no agent has (a blank pixel): every chunk drops it
+    x[offsets[1] : offsets[2], 1] = 0.0  # one that only agent 1 lacks: its chunk drops it too
+    y = rng.integers(0, K, n)
     return {"x": x, "y": y, "offsets": offsets, "data": iadmm.federated_data(x, y, offsets, K, chunk_bytes=1)}
 
 
@@ -161,7 +163,7 @@ def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
         norms = iadmm.chunk_gradients(chunk, z[agents], np.ones(chunk.stop - chunk.start), 0.0, data.n_agents,
                                       np.empty_like(z[agents]))  # fmt: skip
         ours = iadmm.chunk_sensitivities(data, chunk, norms)
-        probs = softmax.probabilities(chunk.features, z[agents])
+        probs = softmax.probabilities(chunk.features, z[agents][:, chunk.columns])
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
             n = data.sizes[agent]
             residual = probs[row, :n, 0, :] - chunk.onehot[row, :n, 0, :]
@@ -187,10 +189,15 @@ def test_federated_data_pads_sorts_and_views(tiny) -> None:
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
             n = data.sizes[agent]
             original = data.agent_ids[agent]
-            np.testing.assert_array_equal(chunk.features[row, :n], tiny["x"][tiny["offsets"][original]:][:n])
+            rows = tiny["x"][tiny["offsets"][original] :][:n]
+            np.testing.assert_array_equal(chunk.features[row, :n], rows[:, chunk.columns])
             assert not chunk.features[row, n:].any() and chunk.valid[row, :n].all() and not chunk.valid[row, n:].any()
-    equal = iadmm.federated_data(tiny["x"][:18], tiny["y"][:18], np.array([0, 6, 12, 18]), K)
-    assert len(equal.chunks) == 1 and np.shares_memory(equal.chunks[0].features, tiny["x"])
+        expected_columns = [2, 3, 4, 5] if chunk.stop - chunk.start == 1 and data.agent_ids[chunk.start] == 1 else [1, 2, 3, 4, 5]
+        assert list(chunk.columns) == expected_columns  # the features nonzero in some row of the chunk
+    dense = np.random.default_rng(4).random((18, J)).astype(np.float32)
+    equal = iadmm.federated_data(dense, tiny["y"][:18], np.array([0, 6, 12, 18]), K)
+    assert len(equal.chunks) == 1 and np.shares_memory(equal.chunks[0].features, dense)  # all features: a view
+    assert equal.chunks[0].columns == slice(None)
 
 
 def test_federated_data_rejects_empty_agents(tiny) -> None:

@@ -16,9 +16,11 @@ job, which share the data so each matrix product reads the data once for all of 
 Agents are sorted by size and grouped into a few blocks padded with zero rows (one block, a view
 of the data, when all agents have the same size, as on MNIST) and cut into chunks of a few agents
 whose elementwise work stays in cache; the two matrix products per chunk are batched over its
-agents. Each replica draws a chunk's noise in one call from its own generator (agents in size
-order), so a replica's trajectory does not depend on the other replicas of its job (up to the
-float32 rounding of sums over agents).
+agents and skip the features that are zero in every row of the chunk (pixels no writer of the
+chunk touched: half of FEMNIST's per chunk, 12% of MNIST's), which contribute nothing to them.
+Each replica draws a chunk's noise in one call from its own generator (agents in size order), so
+a replica's trajectory does not depend on the other replicas of its job (up to the float32
+rounding of sums over agents).
 """
 
 from __future__ import annotations
@@ -70,9 +72,12 @@ TRACE_COLUMNS = (
 class AgentChunk:
     """Agents ``start`` to ``stop`` (in size order) padded to a common number of rows m.
 
-    ``features`` (g, m, J) float32 with zero padding rows, ``labels`` (g, m) (0 on padding),
-    ``onehot`` (g, m, 1, K) float32 (zero on padding), ``valid`` (g, m) bool; views into the
-    arrays of a block of similar-size agents.
+    ``features`` (g, m, J_c) float32 with zero padding rows holds only the chunk's ``columns``: the
+    indices of the J_c features that are nonzero in some row of the chunk, or ``slice(None)`` when
+    all J are (then ``features`` is a view of its block). Every dropped feature is zero in every row,
+    so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
+    padding), ``onehot`` (g, m, 1, K) float32 (zero on padding), ``valid`` (g, m) bool are views
+    into the arrays of a block of similar-size agents.
     """
 
     start: int
@@ -81,6 +86,7 @@ class AgentChunk:
     labels: np.ndarray
     onehot: np.ndarray
     valid: np.ndarray
+    columns: np.ndarray | slice
 
 
 @dataclass(frozen=True)
@@ -206,9 +212,12 @@ def federated_data(
             part = slice(first_row, first_row + per_chunk)
             chunk_start = start + first_row
             chunk_stop = min(stop, chunk_start + per_chunk)
-            chunks.append(
-                AgentChunk(chunk_start, chunk_stop, block_features[part], block_labels[part], onehot[part], valid[part])
-            )
+            chunk_features, columns = block_features[part], slice(None)
+            used = np.flatnonzero(chunk_features.any(axis=(0, 1)))
+            if len(used) < features.shape[1]:
+                chunk_features, columns = np.ascontiguousarray(chunk_features[:, :, used]), used
+            chunks.append(AgentChunk(chunk_start, chunk_stop, chunk_features, block_labels[part], onehot[part],
+                                     valid[part], columns))  # fmt: skip
     row_l1 = np.abs(features).sum(axis=1, dtype=np.float64)
     feature_l1 = tuple(row_l1[offsets[a] : offsets[a + 1]] for a in order)
     return FederatedData(tuple(chunks), order, sorted_sizes, feature_l1, features.shape[1], n_classes)
@@ -448,17 +457,19 @@ def chunk_gradients(
     numpy.ndarray, shape (g, m, B)
         ||h(z_p; x_pi) - y_pi||_1 of every row (padding rows included), for the sensitivity (20).
     """
-    probs = softmax.probabilities(chunk.features, z)
+    active_z = z[:, chunk.columns]  # the features dropped from the chunk add nothing to x z
+    probs = softmax.probabilities(chunk.features, active_z)
     residual_norms = softmax.residual_l1(probs, chunk.labels)
     probs -= chunk.onehot  # h - y (zero-feature padding rows add nothing to the gradient)
     per_agent = scale.astype(DTYPE)[:, None, None, None]
-    if probs.size < out.size:  # scale whichever of (h - y) and the product is smaller
+    scale_residuals = probs.size < active_z.size  # scale the smaller of (h - y) and the product
+    if scale_residuals:
         probs *= per_agent
-        softmax.gradient_sum(chunk.features, probs, out=out)
-    else:
-        softmax.gradient_sum(chunk.features, probs, out=out)
-        out *= per_agent
-    out += np.float32(2.0 * beta / n_agents) * z  # (37): (1/I) sum x (h - y) + (2 beta / P) z
+    loss_gradient = softmax.gradient_sum(chunk.features, probs)  # rows of the chunk's nonzero features
+    if not scale_residuals:
+        loss_gradient *= per_agent
+    np.multiply(z, np.float32(2.0 * beta / n_agents), out=out)
+    out[:, chunk.columns] += loss_gradient  # (37): (1/I) sum x (h - y) + (2 beta / P) z
     return residual_norms
 
 
@@ -692,5 +703,5 @@ def training_objective(data: FederatedData, w: np.ndarray, beta: float) -> np.nd
     -------
     numpy.ndarray, shape (B,)
     """
-    total = sum(softmax.loss_sum(chunk.features, w, chunk.labels, chunk.valid) for chunk in data.chunks)
+    total = sum(softmax.loss_sum(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
     return total / data.n_total + beta * np.square(w, dtype=np.float64).sum(axis=(0, 2))  # (1)

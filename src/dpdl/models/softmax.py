@@ -78,7 +78,7 @@ def residual_l1(probs: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return 2.0 * (1.0 - label_entries(probs, labels))
 
 
-def gradient_sum(features: np.ndarray, residuals: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+def gradient_sum(features: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     """Return sum_i x_i (h(w; x_i) - y_i)^T, the unscaled loss gradient of (37).
 
     Parameters
@@ -86,8 +86,6 @@ def gradient_sum(features: np.ndarray, residuals: np.ndarray, out: np.ndarray | 
     features : numpy.ndarray, shape (..., n, J)
     residuals : numpy.ndarray, shape (..., n, B, K)
         h(w; x_i) - y_i (zero-feature padding rows contribute nothing).
-    out : numpy.ndarray, shape (..., J, B, K), optional
-        C-contiguous array to write the result into.
 
     Returns
     -------
@@ -95,8 +93,7 @@ def gradient_sum(features: np.ndarray, residuals: np.ndarray, out: np.ndarray | 
     """
     replicas, n_classes = residuals.shape[-2:]
     columns = residuals.reshape(*residuals.shape[:-2], replicas * n_classes)
-    flat_out = None if out is None else out.reshape(*out.shape[:-2], replicas * n_classes)
-    total = np.matmul(np.swapaxes(features, -1, -2), columns, out=flat_out)
+    total = np.matmul(np.swapaxes(features, -1, -2), columns)
     return total.reshape(*total.shape[:-1], replicas, n_classes)
 
 
