@@ -35,7 +35,7 @@ rule dp_iadmm_run:
         " --card {input.card} --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
-# The non-private reference (ObjP without noise, rho without c2 / epsilon-bar): one run.
+# The non-private reference (nonprivate_algorithm, ObjT or ObjP, without noise; rho without c2 / epsilon-bar): one run.
 rule dp_iadmm_run_nonprivate:
     input:
         data="data/processed/dp_iadmm/{dataset}.npz",

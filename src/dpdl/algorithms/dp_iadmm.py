@@ -9,7 +9,8 @@ numbers are the paper's (arXiv 2106.06127); section numbers refer to ``notes/iad
 - ObjT (Algorithm 2): as ObjP with the infinity-norm trust region (9) instead of the proximal term.
 - OutP (Huang et al.'s DP-ADMM, note 2.5): agents (prox step with eta-hat) -> Gaussian noise on the
   output -> server -> duals. OutP+ is OutP with rho / 100 (a ``PenaltySchedule`` factor).
-- The non-private run is ObjP with epsilon-bar = inf: no noise and rho without the c2 term.
+- The non-private run is ObjT (or ObjP, by the study's ``nonprivate_algorithm``) with epsilon-bar = inf:
+  no noise and rho without the c2 term.
 
 Speed: all state is float32 with shape (P, J, B, K): agents, features, replicas (the seeds of a
 job, which share the data so each matrix product reads the data once for all of them), classes.
