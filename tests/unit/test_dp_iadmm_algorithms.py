@@ -157,18 +157,20 @@ def test_chunk_gradients_match_37_and_report_residual_norms(tiny) -> None:
 
 def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
     data = tiny["data"]
-    z = np.random.default_rng(6).standard_normal((data.n_agents, J, 1, K)).astype(np.float32)
+    z = np.random.default_rng(6).standard_normal((data.n_agents, J, 2, K)).astype(np.float32)
     for chunk in data.chunks:
         agents = slice(chunk.start, chunk.stop)
         norms = iadmm.chunk_gradients(chunk, z[agents], np.ones(chunk.stop - chunk.start), 0.0, data.n_agents,
                                       np.empty_like(z[agents]))  # fmt: skip
         ours = iadmm.chunk_sensitivities(data, chunk, norms)
+        assert ours.shape == (chunk.stop - chunk.start, 2)
         probs = softmax.probabilities(chunk.features, z[agents][:, chunk.columns])
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
             n = data.sizes[agent]
-            residual = probs[row, :n, 0, :] - chunk.onehot[row, :n, 0, :]
-            direct = objp_sensitivity(np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total)
-            assert ours[row, 0] == pytest.approx(direct, rel=1e-5)
+            for b in range(2):
+                residual = probs[row, :n, b, :] - chunk.onehot[row, :n, 0, :]
+                direct = objp_sensitivity(np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total)
+                assert ours[row, b] == pytest.approx(direct, rel=1e-5)
 
 
 # --- data blocking ------------------------------------------------------------------------------

@@ -52,6 +52,19 @@ def test_objp_sensitivity_eq20_is_max_of_l1_products_over_global_i():
     )
 
 
+def test_objp_sensitivity_batches_agents_and_replicas_like_a_loop():
+    rng = np.random.default_rng(1)
+    norms = rng.random((3, 1, 5)) * 100  # 3 agents (broadcast over replicas), 5 samples
+    residuals = rng.standard_normal((3, 2, 5, 4))  # 2 replicas, K = 4
+    batched = objp_sensitivity(norms, residuals, n_total=40)
+    assert batched.shape == (3, 2)
+    for p in range(3):
+        for b in range(2):
+            assert batched[p, b] == objp_sensitivity(norms[p, 0], residuals[p, b], n_total=40)
+    worst = objp_sensitivity(norms, residuals, n_total=40, mode="worst_case", feature_l1_bound=100)
+    np.testing.assert_array_equal(worst, np.full((3, 2), 4 * 100 / 40))
+
+
 def test_objp_mnist_scale_at_zero_matches_the_authors_log():
     # iadmm.md 2.1: at z = 0, ||h - y||_1 = 1.8 and max ||x||_1 = 262 give b = 0.157 at 0.05.
     residuals = np.array([[0.1] * 10]) - np.eye(10)[[3]]
@@ -376,6 +389,7 @@ INVALID_CALLS = [
     (lambda: objp_laplace_scale(0.1, -1.0), r"epsilon must be in \(0, inf\]; got -1.0"),
     (lambda: objp_laplace_scale(-0.1, 1.0), r"sensitivity must be in \[0, inf\)"),
     (lambda: objp_sensitivity(np.ones(2), np.ones((3, 4)), n_total=10), "feature_l1_norms"),
+    (lambda: objp_sensitivity(np.ones((3, 2)), np.ones((4, 2, 5)), n_total=10), "feature_l1_norms"),
     (lambda: objp_sensitivity(np.ones(2), np.ones((2, 4)), n_total=1), "n_total must be .* >= 2"),
     (lambda: objp_sensitivity(np.ones(2), np.ones((2, 4)), n_total=9, mode="max"), "mode must be"),
     (

@@ -78,7 +78,8 @@ class AgentChunk:
     all J are (then ``features`` is a view of its block). Every dropped feature is zero in every row,
     so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
     padding), ``onehot`` (g, m, 1, K) float32 (zero on padding), ``valid`` (g, m) bool are views
-    into the arrays of a block of similar-size agents.
+    into the arrays of a block of similar-size agents; ``feature_l1`` (g, m) float64 holds
+    ||x_pi||_1 (0 on padding).
     """
 
     start: int
@@ -88,6 +89,7 @@ class AgentChunk:
     onehot: np.ndarray
     valid: np.ndarray
     columns: np.ndarray | slice
+    feature_l1: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -95,13 +97,12 @@ class FederatedData:
     """The agents' training data, in chunks of agents for batched matrix products.
 
     ``agent_ids[p]`` is the original index (writer, shard) of internal agent p; ``sizes`` are the
-    I_p in internal order (ascending); ``feature_l1[p]`` holds ||x_pi||_1, shape (I_p,).
+    I_p in internal order (ascending).
     """
 
     chunks: tuple[AgentChunk, ...]
     agent_ids: np.ndarray
     sizes: np.ndarray
-    feature_l1: tuple[np.ndarray, ...]
     n_features: int
     n_classes: int
 
@@ -209,6 +210,7 @@ def federated_data(
                 block_labels[row, :n] = labels[offsets[agent] : offsets[agent + 1]]
                 valid[row, :n] = True
         onehot = (softmax.one_hot(block_labels, n_classes) * valid[:, :, None])[:, :, None, :].astype(DTYPE)
+        block_l1 = np.abs(block_features).sum(axis=2, dtype=np.float64)
         for first_row in range(0, len(agents), per_chunk):
             part = slice(first_row, first_row + per_chunk)
             chunk_start = start + first_row
@@ -218,10 +220,8 @@ def federated_data(
             if len(used) < features.shape[1]:
                 chunk_features, columns = np.ascontiguousarray(chunk_features[:, :, used]), used
             chunks.append(AgentChunk(chunk_start, chunk_stop, chunk_features, block_labels[part], onehot[part],
-                                     valid[part], columns))  # fmt: skip
-    row_l1 = np.abs(features).sum(axis=1, dtype=np.float64)
-    feature_l1 = tuple(row_l1[offsets[a] : offsets[a + 1]] for a in order)
-    return FederatedData(tuple(chunks), order, sorted_sizes, feature_l1, features.shape[1], n_classes)
+                                     valid[part], columns, block_l1[part]))  # fmt: skip
+    return FederatedData(tuple(chunks), order, sorted_sizes, features.shape[1], n_classes)
 
 
 @dataclass(frozen=True)
@@ -475,15 +475,13 @@ def chunk_gradients(
 
 
 def chunk_sensitivities(data: FederatedData, chunk: AgentChunk, residual_norms: np.ndarray) -> np.ndarray:
-    """Delta-bar_p^t of (20) for the chunk's agents and every replica, shape (g, B)."""
-    replicas = residual_norms.shape[-1]
-    sensitivity = np.empty((chunk.stop - chunk.start, replicas))
-    for row, agent in enumerate(range(chunk.start, chunk.stop)):
-        x_l1 = data.feature_l1[agent]
-        norms = residual_norms[row, : len(x_l1)]
-        for b in range(replicas):  # (20); ||h - y||_1 passed as a one-column residual
-            sensitivity[row, b] = objp_sensitivity(x_l1, norms[:, b : b + 1], n_total=data.n_total)
-    return sensitivity
+    """Delta-bar_p^t of (20) for the chunk's agents and every replica, shape (g, B).
+
+    ``residual_norms`` (g, m, B) are the ||h - y||_1 of :func:`chunk_gradients`, passed to (20) as
+    one-column residuals; padding rows have ||x||_1 = 0 and add nothing.
+    """
+    residuals = np.moveaxis(residual_norms, -1, 1)[..., None]  # (g, B, m, 1)
+    return objp_sensitivity(chunk.feature_l1[:, None, :], residuals, n_total=data.n_total)  # (20)
 
 
 def outp_calibration(
@@ -584,7 +582,7 @@ def run_iadmm(
         grad_scale = np.full(n_agents, 1.0 / data.n_total)  # (2c): f_p scaled by the global 1/I
     worst_case = None
     if params.sensitivity == "worst_case":
-        all_l1 = np.concatenate(data.feature_l1)
+        all_l1 = np.concatenate([chunk.feature_l1[chunk.valid] for chunk in data.chunks])
         worst_case = objp_sensitivity(
             all_l1, np.zeros((len(all_l1), 1)), n_total=data.n_total, mode="worst_case",
             feature_l1_bound=n_features * params.feature_bound,

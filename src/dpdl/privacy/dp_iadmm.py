@@ -44,9 +44,11 @@ def objp_sensitivity(
 
     Parameters
     ----------
-    feature_l1_norms : array_like, shape (I_p,)
+    feature_l1_norms : array_like, shape (..., I_p)
         ||x_pi||_1 for agent p's samples (constant over a run: compute ``np.abs(X).sum(1)`` once).
-    residuals : array_like, shape (I_p, K)
+        Leading axes batch several agents or replicas; they broadcast against those of
+        ``residuals``. Zero-feature padding rows (norm 0) add nothing.
+    residuals : array_like, shape (..., I_p, K)
         h(z_p^t; x_pi) - y_pi, the softmax output minus the one-hot label at the current local
         iterate z_p^t.
     n_total : int
@@ -62,8 +64,8 @@ def objp_sensitivity(
 
     Returns
     -------
-    float
-        The sensitivity, >= 0.
+    float or numpy.ndarray
+        The sensitivity, >= 0: a float for one agent, else an array of the broadcast leading shape.
 
     Notes
     -----
@@ -77,12 +79,18 @@ def objp_sensitivity(
     _checks.choice("mode", mode, ("eq20", "worst_case"))
     norms = np.asarray(feature_l1_norms)
     residuals = np.asarray(residuals)
-    if norms.ndim != 1 or residuals.ndim != 2 or norms.shape[0] != residuals.shape[0]:
+    batch = None
+    if norms.ndim >= 1 and residuals.ndim == norms.ndim + 1 and norms.shape[-1] == residuals.shape[-2]:
+        try:
+            batch = np.broadcast_shapes(norms.shape[:-1], residuals.shape[:-2])
+        except ValueError:
+            pass
+    if batch is None:
         raise ValueError(
-            "feature_l1_norms (1-D) and residuals (2-D) must have one entry per sample; "
+            "feature_l1_norms (..., I_p) and residuals (..., I_p, K) must have one entry per sample; "
             f"got shapes {norms.shape} and {residuals.shape}"
         )
-    n_total = _checks.count("n_total", n_total, minimum=max(1, norms.shape[0]))
+    n_total = _checks.count("n_total", n_total, minimum=max(1, norms.shape[-1]))
     if mode == "worst_case":
         if feature_l1_bound is None:
             raise ValueError(
@@ -94,11 +102,13 @@ def objp_sensitivity(
             raise ValueError(
                 f"feature_l1_bound must be >= every ||x||_1; got {bound} < {norms.max()}"
             )
-        return 4.0 * bound / n_total  # 2 (2 max||x||_1) / I
-    if norms.shape[0] == 0:
-        raise ValueError("feature_l1_norms must hold at least one sample for mode 'eq20'; got 0")
-    per_sample = np.abs(norms) * np.abs(residuals).sum(axis=1)
-    return float(per_sample.max()) / n_total  # (20): sum_jk |x_ij (h_k - y_ik)| / I
+        sensitivity = np.full(batch, 4.0 * bound / n_total)  # 2 (2 max||x||_1) / I
+    else:
+        if norms.shape[-1] == 0:
+            raise ValueError("feature_l1_norms must hold at least one sample for mode 'eq20'; got 0")
+        per_sample = np.abs(norms) * np.abs(residuals).sum(axis=-1)
+        sensitivity = per_sample.max(axis=-1) / n_total  # (20): max_i sum_jk |x_ij (h_k - y_ik)| / I
+    return float(sensitivity) if sensitivity.ndim == 0 else sensitivity
 
 
 def objp_laplace_scale(sensitivity: float, epsilon: float) -> float:
