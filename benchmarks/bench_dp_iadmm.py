@@ -77,7 +77,7 @@ class LoopBaseline:
                 n = int(data.sizes[agent])
                 x = np.zeros((n, data.n_features))
                 x[:, chunk.columns] = chunk.features[row, :n]  # the chunk keeps only its nonzero features
-                y = chunk.onehot[row, :n, 0, :].astype(np.float64)
+                y = chunk.onehot[row, 0, :, :n].T.astype(np.float64)  # class-major in the chunk
                 self.agents.append((x, y))
         self.n_total, self.classes = data.n_total, data.n_classes
         self.penalty = iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset])

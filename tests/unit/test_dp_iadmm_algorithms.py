@@ -152,7 +152,7 @@ def test_chunk_gradients_match_37_and_report_residual_norms(tiny) -> None:
                 residual = h - np.eye(K)[y]
                 expected = x.T @ residual / n + 2 * beta / data.n_agents * w  # (37)
                 np.testing.assert_allclose(out[row, :, b, :], expected, rtol=1e-4, atol=1e-6)
-                np.testing.assert_allclose(norms[row, : len(y), b], np.abs(residual).sum(axis=1), rtol=1e-5)
+                np.testing.assert_allclose(norms[row, b, : len(y)], np.abs(residual).sum(axis=1), rtol=1e-5)
 
 
 def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
@@ -168,7 +168,7 @@ def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
             n = data.sizes[agent]
             for b in range(2):
-                residual = probs[row, :n, b, :] - chunk.onehot[row, :n, 0, :]
+                residual = (probs[row, b, :, :n] - chunk.onehot[row, 0, :, :n]).T  # (n, K)
                 direct = objp_sensitivity(np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total)
                 assert ours[row, b] == pytest.approx(direct, rel=1e-5)
 

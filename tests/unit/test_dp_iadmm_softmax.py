@@ -18,24 +18,30 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return x, w, y
 
 
-def test_probabilities_are_a_softmax_per_row_and_replica(data) -> None:
+def class_major_one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
+    """One-hot labels (..., n) as class-major (..., 1, K, n), like the per-example arrays."""
+    return np.swapaxes(softmax.one_hot(y, n_classes), -1, -2)[..., None, :, :]
+
+
+def test_probabilities_are_a_class_major_softmax_per_example_and_replica(data) -> None:
     x, w, _ = data
     probs = softmax.probabilities(x, w)
-    assert probs.shape == (2, 7, 3, 4)
-    scores = np.einsum("anj,ajbk->anbk", x, w)
-    expected = np.exp(scores) / np.exp(scores).sum(axis=-1, keepdims=True)
+    assert probs.shape == (2, 3, 4, 7)  # agents, replicas, classes, examples
+    scores = np.einsum("anj,ajbk->abkn", x, w)
+    expected = np.exp(scores) / np.exp(scores).sum(axis=-2, keepdims=True)
     np.testing.assert_allclose(probs, expected, rtol=1e-12)
 
 
 def test_softmax_is_stable_for_large_scores() -> None:
-    probs = softmax.softmax_inplace(np.array([[1000.0, 0.0, -1000.0]]))
-    np.testing.assert_allclose(probs, [[1.0, 0.0, 0.0]])
+    probs = softmax.softmax_inplace(np.array([[1000.0], [0.0], [-1000.0]]))  # K = 3, one example
+    np.testing.assert_allclose(probs, [[1.0], [0.0], [0.0]])
 
 
 def test_residual_l1_equals_the_l1_distance_to_the_one_hot_label(data) -> None:
     x, w, y = data
     probs = softmax.probabilities(x, w)
-    direct = np.abs(probs - softmax.one_hot(y, 4)[:, :, None, :]).sum(axis=-1)
+    direct = np.abs(probs - class_major_one_hot(y, 4)).sum(axis=-2)
+    assert direct.shape == (2, 3, 7)
     np.testing.assert_allclose(softmax.residual_l1(probs, y), direct, rtol=1e-12)
 
 
@@ -47,7 +53,7 @@ def test_gradient_sum_matches_finite_differences_of_the_loss(data) -> None:
         return float(softmax.loss_sum(x0, flat.reshape(5, 1, 4), y0)[0])
 
     w0 = w[0][:, :1, :]
-    residual = softmax.probabilities(x0, w0) - softmax.one_hot(y0, 4)[:, None, :]
+    residual = softmax.probabilities(x0, w0) - class_major_one_hot(y0, 4)
     numeric = approx_fprime(w0.ravel(), loss, 1e-7).reshape(5, 1, 4)
     np.testing.assert_allclose(softmax.gradient_sum(x0, residual), numeric, rtol=1e-5, atol=1e-6)
 
@@ -55,7 +61,15 @@ def test_gradient_sum_matches_finite_differences_of_the_loss(data) -> None:
 def test_gradient_sum_is_batched_over_agents_and_replicas(data) -> None:
     x, w, y = data
     residual = softmax.probabilities(x, w)
-    np.testing.assert_allclose(softmax.gradient_sum(x, residual), np.einsum("anj,anbk->ajbk", x, residual), rtol=1e-12)
+    np.testing.assert_allclose(softmax.gradient_sum(x, residual), np.einsum("anj,abkn->ajbk", x, residual), rtol=1e-12)
+
+
+def test_loss_sum_is_the_cross_entropy_per_replica(data) -> None:
+    x, w, y = data
+    scores = np.einsum("anj,ajbk->anbk", x, w)
+    log_h = scores - np.log(np.exp(scores).sum(axis=-1, keepdims=True))
+    direct = -np.take_along_axis(log_h, y[:, :, None, None], axis=-1)[..., 0].sum(axis=(0, 1))
+    np.testing.assert_allclose(softmax.loss_sum(x, w, y), direct, rtol=1e-12)
 
 
 def test_loss_sum_skips_padding_rows(data) -> None:

@@ -77,7 +77,8 @@ class AgentChunk:
     indices of the J_c features that are nonzero in some row of the chunk, or ``slice(None)`` when
     all J are (then ``features`` is a view of its block). Every dropped feature is zero in every row,
     so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
-    padding), ``onehot`` (g, m, 1, K) float32 (zero on padding), ``valid`` (g, m) bool are views
+    padding), ``onehot`` (g, 1, K, m) float32 (class-major as ``softmax``'s per-example arrays,
+    zero on padding), ``valid`` (g, m) bool are views
     into the arrays of a block of similar-size agents; ``feature_l1`` (g, m) float64 holds
     ||x_pi||_1 (0 on padding).
     """
@@ -209,7 +210,8 @@ def federated_data(
                 block_features[row, :n] = features[offsets[agent] : offsets[agent + 1]]
                 block_labels[row, :n] = labels[offsets[agent] : offsets[agent + 1]]
                 valid[row, :n] = True
-        onehot = (softmax.one_hot(block_labels, n_classes) * valid[:, :, None])[:, :, None, :].astype(DTYPE)
+        onehot = softmax.one_hot(block_labels, n_classes) * valid[:, :, None]  # (g, m, K), zero on padding
+        onehot = np.ascontiguousarray(np.swapaxes(onehot, 1, 2)[:, None], dtype=DTYPE)  # (g, 1, K, m)
         block_l1 = np.abs(block_features).sum(axis=2, dtype=np.float64)
         for first_row in range(0, len(agents), per_chunk):
             part = slice(first_row, first_row + per_chunk)
@@ -455,7 +457,7 @@ def chunk_gradients(
 
     Returns
     -------
-    numpy.ndarray, shape (g, m, B)
+    numpy.ndarray, shape (g, B, m)
         ||h(z_p; x_pi) - y_pi||_1 of every row (padding rows included), for the sensitivity (20).
     """
     active_z = z[:, chunk.columns]  # the features dropped from the chunk add nothing to x z
@@ -477,11 +479,10 @@ def chunk_gradients(
 def chunk_sensitivities(data: FederatedData, chunk: AgentChunk, residual_norms: np.ndarray) -> np.ndarray:
     """Delta-bar_p^t of (20) for the chunk's agents and every replica, shape (g, B).
 
-    ``residual_norms`` (g, m, B) are the ||h - y||_1 of :func:`chunk_gradients`, passed to (20) as
+    ``residual_norms`` (g, B, m) are the ||h - y||_1 of :func:`chunk_gradients`, passed to (20) as
     one-column residuals; padding rows have ||x||_1 = 0 and add nothing.
     """
-    residuals = np.moveaxis(residual_norms, -1, 1)[..., None]  # (g, B, m, 1)
-    return objp_sensitivity(chunk.feature_l1[:, None, :], residuals, n_total=data.n_total)  # (20)
+    return objp_sensitivity(chunk.feature_l1[:, None, :], residual_norms[..., None], n_total=data.n_total)  # (20)
 
 
 def outp_calibration(
