@@ -77,10 +77,9 @@ class AgentChunk:
     indices of the J_c features that are nonzero in some row of the chunk, or ``slice(None)`` when
     all J are (then ``features`` is a view of its block). Every dropped feature is zero in every row,
     so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
-    padding), ``onehot`` (g, 1, K, m) float32 (class-major as ``softmax``'s per-example arrays,
-    zero on padding), ``valid`` (g, m) bool are views
-    into the arrays of a block of similar-size agents; ``feature_l1`` (g, m) float64 holds
-    ||x_pi||_1 (0 on padding).
+    padding), ``onehot`` (g, 1, K, m) float32 (class-major like ``softmax``'s per-example arrays;
+    zero on padding), ``valid`` (g, m) bool and ``feature_l1`` (g, m) float64, the ||x_pi||_1 (0 on
+    padding), are views into the arrays of a block of similar-size agents.
     """
 
     start: int
