@@ -18,11 +18,6 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return x, w, y
 
 
-def class_major_one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
-    """One-hot labels (..., n) as class-major (..., 1, K, n), like the per-example arrays."""
-    return np.swapaxes(softmax.one_hot(y, n_classes), -1, -2)[..., None, :, :]
-
-
 def test_probabilities_are_a_class_major_softmax_per_example_and_replica(data) -> None:
     x, w, _ = data
     probs = softmax.probabilities(x, w)
@@ -40,7 +35,7 @@ def test_softmax_is_stable_for_large_scores() -> None:
 def test_residual_l1_equals_the_l1_distance_to_the_one_hot_label(data) -> None:
     x, w, y = data
     probs = softmax.probabilities(x, w)
-    direct = np.abs(probs - class_major_one_hot(y, 4)).sum(axis=-2)
+    direct = np.abs(probs - softmax.one_hot(y, 4)).sum(axis=-2)
     assert direct.shape == (2, 3, 7)
     np.testing.assert_allclose(softmax.residual_l1(probs, y), direct, rtol=1e-12)
 
@@ -53,7 +48,7 @@ def test_gradient_sum_matches_finite_differences_of_the_loss(data) -> None:
         return float(softmax.loss_sum(x0, flat.reshape(5, 1, 4), y0)[0])
 
     w0 = w[0][:, :1, :]
-    residual = softmax.probabilities(x0, w0) - class_major_one_hot(y0, 4)
+    residual = softmax.probabilities(x0, w0) - softmax.one_hot(y0, 4)
     numeric = approx_fprime(w0.ravel(), loss, 1e-7).reshape(5, 1, 4)
     np.testing.assert_allclose(softmax.gradient_sum(x0, residual), numeric, rtol=1e-5, atol=1e-6)
 

@@ -209,8 +209,7 @@ def federated_data(
                 block_features[row, :n] = features[offsets[agent] : offsets[agent + 1]]
                 block_labels[row, :n] = labels[offsets[agent] : offsets[agent + 1]]
                 valid[row, :n] = True
-        onehot = softmax.one_hot(block_labels, n_classes) * valid[:, :, None]  # (g, m, K), zero on padding
-        onehot = np.ascontiguousarray(np.swapaxes(onehot, 1, 2)[:, None], dtype=DTYPE)  # (g, 1, K, m)
+        onehot = softmax.one_hot(block_labels, n_classes, DTYPE) * valid[:, None, None, :]  # zero on padding
         block_l1 = np.abs(block_features).sum(axis=2, dtype=np.float64)
         for first_row in range(0, len(agents), per_chunk):
             part = slice(first_row, first_row + per_chunk)

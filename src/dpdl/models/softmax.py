@@ -102,8 +102,9 @@ def gradient_sum(features: np.ndarray, residuals: np.ndarray) -> np.ndarray:
 
 
 def one_hot(labels: np.ndarray, n_classes: int, dtype: np.dtype = np.float32) -> np.ndarray:
-    """Return one-hot rows, shape labels.shape + (n_classes,)."""
-    return (np.asarray(labels)[..., None] == np.arange(n_classes)).astype(dtype)
+    """Return the one-hot y_i of labels (..., n) class-major, shape (..., 1, K, n), like the residuals."""
+    labels = np.asarray(labels)
+    return (labels[..., None, None, :] == np.arange(n_classes)[:, None]).astype(dtype)
 
 
 def loss_sum(
