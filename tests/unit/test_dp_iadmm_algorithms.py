@@ -228,6 +228,26 @@ def centralized_optimum(tiny: dict, beta: float) -> np.ndarray:
     return result.x.reshape(J, K)
 
 
+def test_objective_minimiser_finds_the_centralized_optimum(tiny) -> None:
+    beta = 0.01
+    seen = []
+    w, result = iadmm.objective_minimiser(tiny["data"], beta, 500, callback=seen.append)
+    optimum = centralized_optimum(tiny, beta)
+    assert w.shape == (J, 1, K) and w.dtype == np.float32
+    # float32 objective: its rounding (1e-7) hides the last f - f* ~ 0.01 ||w - w*||^2 from the line search
+    assert np.linalg.norm(w[:, 0] - optimum) / np.linalg.norm(optimum) < 1e-3
+    assert np.abs(result.jac).max() < 1e-4
+    assert len(seen) == result.nit and all(s.shape == (J, 1, K) for s in seen)
+    assert iadmm.objective_minimiser(tiny["data"], beta, 3)[1].nit == 3  # max_iterations bounds it
+
+
+def test_training_error_counts_the_wrong_rows_of_each_replica(tiny) -> None:
+    w = np.random.default_rng(5).standard_normal((J, 2, K)).astype(np.float32)
+    expected = [np.mean((tiny["x"] @ w[:, b]).argmax(axis=1) != tiny["y"]) for b in range(2)]
+    assert 0 < min(expected)
+    np.testing.assert_allclose(iadmm.training_error(tiny["data"], w), expected)  # padding rows left out
+
+
 @pytest.mark.parametrize(
     "algorithm, options",
     [("objp", {"a": 100.0}), ("objt", {}), ("outp", {"outp_gradient": "global_mean"})],

@@ -22,7 +22,7 @@ STUDY = {
     "iterations": 3, "log_every": 1, "long_iterations": 3, "long_seeds": 2, "long_log_every": 1,
     "a_values": [1, 100], "outp_static_rhos": [0.1], "outp_plus_factor": 0.01, "beta": 1e-6, "delta": 1e-6,
     "trust_radius": "code_const", "outp_noise": "variance", "sensitivity": "eq20", "outp_gradient": "agent_mean",
-    "nonprivate_algorithm": "objp",
+    "nonprivate_algorithm": "objp", "optimum_iterations": 200,
 }  # fmt: skip
 CONFIG = {"dp_iadmm": STUDY}
 
@@ -177,6 +177,20 @@ def test_aggregates_figures_tables_and_claims(jobs, tmp_path) -> None:
     assert judged.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE
     assert judged.loc["dp_iadmm.femnist_objt_eps5", "verdict"] == "data unavailable"
     assert isinstance(judged.loc["dp_iadmm.mnist_gap_eps0.05", "our_value"], float)
+
+
+def test_optimum_table_minimises_1_on_each_prepared_dataset(jobs, tmp_path) -> None:
+    from dpdl.errors import ConfigError
+
+    settings = study.optimum_settings(CONFIG)
+    row = study.optimum_table([jobs["root"] / "mnist.npz"], settings).iloc[0]
+    assert row["dataset"] == "mnist" and row["train_samples"] == 40 and row["test_samples"] == 10
+    assert 1 <= row["lbfgs_iterations"] < 200 and row["gradient_max_abs"] < 1e-4
+    assert row["train_error_pct"] < 50 and row["lowest_path_test_error_pct"] <= row["test_error_pct"]
+    assert row["paper_nonprivate_pct"] == 7.42  # the mnist_nonprivate claim's value
+    (tmp_path / "cifar.npz").write_bytes((jobs["root"] / "mnist.npz").read_bytes())
+    with pytest.raises(ConfigError, match="must be one of mnist, femnist"):
+        study.optimum_table([tmp_path / "cifar.npz"], settings)
 
 
 def synthetic(rows: list[tuple]) -> pd.DataFrame:

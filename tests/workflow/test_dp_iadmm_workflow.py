@@ -14,7 +14,7 @@ CONFIG = {
     "dp_iadmm": {
         "mnist_agents": 4, "epsilons": [0.05], "curve_epsilons": [0.05], "remark3_epsilons": [0.05],
         "seeds": 2, "iterations": 3, "log_every": 1, "long_iterations": 4, "long_seeds": 1, "long_log_every": 2,
-        "a_values": [1, 100], "outp_static_rhos": [0.1],
+        "a_values": [1, 100], "outp_static_rhos": [0.1], "optimum_iterations": 30,
     },
 }  # fmt: skip
 
@@ -35,6 +35,8 @@ def test_every_figure_table_and_the_claims_are_built(built: dict) -> None:
         assert (work / f"results/dp_iadmm/aggregates/{figure}.csv").is_file()
     remark3 = pd.read_csv(work / "results/tables/dp_iadmm/remark3.csv")
     assert set(remark3["algorithm"]) == {"ObjT", "OutP", "ObjP"} and set(remark3["iterations"]) == {4}
+    optimum = pd.read_csv(work / "results/tables/dp_iadmm/optimum.csv")
+    assert list(optimum["dataset"]) == ["mnist", "femnist"] and (optimum["lbfgs_iterations"] <= 30).all()
     claims = pd.read_csv(work / "results/claims/dp_iadmm.csv")
     assert len(claims) >= 27 and set(claims["verdict"]) <= {"not run at this scale", "data unavailable"}
     assert (claims["verdict"] == "not run at this scale").all()  # both datasets build from the fixtures

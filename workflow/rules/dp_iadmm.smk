@@ -165,6 +165,32 @@ rule dp_iadmm_remark3:
         "python -m dpdl dp_iadmm remark3 --aggregate {input} --out {output.csv} {output.md} > {log} 2>&1"
 
 
+# The minimiser of (1) on each dataset that can be prepared here (what non-private runs approach).
+rule dp_iadmm_optimum:
+    input:
+        partial(dp_iadmm_study.optimum_data_input, get_availability),
+    output:
+        csv=report(
+            "results/tables/dp_iadmm/optimum.csv",
+            caption="../report/dp_iadmm/optimum.rst",
+            category=summary.report_category("dp_iadmm"),
+        ),
+        md="results/tables/dp_iadmm/optimum.md",
+    log:
+        "logs/dp_iadmm/optimum.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    params:
+        settings=json.dumps(dp_iadmm_study.optimum_settings(config)),
+    shell:
+        "python -m dpdl dp_iadmm optimum --data {input} --settings {params.settings:q}"
+        " --out {output.csv} {output.md} > {log} 2>&1"
+
+
 # The paper's claims judged on the aggregates that can be built here.
 rule dp_iadmm_claims:
     input:

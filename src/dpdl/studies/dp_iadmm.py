@@ -2,8 +2,8 @@
 
 Everything the workflow needs besides the algorithms (``dpdl.algorithms.dp_iadmm``): the run grid
 of every figure, the run command (data loading, replicas, provenance, privacy), aggregation over
-seeds, one plotting function per figure, the Remark 3 table and the claims. Section numbers refer
-to ``notes/iadmm.md``.
+seeds, one plotting function per figure, the Remark 3 table, the minimiser of (1) (the reference
+the non-private runs approach) and the claims. Section numbers refer to ``notes/iadmm.md``.
 
 Runs are ``results/dp_iadmm/runs/{horizon}/{dataset}/{variant}/eps{epsilon}/seed{seed}.npz``:
 ``horizon`` is ``main`` (T = ``iterations``, Figs 1-4 and 6) or ``long`` (T = ``long_iterations``,
@@ -229,6 +229,11 @@ def remark3_paths() -> list[str]:
     return [f"results/tables/dp_iadmm/remark3.{ext}" for ext in ("csv", "md")]
 
 
+def optimum_paths() -> list[str]:
+    """The table of the minimiser of (1) on each dataset (CSV and Markdown)."""
+    return [f"results/tables/dp_iadmm/optimum.{ext}" for ext in ("csv", "md")]
+
+
 def claims_paths() -> list[str]:
     """The claims scorecard of this study (CSV and Markdown)."""
     return [f"results/claims/dp_iadmm.{ext}" for ext in ("csv", "md")]
@@ -246,9 +251,16 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     paths += [p for name in names if name in FIGURES for p in figure_paths(name)]
     if "remark3" in names:
         paths += remark3_paths()
+    if optimum_datasets(buildable):
+        paths += optimum_paths()
     if names:
         paths += claims_paths()
     return paths
+
+
+def optimum_datasets(buildable: set[str]) -> list[str]:
+    """The study's datasets that can be prepared here (the minimiser table covers these)."""
+    return [dataset for dataset in DATASETS if f"{STUDY}/{dataset}" in buildable]
 
 
 def runs(config: dict, buildable: set[str]) -> list[str]:
@@ -260,6 +272,7 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
 RUN_SETTING_KEYS = ("horizon", "iterations", "log_every", "seeds", "mnist_agents", "beta", "delta", "outp_plus_factor",
                     *SWITCHES)  # fmt: skip
 CLAIM_SETTING_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)
+OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 
 
 def run_settings(config: dict, horizon: str) -> dict:
@@ -321,6 +334,16 @@ def run_memory_input(config: dict, horizon: str, wildcards) -> int:
 def run_minutes_input(config: dict, horizon: str, wildcards) -> int:
     """``runtime`` of a run job (see :func:`run_minutes`)."""
     return run_minutes(config, wildcards.dataset, horizon)
+
+
+def optimum_data_input(availability: Callable, wildcards) -> list[str]:
+    """The prepared datasets the minimiser table covers (those that can be prepared here)."""
+    return [f"data/processed/{STUDY}/{d}.npz" for d in optimum_datasets(set(availability().buildable))]
+
+
+def optimum_settings(config: dict) -> dict:
+    """The config values the minimiser table depends on (its rule's params); keys OPTIMUM_SETTING_KEYS."""
+    return {key: config[STUDY][key] for key in OPTIMUM_SETTING_KEYS}
 
 
 def claim_settings(config: dict) -> dict:
@@ -482,6 +505,61 @@ def run_job(
         }
         write_run(path, RunResult(trace, provenance))
     log.info("%s: done in %.1f s", label, timed.provenance["timing"]["wall_time_s"])
+
+
+def optimum_row(dataset: str, npz: str | Path, settings: dict) -> dict:
+    """The minimiser of (1) on one prepared dataset (L-BFGS from w = 0) and its errors.
+
+    Besides the errors at the minimiser, it reports the lowest test error seen along the L-BFGS
+    path and where: an oracle choice on the test set, so a bound on what stopping any solver of (1)
+    early could give, not a result of the paper's method.
+    """
+    from dpdl.algorithms.dp_iadmm import objective_minimiser, training_error
+    from dpdl.models import softmax
+
+    data, test_x, test_y, _ = load_federated(dataset, npz, settings["mnist_agents"])
+    label = f"{dataset}: L-BFGS on (1)"
+    log.info("%s: %d samples, %d features, at most %d iterations", label, data.n_total, data.n_features,
+             settings["optimum_iterations"])  # fmt: skip
+    progress = Progress(label, settings["optimum_iterations"])
+    path = []
+
+    def record(w: np.ndarray) -> None:
+        path.append(float(softmax.error_rate(test_x, w, test_y)[0]))
+        progress.update(len(path))
+
+    w, result = objective_minimiser(data, settings["beta"], settings["optimum_iterations"], callback=record)
+    test_error = float(softmax.error_rate(test_x, w, test_y)[0])
+    lowest = int(np.argmin(path)) if path else None
+    paper = next(claim.paper_value for claim in CLAIMS if claim.id == f"{STUDY}.{dataset}_nonprivate")
+    return {
+        "dataset": dataset,
+        "train_samples": data.n_total,
+        "test_samples": len(test_y),
+        "beta": settings["beta"],
+        "lbfgs_iterations": int(result.nit),
+        "lbfgs_stop": str(result.message),  # float32 data: a line search may end at rounding level
+        "gradient_max_abs": float(f"{np.abs(result.jac).max():.3g}"),  # first-order optimality of (1)
+        "objective": round(float(result.fun), 6),
+        "train_error_pct": round(100 * float(training_error(data, w)[0]), 2),
+        "test_error_pct": round(100 * test_error, 2),
+        "lowest_path_test_error_pct": None if lowest is None else round(100 * path[lowest], 2),
+        "lowest_at_iteration": None if lowest is None else lowest + 1,
+        "paper_nonprivate_pct": paper,
+    }
+
+
+def optimum_table(npzs: Iterable[str | Path], settings: dict) -> pd.DataFrame:
+    """One :func:`optimum_row` per prepared dataset (each file's stem names its dataset)."""
+    from dpdl.errors import ConfigError
+
+    rows = []
+    for npz in npzs:
+        dataset = Path(npz).stem
+        if dataset not in DATASETS:
+            raise ConfigError(f"--data {npz}: its file name must be one of {', '.join(DATASETS)} (.npz)")
+        rows.append(optimum_row(dataset, npz, settings))
+    return pd.DataFrame(rows)
 
 
 # --- aggregation --------------------------------------------------------------------------------
@@ -1061,6 +1139,17 @@ def cmd_remark3(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimum(args: argparse.Namespace) -> int:
+    """Write the table of the minimiser of (1) on each prepared dataset."""
+    from dpdl.io import write_table
+
+    settings = _settings(args.settings, OPTIMUM_SETTING_KEYS, "optimum_settings(config)")
+    title = ("# Ryu & Kim (1) minimised by L-BFGS on our data: the reference every non-private run approaches, "
+             "beside the paper's non-private testing error")  # fmt: skip
+    write_table(optimum_table(args.data, settings), *args.out, title=title)
+    return 0
+
+
 def cmd_claims(args: argparse.Namespace) -> int:
     """Judge every claim on the aggregates that exist; write the scorecard (CSV and Markdown)."""
     from dpdl.claims import scorecard
@@ -1077,7 +1166,7 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 
 def add_commands(commands) -> None:
-    """Register ``dpdl dp_iadmm run|aggregate|figure|remark3|claims``."""
+    """Register ``dpdl dp_iadmm run|aggregate|figure|remark3|optimum|claims``."""
     study = commands.add_parser(STUDY, help="Ryu & Kim, DP inexact ADMM (MNIST, FEMNIST)", description=__doc__.splitlines()[0])
     steps = study.add_subparsers(dest="step", required=True, metavar="STEP")
 
@@ -1109,6 +1198,11 @@ def add_commands(commands) -> None:
 
     sub = step("remark3", cmd_remark3, "Write the Remark 3 table from its aggregate.")
     sub.add_argument("--aggregate", type=Path, required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+    sub = step("optimum", cmd_optimum, "Minimise (1) by L-BFGS on each prepared dataset; write the table.")
+    sub.add_argument("--data", type=Path, nargs="+", required=True, help="prepared arrays (mnist.npz, femnist.npz)")
+    sub.add_argument("--settings", required=True, help="JSON of the optimum settings (the rule's params)")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = step("claims", cmd_claims, "Judge the paper's claims on the aggregates; write the scorecard.")
