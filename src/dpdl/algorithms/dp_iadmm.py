@@ -710,11 +710,7 @@ def training_error(data: FederatedData, w: np.ndarray) -> np.ndarray:
 
     ``w`` is (J, B, K); padding rows are excluded. Returns shape (B,).
     """
-    wrong = sum(
-        ((softmax.logits(chunk.features, w[chunk.columns]).argmax(axis=-2) != chunk.labels[:, None, :])
-         & chunk.valid[:, None, :]).sum(axis=(0, 2))
-        for chunk in data.chunks
-    )  # fmt: skip
+    wrong = sum(softmax.mistakes(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
     return wrong / data.n_total
 
 

@@ -134,6 +134,21 @@ def loss_sum(
     return per_replica.reshape(-1, per_replica.shape[-1]).sum(axis=0)
 
 
+def mistakes(
+    features: np.ndarray, weights: np.ndarray, labels: np.ndarray, valid: np.ndarray | None = None
+) -> np.ndarray:
+    """Return the number of examples whose arg-max class is not the label, per replica, shape (B,).
+
+    Arguments as in :func:`loss_sum` (``valid`` excludes padding rows). Ties go to the lowest class
+    index (numpy's argmax), as in the authors' evaluation.
+    """
+    wrong = logits(features, weights).argmax(axis=-2) != labels[..., None, :]  # (..., B, n)
+    if valid is not None:
+        wrong &= valid[..., None, :]
+    per_replica = wrong.sum(axis=-1)
+    return per_replica.reshape(-1, per_replica.shape[-1]).sum(axis=0)
+
+
 def error_rate(features: np.ndarray, weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Return the fraction of examples whose arg-max class is not the label, per replica.
 
@@ -146,7 +161,6 @@ def error_rate(features: np.ndarray, weights: np.ndarray, labels: np.ndarray) ->
     Returns
     -------
     numpy.ndarray, shape (B,)
-        Ties go to the lowest class index (numpy's argmax), as in the authors' evaluation.
+        See :func:`mistakes`.
     """
-    predicted = logits(features, weights).argmax(axis=-2)  # (B, n)
-    return (predicted != labels).mean(axis=-1)
+    return mistakes(features, weights, labels) / len(labels)
