@@ -71,6 +71,21 @@ def test_server_update_solves_4a() -> None:
     np.testing.assert_allclose(closed, argmin(objective, s["w"]), atol=1e-5)
 
 
+def fused(algorithm: str, s: dict, *, rho: float, radius: float = 1.0, inverse_eta=(1.0, 1.0), dual_rho: float = 0.0,
+          beta_term: float = 0.0, feature_rows=None, loss_gradient=None, noise_scale=None) -> dict:  # fmt: skip
+    """Run :func:`iadmm.fused_step` on a random state; return the new z and lambda and the sums over agents."""
+    z, lam = s["z"], s["lam"].copy()
+    rows = np.arange(z.shape[1]) if feature_rows is None else feature_rows
+    noise = np.ascontiguousarray(np.moveaxis(s["noise"], 2, 0))  # replica-major (B, g, J, K)
+    new, sum_new, sum_lam = np.empty_like(z), np.zeros_like(s["w"]), np.zeros_like(s["w"])
+    scale = np.ones((z.shape[0], z.shape[2]), np.float32) if noise_scale is None else noise_scale
+    f32 = np.float32
+    iadmm.fused_step(iadmm.ALGORITHM_CODES[algorithm], z, lam, s["w"], s["grad"] if loss_gradient is None else loss_gradient,
+                     rows, f32(beta_term), noise, scale, f32(rho), f32(1 / rho), f32(radius), np.asarray(inverse_eta, f32),
+                     f32(1 / (rho + inverse_eta[0])), f32(dual_rho), new, sum_new, sum_lam)  # fmt: skip
+    return {"z": new, "lam": lam, "sum_z": sum_new, "sum_lam": sum_lam}
+
+
 def test_objp_step_solves_8() -> None:
     s = random_state()
     rho, inverse_eta = 3.0, math.sqrt(4.0)  # eta = 1 / sqrt(t), t = 4
@@ -80,8 +95,7 @@ def test_objp_step_solves_8() -> None:
         quadratic = rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum()
         return float((s["grad"] * z).sum() + quadratic + inverse_eta / 2 * ((z - s["z"]) ** 2).sum())
 
-    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
-    closed = iadmm.objp_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], rho, inverse_eta, out, work)
+    closed = fused("objp", s, rho=rho, inverse_eta=(inverse_eta, inverse_eta))["z"]
     np.testing.assert_allclose(closed, argmin(objective, s["z"]), atol=1e-5)
 
 
@@ -95,34 +109,62 @@ def test_objt_step_solves_9(radius) -> None:
         return float((s["grad"] * z).sum() + rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum())
 
     box = Bounds((s["z"] - radius).ravel(), (s["z"] + radius).ravel())
-    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
-    closed = iadmm.objt_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], rho, radius, out, work)
+    closed = fused("objt", s, rho=rho, radius=radius)["z"]
     np.testing.assert_allclose(closed, argmin(objective, s["z"], box), atol=1e-5)
     assert np.abs(closed - s["z"]).max() <= radius * (1 + 1e-6)
 
 
-def test_outp_step_solves_huang_prox_subproblem() -> None:
+def test_outp_step_solves_huang_prox_subproblem_and_adds_the_noise() -> None:
     s = random_state()
     rho = 0.7
-    inverse_eta = np.array([4.0, 9.0], dtype=np.float32)[:, None, None, None]  # one eta-hat per agent
+    inverse_eta = np.array([4.0, 9.0], dtype=np.float32)  # one eta-hat per agent
+    per_agent = inverse_eta[:, None, None, None]
 
     def objective(z):  # <grad, z> - <lambda, z> + rho/2 ||w - z||^2 + ||z - z^t||^2 / (2 eta-hat)
         z = z.reshape(s["z"].shape)
         return float(((s["grad"] - s["lam"]) * z).sum() + rho / 2 * ((s["w"] - z) ** 2).sum()
-                     + (inverse_eta / 2 * (z - s["z"]) ** 2).sum())  # fmt: skip
+                     + (per_agent / 2 * (z - s["z"]) ** 2).sum())  # fmt: skip
 
-    out, work = np.empty_like(s["z"]), np.empty_like(s["z"])
-    closed = iadmm.outp_local_update(s["z"], s["lam"], s["w"], s["grad"], rho, inverse_eta, out, work)
-    np.testing.assert_allclose(closed, argmin(objective, s["z"]), atol=1e-5)
+    step = fused("outp", s, rho=rho, inverse_eta=inverse_eta)
+    np.testing.assert_allclose(step["z"] - s["noise"], argmin(objective, s["z"]), atol=1e-5)
+    np.testing.assert_array_equal(step["lam"], s["lam"])  # OutP's (4c) waits for the server step
 
 
-def test_steps_accept_out_aliasing_grad() -> None:
+def test_outp_step_first_applies_the_deferred_4c() -> None:
     s = random_state()
-    expected = iadmm.objt_local_update(s["z"], s["lam"], s["w"], s["grad"], s["noise"], 2.0, 0.3,
-                                       np.empty_like(s["z"]), np.empty_like(s["z"]))  # fmt: skip
-    grad = s["grad"].copy()
-    iadmm.objt_local_update(s["z"], s["lam"], s["w"], grad, s["noise"], 2.0, 0.3, grad, np.empty_like(grad))
-    np.testing.assert_array_equal(grad, expected)
+    step = fused("outp", s, rho=0.7, inverse_eta=(4.0, 9.0), dual_rho=2.0)
+    np.testing.assert_allclose(step["lam"], s["lam"] + 2.0 * (s["w"] - s["z"]), rtol=1e-6)
+    moved = dict(s, lam=step["lam"])
+    np.testing.assert_allclose(step["z"], fused("outp", moved, rho=0.7, inverse_eta=(4.0, 9.0))["z"], rtol=1e-6)
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "objt"])
+def test_objp_and_objt_steps_apply_4c_and_sum_over_agents(algorithm) -> None:
+    s = random_state(shape=(3, J, 2, K))
+    step = fused(algorithm, s, rho=2.0, inverse_eta=(1.5,) * 3)
+    np.testing.assert_allclose(step["lam"], s["lam"] + 2.0 * (s["w"] - step["z"]), rtol=1e-5, atol=1e-6)  # (4c)
+    np.testing.assert_allclose(step["sum_z"], step["z"].sum(axis=0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(step["sum_lam"], step["lam"].sum(axis=0), rtol=1e-5, atol=1e-6)
+
+
+def test_step_noise_is_the_unit_draw_times_each_agents_and_replicas_scale() -> None:
+    s = random_state(shape=(2, J, 3, K))
+    scale = np.array([[0.5, 1.0, 2.0], [3.0, 0.25, 1.5]], dtype=np.float32)  # (g, B)
+    scaled = dict(s, noise=s["noise"] * scale[:, None, :, None])
+    for algorithm in iadmm.ALGORITHMS:
+        ours = fused(algorithm, s, rho=1.5, radius=0.3, inverse_eta=(2.0, 4.0), noise_scale=scale)
+        np.testing.assert_array_equal(ours["z"], fused(algorithm, scaled, rho=1.5, radius=0.3, inverse_eta=(2.0, 4.0))["z"])
+
+
+def test_step_gradient_is_the_loss_rows_plus_the_beta_term() -> None:
+    s = random_state()
+    rows = np.array([-1, 0, -1, 1, 2, 3])  # features 0 and 2 dropped from the chunk
+    loss = s["grad"][:, [1, 3, 4, 5]].copy()
+    expected_grad = 0.25 * s["z"]
+    expected_grad[:, [1, 3, 4, 5]] += loss  # (37): loss rows + (2 beta / P) z
+    direct = fused("objt", dict(s, grad=expected_grad), rho=1.5, radius=0.2)
+    ours = fused("objt", s, rho=1.5, radius=0.2, beta_term=0.25, feature_rows=rows, loss_gradient=loss)
+    np.testing.assert_allclose(ours["z"], direct["z"], rtol=1e-6, atol=1e-7)
 
 
 def test_dual_update_is_4c() -> None:
@@ -313,15 +355,22 @@ def test_noise_has_the_calibrated_scale_and_is_independent_across_agents(tiny) -
 
 def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
     rngs = [np.random.default_rng(4), np.random.default_rng(5)]
-    scale = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
-    first = iadmm.draw_noise(rngs, laplace, scale, np.empty((3, 200, 2, 50), dtype=np.float32)).copy()
-    second = iadmm.draw_noise(rngs, laplace, scale, np.empty((3, 200, 2, 50), dtype=np.float32))
-    np.testing.assert_allclose(np.abs(first).mean(axis=(1, 3)), scale, rtol=0.05)  # E|Laplace(b)| = b
-    series = [first[p, :, b].ravel() / scale[p, b] for p in range(3) for b in range(2)]
-    series += [second[p, :, b].ravel() / scale[p, b] for p in range(3) for b in range(2)]
+    buffer = np.empty(2 * 3 * 200 * 50, dtype=np.float32)
+    first = iadmm.draw_noise(rngs, laplace, 3, (200, 50), buffer).copy()
+    second = iadmm.draw_noise(rngs, laplace, 3, (200, 50), buffer)
+    assert first.shape == (2, 3, 200, 50)  # replica-major
+    np.testing.assert_allclose(np.abs(first).mean(axis=(2, 3)), 1.0, rtol=0.05)  # E|Laplace(1)| = 1
+    series = [first[b, p].ravel() for p in range(3) for b in range(2)]
+    series += [second[b, p].ravel() for p in range(3) for b in range(2)]
     correlation = np.corrcoef(series)
     off_diagonal = correlation[~np.eye(len(series), dtype=bool)]
     assert np.abs(off_diagonal).max() < 5 / math.sqrt(200 * 50)  # about 5 standard errors
+
+
+def test_a_single_replica_draws_exactly_like_the_sampler() -> None:
+    ours = iadmm.draw_noise([np.random.default_rng(9)], laplace, 2, (4, 3), np.empty(24, dtype=np.float32))
+    direct = laplace(rng=np.random.default_rng(9), scale=1.0, size=(2, 4, 3), dtype=np.float32)
+    np.testing.assert_array_equal(ours[0], direct)
 
 
 # --- switches -------------------------------------------------------------------------------------

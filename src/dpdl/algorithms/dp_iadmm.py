@@ -19,9 +19,11 @@ of the data, when all agents have the same size, as on MNIST) and cut into chunk
 whose elementwise work stays in cache; the two matrix products per chunk are batched over its
 agents and skip the features that are zero in every row of the chunk (pixels no writer of the
 chunk touched: half of FEMNIST's per chunk, 12% of MNIST's), which contribute nothing to them.
-Each replica draws a chunk's noise in one call from its own generator (agents in size order), so
-a replica's trajectory does not depend on the other replicas of its job (up to the float32
-rounding of sums over agents).
+Each replica draws a chunk's unit-scale noise in one call from its own generator (agents in size
+order), so a replica's trajectory does not depend on the other replicas of its job (up to the
+float32 rounding of sums over agents). Everything else a chunk does in an iteration, the
+gradient's beta term, the noise's scale, the local step, the dual step and the sums over agents,
+is one compiled pass over its state (:func:`fused_step`, numba): numpy would make about 13 passes.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numba
 import numpy as np
 import pandas as pd
 
@@ -79,7 +82,9 @@ class AgentChunk:
     so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
     padding), ``onehot`` (g, 1, K, m) float32 (class-major like ``softmax``'s per-example arrays;
     zero on padding), ``valid`` (g, m) bool and ``feature_l1`` (g, m) float64, the ||x_pi||_1 (0 on
-    padding), are views into the arrays of a block of similar-size agents.
+    padding), are views into the arrays of a block of similar-size agents. ``feature_rows`` (J,) int
+    gives each feature's row in ``features``' last axis (and in the chunk's loss gradients), or -1
+    for a dropped feature.
     """
 
     start: int
@@ -90,6 +95,7 @@ class AgentChunk:
     valid: np.ndarray
     columns: np.ndarray | slice
     feature_l1: np.ndarray
+    feature_rows: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -219,8 +225,10 @@ def federated_data(
             used = np.flatnonzero(chunk_features.any(axis=(0, 1)))
             if len(used) < features.shape[1]:
                 chunk_features, columns = np.ascontiguousarray(chunk_features[:, :, used]), used
+            feature_rows = np.full(features.shape[1], -1, dtype=np.int64)
+            feature_rows[used] = np.arange(len(used))
             chunks.append(AgentChunk(chunk_start, chunk_stop, chunk_features, block_labels[part], onehot[part],
-                                     valid[part], columns, block_l1[part]))  # fmt: skip
+                                     valid[part], columns, block_l1[part], feature_rows))  # fmt: skip
     return FederatedData(tuple(chunks), order, sorted_sizes, features.shape[1], n_classes)
 
 
@@ -376,56 +384,67 @@ def server_update(sum_z: np.ndarray, sum_lam: np.ndarray, rho: float, n_agents: 
     return ((sum_z - sum_lam / np.float32(rho)) / np.float32(n_agents)).astype(DTYPE)  # (4a)
 
 
-def objp_local_update(
-    z: np.ndarray, lam: np.ndarray, w: np.ndarray, grad: np.ndarray, noise: np.ndarray, rho: float,
-    inverse_eta: float, out: np.ndarray, work: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """Solve (8) in closed form: z = (rho w + lambda - xi - f'(z^t) + z^t / eta) / (rho + 1/eta).
+ALGORITHM_CODES = {"objp": 0, "objt": 1, "outp": 2}  # the ``algorithm`` argument of :func:`fused_step`
 
-    Arrays are (g, J, B, K) except ``w`` (J, B, K); ``work`` is scratch; returns ``out``.
+
+@numba.njit(cache=True)
+def fused_step(
+    algorithm, z, lam, w, loss_gradient, feature_row, beta_term, noise, noise_scale, rho, inverse_rho, radius,
+    inverse_eta, objp_factor, dual_rho, new, sum_new, sum_lam,
+):  # fmt: skip
+    """One iteration's elementwise work for a chunk of agents, in one compiled pass over their state.
+
+    For every agent p, feature j, replica b and class k, with the gradient of (37)
+    f'_p = loss_gradient[p, feature_row[j]] (zero where feature_row[j] < 0) + beta_term z_p:
+
+    - ObjP (``algorithm`` 0): z_p^{t+1} of (8),
+      (rho w + lambda - xi - f'(z^t) + z^t / eta) / (rho + 1/eta), then lambda_p += rho (w - z_p^{t+1}) (4c);
+    - ObjT (1): z_p^{t+1} of (9), z^t + clip((lambda - xi - f'(z^t)) / rho + w - z^t, -delta, delta):
+      the infinity-norm trust region makes (9) separable, so clipping the minimiser of (10) is
+      exact; then (4c);
+    - OutP (2): first the deferred (4c) of iteration t-1 with ``dual_rho`` (none when it is 0), then
+      Huang et al.'s prox step (rho w + lambda - f' + z^t / eta-hat_p) / (rho + 1/eta-hat_p) plus
+      the Gaussian output noise (note 2.5, steps 1-2).
+
+    It writes z^{t+1} to ``new``, updates ``lam`` in place and adds both over the agents into
+    ``sum_new`` and ``sum_lam``. Arrays: z, lam, new (g, J, B, K); w, sum_new, sum_lam (J, B, K);
+    loss_gradient (g, J_c, B, K); feature_row (J,) int; noise (B, g, J, K), replica-major unit-scale
+    draws, or empty for no noise, and noise_scale (g, B), so that xi = noise * noise_scale (the
+    Laplace b of (11a) or OutP's Gaussian std); inverse_eta (g,) (1/eta for ObjP, 1/eta-hat_p for
+    OutP). Scalars and arrays are float32, and each coordinate follows the float32 operations of the
+    equations in the order written, as numpy would evaluate them array by array.
     """
-    np.subtract(lam, grad, out=out)
-    out -= noise
-    out += np.float32(rho) * w
-    np.multiply(z, np.float32(inverse_eta), out=work)
-    out += work
-    out *= np.float32(1.0 / (rho + inverse_eta))  # (8): first-order condition of (10) plus the prox term
-    return out
-
-
-def objt_local_update(
-    z: np.ndarray, lam: np.ndarray, w: np.ndarray, grad: np.ndarray, noise: np.ndarray, rho: float,
-    radius: float, out: np.ndarray, work: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """Solve (9) in closed form: clip(w + (lambda - xi - f'(z^t)) / rho, z^t - delta, z^t + delta).
-
-    The infinity-norm trust region makes (9) separable, so clipping the unconstrained minimiser of
-    the isotropic quadratic (10) coordinate-wise is exact.
-    """
-    np.subtract(lam, grad, out=out)
-    out -= noise
-    out *= np.float32(1.0 / rho)
-    out += w  # unconstrained minimiser of G^t (10)
-    out -= z
-    np.clip(out, np.float32(-radius), np.float32(radius), out=out)
-    out += z  # (9) with the infinity-norm region (6b): z^t + clip(minimiser - z^t, -delta, delta)
-    return out
-
-
-def outp_local_update(
-    z: np.ndarray, lam: np.ndarray, w: np.ndarray, grad: np.ndarray, rho: float,
-    inverse_eta: np.ndarray, out: np.ndarray, work: np.ndarray,
-) -> np.ndarray:  # fmt: skip
-    """OutP's noiseless local step: (rho w^t + lambda - grad + z^t / eta-hat_p) / (rho + 1/eta-hat_p).
-
-    ``inverse_eta`` has shape (g, 1, 1, 1) (one eta-hat per agent); note 2.5 step 1.
-    """
-    np.subtract(lam, grad, out=out)
-    out += np.float32(rho) * w
-    np.multiply(z, inverse_eta, out=work)
-    out += work
-    out /= np.float32(rho) + inverse_eta  # note 2.5 step 1 (Huang et al.'s linearised prox step)
-    return out
+    agents, n_features, replicas, n_classes = z.shape
+    private = noise.size > 0
+    for a in range(agents):
+        eta_term = inverse_eta[a]
+        for j in range(n_features):
+            row = feature_row[j]
+            for b in range(replicas):
+                for k in range(n_classes):
+                    z_old = z[a, j, b, k]
+                    gradient = z_old * beta_term  # (37): (2 beta / P) z ...
+                    if row >= 0:
+                        gradient = gradient + loss_gradient[a, row, b, k]  # ... + (1/I) sum x (h - y)
+                    xi = noise[b, a, j, k] * noise_scale[a, b] if private else np.float32(0.0)
+                    dual = lam[a, j, b, k]
+                    server = w[j, b, k]
+                    if algorithm == 2:
+                        if dual_rho > 0:
+                            dual = dual + (server - z_old) * dual_rho  # (4c) of iteration t-1
+                        value = (dual - gradient + rho * server + z_old * eta_term) / (rho + eta_term) + xi
+                    else:
+                        value = dual - gradient - xi
+                        if algorithm == 1:
+                            step = value * inverse_rho + server - z_old  # minimiser of G^t (10) minus z^t
+                            value = z_old + min(max(step, -radius), radius)  # (9), region (6b)
+                        else:
+                            value = (value + rho * server + z_old * eta_term) * objp_factor  # (8)
+                        dual = dual + (server - value) * rho  # (4c)
+                    new[a, j, b, k] = value
+                    lam[a, j, b, k] = dual
+                    sum_new[j, b, k] += value
+                    sum_lam[j, b, k] += dual
 
 
 def dual_update(lam: np.ndarray, w: np.ndarray, z: np.ndarray, rho: float, work: np.ndarray) -> np.ndarray:
@@ -436,10 +455,8 @@ def dual_update(lam: np.ndarray, w: np.ndarray, z: np.ndarray, rho: float, work:
     return lam
 
 
-def chunk_gradients(
-    chunk: AgentChunk, z: np.ndarray, scale: np.ndarray, beta: float, n_agents: int, out: np.ndarray
-) -> np.ndarray:
-    """Write f'_p(z_p) = scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T + (2 beta / P) z_p into ``out``.
+def chunk_loss_gradients(chunk: AgentChunk, z: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T on the chunk's features, and the residual norms.
 
     Parameters
     ----------
@@ -448,15 +465,13 @@ def chunk_gradients(
         The chunk's local iterates.
     scale : numpy.ndarray, shape (g,)
         1/I (ObjP, ObjT: (2c), (37)) or 1/I_p (OutP, the agent-average loss).
-    beta : float
-    n_agents : int
-        P.
-    out : numpy.ndarray, shape (g, J, B, K)
 
     Returns
     -------
-    numpy.ndarray, shape (g, B, m)
-        ||h(z_p; x_pi) - y_pi||_1 of every row (padding rows included), for the sensitivity (20).
+    tuple of numpy.ndarray
+        The loss part of (37), shape (g, J_c, B, K), rows ``chunk.columns`` (every other feature's
+        row is zero); and ||h(z_p; x_pi) - y_pi||_1 of every row (padding rows included), shape
+        (g, B, m), for the sensitivity (20).
     """
     active_z = z[:, chunk.columns]  # the features dropped from the chunk add nothing to x z
     probs = softmax.probabilities(chunk.features, active_z)
@@ -469,6 +484,19 @@ def chunk_gradients(
     loss_gradient = softmax.gradient_sum(chunk.features, probs)  # rows of the chunk's nonzero features
     if not scale_residuals:
         loss_gradient *= per_agent
+    return loss_gradient, residual_norms
+
+
+def chunk_gradients(
+    chunk: AgentChunk, z: np.ndarray, scale: np.ndarray, beta: float, n_agents: int, out: np.ndarray
+) -> np.ndarray:
+    """Write f'_p(z_p) = scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T + (2 beta / P) z_p into ``out``.
+
+    ``chunk``, ``z`` and ``scale`` as in :func:`chunk_loss_gradients`; ``beta`` and ``n_agents``
+    (P) give the regulariser's term; ``out`` has z's shape (g, J, B, K). Returns the residual
+    norms of :func:`chunk_loss_gradients`. (The runs fuse this sum into :func:`fused_step`.)
+    """
+    loss_gradient, residual_norms = chunk_loss_gradients(chunk, z, scale)
     np.multiply(z, np.float32(2.0 * beta / n_agents), out=out)
     out[:, chunk.columns] += loss_gradient  # (37): (1/I) sum x (h - y) + (2 beta / P) z
     return residual_norms
@@ -505,20 +533,30 @@ _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a)
 
 
 def draw_noise(
-    rngs: Sequence[np.random.Generator], sampler: Callable, scale: np.ndarray, out: np.ndarray
+    rngs: Sequence[np.random.Generator], sampler: Callable, agents: int, size: tuple[int, int], buffer: np.ndarray
 ) -> np.ndarray:
-    """Draw the chunk's noise of every replica (replica b from ``rngs[b]`` only).
+    """Draw the chunk's unit-scale noise of every replica (replica b from ``rngs[b]`` only), replica-major.
 
-    ``scale`` is (g, B) (one scale per agent and replica); ``out`` is a (g, J, B, K) buffer, which
-    is returned except for a single replica, where the draw itself is returned as (g, J, 1, K).
+    ``size`` is (J, K); ``buffer`` is a flat float32 array of at least B g J K entries. Returns
+    (B, g, J, K), a view of ``buffer``. Each replica's draw is one call of ``sampler`` of size
+    (g, J, K) with scale 1, into the buffer (agents in order); :func:`fused_step`
+    multiplies it by each agent's and replica's scale, the same float32 product as the sampler's.
     """
-    agents, n_features, _, n_classes = out.shape
+    shape = (agents, *size)
+    out = buffer[: len(rngs) * math.prod(shape)].reshape(len(rngs), *shape)
     for b, rng in enumerate(rngs):
-        draw = sampler(rng=rng, scale=scale[:, b, None, None], size=(agents, n_features, n_classes), dtype=DTYPE)
-        if len(rngs) == 1:
-            return draw[:, :, None, :]
-        out[:, :, b, :] = draw
+        sampler(rng=rng, scale=1.0, size=shape, dtype=DTYPE, out=out[b])
     return out
+
+
+def fused_constants(params: IadmmParams, t: int, rho: float, previous_rho: float | None) -> dict[str, np.float32]:
+    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or None)."""
+    inverse_eta = math.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t)
+    radius = params.a if params.trust_radius == "code_const" else params.a / t**2  # ObjT's delta (note 7.1)
+    dual_rho = previous_rho if params.algorithm == "outp" and previous_rho is not None else 0.0
+    values = {"rho": rho, "inverse_rho": 1.0 / rho, "radius": radius, "inverse_eta": inverse_eta,
+              "objp_factor": 1.0 / (rho + inverse_eta), "dual_rho": dual_rho}  # fmt: skip
+    return {name: np.float32(value) for name, value in values.items()}
 
 
 def run_iadmm(
@@ -554,8 +592,9 @@ def run_iadmm(
 
     Notes
     -----
-    Each iteration works through the agents chunk by chunk (gradient, noise, local step, dual
-    step), keeping the chunk's arrays in cache. The server step needs every agent, so ObjP/ObjT
+    Each iteration works through the agents chunk by chunk (loss gradient, noise, then
+    :func:`fused_step` for the local and dual steps), keeping the chunk's arrays in cache. The
+    server step needs every agent, so ObjP/ObjT
     form w^{t+1} from the sums of z^t and lambda^t accumulated in the previous pass, and OutP,
     whose server step follows the agents, applies its dual step (4c) of iteration t at the start
     of the chunk's work in iteration t+1 (and once more after the last iteration).
@@ -570,7 +609,10 @@ def run_iadmm(
     z = np.zeros((n_agents, n_features, replicas, n_classes), dtype=DTYPE)
     lam, z_next = np.zeros_like(z), np.zeros_like(z)
     widest = max(chunk.stop - chunk.start for chunk in data.chunks)
-    grad, noise_buffer, work = (np.zeros((widest,) + z.shape[1:], dtype=DTYPE) for _ in range(3))
+    work = np.zeros((widest,) + z.shape[1:], dtype=DTYPE)  # for the logged sums and OutP's last (4c)
+    noise_buffer = np.zeros(replicas * widest * n_features * n_classes, dtype=DTYPE)  # a chunk's (B, g, J, K)
+    no_noise, no_scale, size_jk = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas)), (n_features, n_classes)
+    beta_term = np.float32(2.0 * params.beta / n_agents)  # (37): the gradient of (2 beta / P) ||z||^2
     sums = {key: np.zeros(z.shape[1:], dtype=DTYPE) for key in ("z", "lam", "next_z", "next_lam")}
     w = np.zeros(z.shape[1:], dtype=DTYPE)
     outp = params.algorithm == "outp"
@@ -598,7 +640,7 @@ def run_iadmm(
         if outp:
             inverse_eta, sensitivity, std = outp_calibration(params, t, rho, unique_sizes, n_features * n_classes)
             multipliers[t - 1] = float(np.min(std / sensitivity)) if params.private else 0.0
-            agent_inverse_eta, agent_std = inverse_eta[size_index], std[size_index]
+            agent_inverse_eta, agent_std = inverse_eta[size_index].astype(DTYPE), std[size_index]
             totals["scale"] += agent_std.sum()
             totals["sensitivity"] += sensitivity[size_index].sum()
         else:
@@ -606,47 +648,37 @@ def run_iadmm(
             multipliers[t - 1] = 1.0 / params.epsilon  # b / Delta-bar = 1 / epsilon-bar (11a)
         sums["next_z"][...] = 0.0
         sums["next_lam"][...] = 0.0
+        step_constants = fused_constants(params, t, rho, previous_rho)
         for chunk in data.chunks:
             agents = slice(chunk.start, chunk.stop)
             size = chunk.stop - chunk.start
-            z_c, lam_c, grad_c, work_c = z[agents], lam[agents], grad[:size], work[:size]
-            new_c = z_next[agents]  # receives z_p^{t+1}
-            if outp and previous_rho is not None:
-                dual_update(lam_c, w, z_c, previous_rho, work_c)  # (4c) of iteration t-1, now that w^t is known
-            residual_norms = chunk_gradients(chunk, z_c, grad_scale[agents], params.beta, n_agents, grad_c)
-            noise = noise_buffer[:size]
+            z_c, lam_c, new_c, work_c = z[agents], lam[agents], z_next[agents], work[:size]
+            loss_gradient, residual_norms = chunk_loss_gradients(chunk, z_c, grad_scale[agents])
+            noise, scale = no_noise, no_scale
             if outp and params.private:
                 scale = np.repeat(agent_std[agents, None], replicas, axis=1)
-                noise = draw_noise(rngs, gaussian, scale, noise)  # note 2.5 step 2: Gaussian output noise
+                noise = draw_noise(rngs, gaussian, size, size_jk, noise_buffer)  # note 2.5 step 2: Gaussian output noise
             elif params.private:
                 if worst_case is None:
                     sensitivity = chunk_sensitivities(data, chunk, residual_norms)
                 else:
                     sensitivity = np.full((size, replicas), worst_case)
                 scale = _laplace_scales(sensitivity, params.epsilon)  # (11a): b = Delta-bar / epsilon-bar
-                noise = draw_noise(rngs, laplace, scale, noise)  # (11a): i.i.d. Laplace(0, b) per coordinate
+                noise = draw_noise(rngs, laplace, size, size_jk, noise_buffer)  # (11a): i.i.d. Laplace(0, b) per coordinate
                 totals["scale"] += scale.sum(axis=0)
                 totals["sensitivity"] += sensitivity.sum(axis=0)
-            if params.algorithm == "objp":
-                objp_local_update(z_c, lam_c, w, grad_c, noise, rho, math.sqrt(t) / params.a, new_c, work_c)  # eta = a/sqrt(t)
-            elif params.algorithm == "objt":
-                radius = params.a if params.trust_radius == "code_const" else params.a / t**2
-                objt_local_update(z_c, lam_c, w, grad_c, noise, rho, radius, new_c, work_c)
-            else:
-                outp_local_update(z_c, lam_c, w, grad_c, rho, agent_inverse_eta[agents, None, None, None].astype(DTYPE),
-                                  new_c, work_c)  # fmt: skip
-                new_c += noise  # note 2.5 step 2: z^{t+1} = z-bar + N(0, std^2)
+            inverse_eta = agent_inverse_eta[agents] if outp else np.full(size, step_constants["inverse_eta"], DTYPE)
+            fused_step(ALGORITHM_CODES[params.algorithm], z_c, lam_c, w, loss_gradient, chunk.feature_rows,
+                       beta_term, noise, scale.astype(DTYPE), step_constants["rho"], step_constants["inverse_rho"], step_constants["radius"],
+                       inverse_eta, step_constants["objp_factor"], step_constants["dual_rho"], new_c,
+                       sums["next_z"], sums["next_lam"])  # fmt: skip
             if log_now:
-                totals["noise"] += np.abs(noise).sum(axis=(0, 1, 3), dtype=np.float64)
+                totals["noise"] += (np.abs(noise).sum(axis=(2, 3), dtype=np.float64) * scale.T).sum(axis=1)
                 np.subtract(new_c, z_c, out=work_c)
                 totals["change"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)
-            if not outp:
-                if log_now:
+                if not outp:
                     np.subtract(w, new_c, out=work_c)
                     totals["cv"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)  # A.10
-                dual_update(lam_c, w, new_c, rho, work_c)  # (4c)
-            sums["next_z"] += new_c.sum(axis=0)
-            sums["next_lam"] += lam_c.sum(axis=0)
         z, z_next = z_next, z
         sums["z"], sums["next_z"] = sums["next_z"], sums["z"]
         sums["lam"], sums["next_lam"] = sums["next_lam"], sums["lam"]
