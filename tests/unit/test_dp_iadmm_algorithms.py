@@ -356,8 +356,8 @@ def test_noise_has_the_calibrated_scale_and_is_independent_across_agents(tiny) -
 def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
     rngs = [np.random.default_rng(4), np.random.default_rng(5)]
     buffer = np.empty(2 * 3 * 200 * 50, dtype=np.float32)
-    first = iadmm.draw_noise(rngs, laplace, 3, (200, 50), buffer).copy()
-    second = iadmm.draw_noise(rngs, laplace, 3, (200, 50), buffer)
+    first = iadmm.draw_noise(rngs, laplace, (3, 200, 50), buffer).copy()
+    second = iadmm.draw_noise(rngs, laplace, (3, 200, 50), buffer)
     assert first.shape == (2, 3, 200, 50)  # replica-major
     np.testing.assert_allclose(np.abs(first).mean(axis=(2, 3)), 1.0, rtol=0.05)  # E|Laplace(1)| = 1
     series = [first[b, p].ravel() for p in range(3) for b in range(2)]
@@ -368,7 +368,7 @@ def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
 
 
 def test_a_single_replica_draws_exactly_like_the_sampler() -> None:
-    ours = iadmm.draw_noise([np.random.default_rng(9)], laplace, 2, (4, 3), np.empty(24, dtype=np.float32))
+    ours = iadmm.draw_noise([np.random.default_rng(9)], laplace, (2, 4, 3), np.empty(24, dtype=np.float32))
     direct = laplace(rng=np.random.default_rng(9), scale=1.0, size=(2, 4, 3), dtype=np.float32)
     np.testing.assert_array_equal(ours[0], direct)
 

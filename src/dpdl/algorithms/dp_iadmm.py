@@ -533,16 +533,15 @@ _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a)
 
 
 def draw_noise(
-    rngs: Sequence[np.random.Generator], sampler: Callable, agents: int, size: tuple[int, int], buffer: np.ndarray
+    rngs: Sequence[np.random.Generator], sampler: Callable, shape: tuple[int, int, int], buffer: np.ndarray
 ) -> np.ndarray:
     """Draw the chunk's unit-scale noise of every replica (replica b from ``rngs[b]`` only), replica-major.
 
-    ``size`` is (J, K); ``buffer`` is a flat float32 array of at least B g J K entries. Returns
+    ``shape`` is (g, J, K); ``buffer`` is a flat float32 array of at least B g J K entries. Returns
     (B, g, J, K), a view of ``buffer``. Each replica's draw is one call of ``sampler`` of size
-    (g, J, K) with scale 1, into the buffer (agents in order); :func:`fused_step`
-    multiplies it by each agent's and replica's scale, the same float32 product as the sampler's.
+    ``shape`` with scale 1, into the buffer (agents in order); :func:`fused_step` multiplies it by
+    each agent's and replica's scale, the same float32 product as the sampler's.
     """
-    shape = (agents, *size)
     out = buffer[: len(rngs) * math.prod(shape)].reshape(len(rngs), *shape)
     for b, rng in enumerate(rngs):
         sampler(rng=rng, scale=1.0, size=shape, dtype=DTYPE, out=out[b])
@@ -611,7 +610,8 @@ def run_iadmm(
     widest = max(chunk.stop - chunk.start for chunk in data.chunks)
     work = np.zeros((widest,) + z.shape[1:], dtype=DTYPE)  # for the logged sums and OutP's last (4c)
     noise_buffer = np.zeros(replicas * widest * n_features * n_classes, dtype=DTYPE)  # a chunk's (B, g, J, K)
-    no_noise, no_scale, size_jk = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas)), (n_features, n_classes)
+    no_noise, no_scale = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas))
+    algorithm_code = ALGORITHM_CODES[params.algorithm]
     beta_term = np.float32(2.0 * params.beta / n_agents)  # (37): the gradient of (2 beta / P) ||z||^2
     sums = {key: np.zeros(z.shape[1:], dtype=DTYPE) for key in ("z", "lam", "next_z", "next_lam")}
     w = np.zeros(z.shape[1:], dtype=DTYPE)
@@ -637,6 +637,7 @@ def run_iadmm(
         rho = params.penalty(t, params.epsilon)
         log_now = t == log_points[row]
         totals = {key: np.zeros(replicas) for key in ("noise", "change", "cv", "scale", "sensitivity")}
+        step_constants = fused_constants(params, t, rho, previous_rho)
         if outp:
             inverse_eta, sensitivity, std = outp_calibration(params, t, rho, unique_sizes, n_features * n_classes)
             multipliers[t - 1] = float(np.min(std / sensitivity)) if params.private else 0.0
@@ -646,9 +647,9 @@ def run_iadmm(
         else:
             w = server_update(sums["z"], sums["lam"], rho, n_agents)  # (4a)
             multipliers[t - 1] = 1.0 / params.epsilon  # b / Delta-bar = 1 / epsilon-bar (11a)
+            agent_inverse_eta = np.full(n_agents, step_constants["inverse_eta"], DTYPE)  # ObjP's 1/eta, every agent
         sums["next_z"][...] = 0.0
         sums["next_lam"][...] = 0.0
-        step_constants = fused_constants(params, t, rho, previous_rho)
         for chunk in data.chunks:
             agents = slice(chunk.start, chunk.stop)
             size = chunk.stop - chunk.start
@@ -657,21 +658,20 @@ def run_iadmm(
             noise, scale = no_noise, no_scale
             if outp and params.private:
                 scale = np.repeat(agent_std[agents, None], replicas, axis=1)
-                noise = draw_noise(rngs, gaussian, size, size_jk, noise_buffer)  # note 2.5 step 2: Gaussian output noise
+                noise = draw_noise(rngs, gaussian, (size, n_features, n_classes), noise_buffer)  # note 2.5 step 2
             elif params.private:
                 if worst_case is None:
                     sensitivity = chunk_sensitivities(data, chunk, residual_norms)
                 else:
                     sensitivity = np.full((size, replicas), worst_case)
                 scale = _laplace_scales(sensitivity, params.epsilon)  # (11a): b = Delta-bar / epsilon-bar
-                noise = draw_noise(rngs, laplace, size, size_jk, noise_buffer)  # (11a): i.i.d. Laplace(0, b) per coordinate
+                noise = draw_noise(rngs, laplace, (size, n_features, n_classes), noise_buffer)  # (11a): i.i.d. Laplace
                 totals["scale"] += scale.sum(axis=0)
                 totals["sensitivity"] += sensitivity.sum(axis=0)
-            inverse_eta = agent_inverse_eta[agents] if outp else np.full(size, step_constants["inverse_eta"], DTYPE)
-            fused_step(ALGORITHM_CODES[params.algorithm], z_c, lam_c, w, loss_gradient, chunk.feature_rows,
-                       beta_term, noise, scale.astype(DTYPE), step_constants["rho"], step_constants["inverse_rho"], step_constants["radius"],
-                       inverse_eta, step_constants["objp_factor"], step_constants["dual_rho"], new_c,
-                       sums["next_z"], sums["next_lam"])  # fmt: skip
+            fused_step(algorithm_code, z_c, lam_c, w, loss_gradient, chunk.feature_rows, beta_term, noise,
+                       scale.astype(DTYPE), step_constants["rho"], step_constants["inverse_rho"],
+                       step_constants["radius"], agent_inverse_eta[agents], step_constants["objp_factor"],
+                       step_constants["dual_rho"], new_c, sums["next_z"], sums["next_lam"])  # fmt: skip
             if log_now:
                 totals["noise"] += (np.abs(noise).sum(axis=(2, 3), dtype=np.float64) * scale.T).sum(axis=1)
                 np.subtract(new_c, z_c, out=work_c)
