@@ -51,6 +51,40 @@ def test_laplace_accepts_a_per_agent_scale_array():
     assert np.mean(np.abs(draws[2])) / np.mean(np.abs(draws[1])) == pytest.approx(100.0, rel=0.03)
 
 
+def _words(seed_offset: int, raw_draws: int) -> np.ndarray:
+    """The uint32 words a sampler reads from ``_rng(seed_offset)``: the 64-bit draws, low half first."""
+    return _rng(seed_offset).bit_generator.random_raw(raw_draws).view(np.uint32)
+
+
+def _minus_log_uniform(words: np.ndarray) -> np.ndarray:
+    """-ln(u) in float64 for u = |i + 1/2| / 2^31, each word read as a signed integer i."""
+    return -np.log(np.abs(words.view(np.int32).astype(np.float64) + 0.5) / 2.0**31)
+
+
+def test_laplace_is_the_inverse_cdf_of_its_words():
+    # Each value is sign(word) (-b ln u) from its own word, in order (size 9: the last 64-bit
+    # draw's high half is unused).
+    b, size = 2.5, (3, 3)
+    draws = laplace(rng=_rng(9), scale=b, size=size, dtype=np.float32).ravel()
+    words = _words(9, 5)[:9]
+    expected = np.where(words.view(np.int32) < 0, -1.0, 1.0) * b * _minus_log_uniform(words)
+    # float32: -ln u = 31 ln 2 - ln|i + 1/2| loses up to a few ulps of 21.5 (2e-6) near u = 1
+    np.testing.assert_allclose(draws, expected, rtol=1e-6, atol=4e-6 * b)
+    assert np.array_equal(np.signbit(draws), words.view(np.int32) < 0)
+
+
+def test_gaussian_is_box_muller_of_its_words():
+    # Row of length 7: 4 pairs from 4 64-bit draws, radius words first, then angle words;
+    # pair k gives r cos(theta) at k and r sin(theta) at k + 4 (the last sine is dropped).
+    sigma, rows, length = 0.5, 2, 7
+    draws = gaussian(rng=_rng(10), scale=sigma, size=(rows, length), dtype=np.float32)
+    words = _words(10, rows * 4).reshape(rows, 8)
+    radius = np.sqrt(2.0 * _minus_log_uniform(words[:, :4].copy()))
+    theta = words[:, 4:].astype(np.float64) * 2.0 * math.pi / 2.0**32
+    expected = sigma * np.concatenate([radius * np.cos(theta), radius * np.sin(theta)], axis=1)[:, :length]
+    np.testing.assert_allclose(draws, expected, rtol=1e-6, atol=4e-6 * sigma)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_gaussian_passes_ks_against_normal(dtype):
     draws = gaussian(rng=_rng(4), scale=0.3, size=KS_SAMPLE, dtype=dtype)

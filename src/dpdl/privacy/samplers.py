@@ -57,8 +57,9 @@ def laplace(
     -----
     Inverse CDF from 32-bit words: the sign bit of each word is the sign of the draw, and the word
     read as a signed integer i gives u = |i + 1/2| / 2^31 in (0, 1], uniform on a grid symmetric
-    about 0; the magnitude is -b ln(u), computed in float32. u is never 0, so no infinity can
-    occur. Values carry float32 precision (relative error about 1e-7) and reach at most
+    about 0; the magnitude is -b ln(u), computed in float32 as b (31 ln 2 - ln|i + 1/2|). u is never
+    0, so no infinity can occur. Values carry float32 rounding (absolute error below 4e-6 b, from
+    the difference near u = 1) and reach at most
     32 ln(2) b = 22.2 b, where the exact tail mass is 2e-10 (float64 inverse CDF stops at 37 b).
     The words come from ``rng.bit_generator.random_raw``, two per 64-bit draw.
     """
@@ -109,7 +110,7 @@ def gaussian(
     and r sin(theta) (element k + ceil(m/2)), two independent standard normals. As in
     :func:`laplace`, the radius word read as a signed integer i gives u = |i + 1/2| / 2^31 in
     (0, 1] and r = sqrt(-2 ln u); theta = 2 pi v / 2^32 for the angle word v. Values carry
-    float32 precision and reach at most sqrt(64 ln 2) = 6.66 standard deviations (exact tail
+    float32 rounding and reach at most sqrt(64 ln 2) = 6.66 standard deviations (exact tail
     mass 2.7e-11). The words come from ``rng.bit_generator.random_raw``, one 64-bit draw per pair.
     """
     _require_generator(rng)
