@@ -125,7 +125,8 @@ def gaussian(
     radius *= np.float32(2.0)
     np.sqrt(radius, out=radius)  # r = sqrt(-2 ln u)
     target = _flat_out(out, shape, out_dtype)
-    if target is not None and length % 2 == 0:
+    into_target = target is not None and length % 2 == 0
+    if into_target:
         noise = target.reshape(rows, 2 * pairs)
     else:
         noise = np.empty((rows, 2 * pairs), dtype=np.float32)
@@ -136,7 +137,7 @@ def gaussian(
     cosine *= radius
     sine *= radius
     values = noise[:, :length].reshape(shape)
-    if target is not None and not np.shares_memory(values, target):
+    if target is not None and not into_target:
         out[...] = values  # an odd row length needs the padded pair buffer
         values = out
     values = _scaled(values, scale, out_dtype)
@@ -215,7 +216,7 @@ def _minus_log_uniform(words: np.ndarray, out: np.ndarray | None = None) -> np.n
 def _scaled(values: np.ndarray, scale: float | np.ndarray, out_dtype: np.dtype) -> np.ndarray:
     """float32 ``values`` times ``scale``, in place for float32 output, else as float64."""
     if out_dtype == np.float32:
-        if not (np.ndim(scale) == 0 and scale == 1.0):  # a unit scale is exact: skip the pass
+        if not (isinstance(scale, float) and scale == 1.0):  # a unit scale is exact: skip the pass
             values *= np.asarray(scale, dtype=np.float32)
         return values
     return np.multiply(values, scale, dtype=np.float64)
@@ -244,11 +245,15 @@ def _float_dtype(dtype: npt.DTypeLike) -> np.dtype:
 
 
 def _shape(size: Size) -> tuple[int, ...]:
-    dims = (size,) if np.ndim(size) == 0 else tuple(size)
+    dims = size if isinstance(size, tuple) else (size,) if np.ndim(size) == 0 else tuple(size)
     return tuple(_checks.count("size", dim, minimum=0) for dim in dims)
 
 
 def _scale(name: str, scale: npt.ArrayLike, shape: tuple[int, ...]) -> float | np.ndarray:
+    if isinstance(scale, float):  # a scalar, checked without numpy's per-call cost (dp_iadmm calls often)
+        if not (math.isfinite(scale) and scale >= 0):
+            raise ValueError(f"{name} must be finite and >= 0; got {scale!r}")
+        return float(scale)
     values = np.asarray(scale, dtype=np.float64)
     if not (np.all(values >= 0) and np.all(np.isfinite(values))):
         raise ValueError(f"{name} must be finite and >= 0; got {scale!r}")
