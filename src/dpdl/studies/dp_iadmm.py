@@ -56,8 +56,8 @@ PRIVATE_VARIANT_REGEX = r"(objp|objt|outp)(_plus|_rho[0-9.e+-]+|_a[0-9.e+-]+)?" 
 EPSILON_REGEX = r"[0-9.e+-]+"  # a finite epsilon-bar as format_number writes it
 # Resources of a run job (for cluster profiles). Seconds per run-iteration on one core, from the
 # benchmark (benchmarks/bench_dp_iadmm.py, paper sizes, 10 seeds): the 40 ms (MNIST) and 150 ms
-# (FEMNIST) targets, which ObjT meets and OutP meets or misses by a few percent (see the README);
-# doubled for safety.
+# (FEMNIST) targets, which both algorithms meet (23-24 and 90-109 ms at bab058f) and which cover
+# this machine's slow phases (see the README); doubled for safety.
 SECONDS_PER_RUN_ITERATION = {"mnist": 0.04, "femnist": 0.15}
 RUNTIME_SAFETY = 2.0
 # Largest sizes of the prepared data (rows, agents, classes) as the paper describes them (Table 1).
