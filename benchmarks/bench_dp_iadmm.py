@@ -30,6 +30,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+
 from dpdl.algorithms import dp_iadmm as iadmm  # noqa: E402
 from dpdl.config import load_config  # noqa: E402
 from dpdl.io import load_npz  # noqa: E402
@@ -186,7 +187,9 @@ def paper_projection(rows: list[dict], config_path: Path) -> list[str]:
             seconds = amortised[dataset]
             hours = count * iterations * seconds / 3600
             total += hours
-            lines.append(f"  {horizon:4} {dataset:7} {count:4} runs x T = {iterations:>7} x {seconds * 1e3:6.1f} ms = {hours:8.0f} CPU-h")
+            lines.append(
+                f"  {horizon:4} {dataset:7} {count:4} runs x T = {iterations:>7} x {seconds * 1e3:6.1f} ms = {hours:8.0f} CPU-h"
+            )
     lines.append(f"  total {total:.0f} CPU-hours")
     return lines
 

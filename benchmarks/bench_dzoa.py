@@ -55,7 +55,15 @@ def main() -> int:
     X, y = data["X"].reshape(10, K, N_K, P), data["y"].reshape(10, K, N_K)
     beta_c = lasso.solve(data["X"], data["y"], eta=1.0).beta
     graph = adjacency(topology_edges("ring_chord", K), K)
-    options = {"rho": 4.0, "eta": 1.0, "loss_scale": 1.0, "lipschitz": 3.0, "smoothing": 1.0, "n_directions": J, "n_inner": T}
+    options = {
+        "rho": 4.0,
+        "eta": 1.0,
+        "loss_scale": 1.0,
+        "lipschitz": 3.0,
+        "smoothing": 1.0,
+        "n_directions": J,
+        "n_inner": T,
+    }
 
     def run_dzoa(n_settings: int) -> None:
         rngs = [[np.random.default_rng([0, k]) for k in range(K)]]
@@ -79,7 +87,9 @@ def main() -> int:
 
     paper_dzoa_cpu = PAPER_TRIALS * (batched + startup)
     print(f"D-ZOA unbatched (1 setting per call):  {unbatched:7.2f} s per run")
-    print(f"D-ZOA batched ({PAPER_POINTS} settings per call): {batched:7.2f} s per trial = {batched / PAPER_POINTS:.3f} s per run")
+    print(
+        f"D-ZOA batched ({PAPER_POINTS} settings per call): {batched:7.2f} s per trial = {batched / PAPER_POINTS:.3f} s per run"
+    )
     print(f"speed-up of batching, same process:     {unbatched * PAPER_POINTS / batched:7.1f}x")
     print(f"DP-ADMM, {PAPER_POINTS} points x {PAPER_TRIALS} trials:       {dpadmm:7.2f} s")
     print(f"start-up of one dzoa job:               {startup:7.2f} s")

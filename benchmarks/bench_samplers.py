@@ -49,9 +49,7 @@ def main() -> int:
         "dpdl laplace, float32": lambda: laplace(rng=rng, scale=1.0, size=DRAWS, dtype=np.float32),
         "Generator.standard_normal, float32": lambda: rng.standard_normal(DRAWS, dtype=np.float32),
         "dpdl gaussian, float64": lambda: gaussian(rng=rng, scale=1.0, size=DRAWS),
-        "dpdl gaussian, float32": lambda: gaussian(
-            rng=rng, scale=1.0, size=DRAWS, dtype=np.float32
-        ),
+        "dpdl gaussian, float32": lambda: gaussian(rng=rng, scale=1.0, size=DRAWS, dtype=np.float32),
         f"dpdl norm_exponential d={NORM_DIMENSION}, float64": lambda: norm_exponential(
             rng=rng, zeta=1.0, d=NORM_DIMENSION, size=DRAWS // NORM_DIMENSION
         ),

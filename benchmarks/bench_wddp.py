@@ -35,7 +35,9 @@ JOB_OVERHEAD_S = 3.0  # Python start-up + imports + Snakemake bookkeeping per jo
 CORES = 2
 
 
-def time_batch(settings: dict, dataset: str, data: dict, experiment: str, clients: int, epsilon: float | None) -> tuple[float, int]:
+def time_batch(
+    settings: dict, dataset: str, data: dict, experiment: str, clients: int, epsilon: float | None
+) -> tuple[float, int]:
     """Seconds per round of one batch, and its number of columns."""
     x, labels = data["X_train"], data["y_train"]
     step = {m: {wddp.number_label(e): 0.5 for e in wddp.run_epsilons(settings)} for m in wddp.PRIVATE_METHODS}

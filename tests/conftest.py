@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from fixtures import (  # noqa: F401  (re-exported for the test modules)
     ADULT_ROWS,
     KDD_LABELS,

@@ -61,7 +61,9 @@ def scorecard_problems(path: Path) -> list[str]:
     problems = []
     if list(card.get("id", [])) != registered:
         missing = sorted(set(registered) - set(card.get("id", [])))
-        problems.append(f"{path}: not one row per registered claim (missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)")
+        problems.append(
+            f"{path}: not one row per registered claim (missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
+        )
     bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
     if bad:
         problems.append(f"{path}: verdicts {bad} are not among {VERDICTS}")

@@ -77,10 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim.")
     sub.add_argument("--studies", nargs="*", default=[], help="the studies the config enables")
-    sub.add_argument("--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv")
+    sub.add_argument(
+        "--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv"
+    )
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
 
-    sub = command("privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config.")
+    sub = command(
+        "privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config."
+    )
     sub.add_argument("--config", required=True, help="the workflow's validated config, as a JSON object")
     sub.add_argument("--buildable", nargs="*", default=[], help="prepared datasets that can be built here")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
@@ -89,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     sub.add_argument("--groups", action="store_true", help="one row per run group instead of per study")
 
-    sub = command("render-report", cmd_render_report, "Render the HTML report in headless Chromium; list what it shows.")
+    sub = command(
+        "render-report", cmd_render_report, "Render the HTML report in headless Chromium; list what it shows."
+    )
     sub.add_argument("report", type=Path, help="the report of `snakemake --report report.html`")
     sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
     sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
@@ -129,7 +135,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from dpdl.data.prepared import prepare
     from dpdl.io import save_npz, sha256_file, write_json
 
-    arrays, card = prepare(args.name, parse_json_object(args.options, "--options"), cache=args.raw_dir, mirror=_mirror(args))
+    arrays, card = prepare(
+        args.name, parse_json_object(args.options, "--options"), cache=args.raw_dir, mirror=_mirror(args)
+    )
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
     log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)
@@ -178,7 +186,9 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     scorecards = {path.stem: path for path in args.claims}
     unknown = sorted((set(scorecards) | set(args.studies)) - set(ALL))
     if unknown:
-        raise ConfigError(f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}")
+        raise ConfigError(
+            f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}"
+        )
     card = merge_scorecards(args.studies, scorecards)
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], scorecard_markdown(card))
@@ -243,9 +253,13 @@ def cmd_render_report(args: argparse.Namespace) -> int:
 
         config = load_config(args.configfile)
         figures = [path for path in default_targets(config, plan(config)) if path.endswith(".png")]
-        missing = [f for f in figures if not contents["results"].get(f, {}).get("data_uri", "").startswith("data:image/png")]
+        missing = [
+            f for f in figures if not contents["results"].get(f, {}).get("data_uri", "").startswith("data:image/png")
+        ]
         problems += [f"figure {f} is not in the report" for f in missing]
-        print(f"{len(figures) - len(missing)} of the {len(figures)} figures {args.configfile} promises are in the report")
+        print(
+            f"{len(figures) - len(missing)} of the {len(figures)} figures {args.configfile} promises are in the report"
+        )
     if args.screenshot is not None:
         print(f"screenshot: {args.screenshot}")
     if problems:

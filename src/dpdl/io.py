@@ -111,6 +111,7 @@ def sha256_file(path: str | os.PathLike) -> str:
 
 def markdown_table(frame: pd.DataFrame) -> str:
     """Render a frame as a GitHub Markdown table (missing values as empty cells)."""
+
     def cell(value: object) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
             return ""

@@ -17,7 +17,9 @@ from dpdl.io import atomic_path  # noqa: E402
 DPI = 150
 
 
-def new_figure(n_rows: int = 1, n_cols: int = 1, *, width: float = 4.2, height: float = 3.2, **kwargs) -> tuple[Figure, object]:
+def new_figure(
+    n_rows: int = 1, n_cols: int = 1, *, width: float = 4.2, height: float = 3.2, **kwargs
+) -> tuple[Figure, object]:
     """A figure of ``n_rows x n_cols`` panels of ``width x height`` inches each, in the dpdl style."""
     sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
     return plt.subplots(n_rows, n_cols, figsize=(width * n_cols, height * n_rows), squeeze=False, **kwargs)

@@ -29,7 +29,9 @@ def report_contents(path: str | Path) -> dict:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as err:
-        raise ArtifactError(f"{path}: cannot read the report ({err}); build it with `snakemake --report {path}`") from err
+        raise ArtifactError(
+            f"{path}: cannot read the report ({err}); build it with `snakemake --report {path}`"
+        ) from err
     contents = {}
     for name, pattern in EMBEDDED.items():
         match = pattern.search(text)
@@ -48,7 +50,13 @@ def find_browser() -> str:
     raise DpdlError(f"no Chromium found (tried {', '.join(BROWSERS)}); install it, e.g. `apt-get install chromium`")
 
 
-def render(report: str | Path, *, show: str | None = None, screenshot: str | Path | None = None, size: tuple[int, int] = (1600, 1400)) -> str:
+def render(
+    report: str | Path,
+    *,
+    show: str | None = None,
+    screenshot: str | Path | None = None,
+    size: tuple[int, int] = (1600, 1400),
+) -> str:
     """Load ``report`` in headless Chromium; return the DOM after its scripts ran.
 
     ``show``: a result path (e.g. ``figures/dzoa/fig2.png``) to open first, as clicking its eye
@@ -64,7 +72,14 @@ def render(report: str | Path, *, show: str | None = None, screenshot: str | Pat
             f"contentPath: results[{json.dumps(show)}].data_uri, resultPath: {json.dumps(show)}}}), 200));</script>"
         )
         html = html.replace("</body>", opener + "</body>")
-    command = [find_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=10000"]
+    command = [
+        find_browser(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--virtual-time-budget=10000",
+    ]
     with tempfile.TemporaryDirectory(prefix="dpdl-report-") as folder:
         page = Path(folder) / "report.html"
         page.write_text(html, encoding="utf-8")

@@ -41,7 +41,9 @@ class RunResult:
     provenance: dict
 
 
-def run_seed_sequence(study: str, dataset: str, algorithm: str, epsilon: float | None, seed: int) -> np.random.SeedSequence:
+def run_seed_sequence(
+    study: str, dataset: str, algorithm: str, epsilon: float | None, seed: int
+) -> np.random.SeedSequence:
     """The root ``SeedSequence`` of one run, derived from its identifying keys.
 
     The keys are hashed into SeedSequence entropy words; agents take ``.spawn(n)`` children.
@@ -81,7 +83,11 @@ def run_timing(wall: float, iterations: int, runs: int = 1) -> dict:
     compute spent (``dpdl status`` estimates what is left from it); a batch also records its size
     and total wall time.
     """
-    timing = {"wall_time_s": wall / runs, "iterations": iterations, "iterations_per_second": iterations * runs / max(wall, 1e-9)}
+    timing = {
+        "wall_time_s": wall / runs,
+        "iterations": iterations,
+        "iterations_per_second": iterations * runs / max(wall, 1e-9),
+    }
     if runs > 1:
         timing |= {"batch_runs": runs, "batch_wall_time_s": wall}
     return timing

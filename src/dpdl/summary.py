@@ -28,7 +28,18 @@ from dpdl.studies import ALL, study_module
 
 VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_AT_SCALE, UNAVAILABLE)
 NOT_ENABLED = "study not in this config's `studies`; no run was made"
-SCORECARD_SHOWN = ["id", "study", "where", "statement", "paper_value", "our_value", "spread", "tolerance", "verdict", "detail"]
+SCORECARD_SHOWN = [
+    "id",
+    "study",
+    "where",
+    "statement",
+    "paper_value",
+    "our_value",
+    "spread",
+    "tolerance",
+    "verdict",
+    "detail",
+]
 SCORECARD_LANDING = ["id", "where", "paper_value", "our_value", "spread", "verdict"]  # the report's first page
 VERDICT_COLOURS = {REPRODUCED: "#d7f0d2", NOT_REPRODUCED: "#f7d4d0", NOT_AT_SCALE: "#e8e8e8", UNAVAILABLE: "#fbe9c6"}
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
@@ -149,7 +160,8 @@ def scorecard_html(card: pd.DataFrame) -> str:
         ".overflow-auto:has(#dpdl-scorecard){align-items:flex-start}.max-w-lg:has(#dpdl-scorecard){max-width:none}</style>"
     )
     legend = " ".join(
-        f'<span style="background:{colour};padding:1px 6px">{html.escape(verdict)}</span>' for verdict, colour in VERDICT_COLOURS.items()
+        f'<span style="background:{colour};padding:1px 6px">{html.escape(verdict)}</span>'
+        for verdict, colour in VERDICT_COLOURS.items()
     )
     return (
         f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
@@ -196,7 +208,10 @@ def privacy_table(run_paths: Iterable[str | Path]) -> pd.DataFrame:
     )
     order = {study: i for i, study in enumerate(ALL)}
     table = grouped.reset_index()
-    table = table.sort_values(["study", "dataset", "algorithm", "epsilon", "delta", "iterations"], key=lambda c: c.map(order) if c.name == "study" else c)
+    table = table.sort_values(
+        ["study", "dataset", "algorithm", "epsilon", "delta", "iterations"],
+        key=lambda c: c.map(order) if c.name == "study" else c,
+    )
     return table[PRIVACY_COLUMNS].reset_index(drop=True)
 
 
@@ -208,7 +223,14 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
         for raw in card["raw_inputs"]:
             rows.append({"kind": "raw file", "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
                          "value": raw["digest"], "detail": raw["algorithm"]})  # fmt: skip
-        rows.append({"kind": "prepared dataset", "name": str(Path(path).with_suffix(".npz")), "value": card["npz_sha256"], "detail": "sha256"})
+        rows.append(
+            {
+                "kind": "prepared dataset",
+                "name": str(Path(path).with_suffix(".npz")),
+                "value": card["npz_sha256"],
+                "detail": "sha256",
+            }
+        )
     for name, version in package_versions().items():
         rows.append({"kind": "package", "name": name, "value": version, "detail": ""})
     return pd.DataFrame(rows, columns=["kind", "name", "value", "detail"])
@@ -228,14 +250,20 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
         for path in study_module(study).runs(config, buildable):
             present = Path(path).is_file()
             seconds = read_run(path).provenance["timing"]["wall_time_s"] if present else math.nan
-            rows.append({"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds})
+            rows.append(
+                {"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds}
+            )
     if not rows:
-        return pd.DataFrame(columns=["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"])
+        return pd.DataFrame(
+            columns=["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]
+        )
     runs = pd.DataFrame(rows)
     study_rate = runs.groupby("study", sort=False)["seconds"].mean()
-    table = runs.groupby(["study", "group"], sort=False).agg(
-        runs=("present", "size"), present=("present", "sum"), seconds_per_run=("seconds", "mean")
-    ).reset_index()
+    table = (
+        runs.groupby(["study", "group"], sort=False)
+        .agg(runs=("present", "size"), present=("present", "sum"), seconds_per_run=("seconds", "mean"))
+        .reset_index()
+    )
     table["left"] = table["runs"] - table["present"]
     rate = table["seconds_per_run"].fillna(table["study"].map(study_rate))
     table["cpu_seconds_left"] = (table["left"] * rate).where(table["left"] > 0, 0.0)

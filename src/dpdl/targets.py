@@ -63,7 +63,12 @@ def default_targets(config: dict, available: Availability) -> list[str]:
 def default_study_targets(config: dict, available: Availability) -> list[str]:
     """What the studies ``config`` enables promise, given the datasets that can be built here."""
     buildable = set(available.buildable)
-    return [path for study in IMPLEMENTED if study in config["studies"] for path in study_module(study).targets(config, buildable)]
+    return [
+        path
+        for study in IMPLEMENTED
+        if study in config["studies"]
+        for path in study_module(study).targets(config, buildable)
+    ]
 
 
 def summary_targets() -> list[str]:
@@ -80,5 +85,9 @@ def study_scorecards(config: dict, available: Availability) -> list[str]:
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact of the studies ``config`` enables."""
-    return [path for study in IMPLEMENTED if study in config["studies"] for path in study_module(study).runs(config, buildable)]
-
+    return [
+        path
+        for study in IMPLEMENTED
+        if study in config["studies"]
+        for path in study_module(study).runs(config, buildable)
+    ]

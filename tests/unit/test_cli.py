@@ -50,18 +50,58 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("argv", "message"),
     [
         (["prepare", "nope/data", "--out", "x.npz", "--card", "x.json"], "unknown prepared dataset 'nope/data'"),
-        (["prepare", "dzoa/lasso", "--options", "{bad", "--out", "x.npz", "--card", "x.json"], "--options is not valid JSON"),
-        (["prepare", "dzoa/lasso", "--options", "[1]", "--out", "x.npz", "--card", "x.json"], "--options must be a JSON object"),
-        (["prepare", "dzoa/lasso", "--options", "{}", "--out", "x.npz", "--card", "x.json"], "options for dzoa/lasso: missing ['agents', 'col_norm'"),
+        (
+            ["prepare", "dzoa/lasso", "--options", "{bad", "--out", "x.npz", "--card", "x.json"],
+            "--options is not valid JSON",
+        ),
+        (
+            ["prepare", "dzoa/lasso", "--options", "[1]", "--out", "x.npz", "--card", "x.json"],
+            "--options must be a JSON object",
+        ),
+        (
+            ["prepare", "dzoa/lasso", "--options", "{}", "--out", "x.npz", "--card", "x.json"],
+            "options for dzoa/lasso: missing ['agents', 'col_norm'",
+        ),
         (["check", "missing.json"], "missing.json: not found"),
         (["check", "--configfile", "no/such.yaml"], "config file no/such.yaml not found"),
-        (["dp_iadmm", "claims", "--settings", '{"iterations": 10}', "--out", "x.csv", "x.md"],
-         "--settings: missing ['long_iterations', 'long_seeds', 'nonprivate_algorithm'"),
-        (["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1", "--data", "d.npz",
-          "--card", "d.json", "--settings", '{"seeds": 2, "seed": 0}', "--out", "x.npz"], "unknown ['seed']; pass dpdl.studies.dp_iadmm.run_settings"),
+        (
+            ["dp_iadmm", "claims", "--settings", '{"iterations": 10}', "--out", "x.csv", "x.md"],
+            "--settings: missing ['long_iterations', 'long_seeds', 'nonprivate_algorithm'",
+        ),
+        (
+            [
+                "dp_iadmm",
+                "run",
+                "--horizon",
+                "main",
+                "--dataset",
+                "mnist",
+                "--variant",
+                "objt",
+                "--epsilon",
+                "1",
+                "--data",
+                "d.npz",
+                "--card",
+                "d.json",
+                "--settings",
+                '{"seeds": 2, "seed": 0}',
+                "--out",
+                "x.npz",
+            ],
+            "unknown ['seed']; pass dpdl.studies.dp_iadmm.run_settings",
+        ),
     ],
-    ids=["unknown_dataset", "bad_json", "not_object", "missing_key", "missing_artifact", "missing_config", "iadmm_claims_settings",
-         "iadmm_run_settings"],
+    ids=[
+        "unknown_dataset",
+        "bad_json",
+        "not_object",
+        "missing_key",
+        "missing_artifact",
+        "missing_config",
+        "iadmm_claims_settings",
+        "iadmm_run_settings",
+    ],
 )
 def test_errors_are_one_clear_message(argv: list[str], message: str, tmp_path: Path, capsys, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
@@ -74,7 +114,21 @@ def test_errors_are_one_clear_message(argv: list[str], message: str, tmp_path: P
 
 def test_bad_switch_value_is_a_config_error(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     options = json.dumps({**LASSO, "row_norm": "l2"})
-    assert main(["prepare", "dzoa/lasso", "--options", options, "--out", str(tmp_path / "x.npz"), "--card", str(tmp_path / "x.json")]) == 1
+    assert (
+        main(
+            [
+                "prepare",
+                "dzoa/lasso",
+                "--options",
+                options,
+                "--out",
+                str(tmp_path / "x.npz"),
+                "--card",
+                str(tmp_path / "x.json"),
+            ]
+        )
+        == 1
+    )
     assert "row_norm must be one of" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
@@ -82,7 +136,9 @@ def test_bad_switch_value_is_a_config_error(tmp_path: Path, capsys: pytest.Captu
 def test_tables_from_cards(tmp_path: Path) -> None:
     _, card = prepare_lasso(tmp_path)
     csv, md = tmp_path / "datasets.csv", tmp_path / "datasets.md"
-    assert main(["tables", "datasets", "--cards", str(card), "--unavailable", "wddp/kdd", "--out", str(csv), str(md)]) == 0
+    assert (
+        main(["tables", "datasets", "--cards", str(card), "--unavailable", "wddp/kdd", "--out", str(csv), str(md)]) == 0
+    )
     lines = csv.read_text().splitlines()
     assert lines[1].startswith("dzoa/lasso,20,20,0,3,,5,4.0,0.0,built")
     assert lines[2].startswith("wddp/kdd,") and "unavailable" in lines[2]
@@ -98,12 +154,16 @@ def test_module_entry_point_runs() -> None:
 def test_option_keys_match_what_the_config_provides() -> None:
     from dpdl.data.prepared import OPTION_KEYS, PREPARED, options
 
-    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml")
+    config = validate_config(
+        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
+    )
     assert {name: set(options(name, config)) for name in PREPARED} == OPTION_KEYS
 
 
 def test_default_targets_follow_availability() -> None:
-    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml")
+    config = validate_config(
+        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
+    )
     plan = Availability(buildable=["dzoa/lasso", "wddp/adult"], skipped={"wddp/kdd": "no"})
     targets = default_targets(config, plan)
     assert "data/processed/dzoa/lasso.npz" in targets and "data/processed/wddp/adult.json" in targets

@@ -44,7 +44,9 @@ def test_paper_config_sets_every_key_of_the_default_config() -> None:
 
 
 def test_defaults_fill_a_sparse_config() -> None:
-    config = validate_config({"studies": ["dzoa"], "data": {}, "dvp_pvp": {}, "wddp": {}, "dp_iadmm": {}, "dzoa": {}}, SCHEMA)
+    config = validate_config(
+        {"studies": ["dzoa"], "data": {}, "dvp_pvp": {}, "wddp": {}, "dp_iadmm": {}, "dzoa": {}}, SCHEMA
+    )
     assert config["data"]["kdd"] == {"sample_size": 70000, "train_size": 50000, "seed": 0}
     assert config["data"]["femnist"] == {"shards": "all", "missing_shards": "use_available"}
     assert config["wddp"]["delta"] == 0.001

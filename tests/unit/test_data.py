@@ -95,7 +95,10 @@ def test_read_adult_test_file_quirks(adult_files) -> None:
 @pytest.mark.parametrize(
     ("lines", "pattern"),
     [
-        (ADULT_ROWS[:3] + [ADULT_ROWS[3].replace("<=50K", "=50K")], r"adult\.data: line 4 has income '=50K'; expected one of"),
+        (
+            ADULT_ROWS[:3] + [ADULT_ROWS[3].replace("<=50K", "=50K")],
+            r"adult\.data: line 4 has income '=50K'; expected one of",
+        ),
         (
             ADULT_ROWS[:3] + [ADULT_ROWS[3].rsplit(",", 2)[0] + ", <=50K"],
             r"adult\.data: line 4 has 14 fields, expected 15",
@@ -270,7 +273,9 @@ def test_read_kdd_format_errors(tmp_path: Path, line: str, pattern: str) -> None
 
 def _kdd_prepared(kdd_file: Path, seed: int, sample_size: int = 40, train_size: int = 30) -> dict:
     features, labels = kdd.read_kdd(kdd_file)
-    return kdd.prepare_wddp(features, labels, sample_size=sample_size, train_size=train_size, rng=np.random.default_rng(seed))
+    return kdd.prepare_wddp(
+        features, labels, sample_size=sample_size, train_size=train_size, rng=np.random.default_rng(seed)
+    )
 
 
 def test_prepare_wddp_kdd_sizes_norms_and_labels(kdd_file: Path) -> None:
@@ -305,7 +310,9 @@ def test_prepare_wddp_kdd_is_deterministic_per_seed(kdd_file: Path) -> None:
     ids=["no_train", "train_equals_sample", "sample_above_rows", "empty"],
 )
 def test_prepare_wddp_kdd_bad_sizes(kdd_file: Path, sample_size: int, train_size: int) -> None:
-    with pytest.raises(ConfigError, match=rf"need 0 < train_size < sample_size <= 60 rows; got {train_size} and {sample_size}"):
+    with pytest.raises(
+        ConfigError, match=rf"need 0 < train_size < sample_size <= 60 rows; got {train_size} and {sample_size}"
+    ):
         _kdd_prepared(kdd_file, 0, sample_size=sample_size, train_size=train_size)
 
 
@@ -330,11 +337,17 @@ def test_read_idx_round_trips(tmp_path: Path, array: np.ndarray) -> None:
 @pytest.mark.parametrize(
     ("content", "pattern"),
     [
-        (idx_bytes(np.zeros((2, 3), dtype=np.uint8)), r"not an unsigned-byte idx file \(magic 2050, expected 0x801 or 0x803\)"),
+        (
+            idx_bytes(np.zeros((2, 3), dtype=np.uint8)),
+            r"not an unsigned-byte idx file \(magic 2050, expected 0x801 or 0x803\)",
+        ),
         (b"\x1f\x8b\x08\x00" + bytes(20), r"not an unsigned-byte idx file"),  # still gzip-compressed
         (b"\x00\x00", r"not an unsigned-byte idx file \(magic None"),
         (idx_bytes(np.arange(5) % 10) + b"\x00", r"header says shape \(5,\) but the file has 6 data bytes"),
-        (idx_bytes(np.zeros((2, 28, 28), dtype=np.uint8))[:-1], r"header says shape \(2, 28, 28\) but the file has 1567 data bytes"),
+        (
+            idx_bytes(np.zeros((2, 28, 28), dtype=np.uint8))[:-1],
+            r"header says shape \(2, 28, 28\) but the file has 1567 data bytes",
+        ),
         (bytes([0, 0, 8, 3, 0, 0]), r"truncated idx header \(6 bytes\)"),
     ],
     ids=["2d_magic", "gzip_bytes", "too_short", "extra_byte", "missing_byte", "truncated_header"],
@@ -350,7 +363,17 @@ def test_mnist_prepare_flattens_in_file_order(tmp_path: Path) -> None:
     paths = write_mnist(tmp_path / "mnist", n_train=40, n_test=10, seed=1)
     images = np.random.default_rng(1).integers(0, 256, size=(40, 28, 28))  # what write_mnist drew first
 
-    arrays = mnist.prepare(*(paths[n] for n in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")))
+    arrays = mnist.prepare(
+        *(
+            paths[n]
+            for n in (
+                "train-images-idx3-ubyte",
+                "train-labels-idx1-ubyte",
+                "t10k-images-idx3-ubyte",
+                "t10k-labels-idx1-ubyte",
+            )
+        )
+    )
 
     assert arrays["X_train"].shape == (40, 784) and arrays["X_train"].dtype == np.uint8
     assert arrays["X_test"].shape == (10, 784)
@@ -365,7 +388,17 @@ def test_mnist_prepare_rejects_mismatched_counts(tmp_path: Path) -> None:
     paths = write_mnist(tmp_path / "mnist", n_train=4, n_test=2)
     paths["train-labels-idx1-ubyte"].write_bytes(idx_bytes(np.arange(3)))
     with pytest.raises(DataFormatError, match=r"MNIST train: \(4, 28, 28\) images do not match \(3,\) labels"):
-        mnist.prepare(*(paths[n] for n in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")))
+        mnist.prepare(
+            *(
+                paths[n]
+                for n in (
+                    "train-images-idx3-ubyte",
+                    "train-labels-idx1-ubyte",
+                    "t10k-images-idx3-ubyte",
+                    "t10k-labels-idx1-ubyte",
+                )
+            )
+        )
 
 
 # ============================================================================================
@@ -492,7 +525,9 @@ def test_femnist_shard_names_and_records() -> None:
     record = femnist.FILES["test", 3]
     assert record.path == "femnist/test/all_data_3_niid_05_keep_0_test_9.json"
     assert record.pin.algorithm == "git-blob-sha1" and len(record.pin.digest) == 40
-    assert record.sources[0].url.endswith(f"{femnist.COMMIT}/Inputs/Femnist_Test_small/all_data_3_niid_05_keep_0_test_9.json")
+    assert record.sources[0].url.endswith(
+        f"{femnist.COMMIT}/Inputs/Femnist_Test_small/all_data_3_niid_05_keep_0_test_9.json"
+    )
 
 
 # ============================================================================================
@@ -548,7 +583,9 @@ def test_generate_is_deterministic_and_trials_do_not_depend_on_their_count() -> 
         assert not np.array_equal(three[key], other[key])
     assert not np.array_equal(three["X"][0], three["X"][1])  # trials are different draws
     child = np.random.SeedSequence(9).spawn(5)[4]
-    np.testing.assert_array_equal(five["omega"][4], lasso.generate_trial(np.random.default_rng(child), **LASSO)["omega"])
+    np.testing.assert_array_equal(
+        five["omega"][4], lasso.generate_trial(np.random.default_rng(child), **LASSO)["omega"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -580,7 +617,9 @@ def test_equal_shards_permuted_with_rng() -> None:
     assert len(set(np.concatenate(shards).tolist())) == 9  # disjoint
 
 
-@pytest.mark.parametrize(("n_rows", "agents"), [(10, 1), (10, 10), (7, 2)], ids=["one_agent", "one_row_each", "remainder"])
+@pytest.mark.parametrize(
+    ("n_rows", "agents"), [(10, 1), (10, 10), (7, 2)], ids=["one_agent", "one_row_each", "remainder"]
+)
 def test_equal_shards_sizes(n_rows: int, agents: int) -> None:
     shards = equal_shards(n_rows, agents, rng=np.random.default_rng(0))
     assert [len(s) for s in shards] == [n_rows // agents] * agents
@@ -606,7 +645,9 @@ def test_size_summary_both_stdev_conventions(sizes: list[int]) -> None:
     assert summary["std_ddof0"] == pytest.approx(np.std(values, ddof=0))
     assert summary["std_ddof1"] == pytest.approx(np.std(values, ddof=1) if len(sizes) > 1 else 0.0)
     if sizes == [3, 5, 9, 1]:  # by hand: mean 4.5, squared deviations 2.25 + 0.25 + 20.25 + 12.25 = 35
-        assert summary["std_ddof0"] == pytest.approx((35 / 4) ** 0.5) and summary["std_ddof1"] == pytest.approx((35 / 3) ** 0.5)
+        assert summary["std_ddof0"] == pytest.approx((35 / 4) ** 0.5) and summary["std_ddof1"] == pytest.approx(
+            (35 / 3) ** 0.5
+        )
 
 
 # ============================================================================================
@@ -713,7 +754,9 @@ def test_availability_counts_mirror_files_of_the_pinned_size(tmp_path: Path, con
 
 
 @pytest.mark.parametrize("policy", ["use_available", "fail"], ids=["use_available", "fail"])
-def test_availability_femnist_with_a_missing_shard(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
+def test_availability_femnist_with_a_missing_shard(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
     monkeypatch.setattr(fetch_module, "probe", lambda source: "HTTP 404 Not Found")
     config["studies"] = ["dp_iadmm"]
     config["data"]["femnist"]["missing_shards"] = policy
@@ -732,10 +775,14 @@ def test_availability_femnist_with_a_missing_shard(tmp_path: Path, config: dict,
         assert result.report().startswith("PARTIAL dp_iadmm/femnist: 1 of 4")
     else:
         assert result.buildable == ["dp_iadmm/mnist"] and result.notes == {}
-        assert result.skipped["dp_iadmm/femnist"].startswith(f"raw file {missing.path} (git-blob-sha1 {missing.pin.digest}")
+        assert result.skipped["dp_iadmm/femnist"].startswith(
+            f"raw file {missing.path} (git-blob-sha1 {missing.pin.digest}"
+        )
 
 
-def test_availability_femnist_without_any_test_shard_is_skipped(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_availability_femnist_without_any_test_shard_is_skipped(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(fetch_module, "probe", lambda source: "unreachable (test)")
     config["studies"] = ["dp_iadmm"]
     mirror = tmp_path / "mirror"
@@ -747,7 +794,9 @@ def test_availability_femnist_without_any_test_shard_is_skipped(tmp_path: Path, 
     assert "dp_iadmm/femnist" in result.skipped and "dp_iadmm/femnist" not in result.notes
 
 
-def test_availability_does_not_count_a_wrong_size(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_availability_does_not_count_a_wrong_size(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(fetch_module, "probe", lambda source: "unreachable (test)")
     config["studies"] = ["wddp"]
     mirror = tmp_path / "mirror"
@@ -844,7 +893,9 @@ def test_prepare_cards_details(tmp_path: Path, config: dict, pinned_mirror: Path
     assert mnist_card["class_balance"] == {str(d): 0.1 for d in range(10)}
     assert mnist_card["samples_per_agent"] == {"mean": 4.0, "std_ddof0": 0.0, "std_ddof1": 0.0}
 
-    arrays, fem = prepared.prepare("dp_iadmm/femnist", _opts("dp_iadmm/femnist", config), cache=cache, mirror=pinned_mirror)
+    arrays, fem = prepared.prepare(
+        "dp_iadmm/femnist", _opts("dp_iadmm/femnist", config), cache=cache, mirror=pinned_mirror
+    )
     assert fem["samples_per_agent"]["mean"] == pytest.approx(14 / 3)
     assert fem["samples_per_agent"]["std_ddof0"] == pytest.approx(np.std([6, 3, 5]))
     assert fem["writers_test"] == 3 and fem["shards_train"] == [0, 1] and fem["shards_test"] == [0, 1]
@@ -863,7 +914,9 @@ def test_prepare_femnist_with_a_missing_shard(tmp_path: Path, config: dict, pinn
     opts = {"shards": [0, 1], "missing_shards": policy}
 
     if policy == "fail":
-        with pytest.raises(DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"):
+        with pytest.raises(
+            DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"
+        ):
             prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
         return
     arrays, card = prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
@@ -874,7 +927,9 @@ def test_prepare_femnist_with_a_missing_shard(tmp_path: Path, config: dict, pinn
     assert [r["path"] for r in card["raw_inputs"]] == [
         femnist.FILES["train", 0].path, femnist.FILES["train", 1].path, femnist.FILES["test", 0].path,
     ]  # fmt: skip
-    assert card["notes"][-1].startswith("1 selected shard files were unavailable and are left out: 2 of 2 train shards, 1 of 2 test shards")
+    assert card["notes"][-1].startswith(
+        "1 selected shard files were unavailable and are left out: 2 of 2 train shards, 1 of 2 test shards"
+    )
     _check_card(card, arrays, "dp_iadmm/femnist", pinned_mirror, tmp_path / "raw")
 
 
@@ -882,7 +937,12 @@ def test_prepare_femnist_without_any_test_shard_fails(tmp_path: Path, pinned_mir
     for k in (0, 1):
         (pinned_mirror / femnist.FILES["test", k].path).unlink()
     with pytest.raises(DataUnavailableError, match=r"FEMNIST: none of the selected test shards could be obtained"):
-        prepared.prepare("dp_iadmm/femnist", {"shards": [0, 1], "missing_shards": "use_available"}, cache=tmp_path / "raw", mirror=pinned_mirror)
+        prepared.prepare(
+            "dp_iadmm/femnist",
+            {"shards": [0, 1], "missing_shards": "use_available"},
+            cache=tmp_path / "raw",
+            mirror=pinned_mirror,
+        )
 
 
 def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Path) -> None:
@@ -890,8 +950,13 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
     data = bytearray(path.read_bytes())
     data[-5] ^= 0x01
     path.write_bytes(bytes(data))
-    with pytest.raises(DataUnavailableError, match=r"mirror .*kddcup\.data_10_percent\.gz: kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected"):
-        prepared.prepare("wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror)
+    with pytest.raises(
+        DataUnavailableError,
+        match=r"mirror .*kddcup\.data_10_percent\.gz: kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected",
+    ):
+        prepared.prepare(
+            "wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror
+        )
     assert not (tmp_path / "raw" / kdd.TEN_PERCENT.path).exists()
 
 
@@ -900,7 +965,9 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
 # ============================================================================================
 
 
-def _card(name: str, rows_train: int, features: int, classes: int | None, agents: int | None, summary: dict | None, **extra) -> dict:
+def _card(
+    name: str, rows_train: int, features: int, classes: int | None, agents: int | None, summary: dict | None, **extra
+) -> dict:
     return {
         "name": name, "rows": rows_train + extra.pop("rows_test", 0), "rows_train": rows_train,
         "rows_test": 0, "features": features, "classes": classes, "agents": agents,
@@ -911,7 +978,9 @@ def _card(name: str, rows_train: int, features: int, classes: int | None, agents
 MNIST_CARD = _card("dp_iadmm/mnist", 60000, 784, 10, 10, {"mean": 6000.0, "std_ddof0": 0.0, "std_ddof1": 0.0})
 FEMNIST_STD0 = 87.9912  # a population stdev that prints as 87.99; the sample stdev is larger
 FEMNIST_SUMMARY = {"mean": 36708 / 195, "std_ddof0": FEMNIST_STD0, "std_ddof1": FEMNIST_STD0 * (195 / 194) ** 0.5}
-FEMNIST_CARD = _card("dp_iadmm/femnist", 36708, 784, 62, 195, FEMNIST_SUMMARY, shards_train=list(range(36)), missing_files=[])
+FEMNIST_CARD = _card(
+    "dp_iadmm/femnist", 36708, 784, 62, 195, FEMNIST_SUMMARY, shards_train=list(range(36)), missing_files=[]
+)
 
 
 def test_table1_reproduced_with_both_conventions() -> None:

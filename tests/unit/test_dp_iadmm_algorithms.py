@@ -153,7 +153,9 @@ def test_step_noise_is_the_unit_draw_times_each_agents_and_replicas_scale() -> N
     scaled = dict(s, noise=s["noise"] * scale[:, None, :, None])
     for algorithm in iadmm.ALGORITHMS:
         ours = fused(algorithm, s, rho=1.5, radius=0.3, inverse_eta=(2.0, 4.0), noise_scale=scale)
-        np.testing.assert_array_equal(ours["z"], fused(algorithm, scaled, rho=1.5, radius=0.3, inverse_eta=(2.0, 4.0))["z"])
+        np.testing.assert_array_equal(
+            ours["z"], fused(algorithm, scaled, rho=1.5, radius=0.3, inverse_eta=(2.0, 4.0))["z"]
+        )
 
 
 def test_step_gradient_is_the_loss_rows_plus_the_beta_term() -> None:
@@ -236,7 +238,9 @@ def test_federated_data_pads_sorts_and_views(tiny) -> None:
             rows = tiny["x"][tiny["offsets"][original] :][:n]
             np.testing.assert_array_equal(chunk.features[row, :n], rows[:, chunk.columns])
             assert not chunk.features[row, n:].any() and chunk.valid[row, :n].all() and not chunk.valid[row, n:].any()
-        expected_columns = [2, 3, 4, 5] if chunk.stop - chunk.start == 1 and data.agent_ids[chunk.start] == 1 else [1, 2, 3, 4, 5]
+        expected_columns = (
+            [2, 3, 4, 5] if chunk.stop - chunk.start == 1 and data.agent_ids[chunk.start] == 1 else [1, 2, 3, 4, 5]
+        )
         assert list(chunk.columns) == expected_columns  # the features nonzero in some row of the chunk
     dense = np.random.default_rng(4).random((18, J)).astype(np.float32)
     equal = iadmm.federated_data(dense, tiny["y"][:18], np.array([0, 6, 12, 18]), K)
@@ -411,7 +415,9 @@ def test_outp_gradient_switch_rescales_only_outp(tiny) -> None:
     agent, glob = (run(tiny, params("outp", math.inf, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
     assert not np.allclose(agent.local, glob.local)
     one_agent = iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 21]), K)  # I_p = I: no difference
-    a, b = (run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent) for m in ("agent_mean", "global_mean"))
+    a, b = (
+        run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent) for m in ("agent_mean", "global_mean")
+    )
     np.testing.assert_array_equal(a.local, b.local)
     c, d = (run(tiny, params("objt", 0.5, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
     np.testing.assert_array_equal(c.local, d.local)

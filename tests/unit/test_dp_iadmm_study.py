@@ -34,7 +34,9 @@ def test_variants_name_the_algorithm_and_its_setting() -> None:
     assert study.variant("objp_a100", STUDY).a == 100.0 and study.variant("objp_a100", STUDY).label == "ObjP"
     assert study.variant("nonprivate", STUDY).algorithm == "objp"
     assert study.variant("nonprivate", {**STUDY, "nonprivate_algorithm": "objt"}) == study.Variant("nonprivate", "objt")
-    assert study.variant("objp", {**STUDY, "nonprivate_algorithm": "objt"}).algorithm == "objp"  # private runs keep theirs
+    assert (
+        study.variant("objp", {**STUDY, "nonprivate_algorithm": "objt"}).algorithm == "objp"
+    )  # private runs keep theirs
     with pytest.raises(ValueError, match="only OutP has penalty variants"):
         study.variant("objt_plus", STUDY)
     with pytest.raises(ValueError, match="unknown dp_iadmm variant"):
@@ -171,7 +173,12 @@ def test_aggregates_figures_tables_and_claims(jobs, tmp_path) -> None:
     table = study.remark3_table(aggregates["remark3"])
     assert set(table["algorithm"]) == {"ObjT", "OutP", "ObjP"}
     assert table.loc[table["algorithm"] == "ObjT", "paper_pct"].item() == 15.64
-    card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(study.claim_settings(CONFIG), 0), switches={"trust_radius": "x"})
+    card = scorecard(
+        study.CLAIMS,
+        aggregates,
+        scale=study.claim_scale(study.claim_settings(CONFIG), 0),
+        switches={"trust_radius": "x"},
+    )
     assert len(card) == len(study.CLAIMS) == len({c.id for c in study.CLAIMS})
     judged = card.set_index("id")
     assert judged.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE

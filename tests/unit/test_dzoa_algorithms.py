@@ -117,6 +117,7 @@ def reference_dzoa(X, y, graph, step_scale, rngs, *, n_outer, n_inner, n_directi
         for c in range(n_settings):
             for b in range(n_trials):
                 for k in range(K):
+
                     def local(point, c=c, b=b, k=k):
                         return local_objective(
                             point, X=X[b, k], y=y[b, k], gamma=gamma[c, b, k], v=v[c, b, k], degree=int(degree[k]),
@@ -153,7 +154,16 @@ def test_vectorized_dzoa_equals_the_literal_algorithm(trials):
 def test_dzoa_same_seed_same_trajectory_and_other_seed_differs(trials):
     graph = adjacency(topology_edges("ring_chord", K), K)
     step_scale = np.full((1, 2, K), 1.5)
-    options = {"rho": 4.0, "eta": 1.0, "loss_scale": 1.0, "lipschitz": 3.0, "smoothing": 1.0, "n_directions": 30, "n_outer": 5, "n_inner": 50}
+    options = {
+        "rho": 4.0,
+        "eta": 1.0,
+        "loss_scale": 1.0,
+        "lipschitz": 3.0,
+        "smoothing": 1.0,
+        "n_directions": 30,
+        "n_outer": 5,
+        "n_inner": 50,
+    }
     X, y, beta_c = trials["X"], trials["y"], trials["beta_c"]
     first = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(5), **options)
     again = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(5), **options)
@@ -190,7 +200,9 @@ def test_dp_admm_one_iteration_by_hand(trials):
     expected = np.sum((released - beta_c[0]) ** 2) / np.sum(beta_c[0] ** 2)
     assert result.error[0, 0, 1] == pytest.approx(expected, rel=1e-12)
     server = released.mean(axis=0)
-    assert result.server_error[0, 0, 1] == pytest.approx(K * np.sum((server - beta_c[0]) ** 2) / np.sum(beta_c[0] ** 2), rel=1e-12)
+    assert result.server_error[0, 0, 1] == pytest.approx(
+        K * np.sum((server - beta_c[0]) ** 2) / np.sum(beta_c[0] ** 2), rel=1e-12
+    )
 
 
 def test_dp_admm_without_noise_converges_to_the_centralized_solution(trials):
@@ -203,7 +215,13 @@ def test_dp_admm_without_noise_converges_to_the_centralized_solution(trials):
 
 
 def test_dp_admm_same_seed_same_trajectory(trials):
-    options = {"penalty": np.array([1.0, 10.0]), "inverse_step": np.full((2, 20), 10.0), "noise_std": np.full((2, 20), 0.1), "eta": 1.0, "loss_scale": 1.0}
+    options = {
+        "penalty": np.array([1.0, 10.0]),
+        "inverse_step": np.full((2, 20), 10.0),
+        "noise_std": np.full((2, 20), 0.1),
+        "eta": 1.0,
+        "loss_scale": 1.0,
+    }
     first = dp_admm(trials["X"], trials["y"], trials["beta_c"], agent_rngs(4), **options)
     again = dp_admm(trials["X"], trials["y"], trials["beta_c"], agent_rngs(4), **options)
     assert np.array_equal(first.error, again.error)

@@ -46,7 +46,9 @@ def test_paper_grid_has_38_points_and_fig2_is_inside_fig3b(values):
     points = study.grid(values)
     assert len(points) == 38  # 18 of Fig. 3(b) (Fig. 2's 4 among them) + 20 of Fig. 3(a)
     labels = {p.label for p in points}
-    assert {p.label for p in study.figure_points(values, "fig2")} <= {p.label for p in study.figure_points(values, "fig3b")}
+    assert {p.label for p in study.figure_points(values, "fig2")} <= {
+        p.label for p in study.figure_points(values, "fig3b")
+    }
     assert "eps0.15-delta1e-06" in labels and "epsbar13.5-delta0.001" in labels and "eps0.95-delta3.1623e-06" in labels
 
 
@@ -73,7 +75,9 @@ def test_run_paths_cover_every_grid_point_and_trial(values):
     fig2 = study.figure_run_paths(values, [10, 11], "fig2")
     assert len(fig2) == 2 * 4 * 2 and set(fig2) < set(study.runs(config, {"dzoa/lasso"}))
     assert study.figure_run_paths(values, [10, 11], "fig1") == []
-    assert study.run_path("dpadmm", "eps0.15-delta0.001", 7) == "results/dzoa/runs/dpadmm/eps0.15-delta0.001/trial007.npz"
+    assert (
+        study.run_path("dpadmm", "eps0.15-delta0.001", 7) == "results/dzoa/runs/dpadmm/eps0.15-delta0.001/trial007.npz"
+    )
     assert study.run_patterns(config, "dzoa")[0].endswith("/trial{trial}.npz")
 
 
@@ -118,7 +122,9 @@ def tradeoff_table(dzoa_errors, dpadmm_errors, x="delta") -> pd.DataFrame:
     rows = []
     for algorithm, errors in (("dzoa", dzoa_errors), ("dpadmm", dpadmm_errors)):
         for i, error in enumerate(errors):
-            rows.append({"algorithm": algorithm, "epsilon": 0.15, x: 10.0 ** (i - 6), "measure": "final", "mean": error})
+            rows.append(
+                {"algorithm": algorithm, "epsilon": 0.15, x: 10.0 ** (i - 6), "measure": "final", "mean": error}
+            )
     return pd.DataFrame(rows)
 
 
@@ -126,7 +132,14 @@ def claim(claim_id: str):
     return next(c for c in study.CLAIMS if c.id == claim_id)
 
 
-PAPER_SCALE = {"trials": 100, "outer_iterations": 200, "inner_iterations": 100, "directions": 30, "epsilon_grid": 10, "delta_grid": 9}
+PAPER_SCALE = {
+    "trials": 100,
+    "outer_iterations": 200,
+    "inner_iterations": 100,
+    "directions": 30,
+    "epsilon_grid": 10,
+    "delta_grid": 9,
+}
 
 
 def test_trend_claim_needs_a_significant_decrease():

@@ -310,7 +310,9 @@ def test_corrupt_mirror_copy_is_skipped_and_next_source_used(tmp_path: Path, ser
     assert leftovers(cache) == []
 
 
-def test_corrupt_mirror_copy_is_listed_with_both_digests_when_nothing_else_works(tmp_path: Path, server: LocalServer) -> None:
+def test_corrupt_mirror_copy_is_listed_with_both_digests_when_nothing_else_works(
+    tmp_path: Path, server: LocalServer
+) -> None:
     mirror = tmp_path / "mirror"
     (mirror / "set").mkdir(parents=True)
     (mirror / "set" / "file.bin").write_bytes(OTHER)
@@ -398,7 +400,9 @@ def test_download_zip_member(tmp_path: Path, server: LocalServer) -> None:
 def test_download_wheel_member_with_pip_replaced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wheel = tmp_path / "built" / "somepkg-0.1.2-py3-none-any.whl"
     wheel.parent.mkdir()
-    wheel.write_bytes(zip_bytes({"somepkg/data/file.bin": PAYLOAD, "somepkg-0.1.2.dist-info/WHEEL": b"Wheel-Version: 1.0\n"}))
+    wheel.write_bytes(
+        zip_bytes({"somepkg/data/file.bin": PAYLOAD, "somepkg-0.1.2.dist-info/WHEEL": b"Wheel-Version: 1.0\n"})
+    )
     asked: list[tuple[str, Path]] = []
 
     def fake_download_wheel(requirement: str, folder: Path) -> Path:
@@ -420,12 +424,16 @@ def test_download_wheel_member_with_pip_replaced(tmp_path: Path, monkeypatch: py
     assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"]
 
 
-def test_download_wheel_reports_pip_failure_without_running_pip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_download_wheel_reports_pip_failure_without_running_pip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     commands: list[list[str]] = []
 
     def fake_run(command, **kwargs):
         commands.append(command)
-        return subprocess.CompletedProcess(command, 1, stdout="", stderr="Looking in indexes\nERROR: No matching distribution\n")
+        return subprocess.CompletedProcess(
+            command, 1, stdout="", stderr="Looking in indexes\nERROR: No matching distribution\n"
+        )
 
     monkeypatch.setattr(fetch_module, "subprocess", SimpleNamespace(run=fake_run))
 
@@ -590,7 +598,9 @@ def test_unreachable_sources_are_listed_in_order_with_reasons(
     assert lines[3] == f"  2. mirror {mirror / 'set' / 'file.bin'}: not present"
     assert lines[4].startswith(f"  3. {dead}: unreachable (") and "Connection refused" in lines[4]
     assert lines[5] == f"  4. {missing} (zip member file.bin): HTTP 404 File not found"
-    assert lines[6].startswith("  5. pip download somepkg==1.0 (wheel member pkg/file.bin): OSError: pip download failed")
+    assert lines[6].startswith(
+        "  5. pip download somepkg==1.0 (wheel member pkg/file.bin): OSError: pip download failed"
+    )
     assert f"(for example from {dead}; dataset page {HOMEPAGE}) and put it at {cache / 'set' / 'file.bin'}" in lines[8]
     assert f"set {MIRROR_ENV} to a folder that holds it as <mirror>/set/file.bin" in lines[9]
     # Connection refused is retried N_RETRIES (1) times; the 404 is not retried.
@@ -604,7 +614,9 @@ def test_host_memo_skips_a_dead_host_for_the_next_file(
     first = remote((Url(f"{dead_url}/a.bin"),), path="set/a.bin")
     second = remote((Url(f"{dead_url}/b.bin"),), path="set/b.bin")
 
-    with pytest.raises(DataUnavailableError, match=r"3\. http://127\.0\.0\.1:\d+/a\.bin: unreachable \(.*Connection refused"):
+    with pytest.raises(
+        DataUnavailableError, match=r"3\. http://127\.0\.0\.1:\d+/a\.bin: unreachable \(.*Connection refused"
+    ):
         fetch(first, tmp_path / "cache")
     assert len(urlopen_calls) == 2  # one try and N_RETRIES = 1 retry
     host = urllib.parse.urlsplit(dead_url).netloc
@@ -628,7 +640,9 @@ def test_probe_of_a_non_http_answer_returns_a_reason(non_http_url: str) -> None:
     assert reason is not None and "SSH-2.0" in reason
 
 
-def test_http_404_does_not_mark_the_host_down(tmp_path: Path, server: LocalServer, _fresh_fetch_state: HostMemo) -> None:
+def test_http_404_does_not_mark_the_host_down(
+    tmp_path: Path, server: LocalServer, _fresh_fetch_state: HostMemo
+) -> None:
     with pytest.raises(DataUnavailableError, match=r"/missing\.bin: HTTP 404 File not found"):
         fetch(remote((Url(server.url("missing.bin")),)), tmp_path / "cache")
     assert _fresh_fetch_state.down == {}
@@ -657,7 +671,9 @@ def test_path_escaping_member_is_refused(tmp_path: Path, member: str) -> None:
     archive.write_bytes(zip_bytes({member: b"evil", "ok.txt": b"fine"}))
     before = sorted(tmp_path.rglob("*"))
 
-    with pytest.raises(DataFormatError, match=r"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder"):
+    with pytest.raises(
+        DataFormatError, match=r"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder"
+    ):
         extract_member(archive, member, target_folder / "dest")
 
     assert sorted(tmp_path.rglob("*")) == before

@@ -51,19 +51,11 @@ def test_gaussian_sigma_2_over_100_steps_matches_dp_accounting():
     rdp_reference, pld_reference = _rdp_direct(direct), _pld_direct(direct)
     assert rdp_reference == pytest.approx(35.08, abs=0.005)
     assert pld_reference == pytest.approx(33.10, abs=0.005)
-    assert gaussian_composed_epsilon(2.0, 100, DELTA, "rdp") == pytest.approx(
-        rdp_reference, rel=0.01
-    )
-    assert gaussian_composed_epsilon(2.0, 100, DELTA, "pld") == pytest.approx(
-        pld_reference, rel=0.01
-    )
+    assert gaussian_composed_epsilon(2.0, 100, DELTA, "rdp") == pytest.approx(rdp_reference, rel=0.01)
+    assert gaussian_composed_epsilon(2.0, 100, DELTA, "pld") == pytest.approx(pld_reference, rel=0.01)
     # and much tighter than 1%: same RDP curve; PLD differs only by the grid
-    assert gaussian_composed_epsilon(2.0, 100, DELTA, "rdp") == pytest.approx(
-        rdp_reference, rel=1e-12
-    )
-    assert gaussian_composed_epsilon(2.0, 100, DELTA, "pld") == pytest.approx(
-        pld_reference, rel=1e-4
-    )
+    assert gaussian_composed_epsilon(2.0, 100, DELTA, "rdp") == pytest.approx(rdp_reference, rel=1e-12)
+    assert gaussian_composed_epsilon(2.0, 100, DELTA, "pld") == pytest.approx(pld_reference, rel=1e-4)
 
 
 def test_exact_gaussian_epsilon_is_what_the_pld_grid_approximates():
@@ -90,28 +82,18 @@ def test_laplace_epsilon_half_over_100_steps_matches_dp_accounting():
     rdp_reference, pld_reference = _rdp_direct(direct), _pld_direct(direct)
     assert rdp_reference == pytest.approx(29.97, abs=0.005)
     assert pld_reference == pytest.approx(28.50, abs=0.005)
-    assert laplace_composed_epsilon(0.5, 100, DELTA, "rdp") == pytest.approx(
-        rdp_reference, rel=0.01
-    )
-    assert laplace_composed_epsilon(0.5, 100, DELTA, "pld") == pytest.approx(
-        pld_reference, rel=0.01
-    )
-    assert laplace_composed_epsilon(0.5, 100, DELTA, "pld") >= pld_reference * (
-        1 - 1e-9
-    )  # pessimistic
+    assert laplace_composed_epsilon(0.5, 100, DELTA, "rdp") == pytest.approx(rdp_reference, rel=0.01)
+    assert laplace_composed_epsilon(0.5, 100, DELTA, "pld") == pytest.approx(pld_reference, rel=0.01)
+    assert laplace_composed_epsilon(0.5, 100, DELTA, "pld") >= pld_reference * (1 - 1e-9)  # pessimistic
 
 
 def test_pure_events_are_randomized_response_and_dominate_laplace():
     epsilon, count = 0.1, 30
     keep_noise = 2 / (1 + math.exp(epsilon))  # binary randomized response with e^eps odds
     response = dp_event.RandomizedResponseDpEvent(keep_noise, 2)
-    rdp_reference = _rdp_direct(
-        dp_event.SelfComposedDpEvent(response, count), NeighboringRelation.REPLACE_ONE
-    )
+    rdp_reference = _rdp_direct(dp_event.SelfComposedDpEvent(response, count), NeighboringRelation.REPLACE_ONE)
     # the PLD accountant composes a list correctly (it ignores the count of a self-composed one)
-    pld_reference = _pld_direct(
-        dp_event.ComposedDpEvent([response] * count), NeighboringRelation.REPLACE_ONE
-    )
+    pld_reference = _pld_direct(dp_event.ComposedDpEvent([response] * count), NeighboringRelation.REPLACE_ONE)
     pure = PrivacyEvent("pure", 1 / epsilon, count)
     assert composed_epsilon(pure, DELTA, "rdp") == pytest.approx(rdp_reference, rel=1e-12)
     exact = composed_epsilon(pure, DELTA, "pld")
@@ -119,9 +101,7 @@ def test_pure_events_are_randomized_response_and_dominate_laplace():
     assert exact <= pld_reference <= exact + count * REFERENCE_PLD_STEP
     laplace = PrivacyEvent("laplace", 1 / epsilon, count)
     for accountant in ("rdp", "pld"):
-        assert composed_epsilon(pure, DELTA, accountant) >= composed_epsilon(
-            laplace, DELTA, accountant
-        )
+        assert composed_epsilon(pure, DELTA, accountant) >= composed_epsilon(laplace, DELTA, accountant)
         assert composed_epsilon(pure, DELTA, accountant) <= basic_composition(epsilon, count)
 
 
@@ -131,9 +111,7 @@ def test_pure_pld_is_the_optimal_composition_hand_computed_for_two_releases():
     epsilon, delta = 1.0, 0.1
     q = math.exp(epsilon) / (1 + math.exp(epsilon))
     by_hand = math.log((q**2 - delta) / (1 - q) ** 2)
-    assert composed_epsilon(PrivacyEvent("pure", 1 / epsilon, 2), delta, "pld") == pytest.approx(
-        by_hand, abs=1e-9
-    )
+    assert composed_epsilon(PrivacyEvent("pure", 1 / epsilon, 2), delta, "pld") == pytest.approx(by_hand, abs=1e-9)
 
 
 # ------------------------------------------------------------------------------- invariants
@@ -151,9 +129,7 @@ def test_count_t_equals_t_single_compositions(mechanism, accountant):
 def test_count_t_equals_dp_accounting_composing_t_events(accountant):
     direct = dp_event.ComposedDpEvent([dp_event.GaussianDpEvent(3.0)] * 40)
     reference = _rdp_direct(direct) if accountant == "rdp" else _pld_direct(direct)
-    assert gaussian_composed_epsilon(3.0, 40, DELTA, accountant) == pytest.approx(
-        reference, rel=1e-4
-    )
+    assert gaussian_composed_epsilon(3.0, 40, DELTA, accountant) == pytest.approx(reference, rel=1e-4)
 
 
 def test_varying_gaussian_schedule_is_merged_exactly():
@@ -189,9 +165,7 @@ def test_more_noise_less_epsilon_and_more_steps_more_epsilon():
 def test_single_laplace_release_by_hand():
     # One Laplace release has loss exactly eps on x <= 0 (P-mass 1/2), so for e just below eps
     # delta(e) = (1 - e^(e - eps)) / 2 + O((eps - e)^2) and the PLD epsilon is eps - 2 delta.
-    assert laplace_composed_epsilon(0.3, 1, DELTA, "pld") == pytest.approx(
-        0.3 - 2 * DELTA, abs=1e-7
-    )
+    assert laplace_composed_epsilon(0.3, 1, DELTA, "pld") == pytest.approx(0.3 - 2 * DELTA, abs=1e-7)
 
 
 # ----------------------------------------------------------------------------- non-private
@@ -200,9 +174,7 @@ def test_single_laplace_release_by_hand():
 @pytest.mark.parametrize("accountant", ["rdp", "pld"])
 def test_zero_noise_or_infinite_epsilon_is_non_private(accountant):
     assert (
-        composed_epsilon(
-            [PrivacyEvent("gaussian", 1.0, 5), PrivacyEvent("gaussian", 0.0)], DELTA, accountant
-        )
+        composed_epsilon([PrivacyEvent("gaussian", 1.0, 5), PrivacyEvent("gaussian", 0.0)], DELTA, accountant)
         == math.inf
     )
     assert laplace_composed_epsilon(math.inf, 10, DELTA, accountant) == math.inf
@@ -234,9 +206,7 @@ def test_composition_theorems_bracket_the_accountants():
 
 
 def test_classical_gaussian_noise_multiplier():
-    assert classical_gaussian_noise_multiplier(0.5, 1e-6) == pytest.approx(
-        math.sqrt(2 * math.log(1.25e6)) / 0.5
-    )
+    assert classical_gaussian_noise_multiplier(0.5, 1e-6) == pytest.approx(math.sqrt(2 * math.log(1.25e6)) / 0.5)
     assert classical_gaussian_noise_multiplier(0.5, 1e-3, constant=2.1) == pytest.approx(
         math.sqrt(2.1 * math.log(1250)) / 0.5
     )
@@ -246,9 +216,7 @@ def test_classical_gaussian_noise_multiplier():
 @pytest.mark.parametrize(("mechanism", "accountant"), [("gaussian", "rdp"), ("laplace", "pld")])
 def test_noise_for_target_epsilon_hits_the_target_from_below(mechanism, accountant):
     rtol = 1e-6
-    noise = noise_for_target_epsilon(
-        2.0, DELTA, count=50, mechanism=mechanism, accountant=accountant, rtol=rtol
-    )
+    noise = noise_for_target_epsilon(2.0, DELTA, count=50, mechanism=mechanism, accountant=accountant, rtol=rtol)
     assert composed_epsilon(PrivacyEvent(mechanism, noise, 50), DELTA, accountant) <= 2.0
     slightly_less = PrivacyEvent(mechanism, noise / (1 + 2 * rtol), 50)
     assert composed_epsilon(slightly_less, DELTA, accountant) > 2.0
@@ -277,19 +245,13 @@ def test_privacy_record_keys_values_and_json():
         "noise_scales",
     ]
     assert record["eps_per_iteration"] == 0.05 and record["delta"] == 1e-6
-    assert record["eps_composed_rdp"] == pytest.approx(
-        laplace_composed_epsilon(0.05, 200, 1e-6, "rdp")
-    )
-    assert record["eps_composed_pld"] == pytest.approx(
-        laplace_composed_epsilon(0.05, 200, 1e-6, "pld")
-    )
+    assert record["eps_composed_rdp"] == pytest.approx(laplace_composed_epsilon(0.05, 200, 1e-6, "rdp"))
+    assert record["eps_composed_pld"] == pytest.approx(laplace_composed_epsilon(0.05, 200, 1e-6, "pld"))
     assert record["accountant"] == {
         "name": "dp_accounting",
         "version": importlib.metadata.version("dp-accounting"),
     }
-    assert record["noise_scales"] == [
-        {"mechanism": "laplace", "noise_multiplier": 20.0, "count": 200}
-    ]
+    assert record["noise_scales"] == [{"mechanism": "laplace", "noise_multiplier": 20.0, "count": 200}]
     json.dumps(record, allow_nan=False)
 
 
@@ -310,9 +272,7 @@ def test_privacy_record_summarises_a_long_varying_schedule():
 
 
 def test_privacy_record_of_a_non_private_run_is_json_safe():
-    record = privacy_record(
-        PrivacyEvent("gaussian", 0.0, 100), delta=1e-5, eps_per_iteration=math.inf
-    )
+    record = privacy_record(PrivacyEvent("gaussian", 0.0, 100), delta=1e-5, eps_per_iteration=math.inf)
     assert record["eps_per_iteration"] is None
     assert record["eps_composed_rdp"] is None and record["eps_composed_pld"] is None
     json.dumps(record, allow_nan=False)
@@ -340,9 +300,7 @@ INVALID_CALLS = [
         "accountant must be one of",
     ),
     (
-        lambda: composed_epsilon(
-            [PrivacyEvent("pure", 1.0), PrivacyEvent("laplace", 1.0)], DELTA, "pld"
-        ),
+        lambda: composed_epsilon([PrivacyEvent("pure", 1.0), PrivacyEvent("laplace", 1.0)], DELTA, "pld"),
         "must be 'pure' releases with one noise_multiplier",
     ),
     (

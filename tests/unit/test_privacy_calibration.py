@@ -47,9 +47,7 @@ def test_objp_sensitivity_eq20_is_max_of_l1_products_over_global_i():
     # (20) as written: sum_jk |x_ij (h_k - y_ik)| / I, maximised over the agent's samples
     by_hand = max(np.abs(np.outer(x, r)).sum() for x, r in zip(features, residuals)) / 10
     assert by_hand == pytest.approx(0.15)  # sample 1: 1.5 * 1.0; sample 2: 0.6 * 1.8 = 1.08
-    assert objp_sensitivity(np.abs(features).sum(1), residuals, n_total=10) == pytest.approx(
-        by_hand
-    )
+    assert objp_sensitivity(np.abs(features).sum(1), residuals, n_total=10) == pytest.approx(by_hand)
 
 
 def test_objp_sensitivity_batches_agents_and_replicas_like_a_loop():
@@ -79,9 +77,7 @@ def test_objp_worst_case_is_four_j_bound_over_i_and_dominates_eq20():
     probabilities = rng.dirichlet(np.ones(10), size=50)
     residuals = probabilities - np.eye(10)[rng.integers(0, 10, 50)]
     norms = features.sum(1)
-    worst = objp_sensitivity(
-        norms, residuals, n_total=60_000, mode="worst_case", feature_l1_bound=784
-    )
+    worst = objp_sensitivity(norms, residuals, n_total=60_000, mode="worst_case", feature_l1_bound=784)
     assert worst == pytest.approx(4 * 784 / 60_000)
     assert worst >= 2 * objp_sensitivity(norms, residuals, n_total=60_000)
 
@@ -131,28 +127,18 @@ def test_outp_inverse_proximity_paper_era_mnist():
 
 
 def test_outp_inverse_proximity_explicit_constants():
-    value = outp_inverse_proximity(
-        9, 1.0, 1e-3, n_samples=100, n_params=16, c1=4.0, c3=16.0, c_w=16.0
-    )
+    value = outp_inverse_proximity(9, 1.0, 1e-3, n_samples=100, n_params=16, c1=4.0, c3=16.0, c_w=16.0)
     assert value == pytest.approx(16 + 4 * 4 * math.sqrt(16 * 9 * math.log(1250)) / (100 * 16))
 
 
 def test_outp_noise_mnist_sigma_and_code_variance():
     # iadmm.md 7.5(b): MNIST, eps 0.05, t = 1: sigma about 0.12 while sigma^2 about 0.015.
     rho = iadmm_penalty(1, 0.05, **PENALTY_CONSTANTS["mnist"])
-    sensitivity = outp_sensitivity(
-        rho, outp_inverse_proximity(1, 0.05, n_samples=6000, n_params=7840), n_samples=6000
-    )
-    sigma = (
-        2
-        * math.sqrt(2 * math.log(1.25e6))
-        / (0.05 * (102 + 1500 + 2 * math.sqrt(math.log(1.25e6)) / 0.05))
-    )
+    sensitivity = outp_sensitivity(rho, outp_inverse_proximity(1, 0.05, n_samples=6000, n_params=7840), n_samples=6000)
+    sigma = 2 * math.sqrt(2 * math.log(1.25e6)) / (0.05 * (102 + 1500 + 2 * math.sqrt(math.log(1.25e6)) / 0.05))
     assert outp_noise_std(0.05, sensitivity=sensitivity, outp_noise="sigma") == pytest.approx(sigma)
     assert sigma == pytest.approx(0.121, abs=1e-3)
-    assert outp_noise_std(0.05, sensitivity=sensitivity) == pytest.approx(
-        sigma**2
-    )  # default: the code
+    assert outp_noise_std(0.05, sensitivity=sensitivity) == pytest.approx(sigma**2)  # default: the code
     assert outp_noise_std(math.inf, sensitivity=sensitivity) == 0.0
 
 
@@ -160,9 +146,7 @@ def test_outp_noise_decays_with_t_and_grows_as_epsilon_shrinks():
     def sigma(t, eps):
         inverse = outp_inverse_proximity(t, eps, n_samples=6000, n_params=7840)
         rho = iadmm_penalty(t, eps, **PENALTY_CONSTANTS["mnist"])
-        return outp_noise_std(
-            eps, sensitivity=outp_sensitivity(rho, inverse, n_samples=6000), outp_noise="sigma"
-        )
+        return outp_noise_std(eps, sensitivity=outp_sensitivity(rho, inverse, n_samples=6000), outp_noise="sigma")
 
     over_time = [sigma(t, 0.1) for t in (1, 10, 100, 10_000)]
     assert all(a > b for a, b in zip(over_time, over_time[1:]))
@@ -184,28 +168,22 @@ WDDP_TABLE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("eps", "closed", "eq3"), WDDP_TABLE, ids=[f"eps_{row[0]}" for row in WDDP_TABLE]
-)
+@pytest.mark.parametrize(("eps", "closed", "eq3"), WDDP_TABLE, ids=[f"eps_{row[0]}" for row in WDDP_TABLE])
 def test_wddp_sigma_table_of_the_note(eps, closed, eq3):
     log_inv = math.log(1e3)
     by_hand = math.sqrt(2000) / (math.sqrt(log_inv + eps) - math.sqrt(log_inv))
     assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000) == pytest.approx(by_hand, rel=1e-9)
     assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000) == pytest.approx(closed, abs=0.06)
-    assert wddp_noise_std(
-        eps, 1e-3, n_eff=1, n_iterations=1000, calibration="eq3"
-    ) == pytest.approx(eq3, abs=0.06)
+    assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000, calibration="eq3") == pytest.approx(eq3, abs=0.06)
     effective_c = (closed * eps) ** 2 / (1000 * log_inv)
     assert 8.0 < effective_c < 8.15
 
 
 def test_wddp_eq3_constant_and_kdd_sigma():
-    assert wddp_noise_std(
-        0.1, 1e-3, n_eff=50_000, n_iterations=1000, calibration="eq3", c=8.0
-    ) == pytest.approx(math.sqrt(8 * 1000 * math.log(1e3) / (50_000**2 * 0.01)))
-    assert wddp_noise_std(0.01, 1e-3, n_eff=50_000, n_iterations=1000) == pytest.approx(
-        0.47, abs=0.005
+    assert wddp_noise_std(0.1, 1e-3, n_eff=50_000, n_iterations=1000, calibration="eq3", c=8.0) == pytest.approx(
+        math.sqrt(8 * 1000 * math.log(1e3) / (50_000**2 * 0.01))
     )
+    assert wddp_noise_std(0.01, 1e-3, n_eff=50_000, n_iterations=1000) == pytest.approx(0.47, abs=0.005)
     assert wddp_noise_std(math.inf, 1e-3, n_eff=10, n_iterations=5) == 0.0
 
 
@@ -283,11 +261,7 @@ def test_dvp_zeta_mode_algorithm_box_doubles_the_rate():
 
 def test_dvp_nonprivate_limit():
     calibration = dvp_calibration(math.inf, **DVP_EXAMPLE)
-    assert (
-        calibration.zeta == math.inf
-        and calibration.phi == 0.0
-        and calibration.epsilon_spent == math.inf
-    )
+    assert calibration.zeta == math.inf and calibration.phi == 0.0 and calibration.epsilon_spent == math.inf
 
 
 def test_pvp_noise_rate_and_expected_norm():
@@ -357,10 +331,7 @@ def test_dzoa_noise_std_table(delta, eps, d, sigma):
 def test_dzoa_step_scale_table_and_round_trip(delta, eps, d, beta_sq, expected):
     params = {**DZOA, "n_neighbours": d, "beta_c_sq_norm": beta_sq}
     constant = dzoa_variance_constant(n_params=10, n_inner=100)
-    by_hand = math.sqrt(
-        (2.1 * 30 * 10 * math.log(1.25 / delta) / (16 * d**2 * 400 * eps**2) + beta_sq / 25)
-        / constant
-    )
+    by_hand = math.sqrt((2.1 * 30 * 10 * math.log(1.25 / delta) / (16 * d**2 * 400 * eps**2) + beta_sq / 25) / constant)
     step = dzoa_step_scale(eps, delta, **params)
     assert step == pytest.approx(by_hand)
     assert step == pytest.approx(expected, abs=0.006)
@@ -373,12 +344,8 @@ def test_dzoa_step_scale_limits_and_monotonicity():
     assert all(a > b for a, b in zip(steps, steps[1:]))  # smaller epsilon, larger step, more noise
     floor = math.sqrt(4 * 100 / (100 * dzoa_variance_constant(n_params=10, n_inner=100)))
     assert dzoa_step_scale(math.inf, 1e-3, **params) == pytest.approx(floor)
-    assert (
-        dzoa_epsilon_per_iteration(1.000001 * floor, 1e-3, **params) > 100
-    )  # blows up at the floor
-    assert (
-        dzoa_epsilon_per_iteration(0.999 * floor, 1e-3, **params) == math.inf
-    )  # no certified noise
+    assert dzoa_epsilon_per_iteration(1.000001 * floor, 1e-3, **params) > 100  # blows up at the floor
+    assert dzoa_epsilon_per_iteration(0.999 * floor, 1e-3, **params) == math.inf  # no certified noise
 
 
 # ---------------------------------------------------------------------------- invalid input
@@ -397,9 +364,7 @@ INVALID_CALLS = [
         "feature_l1_bound must be given for mode 'worst_case'",
     ),
     (
-        lambda: objp_sensitivity(
-            np.full(2, 3.0), np.ones((2, 4)), n_total=9, mode="worst_case", feature_l1_bound=2.0
-        ),
+        lambda: objp_sensitivity(np.full(2, 3.0), np.ones((2, 4)), n_total=9, mode="worst_case", feature_l1_bound=2.0),
         "feature_l1_bound must be >= every",
     ),
     (

@@ -222,7 +222,9 @@ def test_drawing_into_out_gives_the_same_values(sampler, size):
     np.testing.assert_array_equal(out, sampler(rng=_rng(12), scale=[[0.5], [1.0], [2.0]], size=size, dtype=np.float32))
 
 
-@pytest.mark.parametrize("out", [np.empty((3, 4), np.float64), np.empty((4, 3), np.float32), np.empty((3, 8), np.float32)[:, ::2]])
+@pytest.mark.parametrize(
+    "out", [np.empty((3, 4), np.float64), np.empty((4, 3), np.float32), np.empty((3, 8), np.float32)[:, ::2]]
+)
 def test_out_must_be_a_contiguous_float32_array_of_the_size(out):
     with pytest.raises(ValueError, match="out must be"):
         laplace(rng=_rng(1), scale=1.0, size=(3, 4), dtype=np.float32, out=out)

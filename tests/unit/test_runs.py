@@ -73,14 +73,18 @@ def test_invalid_provenance_is_refused_before_writing(tmp_path: Path, change: di
 
 
 def test_trace_must_have_increasing_numeric_iterations(tmp_path: Path) -> None:
-    bad = RunResult(pd.DataFrame({"iteration": [2, 1], "name": ["a", "b"]}), execute(trace, provenance(), iterations=3).provenance)
+    bad = RunResult(
+        pd.DataFrame({"iteration": [2, 1], "name": ["a", "b"]}), execute(trace, provenance(), iterations=3).provenance
+    )
     with pytest.raises(ArtifactError) as caught:
         write_run(tmp_path / "run.npz", bad)
     assert "strictly increasing" in str(caught.value) and "'name' is not numeric" in str(caught.value)
 
 
 def test_non_private_run_is_valid(tmp_path: Path) -> None:
-    record = provenance(epsilon=None, eps_per_iteration=None, eps_composed_rdp=None, eps_composed_pld=None, noise_scales=None)
+    record = provenance(
+        epsilon=None, eps_per_iteration=None, eps_composed_rdp=None, eps_composed_pld=None, noise_scales=None
+    )
     write_run(tmp_path / "run.npz", execute(trace, record, iterations=3))
     assert validate_run(tmp_path / "run.npz") == []
 

@@ -16,7 +16,14 @@ from dpdl.io import write_json
 from dpdl.runs import RunResult, run_timing, write_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import (
-    NOT_ENABLED, VERDICTS, merge_scorecards, privacy_table, provenance_table, scorecard_html, status, verdict_counts,
+    NOT_ENABLED,
+    VERDICTS,
+    merge_scorecards,
+    privacy_table,
+    provenance_table,
+    scorecard_html,
+    status,
+    verdict_counts,
 )  # fmt: skip
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +74,12 @@ def test_verdict_counts_and_html(tmp_path: Path) -> None:
 
 def write_private_run(path: Path, *, algorithm: str, eps_pld: float, wall: float, study: str = "dzoa") -> None:
     record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld)
-    write_run(path, RunResult(trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(wall, 3)}))
+    write_run(
+        path,
+        RunResult(
+            trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(wall, 3)}
+        ),
+    )
 
 
 def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
@@ -77,7 +89,12 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
     write_private_run(paths[2], algorithm="dpadmm", eps_pld=0.7, wall=1)
     nonprivate = provenance(study="dzoa", algorithm="nonprivate", epsilon=None, eps_per_iteration=None,
                             eps_composed_rdp=None, eps_composed_pld=None)  # fmt: skip
-    write_run(paths[3], RunResult(trace(), {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 3)}))
+    write_run(
+        paths[3],
+        RunResult(
+            trace(), {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 3)}
+        ),
+    )
     table = privacy_table(paths).set_index("algorithm")
     assert list(table.index) == ["dpadmm", "dzoa"]  # the non-private run is left out
     assert table.loc["dzoa", "runs"] == 2 and table.loc["dzoa", "eps_composed_pld"] == 1.5
@@ -89,12 +106,19 @@ def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> Non
             "raw_inputs": [{"path": "kdd/kddcup.data_10_percent.gz", "algorithm": "sha256", "digest": "b" * 64}]}  # fmt: skip
     write_json(tmp_path / "kdd.json", card)
     table = provenance_table([tmp_path / "kdd.json"])
-    assert table.iloc[0].to_dict() == {"kind": "raw file", "name": "wddp/kdd: kdd/kddcup.data_10_percent.gz", "value": "b" * 64, "detail": "sha256"}
+    assert table.iloc[0].to_dict() == {
+        "kind": "raw file",
+        "name": "wddp/kdd: kdd/kddcup.data_10_percent.gz",
+        "value": "b" * 64,
+        "detail": "sha256",
+    }
     assert table.iloc[1]["value"] == "a" * 64
     assert {"python", "numpy", "dp-accounting"} <= set(table.loc[table["kind"] == "package", "name"])
 
 
-def test_status_counts_runs_and_estimates_time_left_from_finished_ones(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = load_config(ROOT / "config/ci.yaml")
     monkeypatch.chdir(tmp_path)
     config["studies"] = ["dzoa"]
@@ -107,7 +131,9 @@ def test_status_counts_runs_and_estimates_time_left_from_finished_ones(tmp_path:
     assert (row["runs"], row["present"], row["left"]) == (len(dzoa_runs), 2, len(dzoa_runs) - 2)
     assert row["cpu_seconds_left"] == pytest.approx(4.0 * (len(dzoa_runs) - 2))
     # DP-ADMM has no finished run: its estimate falls back to the study's measured mean
-    assert table.loc["results/dzoa/runs/dpadmm", "cpu_seconds_left"] == pytest.approx(4.0 * (len(runs) - len(dzoa_runs)))
+    assert table.loc["results/dzoa/runs/dpadmm", "cpu_seconds_left"] == pytest.approx(
+        4.0 * (len(runs) - len(dzoa_runs))
+    )
     assert status(config, set()).empty  # nothing can be built: nothing to run
 
 

@@ -205,7 +205,9 @@ def test_bad_arguments_name_the_problem(kwargs: dict, message: str) -> None:
     arguments = {"theta0": np.zeros((3, 1)), "rngs": [np.random.default_rng(0)], "record_at": [10], "iterations": 10}
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
-        algo.per_round_descent(x, labels, arguments.pop("theta0"), np.full(10, 0.1), np.zeros(1), np.ones(1), **arguments)
+        algo.per_round_descent(
+            x, labels, arguments.pop("theta0"), np.full(10, 0.1), np.zeros(1), np.ones(1), **arguments
+        )
 
 
 def test_unknown_method_is_refused() -> None:

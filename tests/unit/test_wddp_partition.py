@@ -32,7 +32,9 @@ def test_full_threshold_gives_equal_sizes() -> None:
 
 
 @pytest.mark.parametrize("u", range(1, 10), ids=lambda u: f"u{u}")
-@pytest.mark.parametrize(("n_rows", "agents"), [(50_000, 16), (50_000, 32), (30_162, 8)], ids=["kdd16", "kdd32", "adult8"])
+@pytest.mark.parametrize(
+    ("n_rows", "agents"), [(50_000, 16), (50_000, 32), (30_162, 8)], ids=["kdd16", "kdd32", "adult8"]
+)
 def test_two_groups_realize_u_within_rounding(n_rows: int, agents: int, u: int) -> None:
     sizes = two_group_sizes(n_rows, agents, u)
     small, large = sizes[: agents // 2], sizes[agents // 2 :]

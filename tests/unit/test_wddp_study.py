@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
+from fixtures import write_adult, write_kdd
 
 from dpdl.algorithms import wddp as algo
 from dpdl.claims import NOT_AT_SCALE, REPRODUCED, scorecard
@@ -19,7 +20,6 @@ from dpdl.io import save_npz
 from dpdl.privacy import composed_epsilon, to_dp_event
 from dpdl.runs import read_run, validate_run, write_run
 from dpdl.studies import wddp
-from fixtures import write_adult, write_kdd
 
 SETTINGS = {
     "epsilons": [0.05, 1.0], "delta": 1e-3, "clients": [2, 4], "unevenness": [1, 3], "seeds": 2,
@@ -27,6 +27,8 @@ SETTINGS = {
     "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4, "protocol": "reference", "scope": "per_method"}, "threshold_fraction": 0.2,
     "init_std": 0.01, "l2": 0.0, "aggregation": "per_round", "calibration": "closed_form", "eq3_constant": 16,
 }  # fmt: skip
+
+
 def steps(eta: float, settings: dict = SETTINGS) -> dict:
     """The tuning record of a fixed step size ``eta`` for every method and run epsilon."""
     return {m: {wddp.number_label(e): eta for e in wddp.run_epsilons(settings)} for m in wddp.PRIVATE_METHODS}

@@ -11,6 +11,7 @@ import os
 
 import pandas as pd
 import pytest
+from workflow_project import dpdl, make_project, snakemake
 
 from dpdl import summary
 from dpdl.claims import NOT_AT_SCALE
@@ -19,7 +20,6 @@ from dpdl.report import SCORECARD_MARKER, find_browser, render, report_contents
 from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import NOT_ENABLED
-from workflow_project import dpdl, make_project, snakemake
 
 CONFIG = {
     "studies": ["dzoa"],

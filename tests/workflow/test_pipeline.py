@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import yaml
-
 from workflow_project import TEST_CONFIG, dpdl, project, snakemake  # noqa: F401  (project is a fixture)
 
 PREPARED = ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
@@ -15,6 +14,7 @@ DATA_TARGETS = [f"data/processed/{name}.npz" for name in PREPARED] + [
     "results/tables/datasets.csv",
     "results/tables/dp_iadmm_table1.md",
 ]
+
 
 def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
     done = snakemake(project, "--dry-run", mirror=False)

@@ -10,10 +10,10 @@ import json
 
 import pandas as pd
 import pytest
-
-from dpdl.runs import read_run
 from fixtures import write_kdd
 from workflow_project import _pin, dpdl, make_project, snakemake
+
+from dpdl.runs import read_run
 
 CONFIG = {
     "studies": ["wddp"],
@@ -65,7 +65,9 @@ def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
     assert claims.loc["wddp.nonprivate_accuracy_adult", "verdict"] == "data unavailable"
     assert claims.loc["wddp.equal_at_u1", "verdict"] == "not run at this scale"
     assert json.loads(claims["switches"].iloc[0]) == {
-        "aggregation": "per_round", "calibration": "closed_form", "tuning_protocol": "per_epsilon",
+        "aggregation": "per_round",
+        "calibration": "closed_form",
+        "tuning_protocol": "per_epsilon",
         "tuning_scope": "per_method",
     }
 

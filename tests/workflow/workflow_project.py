@@ -18,11 +18,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from fixtures import write_raw_mirror
 
 ROOT = Path(__file__).resolve().parents[2]
-SITECUSTOMIZE = '''
+SITECUSTOMIZE = """
 import dataclasses, json, os
 from dpdl.data import adult, femnist, kdd, mnist
 from dpdl.data.fetch import Pin
@@ -38,7 +37,7 @@ def swap(remote):
 for module in (adult, kdd, mnist):
     module.FILES = tuple(swap(r) for r in module.FILES)
 femnist.FILES = {key: swap(r) for key, r in femnist.FILES.items()}
-'''
+"""
 TEST_CONFIG = {
     "studies": ["dvp_pvp", "wddp", "dp_iadmm", "dzoa"],
     "data": {

@@ -112,7 +112,9 @@ def dp_admm(
         for m in range(n_outer):
             subgradient = np.einsum("bkpq,sbkq->sbkp", gram, released) - target + l1_weight * np.sign(released)
             proximity = inverse_step[:, m, None, None, None]
-            local = (proximity * released + rho * server[:, :, None] + dual - subgradient) / (proximity + rho)  # 4.3 local
+            local = (proximity * released + rho * server[:, :, None] + dual - subgradient) / (
+                proximity + rho
+            )  # 4.3 local
             released = local + noise_std[:, m, None, None, None] * noise[None, :, :, m]  # output perturbation
             server = np.mean(released - dual / rho, axis=2)  # server average of perturbed primal and dual
             dual = dual + rho * (server[:, :, None] - released)  # dual ascent

@@ -319,7 +319,9 @@ def one_shot_descent(
     theta, sigma, step_size, record_at = _checked_batch(theta0, sigma, step_size, rngs, iterations, record_at)
     average_weights = np.asarray(average_weights, dtype=float)
     if average_weights.shape != (len(shards), theta.shape[1]):
-        raise ValueError(f"average_weights must have shape {(len(shards), theta.shape[1])}; got {average_weights.shape}")
+        raise ValueError(
+            f"average_weights must have shape {(len(shards), theta.shape[1])}; got {average_weights.shape}"
+        )
     local_x = [np.ascontiguousarray(x[shard]) for shard in shards]
     local_labels = [labels[shard] for shard in shards]
     local_theta = np.repeat(theta[None], len(shards), axis=0)  # every client starts at theta^(c)

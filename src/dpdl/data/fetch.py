@@ -230,8 +230,7 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
     url = next((s.url for s in remote.sources if isinstance(s, (Url, ZipMember))), remote.homepage)
     lines += [
         "To provide it by hand, either",
-        f"  - download it (for example from {url}; dataset page {remote.homepage})"
-        f" and put it at {target}, or",
+        f"  - download it (for example from {url}; dataset page {remote.homepage}) and put it at {target}, or",
         f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/{remote.path}.",
         "The file is checked against the pin above before it is used.",
     ]

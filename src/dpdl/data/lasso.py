@@ -30,7 +30,11 @@ def generate_trial(
     row_norm: str = "project",
 ) -> dict[str, np.ndarray]:
     """One trial's features ``X`` (N x P), responses ``y`` (N) and true coefficients ``omega`` (P)."""
-    for name, value, allowed in (("y_from", y_from, Y_FROM), ("col_norm", col_norm, COL_NORM), ("row_norm", row_norm, ROW_NORM)):
+    for name, value, allowed in (
+        ("y_from", y_from, Y_FROM),
+        ("col_norm", col_norm, COL_NORM),
+        ("row_norm", row_norm, ROW_NORM),
+    ):
         if value not in allowed:
             raise ConfigError(f"{name} must be one of {allowed}, got {value!r}")
     n_rows = agents * samples_per_agent

@@ -26,10 +26,18 @@ def _remote(name: str, sha256: str, size: int) -> RemoteFile:
     return RemoteFile(f"mnist/{name}", Pin("sha256", sha256), size, sources, HOMEPAGE)
 
 
-TRAIN_IMAGES = _remote("train-images-idx3-ubyte", "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db", 47_040_016)
-TRAIN_LABELS = _remote("train-labels-idx1-ubyte", "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", 60_008)
-TEST_IMAGES = _remote("t10k-images-idx3-ubyte", "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7", 7_840_016)
-TEST_LABELS = _remote("t10k-labels-idx1-ubyte", "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2", 10_008)
+TRAIN_IMAGES = _remote(
+    "train-images-idx3-ubyte", "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db", 47_040_016
+)
+TRAIN_LABELS = _remote(
+    "train-labels-idx1-ubyte", "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", 60_008
+)
+TEST_IMAGES = _remote(
+    "t10k-images-idx3-ubyte", "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7", 7_840_016
+)
+TEST_LABELS = _remote(
+    "t10k-labels-idx1-ubyte", "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2", 10_008
+)
 FILES = (TRAIN_IMAGES, TRAIN_LABELS, TEST_IMAGES, TEST_LABELS)
 
 IDX_MAGIC = {0x0801: 1, 0x0803: 3}  # unsigned-byte labels (1-d) and images (3-d)

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 import dpdl
+from dpdl.config import require_exact_keys
 from dpdl.data import adult, femnist, kdd, lasso, mnist
 from dpdl.data.fetch import RemoteFile, fetch, locate, unavailable_message
 from dpdl.data.partition import equal_shards, size_summary
-from dpdl.config import require_exact_keys
 from dpdl.errors import ConfigError, DataUnavailableError
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,9 @@ def availability(config: dict, cache: Path, mirror: Path | None) -> Availability
                 missing[remote] = unavailable_message(remote, cache / remote.path, attempts)
         if not missing:
             result.buildable.append(name)
-        elif name == "dp_iadmm/femnist" and opts["missing_shards"] == "use_available" and _has_both_splits(opts, missing):
+        elif (
+            name == "dp_iadmm/femnist" and opts["missing_shards"] == "use_available" and _has_both_splits(opts, missing)
+        ):
             result.buildable.append(name)
             result.notes[name] = _missing_shards_note(opts, missing)
         else:
@@ -115,9 +117,7 @@ def availability(config: dict, cache: Path, mirror: Path | None) -> Availability
 
 def _has_both_splits(opts: dict, missing: dict[RemoteFile, str]) -> bool:
     paths = {remote.path for remote in missing}
-    return all(
-        any(femnist.FILES[split, k].path not in paths for k in opts["shards"]) for split in ("train", "test")
-    )
+    return all(any(femnist.FILES[split, k].path not in paths for k in opts["shards"]) for split in ("train", "test"))
 
 
 def _missing_shards_note(opts: dict, missing: dict[RemoteFile, str]) -> str:
@@ -125,7 +125,9 @@ def _missing_shards_note(opts: dict, missing: dict[RemoteFile, str]) -> str:
     return (
         f"{len(paths)} of {2 * len(opts['shards'])} selected shard files cannot be obtained here; the "
         "prepared FEMNIST uses the others and its card lists what is missing (data.femnist.missing_shards"
-        " = use_available). Missing: " + ", ".join(paths) + ".\nThe first one's sources:\n"
+        " = use_available). Missing: "
+        + ", ".join(paths)
+        + ".\nThe first one's sources:\n"
         + next(iter(missing.values()))
     )
 
@@ -146,7 +148,9 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
     paths = [fetch(remote, cache, mirror) for remote in raw_files(name, opts)]
     inputs = [_raw_record(remote) for remote in raw_files(name, opts)]
     if name == "dvp_pvp/adult":
-        arrays = adult.prepare_dvp_pvp(adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"])
+        arrays = adult.prepare_dvp_pvp(
+            adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"]
+        )
         rng = np.random.default_rng(opts["partition_seed"])
         shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
         stats = _stats(arrays["X"], arrays["y"], None, [len(s) for s in shards])
@@ -174,7 +178,10 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
         arrays = mnist.prepare(*paths)
         shards = equal_shards(len(arrays["y_train"]), opts["agents"])
         stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards])
-        notes = ["pixels stored as uint8; features are X / pixel_divisor", "agents: contiguous equal split in file order"]
+        notes = [
+            "pixels stored as uint8; features are X / pixel_divisor",
+            "agents: contiguous equal split in file order",
+        ]
     else:  # dzoa/lasso (check_options rejected every other name)
         arrays = lasso.generate(**opts)
         n_trials, n_rows, n_features = arrays["X"].shape

@@ -30,7 +30,10 @@ def datasets_table(cards: list[dict], unavailable: list[str]) -> pd.DataFrame:
             "samples_per_agent_std": _rounded(per_agent.get("std_ddof0")),
             "status": "partial: " + card["notes"][-1] if card.get("missing_files") else "built",
         })  # fmt: skip
-    rows += [{"dataset": name, "status": "unavailable: raw files could not be obtained (see the log)"} for name in unavailable]
+    rows += [
+        {"dataset": name, "status": "unavailable: raw files could not be obtained (see the log)"}
+        for name in unavailable
+    ]
     columns = ["dataset", "rows", "rows_train", "rows_test", "features", "classes", "agents"]
     columns += ["samples_per_agent_mean", "samples_per_agent_std", "status"]
     counts = {c: "Int64" for c in ("rows", "rows_train", "rows_test", "features", "classes")}

@@ -153,7 +153,9 @@ def solve(
     sweeps = 0
     while sweeps < max_sweeps:
         for j in range(n_features):
-            partial = target[..., j] - np.einsum("...p,...p->...", gram[..., j, :], beta) + diagonal[..., j] * beta[..., j]
+            partial = (
+                target[..., j] - np.einsum("...p,...p->...", gram[..., j, :], beta) + diagonal[..., j] * beta[..., j]
+            )
             beta[..., j] = np.sign(partial) * np.maximum(np.abs(partial) - lam, 0.0) / diagonal[..., j]
         sweeps += 1
         if sweeps % GAP_CHECK_EVERY == 0 and np.all(duality_gap(beta, X, y, eta=eta, scale=scale) < tol):

@@ -45,5 +45,3 @@ def hessian(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def error_rate(theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray | float:
     """Fraction of examples with ``sign(x @ theta) != y`` (a zero score counts as an error)."""
     return np.mean(margins(theta, x, y) <= 0, axis=0)
-
-

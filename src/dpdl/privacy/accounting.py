@@ -87,9 +87,7 @@ class PrivacyEvent:
 
     def __post_init__(self) -> None:
         _checks.choice("mechanism", self.mechanism, MECHANISMS)
-        object.__setattr__(
-            self, "noise_multiplier", _checks.nonnegative("noise_multiplier", self.noise_multiplier)
-        )
+        object.__setattr__(self, "noise_multiplier", _checks.nonnegative("noise_multiplier", self.noise_multiplier))
         object.__setattr__(self, "count", _checks.count("count", self.count))
 
 
@@ -125,13 +123,9 @@ def to_dp_event(events: PrivacyEvent | Iterable[PrivacyEvent]) -> dp_event.DpEve
         parts.append(dp_event.GaussianDpEvent(_merged_gaussian_noise_multiplier(gaussian)))
     for (mechanism, noise_multiplier), total in _grouped_counts(events).items():
         if mechanism == "laplace":
-            parts.append(
-                dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier), total)
-            )
+            parts.append(dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier), total))
         elif mechanism == "pure":
-            response = dp_event.RandomizedResponseDpEvent(
-                _randomized_response_noise(noise_multiplier), 2
-            )
+            response = dp_event.RandomizedResponseDpEvent(_randomized_response_noise(noise_multiplier), 2)
             parts.append(dp_event.SelfComposedDpEvent(response, total))
     return parts[0] if len(parts) == 1 else dp_event.ComposedDpEvent(parts)
 
@@ -173,9 +167,7 @@ def composed_epsilon(
     if any(event.noise_multiplier == 0 for event in events):
         return math.inf
     if accountant == "rdp":
-        rdp = rdp_privacy_accountant.RdpAccountant(
-            neighboring_relation=NeighboringRelation.REPLACE_ONE
-        )
+        rdp = rdp_privacy_accountant.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
         return float(rdp.compose(to_dp_event(events)).get_epsilon(delta))
     if any(event.mechanism == "pure" for event in events):
         return _pure_pld_epsilon(events, delta)
@@ -298,9 +290,7 @@ def noise_for_target_epsilon(
     return high
 
 
-def classical_gaussian_noise_multiplier(
-    epsilon: float, delta: float, *, constant: float = 2.0
-) -> float:
+def classical_gaussian_noise_multiplier(epsilon: float, delta: float, *, constant: float = 2.0) -> float:
     """Return sigma / Delta_2 of the classical one-release (epsilon, delta) Gaussian calibration.
 
     Parameters
@@ -382,9 +372,7 @@ def advanced_composition(epsilon: float, count: int, delta_prime: float) -> floa
     if math.isinf(epsilon):
         return math.inf
     # Dwork & Roth Thm 3.20: sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1)
-    return math.sqrt(
-        2.0 * count * math.log(1.0 / delta_prime)
-    ) * epsilon + count * epsilon * math.expm1(epsilon)
+    return math.sqrt(2.0 * count * math.log(1.0 / delta_prime)) * epsilon + count * epsilon * math.expm1(epsilon)
 
 
 def privacy_record(
@@ -468,8 +456,7 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
     groups = _grouped_counts(events)
     if len(groups) > 1 or any(event.mechanism != "pure" for event in events):
         raise ValueError(
-            "events must be 'pure' releases with one noise_multiplier for the PLD accountant; "
-            f"got {sorted(groups)}"
+            f"events must be 'pure' releases with one noise_multiplier for the PLD accountant; got {sorted(groups)}"
         )
     (((_, noise_multiplier), total),) = groups.items()
     epsilon = 1.0 / noise_multiplier

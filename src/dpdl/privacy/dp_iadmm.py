@@ -99,9 +99,7 @@ def objp_sensitivity(
             )
         bound = _checks.positive("feature_l1_bound", feature_l1_bound)
         if norms.size and norms.max() > bound:
-            raise ValueError(
-                f"feature_l1_bound must be >= every ||x||_1; got {bound} < {norms.max()}"
-            )
+            raise ValueError(f"feature_l1_bound must be >= every ||x||_1; got {bound} < {norms.max()}")
         sensitivity = np.full(batch, 4.0 * bound / n_total)  # 2 (2 max||x||_1) / I
     else:
         if norms.shape[-1] == 0:
@@ -136,9 +134,7 @@ def objp_laplace_scale(sensitivity: float, epsilon: float) -> float:
     return sensitivity / epsilon  # (11a)
 
 
-def iadmm_penalty(
-    t: int, epsilon: float, *, c1: float, c2: float, t_c: int, rho_max: float = PENALTY_MAX
-) -> float:
+def iadmm_penalty(t: int, epsilon: float, *, c1: float, c2: float, t_c: int, rho_max: float = PENALTY_MAX) -> float:
     """Return the ADMM penalty rho^t of every DP-IADMM algorithm at iteration t.
 
     Parameters
@@ -229,17 +225,11 @@ def outp_inverse_proximity(
     c1 = _checks.positive("c1", n_samples if c1 is None else c1)
     c3 = _checks.positive("c3", 0.25 * n_samples if c3 is None else c3)
     c_w = _checks.positive("c_w", 2.0 * math.sqrt(n_params) if c_w is None else c_w)
-    growth = (
-        4.0 * c1 * math.sqrt(n_params * t * math.log(1.25 / delta)) / (n_samples * epsilon * c_w)
-    )
-    return (
-        c3 + growth
-    ) / a  # iadmm.md 2.5: 1/eta-hat = c3 + 4 c1 sqrt(JK t ln(1.25/d)) / (I_p eps c_w)
+    growth = 4.0 * c1 * math.sqrt(n_params * t * math.log(1.25 / delta)) / (n_samples * epsilon * c_w)
+    return (c3 + growth) / a  # iadmm.md 2.5: 1/eta-hat = c3 + 4 c1 sqrt(JK t ln(1.25/d)) / (I_p eps c_w)
 
 
-def outp_sensitivity(
-    rho: float, inverse_proximity: float, *, n_samples: int, c1: float | None = None
-) -> float:
+def outp_sensitivity(rho: float, inverse_proximity: float, *, n_samples: int, c1: float | None = None) -> float:
     """Return the l2 sensitivity of OutP's local output z-bar_p at one iteration.
 
     Parameters

@@ -137,9 +137,7 @@ def dvp_calibration(
     """
     alpha = _checks.positive("alpha", alpha, allow_inf=True)
     _checks.choice("zeta_mode", zeta_mode, ("alpha_hat_half", "alpha_hat"))
-    jacobian = dvp_jacobian_budget(
-        n_samples=n_samples, c_r=c_r, rho=rho, eta=eta, n_neighbours=n_neighbours, c1=c1
-    )
+    jacobian = dvp_jacobian_budget(n_samples=n_samples, c_r=c_r, rho=rho, eta=eta, n_neighbours=n_neighbours, c1=c1)
     if math.isinf(alpha):
         return DvpCalibration(math.inf, 0.0, math.inf, "no_ridge", math.inf)
     if alpha - jacobian > 0:

@@ -243,9 +243,7 @@ def dzoa_total_epsilon(epsilon: float, delta: float, *, n_outer: int) -> float:
     epsilon = _checks.positive("epsilon", epsilon, allow_inf=True)
     delta = _checks.open_unit("delta", delta)
     n_outer = _checks.count("n_outer", n_outer)
-    return epsilon * math.sqrt(
-        n_outer * math.log(1.0 / delta) / (1.05 * math.log(1.25 / delta))
-    )  # (29)
+    return epsilon * math.sqrt(n_outer * math.log(1.0 / delta) / (1.05 * math.log(1.25 / delta)))  # (29)
 
 
 def dzoa_epsilon_for_total(epsilon_total: float, delta: float, *, n_outer: int) -> float:

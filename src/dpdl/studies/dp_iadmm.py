@@ -452,7 +452,9 @@ def run_job(
     outcome = {}
 
     def batch() -> pd.DataFrame:
-        outcome["result"] = run_iadmm(data, params, test_x, test_y, rngs=rngs, progress=Progress(label, params.iterations).update)
+        outcome["result"] = run_iadmm(
+            data, params, test_x, test_y, rngs=rngs, progress=Progress(label, params.iterations).update
+        )
         return outcome["result"].traces[0]
 
     timed = execute(batch, {}, iterations=params.iterations)
@@ -700,7 +702,10 @@ def plot_fig4(agg: pd.DataFrame, axes) -> None:
 
 def plot_fig5(agg: pd.DataFrame, axes) -> None:
     """Fig. 5 [MNIST]: consensus violation (top, log scale) and testing error (bottom) against t."""
-    rows = [({"metric": "cv_sum"}, METRIC_LABELS["cv_sum"], True), ({"metric": "test_error"}, METRIC_LABELS["test_error"], False)]
+    rows = [
+        ({"metric": "cv_sum"}, METRIC_LABELS["cv_sum"], True),
+        ({"metric": "test_error"}, METRIC_LABELS["test_error"], False),
+    ]
     plot_curve_grid(agg, axes, rows, "algorithm")
 
 
@@ -836,7 +841,18 @@ def _error_claim(cid, where, statement, paper, aggregate, dataset, variant_name,
         return Evidence(round(value, 2), abs(value - paper) <= tolerance, spread=_pct(row),
                         detail=f"testing error of the server's w at t = {int(row['iteration'])}, mean over seeds")  # fmt: skip
 
-    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, paper, f"+-{tolerance:g} pp", TOLERANCE_WHY, aggregate, evaluate, needs)
+    return Claim(
+        f"{STUDY}.{cid}",
+        STUDY,
+        where,
+        statement,
+        paper,
+        f"+-{tolerance:g} pp",
+        TOLERANCE_WHY,
+        aggregate,
+        evaluate,
+        needs,
+    )
 
 
 def _gap_claim(cid, where, statement, paper, aggregate, dataset, epsilon, needs) -> Claim:
@@ -851,7 +867,9 @@ def _gap_claim(cid, where, statement, paper, aggregate, dataset, epsilon, needs)
                         detail="OutP minus ObjT testing error, percentage points")  # fmt: skip
 
     why = "the sum of the two errors' tolerances; " + TOLERANCE_WHY
-    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, paper, f"+-{tolerance:g} pp", why, aggregate, evaluate, needs)
+    return Claim(
+        f"{STUDY}.{cid}", STUDY, where, statement, paper, f"+-{tolerance:g} pp", why, aggregate, evaluate, needs
+    )
 
 
 def _ordering_claim(cid, where, statement, aggregate, check, needs, tolerance="ordering of means over seeds") -> Claim:
@@ -872,7 +890,8 @@ def _finals(agg: pd.DataFrame, dataset: str, variants: Iterable[str], metric: st
 
 def _describe(table: pd.DataFrame, scale: float = 100.0) -> str:
     return "; ".join(
-        f"eps {e:g}: " + ", ".join(f"{v} {scale * table.loc[v, e]:.3g}" for v in table.index if pd.notna(table.loc[v, e]))
+        f"eps {e:g}: "
+        + ", ".join(f"{v} {scale * table.loc[v, e]:.3g}" for v in table.index if pd.notna(table.loc[v, e]))
         for e in table.columns
     )
 
@@ -919,7 +938,9 @@ def _check_monotone(dataset, variants):
         holds = all(
             (group["mean"].to_numpy()[1:] <= group["hi"].to_numpy()[:-1]).all() for _, group in rows.groupby("variant")
         )
-        return holds, "final testing error (%): " + _describe(rows.pivot(index="variant", columns="epsilon", values="mean"))
+        return holds, "final testing error (%): " + _describe(
+            rows.pivot(index="variant", columns="epsilon", values="mean")
+        )
 
     return check
 
@@ -949,7 +970,9 @@ def _check_rho_overlap(agg):
         across_rho = 100 * (table.max() - table.min()).max()
         across_eps = 100 * (table.loc["outp"].max() - table.loc["outp"].min())
         holds &= across_rho < across_eps
-        parts.append(f"{dataset}: largest spread over rho {across_rho:.2f} pp, spread of rho-hat over epsilon-bar {across_eps:.2f} pp")
+        parts.append(
+            f"{dataset}: largest spread over rho {across_rho:.2f} pp, spread of rho-hat over epsilon-bar {across_eps:.2f} pp"
+        )
     return holds, "; ".join(parts)
 
 
@@ -963,7 +986,9 @@ def _check_cv_to_zero(agg):
         return False, "no CV curves"
     ratios = {(e, v): cv.loc[e, v].iloc[-1] / cv.loc[e, v].max() for e in cv.index.levels[0] for v in cv.columns}
     worst = max(ratios, key=ratios.get)
-    return max(ratios.values()) <= 0.01, f"final CV / peak CV <= {ratios[worst]:.3g} (worst: {worst[1]} at eps {worst[0]:g})"
+    return max(
+        ratios.values()
+    ) <= 0.01, f"final CV / peak CV <= {ratios[worst]:.3g} (worst: {worst[1]} at eps {worst[0]:g})"
 
 
 def _check_outp_cv_fastest(agg):
@@ -1168,7 +1193,9 @@ def cmd_claims(args: argparse.Namespace) -> int:
 
 def add_commands(commands) -> None:
     """Register ``dpdl dp_iadmm run|aggregate|figure|remark3|optimum|claims``."""
-    study = commands.add_parser(STUDY, help="Ryu & Kim, DP inexact ADMM (MNIST, FEMNIST)", description=__doc__.splitlines()[0])
+    study = commands.add_parser(
+        STUDY, help="Ryu & Kim, DP inexact ADMM (MNIST, FEMNIST)", description=__doc__.splitlines()[0]
+    )
     steps = study.add_subparsers(dest="step", required=True, metavar="STEP")
 
     def step(name, function, text):
@@ -1179,7 +1206,9 @@ def add_commands(commands) -> None:
     sub = step("run", cmd_run, "Run every seed of one (horizon, dataset, variant, epsilon-bar); one artifact per seed.")
     sub.add_argument("--horizon", choices=HORIZONS, required=True)
     sub.add_argument("--dataset", required=True, help="mnist or femnist")
-    sub.add_argument("--variant", required=True, help="objp, objt, outp, outp_plus, outp_rho<r>, <alg>_a<a>, nonprivate")
+    sub.add_argument(
+        "--variant", required=True, help="objp, objt, outp, outp_plus, outp_rho<r>, <alg>_a<a>, nonprivate"
+    )
     sub.add_argument("--epsilon", required=True, help="per-iteration epsilon-bar, or inf (nonprivate)")
     sub.add_argument("--data", type=Path, required=True, help="prepared arrays (.npz)")
     sub.add_argument("--card", type=Path, required=True, help="the dataset's JSON card")

@@ -32,8 +32,8 @@ import pandas as pd
 
 from dpdl.claims import Claim, Evidence
 from dpdl.config import parse_json_object, require_exact_keys
-from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
+from dpdl.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -499,7 +499,9 @@ def execute_run(
     label_text = f"{algorithm} alpha {label(alpha)} rho {rho:.3g} eta {eta:g} seed {seed}"
 
     def run() -> pd.DataFrame:
-        result = run_admm(data, context.adjacency, admm, rngs=rngs, progress=Progress(label_text, admm.iterations + 1).update)
+        result = run_admm(
+            data, context.adjacency, admm, rngs=rngs, progress=Progress(label_text, admm.iterations + 1).update
+        )
         if not result.converged:
             worst = float(result.inner_grad_norm.max())
             log.warning(

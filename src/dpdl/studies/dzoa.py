@@ -35,8 +35,8 @@ import pandas as pd
 
 from dpdl.claims import Claim, Evidence
 from dpdl.config import parse_json_object, require_exact_keys
-from dpdl.progress import Progress
 from dpdl.errors import ArtifactError, ConfigError
+from dpdl.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,9 @@ def figure_points(values: dict, figure: str) -> list[GridPoint]:
         return [GridPoint(_label("eps", e, d), d, epsilon=e) for d in values["deltas"] for e in values["epsilons"]]
     if figure == "fig3a":
         return [
-            GridPoint(_label("epsbar", e, d), d, epsilon_total=e) for d in values["deltas"] for e in values["epsilon_totals"]
+            GridPoint(_label("epsbar", e, d), d, epsilon_total=e)
+            for d in values["deltas"]
+            for e in values["epsilon_totals"]
         ]
     if figure == "fig3b":
         return [GridPoint(_label("eps", e, d), d, epsilon=e) for e in values["epsilons"] for d in values["delta_sweep"]]
@@ -259,7 +261,9 @@ def _data_shape(card: dict) -> tuple[int, int]:
     try:
         return int(options["agents"]), int(options["samples_per_agent"])
     except KeyError:
-        raise ArtifactError("the dzoa/lasso card has no options.agents / options.samples_per_agent; rebuild it") from None
+        raise ArtifactError(
+            "the dzoa/lasso card has no options.agents / options.samples_per_agent; rebuild it"
+        ) from None
 
 
 def _read_card(path: str) -> dict:
@@ -288,7 +292,10 @@ def centralized(values: dict, data_path: str, card_path: str, out: str) -> None:
         len(solution.gap), solution.gap.max(), solution.sweeps,
         np.min(np.sum(solution.beta**2, axis=-1)), np.max(np.sum(solution.beta**2, axis=-1)),
     )  # fmt: skip
-    save_npz(out, {"beta": solution.beta, "gap": solution.gap, "objective": solution.objective, "loss_scale": np.array(scale)})
+    save_npz(
+        out,
+        {"beta": solution.beta, "gap": solution.gap, "objective": solution.objective, "loss_scale": np.array(scale)},
+    )
 
 
 def _load_centralized(path: str, n_trials: int) -> np.ndarray:
@@ -296,14 +303,18 @@ def _load_centralized(path: str, n_trials: int) -> np.ndarray:
 
     arrays = load_npz(path)
     if "beta" not in arrays or arrays["beta"].shape[0] != n_trials:
-        raise ArtifactError(f"{path}: no centralized solution for each of the {n_trials} trials; rerun dzoa centralized")
+        raise ArtifactError(
+            f"{path}: no centralized solution for each of the {n_trials} trials; rerun dzoa centralized"
+        )
     return arrays["beta"]
 
 
 # ------------------------------------------------------------------------------- step: calibrate
 
 
-def calibrate(values: dict, data_path: str, card_path: str, centralized_path: str, out_json: str, out_npz: str, out_table: str) -> None:
+def calibrate(
+    values: dict, data_path: str, card_path: str, centralized_path: str, out_json: str, out_npz: str, out_table: str
+) -> None:
     """Privacy of every grid point and algorithm, and D-ZOA's step constants per trial and agent."""
     from dpdl import privacy
     from dpdl.algorithms.dzoa import adjacency
@@ -341,8 +352,15 @@ def calibrate(values: dict, data_path: str, card_path: str, centralized_path: st
             for b in range(len(beta_c))
         ])  # fmt: skip
         network_epsilon = float(agent_epsilons.max())  # (27) per agent; the network's is the largest (G6)
-        sigma = [privacy.dzoa_noise_std(network_epsilon, point.delta, rho=values["rho"], n_neighbours=int(d), n_samples=samples) for d in degree]
-        sensitivity = [privacy.dzoa_sensitivity(rho=values["rho"], n_neighbours=int(d), n_samples=samples) for d in degree]
+        sigma = [
+            privacy.dzoa_noise_std(
+                network_epsilon, point.delta, rho=values["rho"], n_neighbours=int(d), n_samples=samples
+            )
+            for d in degree
+        ]
+        sensitivity = [
+            privacy.dzoa_sensitivity(rho=values["rho"], n_neighbours=int(d), n_samples=samples) for d in degree
+        ]
         # (25) per outer iteration; sigma_k / Delta_k = sqrt(2.1 ln(1.25/delta)) / epsilon for every agent
         dzoa_event = privacy.PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
         dpadmm_multiplier = privacy.outp_noise_std(
@@ -350,7 +368,10 @@ def calibrate(values: dict, data_path: str, card_path: str, centralized_path: st
         )  # sigma_m / Delta_m of every DP-ADMM release
         dpadmm_event = privacy.PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
         records[point.label] = {"epsilon": epsilon, "delta": point.delta, "epsilon_total_29": total}
-        for algorithm, event, eps_iteration in (("dzoa", dzoa_event, network_epsilon), ("dpadmm", dpadmm_event, epsilon)):
+        for algorithm, event, eps_iteration in (
+            ("dzoa", dzoa_event, network_epsilon),
+            ("dpadmm", dpadmm_event, epsilon),
+        ):
             record = privacy.privacy_record(event, delta=point.delta, eps_per_iteration=eps_iteration)
             records[point.label][algorithm] = record
             rows.append({
@@ -424,7 +445,16 @@ def _dpadmm_schedules(values: dict, epsilon: float, delta: float, samples: int, 
     return inverse_step, noise_std
 
 
-def tune(values: dict, trials: list[int], data_path: str, card_path: str, centralized_path: str, calibration_path: str, out_json: str, out_table: str) -> None:
+def tune(
+    values: dict,
+    trials: list[int],
+    data_path: str,
+    card_path: str,
+    centralized_path: str,
+    calibration_path: str,
+    out_json: str,
+    out_table: str,
+) -> None:
     """Pick DP-ADMM's (rho, eta0) per grid point: lowest mean final error over the tuning trials."""
     from dpdl.algorithms.dzoa_dpadmm import dp_admm
     from dpdl.io import write_json
@@ -455,9 +485,15 @@ def tune(values: dict, trials: list[int], data_path: str, card_path: str, centra
         finite = np.isfinite(final).all(axis=1)
         score = np.where(finite, np.mean(np.where(np.isfinite(final), final, 0.0), axis=1), np.inf)
         if not np.isfinite(score).any():
-            raise ArtifactError(f"DP-ADMM diverged for every (rho, eta0) at {point.label}; widen dzoa.dpadmm_penalties / dpadmm_step_sizes")
+            raise ArtifactError(
+                f"DP-ADMM diverged for every (rho, eta0) at {point.label}; widen dzoa.dpadmm_penalties / dpadmm_step_sizes"
+            )
         best = int(np.argmin(score))
-        chosen[point.label] = {"penalty": penalties[best], "step_size": step_sizes[best], "tuning_error": float(score[best])}
+        chosen[point.label] = {
+            "penalty": penalties[best],
+            "step_size": step_sizes[best],
+            "tuning_error": float(score[best]),
+        }
         for i, (rho, step) in enumerate(combos):
             rows.append({
                 "label": point.label, "epsilon": epsilon, "delta": point.delta, "penalty": rho, "step_size": step,
@@ -465,7 +501,14 @@ def tune(values: dict, trials: list[int], data_path: str, card_path: str, centra
                 "n_diverged": int((~np.isfinite(final[i])).sum()), "n_trials": len(trials), "chosen": i == best,
             })  # fmt: skip
     progress.update(len(points))
-    write_json(out_json, {"tuning_trials": trials, "grid": {"penalties": values["dpadmm_penalties"], "step_sizes": values["dpadmm_step_sizes"]}, "chosen": chosen})
+    write_json(
+        out_json,
+        {
+            "tuning_trials": trials,
+            "grid": {"penalties": values["dpadmm_penalties"], "step_sizes": values["dpadmm_step_sizes"]},
+            "chosen": chosen,
+        },
+    )
     _write_csv(pd.DataFrame(rows), out_table)
     log.info("tuned DP-ADMM on trials %s for %d grid points", trials, len(chosen))
 
@@ -473,7 +516,9 @@ def tune(values: dict, trials: list[int], data_path: str, card_path: str, centra
 def _check_trials(trials: list[int], n_trials: int) -> None:
     bad = [t for t in trials if not 0 <= t < n_trials]
     if bad or not trials:
-        raise ConfigError(f"trials {bad or trials} are not in the prepared data's 0..{n_trials - 1}; check data.lasso.trials")
+        raise ConfigError(
+            f"trials {bad or trials} are not in the prepared data's 0..{n_trials - 1}; check data.lasso.trials"
+        )
 
 
 def _agent_rngs(algorithm: str, trial: int, n_agents: int) -> list[np.random.Generator]:
@@ -518,7 +563,9 @@ def run(
     n_outer = values["outer_iterations"]
     start = time.perf_counter()
     if algorithm == "dzoa":
-        errors, extra, params = _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples)
+        errors, extra, params = _run_dzoa(
+            values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples
+        )
     elif algorithm == "dpadmm":
         errors, extra, params = _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples)
     else:
@@ -571,7 +618,11 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
         n_inner=values["inner_iterations"], on_iteration=Progress(f"D-ZOA trials {trials}", values["outer_iterations"]).update,
     )  # fmt: skip
     if result.diverged.any():
-        log.warning("D-ZOA diverged in %d of %d runs (kept; non-finite errors)", int(result.diverged.sum()), result.diverged.size)
+        log.warning(
+            "D-ZOA diverged in %d of %d runs (kept; non-finite errors)",
+            int(result.diverged.sum()),
+            result.diverged.size,
+        )
 
     def params(i: int, b: int) -> dict:
         entry = calibration["points"][points[i].label]["dzoa"]
@@ -648,12 +699,26 @@ def aggregate(values: dict, figure: str, run_files: list[str], n_agents: int | N
         long["iteration"] = np.tile(np.arange(n_iterations), len(frame))
         long["value"] = traces.ravel()
         return _bands(long, ["algorithm", "epsilon", "delta", "iteration"])
-    long = frame.drop(columns="trace").melt(id_vars=[*_KEYS, "trial"], value_vars=["final", "last10"], var_name="measure", value_name="value")
-    keys = ["algorithm", "delta", "epsilon_total_given", "epsilon"] if figure == "fig3a" else ["algorithm", "epsilon", "delta"]
+    long = frame.drop(columns="trace").melt(
+        id_vars=[*_KEYS, "trial"], value_vars=["final", "last10"], var_name="measure", value_name="value"
+    )
+    keys = (
+        ["algorithm", "delta", "epsilon_total_given", "epsilon"]
+        if figure == "fig3a"
+        else ["algorithm", "epsilon", "delta"]
+    )
     return _bands(long, [*keys, "measure"])
 
 
-_KEYS = ["algorithm", "epsilon", "delta", "epsilon_total_given", "epsilon_total_29", "eps_composed_rdp", "eps_composed_pld"]
+_KEYS = [
+    "algorithm",
+    "epsilon",
+    "delta",
+    "epsilon_total_given",
+    "epsilon_total_29",
+    "eps_composed_rdp",
+    "eps_composed_pld",
+]
 
 
 def _run_row(path: str) -> dict:
@@ -754,7 +819,13 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
     panel = table[np.isclose(table["delta"], delta, rtol=1e-9, atol=0)]
     colors = _series_colors(panel["epsilon"].unique())
     for (algorithm, epsilon), curve in panel.groupby(["algorithm", "epsilon"], sort=True):
-        ax.plot(curve["iteration"], curve["mean"], _LINE[algorithm], color=colors[epsilon], label=f"{ALGORITHM_NAMES[algorithm]}, eps={epsilon:g}")
+        ax.plot(
+            curve["iteration"],
+            curve["mean"],
+            _LINE[algorithm],
+            color=colors[epsilon],
+            label=f"{ALGORITHM_NAMES[algorithm]}, eps={epsilon:g}",
+        )
         ax.fill_between(curve["iteration"], curve["lo"], curve["hi"], color=colors[epsilon], alpha=0.12, linewidth=0)
     ax.set_yscale("log")
     ax.set_xlabel("outer iteration m")
@@ -789,15 +860,50 @@ def plot_totals(ax, table: pd.DataFrame, x: str, series: str) -> None:
     for value, group in rows.groupby(series, sort=True):
         group = group.sort_values(x)
         name = f"{series.replace('epsilon', 'eps')}={value:g}"
-        ax.plot(group[x], group["epsilon_total_29"], "-", marker="o", markersize=3, color=colors[value], label=f"(29), {name}")
-        ax.plot(group[x], group["eps_composed_rdp"], ":", marker="^", markersize=3, color=colors[value], label=f"RDP, {name}")
-        ax.plot(group[x], group["eps_composed_pld"], "--", marker="v", markersize=3, color=colors[value], label=f"PLD, {name}")
+        ax.plot(
+            group[x],
+            group["epsilon_total_29"],
+            "-",
+            marker="o",
+            markersize=3,
+            color=colors[value],
+            label=f"(29), {name}",
+        )
+        ax.plot(
+            group[x],
+            group["eps_composed_rdp"],
+            ":",
+            marker="^",
+            markersize=3,
+            color=colors[value],
+            label=f"RDP, {name}",
+        )
+        ax.plot(
+            group[x],
+            group["eps_composed_pld"],
+            "--",
+            marker="v",
+            markersize=3,
+            color=colors[value],
+            label=f"PLD, {name}",
+        )
     ax.set_ylabel("total epsilon over M outer iterations")
     ax.set_title("privacy of the plotted runs (both algorithms)", fontsize=9)
     ax.legend(fontsize=6, loc="best")
     if series == "delta":  # Fig. 3(a): x is epsilon-bar; state the per-iteration epsilon behind it
-        ranges = [f"delta={d:g}: {g['epsilon'].min():.3g} to {g['epsilon'].max():.3g}" for d, g in rows.groupby("delta", sort=True)]
-        ax.text(0.98, 0.02, "per-iteration epsilon\n" + "\n".join(ranges), transform=ax.transAxes, fontsize=6.5, ha="right", va="bottom")
+        ranges = [
+            f"delta={d:g}: {g['epsilon'].min():.3g} to {g['epsilon'].max():.3g}"
+            for d, g in rows.groupby("delta", sort=True)
+        ]
+        ax.text(
+            0.98,
+            0.02,
+            "per-iteration epsilon\n" + "\n".join(ranges),
+            transform=ax.transAxes,
+            fontsize=6.5,
+            ha="right",
+            va="bottom",
+        )
 
 
 def draw_figure(figure: str, table: pd.DataFrame, png: str, pdf: str) -> None:
@@ -873,10 +979,17 @@ def _converged(table: pd.DataFrame) -> Evidence:
         start = first.loc[(row.algorithm, row.epsilon, row.delta)]
         ok = bool(np.isfinite(row.mean) and row.mean <= CONVERGED_FRACTION * start)
         holds &= ok
-        parts.append(f"{ALGORITHM_NAMES[row.algorithm]} eps={row.epsilon:g} delta={row.delta:g}: {row.mean:.3g} (from {start:g})")
+        parts.append(
+            f"{ALGORITHM_NAMES[row.algorithm]} eps={row.epsilon:g} delta={row.delta:g}: {row.mean:.3g} (from {start:g})"
+        )
     worst = {a: last.loc[last["algorithm"] == a, "mean"].max() for a in ALGORITHMS}
     value = ", ".join(f"{ALGORITHM_NAMES[a]} worst final {w:.3g}" for a, w in worst.items())
-    return Evidence(value, holds, spread=f"20-80% band at m=M: {last['lo'].min():.3g} to {last['hi'].max():.3g}", detail="; ".join(parts))
+    return Evidence(
+        value,
+        holds,
+        spread=f"20-80% band at m=M: {last['lo'].min():.3g} to {last['hi'].max():.3g}",
+        detail="; ".join(parts),
+    )
 
 
 def _point_name(keys: list[str], values) -> str:
@@ -967,7 +1080,6 @@ CLAIMS = [
 ]  # fmt: skip
 
 
-
 def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_csv: str, out_md: str) -> None:
     """Judge :data:`CLAIMS` on the aggregates and write the scorecard."""
     from dpdl.claims import scorecard
@@ -1046,7 +1158,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    tune(parse_settings(args.settings), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out)
+    tune(
+        parse_settings(args.settings), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out
+    )
     return 0
 
 

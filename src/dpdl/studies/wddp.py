@@ -98,13 +98,30 @@ FIGURES = _figures()
 METRICS = {"accuracy": "test accuracy", "gap": "optimality gap L(θ) − L(θ*)"}
 
 TABLE1_BOUNDS = (
-    ("Pathak, Rane & Raj 2010", "None",
-     "O((m−1)²(λ+1)/(n_(1)² λ²) + p²(λ+1)/(n_(1)² ε² λ²) log²(p/δ) + p(m−1)(λ+1)/(n_(1)² ε λ²) log(p/δ))",
-     "Yes", "No", ""),
-    ("Jayaraman et al. 2018", "O(G² T log(1/δ) / (m² n_(1)² ε²))",
-     "O(p G² L log²(m n_(1)) log(1/δ) / (m² n_(1)² λ² ε²))", "Yes", "No", "dist_avg"),
-    ("Zhang et al. 2017 (RRPSGD)", "O((p G² log(n/δ) log(1/δ) + G² ε²) / ε²)",
-     "O(G √(p log(n/δ) log(1/δ)) D / (n ε))", "No", "Yes", ""),
+    (
+        "Pathak, Rane & Raj 2010",
+        "None",
+        "O((m−1)²(λ+1)/(n_(1)² λ²) + p²(λ+1)/(n_(1)² ε² λ²) log²(p/δ) + p(m−1)(λ+1)/(n_(1)² ε λ²) log(p/δ))",
+        "Yes",
+        "No",
+        "",
+    ),
+    (
+        "Jayaraman et al. 2018",
+        "O(G² T log(1/δ) / (m² n_(1)² ε²))",
+        "O(p G² L log²(m n_(1)) log(1/δ) / (m² n_(1)² λ² ε²))",
+        "Yes",
+        "No",
+        "dist_avg",
+    ),
+    (
+        "Zhang et al. 2017 (RRPSGD)",
+        "O((p G² log(n/δ) log(1/δ) + G² ε²) / ε²)",
+        "O(G √(p log(n/δ) log(1/δ)) D / (n ε))",
+        "No",
+        "Yes",
+        "",
+    ),
     ("Wang, Ye & Xu 2017", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log²(n) ln(1/δ) / (n² ε²))", "No", "Yes", "central"),
     ("WD-DP (ours)", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log(n) ln(1/δ) / (n² ε²))", "Yes", "Yes", "wddp"),
 )  # fmt: skip  (Kang, Liu & Wang, Table 1; row labels inferred, wddp.md 3)
@@ -489,7 +506,9 @@ def evaluate(
 def _accuracy(theta: np.ndarray, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Fraction of rows where the prediction 1{x theta >= 0} equals the {0, 1} label, per column."""
     predictions = x @ theta >= 0
-    return np.mean(predictions == (labels > 0)[:, None] if predictions.ndim == 2 else predictions == (labels > 0), axis=0)
+    return np.mean(
+        predictions == (labels > 0)[:, None] if predictions.ndim == 2 else predictions == (labels > 0), axis=0
+    )
 
 
 def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
@@ -515,7 +534,9 @@ def run_batch(
     from dpdl.runs import RunResult, execute, run_timing
 
     x, labels = data["X_train"], data["y_train"]
-    groups, columns = build_batch(settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, tuning["step_sizes"])
+    groups, columns = build_batch(
+        settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, tuning["step_sizes"]
+    )
     rngs = [noise_generator(dataset, column, experiment, clients) for column in columns]
     record_at = record_points(settings["iterations"], settings["trace_points"])
     label = f"{dataset} {batch_name(experiment, clients, epsilon)} ({len(columns)} runs)"
@@ -528,8 +549,12 @@ def run_batch(
     metrics = evaluate(snapshots, data, optimum["loss"], settings["l2"])
     results = []
     for i, column in enumerate(columns):
-        trace = pd.DataFrame({"iteration": np.asarray(record_at), **{name: values[:, i] for name, values in metrics.items()}})
-        provenance = run_provenance(settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum)
+        trace = pd.DataFrame(
+            {"iteration": np.asarray(record_at), **{name: values[:, i] for name, values in metrics.items()}}
+        )
+        provenance = run_provenance(
+            settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum
+        )
         result = execute(lambda trace=trace: trace, provenance, iterations=settings["iterations"])
         timing = run_timing(wall, settings["iterations"], len(columns))
         results.append((column.path, RunResult(result.trace, {**result.provenance, "timing": timing})))
@@ -604,7 +629,9 @@ def compute_optimum(data: Mapping[str, np.ndarray], l2: float) -> dict:
             f"theta* did not converge: ||grad|| = {found.gradient_norm:.3g} after {found.iterations} iterations "
             f"(needs < {algo.OPTIMUM_GRADIENT_NORM}); raise OPTIMUM_MAX_ITERATIONS in dpdl.algorithms.wddp"
         )
-    accuracy = {split: float(_accuracy(found.theta, data[f"X_{split}"], data[f"y_{split}"])) for split in ("train", "test")}
+    accuracy = {
+        split: float(_accuracy(found.theta, data[f"X_{split}"], data[f"y_{split}"])) for split in ("train", "test")
+    }
     return {
         "theta": found.theta,
         "loss": found.loss,
@@ -744,7 +771,8 @@ def select_step_sizes(
                     raise ConfigError(f"no step size was tuned at epsilon {epsilon:g}; tuned at {tuned}")
                 selected[method][number_label(epsilon)] = chosen[tuned[0]]
     summary["selected"] = [
-        selected[m][number_label(e)] == s for m, e, s in zip(summary["method"], summary["epsilon"], summary["step_size"], strict=True)
+        selected[m][number_label(e)] == s
+        for m, e, s in zip(summary["method"], summary["epsilon"], summary["step_size"], strict=True)
     ]
     return summary, selected
 
@@ -779,7 +807,9 @@ def aggregate(figure: str, runs: Sequence[str | Path], optima: Mapping[str, str 
         result = read_run(path)
         prov, last = result.provenance, result.trace.iloc[-1]
         if int(last["iteration"]) != prov["params"]["iterations"]:
-            raise ArtifactError(f"{path}: trace ends at round {int(last['iteration'])}, not T = {prov['params']['iterations']}")
+            raise ArtifactError(
+                f"{path}: trace ends at round {int(last['iteration'])}, not T = {prov['params']['iterations']}"
+            )
         rows.append({
             "dataset": prov["dataset"].split("/", 1)[1],
             "algorithm": prov["algorithm"],
@@ -815,7 +845,11 @@ def aggregate(figure: str, runs: Sequence[str | Path], optima: Mapping[str, str 
     table = table.assign(**fixed)
     order = ["figure", "metric", "dataset", "clients", "epsilon", "unevenness", "algorithm", "mean", "lo", "hi", "n"]
     columns = [c for c in order if c in table.columns] + [c for c in table.columns if c not in order]
-    return table[columns].sort_values(["dataset", "algorithm", spec.x], key=_panel_order, na_position="first").reset_index(drop=True)
+    return (
+        table[columns]
+        .sort_values(["dataset", "algorithm", spec.x], key=_panel_order, na_position="first")
+        .reset_index(drop=True)
+    )
 
 
 def _panel_order(column: pd.Series) -> pd.Series:
@@ -1073,9 +1107,7 @@ def _baseline_degrades(metric: str, direction: int):
         width = np.maximum(both["hi_1"] - both["lo_1"], both["hi_max"] - both["lo_max"])
         change = direction * (both["mean_max"] - both["mean_1"])
         holds = int((change > width).sum())
-        detail = "; ".join(
-            f"{d} m={m}: {r['mean_1']:.4g} -> {r['mean_max']:.4g}" for (d, m), r in both.iterrows()
-        )
+        detail = "; ".join(f"{d} m={m}: {r['mean_1']:.4g} -> {r['mean_max']:.4g}" for (d, m), r in both.iterrows())
         return claims_lib.Evidence(f"{holds} of {len(both)} settings, u = 1 -> {u_max:g}", holds == len(both),
                                    spread="20-80 percentile bands over seeds", detail=detail)  # fmt: skip
 
@@ -1108,7 +1140,9 @@ def _nonprivate_accuracy(dataset: str, low: float, high: float):
         if rows.empty:
             return claims_lib.Evidence(None, False, detail=f"no {dataset} rows (data unavailable)")
         value = float(rows["mean"].iloc[0])
-        return claims_lib.Evidence(round(value, 4), low <= value <= high, detail="test accuracy of theta* (L2 as configured)")
+        return claims_lib.Evidence(
+            round(value, 4), low <= value <= high, detail="test accuracy of theta* (L2 as configured)"
+        )
 
     return evaluate
 
@@ -1309,7 +1343,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], run_epsilons(settings))
     csv_path, json_path = args.out
     write_text(csv_path, summary.to_csv(index=False, lineterminator="\n"))
-    write_json(json_path, {"step_sizes": selected, "settings": {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}})
+    write_json(
+        json_path, {"step_sizes": selected, "settings": {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}}
+    )
     log.info("%s: selected step sizes %s", args.dataset, selected)
     return 0
 
@@ -1348,7 +1384,9 @@ def cmd_table1(args: argparse.Namespace) -> int:
     """``dpdl wddp table1``."""
     settings = _settings(args.settings)
     cards = [read_json(p) for p in args.cards]
-    rows_train = {card["dataset"]: int(card["rows_train"]) for card in sorted(cards, key=lambda c: DATASETS.index(c["dataset"]))}
+    rows_train = {
+        card["dataset"]: int(card["rows_train"]) for card in sorted(cards, key=lambda c: DATASETS.index(c["dataset"]))
+    }
     title = (
         "# Kang, Liu & Wang, Table 1: noise and excess-risk bounds (rows `bound`), and the σ we compute\n\n"
         f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = {settings['delta']}, "
@@ -1363,6 +1401,8 @@ def cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
     settings = _settings(args.settings)
     frames = {Path(p).stem: pd.read_csv(p) for p in args.aggregates}
-    card = claims_lib.scorecard(CLAIMS, claim_aggregates(frames), scale=claims_scale(settings), switches=switches(settings))
+    card = claims_lib.scorecard(
+        CLAIMS, claim_aggregates(frames), scale=claims_scale(settings), switches=switches(settings)
+    )
     write_table(card, *args.out, title="# wddp claims (Kang, Liu & Wang)")
     return 0
