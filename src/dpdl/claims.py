@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+TREND_SIGNIFICANCE = 0.05  # one-sided p-value below which a trend claim's Kendall test holds
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 NOT_AT_SCALE = "not run at this scale"
@@ -96,3 +97,15 @@ def scorecard(
             "scale": json.dumps(dict(scale), sort_keys=True),
         })  # fmt: skip
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
+
+
+def kendall_trend(x, y, alternative: str = "less") -> tuple[float, float]:
+    """Kendall's tau of ``y`` against ``x`` and its one-sided p-value (``"less"``: y falls as x grows).
+
+    scipy computes the exact permutation p-value when there are no ties, which is valid for the
+    handful of grid points a figure has. A trend claim holds when ``p < TREND_SIGNIFICANCE``.
+    """
+    from scipy import stats
+
+    result = stats.kendalltau(x, y, alternative=alternative)
+    return float(result.statistic), float(result.pvalue)

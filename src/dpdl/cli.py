@@ -70,9 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    from dpdl.studies import IMPLEMENTED, study_module
+    from dpdl.studies import ALL, study_module
 
-    for study in IMPLEMENTED:
+    for study in ALL:
         study_module(study).add_commands(commands)
 
     sub = command("scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim.")
@@ -100,6 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
     sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
     sub.add_argument("--configfile", type=Path, default=None, help="also require every figure this config promises")
+
+    sub = command(
+        "compare", cmd_compare, "Compare two builds' artifacts (run arrays, provenance minus timing, tables, images)."
+    )
+    sub.add_argument("first", type=Path, help="a build folder (a checkout that ran snakemake)")
+    sub.add_argument("second", type=Path, help="another build folder")
+    sub.add_argument(
+        "--under",
+        nargs="+",
+        default=["results", "figures"],
+        help="folders or files to compare (default: results figures)",
+    )
 
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument("paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs)")
@@ -266,6 +278,20 @@ def cmd_render_report(args: argparse.Namespace) -> int:
         raise ArtifactError(f"{args.report}: " + "; ".join(problems))
     print(f"{args.report}: rendered ({len(dom)} characters), scorecard shown")
     return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Print every artifact that differs between two builds; exit 1 if any does."""
+    from dpdl.compare import compare_builds
+
+    for folder in (args.first, args.second):
+        if not folder.is_dir():
+            raise ConfigError(f"{folder} is not a folder; pass two build folders (checkouts that ran snakemake)")
+    compared, differences = compare_builds(args.first, args.second, args.under)
+    for difference in differences:
+        print(f"{difference.path}: {difference.reason}")
+    print(f"{compared} file(s) in both builds, {len(differences)} difference(s)")
+    return 1 if differences else 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import Availability, availability, prepared_names
-from dpdl.studies import IMPLEMENTED, study_module
+from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, scorecard_path, summary_table
 
 RAW_DIR = Path("data/raw")
@@ -65,7 +65,7 @@ def default_study_targets(config: dict, available: Availability) -> list[str]:
     buildable = set(available.buildable)
     return [
         path
-        for study in IMPLEMENTED
+        for study in ALL
         if study in config["studies"]
         for path in study_module(study).targets(config, buildable)
     ]
@@ -80,14 +80,14 @@ def summary_targets() -> list[str]:
 def study_scorecards(config: dict, available: Availability) -> list[str]:
     """The per-study scorecards ``config`` promises (none for a study whose data cannot be built)."""
     promised = set(default_study_targets(config, available))
-    return [claims_path(s) for s in IMPLEMENTED if claims_path(s) in promised]
+    return [claims_path(s) for s in ALL if claims_path(s) in promised]
 
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact of the studies ``config`` enables."""
     return [
         path
-        for study in IMPLEMENTED
+        for study in ALL
         if study in config["studies"]
         for path in study_module(study).runs(config, buildable)
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,20 @@ import pandas as pd
 import pytest
 
 from dpdl.aggregate import seed_bands
-from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, Claim, Evidence, scorecard
+from dpdl.claims import (
+    NOT_AT_SCALE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    TREND_SIGNIFICANCE,
+    UNAVAILABLE,
+    Claim,
+    Evidence,
+    kendall_trend,
+    scorecard,
+)
+from dpdl.errors import ConfigError
 from dpdl.plotting import new_figure, save_figure
+from dpdl.studies.common import format_number, parse_named_paths, parse_settings
 
 
 def test_seed_bands_against_numpy() -> None:
@@ -69,3 +82,65 @@ def test_save_figure_writes_png_and_pdf(tmp_path: Path) -> None:
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (tmp_path / "f.pdf").read_bytes()[:5] == b"%PDF-"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pdf", "f.png"]
+
+
+def test_seed_bands_keeps_a_missing_key_as_its_own_group_first() -> None:
+    frame = pd.DataFrame({"alpha": [np.nan, np.nan, 0.5, 0.5, 1.0], "err": [1.0, 3.0, 2.0, 4.0, 5.0]})
+    bands = seed_bands(frame, ["alpha"], "err")
+    assert np.isnan(bands["alpha"].iloc[0]) and bands["alpha"].iloc[1:].tolist() == [0.5, 1.0]
+    assert bands["mean"].tolist() == [2.0, 3.0, 5.0] and bands["n"].tolist() == [2, 2, 1]
+
+
+def test_seed_bands_finite_only_counts_diverged_runs() -> None:
+    frame = pd.DataFrame({"algo": ["a", "a", "a", "b", "b"], "err": [1.0, np.inf, 3.0, np.nan, np.inf]})
+    bands = seed_bands(frame, ["algo"], "err", finite_only=True).set_index("algo")
+    assert bands.loc["a", "mean"] == 2.0 and bands.loc["a", "lo"] == pytest.approx(np.percentile([1.0, 3.0], 20))
+    assert bands.loc["a", "n"] == 2 and bands.loc["a", "n_diverged"] == 1
+    assert np.isnan(bands.loc["b", "mean"]) and bands.loc["b", "n"] == 0 and bands.loc["b", "n_diverged"] == 2
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "falls"), [([1, 2, 3, 4, 5], [5, 4, 3, 2, 1], True), ([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], False)]
+)
+def test_kendall_trend_decides_a_falling_curve(x: list, y: list, falls: bool) -> None:
+    tau, p = kendall_trend(x, y)
+    assert tau == pytest.approx(-1.0 if falls else 1.0)
+    assert (p < TREND_SIGNIFICANCE) is falls  # exact p of a perfect 5-point trend: 1/120
+
+
+def test_format_number() -> None:
+    assert [format_number(v) for v in (0.05, 1.0, 1000.0, None, math.inf)] == ["0.05", "1", "1000", "inf", "inf"]
+
+
+def test_parse_settings_names_missing_and_unknown_keys() -> None:
+    assert parse_settings('{"a": 1, "b": 2}', ("a", "b"), "wddp", "x") == {"a": 1, "b": 2}
+    with pytest.raises(ConfigError, match=r"missing \['b'\], unknown \['c'\].*workflow/schemas/wddp.schema.yaml"):
+        parse_settings('{"a": 1, "c": 2}', ("a", "b"), "wddp", "x")
+    with pytest.raises(ConfigError, match="--settings is not valid JSON"):
+        parse_settings("{a", ("a",), "wddp", "x")
+
+
+def test_parse_named_paths() -> None:
+    assert parse_named_paths(["fig1=a.csv", "fig2=b=c.csv"]) == {"fig1": "a.csv", "fig2": "b=c.csv"}
+    with pytest.raises(ConfigError, match="NAME=PATH items; got 'fig1'"):
+        parse_named_paths(["fig1"])
+
+
+def test_every_study_package_has_the_same_shape() -> None:
+    import dpdl.studies as studies
+
+    root = Path(studies.__file__).parent
+    for study in studies.ALL:
+        modules = {path.stem for path in (root / study).glob("*.py")} - {"__init__"}
+        assert set(studies.MODULES) <= modules, f"{study} lacks {set(studies.MODULES) - modules}"
+        assert modules <= set(studies.MODULES) | set(studies.OPTIONAL_MODULES), f"{study}: {modules}"
+        package = studies.study_module(study)
+        assert package.STUDY == study and package.CLAIMS and callable(package.targets) and callable(package.runs)
+
+
+def test_no_source_module_is_longer_than_500_lines() -> None:
+    import dpdl
+
+    root = Path(dpdl.__file__).parent
+    long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"split these modules: {long}"
