@@ -61,8 +61,11 @@ def main() -> int:
         print(f"{name:<45} {ms:8.1f} ms   {baseline / ms:5.2f}x vs Generator.laplace")
     pairs = {
         "laplace (float64) vs Generator.laplace": ("dpdl laplace, float64", "Generator.laplace (baseline), float64"),
-        "gaussian (float32) vs Generator.standard_normal": ("dpdl gaussian, float32", "Generator.standard_normal, float32"),
-    }  # fmt: skip
+        "gaussian (float32) vs Generator.standard_normal": (
+            "dpdl gaussian, float32",
+            "Generator.standard_normal, float32",
+        ),
+    }
     status = 0
     for label, (ours, numpy_own) in pairs.items():
         speedup = timings[numpy_own] / timings[ours]

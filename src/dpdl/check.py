@@ -62,7 +62,8 @@ def scorecard_problems(path: Path) -> list[str]:
     if list(card.get("id", [])) != registered:
         missing = sorted(set(registered) - set(card.get("id", [])))
         problems.append(
-            f"{path}: not one row per registered claim (missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
+            f"{path}: not one row per registered claim "
+            f"(missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
         )
     bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
     if bad:

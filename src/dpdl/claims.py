@@ -24,9 +24,20 @@ NOT_REPRODUCED = "not reproduced"
 NOT_AT_SCALE = "not run at this scale"
 UNAVAILABLE = "data unavailable"
 SCORECARD_COLUMNS = [
-    "id", "study", "where", "statement", "paper_value", "our_value", "spread", "tolerance",
-    "justification", "verdict", "detail", "switches", "scale",
-]  # fmt: skip
+    "id",
+    "study",
+    "where",
+    "statement",
+    "paper_value",
+    "our_value",
+    "spread",
+    "tolerance",
+    "justification",
+    "verdict",
+    "detail",
+    "switches",
+    "scale",
+]
 
 
 @dataclass(frozen=True)
@@ -81,21 +92,23 @@ def scorecard(
     rows = []
     for claim in claims:
         verdict, evidence = judge(claim, aggregates.get(claim.aggregate), scale)
-        rows.append({
-            "id": claim.id,
-            "study": claim.study,
-            "where": claim.where,
-            "statement": claim.statement,
-            "paper_value": claim.paper_value,
-            "our_value": None if evidence is None else evidence.value,
-            "spread": "" if evidence is None else evidence.spread,
-            "tolerance": claim.tolerance,
-            "justification": claim.justification,
-            "verdict": verdict,
-            "detail": "" if evidence is None else evidence.detail,
-            "switches": json.dumps(dict(switches), sort_keys=True),
-            "scale": json.dumps(dict(scale), sort_keys=True),
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": claim.id,
+                "study": claim.study,
+                "where": claim.where,
+                "statement": claim.statement,
+                "paper_value": claim.paper_value,
+                "our_value": None if evidence is None else evidence.value,
+                "spread": "" if evidence is None else evidence.spread,
+                "tolerance": claim.tolerance,
+                "justification": claim.justification,
+                "verdict": verdict,
+                "detail": "" if evidence is None else evidence.detail,
+                "switches": json.dumps(dict(switches), sort_keys=True),
+                "scale": json.dumps(dict(scale), sort_keys=True),
+            }
+        )
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 

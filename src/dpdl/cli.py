@@ -62,10 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
     sub.add_argument(
-        "kind", choices=("datasets", "table1", "provenance"),
+        "kind",
+        choices=("datasets", "table1", "provenance"),
         help="datasets: one row per prepared dataset; table1: Ryu & Kim's Table 1; "
         "provenance: raw-file and dataset hashes, package versions",
-    )  # fmt: skip
+    )
     sub.add_argument("--cards", type=Path, nargs="*", default=[], help="cards of the prepared datasets")
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
@@ -235,10 +236,16 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"{args.configfile}: no runs (no study enabled, or no study's data can be obtained here)")
         return 0
     if not args.groups:
-        table = table.groupby("study", sort=False).agg(
-            runs=("runs", "sum"), present=("present", "sum"), left=("left", "sum"),
-            cpu_seconds_left=("cpu_seconds_left", lambda s: s.sum(min_count=len(s))),
-        ).reset_index()  # fmt: skip
+        table = (
+            table.groupby("study", sort=False)
+            .agg(
+                runs=("runs", "sum"),
+                present=("present", "sum"),
+                left=("left", "sum"),
+                cpu_seconds_left=("cpu_seconds_left", lambda s: s.sum(min_count=len(s))),
+            )
+            .reset_index()
+        )
     shown = table.assign(cpu_minutes_left=(table["cpu_seconds_left"] / 60).round(1)).drop(columns="cpu_seconds_left")
     print(markdown_table(shown.round(2)), end="")
     unmeasured = sorted(table.loc[table["cpu_seconds_left"].isna(), "study"].unique())

@@ -154,7 +154,8 @@ def scorecard_html(card: pd.DataFrame) -> str:
 
     style = (
         "<style>.dpdl-scorecard{border-collapse:collapse;font-size:0.8rem;margin:0.5rem 0 1rem}"
-        ".dpdl-scorecard th,.dpdl-scorecard td{border:1px solid #bbb;padding:2px 6px;vertical-align:top;text-align:left}"
+        ".dpdl-scorecard th,.dpdl-scorecard td"
+        "{border:1px solid #bbb;padding:2px 6px;vertical-align:top;text-align:left}"
         ".dpdl-scorecard th{background:#f0f0f0}"
         # Snakemake's landing page centres a narrow column; let the scorecard start at the top, full width
         ".overflow-auto:has(#dpdl-scorecard){align-items:flex-start}.max-w-lg:has(#dpdl-scorecard){max-width:none}</style>"
@@ -190,13 +191,15 @@ def privacy_table(run_paths: Iterable[str | Path]) -> pd.DataFrame:
         prov = read_run(path).provenance
         if prov["eps_composed_rdp"] is None and prov["eps_composed_pld"] is None:
             continue
-        rows.append({
-            **{key: prov[key] for key in PRIVACY_KEYS if key != "iterations"},
-            "iterations": prov["timing"]["iterations"],
-            "eps_composed_rdp": prov["eps_composed_rdp"],
-            "eps_composed_pld": prov["eps_composed_pld"],
-            "accountant": f"{prov['accountant']['name']} {prov['accountant']['version']}",
-        })  # fmt: skip
+        rows.append(
+            {
+                **{key: prov[key] for key in PRIVACY_KEYS if key != "iterations"},
+                "iterations": prov["timing"]["iterations"],
+                "eps_composed_rdp": prov["eps_composed_rdp"],
+                "eps_composed_pld": prov["eps_composed_pld"],
+                "accountant": f"{prov['accountant']['name']} {prov['accountant']['version']}",
+            }
+        )
     if not rows:
         return pd.DataFrame(columns=PRIVACY_COLUMNS)
     frame = pd.DataFrame(rows).fillna({"eps_per_iteration": math.nan})
@@ -221,8 +224,14 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
     for path in cards:
         card = read_json(path)
         for raw in card["raw_inputs"]:
-            rows.append({"kind": "raw file", "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
-                         "value": raw["digest"], "detail": raw["algorithm"]})  # fmt: skip
+            rows.append(
+                {
+                    "kind": "raw file",
+                    "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
+                    "value": raw["digest"],
+                    "detail": raw["algorithm"],
+                }
+            )
         rows.append(
             {
                 "kind": "prepared dataset",

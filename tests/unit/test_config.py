@@ -53,19 +53,35 @@ def test_defaults_fill_a_sparse_config() -> None:
 
 
 BAD = {
-    "negative_epsilon": (("wddp", "epsilons"), [0.1, -1.0], r"wddp\.epsilons\[1\]: -1\.0 is less than or equal to the minimum of 0"),
-    "zero_epsilon": (("dp_iadmm", "epsilons"), [0], r"dp_iadmm\.epsilons\[0\]: 0 is less than or equal to the minimum of 0"),
+    "negative_epsilon": (
+        ("wddp", "epsilons"),
+        [0.1, -1.0],
+        r"wddp\.epsilons\[1\]: -1\.0 is less than or equal to the minimum of 0",
+    ),
+    "zero_epsilon": (
+        ("dp_iadmm", "epsilons"),
+        [0],
+        r"dp_iadmm\.epsilons\[0\]: 0 is less than or equal to the minimum of 0",
+    ),
     "delta_one": (("wddp", "delta"), 1.0, r"wddp\.delta: 1\.0 is greater than or equal to the maximum of 1"),
     "delta_zero": (("wddp", "delta"), 0, r"wddp\.delta: 0 is less than or equal to the minimum of 0"),
     "empty_grid": (("dvp_pvp", "alphas"), [], r"dvp_pvp\.alphas: \[\] should be non-empty"),
     "wrong_type": (("wddp", "seeds"), "ten", r"wddp\.seeds: 'ten' is not of type 'integer'"),
-    "unknown_key": (("wddp", "epsilon"), [0.1], r"wddp: Additional properties are not allowed \('epsilon' was unexpected\)"),
+    "unknown_key": (
+        ("wddp", "epsilon"),
+        [0.1],
+        r"wddp: Additional properties are not allowed \('epsilon' was unexpected\)",
+    ),
     "bad_switch": (("data", "lasso", "row_norm"), "l2", r"data\.lasso\.row_norm: 'l2' is not one of"),
     "bad_shard": (("data", "femnist", "shards"), [36], r"data\.femnist\.shards"),
     "no_studies": (("studies",), [], r"studies: \[\] should be non-empty"),
     "unknown_study": (("studies",), ["dpsgd"], r"studies\[0\]: 'dpsgd' is not one of"),
-    "bad_delta_in_list": (("dzoa", "deltas"), [1e-3, 1.5], r"dzoa\.deltas\[1\]: 1\.5 is greater than or equal to the maximum of 1"),
-}  # fmt: skip
+    "bad_delta_in_list": (
+        ("dzoa", "deltas"),
+        [1e-3, 1.5],
+        r"dzoa\.deltas\[1\]: 1\.5 is greater than or equal to the maximum of 1",
+    ),
+}
 
 
 @pytest.mark.parametrize(("keys", "value", "message"), BAD.values(), ids=BAD.keys())

@@ -481,11 +481,21 @@ def _x(value: float) -> list[list[float]]:
         ),
     ],
     ids=[
-        "num_samples_vs_x", "y_length", "pixels_per_image", "users_vs_num_samples", "label_62", "label_negative",
-        "half_step_pixel", "arbitrary_pixel", "pixel_above_one", "missing_keys", "pixel_below_zero",
-        "user_without_data", "fractional_label",
+        "num_samples_vs_x",
+        "y_length",
+        "pixels_per_image",
+        "users_vs_num_samples",
+        "label_62",
+        "label_negative",
+        "half_step_pixel",
+        "arbitrary_pixel",
+        "pixel_above_one",
+        "missing_keys",
+        "pixel_below_zero",
+        "user_without_data",
+        "fractional_label",
     ],
-)  # fmt: skip
+)
 def test_read_shard_format_errors(tmp_path: Path, shard: dict, pattern: str) -> None:
     path = _write_shard(tmp_path / "shard.json", shard)
     with pytest.raises(DataFormatError, match=rf"shard\.json: {pattern}"):
@@ -669,8 +679,13 @@ def config(ci_config_validated: dict) -> dict:
 
 def test_prepared_names_options_and_raw_files(config: dict) -> None:
     assert prepared.prepared_names(config) == [
-        "dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso",
-    ]  # fmt: skip
+        "dvp_pvp/adult",
+        "wddp/adult",
+        "wddp/kdd",
+        "dp_iadmm/mnist",
+        "dp_iadmm/femnist",
+        "dzoa/lasso",
+    ]
     assert prepared.options("dvp_pvp/adult", config) == {"agents": 10, "partition_seed": 0, "row_norm": "project"}
     assert prepared.options("wddp/kdd", config) == {"sample_size": 70000, "train_size": 50000, "seed": 0}
     assert prepared.options("dp_iadmm/mnist", config) == {"agents": 10}
@@ -856,10 +871,34 @@ EXPECTED_CARDS = {
     "dvp_pvp/adult": (12, 12, 0, DVP_FEATURES, 2, 10, ["adult/adult.data", "adult/adult.test"]),
     "wddp/adult": (12, 10, 2, 33, 2, None, ["adult/adult.data", "adult/adult.test"]),
     "wddp/kdd": (40, 30, 10, None, 2, None, ["kdd/kddcup.data_10_percent.gz"]),
-    "dp_iadmm/mnist": (50, 40, 10, 784, 10, 10, [f"mnist/{n}" for n in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")]),
-    "dp_iadmm/femnist": (17, 14, 3, 784, None, 3, [f"femnist/{s}/{femnist.shard_name(s, k)}" for s in ("train", "test") for k in (0, 1)]),
+    "dp_iadmm/mnist": (
+        50,
+        40,
+        10,
+        784,
+        10,
+        10,
+        [
+            f"mnist/{n}"
+            for n in (
+                "train-images-idx3-ubyte",
+                "train-labels-idx1-ubyte",
+                "t10k-images-idx3-ubyte",
+                "t10k-labels-idx1-ubyte",
+            )
+        ],
+    ),
+    "dp_iadmm/femnist": (
+        17,
+        14,
+        3,
+        784,
+        None,
+        3,
+        [f"femnist/{s}/{femnist.shard_name(s, k)}" for s in ("train", "test") for k in (0, 1)],
+    ),
     "dzoa/lasso": (100, 100, 0, 10, None, 5, []),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", list(EXPECTED_CARDS), ids=[n.replace("/", "_") for n in EXPECTED_CARDS])
@@ -925,8 +964,10 @@ def test_prepare_femnist_with_a_missing_shard(tmp_path: Path, config: dict, pinn
     assert card["shards_train"] == [0, 1] and card["shards_test"] == [0]
     assert card["rows_test"] == 2 and arrays["writers_test"].tolist() == ["f0000_01", "f0001_02"]
     assert [r["path"] for r in card["raw_inputs"]] == [
-        femnist.FILES["train", 0].path, femnist.FILES["train", 1].path, femnist.FILES["test", 0].path,
-    ]  # fmt: skip
+        femnist.FILES["train", 0].path,
+        femnist.FILES["train", 1].path,
+        femnist.FILES["test", 0].path,
+    ]
     assert card["notes"][-1].startswith(
         "1 selected shard files were unavailable and are left out: 2 of 2 train shards, 1 of 2 test shards"
     )
@@ -952,7 +993,8 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
     path.write_bytes(bytes(data))
     with pytest.raises(
         DataUnavailableError,
-        match=r"mirror .*kddcup\.data_10_percent\.gz: kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected",
+        match=r"mirror .*kddcup\.data_10_percent\.gz: kdd/kddcup\.data_10_percent\.gz from mirror .*: "
+        r"sha256 is [0-9a-f]{64}, expected",
     ):
         prepared.prepare(
             "wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror
@@ -969,10 +1011,17 @@ def _card(
     name: str, rows_train: int, features: int, classes: int | None, agents: int | None, summary: dict | None, **extra
 ) -> dict:
     return {
-        "name": name, "rows": rows_train + extra.pop("rows_test", 0), "rows_train": rows_train,
-        "rows_test": 0, "features": features, "classes": classes, "agents": agents,
-        "samples_per_agent": summary, "notes": ["built"], **extra,
-    }  # fmt: skip
+        "name": name,
+        "rows": rows_train + extra.pop("rows_test", 0),
+        "rows_train": rows_train,
+        "rows_test": 0,
+        "features": features,
+        "classes": classes,
+        "agents": agents,
+        "samples_per_agent": summary,
+        "notes": ["built"],
+        **extra,
+    }
 
 
 MNIST_CARD = _card("dp_iadmm/mnist", 60000, 784, 10, 10, {"mean": 6000.0, "std_ddof0": 0.0, "std_ddof1": 0.0})
@@ -1012,9 +1061,15 @@ def test_table1_verdicts(summary: dict, convention: str, verdict: str) -> None:
 
 def test_table1_partial_and_missing_cards() -> None:
     partial = _card(
-        "dp_iadmm/femnist", 700, 784, 62, 4, {"mean": 175.0, "std_ddof0": 20.0, "std_ddof1": 23.1},
-        shards_train=[0, 1], missing_files=["femnist/test/x.json"],
-    )  # fmt: skip
+        "dp_iadmm/femnist",
+        700,
+        784,
+        62,
+        4,
+        {"mean": 175.0, "std_ddof0": 20.0, "std_ddof1": 23.1},
+        shards_train=[0, 1],
+        missing_files=["femnist/test/x.json"],
+    )
     table = table1({"femnist": partial}).set_index("dataset")
 
     assert table.loc["femnist", "verdict"] == "not comparable: only 2 of 36 train shards available"
@@ -1023,18 +1078,37 @@ def test_table1_partial_and_missing_cards() -> None:
     assert table.loc["mnist", "I"] is None and table.loc["mnist", "stdev_ddof0"] is None
     assert table.loc["mnist", "paper_I"] == 60000
     assert list(table.reset_index().columns) == [
-        "dataset", "I", "J", "K", "P", "mean", "stdev_ddof0", "stdev_ddof1", "stdev_convention",
-        "paper_I", "paper_J", "paper_K", "paper_P", "paper_mean", "paper_stdev", "verdict",
-    ]  # fmt: skip
+        "dataset",
+        "I",
+        "J",
+        "K",
+        "P",
+        "mean",
+        "stdev_ddof0",
+        "stdev_ddof1",
+        "stdev_convention",
+        "paper_I",
+        "paper_J",
+        "paper_K",
+        "paper_P",
+        "paper_mean",
+        "paper_stdev",
+        "verdict",
+    ]
 
 
 def test_datasets_table() -> None:
     kdd_card = _card("wddp/kdd", 50000, 118, 2, None, None, rows_test=20000)
     lasso_card = _card("dzoa/lasso", 100, 10, None, 5, {"mean": 20.0, "std_ddof0": 0.0, "std_ddof1": 0.0})
     partial = _card(
-        "dp_iadmm/femnist", 14, 784, 62, 3, {"mean": 14 / 3, "std_ddof0": 1.247219, "std_ddof1": 1.527525},
+        "dp_iadmm/femnist",
+        14,
+        784,
+        62,
+        3,
+        {"mean": 14 / 3, "std_ddof0": 1.247219, "std_ddof1": 1.527525},
         missing_files=["femnist/test/x.json"],
-    )  # fmt: skip
+    )
     partial["notes"] = ["one writer is one agent", "1 selected shard files were unavailable"]
 
     table = datasets_table([kdd_card, lasso_card, partial], ["wddp/adult"]).set_index("dataset")

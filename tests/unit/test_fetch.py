@@ -492,18 +492,20 @@ def test_wrong_hash_full_message_and_no_leftovers(tmp_path: Path, server: LocalS
     with pytest.raises(DataUnavailableError) as caught:
         fetch(record, cache)
 
-    expected = "\n".join([
-        f"raw file set/file.bin (sha256 {sha256(PAYLOAD)}, 2,068 bytes) is not available.",
-        "Tried, in order:",
-        f"  1. cache {target}: not present",
-        f"  2. mirror: none configured ({MIRROR_ENV} unset, data.mirror empty)",
-        f"  3. {url}: ChecksumMismatchError: set/file.bin from {url}: sha256 is {sha256(OTHER)}, "
-        f"expected {sha256(PAYLOAD)} (2,068 bytes, expected 2,068)",
-        "To provide it by hand, either",
-        f"  - download it (for example from {url}; dataset page {HOMEPAGE}) and put it at {target}, or",
-        f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/set/file.bin.",
-        "The file is checked against the pin above before it is used.",
-    ])  # fmt: skip
+    expected = "\n".join(
+        [
+            f"raw file set/file.bin (sha256 {sha256(PAYLOAD)}, 2,068 bytes) is not available.",
+            "Tried, in order:",
+            f"  1. cache {target}: not present",
+            f"  2. mirror: none configured ({MIRROR_ENV} unset, data.mirror empty)",
+            f"  3. {url}: ChecksumMismatchError: set/file.bin from {url}: sha256 is {sha256(OTHER)}, "
+            f"expected {sha256(PAYLOAD)} (2,068 bytes, expected 2,068)",
+            "To provide it by hand, either",
+            f"  - download it (for example from {url}; dataset page {HOMEPAGE}) and put it at {target}, or",
+            f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/set/file.bin.",
+            "The file is checked against the pin above before it is used.",
+        ]
+    )
     assert str(caught.value) == expected
     assert not target.exists()
     assert leftovers(cache) == []
@@ -756,8 +758,11 @@ def test_locate_dead_host_is_false_with_reasons(tmp_path: Path, server: LocalSer
 
     assert found is False
     assert [a.where for a in attempts] == [
-        f"cache {tmp_path / 'cache' / 'set' / 'file.bin'}", "mirror", f"{dead_url}/file.bin", server.url("missing.bin"),
-    ]  # fmt: skip
+        f"cache {tmp_path / 'cache' / 'set' / 'file.bin'}",
+        "mirror",
+        f"{dead_url}/file.bin",
+        server.url("missing.bin"),
+    ]
     assert attempts[1].reason == f"none configured ({MIRROR_ENV} unset, data.mirror empty)"
     assert attempts[2].reason.startswith("unreachable (") and "Connection refused" in attempts[2].reason
     assert attempts[3].reason == "HTTP 404 File not found"

@@ -32,7 +32,7 @@ def test_gradient_matches_finite_differences(data) -> None:
 def test_hessian_matches_finite_differences(data) -> None:
     x, y = data
     theta = np.array([0.3, -1.0, 2.0, 0.1])
-    numeric = np.array([approx_fprime(theta, lambda t: logistic.gradient(t, x, y)[i], 1e-7) for i in range(4)])
+    numeric = np.array([approx_fprime(theta, lambda t, i=i: logistic.gradient(t, x, y)[i], 1e-7) for i in range(4)])
     np.testing.assert_allclose(logistic.hessian(theta, x, y), numeric, rtol=1e-4, atol=1e-6)
 
 

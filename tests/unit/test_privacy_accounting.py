@@ -157,9 +157,9 @@ def test_mixed_gaussian_and_laplace_releases():
 
 def test_more_noise_less_epsilon_and_more_steps_more_epsilon():
     by_noise = [gaussian_composed_epsilon(s, 50, DELTA) for s in (0.5, 1.0, 2.0, 8.0)]
-    assert all(a > b for a, b in zip(by_noise, by_noise[1:]))
+    assert all(a > b for a, b in zip(by_noise, by_noise[1:], strict=False))
     by_steps = [laplace_composed_epsilon(0.1, t, DELTA, "pld") for t in (1, 10, 100)]
-    assert all(a < b for a, b in zip(by_steps, by_steps[1:]))
+    assert all(a < b for a, b in zip(by_steps, by_steps[1:], strict=False))
 
 
 def test_single_laplace_release_by_hand():
@@ -224,7 +224,7 @@ def test_noise_for_target_epsilon_hits_the_target_from_below(mechanism, accounta
 
 def test_noise_for_target_epsilon_monotone_and_sqrt_t_scaling():
     noises = [noise_for_target_epsilon(eps, DELTA, count=100) for eps in (0.5, 1.0, 4.0)]
-    assert all(a > b for a, b in zip(noises, noises[1:]))  # more noise for smaller epsilon
+    assert all(a > b for a, b in zip(noises, noises[1:], strict=False))  # more noise for smaller epsilon
     # Gaussian RDP of T releases at s equals one release at s / sqrt(T): 4x steps, 2x noise.
     assert noise_for_target_epsilon(1.0, DELTA, count=400) == pytest.approx(2 * noises[1], rel=1e-5)
     assert noise_for_target_epsilon(math.inf, DELTA, count=3) == 0.0

@@ -51,9 +51,17 @@ def error_below(threshold: float):
 
 
 CLAIM = Claim(
-    id="demo.error", study="dzoa", where="Fig. 9", statement="error below 0.1", paper_value=0.1,
-    tolerance="<= 0.1", justification="demo", aggregate="fig9", evaluate=error_below(0.1), needs={"seeds": 10},
-)  # fmt: skip
+    id="demo.error",
+    study="dzoa",
+    where="Fig. 9",
+    statement="error below 0.1",
+    paper_value=0.1,
+    tolerance="<= 0.1",
+    justification="demo",
+    aggregate="fig9",
+    evaluate=error_below(0.1),
+    needs={"seeds": 10},
+)
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from dpdl.summary import (
     scorecard_html,
     status,
     verdict_counts,
-)  # fmt: skip
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,8 +87,14 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
     write_private_run(paths[0], algorithm="dzoa", eps_pld=1.0, wall=1)
     write_private_run(paths[1], algorithm="dzoa", eps_pld=1.5, wall=1)
     write_private_run(paths[2], algorithm="dpadmm", eps_pld=0.7, wall=1)
-    nonprivate = provenance(study="dzoa", algorithm="nonprivate", epsilon=None, eps_per_iteration=None,
-                            eps_composed_rdp=None, eps_composed_pld=None)  # fmt: skip
+    nonprivate = provenance(
+        study="dzoa",
+        algorithm="nonprivate",
+        epsilon=None,
+        eps_per_iteration=None,
+        eps_composed_rdp=None,
+        eps_composed_pld=None,
+    )
     write_run(
         paths[3],
         RunResult(
@@ -102,8 +108,12 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
 
 
 def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> None:
-    card = {"study": "wddp", "dataset": "kdd", "npz_sha256": "a" * 64,
-            "raw_inputs": [{"path": "kdd/kddcup.data_10_percent.gz", "algorithm": "sha256", "digest": "b" * 64}]}  # fmt: skip
+    card = {
+        "study": "wddp",
+        "dataset": "kdd",
+        "npz_sha256": "a" * 64,
+        "raw_inputs": [{"path": "kdd/kddcup.data_10_percent.gz", "algorithm": "sha256", "digest": "b" * 64}],
+    }
     write_json(tmp_path / "kdd.json", card)
     table = provenance_table([tmp_path / "kdd.json"])
     assert table.iloc[0].to_dict() == {

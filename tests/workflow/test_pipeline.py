@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import yaml
-from workflow_project import TEST_CONFIG, dpdl, project, snakemake  # noqa: F401  (project is a fixture)
+from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
 
 PREPARED = ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
 # The data pipeline's own outputs; the studies' workflow tests cover what is built from them.
@@ -14,6 +15,12 @@ DATA_TARGETS = [f"data/processed/{name}.npz" for name in PREPARED] + [
     "results/tables/datasets.csv",
     "results/tables/dp_iadmm_table1.md",
 ]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A project copy with the small data-only ``TEST_CONFIG`` (shared by this module's tests)."""
+    return make_project(tmp_path_factory.mktemp("pipeline"), TEST_CONFIG)
 
 
 def test_offline_without_mirror_skips_and_explains(project: dict) -> None:

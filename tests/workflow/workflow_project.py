@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from fixtures import write_raw_mirror
 
@@ -97,12 +96,6 @@ def make_project(base: Path, config: dict) -> dict:
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
     return {"work": work, "mirror": mirror, "env": env}
-
-
-@pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """A project copy with the small data-only ``TEST_CONFIG`` (shared by a module's tests)."""
-    return make_project(tmp_path_factory.mktemp("pipeline"), TEST_CONFIG)
 
 
 def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.CompletedProcess:

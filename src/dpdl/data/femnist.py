@@ -126,7 +126,7 @@ def read_shard(path: Path) -> tuple[list[str], list[np.ndarray], list[np.ndarray
     if len(users) != len(counts):
         raise DataFormatError(f"{path}: {len(users)} users but {len(counts)} num_samples entries")
     images, labels = [], []
-    for user, count in zip(users, counts):
+    for user, count in zip(users, counts, strict=True):
         if user not in user_data:
             raise DataFormatError(f"{path}: writer {user} is listed in users but has no user_data")
         x = np.asarray(user_data[user]["x"], dtype=np.float64)

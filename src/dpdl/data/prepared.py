@@ -35,8 +35,18 @@ OPTION_KEYS = {
     "wddp/kdd": {"sample_size", "train_size", "seed"},
     "dp_iadmm/mnist": {"agents"},
     "dp_iadmm/femnist": {"shards", "missing_shards"},
-    "dzoa/lasso": {"trials", "seed", "agents", "samples_per_agent", "features", "noise_variance", "y_from", "col_norm", "row_norm"},
-}  # fmt: skip
+    "dzoa/lasso": {
+        "trials",
+        "seed",
+        "agents",
+        "samples_per_agent",
+        "features",
+        "noise_variance",
+        "y_from",
+        "col_norm",
+        "row_norm",
+    },
+}
 
 
 def prepared_names(config: dict) -> list[str]:
@@ -166,9 +176,12 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
     elif name == "wddp/kdd":
         features, labels = kdd.read_kdd(paths[0])
         arrays = kdd.prepare_wddp(
-            features, labels, sample_size=opts["sample_size"], train_size=opts["train_size"],
+            features,
+            labels,
+            sample_size=opts["sample_size"],
+            train_size=opts["train_size"],
             rng=np.random.default_rng(opts["seed"]),
-        )  # fmt: skip
+        )
         stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
         notes = [
             f"source file: {len(labels):,} rows, {int((labels == kdd.NORMAL).sum()):,} normal",
@@ -186,10 +199,15 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
         arrays = lasso.generate(**opts)
         n_trials, n_rows, n_features = arrays["X"].shape
         stats = {
-            "rows": n_rows, "rows_train": n_rows, "rows_test": 0, "features": n_features, "classes": None,
-            "class_balance": None, "agents": opts["agents"],
+            "rows": n_rows,
+            "rows_train": n_rows,
+            "rows_test": 0,
+            "features": n_features,
+            "classes": None,
+            "class_balance": None,
+            "agents": opts["agents"],
             "samples_per_agent": size_summary(np.full(opts["agents"], opts["samples_per_agent"])),
-        }  # fmt: skip
+        }
         notes = [f"{n_trials} trials stacked on the first axis; regression, no classes"]
     return arrays, _card(name, opts, stats, inputs, notes, arrays)
 
@@ -236,7 +254,9 @@ def _stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, 
         "rows_test": 0 if y_test is None else len(y_test),
         "features": int(x_train.shape[1]),
         "classes": int(len(labels)),
-        "class_balance": {str(label): round(float(c) / len(y_train), 6) for label, c in zip(labels, counts)},
+        "class_balance": {
+            str(label): round(float(c) / len(y_train), 6) for label, c in zip(labels, counts, strict=True)
+        },
         "agents": None if agent_sizes is None else len(agent_sizes),
         "samples_per_agent": None if agent_sizes is None else size_summary(np.asarray(agent_sizes)),
     }

@@ -18,18 +18,20 @@ def datasets_table(cards: list[dict], unavailable: list[str]) -> pd.DataFrame:
     rows = []
     for card in cards:
         per_agent = card["samples_per_agent"] or {}
-        rows.append({
-            "dataset": card["name"],
-            "rows": card["rows"],
-            "rows_train": card["rows_train"],
-            "rows_test": card["rows_test"],
-            "features": card["features"],
-            "classes": card["classes"],
-            "agents": str(card["agents"]) if card["agents"] is not None else "per experiment",
-            "samples_per_agent_mean": _rounded(per_agent.get("mean")),
-            "samples_per_agent_std": _rounded(per_agent.get("std_ddof0")),
-            "status": "partial: " + card["notes"][-1] if card.get("missing_files") else "built",
-        })  # fmt: skip
+        rows.append(
+            {
+                "dataset": card["name"],
+                "rows": card["rows"],
+                "rows_train": card["rows_train"],
+                "rows_test": card["rows_test"],
+                "features": card["features"],
+                "classes": card["classes"],
+                "agents": str(card["agents"]) if card["agents"] is not None else "per experiment",
+                "samples_per_agent_mean": _rounded(per_agent.get("mean")),
+                "samples_per_agent_std": _rounded(per_agent.get("std_ddof0")),
+                "status": "partial: " + card["notes"][-1] if card.get("missing_files") else "built",
+            }
+        )
     rows += [
         {"dataset": name, "status": "unavailable: raw files could not be obtained (see the log)"}
         for name in unavailable
@@ -69,13 +71,22 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
             verdict = f"not comparable: only {len(card['shards_train'])} of 36 train shards available"
         else:
             verdict = "not reproduced"
-        rows.append({
-            **row,
-            "I": ours["I"], "J": ours["J"], "K": ours["K"], "P": ours["P"],
-            "mean": round(per_agent["mean"], STDEV_DECIMALS), "stdev_ddof0": std0, "stdev_ddof1": std1,
-            "stdev_convention": " and ".join(matching) if matching else ("undetermined" if not complete else "neither"),
-            "verdict": verdict,
-        })  # fmt: skip
+        rows.append(
+            {
+                **row,
+                "I": ours["I"],
+                "J": ours["J"],
+                "K": ours["K"],
+                "P": ours["P"],
+                "mean": round(per_agent["mean"], STDEV_DECIMALS),
+                "stdev_ddof0": std0,
+                "stdev_ddof1": std1,
+                "stdev_convention": " and ".join(matching)
+                if matching
+                else ("undetermined" if not complete else "neither"),
+                "verdict": verdict,
+            }
+        )
     columns = ["dataset", "I", "J", "K", "P", "mean", "stdev_ddof0", "stdev_ddof1", "stdev_convention"]
     columns += [f"paper_{k}" for k in PAPER_TABLE1["mnist"]] + ["verdict"]
     return pd.DataFrame(rows, columns=columns).replace({np.nan: None})

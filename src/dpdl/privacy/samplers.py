@@ -28,9 +28,13 @@ _ANGLE_PER_WORD = np.float32(2.0 * math.pi / 2.0**32)
 
 
 def laplace(
-    *, rng: np.random.Generator, scale: npt.ArrayLike, size: Size, dtype: npt.DTypeLike = np.float64,
+    *,
+    rng: np.random.Generator,
+    scale: npt.ArrayLike,
+    size: Size,
+    dtype: npt.DTypeLike = np.float64,
     out: np.ndarray | None = None,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Draw i.i.d. Laplace(0, ``scale``) variates, about 3x faster than ``Generator.laplace``.
 
     Parameters
@@ -77,9 +81,13 @@ def laplace(
 
 
 def gaussian(
-    *, rng: np.random.Generator, scale: npt.ArrayLike, size: Size, dtype: npt.DTypeLike = np.float64,
+    *,
+    rng: np.random.Generator,
+    scale: npt.ArrayLike,
+    size: Size,
+    dtype: npt.DTypeLike = np.float64,
     out: np.ndarray | None = None,
-) -> np.ndarray:  # fmt: skip
+) -> np.ndarray:
     """Draw i.i.d. Gaussian N(0, ``scale``^2) variates, about 3x faster than ``Generator.standard_normal``.
 
     Parameters
@@ -226,8 +234,12 @@ def _flat_out(out: np.ndarray | None, shape: tuple[int, ...], out_dtype: np.dtyp
     """``out`` as a flat view after checking it can receive a float32 draw of ``shape``; None stays None."""
     if out is None:
         return None
-    if not (isinstance(out, np.ndarray) and out.dtype == np.float32 == out_dtype and out.shape == shape
-            and out.flags.c_contiguous):  # fmt: skip
+    if not (
+        isinstance(out, np.ndarray)
+        and out.dtype == np.float32 == out_dtype
+        and out.shape == shape
+        and out.flags.c_contiguous
+    ):
         raise ValueError(f"out must be a C-contiguous float32 array of shape {shape} with dtype float32")
     return out.reshape(-1)
 
