@@ -4,16 +4,17 @@ Usage (from the project root, after the prepared datasets exist)::
 
     python benchmarks/bench_dp_iadmm.py [--iterations 10] [--repeats 3] [--paper-config config/paper.yaml]
 
-For MNIST (P = 10), FEMNIST (every writer of the prepared dataset: 114 with the offline shards)
-and ``femnist@paper`` (FEMNIST at the paper's size, 195 writers and 36,708 rows, which the target
+For MNIST (P = 10), FEMNIST (every writer of the prepared dataset: 114 with the offline shards) and
+``femnist@paper`` (FEMNIST at the paper's size, 195 writers and 36,708 rows, which the target
 refers to: the offline writers reused and their rows resampled, for timing only), ObjT and OutP at
 epsilon-bar 0.05, it prints the CPU time per iteration of ``dpdl.algorithms.dp_iadmm.run_iadmm``
 with one replica and with several seeds in one job (per run-iteration: divided by the seeds), and
-of a straightforward float64 implementation that loops over agents (written here, in the style of
-the authors' code), with their ratio. Times are the minimum over repeats of the difference between
-a long and a short run (which cancels set-up and logging), measured as process CPU time because
-the machine may be shared; wall times are printed beside them. It also projects the CPU-hours of
-the ``paper`` config from these numbers (FEMNIST from the paper-size case).
+of a straightforward float64 implementation that loops over agents as the authors' code does
+(``dpdl.algorithms.dp_iadmm_reference``, the tests' oracle, with numpy's samplers), with their
+ratio. Times are the minimum over repeats of the difference between a long and a short run (which
+cancels set-up and logging), measured as process CPU time because the machine may be shared; wall
+times are printed beside them. It also projects the CPU-hours of the ``paper`` config from these
+numbers (FEMNIST from the paper-size case).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"  # one thread, before numpy loads its BLAS
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import platform  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -32,11 +34,13 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpdl.algorithms import dp_iadmm as iadmm  # noqa: E402
+from dpdl.algorithms import dp_iadmm_reference as reference  # noqa: E402
+from dpdl.algorithms.dp_iadmm_data import FederatedData  # noqa: E402
 from dpdl.config import load_config  # noqa: E402
 from dpdl.io import load_npz  # noqa: E402
-from dpdl.privacy import outp_inverse_proximity, outp_noise_std, outp_sensitivity  # noqa: E402
 from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS  # noqa: E402
-from dpdl.studies import dp_iadmm as study  # noqa: E402
+from dpdl.studies.dp_iadmm import grid as study_grid  # noqa: E402
+from dpdl.studies.dp_iadmm.run import load_federated  # noqa: E402
 
 EPSILON = 0.05
 TARGET_MS = {"mnist": 40.0, "femnist@paper": 150.0}  # issue #4: per run-iteration, one thread, paper sizes
@@ -59,64 +63,48 @@ def paper_size_femnist(npz: str, folder: Path) -> Path:
     sizes = np.diff(offsets)[owner]
     sizes = np.maximum(1, np.round(sizes * rows / sizes.sum())).astype(np.int64)
     rng = np.random.default_rng(0)
-    picked = np.concatenate([rng.integers(offsets[w], offsets[w + 1], n) for w, n in zip(owner, sizes)])
+    picked = np.concatenate([rng.integers(offsets[w], offsets[w + 1], n) for w, n in zip(owner, sizes, strict=True)])
     path = folder / "femnist_paper_size.npz"
-    np.savez(path, X_train=arrays["X_train"][picked], y_train=arrays["y_train"][picked],
-             offsets_train=np.concatenate([[0], np.cumsum(sizes)]), X_test=arrays["X_test"], y_test=arrays["y_test"],
-             pixel_divisor=arrays["pixel_divisor"])  # fmt: skip
+    np.savez(
+        path,
+        X_train=arrays["X_train"][picked],
+        y_train=arrays["y_train"][picked],
+        offsets_train=np.concatenate([[0], np.cumsum(sizes)]),
+        X_test=arrays["X_test"],
+        y_test=arrays["y_test"],
+        pixel_divisor=arrays["pixel_divisor"],
+    )
     return path
 
 
+def reference_agents(data: FederatedData) -> list[reference.Agent]:
+    """The agents of ``data`` as the float64 reference takes them: unpadded rows, every feature."""
+    agents = []
+    for chunk in data.chunks:
+        for row, agent in enumerate(range(chunk.start, chunk.stop)):
+            n = int(data.sizes[agent])
+            features = np.zeros((n, data.n_features))
+            features[:, chunk.columns] = chunk.features[row, :n]  # the chunk keeps only its nonzero features
+            labels = chunk.onehot[row, 0, :, :n].T.astype(np.float64)  # class-major in the chunk
+            agents.append(reference.Agent(features, labels))
+    return agents
+
+
 class LoopBaseline:
-    """A straightforward float64 ObjT / OutP: one agent at a time, numpy's own samplers."""
+    """A straightforward float64 ObjT / OutP: the reference iteration, one agent at a time.
 
-    def __init__(self, dataset: str, data: iadmm.FederatedData, algorithm: str, seed: int = 0) -> None:
-        self.algorithm, self.rng = algorithm, np.random.default_rng(seed)
-        self.agents = []
-        for chunk in data.chunks:
-            for row, agent in enumerate(range(chunk.start, chunk.stop)):
-                n = int(data.sizes[agent])
-                x = np.zeros((n, data.n_features))
-                x[:, chunk.columns] = chunk.features[row, :n]  # the chunk keeps only its nonzero features
-                y = chunk.onehot[row, 0, :, :n].T.astype(np.float64)  # class-major in the chunk
-                self.agents.append((x, y))
-        self.n_total, self.classes = data.n_total, data.n_classes
-        self.penalty = iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset])
-        shape = (data.n_features, data.n_classes)
-        self.z = [np.zeros(shape) for _ in self.agents]
-        self.lam = [np.zeros(shape) for _ in self.agents]
-        self.w = np.zeros(shape)
+    :mod:`dpdl.algorithms.dp_iadmm_reference` with numpy's own samplers for the unit-scale noise.
+    """
 
-    def gradient(self, x, y, z, scale):
-        scores = x @ z
-        scores -= scores.max(axis=1, keepdims=True)
-        h = np.exp(scores)
-        h /= h.sum(axis=1, keepdims=True)
-        residual = h - y
-        return x.T @ residual * scale + 2e-6 / len(self.agents) * z, residual
+    def __init__(self, dataset: str, data: FederatedData, algorithm: str, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.agents = reference_agents(data)
+        self.params = iadmm.IadmmParams(algorithm, EPSILON, 1, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]))
+        self.state = reference.initial_state(len(self.agents), data.n_features, data.n_classes)
 
     def step(self, t: int) -> None:
-        rho, count = self.penalty(t, EPSILON), len(self.agents)
-        if self.algorithm == "objt":
-            self.w = sum(z - lam / rho for z, lam in zip(self.z, self.lam)) / count
-            for p, (x, y) in enumerate(self.agents):
-                grad, residual = self.gradient(x, y, self.z[p], 1.0 / self.n_total)
-                sensitivity = (np.abs(x).sum(axis=1) * np.abs(residual).sum(axis=1)).max() / self.n_total
-                noise = self.rng.laplace(0.0, sensitivity / EPSILON, size=grad.shape)
-                candidate = self.w + (self.lam[p] - noise - grad) / rho
-                self.z[p] = np.clip(candidate, self.z[p] - 1.0, self.z[p] + 1.0)
-                self.lam[p] += rho * (self.w - self.z[p])
-            return
-        for p, (x, y) in enumerate(self.agents):
-            n = len(x)
-            inverse_eta = outp_inverse_proximity(t, EPSILON, n_samples=n, n_params=self.z[p].size)
-            grad, _ = self.gradient(x, y, self.z[p], 1.0 / n)
-            z_bar = (rho * self.w + self.lam[p] - grad + self.z[p] * inverse_eta) / (rho + inverse_eta)
-            std = outp_noise_std(EPSILON, sensitivity=outp_sensitivity(rho, inverse_eta, n_samples=n))
-            self.z[p] = z_bar + self.rng.normal(0.0, std, size=z_bar.shape)
-        self.w = sum(z - lam / rho for z, lam in zip(self.z, self.lam)) / count
-        for p in range(count):
-            self.lam[p] += rho * (self.w - self.z[p])
+        draw = self.rng.standard_normal if self.params.algorithm == "outp" else self.rng.laplace
+        self.state = reference.iteration(self.state, self.agents, self.params, t, draw(size=self.state.z.shape))
 
 
 def timed(function) -> tuple[float, float]:
@@ -136,6 +124,21 @@ def per_iteration(run, short: int, long: int, repeats: int) -> tuple[float, floa
     return min(cpu), min(wall)
 
 
+def run_ours(
+    data: FederatedData, test_x: np.ndarray, test_y: np.ndarray, dataset: str, algorithm: str, seeds: int, t: int
+) -> None:
+    """T = t iterations of :func:`dpdl.algorithms.dp_iadmm.run_iadmm` on ``seeds`` replicas."""
+    params = iadmm.IadmmParams(algorithm, EPSILON, t, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]), log_every=t)
+    iadmm.run_iadmm(data, params, test_x, test_y, rngs=[np.random.default_rng(s) for s in range(seeds)])
+
+
+def run_baseline(dataset: str, data: FederatedData, algorithm: str, t: int) -> None:
+    """T = t iterations of the float64 loop (one replica)."""
+    loop = LoopBaseline(dataset, data, algorithm)
+    for step in range(1, t + 1):
+        loop.step(step)
+
+
 def measure(case: str, iterations: int, repeats: int, folder: Path) -> list[dict]:
     dataset = CASES[case]
     npz = f"data/processed/dp_iadmm/{dataset}.npz"
@@ -144,22 +147,21 @@ def measure(case: str, iterations: int, repeats: int, folder: Path) -> list[dict
     rows = []
     for algorithm in ("objt", "outp"):
         for seeds in sorted({1, SEEDS_PER_JOB[case]}):
-            data, test_x, test_y, _ = study.load_federated(dataset, npz, 10, seeds)
-
-            def ours(t: int) -> None:
-                params = iadmm.IadmmParams(algorithm, EPSILON, t, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]),
-                                           log_every=t)  # fmt: skip
-                iadmm.run_iadmm(data, params, test_x, test_y, rngs=[np.random.default_rng(s) for s in range(seeds)])
-
+            data, test_x, test_y, _ = load_federated(dataset, npz, 10, seeds)
+            ours = functools.partial(run_ours, data, test_x, test_y, dataset, algorithm, seeds)
             cpu, wall = per_iteration(ours, 2, 2 + iterations, repeats)
-            rows.append({"dataset": case, "agents": data.n_agents, "rows": data.n_total, "algorithm": algorithm,
-                         "seeds": seeds, "cpu": cpu, "wall": wall})  # fmt: skip
-
-        def baseline(t: int) -> None:
-            loop = LoopBaseline(dataset, data, algorithm)
-            for step in range(1, t + 1):
-                loop.step(step)
-
+            rows.append(
+                {
+                    "dataset": case,
+                    "agents": data.n_agents,
+                    "rows": data.n_total,
+                    "algorithm": algorithm,
+                    "seeds": seeds,
+                    "cpu": cpu,
+                    "wall": wall,
+                }
+            )
+        baseline = functools.partial(run_baseline, dataset, data, algorithm)
         base_cpu, base_wall = per_iteration(baseline, 1, 1 + max(2, iterations // 3), repeats)
         for row in rows:
             if row["algorithm"] == algorithm and "base_cpu" not in row:
@@ -175,20 +177,21 @@ def paper_projection(rows: list[dict], config_path: Path) -> list[str]:
         if row["seeds"] > 1 and row["dataset"] in PROJECTED_CASES:
             key = CASES[row["dataset"]]
             amortised[key] = max(amortised.get(key, 0.0), row["cpu"] / row["seeds"])
-    runs = {p for name in study.AGGREGATES for p in study.figure_run_paths(name, config)}
+    runs = {p for name in study_grid.AGGREGATES for p in study_grid.figure_run_paths(name, config)}
     study_config = config["dp_iadmm"]
     lines, total = [], 0.0
-    for horizon in study.HORIZONS:
-        for dataset in study.DATASETS:
+    for horizon in study_grid.HORIZONS:
+        for dataset in study_grid.DATASETS:
             count = sum(1 for p in runs if f"/runs/{horizon}/{dataset}/" in p)
             if not count or dataset not in amortised:
                 continue
-            iterations = study.horizon_settings(study_config, horizon)["iterations"]
+            iterations = study_grid.horizon_settings(study_config, horizon)["iterations"]
             seconds = amortised[dataset]
             hours = count * iterations * seconds / 3600
             total += hours
             lines.append(
-                f"  {horizon:4} {dataset:7} {count:4} runs x T = {iterations:>7} x {seconds * 1e3:6.1f} ms = {hours:8.0f} CPU-h"
+                f"  {horizon:4} {dataset:7} {count:4} runs x T = {iterations:>7} x {seconds * 1e3:6.1f} ms "
+                f"= {hours:8.0f} CPU-h"
             )
     lines.append(f"  total {total:.0f} CPU-hours")
     return lines
@@ -201,24 +204,30 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", choices=list(CASES), default=list(CASES))
     parser.add_argument("--paper-config", type=Path, default=Path("config/paper.yaml"))
     args = parser.parse_args()
-    print(f"dp_iadmm benchmark: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, one BLAS thread, "
-          f"numpy {np.__version__}; load average before: {os.getloadavg()[0]:.2f}")  # fmt: skip
+    print(
+        f"dp_iadmm benchmark: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, one BLAS thread, "
+        f"numpy {np.__version__}; load average before: {os.getloadavg()[0]:.2f}"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for case in args.datasets:
             rows += measure(case, args.iterations, args.repeats, Path(folder))
     print(f"load average after: {os.getloadavg()[0]:.2f} (a shared machine inflates both columns alike)\n")
-    header = f"{'dataset':13} {'agents':>6} {'alg':4} {'seeds':>5} {'ms/iter':>8} {'ms/run-iter':>11} {'(wall)':>8} " \
-             f"{'loop f64 ms':>11} {'ratio':>6} {'target':>7}"  # fmt: skip
+    header = (
+        f"{'dataset':13} {'agents':>6} {'alg':4} {'seeds':>5} {'ms/iter':>8} {'ms/run-iter':>11} {'(wall)':>8} "
+        f"{'loop f64 ms':>11} {'ratio':>6} {'target':>7}"
+    )
     print(header)
     for row in rows:
         run_iter = row["cpu"] / row["seeds"] * 1e3
         ratio = row["base_cpu"] / (row["cpu"] / row["seeds"])
         target = TARGET_MS.get(row["dataset"])
         verdict = "" if target is None else f"{target:5.0f} {'met' if run_iter <= target else 'missed'}"
-        print(f"{row['dataset']:13} {row['agents']:>6} {row['algorithm']:4} {row['seeds']:>5} {row['cpu'] * 1e3:8.1f} "
-              f"{run_iter:11.1f} {row['wall'] / row['seeds'] * 1e3:8.1f} {row['base_cpu'] * 1e3:11.1f} {ratio:6.1f} "
-              f"{verdict}")  # fmt: skip
+        print(
+            f"{row['dataset']:13} {row['agents']:>6} {row['algorithm']:4} {row['seeds']:>5} {row['cpu'] * 1e3:8.1f} "
+            f"{run_iter:11.1f} {row['wall'] / row['seeds'] * 1e3:8.1f} {row['base_cpu'] * 1e3:11.1f} {ratio:6.1f} "
+            f"{verdict}"
+        )
     if args.paper_config.is_file():
         print(f"\nprojected CPU time of {args.paper_config} (amortised over the seeds of a job):")
         print("\n".join(paper_projection(rows, args.paper_config)))

@@ -37,7 +37,7 @@ from dpdl.algorithms.dvp_pvp import AdmmSettings, run_admm  # noqa: E402
 from dpdl.algorithms.dvp_pvp_network import NEWTON_GRAD_RTOL, LocalSolution, NodeData  # noqa: E402
 from dpdl.config import load_config  # noqa: E402
 from dpdl.io import load_npz, read_json  # noqa: E402
-from dpdl.studies import dvp_pvp as study  # noqa: E402
+from dpdl.studies.dvp_pvp import grid, run  # noqa: E402
 
 ARRAYS = "data/processed/dvp_pvp/adult.npz"
 CARD = "data/processed/dvp_pvp/adult.json"
@@ -107,8 +107,8 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=10, help="ADMM iterations timed per case")
     args = parser.parse_args()
     config = load_config("config/paper.yaml")
-    values = study.run_settings(config)
-    context = study.run_context(load_npz(ARRAYS), read_json(CARD), values)
+    values = grid.run_settings(config)
+    context = run.run_context(load_npz(ARRAYS), read_json(CARD), values)
     data = context.data
     print(f"one thread; P = {data.n_nodes}, B_p = {data.sizes[0]}, d = {data.dim}, eta = {args.eta}")
     per_iteration = {}
@@ -121,29 +121,33 @@ def main() -> int:
             f"plain Newton {plain * 1e3:7.1f} ms ({plain_steps:.1f} steps/node), ratio {plain / ours:.1f}x"
         )
     start = time.process_time()
-    study.execute_run(context, algorithm="pvp", alpha=0.1, seed=0, eta=args.eta, eta_source="bench")
+    run.execute_run(context, algorithm="pvp", alpha=0.1, seed=0, eta=args.eta, eta_source="bench")
     run_cpu = time.process_time() - start
     values_ci = dict(values, iterations=100)
     rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(0).spawn(context.data.n_nodes)]
     result = run_admm(context.data, context.adjacency, AdmmSettings("pvp", 0.1, 146.0, args.eta, 100, 0.1), rngs=rngs)
     start = time.process_time()
-    study.run_trace(result, context.data, context.eval_x, context.eval_y, 1.0)
+    run.run_trace(result, context.data, context.eval_x, context.eval_y, 1.0)
     trace_cpu = time.process_time() - start
-    print(f"one PVP run of T = {values_ci['iterations']} with its trace and provenance: {run_cpu:.1f} s CPU; "
-          f"the trace alone: {trace_cpu:.2f} s")  # fmt: skip
+    print(
+        f"one PVP run of T = {values_ci['iterations']} with its trace and provenance: {run_cpu:.1f} s CPU; "
+        f"the trace alone: {trace_cpu:.2f} s"
+    )
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", "import dpdl.studies.dvp_pvp, dpdl.algorithms.dvp_pvp, dpdl.runs"], check=True
     )
     startup = time.perf_counter() - start
     print(f"job start-up (imports incl. dp_accounting): {startup:.1f} s wall")
-    settings = study.settings(config)
-    runs = len(study.main_runs(settings)) + len(study.rho_runs(settings)) + len(study.eta_job_outputs(settings))
-    jobs = 1 + 3 + len(study.main_runs(settings)) // settings["seeds"]
+    settings = grid.settings(config)
+    runs = len(grid.main_runs(settings)) + len(grid.rho_runs(settings)) + len(grid.eta_job_outputs(settings))
+    jobs = 1 + 3 + len(grid.main_runs(settings)) // settings["seeds"]
     mean_iteration = float(np.mean(list(per_iteration.values())))
     total = runs * (101 * mean_iteration + trace_cpu) + jobs * startup
-    print(f"paper config: {runs} runs in {jobs} jobs, about {total / 60:.0f} CPU-minutes "
-          f"({total / 120:.0f} min wall on 2 cores)")  # fmt: skip
+    print(
+        f"paper config: {runs} runs in {jobs} jobs, about {total / 60:.0f} CPU-minutes "
+        f"({total / 120:.0f} min wall on 2 cores)"
+    )
     return 0
 
 

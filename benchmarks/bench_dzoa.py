@@ -53,11 +53,11 @@ def main() -> int:
     outer = parser.parse_args().outer
     data = generate(trials=10, seed=0, agents=K, samples_per_agent=N_K, features=P, noise_variance=0.1)
     X, y = data["X"].reshape(10, K, N_K, P), data["y"].reshape(10, K, N_K)
-    beta_c = lasso.solve(data["X"], data["y"], eta=1.0).beta
+    beta_c = lasso.solve(data["X"], data["y"], l1_weight=1.0).beta
     graph = adjacency(topology_edges("ring_chord", K), K)
     options = {
         "rho": 4.0,
-        "eta": 1.0,
+        "l1_weight": 1.0,
         "loss_scale": 1.0,
         "lipschitz": 3.0,
         "smoothing": 1.0,
@@ -76,9 +76,16 @@ def main() -> int:
     def run_dpadmm() -> None:
         rngs = [[np.random.default_rng([b, k]) for k in range(K)] for b in range(10)]
         dp_admm(
-            X, y, beta_c, rngs, penalty=np.full(PAPER_POINTS, 3.0), inverse_step=np.full((PAPER_POINTS, M), 10.0),
-            noise_std=np.full((PAPER_POINTS, M), 0.01), eta=1.0, loss_scale=1.0,
-        )  # fmt: skip
+            X,
+            y,
+            beta_c,
+            rngs,
+            penalty=np.full(PAPER_POINTS, 3.0),
+            inverse_prox_step=np.full((PAPER_POINTS, M), 10.0),
+            noise_std=np.full((PAPER_POINTS, M), 0.01),
+            l1_weight=1.0,
+            loss_scale=1.0,
+        )
 
     dpadmm = cpu_seconds(run_dpadmm) * PAPER_TRIALS / 10  # all trials and points
     start = time.perf_counter()
@@ -88,7 +95,8 @@ def main() -> int:
     paper_dzoa_cpu = PAPER_TRIALS * (batched + startup)
     print(f"D-ZOA unbatched (1 setting per call):  {unbatched:7.2f} s per run")
     print(
-        f"D-ZOA batched ({PAPER_POINTS} settings per call): {batched:7.2f} s per trial = {batched / PAPER_POINTS:.3f} s per run"
+        f"D-ZOA batched ({PAPER_POINTS} settings per call): {batched:7.2f} s per trial = "
+        f"{batched / PAPER_POINTS:.3f} s per run"
     )
     print(f"speed-up of batching, same process:     {unbatched * PAPER_POINTS / batched:7.1f}x")
     print(f"DP-ADMM, {PAPER_POINTS} points x {PAPER_TRIALS} trials:       {dpadmm:7.2f} s")

@@ -29,7 +29,8 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from dpdl.config import load_config  # noqa: E402
-from dpdl.studies import wddp  # noqa: E402
+from dpdl.studies.common import format_number  # noqa: E402
+from dpdl.studies.wddp import grid, run, tune  # noqa: E402
 
 JOB_OVERHEAD_S = 3.0  # Python start-up + imports + Snakemake bookkeeping per job (ci-run benchmarks)
 CORES = 2
@@ -40,11 +41,11 @@ def time_batch(
 ) -> tuple[float, int]:
     """Seconds per round of one batch, and its number of columns."""
     x, labels = data["X_train"], data["y_train"]
-    step = {m: {wddp.number_label(e): 0.5 for e in wddp.run_epsilons(settings)} for m in wddp.PRIVATE_METHODS}
-    groups, columns = wddp.build_batch(settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, step)
-    rngs = [wddp.noise_generator(dataset, c, experiment, clients) for c in columns]
+    step = {m: {format_number(e): 0.5 for e in grid.run_epsilons(settings)} for m in grid.PRIVATE_METHODS}
+    groups, columns = run.build_batch(settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, step)
+    rngs = [run.noise_generator(dataset, c, experiment, clients) for c in columns]
     start = time.perf_counter()
-    wddp.descend(settings, x, labels, groups, columns, rngs, [settings["iterations"]], "bench")
+    run.descend(settings, x, labels, groups, columns, rngs, [settings["iterations"]], "bench")
     return (time.perf_counter() - start) / settings["iterations"], len(columns)
 
 
@@ -57,40 +58,46 @@ def main() -> int:
     short = {**settings, "iterations": args.rounds, "trace_points": 1}
     total_rounds = settings["iterations"]
     jobs, serial = 0, 0.0
-    for dataset in wddp.DATASETS:
-        data = wddp.load_dataset(f"data/processed/wddp/{dataset}.npz")
+    for dataset in grid.DATASETS:
+        data = run.load_dataset(f"data/processed/wddp/{dataset}.npz")
         per_round = {}
         for experiment, clients, epsilon in (("epsilon", max(settings["clients"]), None), ("unevenness", 16, 0.05)):
             seconds, k = time_batch(short, dataset, data, experiment, clients, epsilon)
             per_round[experiment] = seconds / k
-            print(f"{dataset:5s} {experiment:10s} batch: {k:3d} columns, {1e3 * seconds:7.1f} ms per round, "
-                  f"{1e6 * seconds / k:6.0f} us per column-round")  # fmt: skip
+            print(
+                f"{dataset:5s} {experiment:10s} batch: {k:3d} columns, {1e3 * seconds:7.1f} ms per round, "
+                f"{1e6 * seconds / k:6.0f} us per column-round"
+            )
         start = time.perf_counter()
-        optimum = wddp.compute_optimum(data, settings["l2"])
+        optimum = tune.compute_optimum(data, settings["l2"])
         optimum_s = time.perf_counter() - start
         snapshots = np.zeros((settings["trace_points"] + 1, data["X_train"].shape[1], 180))
         start = time.perf_counter()
-        wddp.evaluate(snapshots, data, optimum["loss"], settings["l2"])
+        run.evaluate(snapshots, data, optimum["loss"], settings["l2"])
         evaluate_s = (time.perf_counter() - start) / 180
         tuning = settings["tuning"]
-        tune_columns = tuning["folds"] * tuning["seeds"] * len(wddp.PRIVATE_METHODS) * len(settings["step_sizes"])
-        tune_columns *= len(wddp.tuning_epsilons(settings))
+        tune_columns = tuning["folds"] * tuning["seeds"] * len(grid.PRIVATE_METHODS) * len(settings["step_sizes"])
+        tune_columns *= len(tune.cross_validated_epsilons(settings))
         tune_s = tune_columns * total_rounds * per_round["epsilon"] * (1 - 1 / tuning["folds"])
         a_columns = len(settings["clients"]) * len(settings["epsilons"]) * settings["seeds"] * 3
-        b_columns = len(wddp.UNEVENNESS_SETTINGS) * len(settings["unevenness"]) * settings["seeds"] * 3
+        b_columns = len(grid.UNEVENNESS_SETTINGS) * len(settings["unevenness"]) * settings["seeds"] * 3
         runs_s = (a_columns * per_round["epsilon"] + b_columns * per_round["unevenness"]) * total_rounds
         runs_s += (a_columns + b_columns) * evaluate_s
         dataset_s = optimum_s + tune_s + runs_s
-        print(f"{dataset:5s} projected at T = {total_rounds}: theta* {optimum_s:.0f} s, tuning {tune_s:.0f} s "
-              f"({tune_columns} column-runs), runs {runs_s:.0f} s ({a_columns} + {b_columns} column-runs), "
-              f"total {dataset_s / 60:.1f} min on one core")  # fmt: skip
+        print(
+            f"{dataset:5s} projected at T = {total_rounds}: theta* {optimum_s:.0f} s, tuning {tune_s:.0f} s "
+            f"({tune_columns} column-runs), runs {runs_s:.0f} s ({a_columns} + {b_columns} column-runs), "
+            f"total {dataset_s / 60:.1f} min on one core"
+        )
         serial += dataset_s
-        jobs += 2 + len(settings["clients"]) + len(wddp.UNEVENNESS_SETTINGS)
-    figures = len(wddp.figure_ids(settings))
+        jobs += 2 + len(settings["clients"]) + len(grid.UNEVENNESS_SETTINGS)
+    figures = len(grid.figure_ids(settings))
     jobs += 2 * figures + 2
     wall = (serial + jobs * JOB_OVERHEAD_S) / CORES
-    print(f"projected: {serial / 60:.1f} min of compute + {jobs} jobs x {JOB_OVERHEAD_S:g} s overhead "
-          f"({100 * jobs * JOB_OVERHEAD_S / serial:.1f}% of compute); about {wall / 60:.0f} min on {CORES} cores")  # fmt: skip
+    print(
+        f"projected: {serial / 60:.1f} min of compute + {jobs} jobs x {JOB_OVERHEAD_S:g} s overhead "
+        f"({100 * jobs * JOB_OVERHEAD_S / serial:.1f}% of compute); about {wall / 60:.0f} min on {CORES} cores"
+    )
     return 0
 
 

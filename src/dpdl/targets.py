@@ -64,10 +64,7 @@ def default_study_targets(config: dict, available: Availability) -> list[str]:
     """What the studies ``config`` enables promise, given the datasets that can be built here."""
     buildable = set(available.buildable)
     return [
-        path
-        for study in ALL
-        if study in config["studies"]
-        for path in study_module(study).targets(config, buildable)
+        path for study in ALL if study in config["studies"] for path in study_module(study).targets(config, buildable)
     ]
 
 
@@ -85,9 +82,4 @@ def study_scorecards(config: dict, available: Availability) -> list[str]:
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact of the studies ``config`` enables."""
-    return [
-        path
-        for study in ALL
-        if study in config["studies"]
-        for path in study_module(study).runs(config, buildable)
-    ]
+    return [path for study in ALL if study in config["studies"] for path in study_module(study).runs(config, buildable)]

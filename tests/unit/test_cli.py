@@ -89,7 +89,7 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
                 "--out",
                 "x.npz",
             ],
-            "unknown ['seed']; pass dpdl.studies.dp_iadmm.run_settings",
+            "unknown ['seed']; pass dpdl.studies.dp_iadmm.grid.run_settings",
         ),
     ],
     ids=[

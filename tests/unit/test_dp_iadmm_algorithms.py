@@ -8,15 +8,20 @@ runs against their seeds; the noise against independence across agents and itera
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
 import pytest
-from scipy.optimize import Bounds, minimize
+from scipy.optimize import Bounds, approx_fprime, minimize
 
 from dpdl.algorithms import dp_iadmm as iadmm
+from dpdl.algorithms import dp_iadmm_data as chunks
+from dpdl.algorithms import dp_iadmm_kernel as kernel
+from dpdl.algorithms import dp_iadmm_objective as objective
+from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.models import softmax
-from dpdl.privacy import laplace, objp_sensitivity
+from dpdl.privacy import gaussian, laplace, objp_sensitivity
 
 J, K, SIZES = 6, 3, (5, 9, 7)
 
@@ -30,7 +35,7 @@ def tiny() -> dict:
     x[:, 0] = 0.0  # a feature no agent has (a blank pixel): every chunk drops it
     x[offsets[1] : offsets[2], 1] = 0.0  # one that only agent 1 lacks: its chunk drops it too
     y = rng.integers(0, K, n)
-    return {"x": x, "y": y, "offsets": offsets, "data": iadmm.federated_data(x, y, offsets, K, chunk_bytes=1)}
+    return {"x": x, "y": y, "offsets": offsets, "data": chunks.federated_data(x, y, offsets, K, chunk_bytes=1)}
 
 
 def params(algorithm: str, epsilon: float = 1.0, iterations: int = 3, **kwargs) -> iadmm.IadmmParams:
@@ -50,13 +55,24 @@ def random_state(shape=(2, J, 1, K), seed=1) -> dict:
     return arrays
 
 
+def as_float64(s: dict, *names: str) -> list[np.ndarray]:
+    return [s[name].astype(np.float64) for name in names]
+
+
 def argmin(objective, start, bounds=None) -> np.ndarray:
-    result = minimize(objective, start.ravel().astype(float), method="L-BFGS-B", bounds=bounds,
-                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+    result = minimize(
+        objective,
+        start.ravel().astype(float),
+        method="L-BFGS-B",
+        bounds=bounds,
+        options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000},
+    )
     return result.x.reshape(start.shape)
 
 
 # --- closed-form steps against numerical minimisation ---------------------------------------------
+# Each step is checked twice: as the compiled kernel does it (float32) and as the float64
+# reference (dp_iadmm_reference) states it.
 
 
 def test_server_update_solves_4a() -> None:
@@ -67,22 +83,52 @@ def test_server_update_solves_4a() -> None:
         w = w.reshape(s["w"].shape)
         return float(sum((s["lam"][p] * w).sum() + rho / 2 * ((w - s["z"][p]) ** 2).sum() for p in range(3)))
 
+    expected = argmin(objective, s["w"])
     closed = iadmm.server_update(s["z"].sum(axis=0), s["lam"].sum(axis=0), rho, 3)
-    np.testing.assert_allclose(closed, argmin(objective, s["w"]), atol=1e-5)
+    np.testing.assert_allclose(closed, expected, atol=1e-5)
+    np.testing.assert_allclose(reference.server_step(s["z"], s["lam"], rho), expected, atol=1e-5)
 
 
-def fused(algorithm: str, s: dict, *, rho: float, radius: float = 1.0, inverse_eta=(1.0, 1.0), dual_rho: float = 0.0,
-          beta_term: float = 0.0, feature_rows=None, loss_gradient=None, noise_scale=None) -> dict:  # fmt: skip
-    """Run :func:`iadmm.fused_step` on a random state; return the new z and lambda and the sums over agents."""
+def fused(
+    algorithm: str,
+    s: dict,
+    *,
+    rho: float,
+    radius: float = 1.0,
+    inverse_eta=(1.0, 1.0),
+    dual_rho: float = 0.0,
+    beta_term: float = 0.0,
+    feature_rows=None,
+    loss_gradient=None,
+    noise_scale=None,
+) -> dict:
+    """Run :func:`kernel.fused_step` on a random state; return the new z and lambda and the sums over agents."""
     z, lam = s["z"], s["lam"].copy()
     rows = np.arange(z.shape[1]) if feature_rows is None else feature_rows
     noise = np.ascontiguousarray(np.moveaxis(s["noise"], 2, 0))  # replica-major (B, g, J, K)
     new, sum_new, sum_lam = np.empty_like(z), np.zeros_like(s["w"]), np.zeros_like(s["w"])
     scale = np.ones((z.shape[0], z.shape[2]), np.float32) if noise_scale is None else noise_scale
     f32 = np.float32
-    iadmm.fused_step(iadmm.ALGORITHM_CODES[algorithm], z, lam, s["w"], s["grad"] if loss_gradient is None else loss_gradient,
-                     rows, f32(beta_term), noise, scale, f32(rho), f32(1 / rho), f32(radius), np.asarray(inverse_eta, f32),
-                     f32(1 / (rho + inverse_eta[0])), f32(dual_rho), new, sum_new, sum_lam)  # fmt: skip
+    kernel.fused_step(
+        kernel.ALGORITHM_CODES[algorithm],
+        z,
+        lam,
+        s["w"],
+        s["grad"] if loss_gradient is None else loss_gradient,
+        rows,
+        f32(beta_term),
+        noise,
+        scale,
+        f32(rho),
+        f32(1 / rho),
+        f32(radius),
+        np.asarray(inverse_eta, f32),
+        f32(1 / (rho + inverse_eta[0])),
+        f32(dual_rho),
+        new,
+        sum_new,
+        sum_lam,
+    )
     return {"z": new, "lam": lam, "sum_z": sum_new, "sum_lam": sum_lam}
 
 
@@ -95,8 +141,11 @@ def test_objp_step_solves_8() -> None:
         quadratic = rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum()
         return float((s["grad"] * z).sum() + quadratic + inverse_eta / 2 * ((z - s["z"]) ** 2).sum())
 
+    expected = argmin(objective, s["z"])
     closed = fused("objp", s, rho=rho, inverse_eta=(inverse_eta, inverse_eta))["z"]
-    np.testing.assert_allclose(closed, argmin(objective, s["z"]), atol=1e-5)
+    np.testing.assert_allclose(closed, expected, atol=1e-5)
+    stated = reference.objp_step(*as_float64(s, "z", "lam", "w", "grad", "noise"), rho, 1 / inverse_eta)
+    np.testing.assert_allclose(stated, expected, atol=1e-5)
 
 
 @pytest.mark.parametrize("radius", [0.05, 10.0], ids=["active", "inactive"])
@@ -109,9 +158,12 @@ def test_objt_step_solves_9(radius) -> None:
         return float((s["grad"] * z).sum() + rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum())
 
     box = Bounds((s["z"] - radius).ravel(), (s["z"] + radius).ravel())
+    expected = argmin(objective, s["z"], box)
     closed = fused("objt", s, rho=rho, radius=radius)["z"]
-    np.testing.assert_allclose(closed, argmin(objective, s["z"], box), atol=1e-5)
+    np.testing.assert_allclose(closed, expected, atol=1e-5)
     assert np.abs(closed - s["z"]).max() <= radius * (1 + 1e-6)
+    stated = reference.objt_step(*as_float64(s, "z", "lam", "w", "grad", "noise"), rho, radius)
+    np.testing.assert_allclose(stated, expected, atol=1e-5)
 
 
 def test_outp_step_solves_huang_prox_subproblem_and_adds_the_noise() -> None:
@@ -122,12 +174,18 @@ def test_outp_step_solves_huang_prox_subproblem_and_adds_the_noise() -> None:
 
     def objective(z):  # <grad, z> - <lambda, z> + rho/2 ||w - z||^2 + ||z - z^t||^2 / (2 eta-hat)
         z = z.reshape(s["z"].shape)
-        return float(((s["grad"] - s["lam"]) * z).sum() + rho / 2 * ((s["w"] - z) ** 2).sum()
-                     + (per_agent / 2 * (z - s["z"]) ** 2).sum())  # fmt: skip
+        return float(
+            ((s["grad"] - s["lam"]) * z).sum()
+            + rho / 2 * ((s["w"] - z) ** 2).sum()
+            + (per_agent / 2 * (z - s["z"]) ** 2).sum()
+        )
 
+    expected = argmin(objective, s["z"])
     step = fused("outp", s, rho=rho, inverse_eta=inverse_eta)
-    np.testing.assert_allclose(step["z"] - s["noise"], argmin(objective, s["z"]), atol=1e-5)
+    np.testing.assert_allclose(step["z"] - s["noise"], expected, atol=1e-5)
     np.testing.assert_array_equal(step["lam"], s["lam"])  # OutP's (4c) waits for the server step
+    stated = reference.outp_step(*as_float64(s, "z", "lam", "w", "grad"), rho, per_agent.astype(np.float64))
+    np.testing.assert_allclose(stated, expected, atol=1e-5)
 
 
 def test_outp_step_first_applies_the_deferred_4c() -> None:
@@ -174,6 +232,8 @@ def test_dual_update_is_4c() -> None:
     lam = s["lam"].copy()
     iadmm.dual_update(lam, s["w"], s["z"], 2.0, np.empty_like(lam))
     np.testing.assert_allclose(lam, s["lam"] + 2.0 * (s["w"] - s["z"]), rtol=1e-6)
+    stated = reference.dual_step(*as_float64(s, "lam", "w", "z"), 2.0)
+    np.testing.assert_allclose(stated, s["lam"] + 2.0 * (s["w"].astype(float) - s["z"]), rtol=1e-12)
 
 
 def test_chunk_gradients_match_37_and_report_residual_norms(tiny) -> None:
@@ -184,8 +244,9 @@ def test_chunk_gradients_match_37_and_report_residual_norms(tiny) -> None:
     for chunk in data.chunks:
         agents = slice(chunk.start, chunk.stop)
         out = np.empty_like(z[agents])
-        norms = iadmm.chunk_gradients(chunk, z[agents], np.full(chunk.stop - chunk.start, 1.0 / n), beta,
-                                      data.n_agents, out)  # fmt: skip
+        norms = chunks.chunk_gradients(
+            chunk, z[agents], np.full(chunk.stop - chunk.start, 1.0 / n), beta, data.n_agents, out
+        )
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
             original = data.agent_ids[agent]
             rows = slice(tiny["offsets"][original], tiny["offsets"][original + 1])
@@ -204,9 +265,10 @@ def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
     z = np.random.default_rng(6).standard_normal((data.n_agents, J, 2, K)).astype(np.float32)
     for chunk in data.chunks:
         agents = slice(chunk.start, chunk.stop)
-        norms = iadmm.chunk_gradients(chunk, z[agents], np.ones(chunk.stop - chunk.start), 0.0, data.n_agents,
-                                      np.empty_like(z[agents]))  # fmt: skip
-        ours = iadmm.chunk_sensitivities(data, chunk, norms)
+        norms = chunks.chunk_gradients(
+            chunk, z[agents], np.ones(chunk.stop - chunk.start), 0.0, data.n_agents, np.empty_like(z[agents])
+        )
+        ours = chunks.chunk_sensitivities(data, chunk, norms)
         assert ours.shape == (chunk.stop - chunk.start, 2)
         probs = softmax.probabilities(chunk.features, z[agents][:, chunk.columns])
         for row, agent in enumerate(range(chunk.start, chunk.stop)):
@@ -217,14 +279,36 @@ def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
                 assert ours[row, b] == pytest.approx(direct, rel=1e-5)
 
 
+def test_reference_gradient_is_37_and_its_sensitivity_is_20(tiny) -> None:
+    agents = reference.agents_from_rows(tiny["x"], tiny["y"], tiny["offsets"], K)
+    n_total, beta = len(tiny["y"]), 0.3
+    z = np.random.default_rng(7).standard_normal((J, K))
+    for agent in agents:
+
+        def f_p(flat, agent=agent):  # (2c): (1/I) sum_i l(z; x_pi, y_pi) + (beta / P) r(z)
+            weights = flat.reshape(J, 1, K)
+            loss = softmax.loss_sum(agent.features, weights, agent.labels.argmax(axis=1))[0]
+            return loss / n_total + beta / len(agents) * (weights**2).sum()
+
+        gradient, residual = reference.local_gradient(agent, z, 1 / n_total, beta, len(agents))
+        numeric = approx_fprime(z.ravel(), f_p, 1e-7).reshape(J, K)
+        np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
+        probs = softmax.probabilities(agent.features, z[:, None, :])[0].T  # (I_p, K)
+        np.testing.assert_allclose(residual, probs - agent.labels, rtol=1e-12, atol=1e-15)
+        direct = objp_sensitivity(agent.features.sum(axis=1), residual, n_total=n_total)  # (20)
+        assert reference.sensitivity(agent, residual, n_total) == pytest.approx(direct, rel=1e-12)
+    worst = objp_sensitivity(np.ones(1), np.zeros((1, K)), n_total=n_total, mode="worst_case", feature_l1_bound=J)
+    assert reference.worst_case_sensitivity(J, 1.0, n_total) == pytest.approx(worst, rel=1e-12)
+
+
 # --- data blocking ------------------------------------------------------------------------------
 
 
 def test_size_blocks_are_optimal_and_cover_every_agent() -> None:
     sizes = np.array([3, 3, 4, 40, 41, 120])
-    blocks = iadmm.size_blocks(sizes, overhead_rows=10)
+    blocks = chunks.size_blocks(sizes, overhead_rows=10)
     assert blocks[0][0] == 0 and blocks[-1][1] == len(sizes)
-    assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(blocks))
     assert blocks == [(0, 3), (3, 5), (5, 6)]  # 3*4 + 10 + 2*41 + 10 + 120 + 10 = 244, the minimum
 
 
@@ -243,14 +327,14 @@ def test_federated_data_pads_sorts_and_views(tiny) -> None:
         )
         assert list(chunk.columns) == expected_columns  # the features nonzero in some row of the chunk
     dense = np.random.default_rng(4).random((18, J)).astype(np.float32)
-    equal = iadmm.federated_data(dense, tiny["y"][:18], np.array([0, 6, 12, 18]), K)
+    equal = chunks.federated_data(dense, tiny["y"][:18], np.array([0, 6, 12, 18]), K)
     assert len(equal.chunks) == 1 and np.shares_memory(equal.chunks[0].features, dense)  # all features: a view
     assert equal.chunks[0].columns == slice(None)
 
 
 def test_federated_data_rejects_empty_agents(tiny) -> None:
     with pytest.raises(ValueError, match="at least one row"):
-        iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 0, 21]), K)
+        chunks.federated_data(tiny["x"], tiny["y"], np.array([0, 0, 21]), K)
 
 
 # --- whole runs -----------------------------------------------------------------------------------
@@ -269,29 +353,34 @@ def centralized_optimum(tiny: dict, beta: float) -> np.ndarray:
         value = (log_norm - scores[np.arange(n), y]).sum() / n + beta * (w**2).sum()
         return value, (x.T @ h / n + 2 * beta * w).ravel()
 
-    result = minimize(objective, np.zeros(J * K), jac=True, method="L-BFGS-B",
-                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+    result = minimize(
+        objective,
+        np.zeros(J * K),
+        jac=True,
+        method="L-BFGS-B",
+        options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000},
+    )
     return result.x.reshape(J, K)
 
 
 def test_objective_minimiser_finds_the_centralized_optimum(tiny) -> None:
     beta = 0.01
     seen = []
-    w, result = iadmm.objective_minimiser(tiny["data"], beta, 500, callback=seen.append)
+    w, result = objective.objective_minimiser(tiny["data"], beta, 500, callback=seen.append)
     optimum = centralized_optimum(tiny, beta)
     assert w.shape == (J, 1, K) and w.dtype == np.float32
     # float32 objective: its rounding (1e-7) hides the last f - f* ~ 0.01 ||w - w*||^2 from the line search
     assert np.linalg.norm(w[:, 0] - optimum) / np.linalg.norm(optimum) < 1e-3
     assert np.abs(result.jac).max() < 1e-4
     assert len(seen) == result.nit and all(s.shape == (J, 1, K) for s in seen)
-    assert iadmm.objective_minimiser(tiny["data"], beta, 3)[1].nit == 3  # max_iterations bounds it
+    assert objective.objective_minimiser(tiny["data"], beta, 3)[1].nit == 3  # max_iterations bounds it
 
 
 def test_training_error_counts_the_wrong_rows_of_each_replica(tiny) -> None:
     w = np.random.default_rng(5).standard_normal((J, 2, K)).astype(np.float32)
     expected = [np.mean((tiny["x"] @ w[:, b]).argmax(axis=1) != tiny["y"]) for b in range(2)]
     assert 0 < min(expected)
-    np.testing.assert_allclose(iadmm.training_error(tiny["data"], w), expected)  # padding rows left out
+    np.testing.assert_allclose(objective.training_error(tiny["data"], w), expected)  # padding rows left out
 
 
 @pytest.mark.parametrize(
@@ -326,7 +415,7 @@ def test_a_replica_does_not_depend_on_the_other_replicas(tiny, algorithm) -> Non
 
 
 def test_chunking_does_not_change_a_run(tiny) -> None:
-    one_chunk = iadmm.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, chunk_bytes=10**9)
+    one_chunk = chunks.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, chunk_bytes=10**9)
     for algorithm in iadmm.ALGORITHMS:
         p = params(algorithm, 0.5, 4)
         np.testing.assert_allclose(run(tiny, p, data=one_chunk).local, run(tiny, p).local, rtol=1e-6, atol=1e-7)
@@ -360,8 +449,8 @@ def test_noise_has_the_calibrated_scale_and_is_independent_across_agents(tiny) -
 def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
     rngs = [np.random.default_rng(4), np.random.default_rng(5)]
     buffer = np.empty(2 * 3 * 200 * 50, dtype=np.float32)
-    first = iadmm.draw_noise(rngs, laplace, (3, 200, 50), buffer).copy()
-    second = iadmm.draw_noise(rngs, laplace, (3, 200, 50), buffer)
+    first = kernel.draw_noise(rngs, laplace, (3, 200, 50), buffer).copy()
+    second = kernel.draw_noise(rngs, laplace, (3, 200, 50), buffer)
     assert first.shape == (2, 3, 200, 50)  # replica-major
     np.testing.assert_allclose(np.abs(first).mean(axis=(2, 3)), 1.0, rtol=0.05)  # E|Laplace(1)| = 1
     series = [first[b, p].ravel() for p in range(3) for b in range(2)]
@@ -372,9 +461,80 @@ def test_noise_draws_are_uncorrelated_across_agents_and_iterations() -> None:
 
 
 def test_a_single_replica_draws_exactly_like_the_sampler() -> None:
-    ours = iadmm.draw_noise([np.random.default_rng(9)], laplace, (2, 4, 3), np.empty(24, dtype=np.float32))
+    ours = kernel.draw_noise([np.random.default_rng(9)], laplace, (2, 4, 3), np.empty(24, dtype=np.float32))
     direct = laplace(rng=np.random.default_rng(9), scale=1.0, size=(2, 4, 3), dtype=np.float32)
     np.testing.assert_array_equal(ours[0], direct)
+
+
+# --- the compiled run against the float64 reference -----------------------------------------------
+# run_iadmm (float32, chunked, fused) replays dp_iadmm_reference (float64, one agent at a time)
+# from the same noise draws. Tolerance: float32 rounds at 2^-24 = 6e-8; each coordinate of an
+# iteration passes through about ten roundings (a softmax and products over up to 9 rows, the
+# local step's six operations, sums over 3 agents) and carries the earlier iterations' errors.
+# Measured over these cases at T = 6: at most 4.5e-7 of the largest entry (ObjT with the paper's
+# radius; it grows with T: 1.3e-6 by T = 20), while a wrong sign or term in one equation moves the
+# state by O(1).
+
+REPLAY_ITERATIONS = 6
+REPLAY_TOLERANCE = 1e-6  # of the largest |entry| of each of w, z and lambda
+REPLAY_CASES = {  # algorithm, epsilon-bar, options
+    "objp": ("objp", 0.5, {"a": 0.5}),
+    "objp_worst_case": ("objp", 0.5, {"sensitivity": "worst_case"}),
+    "objt": ("objt", 0.5, {"a": 0.05}),  # delta = 0.05: the trust region (9) binds
+    "objt_paper_radius": ("objt", 0.5, {"a": 0.2, "trust_radius": "paper_inv_t2"}),
+    "outp": ("outp", 0.5, {}),
+    "outp_sigma_global_mean": ("outp", 0.5, {"outp_noise": "sigma", "outp_gradient": "global_mean"}),
+    "objp_nonprivate": ("objp", math.inf, {"a": 0.5}),
+    "outp_nonprivate": ("outp", math.inf, {}),
+}
+
+
+def replayed_unit_noise(data: chunks.FederatedData, seed: int, sampler, iterations: int) -> np.ndarray:
+    """One replica's unit-scale draws in a run, replayed: (T, P, J, K) float64, agents in original order.
+
+    At every iteration :func:`iadmm.run_iadmm` draws, chunk by chunk (agents in size order), one
+    sampler call of the chunk's shape (g, J, K) at scale 1 from each replica's own generator
+    (:func:`kernel.draw_noise`); the same calls on a generator of the same seed give the same values.
+    """
+    rng = np.random.default_rng(seed)
+    draws = np.empty((iterations, data.n_agents, data.n_features, data.n_classes))
+    for t in range(iterations):
+        for chunk in data.chunks:
+            shape = (chunk.stop - chunk.start, data.n_features, data.n_classes)
+            draws[t, chunk.start : chunk.stop] = sampler(rng=rng, scale=1.0, size=shape, dtype=np.float32)
+    unit = np.empty_like(draws)
+    unit[:, data.agent_ids] = draws  # internal agent p is original agent agent_ids[p]
+    return unit
+
+
+def assert_replays(ours: np.ndarray, stated: np.ndarray, what: str) -> None:
+    error, size = np.abs(ours - stated).max(), np.abs(stated).max()
+    assert error <= REPLAY_TOLERANCE * size, f"{what}: max error {error:.3g} against max |entry| {size:.3g}"
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 10**9], ids=["agent_chunks", "one_padded_chunk"])
+@pytest.mark.parametrize("case", REPLAY_CASES)
+def test_a_run_replays_the_float64_reference_iteration_by_iteration(tiny, case, chunk_bytes) -> None:
+    algorithm, epsilon, options = REPLAY_CASES[case]
+    seeds = (4, 5)  # two replicas: each follows its own generator
+    data = chunks.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, replicas=len(seeds), chunk_bytes=chunk_bytes)
+    agents = reference.agents_from_rows(tiny["x"], tiny["y"], tiny["offsets"], K)
+    sampler = gaussian if algorithm == "outp" else laplace
+    noise = {seed: replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds}  # unused if inf
+    states = {seed: reference.initial_state(len(agents), J, K) for seed in seeds}
+    trust_region_bound = False
+    for t in range(1, REPLAY_ITERATIONS + 1):
+        p = params(algorithm, epsilon, t, beta=0.05, **options)  # a beta whose term (37) shows
+        result = run(tiny, p, seeds=seeds, data=data)  # iterations 1..t (the same draws as a longer run)
+        for b, seed in enumerate(seeds):
+            previous, states[seed] = states[seed], reference.iteration(states[seed], agents, p, t, noise[seed][t - 1])
+            stated = states[seed]
+            assert_replays(result.weights[b], stated.w, f"w^{t + 1}, replica {b}")
+            assert_replays(result.local[b], stated.z, f"z^{t + 1}, replica {b}")
+            assert_replays(result.duals[b], stated.lam, f"lambda^{t + 1}, replica {b}")
+            radius = reference.trust_radius(p, t)
+            trust_region_bound |= bool(np.isclose(np.abs(stated.z - previous.z), radius, rtol=1e-12, atol=0).any())
+    assert trust_region_bound == (algorithm == "objt")  # ObjT's clip (9) is exercised
 
 
 # --- switches -------------------------------------------------------------------------------------
@@ -393,7 +553,7 @@ def test_trust_radius_switch_changes_only_objt_radius(tiny) -> None:
 
 
 def test_outp_noise_switch_squares_the_std_only_for_outp(tiny) -> None:
-    equal = iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)  # one sigma for all agents
+    equal = chunks.federated_data(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)  # one sigma for all agents
     variance = run(tiny, params("outp", 0.05, 2, outp_noise="variance"), data=equal)
     sigma = run(tiny, params("outp", 0.05, 2, outp_noise="sigma"), data=equal)
     np.testing.assert_allclose(variance.traces[0]["noise_scale"], sigma.traces[0]["noise_scale"] ** 2, rtol=1e-9)
@@ -414,7 +574,7 @@ def test_sensitivity_switch_sets_the_worst_case_laplace_scale(tiny) -> None:
 def test_outp_gradient_switch_rescales_only_outp(tiny) -> None:
     agent, glob = (run(tiny, params("outp", math.inf, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
     assert not np.allclose(agent.local, glob.local)
-    one_agent = iadmm.federated_data(tiny["x"], tiny["y"], np.array([0, 21]), K)  # I_p = I: no difference
+    one_agent = chunks.federated_data(tiny["x"], tiny["y"], np.array([0, 21]), K)  # I_p = I: no difference
     a, b = (
         run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent) for m in ("agent_mean", "global_mean")
     )

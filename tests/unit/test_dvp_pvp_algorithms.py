@@ -80,10 +80,13 @@ def test_is_connected_detects_two_components() -> None:
 
 @pytest.mark.parametrize(
     ("family", "n_nodes", "probability", "message"),
-    [("star", 4, 0.3, "graph family must be one of"), ("ring", 1, 0.3, "n_nodes must be an integer >= 2"),
-     ("erdos_renyi", 4, 0.0, "edge_probability must be in")],
+    [
+        ("star", 4, 0.3, "graph family must be one of"),
+        ("ring", 1, 0.3, "n_nodes must be an integer >= 2"),
+        ("erdos_renyi", 4, 0.0, "edge_probability must be in"),
+    ],
     ids=["unknown_family", "one_node", "zero_probability"],
-)  # fmt: skip
+)
 def test_graph_rejects_bad_input(family: str, n_nodes: int, probability: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         connected_graph(family, n_nodes, rng=np.random.default_rng(0), edge_probability=probability)
@@ -109,8 +112,13 @@ def test_local_solver_matches_scipy_and_meets_its_tolerance(problem) -> None:
         def gradient(f: np.ndarray, x=x, y=y, r=ridge[p], c=linear[p]) -> np.ndarray:
             return 30.0 * logistic.gradient(f, x, y) + r * f + c
 
-        reference = optimize.minimize(objective, np.zeros(DIM), jac=gradient, method="L-BFGS-B",
-                                      options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})  # fmt: skip
+        reference = optimize.minimize(
+            objective,
+            np.zeros(DIM),
+            jac=gradient,
+            method="L-BFGS-B",
+            options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000},
+        )
         np.testing.assert_allclose(solution.f[p], reference.x, rtol=1e-5, atol=1e-6)
         assert np.linalg.norm(gradient(solution.f[p])) == pytest.approx(solution.grad_norm[p], abs=1e-9)
 
@@ -220,17 +228,17 @@ def test_dvp_calibration_picks_the_branch_on_both_sides_of_the_boundary(problem)
     below = calibrate(settings("dvp", boundary * 0.99), data.sizes, degree)
     assert {node.branch for node in above.dvp} == {"no_ridge"} and (above.phi == 0).all()
     assert {node.branch for node in below.dvp} == {"ridge"} and (below.phi > 0).all()
-    np.testing.assert_allclose(above.jacobian, boundary)
+    np.testing.assert_allclose(above.jacobian_budget, boundary)
     np.testing.assert_allclose([n.alpha_hat for n in above.dvp], boundary * 0.01, rtol=1e-9)
     np.testing.assert_allclose([n.alpha_hat for n in below.dvp], boundary * 0.99 / 2)
     np.testing.assert_allclose([n.zeta for n in below.dvp], boundary * 0.99 / 4)  # zeta = alpha-hat / 2, G1
 
 
-def test_zeta_mode_switch_doubles_the_rate(problem) -> None:
+def test_dvp_zeta_mode_switch_doubles_the_rate(problem) -> None:
     _, _, _, data = problem
     degree = SQUARE.sum(axis=1)
     half = calibrate(settings("dvp", 0.5), data.sizes, degree)
-    box = calibrate(settings("dvp", 0.5, zeta_mode="alpha_hat"), data.sizes, degree)
+    box = calibrate(settings("dvp", 0.5, dvp_zeta_mode="alpha_hat"), data.sizes, degree)
     np.testing.assert_allclose(box.dvp_zeta, 2 * half.dvp_zeta)
 
 
@@ -259,8 +267,8 @@ def test_settings_reject_inconsistent_input() -> None:
         AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=1.0, iterations=2)
     with pytest.raises(ValueError, match="eta must be in"):
         AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=0.0, iterations=2, alpha=0.5)
-    with pytest.raises(ValueError, match="zeta_mode must be one of"):
-        AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=1.0, iterations=2, alpha=0.5, zeta_mode="box")
+    with pytest.raises(ValueError, match="dvp_zeta_mode must be one of"):
+        AdmmSettings("dvp", rho=1.0, c_r=1.0, eta=1.0, iterations=2, alpha=0.5, dvp_zeta_mode="box")
 
 
 def test_iterate_metrics_agree_with_the_logistic_model(problem) -> None:

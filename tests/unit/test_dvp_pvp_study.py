@@ -1,4 +1,4 @@
-"""Study dvp_pvp: grids and targets, runs and their provenance, aggregates, tables, claims, figures."""
+"""Study dvp_pvp: grid and targets, runs and their provenance, eta tuning, aggregates, tables, figures, claims, cli."""
 
 from __future__ import annotations
 
@@ -10,25 +10,44 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from dpdl.claims import NOT_AT_SCALE, scorecard
-from dpdl.errors import ConfigError
+from dpdl.errors import ArtifactError, ConfigError
 from dpdl.runs import read_run, validate_run, write_run
 from dpdl.studies import dvp_pvp as study
+from dpdl.studies.dvp_pvp import aggregate, claims, cli, figures, grid, run, tables, tune
 
 AGENTS = 3
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def config(**changes) -> dict:
     section = {
-        "agents": AGENTS, "partition_seed": 0, "row_norm": "project", "graph": "erdos_renyi",
-        "edge_probability": 0.3, "graph_seed": 0, "alphas": [0.1, 0.5, 1.0], "convergence_alphas": [0.1, 1.0],
-        "seeds": 2, "iterations": 4, "tradeoff_iterations": [2, 4], "mer_iteration": 4,
-        "rho": {"nonprivate": 1e-10, "dvp": 10**-2.5, "pvp": 0.1}, "c_r": {"nonprivate": 20, "dvp": 20, "pvp": 5},
-        "eta": 0.1, "eta_grid": [0.01, 0.1], "rho_selection": {"alpha": 0.3, "exponents": [-10, -2.5], "seeds": 1},
-        "dvp_zeta_mode": "alpha_hat_half", "pvp_center": "paper", "init": "random", "init_scale": 0.1,
-        "evaluation": "in_sample", "accounting_delta": 1e-5,
-    } | changes  # fmt: skip
+        "agents": AGENTS,
+        "partition_seed": 0,
+        "row_norm": "project",
+        "graph": "erdos_renyi",
+        "edge_probability": 0.3,
+        "graph_seed": 0,
+        "alphas": [0.1, 0.5, 1.0],
+        "convergence_alphas": [0.1, 1.0],
+        "seeds": 2,
+        "iterations": 4,
+        "tradeoff_iterations": [2, 4],
+        "mer_iteration": 4,
+        "rho": {"nonprivate": 1e-10, "dvp": 10**-2.5, "pvp": 0.1},
+        "c_r": {"nonprivate": 20, "dvp": 20, "pvp": 5},
+        "eta": 0.1,
+        "eta_grid": [0.01, 0.1],
+        "rho_selection": {"alpha": 0.3, "exponents": [-10, -2.5], "seeds": 1},
+        "dvp_zeta_mode": "alpha_hat_half",
+        "pvp_center": "paper",
+        "init": "random",
+        "init_scale": 0.1,
+        "evaluation": "in_sample",
+        "accounting_delta": 1e-5,
+    } | changes
     return {"dvp_pvp": section}
 
 
@@ -47,22 +66,32 @@ def dataset() -> tuple[dict, dict]:
 def runs(dataset, tmp_path_factory) -> dict[str, list[str]]:
     """Run artifacts of a tiny main grid and rho selection, written like the workflow does."""
     arrays, card = dataset
-    values = study.settings(config(seeds=1))
-    context = study.run_context(arrays, card, study.run_settings(config(seeds=1)))
+    values = grid.settings(config(seeds=1))
+    context = run.run_context(arrays, card, grid.run_settings(config(seeds=1)))
     folder = tmp_path_factory.mktemp("runs")
     paths: dict[str, list[str]] = {"main": [], "rho": []}
-    for algorithm in study.ALGORITHMS:
-        for alpha in [None] if algorithm == "nonprivate" else study.all_alphas(values):
+    for algorithm in grid.ALGORITHMS:
+        for alpha in [None] if algorithm == "nonprivate" else grid.all_alphas(values):
             for seed in range(values["seeds"]):
-                path = folder / study.run_path(algorithm, alpha, seed)
-                write_run(path, study.execute_run(context, algorithm=algorithm, alpha=alpha, seed=seed, eta=0.1,
-                                                  eta_source="config"))  # fmt: skip
+                path = folder / grid.run_path(algorithm, alpha, seed)
+                write_run(
+                    path,
+                    run.execute_run(context, algorithm=algorithm, alpha=alpha, seed=seed, eta=0.1, eta_source="config"),
+                )
                 paths["main"].append(str(path))
         alpha = None if algorithm == "nonprivate" else 0.3
         for exponent in values["rho_selection"]["exponents"]:
-            path = folder / study.rho_run_path(algorithm, exponent, 0)
-            result = study.execute_run(context, algorithm=algorithm, alpha=alpha, seed=0, eta=0.1,
-                                       eta_source="config", rho=10.0**exponent, purpose="rho_selection")  # fmt: skip
+            path = folder / grid.rho_run_path(algorithm, exponent, 0)
+            result = run.execute_run(
+                context,
+                algorithm=algorithm,
+                alpha=alpha,
+                seed=0,
+                eta=0.1,
+                eta_source="config",
+                rho=10.0**exponent,
+                purpose="rho_selection",
+            )
             write_run(path, result)
             paths["rho"].append(str(path))
     return paths
@@ -73,53 +102,68 @@ def runs(dataset, tmp_path_factory) -> dict[str, list[str]]:
 
 def test_targets_cover_every_output_and_need_the_data() -> None:
     values = config()
-    paths = study.targets(values, {"dvp_pvp/adult"})
-    assert {f"figures/dvp_pvp/{name}.{ext}" for name in study.FIGURES for ext in ("png", "pdf")} <= set(paths)
+    paths = grid.targets(values, {"dvp_pvp/adult"})
+    assert {f"figures/dvp_pvp/{name}.{ext}" for name in grid.FIGURES for ext in ("png", "pdf")} <= set(paths)
     assert "results/tables/dvp_pvp/table1_rho.md" in paths and "results/claims/dvp_pvp.csv" in paths
     assert "results/tables/dvp_pvp/eta_selection.csv" not in paths  # eta fixed: no selection
-    assert "results/tables/dvp_pvp/eta_selection.csv" in study.targets(config(eta="tuned"), {"dvp_pvp/adult"})
-    assert study.targets(values, set()) == []
+    assert "results/tables/dvp_pvp/eta_selection.csv" in grid.targets(config(eta="tuned"), {"dvp_pvp/adult"})
+    assert grid.targets(values, set()) == []
 
 
 def test_cross_key_checks_name_the_key() -> None:
     with pytest.raises(ConfigError, match=r"dvp_pvp.tradeoff_iterations \[100\] exceed dvp_pvp.iterations \(4\)"):
-        study.settings(config(tradeoff_iterations=[2, 100]))
+        grid.settings(config(tradeoff_iterations=[2, 100]))
     with pytest.raises(ConfigError, match="dvp_pvp.mer_iteration"):
-        study.settings(config(mer_iteration=5))
+        grid.settings(config(mer_iteration=5))
 
 
 def test_run_settings_leave_out_grid_keys() -> None:
-    keys = study.run_settings(config()).keys()
+    keys = grid.run_settings(config()).keys()
     assert "seeds" not in keys and "alphas" not in keys and "eta" in keys and "iterations" in keys
 
 
 @pytest.mark.parametrize(
     ("value", "text"), [(None, "inf"), (0.01, "0.01"), (1.0, "1"), (-2.5, "-2.5"), (1e-10, "1e-10")]
 )
-def test_labels(value: float | None, text: str) -> None:
-    assert study.label(value) == text
+def test_path_labels(value: float | None, text: str) -> None:
+    assert grid.run_path("dvp", value, 1) == f"results/dvp_pvp/runs/adult/dvp/eps{text}/seed1.npz"
+
+
+def test_section_settings_keys_are_the_schema_properties() -> None:
+    schema = yaml.safe_load((ROOT / "workflow/schemas/dvp_pvp.schema.yaml").read_text())
+    assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) == set(config()["dvp_pvp"])
+    assert set(grid.RUN_KEYS) <= set(grid.SETTINGS_KEYS) and set(grid.SWITCH_KEYS) <= set(grid.SETTINGS_KEYS)
+
+
+def test_settings_parsers_take_exactly_their_keys() -> None:
+    assert grid.parse_section_settings(grid.settings_json(config())) == grid.settings(config())
+    assert grid.parse_run_settings(grid.run_settings_json(config())) == grid.run_settings(config())
+    with pytest.raises(ConfigError, match="seeds"):
+        grid.parse_run_settings(grid.settings_json(config()))
+    with pytest.raises(ConfigError, match="alphas"):
+        grid.parse_section_settings(grid.run_settings_json(config()))
 
 
 def test_job_outputs_follow_the_command_order() -> None:
-    values = study.settings(config())
-    outputs = study.rho_job_outputs(values)
+    values = grid.settings(config())
+    outputs = grid.rho_job_outputs(values)
     assert outputs == [
         "results/dvp_pvp/runs/adult/rho_selection/{algorithm}/rho-10/seed0.npz",
         "results/dvp_pvp/runs/adult/rho_selection/{algorithm}/rho-2.5/seed0.npz",
     ]
-    assert study.job_arguments(values, "rho") == "--seeds 0 --rho-exponents -10 -2.5"
-    assert study.job_arguments(values, "main") == "--seeds 0 1"
-    assert study.run_job_outputs(values)[1] == "results/dvp_pvp/runs/adult/{algorithm}/eps{alpha}/seed1.npz"
-    assert study.job_arguments(values, "eta") == "--seeds 0 --etas 0.01 0.1"
+    assert grid.job_arguments(values, "rho") == "--seeds 0 --rho-exponents -10 -2.5"
+    assert grid.job_arguments(values, "main") == "--seeds 0 1"
+    assert grid.run_job_outputs(values)[1] == "results/dvp_pvp/runs/adult/{algorithm}/eps{alpha}/seed1.npz"
+    assert grid.job_arguments(values, "eta") == "--seeds 0 --etas 0.01 0.1"
 
 
 def test_figure_runs() -> None:
-    values = study.settings(config())
-    convergence = study.figure_runs(values, "convergence")
-    assert len(convergence) == 2 + 2 * 2 * 2 and study.run_path("dvp", 0.1, 1) in convergence
-    assert len(study.figure_runs(values, "tradeoff_pvp")) == 3 * 2
+    values = grid.settings(config())
+    convergence = grid.figure_runs(values, "convergence")
+    assert len(convergence) == 2 + 2 * 2 * 2 and grid.run_path("dvp", 0.1, 1) in convergence
+    assert len(grid.figure_runs(values, "tradeoff_pvp")) == 3 * 2
     with pytest.raises(ConfigError, match="unknown dvp_pvp figure"):
-        study.figure_runs(values, "fig9")
+        grid.figure_runs(values, "fig9")
 
 
 # ------------------------------------------------------------------------------------------ runs
@@ -150,14 +194,14 @@ def test_trace_columns(runs) -> None:
 def test_card_partition_must_match_the_config(dataset) -> None:
     arrays, card = dataset
     with pytest.raises(ConfigError, match="card has agents = 3 but the config has 4"):
-        study.run_context(arrays, card, study.run_settings(config(agents=4)))
+        run.run_context(arrays, card, grid.run_settings(config(agents=4)))
 
 
 def test_train_test_keeps_adult_data_rows_for_training(dataset) -> None:
     arrays, card = dataset
     from dpdl.data.partition import equal_shards
 
-    context = study.run_context(arrays, card, study.run_settings(config(evaluation="train_test")))
+    context = run.run_context(arrays, card, grid.run_settings(config(evaluation="train_test")))
     shards = equal_shards(60, AGENTS, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(context.data.sizes, [int((shard < 40).sum()) for shard in shards])
     assert len(context.eval_y) == 20
@@ -172,15 +216,84 @@ def test_cli_run_writes_one_file_per_seed(dataset, tmp_path: Path) -> None:
     write_json(tmp_path / "adult.json", card)
     outs = [str(tmp_path / f"seed{s}.npz") for s in (0, 1)]
     args = argparse.Namespace(
-        settings=json.dumps(study.run_settings(config())), alpha="0.5", etas=None, eta_file=None,
-        rho_exponents=None, seeds=[0, 1], out=outs, arrays=str(tmp_path / "adult.npz"),
-        card=str(tmp_path / "adult.json"), algorithm="pvp", purpose="main",
-    )  # fmt: skip
-    assert study._cmd_run(args) == 0
+        settings=json.dumps(grid.run_settings(config())),
+        alpha="0.5",
+        etas=None,
+        eta_file=None,
+        rho_exponents=None,
+        seeds=[0, 1],
+        out=outs,
+        arrays=str(tmp_path / "adult.npz"),
+        card=str(tmp_path / "adult.json"),
+        algorithm="pvp",
+        purpose="main",
+    )
+    assert cli._cmd_run(args) == 0
     assert [read_run(path).provenance["seed"] for path in outs] == [0, 1]
     args.out = outs[:1]
     with pytest.raises(ConfigError, match="--out names 1 files but the job has 2 runs"):
-        study._cmd_run(args)
+        cli._cmd_run(args)
+
+
+def test_job_runs_are_eta_major_then_rho_then_seed() -> None:
+    etas = [(0.01, "grid"), (0.1, "grid")]
+    assert run.job_runs(etas, None, [0, 1]) == [
+        (0.01, "grid", None, 0),
+        (0.01, "grid", None, 1),
+        (0.1, "grid", None, 0),
+        (0.1, "grid", None, 1),
+    ]
+    assert run.job_runs(etas[:1], [-1.0, -2.5], [3]) == [(0.01, "grid", 0.1, 3), (0.01, "grid", 10**-2.5, 3)]
+
+
+# ---------------------------------------------------------------------------------- eta tuning
+
+
+def test_run_etas_prefer_the_grid_then_the_file_then_the_config(tmp_path: Path) -> None:
+    from dpdl.io import write_json
+
+    values = grid.run_settings(config())
+    write_json(tmp_path / "eta.json", {"eta": 0.03})
+    assert tune.run_etas(values, [0.01, 0.1], str(tmp_path / "eta.json")) == [
+        (0.01, "eta selection grid"),
+        (0.1, "eta selection grid"),
+    ]
+    assert tune.run_etas(values, None, str(tmp_path / "eta.json")) == [(0.03, f"tuned ({tmp_path / 'eta.json'})")]
+    assert tune.run_etas(values, None, None) == [(0.1, "config")]
+    with pytest.raises(ConfigError, match="pass --eta-file"):
+        tune.run_etas(grid.run_settings(config(eta="tuned")), None, None)
+    write_json(tmp_path / "bad.json", {"eta": "small"})
+    with pytest.raises(ArtifactError, match="numeric 'eta'"):
+        tune.read_eta(str(tmp_path / "bad.json"))
+
+
+def test_select_eta_keeps_the_smallest_gap_and_flags_the_grid_edge(dataset, tmp_path: Path) -> None:
+    arrays, card = dataset
+    context = run.run_context(arrays, card, grid.run_settings(config()))
+    paths = []
+    for eta in (1.0, 0.1, 0.01):
+        path = tmp_path / f"eta{eta}.npz"
+        write_run(
+            path,
+            run.execute_run(
+                context,
+                algorithm="nonprivate",
+                alpha=None,
+                seed=0,
+                eta=eta,
+                eta_source="eta selection grid",
+                purpose="eta_selection",
+            ),
+        )
+        paths.append(str(path))
+    eta, table = tune.select_eta(paths)
+    assert table["eta"].tolist() == [0.01, 0.1, 1.0] and table["selected"].sum() == 1
+    assert eta == table.loc[table["objective_gap_t_T"].idxmin(), "eta"]
+    record = tune.selection_record(eta, table)
+    assert record["grid"] == [0.01, 0.1, 1.0] and record["at_grid_edge"] == (eta != 0.1)
+    assert ("at the edge of the grid" in tune.selection_title(record)) == record["at_grid_edge"]
+    with pytest.raises(ArtifactError, match="no eta-selection runs"):
+        tune.select_eta([])
 
 
 # ------------------------------------------------------------------------- aggregates and tables
@@ -189,99 +302,169 @@ def test_cli_run_writes_one_file_per_seed(dataset, tmp_path: Path) -> None:
 def test_aggregates_tables_and_figures(runs) -> None:
     from dpdl.plotting import new_figure
 
-    values = study.settings(config())
-    frame, provenances = study.load_runs(runs["main"])
-    convergence = study.aggregate_convergence(frame, provenances)
+    values = grid.settings(config())
+    frame, provenances = aggregate.load_runs(runs["main"])
+    convergence = aggregate.aggregate_convergence(frame, provenances)
     assert set(convergence["metric"]) == {"loss", "mer", "objective_gap"}
     assert convergence.loc[convergence["algorithm"] == "nonprivate", "alpha"].isna().all()
     assert convergence.loc[convergence["algorithm"] == "dvp", "eps_composed_pld"].notna().all()
-    tradeoffs = [study.aggregate_tradeoff(frame, provenances, m, values["tradeoff_iterations"]) for m in study.PRIVATE]
+    tradeoffs = [
+        aggregate.aggregate_tradeoff(frame, provenances, m, values["tradeoff_iterations"]) for m in grid.PRIVATE
+    ]
     assert set(tradeoffs[0]["series"]) == {"points", "fit", "paper", "utility", "objective_fit", "objective_paper"}
-    optimal = study.optimal_alpha_table(tradeoffs)
+    optimal = tables.optimal_alpha_table(tradeoffs)
     paper = optimal[optimal["source"] == "paper constants"]
     np.testing.assert_allclose(paper.groupby("algorithm")["alpha_star"].first(), [0.1422, 0.4533], atol=1e-4)
-    final = study.aggregate_at_iteration(frame, provenances, "loss", None)
+    final = aggregate.aggregate_at_iteration(frame, provenances, "loss", None)
     assert (final["iteration"] == 5).all() and len(final) == 1 + 2 * 3
-    mer = study.aggregate_at_iteration(frame, provenances, "mer", values["mer_iteration"])
-    rho = study.aggregate_rho_selection(*study.load_runs(runs["rho"]))
+    mer = aggregate.aggregate_at_iteration(frame, provenances, "mer", values["mer_iteration"])
+    rho = aggregate.aggregate_rho_selection(*aggregate.load_runs(runs["rho"]))
     assert rho.loc[rho["algorithm"] == "dvp", "eps_composed_pld"].notna().all()
-    table1 = study.table1_rho(rho)
+    table1 = tables.table1_rho(rho)
     assert list(table1["paper_rho"]) == ["10^-10", "10^-2.5", "10^-1"]
-    calibration = study.calibration_table(frame, provenances)
+    calibration = tables.calibration_table(frame, provenances)
     assert set(calibration["release"]) == {"DVP step", "PVP broadcast", "PVP final DVP step"}
     assert (calibration["draws"] > 0).all()
-    privacy = study.privacy_table(provenances, 1e-5)
+    privacy = tables.privacy_table(provenances, 1e-5)
     row = privacy[(privacy["algorithm"] == "dvp") & (privacy["alpha_per_iteration"] == 1.0)].iloc[0]
     assert row["basic_composition"] == pytest.approx(5.0) and row["pld"] <= row["basic_composition"]
-    assert len(study.table2_cr(provenances[:1])) == 1
+    assert len(tables.table2_cr(provenances[:1])) == 1
     import matplotlib.pyplot as plt
 
     fig, axes = new_figure(2, 2)  # drawing only: the workflow test renders and saves every figure
-    study.plot_tradeoff(tradeoffs[1], axes)
+    figures.plot_tradeoff(tradeoffs[1], axes)
     assert len(axes[0, 1].lines) == 3 and axes[1, 0].get_yscale() == "symlog"
     fig, axes = new_figure(2, 3)
-    study.plot_convergence(convergence, axes)
+    figures.plot_convergence(convergence, axes)
     assert axes[0, 0].get_yscale() == "log" and len(axes[1, 2].lines) == 3
-    for aggregate, log_y in ((final, True), (mer, False)):
+    for shown, log_y in ((final, True), (mer, False)):
         fig, axes = new_figure()
-        study.plot_against_alpha(aggregate, axes[0, 0], "y", log_y=log_y)
+        figures.plot_against_alpha(shown, axes[0, 0], "y", log_y=log_y)
         assert len(axes[0, 0].lines) == 3  # DVP, PVP and the non-private line
     fig, axes = new_figure()
-    study.plot_rho_selection(rho, axes[0, 0])
+    figures.plot_rho_selection(rho, axes[0, 0])
     plt.close("all")
-    aggregates = {"rho_selection": rho, "optimal_alpha": optimal, "final_risk": final, "mer": mer,
-                  "convergence": convergence}  # fmt: skip
-    card = scorecard(study.CLAIMS, aggregates, scale=study.claim_scale(config()), switches=study.switches(values))
-    assert len(card) == len(study.CLAIMS) == 10
+    aggregates = {
+        "rho_selection": rho,
+        "optimal_alpha": optimal,
+        "final_risk": final,
+        "mer": mer,
+        "convergence": convergence,
+    }
+    card = scorecard(claims.CLAIMS, aggregates, scale=grid.claim_scale(config()), switches=grid.switches(values))
+    assert len(card) == len(claims.CLAIMS) == 10
     assert (card["verdict"] == NOT_AT_SCALE).all() and card["our_value"].notna().all()
+
+
+def test_steps_dispatch_on_the_figure_and_table_name(runs, tmp_path: Path) -> None:
+    values = grid.settings(config())
+    frame, provenances = aggregate.load_runs(runs["main"])
+    pd.testing.assert_frame_equal(
+        aggregate.figure_aggregate("final_risk", frame, provenances, values),
+        aggregate.aggregate_at_iteration(frame, provenances, "loss", None),
+    )
+    with pytest.raises(ConfigError, match="unknown dvp_pvp figure 'fig9'"):
+        aggregate.figure_aggregate("fig9", frame, provenances, values)
+    rho = aggregate.aggregate_rho_selection(*aggregate.load_runs(runs["rho"]))
+    rho.to_csv(tmp_path / "rho_selection.csv", index=False)
+    table, title = tables.build_table("table1_rho", [str(tmp_path / "rho_selection.csv")], values)
+    assert len(table) == 3 and title.startswith("# Zhang & Zhu, Table 1") and "alpha = 0.3" in title
+    privacy, _ = tables.build_table("privacy", runs["main"], values)
+    pd.testing.assert_frame_equal(privacy, tables.privacy_table(provenances, values["accounting_delta"]))
+    with pytest.raises(ConfigError, match="written by 'dpdl dvp_pvp select-eta'"):
+        tables.build_table("eta_selection", [], values)
+    import matplotlib.pyplot as plt
+
+    drawn = figures.draw("rho_selection", rho)
+    assert len(drawn.axes) == 1 and drawn.axes[0].get_xscale() == "log"
+    with pytest.raises(ConfigError, match="unknown dvp_pvp figure"):
+        figures.draw("fig9", rho)
+    plt.close("all")
+
+
+def test_rounded_keeps_six_significant_digits() -> None:
+    table = tables.rounded(pd.DataFrame({"x": [1.23456789, math.inf, math.nan], "name": ["a", "b", "c"]}))
+    assert table["x"].iloc[0] == 1.23457 and math.isinf(table["x"].iloc[1]) and math.isnan(table["x"].iloc[2])
+
+
+def test_package_exposes_the_study_protocol() -> None:
+    assert study.STUDY == "dvp_pvp" and study.CLAIMS is claims.CLAIMS
+    assert study.targets is grid.targets and study.runs is grid.runs and study.add_commands is cli.add_commands
+    parser = argparse.ArgumentParser()
+    study.add_commands(parser.add_subparsers(dest="study"))
+    args = parser.parse_args(
+        ["dvp_pvp", "select-eta", "--runs", "a.npz", "--out", "eta.json", "--table", "t.csv", "t.md"]
+    )
+    assert args.command is cli._cmd_select_eta and args.runs == ["a.npz"]
 
 
 # ---------------------------------------------------------------------------------------- claims
 
 
 def test_rho_claim_tolerance() -> None:
-    aggregate = pd.DataFrame({"algorithm": "dvp", "rho_exponent": [-3.0, -2.5, -2.0], "mean": [2.0, 1.0, 1.5],
-                              "lo": 0.9, "hi": 1.1, "n": 2})  # fmt: skip
-    evidence = study._rho_argmin("dvp")(aggregate)
+    frame = pd.DataFrame(
+        {"algorithm": "dvp", "rho_exponent": [-3.0, -2.5, -2.0], "mean": [2.0, 1.0, 1.5], "lo": 0.9, "hi": 1.1, "n": 2}
+    )
+    evidence = claims.rho_argmin("dvp")(frame)
     assert evidence.value == "10^-2.5" and evidence.holds
-    assert study._rho_argmin("dvp")(aggregate.assign(mean=[0.5, 1.0, 1.5])).holds  # half a decade off
-    far = aggregate.assign(rho_exponent=[-4.0, -2.5, -1.0], mean=[0.5, 1.0, 1.5])
-    assert not study._rho_argmin("dvp")(far).holds
+    assert claims.rho_argmin("dvp")(frame.assign(mean=[0.5, 1.0, 1.5])).holds  # half a decade off
+    far = frame.assign(rho_exponent=[-4.0, -2.5, -1.0], mean=[0.5, 1.0, 1.5])
+    assert not claims.rho_argmin("dvp")(far).holds
 
 
 def test_rho_claim_and_table_take_every_tied_minimiser() -> None:
     # DVP's ridge branch makes the loss independent of rho: every rho attaining the minimum counts.
-    tied = pd.DataFrame({"algorithm": "dvp", "rho_exponent": [-4.0, -3.5, -3.0, -2.5, -2.0, -1.0],
-                         "mean": [3.0, 3.0, 3.0, 3.0, 3.0 * (1 + 1e-6), 4.0], "lo": 2.9, "hi": 3.1, "n": 2,
-                         "alpha": 0.3})  # fmt: skip
-    evidence = study._rho_argmin("dvp")(tied)
+    tied = pd.DataFrame(
+        {
+            "algorithm": "dvp",
+            "rho_exponent": [-4.0, -3.5, -3.0, -2.5, -2.0, -1.0],
+            "mean": [3.0, 3.0, 3.0, 3.0, 3.0 * (1 + 1e-6), 4.0],
+            "lo": 2.9,
+            "hi": 3.1,
+            "n": 2,
+            "alpha": 0.3,
+        }
+    )
+    evidence = claims.rho_argmin("dvp")(tied)
     assert evidence.holds and evidence.value == "10^-4..10^-2.5 (4 tied)"
     assert "minimal (to a relative 1e-09) at 4 of 6 rho" in evidence.detail
-    assert not study._rho_argmin("dvp")(tied.assign(rho_exponent=[-7.0, -6.5, -6.0, -5.5, -2.5, -1.0])).holds
-    both = pd.concat([tied.assign(algorithm=name) for name in study.ALGORITHMS])
-    assert study.table1_rho(both).loc[1, "our_argmin_rho"] == "10^-4..10^-2.5 (4 tied)"
+    assert not claims.rho_argmin("dvp")(tied.assign(rho_exponent=[-7.0, -6.5, -6.0, -5.5, -2.5, -1.0])).holds
+    both = pd.concat([tied.assign(algorithm=name) for name in grid.ALGORITHMS])
+    assert tables.table1_rho(both).loc[1, "our_argmin_rho"] == "10^-4..10^-2.5 (4 tied)"
 
 
 def test_decreasing_claim_uses_kendall() -> None:
     alphas = [0.01, 0.1, 0.3, 0.5, 1.0]
-    aggregate = pd.concat([
-        pd.DataFrame({"algorithm": "dvp", "alpha": alphas, "mean": [5, 4, 3, 2, 1]}),
-        pd.DataFrame({"algorithm": "pvp", "alpha": alphas, "mean": [1, 2, 3, 2, 1]}),
-    ])  # fmt: skip
-    evidence = study._decreasing(aggregate)
+    frame = pd.concat(
+        [
+            pd.DataFrame({"algorithm": "dvp", "alpha": alphas, "mean": [5, 4, 3, 2, 1]}),
+            pd.DataFrame({"algorithm": "pvp", "alpha": alphas, "mean": [1, 2, 3, 2, 1]}),
+        ]
+    )
+    evidence = claims.decreasing(frame)
     assert not evidence.holds and "dvp: Kendall tau -1.00 (p = 0.0083)" in evidence.value
 
 
 def test_dvp_below_pvp_counts_alphas() -> None:
-    aggregate = pd.DataFrame({"algorithm": ["dvp"] * 3 + ["pvp"] * 3, "alpha": [0.1, 0.5, 1.0] * 2,
-                              "mean": [0.2, 0.3, 0.1, 0.3, 0.2, 0.2]})  # fmt: skip
-    evidence = study._dvp_below_pvp(aggregate)
+    frame = pd.DataFrame(
+        {"algorithm": ["dvp"] * 3 + ["pvp"] * 3, "alpha": [0.1, 0.5, 1.0] * 2, "mean": [0.2, 0.3, 0.1, 0.3, 0.2, 0.2]}
+    )
+    evidence = claims.dvp_below_pvp(frame)
     assert evidence.value == "2 of 3 alphas (67%)" and evidence.holds
 
 
 def test_centralized_claim_reads_iteration_t() -> None:
-    aggregate = pd.DataFrame({"algorithm": "nonprivate", "alpha": math.nan, "metric": "objective_gap",
-                              "iteration": [0, 1, 2, 3], "mean": [1.0, 0.1, 1e-4, 0.5], "lo": 0, "hi": 0,
-                              "n": 2})  # fmt: skip
-    evidence = study._centralized(aggregate)
+    frame = pd.DataFrame(
+        {
+            "algorithm": "nonprivate",
+            "alpha": math.nan,
+            "metric": "objective_gap",
+            "iteration": [0, 1, 2, 3],
+            "mean": [1.0, 0.1, 1e-4, 0.5],
+            "lo": 0,
+            "hi": 0,
+            "n": 2,
+        }
+    )
+    evidence = claims.centralized(frame)
     assert evidence.holds and evidence.value == "0.0001"

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
 
-from dpdl.algorithms.dzoa import adjacency, dzoa, local_objective, topology_edges, two_point_estimate
+from dpdl.algorithms.dzoa import (
+    adjacency,
+    dzoa,
+    local_objective,
+    normalized_error,
+    topology_edges,
+    two_point_estimate,
+)
 from dpdl.algorithms.dzoa_dpadmm import dp_admm
 from dpdl.data.lasso import generate
 from dpdl.models import lasso
@@ -19,7 +27,7 @@ K, N_K, P = 5, 20, 10
 def trials() -> dict:
     """Two trials of the paper's data (dzoa.md 5.3), split by agent, with their centralized solutions."""
     data = generate(trials=2, seed=11, agents=K, samples_per_agent=N_K, features=P, noise_variance=0.1)
-    solution = lasso.solve(data["X"], data["y"], eta=1.0)
+    solution = lasso.solve(data["X"], data["y"], l1_weight=1.0)
     return {
         "X": data["X"].reshape(2, K, N_K, P),
         "y": data["y"].reshape(2, K, N_K),
@@ -39,7 +47,7 @@ def agent_rngs(seed: int, n_trials: int = 2) -> list[list[np.random.Generator]]:
 
 @pytest.mark.parametrize("scale", [1.0, 1.0 / N_K], ids=["sum_33", "mean_1_over_Nk"])
 def test_centralized_solution_has_duality_gap_below_1e_10_and_satisfies_kkt(trials, scale):
-    solution = lasso.solve(trials["flat_X"], trials["flat_y"], eta=1.0, scale=scale)
+    solution = lasso.solve(trials["flat_X"], trials["flat_y"], l1_weight=1.0, scale=scale)
     assert np.all(solution.gap < 1e-10)
     residual = np.einsum("tnp,tp->tn", trials["flat_X"], solution.beta) - trials["flat_y"]
     slope = 2.0 * scale * np.einsum("tnp,tn->tp", trials["flat_X"], residual)
@@ -51,11 +59,11 @@ def test_centralized_solution_has_duality_gap_below_1e_10_and_satisfies_kkt(tria
 def test_duality_gap_bounds_the_suboptimality_of_any_point(trials):
     X, y, beta_c = trials["flat_X"], trials["flat_y"], trials["beta_c"]
     rng = np.random.default_rng(0)
-    optimum = lasso.objective(beta_c, X, y, eta=1.0)
+    optimum = lasso.objective(beta_c, X, y, l1_weight=1.0)
     for _ in range(5):
         point = beta_c + rng.normal(scale=0.3, size=beta_c.shape)
-        gap = lasso.duality_gap(point, X, y, eta=1.0)
-        assert np.all(lasso.objective(point, X, y, eta=1.0) - optimum <= gap + 1e-9)
+        gap = lasso.duality_gap(point, X, y, l1_weight=1.0)
+        assert np.all(lasso.objective(point, X, y, l1_weight=1.0) - optimum <= gap + 1e-9)
         assert np.all(gap > 1e-3)
 
 
@@ -63,7 +71,7 @@ def test_centralized_solver_rejects_a_zero_column():
     X = np.ones((4, 3))
     X[:, 1] = 0.0
     with pytest.raises(ValueError, match="every column of X must be non-zero"):
-        lasso.solve(X, np.ones(4), eta=1.0)
+        lasso.solve(X, np.ones(4), l1_weight=1.0)
 
 
 # ------------------------------------------------------------------------------------ topology
@@ -101,7 +109,9 @@ def test_two_point_estimator_is_unbiased_for_the_smoothed_quadratic():
     assert np.all(np.abs(estimate - (2 * A @ point + c)) < 5 * standard_error)
 
 
-def reference_dzoa(X, y, graph, step_scale, rngs, *, n_outer, n_inner, n_directions, lipschitz=3.0, rho=4.0, eta=1.0):
+def reference_dzoa(
+    X, y, graph, step_scale, rngs, *, n_outer, n_inner, n_directions, lipschitz=3.0, rho=4.0, l1_weight=1.0
+):
     """Algorithm 1 literally: loops over settings, trials, agents and steps, with the literal (9)/(12)."""
     n_settings, n_trials = step_scale.shape[:2]
     degree = graph.sum(axis=1)
@@ -117,13 +127,18 @@ def reference_dzoa(X, y, graph, step_scale, rngs, *, n_outer, n_inner, n_directi
         for c in range(n_settings):
             for b in range(n_trials):
                 for k in range(K):
-
-                    def local(point, c=c, b=b, k=k):
-                        return local_objective(
-                            point, X=X[b, k], y=y[b, k], gamma=gamma[c, b, k], v=v[c, b, k], degree=int(degree[k]),
-                            rho=rho, eta=eta, n_agents=K, loss_scale=1.0,
-                        )  # fmt: skip
-
+                    local = functools.partial(
+                        local_objective,
+                        X=X[b, k],
+                        y=y[b, k],
+                        gamma=gamma[c, b, k],
+                        v=v[c, b, k],
+                        degree=int(degree[k]),
+                        rho=rho,
+                        l1_weight=l1_weight,
+                        n_agents=K,
+                        loss_scale=1.0,
+                    )
                     point = np.zeros(P)
                     for t in range(1, n_inner + 1):
                         nu1, nu2 = directions[b, k, t - 1]
@@ -140,9 +155,19 @@ def test_vectorized_dzoa_equals_the_literal_algorithm(trials):
     step_scale = np.random.default_rng(2).uniform(1.0, 2.0, size=(2, 2, K))
     shape = {"n_outer": 3, "n_inner": 30, "n_directions": 8}
     fast = dzoa(
-        trials["X"], trials["y"], trials["beta_c"], graph, step_scale, agent_rngs(3), rho=4.0, eta=1.0, loss_scale=1.0,
-        lipschitz=3.0, smoothing=1.0, **shape,
-    )  # fmt: skip
+        trials["X"],
+        trials["y"],
+        trials["beta_c"],
+        graph,
+        step_scale,
+        agent_rngs(3),
+        rho=4.0,
+        l1_weight=1.0,
+        loss_scale=1.0,
+        lipschitz=3.0,
+        smoothing=1.0,
+        **shape,
+    )
     slow = reference_dzoa(trials["X"], trials["y"], graph, step_scale, agent_rngs(3), **shape)
     # The literal finite difference loses ~1e-13 |F| / u2 to cancellation; the split form does not.
     assert np.allclose(fast.beta, slow, rtol=1e-6, atol=1e-7)
@@ -156,7 +181,7 @@ def test_dzoa_same_seed_same_trajectory_and_other_seed_differs(trials):
     step_scale = np.full((1, 2, K), 1.5)
     options = {
         "rho": 4.0,
-        "eta": 1.0,
+        "l1_weight": 1.0,
         "loss_scale": 1.0,
         "lipschitz": 3.0,
         "smoothing": 1.0,
@@ -176,10 +201,41 @@ def test_dzoa_same_seed_same_trajectory_and_other_seed_differs(trials):
 def test_dzoa_reports_divergence_instead_of_hiding_it(trials):
     graph = adjacency(topology_edges("ring_chord", K), K)
     result = dzoa(
-        trials["X"], trials["y"], trials["beta_c"], graph, np.full((1, 2, K), 1e6), agent_rngs(7), rho=4.0, eta=1.0,
-        loss_scale=1.0, lipschitz=3.0, smoothing=1.0, n_directions=5, n_outer=30, n_inner=5,
-    )  # fmt: skip
+        trials["X"],
+        trials["y"],
+        trials["beta_c"],
+        graph,
+        np.full((1, 2, K), 1e6),
+        agent_rngs(7),
+        rho=4.0,
+        l1_weight=1.0,
+        loss_scale=1.0,
+        lipschitz=3.0,
+        smoothing=1.0,
+        n_directions=5,
+        n_outer=30,
+        n_inner=5,
+    )
     assert result.diverged.all()
+
+
+def test_normalized_error_sums_over_agents_on_any_agent_axis():
+    """Note 5.5: sum_k ||beta_k - beta^c||^2 / ||beta^c||^2, the same whichever axis holds the agents."""
+    rng = np.random.default_rng(12)
+    beta_c = rng.normal(size=(2, P))  # (B, P)
+    estimates = rng.normal(size=(2, K, 3, P))  # D-ZOA's state axes (B, K, C, P)
+    error = normalized_error(estimates, beta_c[:, None, None, :], agent_axis=1)
+    expected = [
+        [
+            sum(np.sum((estimates[b, k, c] - beta_c[b]) ** 2) for k in range(K)) / np.sum(beta_c[b] ** 2)
+            for c in range(3)
+        ]
+        for b in range(2)
+    ]
+    assert error.shape == (2, 3) and np.allclose(error, expected, rtol=1e-13)
+    moved = np.moveaxis(estimates, (2, 0), (0, 1))  # DP-ADMM's axes (S, B, K, P)
+    assert np.allclose(normalized_error(moved, beta_c[None, :, None, :], agent_axis=2), error.T, rtol=1e-13)
+    assert np.all(normalized_error(np.zeros_like(estimates), beta_c[:, None, None, :], agent_axis=1) == K)
 
 
 # ------------------------------------------------------------------------------------- DP-ADMM
@@ -190,12 +246,19 @@ def test_dp_admm_one_iteration_by_hand(trials):
     rho, inverse, sigma = 3.0, 7.0, 0.05
     rngs = agent_rngs(8, 1)
     result = dp_admm(
-        X, y, beta_c, rngs, penalty=np.array([rho]), inverse_step=np.array([[inverse]]), noise_std=np.array([[sigma]]),
-        eta=1.0, loss_scale=1.0,
-    )  # fmt: skip
+        X,
+        y,
+        beta_c,
+        rngs,
+        penalty=np.array([rho]),
+        inverse_prox_step=np.array([[inverse]]),
+        noise_std=np.array([[sigma]]),
+        l1_weight=1.0,
+        loss_scale=1.0,
+    )
     noise = np.stack([rng.standard_normal((1, P))[0] for rng in agent_rngs(8, 1)[0]])
     gradient = 2.0 * np.einsum("knp,kn->kp", X[0], -y[0])  # at w~ = 0, sign(0) = 0
-    local = -gradient / (inverse + rho)  # (w~/eta + rho z + lambda - grad) / (1/eta + rho) with w~ = z = lambda = 0
+    local = -gradient / (inverse + rho)  # (w~/eta_m + rho z + lambda - grad) / (1/eta_m + rho) with w~ = z = lambda = 0
     released = local + sigma * noise
     expected = np.sum((released - beta_c[0]) ** 2) / np.sum(beta_c[0] ** 2)
     assert result.error[0, 0, 1] == pytest.approx(expected, rel=1e-12)
@@ -208,18 +271,25 @@ def test_dp_admm_one_iteration_by_hand(trials):
 def test_dp_admm_without_noise_converges_to_the_centralized_solution(trials):
     n_outer = 500
     result = dp_admm(
-        trials["X"], trials["y"], trials["beta_c"], agent_rngs(9), penalty=np.array([3.0]),
-        inverse_step=np.full((1, n_outer), 20.0), noise_std=np.zeros((1, n_outer)), eta=1.0, loss_scale=1.0,
-    )  # fmt: skip
+        trials["X"],
+        trials["y"],
+        trials["beta_c"],
+        agent_rngs(9),
+        penalty=np.array([3.0]),
+        inverse_prox_step=np.full((1, n_outer), 20.0),
+        noise_std=np.zeros((1, n_outer)),
+        l1_weight=1.0,
+        loss_scale=1.0,
+    )
     assert np.all(result.error[0, :, -1] < 1e-12)
 
 
 def test_dp_admm_same_seed_same_trajectory(trials):
     options = {
         "penalty": np.array([1.0, 10.0]),
-        "inverse_step": np.full((2, 20), 10.0),
+        "inverse_prox_step": np.full((2, 20), 10.0),
         "noise_std": np.full((2, 20), 0.1),
-        "eta": 1.0,
+        "l1_weight": 1.0,
         "loss_scale": 1.0,
     }
     first = dp_admm(trials["X"], trials["y"], trials["beta_c"], agent_rngs(4), **options)

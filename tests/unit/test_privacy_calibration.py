@@ -45,7 +45,7 @@ def test_objp_sensitivity_eq20_is_max_of_l1_products_over_global_i():
     features = np.array([[1.0, 0.5, 0.0], [0.2, 0.2, 0.2]])
     residuals = np.array([[0.3, -0.5, 0.2], [-0.9, 0.45, 0.45]])
     # (20) as written: sum_jk |x_ij (h_k - y_ik)| / I, maximised over the agent's samples
-    by_hand = max(np.abs(np.outer(x, r)).sum() for x, r in zip(features, residuals)) / 10
+    by_hand = max(np.abs(np.outer(x, r)).sum() for x, r in zip(features, residuals, strict=False)) / 10
     assert by_hand == pytest.approx(0.15)  # sample 1: 1.5 * 1.0; sample 2: 0.6 * 1.8 = 1.08
     assert objp_sensitivity(np.abs(features).sum(1), residuals, n_total=10) == pytest.approx(by_hand)
 
@@ -85,7 +85,7 @@ def test_objp_worst_case_is_four_j_bound_over_i_and_dominates_eq20():
 def test_objp_laplace_scale_limits_and_monotonicity():
     scales = [objp_laplace_scale(0.01, eps) for eps in EPSILONS]
     assert scales == pytest.approx([0.01 / eps for eps in EPSILONS])
-    assert all(a > b for a, b in zip(scales, scales[1:]))  # more noise for smaller epsilon
+    assert all(a > b for a, b in zip(scales, scales[1:], strict=False))  # more noise for smaller epsilon
     assert objp_laplace_scale(0.01, math.inf) == 0.0
 
 
@@ -149,9 +149,9 @@ def test_outp_noise_decays_with_t_and_grows_as_epsilon_shrinks():
         return outp_noise_std(eps, sensitivity=outp_sensitivity(rho, inverse, n_samples=6000), outp_noise="sigma")
 
     over_time = [sigma(t, 0.1) for t in (1, 10, 100, 10_000)]
-    assert all(a > b for a, b in zip(over_time, over_time[1:]))
+    assert all(a > b for a, b in zip(over_time, over_time[1:], strict=False))
     over_eps = [sigma(1, eps) for eps in EPSILONS]
-    assert all(a > b for a, b in zip(over_eps, over_eps[1:]))
+    assert all(a > b for a, b in zip(over_eps, over_eps[1:], strict=False))
 
 
 # ------------------------------------------------------------------------------------- wddp
@@ -209,7 +209,7 @@ def test_wddp_effective_sizes_and_noise_ratio():
 
 def test_wddp_more_noise_for_smaller_epsilon():
     sigmas = [wddp_noise_std(eps, 1e-3, n_eff=1000, n_iterations=1000) for eps in EPSILONS]
-    assert all(a > b for a, b in zip(sigmas, sigmas[1:]))
+    assert all(a > b for a, b in zip(sigmas, sigmas[1:], strict=False))
 
 
 # -------------------------------------------------------------------------------- dvp / pvp
@@ -253,7 +253,7 @@ def test_dvp_branch_boundary_from_the_note_g14():
 
 def test_dvp_zeta_mode_algorithm_box_doubles_the_rate():
     half = dvp_calibration(0.3, **DVP_EXAMPLE)
-    box = dvp_calibration(0.3, zeta_mode="alpha_hat", **DVP_EXAMPLE)
+    box = dvp_calibration(0.3, dvp_zeta_mode="alpha_hat", **DVP_EXAMPLE)
     assert box.zeta == pytest.approx(2 * half.zeta)
     assert box.epsilon_spent == pytest.approx(0.3 + 0.15)
     assert (box.alpha_hat, box.phi, box.branch) == (half.alpha_hat, half.phi, half.branch)
@@ -269,7 +269,7 @@ def test_pvp_noise_rate_and_expected_norm():
     assert zeta == pytest.approx(0.1 * 4522 * 0.5 / (2 * 146))
     assert 64 / zeta * 0.5 == pytest.approx(41.3, abs=0.05)  # E||e|| = 41 / alpha for d = 64
     rates = [pvp_noise_rate(a, rho=0.1, n_samples=4522, c_r=146) for a in EPSILONS]
-    assert all(a < b for a, b in zip(rates, rates[1:]))  # smaller alpha, smaller rate, more noise
+    assert all(a < b for a, b in zip(rates, rates[1:], strict=False))  # smaller alpha, smaller rate, more noise
     assert pvp_noise_rate(math.inf, rho=0.1, n_samples=4522, c_r=146) == math.inf
 
 
@@ -341,7 +341,7 @@ def test_dzoa_step_scale_table_and_round_trip(delta, eps, d, beta_sq, expected):
 def test_dzoa_step_scale_limits_and_monotonicity():
     params = {**DZOA, "n_neighbours": 2, "beta_c_sq_norm": 100.0}
     steps = [dzoa_step_scale(eps, 1e-3, **params) for eps in EPSILONS]
-    assert all(a > b for a, b in zip(steps, steps[1:]))  # smaller epsilon, larger step, more noise
+    assert all(a > b for a, b in zip(steps, steps[1:], strict=False))  # smaller epsilon, larger step, more noise
     floor = math.sqrt(4 * 100 / (100 * dzoa_variance_constant(n_params=10, n_inner=100)))
     assert dzoa_step_scale(math.inf, 1e-3, **params) == pytest.approx(floor)
     assert dzoa_epsilon_per_iteration(1.000001 * floor, 1e-3, **params) > 100  # blows up at the floor
@@ -400,7 +400,7 @@ INVALID_CALLS = [
     ),
     (lambda: wddp_effective_sample_size([3, 4], "mean"), "method must be one of"),
     (lambda: dvp_calibration(-0.1, **DVP_EXAMPLE), r"alpha must be in \(0, inf\]; got -0.1"),
-    (lambda: dvp_calibration(0.1, zeta_mode="proof", **DVP_EXAMPLE), "zeta_mode must be one of"),
+    (lambda: dvp_calibration(0.1, dvp_zeta_mode="proof", **DVP_EXAMPLE), "dvp_zeta_mode must be one of"),
     (lambda: dvp_jacobian_budget(**{**DVP_EXAMPLE, "eta": 0.0}), r"eta must be in \(0, inf\)"),
     (lambda: pvp_noise_rate(0.0, rho=0.1, n_samples=10, c_r=1), r"alpha must be in \(0, inf\]"),
     (lambda: dzoa_total_epsilon(0.1, 1e-3, n_outer=0), "n_outer must be an integer >= 1; got 0"),

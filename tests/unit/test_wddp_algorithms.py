@@ -8,6 +8,7 @@ from scipy.optimize import approx_fprime
 
 from dpdl.algorithms import wddp as algo
 from dpdl.models import logistic
+from dpdl.privacy import wddp as calibration
 
 
 def unit_rows(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -28,10 +29,33 @@ def run(method_weights, x, labels, *, sigma, seeds, eta=0.5, iterations=70, thet
     k = len(method_weights)
     theta0 = np.full((x.shape[1], k), 0.01) if theta0 is None else theta0
     return algo.per_round_descent(
-        x, labels, theta0, np.stack(method_weights, axis=1), np.asarray(sigma, dtype=float), np.full(k, eta),
-        iterations=iterations, rngs=[np.random.default_rng(s) for s in seeds],
+        x,
+        labels,
+        theta0,
+        np.stack(method_weights, axis=1),
+        np.asarray(sigma, dtype=float),
+        np.full(k, eta),
+        iterations=iterations,
+        rngs=[np.random.default_rng(s) for s in seeds],
         record_at=record_at or [0, iterations],
-    )  # fmt: skip
+    )
+
+
+def test_the_methods_are_the_privacy_layers() -> None:
+    """One Method literal, owned by the calibration; the algorithms use it."""
+    assert algo.Method is calibration.Method and algo.METHODS is calibration.METHODS
+    assert algo.METHODS == ("wddp", "dist_avg", "central")
+    with pytest.raises(ValueError, match="method"):
+        calibration.wddp_effective_sample_size([3, 4], "median")
+
+
+def test_accuracy_counts_sign_predictions_per_column() -> None:
+    x = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+    labels = np.array([1.0, 1.0, 0.0, 1.0])
+    theta = np.array([[1.0, -1.0], [0.0, 0.0]])  # column 0 predicts 1, 1, 0, 1; column 1 predicts 0, 1, 1, 1
+    np.testing.assert_array_equal(algo.accuracy(theta, x, labels), [1.0, 0.5])
+    assert float(algo.accuracy(theta[:, 0], x, labels)) == 1.0  # one model: a 0-d result
+    assert float(algo.accuracy(np.zeros(2), x, labels)) == 0.75  # x theta = 0 predicts 1 (sigmoid 0.5)
 
 
 @pytest.mark.parametrize("method", algo.METHODS)
@@ -140,8 +164,17 @@ def test_inputs_are_not_modified() -> None:
     x, labels = unit_rows(30, 3)
     theta0, weights = np.full((3, 1), 0.5), np.full((30, 1), 1 / 30)
     copies = [a.copy() for a in (x, labels, theta0, weights)]
-    algo.per_round_descent(x, labels, theta0, weights, np.array([0.1]), np.array([0.5]), iterations=5,
-                           rngs=[np.random.default_rng(0)], record_at=[5])  # fmt: skip
+    algo.per_round_descent(
+        x,
+        labels,
+        theta0,
+        weights,
+        np.array([0.1]),
+        np.array([0.5]),
+        iterations=5,
+        rngs=[np.random.default_rng(0)],
+        record_at=[5],
+    )
     for before, after in zip(copies, (x, labels, theta0, weights), strict=True):
         np.testing.assert_array_equal(before, after)
 
@@ -149,11 +182,29 @@ def test_inputs_are_not_modified() -> None:
 def test_one_shot_with_one_client_is_per_round() -> None:
     x, labels = unit_rows(40, 4)
     theta0 = np.full((4, 2), 0.01)
-    per_round = algo.per_round_descent(x, labels, theta0, np.full(40, 1 / 40), np.array([0.3, 0.0]), np.array([0.5, 1.0]),
-                                       iterations=70, rngs=[np.random.default_rng(s) for s in (4, 5)], record_at=[0, 70])  # fmt: skip
-    one_shot = algo.one_shot_descent(x, labels, theta0, [np.arange(40)], np.ones((1, 2)), np.array([0.3, 0.0]),
-                                     np.array([0.5, 1.0]), iterations=70, rngs=[np.random.default_rng(s) for s in (4, 5)],
-                                     record_at=[0, 70])  # fmt: skip
+    per_round = algo.per_round_descent(
+        x,
+        labels,
+        theta0,
+        np.full(40, 1 / 40),
+        np.array([0.3, 0.0]),
+        np.array([0.5, 1.0]),
+        iterations=70,
+        rngs=[np.random.default_rng(s) for s in (4, 5)],
+        record_at=[0, 70],
+    )
+    one_shot = algo.one_shot_descent(
+        x,
+        labels,
+        theta0,
+        [np.arange(40)],
+        np.ones((1, 2)),
+        np.array([0.3, 0.0]),
+        np.array([0.5, 1.0]),
+        iterations=70,
+        rngs=[np.random.default_rng(s) for s in (4, 5)],
+        record_at=[0, 70],
+    )
     np.testing.assert_allclose(one_shot.thetas, per_round.thetas, rtol=1e-12, atol=1e-14)
 
 
@@ -162,10 +213,32 @@ def test_one_shot_without_noise_averages_the_local_optima_paths() -> None:
     x, labels = unit_rows(60, 3)
     shards = [np.arange(0, 15), np.arange(15, 60)]
     theta0 = np.zeros((3, 1))
-    result = algo.one_shot_descent(x, labels, theta0, shards, algo.client_weights("wddp", [15, 45])[:, None],
-                                   np.zeros(1), np.ones(1), iterations=30, rngs=[np.random.default_rng(0)], record_at=[30])  # fmt: skip
-    local = [algo.per_round_descent(x[s], labels[s], theta0, np.full(len(s), 1 / len(s)), np.zeros(1), np.ones(1),
-                                    iterations=30, rngs=[np.random.default_rng(0)], record_at=[30]).thetas[-1] for s in shards]  # fmt: skip
+    result = algo.one_shot_descent(
+        x,
+        labels,
+        theta0,
+        shards,
+        algo.client_weights("wddp", [15, 45])[:, None],
+        np.zeros(1),
+        np.ones(1),
+        iterations=30,
+        rngs=[np.random.default_rng(0)],
+        record_at=[30],
+    )
+    local = [
+        algo.per_round_descent(
+            x[s],
+            labels[s],
+            theta0,
+            np.full(len(s), 1 / len(s)),
+            np.zeros(1),
+            np.ones(1),
+            iterations=30,
+            rngs=[np.random.default_rng(0)],
+            record_at=[30],
+        ).thetas[-1]
+        for s in shards
+    ]
     np.testing.assert_allclose(result.thetas[-1], 0.25 * local[0] + 0.75 * local[1], atol=1e-13)
 
 

@@ -59,17 +59,21 @@ def test_shards_cover_every_row_once() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: threshold_random_sizes(10, 8, threshold_fraction=0.2, rng=np.random.default_rng(0)),
-         "8 clients of at least 2 rows need 16 rows"),
-        (lambda: threshold_random_sizes(100, 2, threshold_fraction=1.5, rng=np.random.default_rng(0)),
-         r"threshold_fraction must be in \[0, 1\]"),
+        (
+            lambda: threshold_random_sizes(10, 8, threshold_fraction=0.2, rng=np.random.default_rng(0)),
+            "8 clients of at least 2 rows need 16 rows",
+        ),
+        (
+            lambda: threshold_random_sizes(100, 2, threshold_fraction=1.5, rng=np.random.default_rng(0)),
+            r"threshold_fraction must be in \[0, 1\]",
+        ),
         (lambda: two_group_sizes(100, 3, 2), "even number of clients"),
         (lambda: two_group_sizes(100, 4, 0.5), "must be >= 1"),
         (lambda: two_group_sizes(10, 8, 9), "cannot give 4 small clients"),
         (lambda: shards_of_sizes(np.array([2, 0]), rng=np.random.default_rng(0)), "positive counts"),
     ],
     ids=["too_many_clients", "bad_fraction", "odd_clients", "u_below_one", "too_uneven", "empty_shard"],
-)  # fmt: skip
+)
 def test_bad_partitions_name_the_problem(call, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         call()

@@ -1,4 +1,4 @@
-"""The wddp study (dpdl.studies.wddp): calibration round trip, batches, provenance, aggregates, claims."""
+"""The wddp study package (dpdl.studies.wddp): calibration round trip, grid, batches, tuning, aggregates, claims."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 from dp_accounting.rdp import rdp_privacy_accountant
 from fixtures import write_adult, write_kdd
 
@@ -19,19 +20,32 @@ from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import save_npz
 from dpdl.privacy import composed_epsilon, to_dp_event
 from dpdl.runs import read_run, validate_run, write_run
-from dpdl.studies import wddp
+from dpdl.studies.common import format_number
+from dpdl.studies.wddp import aggregate, claims, figures, grid, run, tables, tune
 
+ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {
-    "epsilons": [0.05, 1.0], "delta": 1e-3, "clients": [2, 4], "unevenness": [1, 3], "seeds": 2,
-    "iterations": 30, "trace_points": 3, "step_sizes": [0.1, 1.0],
-    "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4, "protocol": "reference", "scope": "per_method"}, "threshold_fraction": 0.2,
-    "init_std": 0.01, "l2": 0.0, "aggregation": "per_round", "calibration": "closed_form", "eq3_constant": 16,
-}  # fmt: skip
+    "epsilons": [0.05, 1.0],
+    "delta": 1e-3,
+    "clients": [2, 4],
+    "unevenness": [1, 3],
+    "seeds": 2,
+    "iterations": 30,
+    "trace_points": 3,
+    "step_sizes": [0.1, 1.0],
+    "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4, "protocol": "reference", "scope": "per_method"},
+    "threshold_fraction": 0.2,
+    "init_std": 0.01,
+    "l2": 0.0,
+    "aggregation": "per_round",
+    "calibration": "closed_form",
+    "eq3_constant": 16,
+}
 
 
 def steps(eta: float, settings: dict = SETTINGS) -> dict:
     """The tuning record of a fixed step size ``eta`` for every method and run epsilon."""
-    return {m: {wddp.number_label(e): eta for e in wddp.run_epsilons(settings)} for m in wddp.PRIVATE_METHODS}
+    return {m: {format_number(e): eta for e in grid.run_epsilons(settings)} for m in grid.PRIVATE_METHODS}
 
 
 DENSE_ORDERS = np.concatenate([np.linspace(1.01, 10, 400), np.geomspace(10, 1e5, 4000)])
@@ -49,14 +63,14 @@ def synthetic(n: int = 96, n_test: int = 40, d: int = 5, seed: int = 0) -> dict[
 
 
 @pytest.mark.parametrize("epsilon", [0.01, 0.05, 0.1, 0.25, 1.0], ids=lambda e: f"eps_{e}")
-@pytest.mark.parametrize("method", wddp.PRIVATE_METHODS)
+@pytest.mark.parametrize("method", grid.PRIVATE_METHODS)
 def test_sigma_round_trips_through_the_accountant(method: str, epsilon: float) -> None:
     """sigma (closed form) -> RDP curve of the accountant -> moments-accountant tail bound = epsilon."""
     settings = {**SETTINGS, "iterations": 1000}
     sizes = [1200, 3000, 800, 5000]
-    sigma, n_eff = wddp.noise_std(settings, method, epsilon, sizes)
+    sigma, n_eff = run.noise_std(settings, method, epsilon, sizes)
     assert n_eff == (4 * 800 if method == "dist_avg" else 10_000)
-    (event,) = wddp.privacy_events(settings, method, sigma, sizes)
+    (event,) = run.privacy_events(settings, method, sigma, sizes)
     # The paper's accountant: rho = T Delta^2 / (2 sigma^2), eps = rho + 2 sqrt(rho ln(1/delta)) (wddp.md 2.3).
     rho = 1000 / (2 * event.noise_multiplier**2)
     assert rho + 2 * math.sqrt(rho * math.log(1e3)) == pytest.approx(epsilon, rel=1e-9)
@@ -70,8 +84,8 @@ def test_sigma_round_trips_through_the_accountant(method: str, epsilon: float) -
 
 
 def test_eq3_calibration_with_c16_is_more_conservative() -> None:
-    closed, _ = wddp.noise_std(SETTINGS, "wddp", 0.1, [500, 500])
-    eq3, _ = wddp.noise_std({**SETTINGS, "calibration": "eq3"}, "wddp", 0.1, [500, 500])
+    closed, _ = run.noise_std(SETTINGS, "wddp", 0.1, [500, 500])
+    eq3, _ = run.noise_std({**SETTINGS, "calibration": "eq3"}, "wddp", 0.1, [500, 500])
     assert eq3 == pytest.approx(math.sqrt(16 * 30 * math.log(1e3)) / (1000 * 0.1))
     assert eq3 > closed
 
@@ -79,17 +93,17 @@ def test_eq3_calibration_with_c16_is_more_conservative() -> None:
 @pytest.mark.parametrize("u", [1, 3, 9], ids=lambda u: f"u{u}")
 def test_noise_ratio_of_two_groups_is_one_plus_u_over_two(u: int) -> None:
     sizes = [100] * 4 + [100 * u] * 4
-    wddp_sigma, _ = wddp.noise_std(SETTINGS, "wddp", 0.1, sizes)
-    baseline_sigma, _ = wddp.noise_std(SETTINGS, "dist_avg", 0.1, sizes)
+    wddp_sigma, _ = run.noise_std(SETTINGS, "wddp", 0.1, sizes)
+    baseline_sigma, _ = run.noise_std(SETTINGS, "dist_avg", 0.1, sizes)
     assert baseline_sigma / wddp_sigma == pytest.approx((1 + u) / 2)  # wddp.md 2.4
 
 
 def test_one_shot_privacy_is_that_of_the_smallest_client() -> None:
     settings = {**SETTINGS, "aggregation": "one_shot"}
-    sigma, _ = wddp.noise_std(settings, "wddp", 0.1, [10, 90])
-    (event,) = wddp.privacy_events(settings, "wddp", sigma, [10, 90])
+    sigma, _ = run.noise_std(settings, "wddp", 0.1, [10, 90])
+    (event,) = run.privacy_events(settings, "wddp", sigma, [10, 90])
     assert event.noise_multiplier == pytest.approx(sigma / (2 / 10))
-    (central,) = wddp.privacy_events(settings, "central", sigma, [10, 90])
+    (central,) = run.privacy_events(settings, "central", sigma, [10, 90])
     assert central.noise_multiplier == pytest.approx(sigma / (2 / 100))
 
 
@@ -114,7 +128,7 @@ def test_load_dataset_refuses_rows_above_norm_one(tmp_path: Path) -> None:
     data["X_train"][3] *= 2
     save_npz(tmp_path / "bad.npz", data)
     with pytest.raises(ArtifactError, match="norm 2.0.* > 1, so G = 1 does not hold"):
-        wddp.load_dataset(tmp_path / "bad.npz")
+        run.load_dataset(tmp_path / "bad.npz")
 
 
 # ----------------------------------------------------------------------------- grids and paths
@@ -122,31 +136,37 @@ def test_load_dataset_refuses_rows_above_norm_one(tmp_path: Path) -> None:
 
 def test_targets_and_run_outputs_agree() -> None:
     config = {"wddp": SETTINGS}
-    paths = wddp.targets(config, {"wddp/kdd", "dvp_pvp/adult"})
+    paths = grid.targets(config, {"wddp/kdd", "dvp_pvp/adult"})
     assert "figures/wddp/fig04.png" in paths and "figures/wddp/fig06.pdf" in paths
     assert "figures/wddp/fig01.png" not in paths  # m = 32 is not in the grid
     assert {"figures/wddp/fig02.png", "figures/wddp/fig16.png", "results/claims/wddp.csv"} <= set(paths)
     assert "results/tables/wddp/table1.md" in paths
-    assert wddp.targets(config, {"dvp_pvp/adult"}) == []
-    pattern = wddp.run_outputs(SETTINGS, "unevenness")
-    concrete = wddp.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
+    assert grid.targets(config, {"dvp_pvp/adult"}) == []
+    pattern = grid.run_outputs(SETTINGS, "unevenness")
+    concrete = grid.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
     assert [p.format(dataset="kdd", clients=16, epsilon="0.05") for p in pattern] == concrete
     assert concrete[0] == "results/wddp/runs/kdd/unevenness_m16_eps0.05/wddp/u1/seed0.npz"
     assert len(concrete) == 3 * 2 * 2
 
 
 def test_figures_follow_the_captions() -> None:
-    spec = wddp.FIGURES
+    spec = grid.FIGURES
     assert (spec["fig01"].clients, spec["fig01"].metric) == (32, "accuracy")
     assert (spec["fig12"].clients, spec["fig12"].epsilon, spec["fig12"].metric) == (16, 0.05, "gap")
     assert (spec["fig15"].clients, spec["fig15"].epsilon) == (8, 0.01)
     assert len(spec) == 16 and sorted(s.number for s in spec.values()) == list(range(1, 17))
-    assert wddp.PRIVATE_METHODS == algo.METHODS
+    assert grid.PRIVATE_METHODS == algo.METHODS
+
+
+def test_cell_names_are_the_run_folders() -> None:
+    assert grid.cell_name("epsilon", 0.05, None) == "eps0.05" and grid.cell_name("epsilon", 1.0, None) == "eps1"
+    assert grid.cell_name("unevenness", 0.1, 3) == grid.cell_name("unevenness", None, 3) == "u3"
+    assert grid.batch_runs(SETTINGS, "kdd", "epsilon", 2, None)[-1].endswith("/central/eps1/seed1.npz")
 
 
 def test_record_points_include_zero_and_T() -> None:
-    assert wddp.record_points(1000, 4) == [0, 250, 500, 750, 1000]
-    assert wddp.record_points(3, 20) == [0, 1, 2, 3]
+    assert run.record_points(1000, 4) == [0, 250, 500, 750, 1000]
+    assert run.record_points(3, 20) == [0, 1, 2, 3]
 
 
 # ------------------------------------------------------------------------------ batched runs
@@ -156,17 +176,26 @@ def test_record_points_include_zero_and_T() -> None:
 def batch_runs(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """One Experiment A batch (m = 4) and one Experiment B batch (m = 16) on synthetic data, written."""
     data = synthetic(n=160)
-    optimum = wddp.compute_optimum(data, 0.0)
+    optimum = tune.compute_optimum(data, 0.0)
     tuning = {"step_sizes": steps(1.0), "settings": {"folds": 2}}
     root = tmp_path_factory.mktemp("runs")
     written = {}
     for experiment, clients, epsilon in (("epsilon", 4, None), ("unevenness", 16, 0.05)):
-        results = wddp.run_batch(SETTINGS, "kdd", experiment, clients, epsilon, data=data,
-                                 dataset_sha256="0" * 64, tuning=tuning, optimum=optimum)  # fmt: skip
+        results = run.run_batch(
+            SETTINGS,
+            "kdd",
+            experiment,
+            clients,
+            epsilon,
+            data=data,
+            dataset_sha256="0" * 64,
+            tuning=tuning,
+            optimum=optimum,
+        )
         for path, result in results:
             write_run(root / path, result)
             written[path] = result
-    wddp.write_optimum(root / "kdd.npz", optimum, "0" * 64, 0.0)
+    tune.write_optimum(root / "kdd.npz", optimum, "0" * 64, 0.0)
     return {"root": root, "runs": written, "data": data, "optimum": optimum, "tuning": tuning}
 
 
@@ -178,8 +207,12 @@ def test_runs_satisfy_the_contract(batch_runs: dict) -> None:
     result = read_run(root / "results/wddp/runs/kdd/epsilon_m4/dist_avg/eps0.05/seed1.npz")
     prov = result.provenance
     assert prov["algorithm"] == "dist_avg" and prov["epsilon"] == 0.05 and prov["seed"] == 1
-    assert prov["switches"] == {"aggregation": "per_round", "calibration": "closed_form",
-                                "tuning_protocol": "reference", "tuning_scope": "per_method"}  # fmt: skip
+    assert prov["switches"] == {
+        "aggregation": "per_round",
+        "calibration": "closed_form",
+        "tuning_protocol": "reference",
+        "tuning_scope": "per_method",
+    }
     assert prov["params"]["n"] == 160 and sum(prov["params"]["client_sizes"]) == 160
     assert prov["params"]["noise_ratio"] == pytest.approx(160 / (4 * prov["params"]["n_min"]))
     assert prov["eps_composed_rdp"] <= 0.05 and prov["eps_composed_pld"] <= prov["eps_composed_rdp"]
@@ -199,8 +232,17 @@ def test_wddp_and_central_differ_only_by_their_noise(batch_runs: dict) -> None:
 
 
 def test_batches_are_deterministic(batch_runs: dict) -> None:
-    again = wddp.run_batch(SETTINGS, "kdd", "epsilon", 4, None, data=batch_runs["data"], dataset_sha256="0" * 64,
-                           tuning=batch_runs["tuning"], optimum=batch_runs["optimum"])  # fmt: skip
+    again = run.run_batch(
+        SETTINGS,
+        "kdd",
+        "epsilon",
+        4,
+        None,
+        data=batch_runs["data"],
+        dataset_sha256="0" * 64,
+        tuning=batch_runs["tuning"],
+        optimum=batch_runs["optimum"],
+    )
     for path, result in again:
         pd.testing.assert_frame_equal(result.trace, batch_runs["runs"][path].trace)
 
@@ -208,9 +250,17 @@ def test_batches_are_deterministic(batch_runs: dict) -> None:
 def test_one_shot_runs_and_records_its_switch() -> None:
     data = synthetic(n=80)
     settings = {**SETTINGS, "aggregation": "one_shot", "seeds": 1}
-    results = wddp.run_batch(settings, "adult", "epsilon", 2, None, data=data, dataset_sha256="0" * 64,
-                             tuning={"step_sizes": steps(0.5), "settings": {}},
-                             optimum=wddp.compute_optimum(data, 0.0))  # fmt: skip
+    results = run.run_batch(
+        settings,
+        "adult",
+        "epsilon",
+        2,
+        None,
+        data=data,
+        dataset_sha256="0" * 64,
+        tuning={"step_sizes": steps(0.5), "settings": {}},
+        optimum=tune.compute_optimum(data, 0.0),
+    )
     assert len(results) == 3 * 2
     assert all(r.provenance["switches"]["aggregation"] == "one_shot" for _, r in results)
     assert all(np.isfinite(r.trace["gap"]).all() for _, r in results)
@@ -219,20 +269,21 @@ def test_one_shot_runs_and_records_its_switch() -> None:
 def test_cross_validation_never_reads_the_test_set() -> None:
     data = synthetic(n=120)
     poisoned = {**data, "X_test": np.full_like(data["X_test"], np.nan), "y_test": np.full_like(data["y_test"], np.nan)}
-    scores = wddp.cross_validate(SETTINGS, "kdd", poisoned)
+    scores = tune.cross_validate(SETTINGS, "kdd", poisoned)
     assert len(scores) == 2 * 1 * 3 * 2  # folds x seeds x methods x step sizes
     assert scores["validation_accuracy"].notna().all()
-    summary, selected = wddp.select_step_sizes(scores, "per_method", wddp.run_epsilons(SETTINGS))
+    summary, selected = tune.select_step_sizes(scores, "per_method", grid.run_epsilons(SETTINGS))
     assert set(selected["wddp"]) == {"0.01", "0.05", "0.1", "1"}  # reference protocol: one choice for every epsilon
     assert len(set(selected["wddp"].values())) == 1
 
 
 def test_per_epsilon_protocol_tunes_every_run_epsilon() -> None:
     settings = {**SETTINGS, "tuning": {**SETTINGS["tuning"], "protocol": "per_epsilon"}}
-    assert wddp.tuning_epsilons(settings) == [0.01, 0.05, 0.1, 1.0]  # grid [0.05, 1] + Experiment B's 0.01, 0.05, 0.1
-    scores = wddp.cross_validate({**settings, "iterations": 5}, "kdd", synthetic(n=80))
+    # the grid [0.05, 1] and Experiment B's 0.01, 0.05, 0.1: every run epsilon
+    assert tune.cross_validated_epsilons(settings) == grid.run_epsilons(settings) == [0.01, 0.05, 0.1, 1.0]
+    scores = tune.cross_validate({**settings, "iterations": 5}, "kdd", synthetic(n=80))
     assert len(scores) == 2 * 1 * 3 * 4 * 2  # folds x seeds x methods x epsilons x step sizes
-    _, selected = wddp.select_step_sizes(scores, "per_method", wddp.run_epsilons(settings))
+    _, selected = tune.select_step_sizes(scores, "per_method", grid.run_epsilons(settings))
     assert set(selected["dist_avg"]) == {"0.01", "0.05", "0.1", "1"}
     # common random numbers: WD-DP and centralized DP-GD are one process under per-round aggregation
     by_method = scores.set_index(["method", "epsilon", "step_size", "fold"])["validation_loss"]
@@ -241,26 +292,39 @@ def test_per_epsilon_protocol_tunes_every_run_epsilon() -> None:
 
 
 def test_step_size_selection_breaks_ties_by_loss() -> None:
-    scores = pd.DataFrame({
-        "method": ["wddp"] * 4, "epsilon": 0.1, "step_size": [0.1, 0.1, 1.0, 1.0], "fold": [0, 1, 0, 1], "seed": 0,
-        "validation_accuracy": [0.9, 0.8, 0.85, 0.85], "validation_loss": [0.3, 0.3, 0.2, 0.2],
-    })  # fmt: skip
-    summary, selected = wddp.select_step_sizes(scores)
+    scores = pd.DataFrame(
+        {
+            "method": ["wddp"] * 4,
+            "epsilon": 0.1,
+            "step_size": [0.1, 0.1, 1.0, 1.0],
+            "fold": [0, 1, 0, 1],
+            "seed": 0,
+            "validation_accuracy": [0.9, 0.8, 0.85, 0.85],
+            "validation_loss": [0.3, 0.3, 0.2, 0.2],
+        }
+    )
+    summary, selected = tune.select_step_sizes(scores)
     assert selected == {"wddp": {"0.1": 1.0}}
     assert summary.loc[summary["selected"], "step_size"].tolist() == [1.0]
 
 
 def test_shared_step_size_is_best_on_the_pooled_runs() -> None:
-    scores = pd.DataFrame({
-        "method": ["wddp", "wddp", "dist_avg", "dist_avg"], "epsilon": 0.1, "step_size": [0.1, 1.0, 0.1, 1.0],
-        "fold": 0, "seed": 0,
-        "validation_accuracy": [0.80, 0.90, 0.79, 0.70], "validation_loss": 0.3,
-    })  # fmt: skip
-    assert wddp.select_step_sizes(scores, "per_method")[1] == {"dist_avg": {"0.1": 0.1}, "wddp": {"0.1": 1.0}}
-    summary, selected = wddp.select_step_sizes(scores, "shared")  # pooled means: 0.795 (0.1) vs 0.80 (1.0)
+    scores = pd.DataFrame(
+        {
+            "method": ["wddp", "wddp", "dist_avg", "dist_avg"],
+            "epsilon": 0.1,
+            "step_size": [0.1, 1.0, 0.1, 1.0],
+            "fold": 0,
+            "seed": 0,
+            "validation_accuracy": [0.80, 0.90, 0.79, 0.70],
+            "validation_loss": 0.3,
+        }
+    )
+    assert tune.select_step_sizes(scores, "per_method")[1] == {"dist_avg": {"0.1": 0.1}, "wddp": {"0.1": 1.0}}
+    summary, selected = tune.select_step_sizes(scores, "shared")  # pooled means: 0.795 (0.1) vs 0.80 (1.0)
     assert selected == {"dist_avg": {"0.1": 1.0}, "wddp": {"0.1": 1.0}} and summary["selected"].sum() == 2
     with pytest.raises(ConfigError, match="tuning.scope must be one of per_method, shared; got 'each'"):
-        wddp.select_step_sizes(scores, "each")
+        tune.select_step_sizes(scores, "each")
 
 
 # ------------------------------------------------------------------ aggregates, figures, claims
@@ -270,9 +334,9 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
     root = batch_runs["root"]
     frames = {}
     for figure in ("fig06", "fig07", "fig02", "fig12"):
-        spec = wddp.FIGURES[figure]
-        spec_runs = wddp.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)
-        frames[figure] = wddp.aggregate(figure, [root / p for p in spec_runs], {"kdd": root / "kdd.npz"})
+        spec = grid.FIGURES[figure]
+        spec_runs = grid.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)
+        frames[figure] = aggregate.aggregate(figure, [root / p for p in spec_runs], {"kdd": root / "kdd.npz"})
     accuracy = frames["fig06"]
     assert set(accuracy["algorithm"]) == {"wddp", "dist_avg", "central", "nonpriv"}
     assert (accuracy.loc[accuracy["algorithm"] != "nonpriv", "n"] == 2).all()
@@ -281,12 +345,15 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
     assert "nonpriv" not in set(frames["fig07"]["algorithm"])
     assert sorted(frames["fig12"]["unevenness"].unique()) == [1, 3]
     frames["fig12"].to_csv(tmp_path / "fig12.csv", index=False)  # a gap figure: log axis, no reference line
-    wddp.draw_figure("fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf")
+    figures.draw_figure("fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf")
     assert (tmp_path / "fig12.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "fig12.pdf").is_file()
     card = scorecard(
-        wddp.CLAIMS, wddp.claim_aggregates(frames), scale=wddp.claims_scale(SETTINGS), switches=wddp.switches(SETTINGS)
+        claims.CLAIMS,
+        claims.claim_aggregates(frames),
+        scale=claims.claims_scale(SETTINGS),
+        switches=grid.switches(SETTINGS),
     )
-    assert len(card) == len(wddp.CLAIMS)
+    assert len(card) == len(claims.CLAIMS)
     private_claims = card[~card["id"].str.startswith("wddp.nonprivate")]
     assert set(private_claims["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale
 
@@ -300,22 +367,31 @@ def aggregate_rows(rows: list[tuple], metric: str = "accuracy", x: str = "epsilo
 def judge(claim_id: str, frame: pd.DataFrame) -> str:
     from dpdl.claims import judge as judge_claim
 
-    claim = next(c for c in wddp.CLAIMS if c.id == f"wddp.{claim_id}")
+    claim = next(c for c in claims.CLAIMS if c.id == f"wddp.{claim_id}")
     verdict, _ = judge_claim(claim, frame, {"seeds": 10, "iterations": 1000, "client_counts": 5, "max_unevenness": 9})
     return verdict
 
 
 def test_monotone_claim_allows_dips_within_the_spread() -> None:
-    rising = aggregate_rows([("kdd", 2, 0.01, "wddp", 0.80, 0.78, 0.82), ("kdd", 2, 0.1, "wddp", 0.79, 0.78, 0.80),
-                             ("kdd", 2, 0.25, "wddp", 0.95, 0.94, 0.96)])  # fmt: skip
+    rising = aggregate_rows(
+        [
+            ("kdd", 2, 0.01, "wddp", 0.80, 0.78, 0.82),
+            ("kdd", 2, 0.1, "wddp", 0.79, 0.78, 0.80),
+            ("kdd", 2, 0.25, "wddp", 0.95, 0.94, 0.96),
+        ]
+    )
     falling = aggregate_rows([("kdd", 2, 0.01, "wddp", 0.90, 0.89, 0.91), ("kdd", 2, 0.25, "wddp", 0.80, 0.79, 0.81)])
     assert judge("accuracy_rises_with_epsilon", rising) == REPRODUCED
     assert judge("accuracy_rises_with_epsilon", falling) != REPRODUCED
 
 
 def test_u1_agreement_and_baseline_degradation() -> None:
-    rows = [("adult", 8, 1, "wddp", 0.80, 0.79, 0.81), ("adult", 8, 1, "dist_avg", 0.805, 0.79, 0.82),
-            ("adult", 8, 9, "wddp", 0.80, 0.79, 0.81), ("adult", 8, 9, "dist_avg", 0.60, 0.55, 0.65)]  # fmt: skip
+    rows = [
+        ("adult", 8, 1, "wddp", 0.80, 0.79, 0.81),
+        ("adult", 8, 1, "dist_avg", 0.805, 0.79, 0.82),
+        ("adult", 8, 9, "wddp", 0.80, 0.79, 0.81),
+        ("adult", 8, 9, "dist_avg", 0.60, 0.55, 0.65),
+    ]
     accuracy = aggregate_rows(rows, "accuracy", "unevenness")
     gap = aggregate_rows([(d, m, u, a, 1 - v, 1 - h, 1 - lo) for d, m, u, a, v, lo, h in rows], "gap", "unevenness")
     frame = pd.concat([accuracy, gap], ignore_index=True)
@@ -327,7 +403,7 @@ def test_u1_agreement_and_baseline_degradation() -> None:
 
 
 def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:
-    table = wddp.table1(SETTINGS, {"kdd": 400})
+    table = tables.table1(SETTINGS, {"kdd": 400})
     bounds = table[table["cell"] == "bound"]
     assert len(bounds) == 5 and "n²" in bounds["noise_bound"].iloc[-1]
     cells = table[table["cell"] != "bound"]
@@ -337,21 +413,46 @@ def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:
     assert sigma["dist_avg"] / sigma["wddp"] == pytest.approx(cell["noise_ratio_mean"].iloc[0], rel=1e-12)
     assert sigma["central"] == sigma["wddp"]
     assert (cells["eps_composed_rdp"] <= cells["epsilon"] + 1e-12).all()
+    assert cells["cell"].iloc[0] == "kdd epsilon_m2 eps0.05"
+    assert cells["cell"].iloc[-1] == "kdd unevenness_m8_eps0.01 u3"
+
+
+def test_table1_title_states_its_settings() -> None:
+    title = tables.table1_title(SETTINGS)
+    assert title.startswith("# Kang, Liu & Wang, Table 1: ")
+    assert "Calibration `closed_form`, aggregation `per_round`, δ = 0.001, T = 30, G = 1; σ over 2 repetitions" in title
 
 
 # ------------------------------------------------------------------------------------ commands
 
 
+def test_settings_round_trip_through_json() -> None:
+    assert grid.settings_from_json(grid.settings_json({"wddp": SETTINGS})) == SETTINGS
+
+
 def test_settings_must_be_the_wddp_section() -> None:
-    with pytest.raises(ConfigError, match=r"--settings lacks the wddp keys \['aggregation'"):
-        wddp._settings(json.dumps({k: v for k, v in SETTINGS.items() if k != "aggregation"}))
+    with pytest.raises(ConfigError, match=r"--settings: missing \['aggregation'\], unknown \[\]; pass the valid"):
+        grid.settings_from_json(json.dumps({k: v for k, v in SETTINGS.items() if k != "aggregation"}))
+    with pytest.raises(ConfigError, match=r"missing \[\], unknown \['iteration'\]"):
+        grid.settings_from_json(json.dumps({**SETTINGS, "iteration": 3}))
+    tuning = {k: v for k, v in SETTINGS["tuning"].items() if k != "scope"}
+    with pytest.raises(ConfigError, match=r"--settings tuning: missing \['scope'\], unknown \[\]"):
+        grid.settings_from_json(json.dumps({**SETTINGS, "tuning": tuning}))
+    with pytest.raises(ConfigError, match="tuning must be a JSON object"):
+        grid.settings_from_json(json.dumps({**SETTINGS, "tuning": 3}))
     with pytest.raises(ConfigError, match="trace_points .* must not exceed wddp.iterations"):
-        wddp._settings(json.dumps({**SETTINGS, "trace_points": 100}))
+        grid.settings_from_json(json.dumps({**SETTINGS, "trace_points": 100}))
+
+
+def test_settings_keys_are_the_schema_section() -> None:
+    schema = yaml.safe_load((ROOT / "workflow/schemas/wddp.schema.yaml").read_text(encoding="utf-8"))
+    assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) == set(SETTINGS)
+    assert set(grid.TUNING_KEYS) == set(schema["properties"]["tuning"]["properties"]) == set(SETTINGS["tuning"])
 
 
 def test_run_command_checks_epsilon_against_the_experiment(tmp_path: Path) -> None:
     from dpdl.cli import main
 
-    argv = ["wddp", "run", "--experiment", "unevenness", "--dataset", "kdd", "--clients", "16", "--data", "x.npz",
-            "--card", "x.json", "--settings", json.dumps(SETTINGS), "--tuning", "t.json", "--optimum", "o.npz"]  # fmt: skip
+    argv = ["wddp", "run", "--experiment", "unevenness", "--dataset", "kdd", "--clients", "16", "--data", "x.npz"]
+    argv += ["--card", "x.json", "--settings", json.dumps(SETTINGS), "--tuning", "t.json", "--optimum", "o.npz"]
     assert main(argv) == 1

@@ -11,11 +11,21 @@ CONFIG = {
     **TEST_CONFIG,
     "studies": ["dp_iadmm"],
     "dp_iadmm": {
-        "mnist_agents": 4, "epsilons": [0.05], "curve_epsilons": [0.05], "remark3_epsilons": [0.05],
-        "seeds": 2, "iterations": 3, "log_every": 1, "long_iterations": 4, "long_seeds": 1, "long_log_every": 2,
-        "a_values": [1, 100], "outp_static_rhos": [0.1], "optimum_iterations": 30,
+        "mnist_agents": 4,
+        "epsilons": [0.05],
+        "curve_epsilons": [0.05],
+        "remark3_epsilons": [0.05],
+        "seeds": 2,
+        "iterations": 3,
+        "log_every": 1,
+        "long_iterations": 4,
+        "long_seeds": 1,
+        "long_log_every": 2,
+        "a_values": [1, 100],
+        "outp_static_rhos": [0.1],
+        "optimum_iterations": 30,
     },
-}  # fmt: skip
+}
 
 
 @pytest.fixture(scope="module")

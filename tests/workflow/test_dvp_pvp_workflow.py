@@ -19,7 +19,7 @@ TINY = {
         "seeds": 2,
         "eta_grid": [0.01, 0.1],
         "rho_selection": {"alpha": 0.3, "exponents": [-10, -1], "seeds": 1},
-    },  # fmt: skip
+    },
     "wddp": {},
     "dp_iadmm": {},
     "dzoa": {},

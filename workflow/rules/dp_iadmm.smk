@@ -1,10 +1,10 @@
 # dp_iadmm: Ryu & Kim, DP inexact ADMM on MNIST and FEMNIST. Runs (one job per dataset, variant
 # and epsilon-bar, all seeds at once) -> one aggregate per figure -> figures, Remark 3 table,
-# claims. Grids and target lists live in dpdl.studies.dp_iadmm.
+# claims. Grids, paths, settings and input functions live in dpdl.studies.dp_iadmm.grid.
 import json
 from functools import partial
 
-from dpdl.studies import dp_iadmm as dp_iadmm_study
+from dpdl.studies.dp_iadmm import grid as dp_iadmm_grid
 
 
 # Every seed of one (dataset, variant, epsilon-bar) at T = iterations (Figs 1-4 and 6).
@@ -13,22 +13,22 @@ rule dp_iadmm_run:
         data="data/processed/dp_iadmm/{dataset}.npz",
         card="data/processed/dp_iadmm/{dataset}.json",
     output:
-        dp_iadmm_study.run_output_patterns(config, "main"),
+        dp_iadmm_grid.run_output_patterns(config, "main"),
     log:
         "logs/dp_iadmm/run/main/{dataset}/{variant}/eps{epsilon}.log",
     benchmark:
         "benchmarks/dp_iadmm/run/main/{dataset}/{variant}/eps{epsilon}.tsv"
     wildcard_constraints:
-        variant=dp_iadmm_study.PRIVATE_VARIANT_REGEX,
-        epsilon=dp_iadmm_study.EPSILON_REGEX,
+        variant=dp_iadmm_grid.PRIVATE_VARIANT_REGEX,
+        epsilon=dp_iadmm_grid.EPSILON_REGEX,
     conda:
         "../../environment.yml"
     threads: 1
     resources:
-        mem_mb=partial(dp_iadmm_study.run_memory_input, config, "main"),
-        runtime=partial(dp_iadmm_study.run_minutes_input, config, "main"),
+        mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
+        runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=json.dumps(dp_iadmm_study.run_settings(config, "main")),
+        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main")),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
@@ -50,10 +50,10 @@ rule dp_iadmm_run_nonprivate:
         "../../environment.yml"
     threads: 1
     resources:
-        mem_mb=partial(dp_iadmm_study.run_memory_input, config, "main"),
-        runtime=partial(dp_iadmm_study.run_minutes_input, config, "main"),
+        mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
+        runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=json.dumps(dp_iadmm_study.run_settings(config, "main")),
+        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main")),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate --epsilon inf --data {input.data} --card {input.card}"
@@ -62,29 +62,29 @@ rule dp_iadmm_run_nonprivate:
 
 # Every seed of one (dataset, variant, epsilon-bar) at T = long_iterations (Fig. 5, Remark 3);
 # not needed when the config's long horizon equals the main one (the figures read main runs).
-if dp_iadmm_study.long_horizon_distinct(config):
+if dp_iadmm_grid.long_horizon_distinct(config):
 
     rule dp_iadmm_run_long:
         input:
             data="data/processed/dp_iadmm/{dataset}.npz",
             card="data/processed/dp_iadmm/{dataset}.json",
         output:
-            dp_iadmm_study.run_output_patterns(config, "long"),
+            dp_iadmm_grid.run_output_patterns(config, "long"),
         log:
             "logs/dp_iadmm/run/long/{dataset}/{variant}/eps{epsilon}.log",
         benchmark:
             "benchmarks/dp_iadmm/run/long/{dataset}/{variant}/eps{epsilon}.tsv"
         wildcard_constraints:
-            variant=dp_iadmm_study.PRIVATE_VARIANT_REGEX,
-            epsilon=dp_iadmm_study.EPSILON_REGEX,
+            variant=dp_iadmm_grid.PRIVATE_VARIANT_REGEX,
+            epsilon=dp_iadmm_grid.EPSILON_REGEX,
         conda:
             "../../environment.yml"
         threads: 1
         resources:
-            mem_mb=partial(dp_iadmm_study.run_memory_input, config, "long"),
-            runtime=partial(dp_iadmm_study.run_minutes_input, config, "long"),
+            mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "long"),
+            runtime=partial(dp_iadmm_grid.run_minutes_input, config, "long"),
         params:
-            settings=json.dumps(dp_iadmm_study.run_settings(config, "long")),
+            settings=json.dumps(dp_iadmm_grid.run_settings(config, "long")),
         shell:
             "python -m dpdl dp_iadmm run --horizon long --dataset {wildcards.dataset}"
             " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
@@ -94,13 +94,13 @@ if dp_iadmm_study.long_horizon_distinct(config):
 # Mean and 20/80 percentile bands over seeds of what one figure (or Remark 3) shows.
 rule dp_iadmm_aggregate:
     input:
-        runs=partial(dp_iadmm_study.figure_runs_input, config),
+        runs=partial(dp_iadmm_grid.figure_runs_input, config),
     output:
         "results/dp_iadmm/aggregates/{figure}.csv",
     log:
         "logs/dp_iadmm/aggregate/{figure}.log",
     wildcard_constraints:
-        figure="|".join(dp_iadmm_study.AGGREGATES),
+        figure="|".join(dp_iadmm_grid.AGGREGATES),
     conda:
         "../../environment.yml"
     threads: 1
@@ -113,13 +113,13 @@ rule dp_iadmm_aggregate:
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
-for dp_iadmm_figure in dp_iadmm_study.FIGURES:
+for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
 
     rule:
         name:
             f"dp_iadmm_figure_{dp_iadmm_figure}"
         input:
-            dp_iadmm_study.aggregate_path(dp_iadmm_figure),
+            dp_iadmm_grid.aggregate_path(dp_iadmm_figure),
         output:
             png=report(
                 f"figures/dp_iadmm/{dp_iadmm_figure}.png",
@@ -145,7 +145,7 @@ for dp_iadmm_figure in dp_iadmm_study.FIGURES:
 # Remark 3 (MNIST, long horizon, epsilon-bar 0.01): final testing errors beside the paper's.
 rule dp_iadmm_remark3:
     input:
-        dp_iadmm_study.aggregate_path("remark3"),
+        dp_iadmm_grid.aggregate_path("remark3"),
     output:
         csv=report(
             "results/tables/dp_iadmm/remark3.csv",
@@ -168,7 +168,7 @@ rule dp_iadmm_remark3:
 # The minimiser of (1) on each dataset that can be prepared here (what non-private runs approach).
 rule dp_iadmm_optimum:
     input:
-        partial(dp_iadmm_study.optimum_data_input, get_availability),
+        partial(dp_iadmm_grid.optimum_data_input, get_availability),
     output:
         csv=report(
             "results/tables/dp_iadmm/optimum.csv",
@@ -185,7 +185,7 @@ rule dp_iadmm_optimum:
         mem_mb=3000,
         runtime=60,
     params:
-        settings=json.dumps(dp_iadmm_study.optimum_settings(config)),
+        settings=json.dumps(dp_iadmm_grid.optimum_settings(config)),
     shell:
         "python -m dpdl dp_iadmm optimum --data {input} --settings {params.settings:q}"
         " --out {output.csv} {output.md} > {log} 2>&1"
@@ -194,8 +194,8 @@ rule dp_iadmm_optimum:
 # The paper's claims judged on the aggregates that can be built here.
 rule dp_iadmm_claims:
     input:
-        aggregates=partial(dp_iadmm_study.claim_aggregates_input, get_availability),
-        femnist_card=partial(dp_iadmm_study.femnist_card_input, get_availability),
+        aggregates=partial(dp_iadmm_grid.claim_aggregates_input, get_availability),
+        femnist_card=partial(dp_iadmm_grid.femnist_card_input, get_availability),
     output:
         csv="results/claims/dp_iadmm.csv",
         md="results/claims/dp_iadmm.md",
@@ -208,7 +208,7 @@ rule dp_iadmm_claims:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=json.dumps(dp_iadmm_study.claim_settings(config)),
+        settings=json.dumps(dp_iadmm_grid.claim_settings(config)),
     shell:
         "python -m dpdl dp_iadmm claims --aggregates {input.aggregates}"
         " --femnist-card {input.femnist_card} --settings {params.settings:q}"

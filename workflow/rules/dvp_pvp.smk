@@ -1,12 +1,12 @@
 # dvp_pvp: Zhang & Zhu, DVP and PVP for network ADMM on Adult. eta selection (non-private runs)
 # -> runs (one job per algorithm and alpha over the seeds; one rho-selection job per algorithm;
 # one run artifact per run) -> one aggregate per figure -> figures, tables, claims. Grids, paths,
-# target lists and input functions live in dpdl.studies.dvp_pvp.
+# target lists and input functions live in dpdl.studies.dvp_pvp.grid.
 from functools import partial
 
-from dpdl.studies import dvp_pvp as dvp_pvp_study
+from dpdl.studies.dvp_pvp import grid as dvp_pvp_grid
 
-DVP_PVP = dvp_pvp_study.settings(config)
+DVP_PVP = dvp_pvp_grid.settings(config)
 DVP_PVP_ARRAYS = "data/processed/dvp_pvp/adult.npz"
 DVP_PVP_CARD = "data/processed/dvp_pvp/adult.json"
 
@@ -17,7 +17,7 @@ rule dvp_pvp_eta_runs:
         arrays=DVP_PVP_ARRAYS,
         card=DVP_PVP_CARD,
     output:
-        dvp_pvp_study.eta_job_outputs(DVP_PVP),
+        dvp_pvp_grid.eta_job_outputs(DVP_PVP),
     log:
         "logs/dvp_pvp/eta_runs.log",
     benchmark:
@@ -29,8 +29,8 @@ rule dvp_pvp_eta_runs:
         mem_mb=1500,
         runtime=30,
     params:
-        settings=dvp_pvp_study.run_settings_json(config),
-        grid=dvp_pvp_study.job_arguments(DVP_PVP, "eta"),
+        settings=dvp_pvp_grid.run_settings_json(config),
+        grid=dvp_pvp_grid.job_arguments(DVP_PVP, "eta"),
     shell:
         "python -m dpdl dvp_pvp run --arrays {input.arrays} --card {input.card} --algorithm nonprivate"
         " --alpha inf {params.grid} --purpose eta_selection"
@@ -40,7 +40,7 @@ rule dvp_pvp_eta_runs:
 # The eta whose non-private run ends closest to the centralized optimum, and its table.
 rule dvp_pvp_select_eta:
     input:
-        runs=partial(dvp_pvp_study.eta_runs_input, DVP_PVP),
+        runs=partial(dvp_pvp_grid.eta_runs_input, DVP_PVP),
     output:
         eta="results/dvp_pvp/eta.json",
         csv="results/tables/dvp_pvp/eta_selection.csv",
@@ -63,9 +63,9 @@ rule dvp_pvp_run:
     input:
         arrays=DVP_PVP_ARRAYS,
         card=DVP_PVP_CARD,
-        eta=partial(dvp_pvp_study.eta_file_input, DVP_PVP),
+        eta=partial(dvp_pvp_grid.eta_file_input, DVP_PVP),
     output:
-        dvp_pvp_study.run_job_outputs(DVP_PVP),
+        dvp_pvp_grid.run_job_outputs(DVP_PVP),
     log:
         "logs/dvp_pvp/run/{algorithm}/eps{alpha}.log",
     benchmark:
@@ -80,9 +80,9 @@ rule dvp_pvp_run:
         mem_mb=1500,
         runtime=60,
     params:
-        settings=dvp_pvp_study.run_settings_json(config),
-        eta=partial(dvp_pvp_study.eta_option, DVP_PVP),
-        grid=dvp_pvp_study.job_arguments(DVP_PVP, "main"),
+        settings=dvp_pvp_grid.run_settings_json(config),
+        eta=partial(dvp_pvp_grid.eta_option, DVP_PVP),
+        grid=dvp_pvp_grid.job_arguments(DVP_PVP, "main"),
     shell:
         "python -m dpdl dvp_pvp run --arrays {input.arrays} --card {input.card}"
         " --algorithm {wildcards.algorithm} --alpha {wildcards.alpha} {params.grid} {params.eta}"
@@ -94,9 +94,9 @@ rule dvp_pvp_rho_runs:
     input:
         arrays=DVP_PVP_ARRAYS,
         card=DVP_PVP_CARD,
-        eta=partial(dvp_pvp_study.eta_file_input, DVP_PVP),
+        eta=partial(dvp_pvp_grid.eta_file_input, DVP_PVP),
     output:
-        dvp_pvp_study.rho_job_outputs(DVP_PVP),
+        dvp_pvp_grid.rho_job_outputs(DVP_PVP),
     log:
         "logs/dvp_pvp/rho_runs/{algorithm}.log",
     benchmark:
@@ -110,10 +110,10 @@ rule dvp_pvp_rho_runs:
         mem_mb=1500,
         runtime=240,
     params:
-        settings=dvp_pvp_study.run_settings_json(config),
-        eta=partial(dvp_pvp_study.eta_option, DVP_PVP),
-        alpha=partial(dvp_pvp_study.rho_alpha_param, DVP_PVP),
-        grid=dvp_pvp_study.job_arguments(DVP_PVP, "rho"),
+        settings=dvp_pvp_grid.run_settings_json(config),
+        eta=partial(dvp_pvp_grid.eta_option, DVP_PVP),
+        alpha=partial(dvp_pvp_grid.rho_alpha_param, DVP_PVP),
+        grid=dvp_pvp_grid.job_arguments(DVP_PVP, "rho"),
     shell:
         "python -m dpdl dvp_pvp run --arrays {input.arrays} --card {input.card}"
         " --algorithm {wildcards.algorithm} --alpha {params.alpha} {params.grid}"
@@ -123,13 +123,13 @@ rule dvp_pvp_rho_runs:
 # Mean and 20/80 percentile bands over seeds of what one figure shows, with its runs' privacy.
 rule dvp_pvp_aggregate:
     input:
-        runs=partial(dvp_pvp_study.figure_runs_input, DVP_PVP),
+        runs=partial(dvp_pvp_grid.figure_runs_input, DVP_PVP),
     output:
         "results/dvp_pvp/aggregates/{figure}.csv",
     log:
         "logs/dvp_pvp/aggregate/{figure}.log",
     wildcard_constraints:
-        figure="|".join(dvp_pvp_study.FIGURES),
+        figure="|".join(dvp_pvp_grid.FIGURES),
     conda:
         "../../environment.yml"
     threads: 1
@@ -137,27 +137,27 @@ rule dvp_pvp_aggregate:
         mem_mb=2000,
         runtime=10,
     params:
-        settings=dvp_pvp_study.settings_json(config),
+        settings=dvp_pvp_grid.settings_json(config),
     shell:
         "python -m dpdl dvp_pvp aggregate {wildcards.figure} --runs {input.runs}"
         " --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
-for dvp_pvp_figure in dvp_pvp_study.FIGURES:
+for dvp_pvp_figure in dvp_pvp_grid.FIGURES:
 
     rule:
         name:
             f"dvp_pvp_figure_{dvp_pvp_figure}"
         input:
-            dvp_pvp_study.aggregate_path(dvp_pvp_figure),
+            dvp_pvp_grid.aggregate_path(dvp_pvp_figure),
         output:
             png=report(
-                dvp_pvp_study.figure_path(dvp_pvp_figure, "png"),
+                dvp_pvp_grid.figure_path(dvp_pvp_figure, "png"),
                 caption=f"../report/dvp_pvp/{dvp_pvp_figure}.rst",
                 category=summary.report_category("dvp_pvp"),
             ),
-            pdf=dvp_pvp_study.figure_path(dvp_pvp_figure, "pdf"),
+            pdf=dvp_pvp_grid.figure_path(dvp_pvp_figure, "pdf"),
         log:
             f"logs/dvp_pvp/figure/{dvp_pvp_figure}.log",
         conda:
@@ -176,7 +176,7 @@ for dvp_pvp_figure in dvp_pvp_study.FIGURES:
 # Tables 1-2, the optimal alpha, the calibration diagnostic and the privacy side table.
 rule dvp_pvp_table:
     input:
-        partial(dvp_pvp_study.table_input, DVP_PVP),
+        partial(dvp_pvp_grid.table_input, DVP_PVP),
     output:
         csv="results/tables/dvp_pvp/{table}.csv",
         md="results/tables/dvp_pvp/{table}.md",
@@ -191,7 +191,7 @@ rule dvp_pvp_table:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=dvp_pvp_study.settings_json(config),
+        settings=dvp_pvp_grid.settings_json(config),
     shell:
         "python -m dpdl dvp_pvp table {wildcards.table} --inputs {input}"
         " --settings {params.settings:q} --out {output.csv} {output.md} > {log} 2>&1"
@@ -200,10 +200,10 @@ rule dvp_pvp_table:
 # The paper's claims judged on the aggregates and tables (scale: iterations, seeds, grids).
 rule dvp_pvp_claims:
     input:
-        **dvp_pvp_study.claim_inputs(),
+        **dvp_pvp_grid.claim_inputs(),
     output:
-        csv=dvp_pvp_study.claims_path("csv"),
-        md=dvp_pvp_study.claims_path("md"),
+        csv=dvp_pvp_grid.claims_path("csv"),
+        md=dvp_pvp_grid.claims_path("md"),
     log:
         "logs/dvp_pvp/claims.log",
     conda:
@@ -213,9 +213,9 @@ rule dvp_pvp_claims:
         mem_mb=500,
         runtime=5,
     params:
-        settings=dvp_pvp_study.settings_json(config),
-        scale=dvp_pvp_study.claim_scale_json(config),
-        aggregates=dvp_pvp_study.claims_aggregates_option(),
+        settings=dvp_pvp_grid.settings_json(config),
+        scale=dvp_pvp_grid.claim_scale_json(config),
+        aggregates=dvp_pvp_grid.claims_aggregates_option(),
     shell:
         "python -m dpdl dvp_pvp claims --aggregates {params.aggregates} --settings {params.settings:q}"
         " --scale {params.scale:q} --out {output.csv} {output.md} > {log} 2>&1"

@@ -1,8 +1,8 @@
 # dzoa: Gratton et al., D-ZOA against DP-ADMM on distributed lasso. Centralized solution ->
 # calibration (privacy, step constants) -> DP-ADMM tuning -> runs (D-ZOA one job per trial with
 # the whole privacy grid, DP-ADMM one job) -> one aggregate per figure -> figures, claims. Grids
-# and target lists live in dpdl.studies.dzoa.
-from dpdl.studies import dzoa as dzoa_study
+# and target lists live in dpdl.studies.dzoa.grid; each rule calls one `dpdl dzoa <step>`.
+from dpdl.studies.dzoa import grid as dzoa_grid
 
 
 # The centralized lasso solution (33) of every trial, with its duality-gap certificate.
@@ -11,7 +11,7 @@ rule dzoa_centralized:
         data="data/processed/dzoa/lasso.npz",
         card="data/processed/dzoa/lasso.json",
     output:
-        dzoa_study.intermediate_path("centralized.npz"),
+        dzoa_grid.intermediate_path("centralized.npz"),
     log:
         "logs/dzoa/centralized.log",
     conda:
@@ -21,7 +21,7 @@ rule dzoa_centralized:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=dzoa_study.settings_json(config),
+        settings=dzoa_grid.settings_json(config),
     shell:
         "python -m dpdl dzoa centralized --settings {params.settings:q} --data {input.data}"
         " --card {input.card} --out {output} > {log} 2>&1"
@@ -34,9 +34,9 @@ rule dzoa_calibrate:
         card="data/processed/dzoa/lasso.json",
         centralized=rules.dzoa_centralized.output[0],
     output:
-        json=dzoa_study.intermediate_path("calibration.json"),
-        npz=dzoa_study.intermediate_path("calibration.npz"),
-        table=dzoa_study.aggregate_path("privacy"),
+        json=dzoa_grid.intermediate_path("calibration.json"),
+        npz=dzoa_grid.intermediate_path("calibration.npz"),
+        table=dzoa_grid.aggregate_path("privacy"),
     log:
         "logs/dzoa/calibrate.log",
     conda:
@@ -46,7 +46,7 @@ rule dzoa_calibrate:
         mem_mb=1000,
         runtime=10,
     params:
-        settings=dzoa_study.settings_json(config),
+        settings=dzoa_grid.settings_json(config),
     shell:
         "python -m dpdl dzoa calibrate --settings {params.settings:q} --data {input.data}"
         " --card {input.card} --centralized {input.centralized}"
@@ -61,8 +61,8 @@ rule dzoa_tune:
         centralized=rules.dzoa_centralized.output[0],
         calibration=rules.dzoa_calibrate.output.json,
     output:
-        json=dzoa_study.intermediate_path("dpadmm_tuning.json"),
-        table=dzoa_study.aggregate_path("dpadmm_tuning"),
+        json=dzoa_grid.intermediate_path("dpadmm_tuning.json"),
+        table=dzoa_grid.aggregate_path("dpadmm_tuning"),
     log:
         "logs/dzoa/tune.log",
     conda:
@@ -72,8 +72,8 @@ rule dzoa_tune:
         mem_mb=2000,
         runtime=10,
     params:
-        settings=dzoa_study.settings_json(config),
-        trials=" ".join(map(str, dzoa_study.tuning_trials(config))),
+        settings=dzoa_grid.settings_json(config),
+        trials=" ".join(map(str, dzoa_grid.tuning_trials(config))),
     shell:
         "python -m dpdl dzoa tune --settings {params.settings:q} --data {input.data}"
         " --card {input.card} --centralized {input.centralized} --calibration {input.calibration}"
@@ -89,7 +89,7 @@ rule dzoa_run_dzoa:
         calibration=rules.dzoa_calibrate.output.json,
         steps=rules.dzoa_calibrate.output.npz,
     output:
-        dzoa_study.run_patterns(config, "dzoa"),
+        dzoa_grid.run_patterns(config, "dzoa"),
     log:
         "logs/dzoa/run/dzoa/trial{trial}.log",
     benchmark:
@@ -103,7 +103,7 @@ rule dzoa_run_dzoa:
         mem_mb=1000,
         runtime=30,
     params:
-        settings=dzoa_study.settings_json(config),
+        settings=dzoa_grid.settings_json(config),
     shell:
         "python -m dpdl dzoa run --algorithm dzoa --trials {wildcards.trial} --settings {params.settings:q}"
         " --data {input.data} --card {input.card} --centralized {input.centralized}"
@@ -119,8 +119,8 @@ rule dzoa_run_dpadmm:
         calibration=rules.dzoa_calibrate.output.json,
         tuning=rules.dzoa_tune.output.json,
     output:
-        dzoa_study.run_paths(
-            dzoa_study.settings(config), "dpadmm", dzoa_study.evaluation_trials(config)
+        dzoa_grid.run_paths(
+            dzoa_grid.settings(config), "dpadmm", dzoa_grid.evaluation_trials(config)
         ),
     log:
         "logs/dzoa/run/dpadmm.log",
@@ -133,8 +133,8 @@ rule dzoa_run_dpadmm:
         mem_mb=2000,
         runtime=30,
     params:
-        settings=dzoa_study.settings_json(config),
-        trials=" ".join(map(str, dzoa_study.evaluation_trials(config))),
+        settings=dzoa_grid.settings_json(config),
+        trials=" ".join(map(str, dzoa_grid.evaluation_trials(config))),
     shell:
         "python -m dpdl dzoa run --algorithm dpadmm --trials {params.trials} --settings {params.settings:q}"
         " --data {input.data} --card {input.card} --centralized {input.centralized}"
@@ -143,19 +143,19 @@ rule dzoa_run_dpadmm:
 
 # Per figure: mean and 20/80 percentile bands over evaluation trials (fig1: the graph's edges).
 # The command is given the trials, not the run list (227 KB of paths for the paper grid's fig3a).
-for dzoa_figure in dzoa_study.FIGURES:
+for dzoa_figure in dzoa_grid.FIGURES:
 
     rule:
         name:
             f"dzoa_aggregate_{dzoa_figure}"
         input:
-            runs=dzoa_study.figure_run_paths(
-                dzoa_study.settings(config),
-                dzoa_study.evaluation_trials(config),
+            runs=dzoa_grid.figure_run_paths(
+                dzoa_grid.settings(config),
+                dzoa_grid.evaluation_trials(config),
                 dzoa_figure,
             ),
         output:
-            dzoa_study.aggregate_path(dzoa_figure),
+            dzoa_grid.aggregate_path(dzoa_figure),
         log:
             f"logs/dzoa/aggregate/{dzoa_figure}.log",
         conda:
@@ -166,29 +166,29 @@ for dzoa_figure in dzoa_study.FIGURES:
             runtime=10,
         params:
             figure=dzoa_figure,
-            settings=dzoa_study.settings_json(config),
+            settings=dzoa_grid.settings_json(config),
             agents=config["data"]["lasso"]["agents"],
-            trials=" ".join(map(str, dzoa_study.evaluation_trials(config))),
+            trials=" ".join(map(str, dzoa_grid.evaluation_trials(config))),
         shell:
             "python -m dpdl dzoa aggregate {params.figure} --settings {params.settings:q}"
             " --agents {params.agents} --trials {params.trials} --out {output} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
-for dzoa_figure in dzoa_study.FIGURES:
+for dzoa_figure in dzoa_grid.FIGURES:
 
     rule:
         name:
             f"dzoa_figure_{dzoa_figure}"
         input:
-            dzoa_study.aggregate_path(dzoa_figure),
+            dzoa_grid.aggregate_path(dzoa_figure),
         output:
             png=report(
-                dzoa_study.figure_path(dzoa_figure, "png"),
+                dzoa_grid.figure_path(dzoa_figure, "png"),
                 caption=f"../report/dzoa/{dzoa_figure}.rst",
                 category=summary.report_category("dzoa"),
             ),
-            pdf=dzoa_study.figure_path(dzoa_figure, "pdf"),
+            pdf=dzoa_grid.figure_path(dzoa_figure, "pdf"),
         log:
             f"logs/dzoa/figure/{dzoa_figure}.log",
         conda:
@@ -207,13 +207,13 @@ for dzoa_figure in dzoa_study.FIGURES:
 # The paper's claims judged on the aggregates (scale: evaluation trials, iterations, grids).
 rule dzoa_claims:
     input:
-        fig2=dzoa_study.aggregate_path("fig2"),
-        fig3a=dzoa_study.aggregate_path("fig3a"),
-        fig3b=dzoa_study.aggregate_path("fig3b"),
-        privacy=dzoa_study.aggregate_path("privacy"),
+        fig2=dzoa_grid.aggregate_path("fig2"),
+        fig3a=dzoa_grid.aggregate_path("fig3a"),
+        fig3b=dzoa_grid.aggregate_path("fig3b"),
+        privacy=dzoa_grid.aggregate_path("privacy"),
     output:
-        csv=dzoa_study.claims_path("csv"),
-        md=dzoa_study.claims_path("md"),
+        csv=dzoa_grid.claims_path("csv"),
+        md=dzoa_grid.claims_path("md"),
     log:
         "logs/dzoa/claims.log",
     conda:
@@ -223,8 +223,8 @@ rule dzoa_claims:
         mem_mb=1000,
         runtime=5,
     params:
-        settings=dzoa_study.settings_json(config),
-        trials=len(dzoa_study.evaluation_trials(config)),
+        settings=dzoa_grid.settings_json(config),
+        trials=len(dzoa_grid.evaluation_trials(config)),
     shell:
         "python -m dpdl dzoa claims --settings {params.settings:q} --trials {params.trials}"
         " --aggregates fig2={input.fig2} fig3a={input.fig3a} fig3b={input.fig3b}"

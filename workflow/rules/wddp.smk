@@ -1,9 +1,9 @@
 # Study wddp: Kang, Liu & Wang, weighted distributed DP-ERM (Figures 1-16, Table 1). Grids,
 # paths, target lists and the input functions (bound to the config and to common.smk's
-# get_availability) live in dpdl.studies.wddp; every step is `python -m dpdl wddp <step>`.
+# get_availability) live in dpdl.studies.wddp.grid; every step is `python -m dpdl wddp <step>`.
 from functools import partial
 
-from dpdl.studies import wddp as wddp_study
+from dpdl.studies.wddp import grid as wddp_grid
 
 
 # theta*, the non-private optimum of one dataset (trust-exact Newton, ||grad|| < 1e-8).
@@ -12,7 +12,7 @@ rule wddp_optimum:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
     output:
-        wddp_study.optimum_path("{dataset}"),
+        wddp_grid.optimum_path("{dataset}"),
     log:
         "logs/wddp/optimum/{dataset}.log",
     benchmark:
@@ -24,7 +24,7 @@ rule wddp_optimum:
         mem_mb=2000,
         runtime=30,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp optimum --dataset {wildcards.dataset} --data {input.data} --card {input.card}"
         " --settings {params.settings:q} --out {output} > {log} 2>&1"
@@ -36,8 +36,8 @@ rule wddp_tune:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
     output:
-        scores=wddp_study.tuning_paths("{dataset}")[0],
-        selected=wddp_study.tuning_paths("{dataset}")[1],
+        scores=wddp_grid.tuning_paths("{dataset}")[0],
+        selected=wddp_grid.tuning_paths("{dataset}")[1],
     log:
         "logs/wddp/tune/{dataset}.log",
     benchmark:
@@ -49,7 +49,7 @@ rule wddp_tune:
         mem_mb=3000,
         runtime=120,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp tune --dataset {wildcards.dataset} --data {input.data} --card {input.card}"
         " --settings {params.settings:q} --out {output.scores} {output.selected} > {log} 2>&1"
@@ -60,10 +60,10 @@ rule wddp_run_epsilon:
     input:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
-        tuning=wddp_study.tuning_paths("{dataset}")[1],
-        optimum=wddp_study.optimum_path("{dataset}"),
+        tuning=wddp_grid.tuning_paths("{dataset}")[1],
+        optimum=wddp_grid.optimum_path("{dataset}"),
     output:
-        wddp_study.run_outputs(config["wddp"], "epsilon"),
+        wddp_grid.run_outputs(config["wddp"], "epsilon"),
     log:
         "logs/wddp/run/{dataset}/epsilon_m{clients}.log",
     benchmark:
@@ -77,7 +77,7 @@ rule wddp_run_epsilon:
         mem_mb=4000,
         runtime=120,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp run --experiment epsilon --dataset {wildcards.dataset} --clients {wildcards.clients}"
         " --data {input.data} --card {input.card} --tuning {input.tuning} --optimum {input.optimum}"
@@ -89,10 +89,10 @@ rule wddp_run_unevenness:
     input:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
-        tuning=wddp_study.tuning_paths("{dataset}")[1],
-        optimum=wddp_study.optimum_path("{dataset}"),
+        tuning=wddp_grid.tuning_paths("{dataset}")[1],
+        optimum=wddp_grid.optimum_path("{dataset}"),
     output:
-        wddp_study.run_outputs(config["wddp"], "unevenness"),
+        wddp_grid.run_outputs(config["wddp"], "unevenness"),
     log:
         "logs/wddp/run/{dataset}/unevenness_m{clients}_eps{epsilon}.log",
     benchmark:
@@ -107,7 +107,7 @@ rule wddp_run_unevenness:
         mem_mb=6000,
         runtime=120,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp run --experiment unevenness --dataset {wildcards.dataset} --clients {wildcards.clients}"
         " --epsilon {wildcards.epsilon} --data {input.data} --card {input.card} --tuning {input.tuning}"
@@ -117,10 +117,10 @@ rule wddp_run_unevenness:
 # One figure's tidy aggregate: mean and 20/80 percentile band over seeds at round T.
 rule wddp_aggregate:
     input:
-        runs=partial(wddp_study.figure_runs_input, config["wddp"], get_availability),
-        optima=partial(wddp_study.optima_input, get_availability),
+        runs=partial(wddp_grid.figure_runs_input, config["wddp"], get_availability),
+        optima=partial(wddp_grid.optima_input, get_availability),
     output:
-        wddp_study.aggregate_path("{figure}"),
+        wddp_grid.aggregate_path("{figure}"),
     log:
         "logs/wddp/aggregate/{figure}.log",
     wildcard_constraints:
@@ -137,20 +137,20 @@ rule wddp_aggregate:
 
 
 # One rule per figure (PNG + PDF, one panel per dataset), each with its own report caption.
-for wddp_figure in wddp_study.FIGURES:
+for wddp_figure in wddp_grid.FIGURES:
 
     rule:
         name:
             f"wddp_figure_{wddp_figure}"
         input:
-            wddp_study.aggregate_path(wddp_figure),
+            wddp_grid.aggregate_path(wddp_figure),
         output:
             png=report(
-                wddp_study.figure_paths(wddp_figure)[0],
+                wddp_grid.figure_paths(wddp_figure)[0],
                 caption=f"../report/wddp/{wddp_figure}.rst",
                 category=summary.report_category("wddp"),
             ),
-            pdf=wddp_study.figure_paths(wddp_figure)[1],
+            pdf=wddp_grid.figure_paths(wddp_figure)[1],
         log:
             f"logs/wddp/figure/{wddp_figure}.log",
         conda:
@@ -169,10 +169,10 @@ for wddp_figure in wddp_study.FIGURES:
 # Table 1: the paper's bounds as text and the sigma of every experiment cell.
 rule wddp_table1:
     input:
-        cards=partial(wddp_study.cards_input, get_availability),
+        cards=partial(wddp_grid.cards_input, get_availability),
     output:
-        csv=wddp_study.table1_paths()[0],
-        md=wddp_study.table1_paths()[1],
+        csv=wddp_grid.table1_paths()[0],
+        md=wddp_grid.table1_paths()[1],
     log:
         "logs/wddp/table1.log",
     conda:
@@ -182,7 +182,7 @@ rule wddp_table1:
         mem_mb=1000,
         runtime=10,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp table1 --cards {input.cards} --settings {params.settings:q}"
         " --out {output.csv} {output.md} > {log} 2>&1"
@@ -191,10 +191,10 @@ rule wddp_table1:
 # The claims scorecard, judged from the figure aggregates.
 rule wddp_claims:
     input:
-        wddp_study.aggregate_targets(config["wddp"]),
+        wddp_grid.aggregate_targets(config["wddp"]),
     output:
-        csv=wddp_study.claims_paths()[0],
-        md=wddp_study.claims_paths()[1],
+        csv=wddp_grid.claims_paths()[0],
+        md=wddp_grid.claims_paths()[1],
     log:
         "logs/wddp/claims.log",
     conda:
@@ -204,7 +204,7 @@ rule wddp_claims:
         mem_mb=1000,
         runtime=10,
     params:
-        settings=wddp_study.settings_json(config),
+        settings=wddp_grid.settings_json(config),
     shell:
         "python -m dpdl wddp claims --aggregates {input} --settings {params.settings:q}"
         " --out {output.csv} {output.md} > {log} 2>&1"

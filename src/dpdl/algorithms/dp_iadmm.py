@@ -12,18 +12,16 @@ numbers are the paper's (arXiv 2106.06127); section numbers refer to ``notes/iad
 - The non-private run is ObjT (or ObjP, by the study's ``nonprivate_algorithm``) with epsilon-bar = inf:
   no noise and rho without the c2 term.
 
+This module holds the parameters, :func:`run_iadmm` and the minimiser of (1). The implementation
+details live beside it: the agents' data in padded float32 chunks, with the gradient (37), the
+sensitivity (20) and the objective (1) computed from them, in :mod:`dpdl.algorithms.dp_iadmm_data`;
+the compiled pass that does a chunk's local and dual steps, and the noise layout it reads, in
+:mod:`dpdl.algorithms.dp_iadmm_kernel`; and the same iteration in plain float64 numpy, one
+function per equation, the oracle the tests replay runs against, in
+:mod:`dpdl.algorithms.dp_iadmm_reference`.
+
 Speed: all state is float32 with shape (P, J, B, K): agents, features, replicas (the seeds of a
 job, which share the data so each matrix product reads the data once for all of them), classes.
-Agents are sorted by size and grouped into a few blocks padded with zero rows (one block, a view
-of the data, when all agents have the same size, as on MNIST) and cut into chunks of a few agents
-whose elementwise work stays in cache; the two matrix products per chunk are batched over its
-agents and skip the features that are zero in every row of the chunk (pixels no writer of the
-chunk touched: half of FEMNIST's per chunk, 12% of MNIST's), which contribute nothing to them.
-Each replica draws a chunk's unit-scale noise in one call from its own generator (agents in size
-order), so a replica's trajectory does not depend on the other replicas of its job (up to the
-float32 rounding of sums over agents). Everything else a chunk does in an iteration, the
-gradient's beta term, the noise's scale, the local step, the dual step and the sums over agents,
-is one compiled pass over its state (:func:`fused_step`, numba): numpy would make about 13 passes.
 """
 
 from __future__ import annotations
@@ -33,10 +31,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-import numba
 import numpy as np
 import pandas as pd
 
+from dpdl.algorithms.dp_iadmm_data import (
+    DTYPE,
+    FederatedData,
+    chunk_loss_gradients,
+    chunk_sensitivities,
+)
+from dpdl.algorithms.dp_iadmm_kernel import ALGORITHM_CODES, draw_noise, fused_step
+from dpdl.algorithms.dp_iadmm_objective import training_objective
 from dpdl.models import softmax
 from dpdl.privacy import (
     gaussian,
@@ -51,14 +56,6 @@ from dpdl.privacy import (
 from dpdl.privacy.dp_iadmm import OUTP_DELTA, PENALTY_MAX
 
 BETA = 1e-6  # regularisation weight beta of (1) [P section 4, "as in [10]"]
-# Blocking of unequal agents: a block costs about as much fixed overhead (numpy calls) as this
-# many padded rows of matrix products; the partition minimises padded rows + this per block.
-BLOCK_OVERHEAD_ROWS = 64
-# The iteration works through the agents chunk by chunk so that the elementwise updates of a
-# chunk stay in the core's cache (2 MB L2 here): a chunk holds about this many bytes of the
-# J x B x K state (at least one agent); a step touches about five such arrays.
-CHUNK_BYTES = 1 << 20
-DTYPE = np.float32
 
 Algorithm = Literal["objp", "objt", "outp"]
 ALGORITHMS: tuple[str, ...] = ("objp", "objt", "outp")
@@ -67,169 +64,17 @@ OUTP_NOISES = ("variance", "sigma")  # note 7.5(b)
 SENSITIVITIES = ("eq20", "worst_case")  # note 7.3
 OUTP_GRADIENTS = ("agent_mean", "global_mean")  # note 7.5(c)
 TRACE_COLUMNS = (
-    "iteration", "test_error", "train_cost", "noise_magnitude", "noise_scale", "sensitivity",
-    "cv_sum", "cv_mean_agent", "z_change", "rho",
-)  # fmt: skip
-
-
-@dataclass(frozen=True)
-class AgentChunk:
-    """Agents ``start`` to ``stop`` (in size order) padded to a common number of rows m.
-
-    ``features`` (g, m, J_c) float32 with zero padding rows holds only the chunk's ``columns``: the
-    indices of the J_c features that are nonzero in some row of the chunk, or ``slice(None)`` when
-    all J are (then ``features`` is a view of its block). Every dropped feature is zero in every row,
-    so x w = x[columns] w[columns] and the gradient's other rows are zero. ``labels`` (g, m) (0 on
-    padding), ``onehot`` (g, 1, K, m) float32 (class-major like ``softmax``'s per-example arrays;
-    zero on padding), ``valid`` (g, m) bool and ``feature_l1`` (g, m) float64, the ||x_pi||_1 (0 on
-    padding), are views into the arrays of a block of similar-size agents. ``feature_rows`` (J,) int
-    gives each feature's row in ``features``' last axis (and in the chunk's loss gradients), or -1
-    for a dropped feature.
-    """
-
-    start: int
-    stop: int
-    features: np.ndarray
-    labels: np.ndarray
-    onehot: np.ndarray
-    valid: np.ndarray
-    columns: np.ndarray | slice
-    feature_l1: np.ndarray
-    feature_rows: np.ndarray
-
-
-@dataclass(frozen=True)
-class FederatedData:
-    """The agents' training data, in chunks of agents for batched matrix products.
-
-    ``agent_ids[p]`` is the original index (writer, shard) of internal agent p; ``sizes`` are the
-    I_p in internal order (ascending).
-    """
-
-    chunks: tuple[AgentChunk, ...]
-    agent_ids: np.ndarray
-    sizes: np.ndarray
-    n_features: int
-    n_classes: int
-
-    @property
-    def n_agents(self) -> int:
-        """P."""
-        return int(self.sizes.size)
-
-    @property
-    def n_total(self) -> int:
-        """I = sum_p I_p."""
-        return int(self.sizes.sum())
-
-
-def size_blocks(sizes: np.ndarray, overhead_rows: int = BLOCK_OVERHEAD_ROWS) -> list[tuple[int, int]]:
-    """Partition agents sorted by size into consecutive blocks that minimise padded work.
-
-    Parameters
-    ----------
-    sizes : numpy.ndarray of int, shape (P,)
-        Agent sizes in ascending order.
-    overhead_rows : int
-        Fixed cost of one block, in padded rows.
-
-    Returns
-    -------
-    list of (start, stop)
-        Blocks covering 0..P; block cost = (stop - start) * sizes[stop - 1] + overhead_rows, and
-        the total cost is minimal (dynamic programming over the sorted sizes).
-    """
-    n = len(sizes)
-    best = np.full(n + 1, np.inf)
-    best[0] = 0.0
-    cut = np.zeros(n + 1, dtype=int)
-    for stop in range(1, n + 1):
-        starts = np.arange(stop)
-        costs = best[:stop] + (stop - starts) * float(sizes[stop - 1]) + overhead_rows
-        cut[stop] = int(np.argmin(costs))
-        best[stop] = costs[cut[stop]]
-    blocks = []
-    stop = n
-    while stop > 0:
-        blocks.append((int(cut[stop]), stop))
-        stop = cut[stop]
-    return blocks[::-1]
-
-
-def federated_data(
-    features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int, *, replicas: int = 1,
-    chunk_bytes: int = CHUNK_BYTES,
-) -> FederatedData:  # fmt: skip
-    """Group the agents' rows into padded blocks (float32) and chunks for :func:`run_iadmm`.
-
-    Parameters
-    ----------
-    features : numpy.ndarray, shape (I, J)
-        Training features, agents' rows contiguous; converted to float32 once (a float32 array
-        is used without copying where a block needs no padding).
-    labels : numpy.ndarray of int, shape (I,)
-        Class indices in 0..n_classes-1.
-    offsets : numpy.ndarray of int, shape (P + 1,)
-        Agent p owns rows offsets[p]:offsets[p+1]; every agent needs at least one row.
-    n_classes : int
-        K.
-    replicas : int
-        B, the replicas the data will be run with (it sets the chunk size).
-    chunk_bytes : int
-        A chunk holds as many agents as fit their J x B x K float32 state in this many bytes (at
-        least one). The chunking changes only the order of float32 sums over agents.
-
-    Returns
-    -------
-    FederatedData
-    """
-    features = np.asarray(features, dtype=DTYPE)
-    labels = np.asarray(labels, dtype=np.intp)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    sizes = np.diff(offsets)
-    if offsets.ndim != 1 or sizes.size == 0 or offsets[0] != 0 or offsets[-1] != len(features):
-        raise ValueError(f"offsets must run from 0 to the number of rows {len(features)}; got {offsets}")
-    if np.any(sizes < 1):
-        raise ValueError(f"every agent needs at least one row; agents {np.flatnonzero(sizes < 1)} have none")
-    if labels.shape != (len(features),) or labels.min() < 0 or labels.max() >= n_classes:
-        raise ValueError(f"labels must be {len(features)} class indices in 0..{n_classes - 1}")
-    order = np.argsort(sizes, kind="stable")
-    sorted_sizes = sizes[order]
-    per_chunk = max(1, chunk_bytes // (features.shape[1] * replicas * n_classes * np.dtype(DTYPE).itemsize))
-    chunks = []
-    for start, stop in size_blocks(sorted_sizes):
-        agents = order[start:stop]
-        width = int(sorted_sizes[stop - 1])
-        first = offsets[agents[0]]
-        if np.all(sizes[agents] == width) and np.array_equal(offsets[agents], first + width * np.arange(len(agents))):
-            rows = slice(first, first + width * len(agents))
-            block_features = features[rows].reshape(len(agents), width, -1)  # a view: no padding needed
-            block_labels = labels[rows].reshape(len(agents), width)
-            valid = np.ones((len(agents), width), dtype=bool)
-        else:
-            block_features = np.zeros((len(agents), width, features.shape[1]), dtype=DTYPE)
-            block_labels = np.zeros((len(agents), width), dtype=np.intp)
-            valid = np.zeros((len(agents), width), dtype=bool)
-            for row, agent in enumerate(agents):
-                n = sizes[agent]
-                block_features[row, :n] = features[offsets[agent] : offsets[agent + 1]]
-                block_labels[row, :n] = labels[offsets[agent] : offsets[agent + 1]]
-                valid[row, :n] = True
-        onehot = softmax.one_hot(block_labels, n_classes, DTYPE) * valid[:, None, None, :]  # zero on padding
-        block_l1 = np.abs(block_features).sum(axis=2, dtype=np.float64)
-        for first_row in range(0, len(agents), per_chunk):
-            part = slice(first_row, first_row + per_chunk)
-            chunk_start = start + first_row
-            chunk_stop = min(stop, chunk_start + per_chunk)
-            chunk_features, columns = block_features[part], slice(None)
-            used = np.flatnonzero(chunk_features.any(axis=(0, 1)))
-            if len(used) < features.shape[1]:
-                chunk_features, columns = np.ascontiguousarray(chunk_features[:, :, used]), used
-            feature_rows = np.full(features.shape[1], -1, dtype=np.int64)
-            feature_rows[used] = np.arange(len(used))
-            chunks.append(AgentChunk(chunk_start, chunk_stop, chunk_features, block_labels[part], onehot[part],
-                                     valid[part], columns, block_l1[part], feature_rows))  # fmt: skip
-    return FederatedData(tuple(chunks), order, sorted_sizes, features.shape[1], n_classes)
+    "iteration",
+    "test_error",
+    "train_cost",
+    "noise_magnitude",
+    "noise_scale",
+    "sensitivity",
+    "cv_sum",
+    "cv_mean_agent",
+    "z_change",
+    "rho",
+)
 
 
 @dataclass(frozen=True)
@@ -343,10 +188,10 @@ class IadmmResult:
 
     ``traces[b]`` has the columns ``TRACE_COLUMNS`` at the logged iterations; ``weights`` is the
     server's final w, (B, J, K); ``local`` and ``duals`` are the final z_p and lambda_p,
-    (B, P, J, K) in the original agent order; ``noise_multipliers[t-1]`` is the smallest noise scale / sensitivity over agents at
-    iteration t (1/epsilon-bar for ObjP/ObjT; sigma_p^t / Delta_p^t for OutP; 0 when
-    non-private), identical for every replica; ``finite`` is False if any logged value was not
-    finite (the run is never stopped early).
+    (B, P, J, K) in the original agent order; ``noise_multipliers[t-1]`` is the smallest noise
+    scale / sensitivity over agents at iteration t (1/epsilon-bar for ObjP/ObjT; sigma_p^t /
+    Delta_p^t for OutP; 0 when non-private), identical for every replica; ``finite`` is False if
+    any logged value was not finite (the run is never stopped early).
     """
 
     traces: tuple[pd.DataFrame, ...]
@@ -364,7 +209,7 @@ def logged_iterations(iterations: int, log_every: int) -> np.ndarray:
     return np.array(sorted(points))
 
 
-# --- update steps (each writes into ``out``, which may be ``grad``; other inputs are unchanged) ----
+# --- the server's and the duals' steps outside the kernel ----------------------------------------
 
 
 def server_update(sum_z: np.ndarray, sum_lam: np.ndarray, rho: float, n_agents: int) -> np.ndarray:
@@ -384,131 +229,12 @@ def server_update(sum_z: np.ndarray, sum_lam: np.ndarray, rho: float, n_agents: 
     return ((sum_z - sum_lam / np.float32(rho)) / np.float32(n_agents)).astype(DTYPE)  # (4a)
 
 
-ALGORITHM_CODES = {"objp": 0, "objt": 1, "outp": 2}  # the ``algorithm`` argument of :func:`fused_step`
-
-
-@numba.njit(cache=True)
-def fused_step(
-    algorithm, z, lam, w, loss_gradient, feature_row, beta_term, noise, noise_scale, rho, inverse_rho, radius,
-    inverse_eta, objp_factor, dual_rho, new, sum_new, sum_lam,
-):  # fmt: skip
-    """One iteration's elementwise work for a chunk of agents, in one compiled pass over their state.
-
-    For every agent p, feature j, replica b and class k, with the gradient of (37)
-    f'_p = loss_gradient[p, feature_row[j]] (zero where feature_row[j] < 0) + beta_term z_p:
-
-    - ObjP (``algorithm`` 0): z_p^{t+1} of (8),
-      (rho w + lambda - xi - f'(z^t) + z^t / eta) / (rho + 1/eta), then lambda_p += rho (w - z_p^{t+1}) (4c);
-    - ObjT (1): z_p^{t+1} of (9), z^t + clip((lambda - xi - f'(z^t)) / rho + w - z^t, -delta, delta):
-      the infinity-norm trust region makes (9) separable, so clipping the minimiser of (10) is
-      exact; then (4c);
-    - OutP (2): first the deferred (4c) of iteration t-1 with ``dual_rho`` (none when it is 0), then
-      Huang et al.'s prox step (rho w + lambda - f' + z^t / eta-hat_p) / (rho + 1/eta-hat_p) plus
-      the Gaussian output noise (note 2.5, steps 1-2).
-
-    It writes z^{t+1} to ``new``, updates ``lam`` in place and adds both over the agents into
-    ``sum_new`` and ``sum_lam``. Arrays: z, lam, new (g, J, B, K); w, sum_new, sum_lam (J, B, K);
-    loss_gradient (g, J_c, B, K); feature_row (J,) int; noise (B, g, J, K), replica-major unit-scale
-    draws, or empty for no noise, and noise_scale (g, B), so that xi = noise * noise_scale (the
-    Laplace b of (11a) or OutP's Gaussian std); inverse_eta (g,) (1/eta for ObjP, 1/eta-hat_p for
-    OutP). Scalars and arrays are float32, and each coordinate follows the float32 operations of the
-    equations in the order written, as numpy would evaluate them array by array.
-    """
-    agents, n_features, replicas, n_classes = z.shape
-    private = noise.size > 0
-    for a in range(agents):
-        eta_term = inverse_eta[a]
-        for j in range(n_features):
-            row = feature_row[j]
-            for b in range(replicas):
-                for k in range(n_classes):
-                    z_old = z[a, j, b, k]
-                    gradient = z_old * beta_term  # (37): (2 beta / P) z ...
-                    if row >= 0:
-                        gradient = gradient + loss_gradient[a, row, b, k]  # ... + (1/I) sum x (h - y)
-                    xi = noise[b, a, j, k] * noise_scale[a, b] if private else np.float32(0.0)
-                    dual = lam[a, j, b, k]
-                    server = w[j, b, k]
-                    if algorithm == 2:
-                        if dual_rho > 0:
-                            dual = dual + (server - z_old) * dual_rho  # (4c) of iteration t-1
-                        value = (dual - gradient + rho * server + z_old * eta_term) / (rho + eta_term) + xi
-                    else:
-                        value = dual - gradient - xi
-                        if algorithm == 1:
-                            step = value * inverse_rho + server - z_old  # minimiser of G^t (10) minus z^t
-                            value = z_old + min(max(step, -radius), radius)  # (9), region (6b)
-                        else:
-                            value = (value + rho * server + z_old * eta_term) * objp_factor  # (8)
-                        dual = dual + (server - value) * rho  # (4c)
-                    new[a, j, b, k] = value
-                    lam[a, j, b, k] = dual
-                    sum_new[j, b, k] += value
-                    sum_lam[j, b, k] += dual
-
-
 def dual_update(lam: np.ndarray, w: np.ndarray, z: np.ndarray, rho: float, work: np.ndarray) -> np.ndarray:
     """lambda_p += rho (w^{t+1} - z_p^{t+1}) in place (4c); returns ``lam``."""
     np.subtract(w, z, out=work)
     work *= np.float32(rho)
     lam += work  # (4c)
     return lam
-
-
-def chunk_loss_gradients(chunk: AgentChunk, z: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T on the chunk's features, and the residual norms.
-
-    Parameters
-    ----------
-    chunk : AgentChunk
-    z : numpy.ndarray, shape (g, J, B, K)
-        The chunk's local iterates.
-    scale : numpy.ndarray, shape (g,)
-        1/I (ObjP, ObjT: (2c), (37)) or 1/I_p (OutP, the agent-average loss).
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        The loss part of (37), shape (g, J_c, B, K), rows ``chunk.columns`` (every other feature's
-        row is zero); and ||h(z_p; x_pi) - y_pi||_1 of every row (padding rows included), shape
-        (g, B, m), for the sensitivity (20).
-    """
-    active_z = z[:, chunk.columns]  # the features dropped from the chunk add nothing to x z
-    probs = softmax.probabilities(chunk.features, active_z)
-    residual_norms = softmax.residual_l1(probs, chunk.labels)
-    probs -= chunk.onehot  # h - y (zero-feature padding rows add nothing to the gradient)
-    per_agent = scale.astype(DTYPE)[:, None, None, None]
-    scale_residuals = probs.size < active_z.size  # scale the smaller of (h - y) and the product
-    if scale_residuals:
-        probs *= per_agent
-    loss_gradient = softmax.gradient_sum(chunk.features, probs)  # rows of the chunk's nonzero features
-    if not scale_residuals:
-        loss_gradient *= per_agent
-    return loss_gradient, residual_norms
-
-
-def chunk_gradients(
-    chunk: AgentChunk, z: np.ndarray, scale: np.ndarray, beta: float, n_agents: int, out: np.ndarray
-) -> np.ndarray:
-    """Write f'_p(z_p) = scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T + (2 beta / P) z_p into ``out``.
-
-    ``chunk``, ``z`` and ``scale`` as in :func:`chunk_loss_gradients`; ``beta`` and ``n_agents``
-    (P) give the regulariser's term; ``out`` has z's shape (g, J, B, K). Returns the residual
-    norms of :func:`chunk_loss_gradients`. (The runs fuse this sum into :func:`fused_step`.)
-    """
-    loss_gradient, residual_norms = chunk_loss_gradients(chunk, z, scale)
-    np.multiply(z, np.float32(2.0 * beta / n_agents), out=out)
-    out[:, chunk.columns] += loss_gradient  # (37): (1/I) sum x (h - y) + (2 beta / P) z
-    return residual_norms
-
-
-def chunk_sensitivities(data: FederatedData, chunk: AgentChunk, residual_norms: np.ndarray) -> np.ndarray:
-    """Delta-bar_p^t of (20) for the chunk's agents and every replica, shape (g, B).
-
-    ``residual_norms`` (g, B, m) are the ||h - y||_1 of :func:`chunk_gradients`, passed to (20) as
-    one-column residuals; padding rows have ||x||_1 = 0 and add nothing.
-    """
-    return objp_sensitivity(chunk.feature_l1[:, None, :], residual_norms[..., None], n_total=data.n_total)  # (20)
 
 
 def outp_calibration(
@@ -518,34 +244,22 @@ def outp_calibration(
 
     Returns three arrays shaped like ``sizes``; the std is sigma or sigma^2 by ``params.outp_noise``.
     """
-    inverse_eta = np.array([
-        outp_inverse_proximity(t, params.epsilon, params.delta, n_samples=int(n), n_params=n_params, a=params.a)
-        for n in sizes
-    ])  # fmt: skip
-    sensitivity = np.array([outp_sensitivity(rho, v, n_samples=int(n)) for v, n in zip(inverse_eta, sizes)])
-    std = np.array([
-        outp_noise_std(params.epsilon, params.delta, sensitivity=v, outp_noise=params.outp_noise) for v in sensitivity
-    ])  # fmt: skip
+    inverse_eta = np.array(
+        [
+            outp_inverse_proximity(t, params.epsilon, params.delta, n_samples=int(n), n_params=n_params, a=params.a)
+            for n in sizes
+        ]
+    )
+    sensitivity = np.array(
+        [outp_sensitivity(rho, v, n_samples=int(n)) for v, n in zip(inverse_eta, sizes, strict=True)]
+    )
+    std = np.array(
+        [outp_noise_std(params.epsilon, params.delta, sensitivity=v, outp_noise=params.outp_noise) for v in sensitivity]
+    )
     return inverse_eta, sensitivity, std
 
 
 _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a), per agent and replica
-
-
-def draw_noise(
-    rngs: Sequence[np.random.Generator], sampler: Callable, shape: tuple[int, int, int], buffer: np.ndarray
-) -> np.ndarray:
-    """Draw the chunk's unit-scale noise of every replica (replica b from ``rngs[b]`` only), replica-major.
-
-    ``shape`` is (g, J, K); ``buffer`` is a flat float32 array of at least B g J K entries. Returns
-    (B, g, J, K), a view of ``buffer``. Each replica's draw is one call of ``sampler`` of size
-    ``shape`` with scale 1, into the buffer (agents in order); :func:`fused_step` multiplies it by
-    each agent's and replica's scale, the same float32 product as the sampler's.
-    """
-    out = buffer[: len(rngs) * math.prod(shape)].reshape(len(rngs), *shape)
-    for b, rng in enumerate(rngs):
-        sampler(rng=rng, scale=1.0, size=shape, dtype=DTYPE, out=out[b])
-    return out
 
 
 def fused_constants(params: IadmmParams, t: int, rho: float, previous_rho: float | None) -> dict[str, np.float32]:
@@ -553,8 +267,14 @@ def fused_constants(params: IadmmParams, t: int, rho: float, previous_rho: float
     inverse_eta = math.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t)
     radius = params.a if params.trust_radius == "code_const" else params.a / t**2  # ObjT's delta (note 7.1)
     dual_rho = previous_rho if params.algorithm == "outp" and previous_rho is not None else 0.0
-    values = {"rho": rho, "inverse_rho": 1.0 / rho, "radius": radius, "inverse_eta": inverse_eta,
-              "objp_factor": 1.0 / (rho + inverse_eta), "dual_rho": dual_rho}  # fmt: skip
+    values = {
+        "rho": rho,
+        "inverse_rho": 1.0 / rho,
+        "radius": radius,
+        "inverse_eta": inverse_eta,
+        "objp_factor": 1.0 / (rho + inverse_eta),
+        "dual_rho": dual_rho,
+    }
     return {name: np.float32(value) for name, value in values.items()}
 
 
@@ -625,9 +345,12 @@ def run_iadmm(
     if params.sensitivity == "worst_case":
         all_l1 = np.concatenate([chunk.feature_l1[chunk.valid] for chunk in data.chunks])
         worst_case = objp_sensitivity(
-            all_l1, np.zeros((len(all_l1), 1)), n_total=data.n_total, mode="worst_case",
+            all_l1,
+            np.zeros((len(all_l1), 1)),
+            n_total=data.n_total,
+            mode="worst_case",
             feature_l1_bound=n_features * params.feature_bound,
-        )  # fmt: skip
+        )
     unique_sizes, size_index = np.unique(data.sizes, return_inverse=True)
     log_points = logged_iterations(params.iterations, params.log_every)
     log = {name: np.full((len(log_points), replicas), np.nan) for name in TRACE_COLUMNS}
@@ -668,10 +391,26 @@ def run_iadmm(
                 noise = draw_noise(rngs, laplace, (size, n_features, n_classes), noise_buffer)  # (11a): i.i.d. Laplace
                 totals["scale"] += scale.sum(axis=0)
                 totals["sensitivity"] += sensitivity.sum(axis=0)
-            fused_step(algorithm_code, z_c, lam_c, w, loss_gradient, chunk.feature_rows, beta_term, noise,
-                       scale.astype(DTYPE), step_constants["rho"], step_constants["inverse_rho"],
-                       step_constants["radius"], agent_inverse_eta[agents], step_constants["objp_factor"],
-                       step_constants["dual_rho"], new_c, sums["next_z"], sums["next_lam"])  # fmt: skip
+            fused_step(
+                algorithm_code,
+                z_c,
+                lam_c,
+                w,
+                loss_gradient,
+                chunk.feature_rows,
+                beta_term,
+                noise,
+                scale.astype(DTYPE),
+                step_constants["rho"],
+                step_constants["inverse_rho"],
+                step_constants["radius"],
+                agent_inverse_eta[agents],
+                step_constants["objp_factor"],
+                step_constants["dual_rho"],
+                new_c,
+                sums["next_z"],
+                sums["next_lam"],
+            )
             if log_now:
                 totals["noise"] += (np.abs(noise).sum(axis=(2, 3), dtype=np.float64) * scale.T).sum(axis=1)
                 np.subtract(new_c, z_c, out=work_c)
@@ -707,93 +446,25 @@ def run_iadmm(
             dual_update(lam[agents], w, z[agents], previous_rho, work[: chunk.stop - chunk.start])
     finite = all(np.isfinite(values).all() for values in log.values())
     traces = tuple(
-        pd.DataFrame({name: (values[:, b].astype(np.int64) if name == "iteration" else values[:, b])
-                      for name, values in log.items()})
+        pd.DataFrame(
+            {
+                name: (values[:, b].astype(np.int64) if name == "iteration" else values[:, b])
+                for name, values in log.items()
+            }
+        )
         for b in range(replicas)
-    )  # fmt: skip
+    )
     original = np.argsort(data.agent_ids)  # internal index of each original agent
 
     def by_replica(state: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(state[original], 2, 0))
 
-    return IadmmResult(traces, np.ascontiguousarray(np.moveaxis(w, 1, 0)), by_replica(z), by_replica(lam),
-                       multipliers if params.private else np.zeros_like(multipliers), params.iterations, finite)  # fmt: skip
-
-
-def training_objective(data: FederatedData, w: np.ndarray, beta: float) -> np.ndarray:
-    """The objective (1) at the server's w: (1/I) sum_p sum_i l(w; x_pi, y_pi) + beta r(w), per replica.
-
-    Parameters
-    ----------
-    data : FederatedData
-    w : numpy.ndarray, shape (J, B, K)
-    beta : float
-
-    Returns
-    -------
-    numpy.ndarray, shape (B,)
-    """
-    total = sum(softmax.loss_sum(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
-    return total / data.n_total + beta * np.square(w, dtype=np.float64).sum(axis=(0, 2))  # (1)
-
-
-def training_error(data: FederatedData, w: np.ndarray) -> np.ndarray:
-    """The fraction of training rows whose arg-max class under the server's w is not the label, per replica.
-
-    ``w`` is (J, B, K); padding rows are excluded. Returns shape (B,).
-    """
-    wrong = sum(softmax.mistakes(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
-    return wrong / data.n_total
-
-
-def objective_minimiser(
-    data: FederatedData, beta: float, max_iterations: int, callback: Callable[[np.ndarray], None] | None = None
-) -> tuple[np.ndarray, object]:
-    """Minimise (1) over one w by scipy's L-BFGS-B from w = 0: the point the non-private runs approach.
-
-    The gradient of (1) is sum_p f'_p(w) (2c), each agent's (37) from :func:`chunk_gradients`
-    with the global 1/I, so the minimiser sees the runs' float32 data, padding and features.
-
-    Parameters
-    ----------
-    data : FederatedData
-        One replica (``replicas=1``).
-    beta : float
-    max_iterations : int
-        L-BFGS iterations at most.
-    callback : callable, optional
-        Called with the iterate w, shape (J, 1, K) float32, after every L-BFGS iteration.
-
-    Returns
-    -------
-    tuple
-        (w of shape (J, 1, K) float32, scipy's ``OptimizeResult``: ``nit``, ``message``, ``fun``,
-        ``jac``). The objective is float32 arithmetic, so near the minimiser a line search can stop
-        at rounding level (scipy's "ABNORMAL" message); ``jac`` shows how stationary w is.
-    """
-    from scipy import optimize
-
-    shape = (data.n_features, 1, data.n_classes)
-    scale = np.full(data.n_agents, 1.0 / data.n_total)  # (2c): f_p scaled by the global 1/I
-    widest = max(chunk.stop - chunk.start for chunk in data.chunks)
-    gradients = np.empty((widest, *shape), dtype=DTYPE)
-
-    def value_and_gradient(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        w = flat.astype(DTYPE).reshape(shape)
-        total = np.zeros(shape)
-        for chunk in data.chunks:
-            size = chunk.stop - chunk.start
-            local = np.broadcast_to(w, (size, *shape))  # every agent at the same w
-            chunk_gradients(chunk, local, scale[chunk.start : chunk.stop], beta, data.n_agents, gradients[:size])
-            total += gradients[:size].sum(axis=0, dtype=np.float64)  # (2c): grad (1) = sum_p f'_p(w)
-        return float(training_objective(data, w, beta)[0]), total.ravel()
-
-    def report(flat: np.ndarray) -> None:
-        if callback is not None:
-            callback(flat.astype(DTYPE).reshape(shape))
-
-    result = optimize.minimize(
-        value_and_gradient, np.zeros(math.prod(shape)), jac=True, method="L-BFGS-B", callback=report,
-        options={"maxiter": max_iterations, "gtol": 1e-9, "ftol": 1e-14},
-    )  # fmt: skip
-    return result.x.astype(DTYPE).reshape(shape), result
+    return IadmmResult(
+        traces,
+        np.ascontiguousarray(np.moveaxis(w, 1, 0)),
+        by_replica(z),
+        by_replica(lam),
+        multipliers if params.private else np.zeros_like(multipliers),
+        params.iterations,
+        finite,
+    )

@@ -25,7 +25,7 @@ from dpdl.privacy import (
     norm_exponential,
     pvp_noise_rate,
 )
-from dpdl.privacy.dvp_pvp import ZetaMode
+from dpdl.privacy.dvp_pvp import DvpZetaMode
 
 Algorithm = Literal["nonprivate", "dvp", "pvp"]
 PvpCenter = Literal["paper", "plain"]
@@ -33,7 +33,7 @@ Init = Literal["random", "zeros"]
 ALGORITHMS: tuple[Algorithm, ...] = ("nonprivate", "dvp", "pvp")
 PVP_CENTERS: tuple[PvpCenter, ...] = ("paper", "plain")
 INITS: tuple[Init, ...] = ("random", "zeros")
-ZETA_MODES: tuple[ZetaMode, ...] = ("alpha_hat_half", "alpha_hat")
+DVP_ZETA_MODES: tuple[DvpZetaMode, ...] = ("alpha_hat_half", "alpha_hat")
 # Iterates whose pooled-data error rates are computed in one matrix product (memory bound).
 EVALUATION_CHUNK = 16
 EVALUATION_DTYPE = np.float32  # margins of the error rates (only their sign matters)
@@ -58,7 +58,7 @@ class AdmmSettings:
     alpha : float or None
         alpha_p(t) > 0, the per-iteration privacy of every node (constant over t and nodes, A5);
         None for the non-private algorithm.
-    zeta_mode : {"alpha_hat_half", "alpha_hat"}
+    dvp_zeta_mode : {"alpha_hat_half", "alpha_hat"}
         DVP's noise rate (G1): alpha-hat / 2 (the proof of Theorem 1) or alpha-hat (the box).
     pvp_center : {"paper", "plain"}
         PVP's neighbour centre (G5): 1/2 (f_p(t) + V_i(t) - eps_p(t)) as printed, or without
@@ -75,16 +75,18 @@ class AdmmSettings:
     eta: float
     iterations: int
     alpha: float | None = None
-    zeta_mode: ZetaMode = "alpha_hat_half"
+    dvp_zeta_mode: DvpZetaMode = "alpha_hat_half"
     pvp_center: PvpCenter = "paper"
     init: Init = "random"
     init_scale: float = 0.1
 
     def __post_init__(self) -> None:
         for name, allowed in (
-            ("algorithm", ALGORITHMS), ("zeta_mode", ZETA_MODES),
-            ("pvp_center", PVP_CENTERS), ("init", INITS),
-        ):  # fmt: skip
+            ("algorithm", ALGORITHMS),
+            ("dvp_zeta_mode", DVP_ZETA_MODES),
+            ("pvp_center", PVP_CENTERS),
+            ("init", INITS),
+        ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}; got {getattr(self, name)!r}")
         for name in ("rho", "c_r", "eta"):
@@ -117,14 +119,15 @@ class Calibration:
         final step (with PVP's rho and C^R, G6); empty for the non-private algorithm.
     pvp_zeta : numpy.ndarray
         (P,) PVP's broadcast noise rate rho B_p alpha / (2 C^R); empty unless PVP.
-    jacobian : numpy.ndarray
-        (P,) alpha-bar_0 = 2 ln(1 + c1 C^R / (B_p (rho + 2 eta N_p))) of each node, for the
-        calibration table (empty for the non-private algorithm).
+    jacobian_budget : numpy.ndarray
+        (P,) alpha-bar_0 = 2 ln(1 + c1 C^R / (B_p (rho + 2 eta N_p))) of each node, the part of
+        alpha that DVP's Jacobian term costs (J(30)), for the calibration table (empty for the
+        non-private algorithm).
     """
 
     dvp: tuple[DvpCalibration, ...]
     pvp_zeta: np.ndarray
-    jacobian: np.ndarray
+    jacobian_budget: np.ndarray
 
     @property
     def dvp_zeta(self) -> np.ndarray:
@@ -204,25 +207,34 @@ def calibrate(settings: AdmmSettings, sizes: np.ndarray, degrees: np.ndarray) ->
         return Calibration((), np.array([]), np.array([]))
     dvp = tuple(
         dvp_calibration(
-            settings.alpha, n_samples=int(size), c_r=settings.c_r, rho=settings.rho,
-            eta=settings.eta, n_neighbours=int(degree), zeta_mode=settings.zeta_mode,
-        )
-        for size, degree in zip(sizes, degrees)
-    )  # fmt: skip
-    jacobian = np.array([
-        dvp_jacobian_budget(
-            n_samples=int(size), c_r=settings.c_r, rho=settings.rho, eta=settings.eta,
+            settings.alpha,
+            n_samples=int(size),
+            c_r=settings.c_r,
+            rho=settings.rho,
+            eta=settings.eta,
             n_neighbours=int(degree),
+            dvp_zeta_mode=settings.dvp_zeta_mode,
         )
-        for size, degree in zip(sizes, degrees)
-    ])  # fmt: skip
+        for size, degree in zip(sizes, degrees, strict=True)
+    )
+    jacobian_budget = np.array(
+        [
+            dvp_jacobian_budget(
+                n_samples=int(size),
+                c_r=settings.c_r,
+                rho=settings.rho,
+                eta=settings.eta,
+                n_neighbours=int(degree),
+            )
+            for size, degree in zip(sizes, degrees, strict=True)
+        ]
+    )
     pvp_zeta = np.array([])
     if settings.algorithm == "pvp":
-        pvp_zeta = np.array([
-            pvp_noise_rate(settings.alpha, rho=settings.rho, n_samples=int(size), c_r=settings.c_r)
-            for size in sizes
-        ])  # fmt: skip
-    return Calibration(dvp, pvp_zeta, jacobian)
+        pvp_zeta = np.array(
+            [pvp_noise_rate(settings.alpha, rho=settings.rho, n_samples=int(size), c_r=settings.c_r) for size in sizes]
+        )
+    return Calibration(dvp, pvp_zeta, jacobian_budget)
 
 
 def run_admm(
@@ -322,7 +334,7 @@ def _initial_iterates(settings: AdmmSettings, rngs: Sequence[np.random.Generator
 
 def _draw(rngs: Sequence[np.random.Generator], zeta: np.ndarray, dim: int) -> np.ndarray:
     # density proportional to exp(-zeta_p ||e||), one fresh draw per node and iteration (G7)
-    return np.stack([norm_exponential(rng=rng, zeta=z, d=dim, size=1)[0] for rng, z in zip(rngs, zeta)])
+    return np.stack([norm_exponential(rng=rng, zeta=z, d=dim, size=1)[0] for rng, z in zip(rngs, zeta, strict=True)])
 
 
 class _Record:
@@ -349,9 +361,17 @@ class _Record:
 
     def result(self, calibration: Calibration, settings: AdmmSettings) -> AdmmResult:
         return AdmmResult(
-            self.f, self.broadcast, self.noise_norm, self.dual_norm, self.inner_iterations,
-            self.inner_hessians, self.inner_grad_norm, self.inner_converged, calibration, settings,
-        )  # fmt: skip
+            self.f,
+            self.broadcast,
+            self.noise_norm,
+            self.dual_norm,
+            self.inner_iterations,
+            self.inner_hessians,
+            self.inner_grad_norm,
+            self.inner_converged,
+            calibration,
+            settings,
+        )
 
 
 def iterate_losses(iterates: np.ndarray, data: NodeData) -> np.ndarray:

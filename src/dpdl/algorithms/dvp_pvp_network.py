@@ -113,7 +113,7 @@ def is_connected(adjacency: np.ndarray) -> bool:
 def edge_list(adjacency: np.ndarray) -> list[list[int]]:
     """Return the edges (p, q) with p < q of a symmetric adjacency matrix, for provenance."""
     rows, cols = np.nonzero(np.triu(adjacency, k=1))
-    return [[int(p), int(q)] for p, q in zip(rows, cols)]
+    return [[int(p), int(q)] for p, q in zip(rows, cols, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -382,8 +382,9 @@ def centralized_optimum(
     """
     rows = np.concatenate(shards)
     weight = np.concatenate([np.full(len(shard), 1.0 / len(shard)) for shard in shards])
-    pooled = NodeData(x[rows][np.newaxis], np.asarray(y, dtype=float)[rows][np.newaxis],
-                      weight[np.newaxis], np.array([len(rows)]))  # fmt: skip
+    pooled = NodeData(
+        x[rows][np.newaxis], np.asarray(y, dtype=float)[rows][np.newaxis], weight[np.newaxis], np.array([len(rows)])
+    )
     ridge = np.array([len(shards) * rho])
     linear = np.zeros((1, x.shape[1]))
     solution = solve_local(pooled, c_r=c_r, ridge=ridge, linear=linear, start=linear)

@@ -42,9 +42,12 @@ def privacy_utility(
 
 
 def tradeoff_objective(
-    alpha: np.ndarray | float, a: float, b: float, c: float,
+    alpha: np.ndarray | float,
+    a: float,
+    b: float,
+    c: float,
     weights: tuple[float, float, float, float] = UTILITY_WEIGHTS,
-) -> np.ndarray | float:  # fmt: skip
+) -> np.ndarray | float:
     """Return J(alpha) = L_acc(alpha) - U_priv(alpha) (C(27))."""
     return accuracy_curve(alpha, a, b, c) - privacy_utility(alpha, weights)
 
@@ -111,9 +114,13 @@ def fit_accuracy_curve(alphas: np.ndarray, losses: np.ndarray) -> CurveFit:
             # with 3 points the covariance is undetermined: the standard errors are then NaN
             warnings.simplefilter("ignore", optimize.OptimizeWarning)
             params, covariance = optimize.curve_fit(
-                accuracy_curve, alphas, losses, p0=start, bounds=([0.0, 0.0, 0.0], [np.inf] * 3),
+                accuracy_curve,
+                alphas,
+                losses,
+                p0=start,
+                bounds=([0.0, 0.0, 0.0], [np.inf] * 3),
                 maxfev=FIT_MAX_EVALUATIONS,
-            )  # fmt: skip
+            )
     except (RuntimeError, ValueError) as err:
         return CurveFit(*(math.nan,) * 6, len(alphas), False, str(err))
     errors = np.sqrt(np.diag(covariance)) if np.all(np.isfinite(covariance)) else np.full(3, math.nan)
@@ -145,9 +152,15 @@ class OptimalAlpha:
 
 
 def optimal_alpha(
-    a: float, b: float, c: float, *, lower: float, upper: float = ALPHA_UPPER,
-    loss_cap: float = LOSS_CAP, weights: tuple[float, float, float, float] = UTILITY_WEIGHTS,
-) -> OptimalAlpha:  # fmt: skip
+    a: float,
+    b: float,
+    c: float,
+    *,
+    lower: float,
+    upper: float = ALPHA_UPPER,
+    loss_cap: float = LOSS_CAP,
+    weights: tuple[float, float, float, float] = UTILITY_WEIGHTS,
+) -> OptimalAlpha:
     """Return the optimal alpha of the trade-off problem for constants (a, b, c).
 
     Parameters

@@ -8,7 +8,7 @@ textbook order (7)-(8), note 2.5):
 2. T steps of two-point zeroth-order SGD (9), (11), (12) on the local augmented Lagrangian
    ``F_k(beta) = f_k(beta) + beta^T gamma_k + rho d_k ||beta||^2 - rho beta^T v_k`` (note 2.2),
    with ``f_k(beta) = s ||X_k beta - y_k||^2 + (eta / K) ||beta||_1`` (34), cold-started at 0,
-   returning the last iterate (G9);
+   returning the last iterate (G9); the paper's l1 weight eta is ``l1_weight`` in the code;
 3. ``gamma_k += rho sum_{l in nbr(k)} (beta_k - beta_l)`` (20).
 
 There is no added noise: the zeroth-order randomness is the privacy mechanism; its step constant
@@ -104,7 +104,7 @@ def local_objective(
     v: np.ndarray,
     degree: int,
     rho: float,
-    eta: float,
+    l1_weight: float,
     n_agents: int,
     loss_scale: float,
 ) -> np.ndarray:
@@ -120,8 +120,10 @@ def local_objective(
         gamma_k^(m-1) and v_k^(m-1) = d_k beta_k^(m-1) + sum_{l in nbr(k)} beta_l^(m-1).
     degree : int
         d_k, neighbours of k excluding k (G5).
-    rho, eta : float
-        ADMM penalty and l1 weight.
+    rho : float
+        ADMM penalty.
+    l1_weight : float
+        eta of (1) and (34), the lasso's l1 weight.
     n_agents : int
         K (the l1 weight is split as eta / K).
     loss_scale : float
@@ -132,7 +134,7 @@ def local_objective(
     numpy.ndarray, shape (...)
     """
     residual = beta @ X.T - y
-    loss = loss_scale * np.sum(residual**2, axis=-1) + (eta / n_agents) * np.abs(beta).sum(axis=-1)  # (34)
+    loss = loss_scale * np.sum(residual**2, axis=-1) + (l1_weight / n_agents) * np.abs(beta).sum(axis=-1)  # (34)
     return loss + beta @ gamma + rho * degree * np.sum(beta**2, axis=-1) - rho * (beta @ v)  # (7), note 2.2
 
 
@@ -177,7 +179,7 @@ def dzoa(
     rngs: Sequence[Sequence[np.random.Generator]],
     *,
     rho: float,
-    eta: float,
+    l1_weight: float,
     loss_scale: float,
     lipschitz: float,
     smoothing: float,
@@ -202,8 +204,10 @@ def dzoa(
         alpha0 R per setting, trial and agent (from inverting (27)).
     rngs : sequence of sequence of numpy.random.Generator
         ``rngs[b][k]`` draws agent k's directions in trial b (shared by the C settings).
-    rho, eta : float
-        ADMM penalty (4) and l1 weight (1).
+    rho : float
+        ADMM penalty (4).
+    l1_weight : float
+        eta of (1), the lasso's l1 weight (split as eta / K per agent, (34)).
     loss_scale : float
         s of f_k (G1): 1 or 1 / N_k.
     lipschitz : float
@@ -236,7 +240,7 @@ def dzoa(
     gram = np.einsum("bknp,bknq->bkpq", X, X)
     quad = loss_scale * gram + rho * degree[None, :, None, None] * np.eye(P)  # s X^T X + rho d_k I
     lin0 = -2.0 * loss_scale * np.einsum("bknp,bkn->bkp", X, y)  # from s ||X beta - y||^2
-    l1_weight = eta / n_agents  # (34): (eta / K) ||beta||_1 at each agent
+    agent_l1_weight = l1_weight / n_agents  # (34): (eta / K) ||beta||_1 at each agent
     t_index = np.arange(1, T + 1, dtype=float)
     u1_t = smoothing / t_index  # Algorithm 1: u_{1,t} = u1 / t
     u2_t = smoothing / (P * t_index) ** 2  # u_{2,t} = u1 / (P t)^2
@@ -246,9 +250,9 @@ def dzoa(
 
     beta = np.zeros((n_trials, n_agents, n_settings, P))
     gamma = np.zeros_like(beta)
-    norm_c = np.sum(beta_c**2, axis=-1)[:, None]  # (B, 1)
+    reference = beta_c[:, None, None, :]  # beta^c on the state axes (B, K, C, P)
     error = np.empty((n_trials, n_settings, n_outer + 1))
-    error[..., 0] = _normalized_error(beta, beta_c, norm_c)
+    error[..., 0] = normalized_error(beta, reference, agent_axis=1)
     directions = np.empty((n_trials, n_agents, T, 2, J, P))
     # The first evaluation point of (9) for all J directions as one matrix product per (trial,
     # agent): [beta, 1] @ [[E], [u1 nu1]], where E (P x PJ) copies beta_p into the columns (p, j)
@@ -278,7 +282,7 @@ def dzoa(
             shift = u1_t[:, None, None] * np.swapaxes(nu1, -1, -2)  # u_{1,t} nu1, as (P, J)
             to_shifted[..., P, :] = shift.reshape(n_trials, n_agents, T, P * J)
             probe = (u2_t[:, None, None] * np.swapaxes(nu2, -1, -2)).reshape(n_trials, n_agents, T, 1, P * J)
-            l1_scale = l1_weight / (u2_t * J)
+            l1_scale = agent_l1_weight / (u2_t * J)
             inner[...] = 0.0  # cold start (Algorithm 1, G9)
             for t in range(T):
                 np.matmul(state, to_shifted[:, :, t], out=shifted)  # beta + u1 nu1_j, all j
@@ -295,7 +299,7 @@ def dzoa(
                 inner -= gradient  # (11): beta^(t) = beta^(t-1) - alpha_t g^(t)
             beta = inner.copy()  # last iterate (Algorithm 1)
             gamma = gamma + rho * (degree[None, :, None, None] * beta - np.einsum("kl,blcp->bkcp", graph, beta))  # (20)
-            error[..., m] = _normalized_error(beta, beta_c, norm_c)
+            error[..., m] = normalized_error(beta, reference, agent_axis=1)
             if on_iteration is not None:
                 on_iteration(m)
     diverged = ~np.isfinite(error).all(axis=-1) | ~np.isfinite(beta).all(axis=(1, 3))
@@ -306,7 +310,24 @@ def dzoa(
     )
 
 
-def _normalized_error(beta: np.ndarray, beta_c: np.ndarray, norm_c: np.ndarray) -> np.ndarray:
-    """sum_k ||beta_k - beta^c||^2 / ||beta^c||^2 for state (B, K, C, P); returns (B, C)."""
-    difference = beta - beta_c[:, None, None, :]
-    return np.sum(difference**2, axis=(1, 3)) / norm_c  # note 5.5 (a sum over agents, G15)
+def normalized_error(estimates: np.ndarray, reference: np.ndarray, *, agent_axis: int) -> np.ndarray:
+    """Return ``sum_k ||beta_k - beta^c||^2 / ||beta^c||^2``, the error of note 5.5 (a sum over agents, G15).
+
+    D-ZOA and the DP-ADMM baseline (:mod:`dpdl.algorithms.dzoa_dpadmm`) both report it.
+
+    Parameters
+    ----------
+    estimates : numpy.ndarray, shape (..., P)
+        The agents' estimates beta_k, agents along ``agent_axis``, batch axes (trials, settings) elsewhere.
+    reference : numpy.ndarray
+        beta^c, broadcastable to ``estimates`` and of size 1 along the agent axis.
+    agent_axis : int
+        The axis of ``estimates`` that holds the K agents (not the last).
+
+    Returns
+    -------
+    numpy.ndarray
+        The error per batch element: ``estimates``' shape without the agent and P axes.
+    """
+    squared = np.sum((estimates - reference) ** 2, axis=(agent_axis, -1))
+    return squared / np.sum(reference**2, axis=-1).squeeze(axis=agent_axis)

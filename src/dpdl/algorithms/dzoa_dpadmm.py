@@ -10,10 +10,11 @@ consensus ``w_i = z``. Iteration m = 1..M, from w~ = z = lambda = 0:
 - server ``z = (1/K) sum_i (w~_i - lambda_i / rho)``;
 - dual ``lambda_i += rho (z - w~_i)``.
 
-The schedule 1 / eta_m and the noise std sigma_m are inputs (calibrated with
-``dpdl.privacy.outp_sensitivity`` and ``outp_noise_std``). Noise is drawn per (trial, agent) and
-shared by every setting of a batch (common random numbers), so hyperparameter tuning and the
-privacy grid run as one batch.
+Two etas meet here: Huang et al.'s proximal step eta_m (``inverse_prox_step`` holds 1 / eta_m)
+and Gratton et al.'s lasso l1 weight eta (``l1_weight``). The schedule 1 / eta_m and the noise
+std sigma_m are inputs (calibrated with ``dpdl.privacy.outp_sensitivity`` and
+``outp_noise_std``). Noise is drawn per (trial, agent) and shared by every setting of a batch
+(common random numbers), so hyperparameter tuning and the privacy grid run as one batch.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from dpdl.algorithms.dzoa import normalized_error
 
 
 @dataclass(frozen=True)
@@ -50,9 +53,9 @@ def dp_admm(
     rngs: Sequence[Sequence[np.random.Generator]],
     *,
     penalty: np.ndarray,
-    inverse_step: np.ndarray,
+    inverse_prox_step: np.ndarray,
     noise_std: np.ndarray,
-    eta: float,
+    l1_weight: float,
     loss_scale: float,
 ) -> DpAdmmResult:
     """Run DP-ADMM for S settings on B trials at once.
@@ -69,12 +72,12 @@ def dp_admm(
         ``rngs[b][k]`` draws agent k's noise in trial b (shared by the S settings).
     penalty : numpy.ndarray, shape (S,)
         rho_DP of each setting.
-    inverse_step : numpy.ndarray, shape (S, M)
-        1 / eta_m of each setting and iteration.
+    inverse_prox_step : numpy.ndarray, shape (S, M)
+        1 / eta_m, the inverse proximal step of each setting and iteration.
     noise_std : numpy.ndarray, shape (S, M)
         sigma_m of each setting and iteration (0 for a non-private run).
-    eta : float
-        The lasso's l1 weight (split as eta / K per agent).
+    l1_weight : float
+        Gratton et al.'s eta, the lasso's l1 weight (split as eta / K per agent).
     loss_scale : float
         s of f_k (dzoa.md G1): 1 or 1 / N_k.
 
@@ -85,7 +88,7 @@ def dp_admm(
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     n_trials, n_agents, _, n_params = X.shape
-    n_settings, n_outer = inverse_step.shape
+    n_settings, n_outer = inverse_prox_step.shape
     if penalty.shape != (n_settings,) or noise_std.shape != (n_settings, n_outer):
         raise ValueError(
             f"penalty must have shape ({n_settings},) and noise_std ({n_settings}, {n_outer}); "
@@ -95,7 +98,7 @@ def dp_admm(
         raise ValueError(f"rngs must hold {n_trials} rows of {n_agents} generators (one per trial and agent)")
     gram = 2.0 * loss_scale * np.einsum("bknp,bknq->bkpq", X, X)
     target = 2.0 * loss_scale * np.einsum("bknp,bkn->bkp", X, y)
-    l1_weight = eta / n_agents
+    agent_l1_weight = l1_weight / n_agents  # (34): (eta / K) ||w||_1 at each agent
     noise = np.empty((n_trials, n_agents, n_outer, n_params))
     for b in range(n_trials):
         for k in range(n_agents):
@@ -104,28 +107,26 @@ def dp_admm(
     released = np.zeros((n_settings, n_trials, n_agents, n_params))  # w~
     dual = np.zeros_like(released)  # lambda
     server = np.zeros((n_settings, n_trials, n_params))  # z
-    norm_c = np.sum(beta_c**2, axis=-1)
     error = np.empty((n_settings, n_trials, n_outer + 1))
     server_error = np.empty_like(error)
-    error[..., 0], server_error[..., 0] = _normalized_error(released, server, beta_c, norm_c)
+    error[..., 0], server_error[..., 0] = _errors(released, server, beta_c)
     with np.errstate(over="ignore", invalid="ignore"):
         for m in range(n_outer):
-            subgradient = np.einsum("bkpq,sbkq->sbkp", gram, released) - target + l1_weight * np.sign(released)
-            proximity = inverse_step[:, m, None, None, None]
+            subgradient = np.einsum("bkpq,sbkq->sbkp", gram, released) - target + agent_l1_weight * np.sign(released)
+            proximity = inverse_prox_step[:, m, None, None, None]
             local = (proximity * released + rho * server[:, :, None] + dual - subgradient) / (
                 proximity + rho
             )  # 4.3 local
             released = local + noise_std[:, m, None, None, None] * noise[None, :, :, m]  # output perturbation
             server = np.mean(released - dual / rho, axis=2)  # server average of perturbed primal and dual
             dual = dual + rho * (server[:, :, None] - released)  # dual ascent
-            error[..., m + 1], server_error[..., m + 1] = _normalized_error(released, server, beta_c, norm_c)
+            error[..., m + 1], server_error[..., m + 1] = _errors(released, server, beta_c)
     diverged = ~np.isfinite(error).all(axis=-1)
     return DpAdmmResult(error=error, server_error=server_error, diverged=diverged)
 
 
-def _normalized_error(released, server, beta_c, norm_c) -> tuple[np.ndarray, np.ndarray]:
-    """The metric of note 5.5 for the local estimates and for z counted K times."""
-    n_agents = released.shape[2]
-    local = np.sum((released - beta_c[None, :, None, :]) ** 2, axis=(2, 3)) / norm_c
-    central = n_agents * np.sum((server - beta_c[None]) ** 2, axis=-1) / norm_c
+def _errors(released, server, beta_c) -> tuple[np.ndarray, np.ndarray]:
+    """The error of note 5.5 for the released local estimates (S, B, K, P) and for z (S, B, P) counted K times."""
+    local = normalized_error(released, beta_c[None, :, None, :], agent_axis=2)
+    central = released.shape[2] * np.sum((server - beta_c) ** 2, axis=-1) / np.sum(beta_c**2, axis=-1)
     return local, central

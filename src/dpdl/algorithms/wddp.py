@@ -24,15 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from scipy.special import expit
 
 from dpdl.models import logistic
-
-Method = Literal["wddp", "dist_avg", "central"]
-METHODS: tuple[Method, ...] = ("wddp", "dist_avg", "central")
+from dpdl.privacy.wddp import METHODS, Method
 
 NOISE_CHUNK = 64  # iterations of noise drawn per generator call (a memory / call-overhead trade)
 OPTIMUM_GTOL = 1e-10  # gradient-norm tolerance handed to scipy's trust-exact for theta*
@@ -168,6 +165,30 @@ def objective(theta: np.ndarray, x: np.ndarray, labels: np.ndarray, l2: float = 
     """
     penalty = 0.5 * l2 * np.sum(theta * theta, axis=0)
     return logistic.loss(theta, x, logistic.signed_labels(labels)) + penalty
+
+
+def accuracy(theta: np.ndarray, x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Return the fraction of rows whose prediction 1{x theta >= 0} equals the {0, 1} label, per column.
+
+    Parameters
+    ----------
+    theta : numpy.ndarray
+        ``(d,)`` or ``(d, k)`` models.
+    x : numpy.ndarray
+        ``(n, d)`` features.
+    labels : numpy.ndarray
+        ``(n,)`` labels in {0, 1}.
+
+    Returns
+    -------
+    numpy.ndarray
+        A 0-d array for ``(d,)`` ``theta``, else ``(k,)``. 1{x theta >= 0} is 1{sigmoid(x theta) >= 0.5}
+        (wddp.md 4.4).
+    """
+    predictions = x @ theta >= 0
+    return np.mean(
+        predictions == (labels > 0)[:, None] if predictions.ndim == 2 else predictions == (labels > 0), axis=0
+    )
 
 
 def weighted_gradient(
@@ -382,9 +403,13 @@ def nonprivate_optimum(x: np.ndarray, labels: np.ndarray, l2: float = 0.0) -> Op
         return logistic.hessian(theta, x, signed) + l2 * np.eye(d)
 
     found = optimize.minimize(
-        value, np.zeros(d), jac=gradient, hess=hessian, method="trust-exact",
+        value,
+        np.zeros(d),
+        jac=gradient,
+        hess=hessian,
+        method="trust-exact",
         options={"gtol": OPTIMUM_GTOL, "maxiter": OPTIMUM_MAX_ITERATIONS},
-    )  # fmt: skip
+    )
     norm = float(np.linalg.norm(gradient(found.x)))
     return OptimumResult(found.x, value(found.x), norm, int(found.nit), norm < OPTIMUM_GRADIENT_NORM)
 

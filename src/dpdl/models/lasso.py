@@ -1,5 +1,7 @@
 """The lasso of Gratton et al., (33): minimise ``s ||X beta - y||^2 + eta ||beta||_1``, batched over trials.
 
+The paper's l1 weight eta is ``l1_weight`` in the code.
+
 ``s`` is the loss scale: 1 in the centralized problem (33) and in the distributed problem under
 ``loss_scale: sum`` (dzoa.md G1, the default); 1 / N_k under ``loss_scale: mean`` (the literal
 (2)/(34)). The paper computes the centralized solution with CVX; :func:`solve` is a deterministic
@@ -43,7 +45,7 @@ class LassoSolution:
     sweeps: int
 
 
-def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, eta: float, scale: float = 1.0) -> np.ndarray:
+def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0) -> np.ndarray:
     """Return ``scale ||X beta - y||^2 + eta ||beta||_1`` for each problem of the batch.
 
     Parameters
@@ -51,8 +53,8 @@ def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, eta: float, sca
     beta : numpy.ndarray, shape (..., P)
     X : numpy.ndarray, shape (..., N, P)
     y : numpy.ndarray, shape (..., N)
-    eta : float
-        The l1 weight (eta = 1 in the paper).
+    l1_weight : float
+        eta of (33), the l1 weight (eta = 1 in the paper).
     scale : float
         The loss scale s (1 for (33)).
 
@@ -61,15 +63,15 @@ def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, eta: float, sca
     numpy.ndarray, shape (...)
     """
     residual = np.einsum("...np,...p->...n", X, beta) - y
-    return scale * np.einsum("...n,...n->...", residual, residual) + eta * np.abs(beta).sum(axis=-1)  # (33)
+    return scale * np.einsum("...n,...n->...", residual, residual) + l1_weight * np.abs(beta).sum(axis=-1)  # (33)
 
 
-def duality_gap(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, eta: float, scale: float = 1.0) -> np.ndarray:
+def duality_gap(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0) -> np.ndarray:
     """Return the duality gap of ``beta`` for each problem, in the objective's scale.
 
     Parameters
     ----------
-    beta, X, y, eta, scale
+    beta, X, y, l1_weight, scale
         As in :func:`objective`.
 
     Returns
@@ -80,13 +82,13 @@ def duality_gap(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, eta: float, s
     Notes
     -----
     In the standard form ``(1/2)||y - X beta||^2 + lam ||beta||_1`` with ``lam = eta / (2 s)``
-    (the objective divided by 2s), the dual point ``theta = kappa r`` with residual
+    (the objective divided by 2s; eta is ``l1_weight``), the dual point ``theta = kappa r`` with residual
     ``r = y - X beta``, ``c = X^T r`` and ``kappa = min(1, lam / ||c||_inf)`` is feasible and the
     gap expands to ``(1/2)(1 - kappa)^2 ||r||^2 + sum_j |beta_j| (lam - kappa sign(beta_j) c_j)``, a
     sum of non-negative terms; this form avoids subtracting two objective values of order
     ``||y||^2`` and is accurate to rounding of the terms themselves.
     """
-    lam = eta / (2.0 * scale)
+    lam = l1_weight / (2.0 * scale)
     residual = y - np.einsum("...np,...p->...n", X, beta)
     correlation = np.einsum("...np,...n->...p", X, residual)
     largest = np.abs(correlation).max(axis=-1)
@@ -100,7 +102,7 @@ def solve(
     X: np.ndarray,
     y: np.ndarray,
     *,
-    eta: float,
+    l1_weight: float,
     scale: float = 1.0,
     tol: float = GAP_TOL,
     max_sweeps: int = MAX_SWEEPS,
@@ -113,8 +115,8 @@ def solve(
         Features; every column must be non-zero.
     y : numpy.ndarray, shape (..., N)
         Responses.
-    eta : float
-        The l1 weight, > 0.
+    l1_weight : float
+        eta of (33), the l1 weight, > 0.
     scale : float
         The loss scale s, > 0.
     tol : float
@@ -138,8 +140,8 @@ def solve(
     the support and signs are fixed and ``G_AA beta_A = q_A - lam sign_A`` is solved exactly; that
     polished point replaces the iterate when its signs agree and its gap is smaller.
     """
-    if eta <= 0 or scale <= 0:
-        raise ValueError(f"eta and scale must be > 0; got eta={eta}, scale={scale}")
+    if l1_weight <= 0 or scale <= 0:
+        raise ValueError(f"l1_weight and scale must be > 0; got l1_weight={l1_weight}, scale={scale}")
     X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
     gram = np.einsum("...np,...nq->...pq", X, X)
@@ -147,7 +149,7 @@ def solve(
     diagonal = np.diagonal(gram, axis1=-2, axis2=-1)
     if np.any(diagonal <= 0):
         raise ValueError("every column of X must be non-zero (a zero column has no coordinate update)")
-    lam = eta / (2.0 * scale)
+    lam = l1_weight / (2.0 * scale)
     beta = np.zeros(target.shape)
     n_features = beta.shape[-1]
     sweeps = 0
@@ -158,19 +160,19 @@ def solve(
             )
             beta[..., j] = np.sign(partial) * np.maximum(np.abs(partial) - lam, 0.0) / diagonal[..., j]
         sweeps += 1
-        if sweeps % GAP_CHECK_EVERY == 0 and np.all(duality_gap(beta, X, y, eta=eta, scale=scale) < tol):
+        if sweeps % GAP_CHECK_EVERY == 0 and np.all(duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale) < tol):
             break
-    beta = _polish(beta, gram, target, lam, X, y, eta=eta, scale=scale)
-    gap = duality_gap(beta, X, y, eta=eta, scale=scale)
+    beta = _polish(beta, gram, target, lam, X, y, l1_weight=l1_weight, scale=scale)
+    gap = duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale)
     if not np.all(gap < tol):
         raise ValueError(
             f"lasso coordinate descent did not reach a duality gap below {tol:g} in {max_sweeps} sweeps "
             f"(largest gap {gap.max():.3g}); raise max_sweeps"
         )
-    return LassoSolution(beta, gap, objective(beta, X, y, eta=eta, scale=scale), sweeps)
+    return LassoSolution(beta, gap, objective(beta, X, y, l1_weight=l1_weight, scale=scale), sweeps)
 
 
-def _polish(beta, gram, target, lam, X, y, *, eta, scale) -> np.ndarray:
+def _polish(beta, gram, target, lam, X, y, *, l1_weight, scale) -> np.ndarray:
     """Solve exactly on each problem's support and signs; keep the result where it is better."""
     polished = beta.copy()
     flat_beta = polished.reshape(-1, beta.shape[-1])
@@ -184,6 +186,6 @@ def _polish(beta, gram, target, lam, X, y, *, eta, scale) -> np.ndarray:
         solution = np.linalg.solve(flat_gram[b][np.ix_(support, support)], flat_target[b, support] - lam * signs)
         if np.all(np.sign(solution) == signs):
             flat_beta[b, support] = solution
-    before = duality_gap(beta, X, y, eta=eta, scale=scale)
-    after = duality_gap(polished, X, y, eta=eta, scale=scale)
+    before = duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale)
+    after = duality_gap(polished, X, y, l1_weight=l1_weight, scale=scale)
     return np.where((after <= before)[..., None], polished, beta)

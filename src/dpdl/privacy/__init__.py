@@ -4,16 +4,14 @@
   ``numpy.random.Generator``.
 - ``dp_iadmm``, ``wddp``, ``dvp_pvp``, ``dzoa``: one function per paper formula.
 - ``accounting``: privacy events, the adapter to ``dp_accounting``, RDP / PLD composition,
-  basic and advanced composition, noise calibration, and the provenance record of a run.
+  noise calibration, and the provenance record of a run.
+- ``theorems``: closed forms: the classical Gaussian calibration, basic and advanced composition.
 """
 
 from __future__ import annotations
 
 from dpdl.privacy.accounting import (
     PrivacyEvent,
-    advanced_composition,
-    basic_composition,
-    classical_gaussian_noise_multiplier,
     composed_epsilon,
     gaussian_composed_epsilon,
     laplace_composed_epsilon,
@@ -45,6 +43,7 @@ from dpdl.privacy.dzoa import (
     dzoa_variance_constant,
 )
 from dpdl.privacy.samplers import gaussian, laplace, norm_exponential
+from dpdl.privacy.theorems import advanced_composition, basic_composition, classical_gaussian_noise_multiplier
 from dpdl.privacy.wddp import wddp_effective_sample_size, wddp_noise_std, wddp_sensitivity
 
 __all__ = [

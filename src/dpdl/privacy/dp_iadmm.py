@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from dpdl.privacy import _checks
-from dpdl.privacy.accounting import classical_gaussian_noise_multiplier
+from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 
 SensitivityMode = Literal["eq20", "worst_case"]
 OutpNoise = Literal["sigma", "variance"]

@@ -5,7 +5,7 @@ version (seed 003); section and gap numbers refer to ``notes/zhang_zhu.md``. Bot
 draw noise with density proportional to exp(-zeta ||e||) (``samplers.norm_exponential``) and
 are alpha-DP per release by the papers' proofs (not Laplace mechanisms), so a PVP iteration is
 ``PrivacyEvent("pure", 1 / alpha)`` and a DVP iteration ``PrivacyEvent("pure", 1 /
-calibration.epsilon_spent)`` (equal to 1 / alpha under the default ``zeta_mode``).
+calibration.epsilon_spent)`` (equal to 1 / alpha under the default ``dvp_zeta_mode``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Literal
 
 from dpdl.privacy import _checks
 
-ZetaMode = Literal["alpha_hat_half", "alpha_hat"]
+DvpZetaMode = Literal["alpha_hat_half", "alpha_hat"]
 Branch = Literal["no_ridge", "ridge"]
 
 LOGISTIC_C1 = 0.25  # c1 = sup |L''| of the logistic loss (zhang_zhu.md 1.3)
@@ -39,7 +39,7 @@ class DvpCalibration:
     epsilon_spent : float
         The per-release epsilon the proof of Theorem 1 gives for this zeta: 2 zeta (the noise
         density, sensitivity 2) plus the Jacobian term alpha - alpha-hat. It equals alpha for
-        ``zeta_mode="alpha_hat_half"`` and alpha + alpha-hat for ``"alpha_hat"``; account a
+        ``dvp_zeta_mode="alpha_hat_half"`` and alpha + alpha-hat for ``"alpha_hat"``; account a
         release as ``PrivacyEvent("pure", 1 / epsilon_spent)``.
     """
 
@@ -104,7 +104,7 @@ def dvp_calibration(
     eta: float,
     n_neighbours: int,
     c1: float = LOGISTIC_C1,
-    zeta_mode: ZetaMode = "alpha_hat_half",
+    dvp_zeta_mode: DvpZetaMode = "alpha_hat_half",
 ) -> DvpCalibration:
     """Return DVP's alpha-hat, extra ridge Phi and noise rate zeta for one node and iteration.
 
@@ -115,7 +115,7 @@ def dvp_calibration(
         (no noise).
     n_samples, c_r, rho, eta, n_neighbours, c1
         As in :func:`dvp_jacobian_budget`.
-    zeta_mode : {"alpha_hat_half", "alpha_hat"}
+    dvp_zeta_mode : {"alpha_hat_half", "alpha_hat"}
         ``"alpha_hat_half"`` (default, the note's resolution G1): zeta = alpha-hat / 2, which the
         proof of Theorem 1 needs (the noise's sensitivity is 2) and Lemma 8 / Theorem 4 use.
         ``"alpha_hat"``: zeta = alpha-hat as printed in the Algorithm 2 box, which doubles the
@@ -133,20 +133,22 @@ def dvp_calibration(
     References: Zhang & Zhu, Algorithm 2 box, Theorem 1 and its proof (J App. A/B, C App. B);
     zhang_zhu.md section 3.1. Just above the branch boundary alpha-hat is tiny and the noise is
     larger than just below it (the note's artefact G10); the paper's rule is kept and ``branch``
-    lets a run log it. Switch name: ``zeta_mode`` (STYLE: ``dvp_zeta_mode``).
+    lets a run log it. Switch name: ``dvp_zeta_mode``, as in the config.
     """
     alpha = _checks.positive("alpha", alpha, allow_inf=True)
-    _checks.choice("zeta_mode", zeta_mode, ("alpha_hat_half", "alpha_hat"))
-    jacobian = dvp_jacobian_budget(n_samples=n_samples, c_r=c_r, rho=rho, eta=eta, n_neighbours=n_neighbours, c1=c1)
+    _checks.choice("dvp_zeta_mode", dvp_zeta_mode, ("alpha_hat_half", "alpha_hat"))
+    jacobian_budget = dvp_jacobian_budget(
+        n_samples=n_samples, c_r=c_r, rho=rho, eta=eta, n_neighbours=n_neighbours, c1=c1
+    )
     if math.isinf(alpha):
         return DvpCalibration(math.inf, 0.0, math.inf, "no_ridge", math.inf)
-    if alpha - jacobian > 0:
-        alpha_hat, phi, branch = alpha - jacobian, 0.0, "no_ridge"
+    if alpha - jacobian_budget > 0:
+        alpha_hat, phi, branch = alpha - jacobian_budget, 0.0, "no_ridge"
     else:
         # Algorithm 2 box: Phi = c1 / ((B_p / C^R)(e^(alpha/4) - 1)) - rho - 2 eta N_p
         phi = c1 / ((n_samples / c_r) * math.expm1(alpha / 4.0)) - rho - 2.0 * eta * n_neighbours
         alpha_hat, branch = alpha / 2.0, "ridge"
-    zeta = alpha_hat / 2.0 if zeta_mode == "alpha_hat_half" else alpha_hat  # proof vs box, G1
+    zeta = alpha_hat / 2.0 if dvp_zeta_mode == "alpha_hat_half" else alpha_hat  # proof vs box, G1
     epsilon_spent = 2.0 * zeta + (alpha - alpha_hat)  # J(31) density part + J(30) Jacobian part
     return DvpCalibration(alpha_hat, phi, zeta, branch, epsilon_spent)
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 from dpdl.privacy import _checks
 
-Method = Literal["wddp", "dist_avg", "central"]
+Method = Literal["wddp", "dist_avg", "central"]  # WD-DP, Jayaraman et al.'s averaged baseline, centralized DP-GD
+METHODS: tuple[Method, ...] = get_args(Method)
 Calibration = Literal["closed_form", "eq3"]
 
 PROOF_CONSTANT = 16.0  # the c of (3) that the paper's own proof chain supports (wddp.md 2.3 step 6)
@@ -43,7 +44,7 @@ def wddp_effective_sample_size(party_sizes: Sequence[int], method: Method) -> in
     References: Kang, Liu & Wang, Theorem 1 proof (4) and Table 1 rows 2, 4, 5; wddp.md
     sections 2.4 and A4.
     """
-    _checks.choice("method", method, ("wddp", "dist_avg", "central"))
+    _checks.choice("method", method, METHODS)
     sizes = [_checks.count("party_sizes", size) for size in party_sizes]
     if not sizes:
         raise ValueError("party_sizes must hold at least one party size; got none")

@@ -1,0 +1,166 @@
+"""``dpdl dp_iadmm run|aggregate|figure|remark3|optimum|claims``: the steps its rule file calls.
+
+Each command parses its options, calls the study's modules and writes the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from dpdl.errors import ConfigError
+from dpdl.studies.common import parse_settings, study_steps
+from dpdl.studies.dp_iadmm.aggregate import aggregate, read_aggregate
+from dpdl.studies.dp_iadmm.claims import CLAIMS
+from dpdl.studies.dp_iadmm.figures import draw_figure
+from dpdl.studies.dp_iadmm.grid import (
+    AGGREGATES,
+    CLAIM_SETTING_KEYS,
+    DATASETS,
+    FIGURES,
+    HORIZONS,
+    OPTIMUM_SETTING_KEYS,
+    RUN_SETTING_KEYS,
+    STUDY,
+    SWITCHES,
+    claim_scale,
+    variant,
+)
+from dpdl.studies.dp_iadmm.run import run_job
+from dpdl.studies.dp_iadmm.tables import remark3_table
+from dpdl.studies.dp_iadmm.tune import optimum_table
+
+MADE_BY = "dpdl.studies.dp_iadmm.grid."  # the functions that write each --settings
+
+
+def _epsilon(text: str) -> float:
+    """``--epsilon``: a number > 0, or ``inf`` (the non-private run)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:
+        raise ConfigError(f"--epsilon must be a number > 0 or 'inf'; got {text!r}")
+    return value
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    """Run every seed of one job and write one run artifact per seed."""
+    from dpdl.io import read_json
+
+    if args.dataset not in DATASETS:
+        raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
+    settings = parse_settings(args.settings, RUN_SETTING_KEYS, STUDY, MADE_BY + "run_settings(config, horizon)")
+    try:
+        variant(args.variant, settings)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    run_job(
+        horizon=args.horizon,
+        dataset=args.dataset,
+        variant_name=args.variant,
+        epsilon=_epsilon(args.epsilon),
+        settings=settings,
+        npz=args.data,
+        card=read_json(args.card),
+        outputs=args.out,
+    )
+    return 0
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    """Write the tidy aggregate of one figure (or of the Remark 3 table)."""
+    from dpdl.io import write_text
+
+    frame = aggregate(args.figure, args.runs)
+    write_text(args.out, frame.to_csv(index=False, lineterminator="\n"))
+    return 0
+
+
+def _cmd_figure(args: argparse.Namespace) -> int:
+    """Draw one figure from its aggregate."""
+    draw_figure(args.figure, read_aggregate(args.aggregate), args.png, args.pdf)
+    return 0
+
+
+def _cmd_remark3(args: argparse.Namespace) -> int:
+    """Write the Remark 3 table from its aggregate."""
+    from dpdl.io import write_table
+
+    title = "# Ryu & Kim, Remark 3 (MNIST, long horizon): final testing error, ours beside the paper's (T = 1e6)"
+    write_table(remark3_table(read_aggregate(args.aggregate)), *args.out, title=title)
+    return 0
+
+
+def _cmd_optimum(args: argparse.Namespace) -> int:
+    """Write the table of the minimiser of (1) on each prepared dataset."""
+    from dpdl.io import write_table
+
+    settings = parse_settings(args.settings, OPTIMUM_SETTING_KEYS, STUDY, MADE_BY + "optimum_settings(config)")
+    title = (
+        "# Ryu & Kim (1) minimised by L-BFGS on our data: the reference every non-private run approaches, "
+        "beside the paper's non-private testing error"
+    )
+    write_table(optimum_table(args.data, settings), *args.out, title=title)
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    """Judge every claim on the aggregates that exist; write the scorecard (CSV and Markdown)."""
+    from dpdl.claims import scorecard
+    from dpdl.io import read_json, write_table
+
+    settings = parse_settings(args.settings, CLAIM_SETTING_KEYS, STUDY, MADE_BY + "claim_settings(config)")
+    aggregates = {Path(path).stem: read_aggregate(path) for path in args.aggregates}
+    shards = len(read_json(args.femnist_card)["shards_train"]) if args.femnist_card else 0
+    scale = claim_scale(settings, shards)
+    card = scorecard(CLAIMS, aggregates, scale=scale, switches={name: settings[name] for name in SWITCHES})
+    title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours"
+    write_table(card, *args.out, title=title)
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``dpdl dp_iadmm run|aggregate|figure|remark3|optimum|claims``."""
+    step = study_steps(commands, STUDY, "Ryu & Kim, DP inexact ADMM (MNIST, FEMNIST)")
+
+    sub = step(
+        "run", _cmd_run, "Run every seed of one (horizon, dataset, variant, epsilon-bar); one artifact per seed."
+    )
+    sub.add_argument("--horizon", choices=HORIZONS, required=True)
+    sub.add_argument("--dataset", required=True, help="mnist or femnist")
+    sub.add_argument(
+        "--variant", required=True, help="objp, objt, outp, outp_plus, outp_rho<r>, <alg>_a<a>, nonprivate"
+    )
+    sub.add_argument("--epsilon", required=True, help="per-iteration epsilon-bar, or inf (nonprivate)")
+    sub.add_argument("--data", type=Path, required=True, help="prepared arrays (.npz)")
+    sub.add_argument("--card", type=Path, required=True, help="the dataset's JSON card")
+    sub.add_argument("--settings", required=True, help="JSON of the run settings (the rule's params)")
+    sub.add_argument("--out", nargs="+", required=True, help="one run artifact per seed, in seed order")
+
+    sub = step("aggregate", _cmd_aggregate, "Aggregate the runs of one figure over seeds (tidy CSV).")
+    sub.add_argument("figure", choices=AGGREGATES)
+    sub.add_argument("--runs", nargs="+", required=True)
+    sub.add_argument("--out", type=Path, required=True)
+
+    sub = step("figure", _cmd_figure, "Draw one figure (PNG and PDF) from its aggregate.")
+    sub.add_argument("figure", choices=FIGURES)
+    sub.add_argument("--aggregate", type=Path, required=True)
+    sub.add_argument("--png", type=Path, required=True)
+    sub.add_argument("--pdf", type=Path, required=True)
+
+    sub = step("remark3", _cmd_remark3, "Write the Remark 3 table from its aggregate.")
+    sub.add_argument("--aggregate", type=Path, required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+    sub = step("optimum", _cmd_optimum, "Minimise (1) by L-BFGS on each prepared dataset; write the table.")
+    sub.add_argument("--data", type=Path, nargs="+", required=True, help="prepared arrays (mnist.npz, femnist.npz)")
+    sub.add_argument("--settings", required=True, help="JSON of the optimum settings (the rule's params)")
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+    sub = step("claims", _cmd_claims, "Judge the paper's claims on the aggregates; write the scorecard.")
+    sub.add_argument("--aggregates", nargs="*", default=[], help="aggregate CSVs (their file stem names them)")
+    sub.add_argument("--femnist-card", type=Path, nargs="?", default=None, help="the FEMNIST card (shards used)")
+    sub.add_argument("--settings", required=True, help="JSON of the dp_iadmm config section")
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)

@@ -1,0 +1,196 @@
+"""One run job: every seed of one (horizon, dataset, variant, epsilon-bar) in one batch.
+
+Arrays and parameters go in (the prepared ``.npz``, the run settings); one run artifact per seed
+comes out: the trace and its provenance, with the privacy the run spends composed over its
+iterations.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from dpdl.errors import ConfigError
+from dpdl.progress import Progress
+from dpdl.studies.common import format_number
+from dpdl.studies.dp_iadmm.grid import NONPRIVATE, PARAM_SWITCHES, STUDY, SWITCHES, job_seeds, variant
+
+log = logging.getLogger(__name__)
+
+# OutP's per-iteration noise multipliers are composed in at most this many groups; each group
+# uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
+PRIVACY_GROUPS = 1000
+
+
+def load_federated(dataset: str, npz: str | Path, mnist_agents: int, replicas: int = 1):
+    """Load a prepared dataset as float32 (once per job) and block its agents for ``replicas`` seeds.
+
+    Returns
+    -------
+    tuple
+        (FederatedData, test features float32, test labels, original agent sizes).
+    """
+    from dpdl.algorithms.dp_iadmm_data import federated_data
+    from dpdl.data.partition import equal_shards
+    from dpdl.io import load_npz
+
+    arrays = load_npz(npz)
+    scale = np.float32(1.0 / int(arrays["pixel_divisor"]))  # features = X / 255
+    train = arrays["X_train"].astype(np.float32)
+    train *= scale
+    test = arrays["X_test"].astype(np.float32)
+    test *= scale
+    labels = arrays["y_train"].astype(np.intp)
+    if dataset == "mnist":
+        shards = equal_shards(len(train), mnist_agents)  # contiguous, file order (no rng)
+        offsets = np.array([0] + [int(shard[-1]) + 1 for shard in shards])
+        train, labels = train[: offsets[-1]], labels[: offsets[-1]]
+    else:
+        offsets = arrays["offsets_train"]  # one LEAF writer = one agent
+    n_classes = int(max(labels.max(), arrays["y_test"].max())) + 1
+    data = federated_data(train, labels, offsets, n_classes, replicas=replicas)
+    return data, test, arrays["y_test"].astype(np.intp), np.diff(offsets)
+
+
+def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> list:
+    """The privacy events of one agent's run (the agent that spends the most).
+
+    ObjP/ObjT: T Laplace releases with noise multiplier b / Delta-bar = 1/epsilon-bar (11a).
+    OutP: Gaussian releases with multiplier sigma_p^t / Delta_p^t (note 2.5), the smallest over
+    agents at each t, composed in at most ``PRIVACY_GROUPS`` groups at each group's smallest
+    multiplier (an upper bound). Non-private: one event with multiplier 0 (composed: none).
+    """
+    from dpdl.privacy import PrivacyEvent
+
+    iterations = len(multipliers)
+    if math.isinf(epsilon):
+        return [PrivacyEvent("laplace", 0.0, iterations)]
+    if algorithm != "outp":
+        return [PrivacyEvent("laplace", 1.0 / epsilon, iterations)]
+    events = []
+    for group in np.array_split(multipliers, min(PRIVACY_GROUPS, iterations)):
+        smallest = float(group.min())  # the most privacy spent in the group
+        if events and events[-1].noise_multiplier == smallest:
+            events[-1] = PrivacyEvent("gaussian", smallest, events[-1].count + len(group))
+        else:
+            events.append(PrivacyEvent("gaussian", smallest, len(group)))
+    return events
+
+
+def run_job(
+    *,
+    horizon: str,
+    dataset: str,
+    variant_name: str,
+    epsilon: float,
+    settings: dict,
+    npz: str | Path,
+    card: dict,
+    outputs: list[str],
+) -> None:
+    """Run every seed of one (horizon, dataset, variant, epsilon) and write one artifact per seed.
+
+    ``settings`` are the run settings (``grid.run_settings``), ``card`` the dataset's JSON card.
+    """
+    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule, run_iadmm
+    from dpdl.privacy import privacy_record
+    from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
+    from dpdl.runs import RunResult, execute, run_seed_sequence, run_timing, write_run
+
+    spec = variant(variant_name, settings)
+    if (variant_name == NONPRIVATE) != math.isinf(epsilon):
+        raise ConfigError(f"variant {variant_name!r} with epsilon {epsilon}: only 'nonprivate' runs at epsilon inf")
+    seeds = job_seeds(variant_name, settings["seeds"])
+    if len(outputs) != len(seeds):
+        raise ConfigError(f"{len(outputs)} output paths for {len(seeds)} seeds; pass one --out per seed")
+    data, test_x, test_y, agent_sizes = load_federated(dataset, npz, settings["mnist_agents"], len(seeds))
+    constants = PENALTY_CONSTANTS[dataset]
+    penalty = PenaltySchedule(**constants, factor=spec.rho_factor, static=spec.rho_static)
+    params = IadmmParams(
+        spec.algorithm,
+        epsilon,
+        settings["iterations"],
+        penalty,
+        log_every=settings["log_every"],
+        a=spec.a,
+        beta=settings["beta"],
+        delta=settings["delta"],
+        **{name: settings[name] for name in PARAM_SWITCHES},
+    )
+    paper_epsilon = None if math.isinf(epsilon) else epsilon
+    rngs = [np.random.default_rng(run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s)) for s in seeds]
+    job = f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)} ({len(rngs)} seeds)"
+    log.info("%s: %d agents, %d samples, T = %d", job, data.n_agents, data.n_total, params.iterations)
+    outcome = {}
+
+    def batch() -> pd.DataFrame:
+        outcome["result"] = run_iadmm(
+            data, params, test_x, test_y, rngs=rngs, progress=Progress(job, params.iterations).update
+        )
+        return outcome["result"].traces[0]
+
+    timed = execute(batch, {}, iterations=params.iterations)
+    result = outcome["result"]
+    if not result.finite:
+        log.warning("%s: some logged values are not finite (NaN or inf); the run was not stopped", job)
+    events = privacy_events(spec.algorithm, epsilon, result.noise_multipliers)
+    privacy = privacy_record(events, delta=settings["delta"], eps_per_iteration=epsilon)
+    objt_radius = "a" if params.trust_radius == "code_const" else "a / t^2"
+    run_params = {
+        "horizon": horizon,
+        "variant": variant_name,
+        "algorithm": spec.algorithm,
+        "label": spec.label,
+        "iterations": params.iterations,
+        "log_every": params.log_every,
+        "a": spec.a,
+        "rho_setting": spec.rho_setting,
+        "penalty": {
+            **constants,
+            "rho_max": PENALTY_MAX,
+            "factor": spec.rho_factor,
+            "static": spec.rho_static,
+            "nonprivate_drops_c2": True,
+        },
+        "beta": params.beta,
+        "outp_delta": params.delta,
+        "proximity": {
+            "objp_eta": "a / sqrt(t)",
+            "objt_radius": objt_radius,
+            "outp_inverse_eta": "(I_p / 4 + 2 sqrt(t ln(1.25 / delta)) / epsilon) / a",
+        },
+        "agents": data.n_agents,
+        "samples": data.n_total,
+        "features": data.n_features,
+        "classes": data.n_classes,
+        "samples_per_agent": {
+            "min": int(agent_sizes.min()),
+            "max": int(agent_sizes.max()),
+            "mean": float(agent_sizes.mean()),
+        },
+        "test_samples": len(test_y),
+        "replicas_in_job": len(rngs),
+        "finite": result.finite,
+        "dataset_missing_files": list(card.get("missing_files", [])),
+        "dtype": "float32",
+    }
+    for seed, trace, path in zip(seeds, result.traces, outputs, strict=True):
+        provenance = {
+            "study": STUDY,
+            "dataset": f"{STUDY}/{dataset}",
+            "dataset_sha256": card["npz_sha256"],
+            "algorithm": variant_name,
+            "params": run_params,
+            "seed": seed,
+            "epsilon": paper_epsilon,
+            **privacy,
+            "switches": {name: settings[name] for name in SWITCHES},
+            "versions": timed.provenance["versions"],
+            "timing": run_timing(timed.provenance["timing"]["wall_time_s"], params.iterations, len(rngs)),
+        }
+        write_run(path, RunResult(trace, provenance))
+    log.info("%s: done in %.1f s", job, timed.provenance["timing"]["wall_time_s"])

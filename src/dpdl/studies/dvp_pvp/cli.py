@@ -1,0 +1,181 @@
+"""``dpdl dvp_pvp <step>``: the commands ``workflow/rules/dvp_pvp.smk`` calls.
+
+1. ``run`` (eta selection, G14): one non-private run per eta of ``eta_grid``; ``select-eta``
+   keeps the eta whose node average ends closest to the centralized optimum (``eta.json``);
+2. ``run``: one job per (algorithm, alpha) over the seeds, and one rho-selection job per
+   algorithm (Table 1, G23); each run writes its own artifact, on the card's partition and the
+   seeded connected graph (one job amortises the imports and the centralized optima);
+3. ``aggregate``: one tidy CSV per figure (mean and 20/80 percentile bands over seeds, the
+   composed privacy of the plotted runs; the trade-off fits of C(30));
+4. ``figure``, ``table``, ``claims``: the figures O1, O3-O5, O7, O8; the tables O1, O2, O6, O9,
+   the privacy side table and the eta selection; the scorecard.
+
+Each command parses its options, calls the study's modules and writes the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.config import parse_json_object
+from dpdl.errors import ArtifactError, ConfigError
+from dpdl.studies.common import parse_named_paths, study_steps
+from dpdl.studies.dvp_pvp import aggregate, claims, figures, grid, run, tables, tune
+
+log = logging.getLogger(__name__)
+
+
+def _positive_float(text: str, name: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number; got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise ConfigError(f"{name} must be in (0, inf); got {text!r}")
+    return value
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from dpdl.io import load_npz, read_json
+    from dpdl.runs import write_run
+
+    values = grid.parse_run_settings(args.settings)
+    alpha = None if args.alpha == "inf" else _positive_float(args.alpha, "--alpha")
+    etas = [_positive_float(text, "--etas") for text in args.etas] if args.etas else None
+    exponents = [float(text) for text in args.rho_exponents] if args.rho_exponents else None
+    runs = run.job_runs(tune.run_etas(values, etas, args.eta_file), exponents, args.seeds)
+    if len(args.out) != len(runs):
+        raise ConfigError(
+            f"--out names {len(args.out)} files but the job has {len(runs)} runs "
+            "(etas x rho exponents x seeds, in that order)"
+        )
+    context = run.run_context(load_npz(args.arrays), read_json(args.card), values)
+    data = context.data
+    degrees = context.adjacency.sum(axis=1).tolist()
+    log.info("P = %d nodes, B_p = %s, degrees %s, %d run(s)", data.n_nodes, data.sizes.tolist(), degrees, len(runs))
+    optima: dict = {}
+    for out, (eta, source, rho, seed) in zip(args.out, runs, strict=True):
+        result = run.execute_run(
+            context,
+            algorithm=args.algorithm,
+            alpha=alpha,
+            seed=seed,
+            eta=eta,
+            eta_source=source,
+            rho=rho,
+            purpose=args.purpose,
+            optima=optima,
+        )
+        write_run(out, result)
+        final, wall = result.trace.iloc[-1], result.provenance["timing"]["wall_time_s"]
+        log.info("wrote %s: final loss %.4g, error rate %.4g, %.1f s", out, final["loss"], final["mer"], wall)
+    return 0
+
+
+def _cmd_select_eta(args: argparse.Namespace) -> int:
+    from dpdl.io import write_json, write_table
+
+    eta, table = tune.select_eta(args.runs)
+    record = tune.selection_record(eta, table)
+    write_json(args.out, record)
+    write_table(tables.rounded(table), *args.table, title=tune.selection_title(record))
+    log.info("selected eta %g from %s", eta, record["grid"])
+    return 0
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from dpdl.io import write_text
+
+    values = grid.parse_section_settings(args.settings)
+    frame, provenances = aggregate.load_runs(args.runs)
+    table = aggregate.figure_aggregate(args.figure, frame, provenances, values)
+    write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
+    log.info("wrote %s (%d rows from %d runs)", args.out, len(table), len(args.runs))
+    return 0
+
+
+def _cmd_figure(args: argparse.Namespace) -> int:
+    from dpdl.plotting import save_figure
+
+    frame = pd.read_csv(args.aggregate)
+    if frame.empty:
+        raise ArtifactError(f"{args.aggregate} has no rows; rebuild the aggregate")
+    save_figure(figures.draw(args.figure, frame), *args.out)
+    return 0
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    from dpdl.io import write_table
+
+    values = grid.parse_section_settings(args.settings)
+    table, title = tables.build_table(args.table, args.inputs, values)
+    write_table(tables.rounded(table), *args.out, title=title)
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    from dpdl.claims import scorecard
+    from dpdl.io import markdown_table, write_text
+
+    values = grid.parse_section_settings(args.settings)
+    scale = parse_json_object(args.scale, "--scale")
+    paths = parse_named_paths(args.aggregates)
+    judged = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
+    card = scorecard(claims.CLAIMS, judged, scale=scale, switches=grid.switches(values))
+    write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
+    write_text(args.out[1], "# Zhang & Zhu (dvp_pvp): claims\n\n" + markdown_table(card))
+    for row in card.itertuples():
+        log.info("%s: %s (ours %s, paper %s)", row.id, row.verdict, row.our_value, row.paper_value)
+    return 0
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``dpdl dvp_pvp <step>``: run, select-eta, aggregate, figure, table, claims."""
+    step = study_steps(commands, grid.STUDY, "Zhang & Zhu's DVP/PVP study: one pipeline step per subcommand.")
+    settings_help = "JSON of the dvp_pvp config section (dpdl.studies.dvp_pvp.grid.settings_json)"
+
+    sub = step("run", _cmd_run, "Run network ADMM for one algorithm and alpha over seeds (and rho or eta grids).")
+    sub.add_argument("--arrays", required=True, help="data/processed/dvp_pvp/adult.npz")
+    sub.add_argument("--card", required=True, help="data/processed/dvp_pvp/adult.json")
+    sub.add_argument("--algorithm", choices=grid.ALGORITHMS, required=True)
+    sub.add_argument("--alpha", required=True, help="per-iteration alpha, or 'inf' for the non-private algorithm")
+    sub.add_argument("--seeds", type=int, nargs="+", required=True)
+    sub.add_argument("--settings", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.run_settings(config)")
+    sub.add_argument("--etas", nargs="+", default=None, help="ADMM penalties (eta selection; overrides the settings)")
+    sub.add_argument("--eta-file", default=None, help="results/dvp_pvp/eta.json when eta is tuned")
+    sub.add_argument("--rho-exponents", nargs="+", default=None, help="log10 rho values (rho selection)")
+    sub.add_argument("--purpose", choices=("main", "rho_selection", "eta_selection"), default="main")
+    sub.add_argument("--out", nargs="+", required=True, help="one run file per (eta, rho, seed), in that order")
+
+    sub = step("select-eta", _cmd_select_eta, "Pick eta from the non-private eta-selection runs (G14).")
+    sub.add_argument("--runs", nargs="+", required=True)
+    sub.add_argument("--out", required=True, help="eta.json")
+    sub.add_argument("--table", nargs=2, required=True, metavar=("CSV", "MD"))
+
+    sub = step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate from its runs.")
+    sub.add_argument("figure", choices=grid.FIGURES)
+    sub.add_argument("--runs", nargs="+", required=True)
+    sub.add_argument("--settings", required=True, help=settings_help)
+    sub.add_argument("--out", required=True)
+
+    sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
+    sub.add_argument("figure", choices=grid.FIGURES)
+    sub.add_argument("--aggregate", required=True)
+    sub.add_argument("--out", nargs=2, required=True, metavar=("PNG", "PDF"))
+
+    sub = step("table", _cmd_table, "Write a table (CSV and Markdown).")
+    sub.add_argument("table", choices=[name for name in grid.TABLES if name != "eta_selection"])
+    sub.add_argument("--inputs", nargs="+", required=True)
+    sub.add_argument("--settings", required=True, help=settings_help)
+    sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))
+
+    sub = step("claims", _cmd_claims, "Judge the claims and write the scorecard.")
+    sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV")
+    sub.add_argument("--settings", required=True, help=settings_help)
+    sub.add_argument("--scale", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.claim_scale(config)")
+    sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))

@@ -1,0 +1,86 @@
+"""The ADMM penalty eta of Zhang & Zhu, which the paper does not give (G14).
+
+With ``eta: tuned`` in the config, one non-private run per eta of ``eta_grid`` is made, and
+:func:`select_eta` keeps the eta whose node average ends closest to the centralized optimum;
+``eta.json`` records it and every main and rho-selection run reads it (:func:`run_etas`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dpdl.errors import ArtifactError, ConfigError
+
+CRITERION = "smallest relative gap of Z(f-bar(T)) to the centralized optimum (G14)"
+
+
+def select_eta(runs: list[str]) -> tuple[float, pd.DataFrame]:
+    """Return the eta whose non-private run ends closest to the centralized optimum, and the table.
+
+    The criterion (G14) is the relative objective gap of the node average at t = T (the last
+    intermediate iteration); ties go to the smaller eta.
+    """
+    from dpdl.runs import read_run
+
+    rows = []
+    for path in runs:
+        run = read_run(path)
+        params = run.provenance["params"]
+        trace = run.trace.set_index("iteration")
+        last = params["iterations"]
+        rows.append(
+            {
+                "eta": params["eta"],
+                "objective_gap_t_T": float(trace.loc[last, "objective_gap"]),
+                "loss_t_T": float(trace.loc[last, "loss"]),
+                "mer_t_T": float(trace.loc[last, "mer"]),
+                "consensus_error_t_T": float(trace.loc[last, "consensus_error"]),
+                "T": last,
+            }
+        )
+    if not rows:
+        raise ArtifactError("no eta-selection runs given; pass --runs")
+    table = pd.DataFrame(rows).sort_values("eta", ignore_index=True)
+    best = table["objective_gap_t_T"].idxmin()
+    table["selected"] = table.index == best
+    return float(table.loc[best, "eta"]), table
+
+
+def selection_record(eta: float, table: pd.DataFrame) -> dict:
+    """Return the content of ``eta.json``: the eta, the criterion, the grid and whether eta is at its edge."""
+    grid = table["eta"].tolist()
+    at_edge = eta in (min(grid), max(grid)) and len(grid) > 1
+    return {"eta": eta, "criterion": CRITERION, "grid": grid, "at_grid_edge": at_edge}
+
+
+def selection_title(record: dict) -> str:
+    """Return the title of the eta-selection table (with a warning when eta is at the grid's edge)."""
+    title = "# Zhang & Zhu: eta selection on the non-private run (G14)"
+    if record["at_grid_edge"]:
+        title += f"\n\nThe selected eta {record['eta']:g} is at the edge of the grid; a wider grid may do better."
+    return title
+
+
+def read_eta(path: str) -> float:
+    """Return the eta recorded in ``eta.json``."""
+    from dpdl.io import read_json
+
+    record = read_json(path)
+    if not isinstance(record, dict) or not isinstance(record.get("eta"), (int, float)):
+        raise ArtifactError(f"{path}: expected a JSON object with a numeric 'eta'; rerun dpdl dvp_pvp select-eta")
+    return float(record["eta"])
+
+
+def run_etas(values: dict, etas: list[float] | None, eta_file: str | None) -> list[tuple[float, str]]:
+    """Return the etas a run job uses, each with where it came from (the run's ``eta_source``).
+
+    ``etas`` (the eta-selection grid) comes first, then the tuned eta of ``eta_file``, then a
+    fixed eta of the settings.
+    """
+    if etas:
+        return [(eta, "eta selection grid") for eta in etas]
+    if eta_file is not None:
+        return [(read_eta(eta_file), f"tuned ({eta_file})")]
+    if values["eta"] != "tuned":
+        return [(float(values["eta"]), "config")]
+    raise ConfigError("eta is 'tuned' in the settings: pass --eta-file results/dvp_pvp/eta.json or --etas")

@@ -1,0 +1,116 @@
+"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, figure, claims (workflow/rules/dzoa.smk)."""
+
+from __future__ import annotations
+
+import argparse
+
+import pandas as pd
+
+from dpdl.studies.common import parse_named_paths, parse_settings, study_steps
+from dpdl.studies.dzoa.aggregate import aggregate
+from dpdl.studies.dzoa.claims import write_claims
+from dpdl.studies.dzoa.figures import draw_figure
+from dpdl.studies.dzoa.grid import ALGORITHMS, FIGURES, SETTINGS_KEYS, SETTINGS_MADE_BY, STUDY, figure_run_paths
+from dpdl.studies.dzoa.run import run
+from dpdl.studies.dzoa.tune import calibrate, centralized, tune
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, figure, claims."""
+    step = study_steps(commands, STUDY, "Gratton et al.'s D-ZOA study: one pipeline step per subcommand.")
+
+    sub = _with_data(step("centralized", _cmd_centralized, "Solve the centralized lasso (33) of every trial."))
+    sub.add_argument("--out", required=True)
+    sub = _with_data(step("calibrate", _cmd_calibrate, "Privacy per grid point; D-ZOA step constants from (27)."))
+    sub.add_argument("--centralized", required=True)
+    sub.add_argument("--out", nargs=3, required=True, metavar=("JSON", "NPZ", "CSV"))
+    sub = _with_data(step("tune", _cmd_tune, "Tune DP-ADMM's (rho, eta0) per grid point on the tuning trials."))
+    sub.add_argument("--centralized", required=True)
+    sub.add_argument("--calibration", required=True)
+    sub.add_argument("--trials", type=int, nargs="+", required=True)
+    sub.add_argument("--out", nargs=2, required=True, metavar=("JSON", "CSV"))
+    sub = _with_data(step("run", _cmd_run, "Run one algorithm on evaluation trials for every grid point."))
+    sub.add_argument("--algorithm", choices=ALGORITHMS, required=True)
+    sub.add_argument("--trials", type=int, nargs="+", required=True)
+    sub.add_argument("--centralized", required=True)
+    sub.add_argument("--calibration", required=True)
+    sub.add_argument("--calibration-arrays", default=None, help="calibration .npz (D-ZOA)")
+    sub.add_argument("--tuning", default=None, help="tuning .json (DP-ADMM)")
+    sub = _with_settings(step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate from its runs."))
+    sub.add_argument("figure", choices=FIGURES)
+    sub.add_argument("--trials", type=int, nargs="*", default=[], help="evaluation trials whose runs are read")
+    sub.add_argument("--agents", type=int, default=None, help="K (fig1)")
+    sub.add_argument("--out", required=True)
+    sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
+    sub.add_argument("figure", choices=FIGURES)
+    sub.add_argument("--aggregate", required=True)
+    sub.add_argument("--out", nargs=2, required=True, metavar=("PNG", "PDF"))
+    sub = _with_settings(step("claims", _cmd_claims, "Judge the claims and write the scorecard."))
+    sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV")
+    sub.add_argument("--trials", type=int, required=True, help="number of evaluation trials")
+    sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))
+
+
+def _with_settings(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    sub.add_argument("--settings", required=True, help="JSON of the dzoa config section (the rule's params)")
+    return sub
+
+
+def _with_data(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _with_settings(sub)
+    sub.add_argument("--data", required=True, help="data/processed/dzoa/lasso.npz")
+    sub.add_argument("--card", required=True, help="data/processed/dzoa/lasso.json")
+    return sub
+
+
+def _values(args: argparse.Namespace) -> dict:
+    return parse_settings(args.settings, SETTINGS_KEYS, STUDY, SETTINGS_MADE_BY)
+
+
+def _cmd_centralized(args: argparse.Namespace) -> int:
+    centralized(_values(args), args.data, args.card, args.out)
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    calibrate(_values(args), args.data, args.card, args.centralized, *args.out)
+    return 0
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    tune(_values(args), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out)
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    run(
+        _values(args),
+        args.algorithm,
+        args.trials,
+        data_path=args.data,
+        card_path=args.card,
+        centralized_path=args.centralized,
+        calibration_path=args.calibration,
+        calibration_arrays=args.calibration_arrays,
+        tuning_path=args.tuning,
+    )
+    return 0
+
+
+def _cmd_aggregate(args: argparse.Namespace) -> int:
+    from dpdl.io import write_text
+
+    values = _values(args)
+    table = aggregate(values, args.figure, figure_run_paths(values, args.trials, args.figure), args.agents)
+    write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
+    return 0
+
+
+def _cmd_figure(args: argparse.Namespace) -> int:
+    draw_figure(args.figure, pd.read_csv(args.aggregate), *args.out)
+    return 0
+
+
+def _cmd_claims(args: argparse.Namespace) -> int:
+    write_claims(_values(args), args.trials, parse_named_paths(args.aggregates), *args.out)
+    return 0

@@ -1,0 +1,203 @@
+"""dzoa's grid: the privacy grid points, trials, paths and Snakemake inputs a config implies.
+
+Trials: the prepared ``dzoa/lasso`` holds ``data.lasso.trials`` independent draws; the first
+``dzoa.tuning_trials`` tune DP-ADMM and the rest are the evaluation trials. Every dzoa command
+takes the whole dzoa config section as its ``--settings`` (:func:`settings_json`), so a change of
+any dzoa key reruns the study.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from dpdl.errors import ConfigError
+
+STUDY = "dzoa"
+DATASET = "dzoa/lasso"
+ALGORITHMS = ("dzoa", "dpadmm")
+ALGORITHM_NAMES = {"dzoa": "D-ZOA", "dpadmm": "DP-ADMM"}
+FIGURES = ("fig1", "fig2", "fig3a", "fig3b")
+RESULTS = Path("results/dzoa")
+FIGURES_DIR = Path("figures/dzoa")
+CLAIMS_DIR = Path("results/claims")
+GRADIENT_BOUND = 1.0  # c1 [P section VI]; nominal for the squared loss (note 3.6)
+SETTINGS_KEYS = (
+    "epsilons",
+    "deltas",
+    "epsilon_totals",
+    "delta_sweep",
+    "outer_iterations",
+    "inner_iterations",
+    "directions",
+    "rho",
+    "eta",  # the lasso's l1 weight eta of (1), (33); ``l1_weight`` in the code
+    "smoothing",
+    "lipschitz",
+    "loss_scale",
+    "topology",
+    "step_scale",
+    "tuning_trials",
+    "dpadmm_penalties",
+    "dpadmm_step_sizes",
+    "dpadmm_gauss_constant",
+)
+SETTINGS_MADE_BY = "the complete dzoa config section"  # what the rules pass as --settings
+SWITCH_KEYS = ("loss_scale", "topology", "step_scale", "lipschitz", "dpadmm_gauss_constant")
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    """One privacy setting: a per-iteration epsilon, or a total epsilon-bar of (29), and a delta."""
+
+    label: str
+    delta: float
+    epsilon: float | None = None
+    epsilon_total: float | None = None
+
+
+def settings(config: dict) -> dict:
+    """The study's config section (the ``--settings`` JSON of every dzoa command)."""
+    return {key: config[STUDY][key] for key in SETTINGS_KEYS}
+
+
+def settings_json(config: dict) -> str:
+    """The ``--settings`` argument of every dzoa command (a change of any dzoa key reruns the study)."""
+    return json.dumps(settings(config), sort_keys=True)
+
+
+def _label(kind: str, value: float, delta: float) -> str:
+    return f"{kind}{value:.6g}-delta{delta:.6g}"
+
+
+def figure_points(values: dict, figure: str) -> list[GridPoint]:
+    """The grid points a figure plots.
+
+    Fig. 2: epsilons x deltas; Fig. 3(a): epsilon_totals x deltas; Fig. 3(b): epsilons x delta_sweep.
+    """
+    if figure == "fig2":
+        return [GridPoint(_label("eps", e, d), d, epsilon=e) for d in values["deltas"] for e in values["epsilons"]]
+    if figure == "fig3a":
+        return [
+            GridPoint(_label("epsbar", e, d), d, epsilon_total=e)
+            for d in values["deltas"]
+            for e in values["epsilon_totals"]
+        ]
+    if figure == "fig3b":
+        return [GridPoint(_label("eps", e, d), d, epsilon=e) for e in values["epsilons"] for d in values["delta_sweep"]]
+    raise ConfigError(f"figure {figure!r} has no grid points; expected fig2, fig3a or fig3b")
+
+
+def grid(values: dict) -> list[GridPoint]:
+    """Every grid point of the study, each once (Fig. 2's points are also Fig. 3b's)."""
+    points: dict[str, GridPoint] = {}
+    for figure in ("fig2", "fig3b", "fig3a"):
+        for point in figure_points(values, figure):
+            previous = points.setdefault(point.label, point)
+            if previous != point:
+                raise ConfigError(
+                    f"dzoa grid points {previous} and {point} share the label {point.label!r}; "
+                    "make the epsilons and deltas differ in their first 6 significant digits"
+                )
+    return list(points.values())
+
+
+def tuning_trials(config: dict) -> list[int]:
+    """Trials of the prepared data that tune DP-ADMM (the first ``dzoa.tuning_trials``)."""
+    return list(range(config[STUDY]["tuning_trials"]))
+
+
+def evaluation_trials(config: dict) -> list[int]:
+    """Trials every figure averages over: those after the tuning trials (none if the study is off)."""
+    total, tuning = config["data"]["lasso"]["trials"], config[STUDY]["tuning_trials"]
+    if tuning >= total:
+        if STUDY not in config.get("studies", [STUDY]):
+            return []
+        raise ConfigError(
+            f"dzoa.tuning_trials ({tuning}) must be smaller than data.lasso.trials ({total}): the trials "
+            "after the tuning trials are the evaluation trials (paper: 100 evaluation trials)"
+        )
+    return list(range(tuning, total))
+
+
+def run_path(algorithm: str, label: str, trial: int) -> str:
+    """Path of one run artifact."""
+    return str(RESULTS / "runs" / algorithm / label / f"trial{trial:03d}.npz")
+
+
+def run_patterns(config: dict, algorithm: str) -> list[str]:
+    """Run artifacts of one trial (the ``{trial}`` wildcard, three digits) for every grid point."""
+    return [str(RESULTS / "runs" / algorithm / p.label / "trial{trial}.npz") for p in grid(settings(config))]
+
+
+def run_paths(values: dict, algorithm: str, trials: list[int], figure: str | None = None) -> list[str]:
+    """Run artifacts of ``algorithm`` for ``trials`` over the grid (or one figure's grid points)."""
+    points = grid(values) if figure is None else figure_points(values, figure)
+    return [run_path(algorithm, p.label, t) for p in points for t in trials]
+
+
+def figure_run_paths(values: dict, trials: list[int], figure: str) -> list[str]:
+    """Run artifacts one figure's aggregate reads: both algorithms, its grid points, ``trials``."""
+    if figure == "fig1":
+        return []
+    return [path for algorithm in ALGORITHMS for path in run_paths(values, algorithm, trials, figure)]
+
+
+def aggregate_path(name: str) -> str:
+    """Path of a tidy aggregate: a figure's, ``privacy`` or ``dpadmm_tuning``."""
+    return str(RESULTS / "aggregates" / f"{name}.csv")
+
+
+def intermediate_path(name: str) -> str:
+    """``centralized.npz``, ``calibration.json``, ``calibration.npz``, ``dpadmm_tuning.json``."""
+    return str(RESULTS / name)
+
+
+def figure_path(figure: str, ext: str) -> str:
+    """Path of a figure file (png or pdf)."""
+    return str(FIGURES_DIR / f"{figure}.{ext}")
+
+
+def claims_path(ext: str) -> str:
+    """Path of the scorecard (csv or md)."""
+    return str(CLAIMS_DIR / f"{STUDY}.{ext}")
+
+
+def targets(config: dict, buildable: set[str]) -> list[str]:
+    """Every artifact the study promises for ``config`` (nothing if its data cannot be built)."""
+    if DATASET not in buildable:
+        return []
+    evaluation_trials(config)
+    grid(settings(config))
+    paths = [figure_path(f, ext) for f in FIGURES for ext in ("png", "pdf")]
+    paths += [aggregate_path(name) for name in (*FIGURES, "privacy", "dpadmm_tuning")]
+    return paths + [claims_path("csv"), claims_path("md")]
+
+
+def runs(config: dict, buildable: set[str]) -> list[str]:
+    """Every run artifact the study makes for ``config`` (the privacy table and ``dpdl status`` read them)."""
+    if DATASET not in buildable:
+        return []
+    values, trials = settings(config), evaluation_trials(config)
+    return [path for algorithm in ALGORITHMS for path in run_paths(values, algorithm, trials)]
+
+
+def switches(values: dict) -> dict:
+    """The fidelity switches in force (provenance and scorecard)."""
+    return {key: values[key] for key in SWITCH_KEYS}
+
+
+def loss_scale(values: dict, samples_per_agent: int) -> float:
+    """s of the local loss (G1): 1 under ``sum`` (matches (33)), 1 / N_k under ``mean`` (literal (34))."""
+    return 1.0 if values["loss_scale"] == "sum" else 1.0 / samples_per_agent
+
+
+def graph_edges(values: dict, n_agents: int) -> list[tuple[int, int]]:
+    """The assumed communication graph (Fig. 1 is not recoverable; G: ring + chord 1-3 by default)."""
+    from dpdl.algorithms.dzoa import topology_edges
+
+    try:
+        return topology_edges(values["topology"], n_agents)
+    except ValueError as err:
+        raise ConfigError(f"dzoa.topology: {err}") from None

@@ -1,0 +1,339 @@
+"""dzoa's runs: the prepared trials in, one run artifact per (algorithm, grid point, trial) out.
+
+D-ZOA runs one batch per evaluation trial with every grid point at once (the zeroth-order
+directions are common random numbers across the privacy grid); DP-ADMM runs one batch of all
+evaluation trials and grid points with the hyperparameters ``dzoa tune`` chose. The readers of
+the prepared data and of the earlier steps' outputs live here too (tuning uses them).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from dpdl.errors import ArtifactError, ConfigError
+from dpdl.progress import Progress
+from dpdl.studies.dzoa.grid import (
+    ALGORITHMS,
+    DATASET,
+    GRADIENT_BOUND,
+    STUDY,
+    graph_edges,
+    grid,
+    loss_scale,
+    run_path,
+    switches,
+)
+
+log = logging.getLogger(__name__)
+
+# the fields of a grid point's privacy record (dzoa calibrate) that every run's provenance carries
+PRIVACY_KEYS = ("delta", "eps_per_iteration", "eps_composed_rdp", "eps_composed_pld", "accountant", "noise_scales")
+
+
+# ------------------------------------------------------------------------------------- inputs
+
+
+def load_data(path: str) -> dict[str, np.ndarray]:
+    """The prepared trials: ``X`` (trials, N, P) and ``y`` (trials, N)."""
+    from dpdl.io import load_npz
+
+    arrays = load_npz(path)
+    for key in ("X", "y"):
+        if key not in arrays:
+            raise ArtifactError(f"{path}: no array {key!r}; rebuild data/processed/dzoa/lasso.npz")
+    return arrays
+
+
+def split_agents(X: np.ndarray, y: np.ndarray, n_agents: int) -> tuple[np.ndarray, np.ndarray]:
+    """(trials, N, P) -> (trials, K, N_k, P): agent k holds rows k N_k .. (k + 1) N_k - 1."""
+    n_trials, n_rows, n_params = X.shape
+    if n_rows % n_agents:
+        raise ArtifactError(f"{n_rows} rows cannot be split equally over {n_agents} agents")
+    return X.reshape(n_trials, n_agents, -1, n_params), y.reshape(n_trials, n_agents, -1)
+
+
+def data_shape(card: dict) -> tuple[int, int]:
+    """(K, N_k) from a prepared dataset's card options."""
+    options = card.get("options", {})
+    try:
+        return int(options["agents"]), int(options["samples_per_agent"])
+    except KeyError:
+        raise ArtifactError(
+            "the dzoa/lasso card has no options.agents / options.samples_per_agent; rebuild it"
+        ) from None
+
+
+def read_card(path: str) -> dict:
+    """The prepared dataset's card (its options and the sha256 of its arrays)."""
+    from dpdl.io import read_json
+
+    card = read_json(path)
+    if not isinstance(card, dict) or "npz_sha256" not in card:
+        raise ArtifactError(f"{path}: not a prepared-dataset card (no npz_sha256)")
+    return card
+
+
+def load_centralized(path: str, n_trials: int) -> np.ndarray:
+    """beta^c of every trial, (trials, P), as ``dzoa centralized`` wrote it."""
+    from dpdl.io import load_npz
+
+    arrays = load_npz(path)
+    if "beta" not in arrays or arrays["beta"].shape[0] != n_trials:
+        raise ArtifactError(
+            f"{path}: no centralized solution for each of the {n_trials} trials; rerun dzoa centralized"
+        )
+    return arrays["beta"]
+
+
+def load_calibration(path: str) -> dict:
+    """The privacy of every grid point, as ``dzoa calibrate`` wrote it."""
+    from dpdl.io import read_json
+
+    calibration = read_json(path)
+    if not isinstance(calibration, dict) or "points" not in calibration:
+        raise ArtifactError(f"{path}: not a dzoa calibration (no 'points'); rerun dzoa calibrate")
+    return calibration
+
+
+def check_trials(trials: list[int], n_trials: int) -> None:
+    """Refuse trials that are not in the prepared data."""
+    bad = [t for t in trials if not 0 <= t < n_trials]
+    if bad or not trials:
+        raise ConfigError(
+            f"trials {bad or trials} are not in the prepared data's 0..{n_trials - 1}; check data.lasso.trials"
+        )
+
+
+def agent_rngs(algorithm: str, trial: int, n_agents: int) -> list[np.random.Generator]:
+    """One generator per agent: spawned children of the run's root seed.
+
+    The root is ``run_seed_sequence("dzoa", "dzoa/lasso", algorithm, None, trial)``: no epsilon,
+    because every privacy setting of a trial shares the same draws (common random numbers).
+    """
+    from dpdl.runs import run_seed_sequence
+
+    root = run_seed_sequence(STUDY, DATASET, algorithm, None, trial)
+    return [np.random.default_rng(child) for child in root.spawn(n_agents)]
+
+
+def dpadmm_schedules(
+    values: dict, epsilon: float, delta: float, samples: int, penalties, prox_steps
+) -> tuple[np.ndarray, np.ndarray]:
+    """DP-ADMM's inverse proximal step 1 / eta_m = sqrt(m) / eta0 and noise std per (setting, m) (note 4.3-4.4).
+
+    ``penalties`` (rho) and ``prox_steps`` (eta0) give one setting each; returns two (settings, M) arrays.
+    """
+    from dpdl import privacy
+
+    n_outer = values["outer_iterations"]
+    iterations = np.arange(1, n_outer + 1)
+    # eta_m = eta0 / sqrt(m)
+    inverse_prox_step = np.sqrt(iterations)[None, :] / np.asarray(prox_steps, dtype=float)[:, None]
+    noise_std = np.array(
+        [
+            [
+                privacy.outp_noise_std(
+                    epsilon,
+                    delta,
+                    sensitivity=privacy.outp_sensitivity(rho, inverse, n_samples=samples, c1=GRADIENT_BOUND),
+                    outp_noise="sigma",
+                    constant=float(values["dpadmm_gauss_constant"]),
+                )
+                for inverse in row
+            ]
+            for rho, row in zip(penalties, inverse_prox_step, strict=True)
+        ]
+    )
+    return inverse_prox_step, noise_std
+
+
+# --------------------------------------------------------------------------------------- runs
+
+
+def run(
+    values: dict,
+    algorithm: str,
+    trials: list[int],
+    *,
+    data_path: str,
+    card_path: str,
+    centralized_path: str,
+    calibration_path: str,
+    calibration_arrays: str | None,
+    tuning_path: str | None,
+) -> list[str]:
+    """Run one algorithm on the given evaluation trials for every grid point; write one artifact each."""
+    from dpdl.runs import RunResult, package_versions, run_timing, write_run
+
+    card = read_card(card_path)
+    n_agents, samples = data_shape(card)
+    arrays = load_data(data_path)
+    n_total = arrays["X"].shape[0]
+    check_trials(trials, n_total)
+    beta_c = load_centralized(centralized_path, n_total)[trials]
+    X, y = split_agents(arrays["X"][trials], arrays["y"][trials], n_agents)
+    calibration = load_calibration(calibration_path)
+    points = grid(values)
+    n_outer = values["outer_iterations"]
+    start = time.perf_counter()
+    if algorithm == "dzoa":
+        errors, extra, params = _run_dzoa(
+            values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples
+        )
+    elif algorithm == "dpadmm":
+        errors, extra, params = _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples)
+    else:
+        raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+    wall = time.perf_counter() - start
+    n_runs = len(points) * len(trials)
+    versions = package_versions()
+    written = []
+    for i, point in enumerate(points):
+        entry = calibration["points"][point.label]
+        record = entry[algorithm]
+        for b, trial in enumerate(trials):
+            trace = pd.DataFrame({"iteration": np.arange(n_outer + 1), "error": errors[i, b]})
+            for column, series in extra.items():
+                trace[column] = series[i, b]
+            run_params = {
+                **params(i, b),
+                "grid_point": point.label,
+                "epsilon_total_29": entry["epsilon_total_29"],
+                "epsilon_total_given": point.epsilon_total,
+                "trial": trial,
+            }
+            provenance = {
+                "study": STUDY,
+                "dataset": DATASET,
+                "dataset_sha256": card["npz_sha256"],
+                "algorithm": algorithm,
+                "params": run_params,
+                "seed": trial,
+                "epsilon": entry["epsilon"],
+                **{key: record[key] for key in PRIVACY_KEYS},
+                "switches": switches(values),
+                "versions": versions,
+                "timing": run_timing(wall, n_outer, n_runs),
+            }
+            path = run_path(algorithm, point.label, trial)
+            write_run(path, RunResult(trace, provenance))
+            written.append(path)
+    log.info("%s: %d runs (%d grid points x %d trials) in %.1f s", algorithm, n_runs, len(points), len(trials), wall)
+    return written
+
+
+def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples):
+    from dpdl.algorithms.dzoa import adjacency, dzoa
+    from dpdl.io import load_npz
+
+    if calibration_arrays is None:
+        raise ConfigError("dzoa run --algorithm dzoa needs --calibration-arrays (the step constants of dzoa calibrate)")
+    steps = load_npz(calibration_arrays)
+    labels = [str(label) for label in steps["labels"]]
+    missing = [p.label for p in points if p.label not in labels]
+    if missing:
+        raise ArtifactError(f"{calibration_arrays}: no step constants for {missing}; rerun dzoa calibrate")
+    step_scale = steps["step_scale"][[labels.index(p.label) for p in points]][:, trials]  # (C, B, K)
+    n_agents = X.shape[1]
+    edges = graph_edges(values, n_agents)
+    scale = loss_scale(values, samples)
+    result = dzoa(
+        X,
+        y,
+        beta_c,
+        adjacency(edges, n_agents),
+        step_scale,
+        [agent_rngs("dzoa", t, n_agents) for t in trials],
+        rho=values["rho"],
+        l1_weight=values["eta"],
+        loss_scale=scale,
+        lipschitz=values["lipschitz"],
+        smoothing=values["smoothing"],
+        n_directions=values["directions"],
+        n_outer=values["outer_iterations"],
+        n_inner=values["inner_iterations"],
+        on_iteration=Progress(f"D-ZOA trials {trials}", values["outer_iterations"]).update,
+    )
+    if result.diverged.any():
+        log.warning(
+            "D-ZOA diverged in %d of %d runs (kept; non-finite errors)",
+            int(result.diverged.sum()),
+            result.diverged.size,
+        )
+
+    def params(i: int, b: int) -> dict:
+        entry = calibration["points"][points[i].label]["dzoa"]
+        return {
+            "rho": values["rho"],
+            "eta": values["eta"],
+            "loss_scale": scale,
+            "outer_iterations": values["outer_iterations"],
+            "inner_iterations": values["inner_iterations"],
+            "directions": values["directions"],
+            "smoothing": values["smoothing"],
+            "lipschitz": values["lipschitz"],
+            "c1": GRADIENT_BOUND,
+            "step_scale_alpha0R": step_scale[i, b].tolist(),
+            "degrees": calibration["degrees"],
+            "modelled_noise_std": entry["noise_std"],
+            "sensitivity": entry["sensitivity"],
+            "edges": [list(e) for e in edges],
+            "diverged": bool(result.diverged[i, b]),
+        }
+
+    return result.error, {}, params
+
+
+def _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples):
+    from dpdl.algorithms.dzoa_dpadmm import dp_admm
+    from dpdl.io import read_json
+
+    if tuning_path is None:
+        raise ConfigError("dzoa run --algorithm dpadmm needs --tuning (the choices of dzoa tune)")
+    chosen = read_json(tuning_path).get("chosen", {})
+    missing = [p.label for p in points if p.label not in chosen]
+    if missing:
+        raise ArtifactError(f"{tuning_path}: no tuned hyperparameters for {missing}; rerun dzoa tune")
+    penalties = [chosen[p.label]["penalty"] for p in points]
+    prox_steps = [chosen[p.label]["step_size"] for p in points]  # eta0 of each point
+    schedules = [
+        dpadmm_schedules(values, calibration["points"][p.label]["epsilon"], p.delta, samples, [rho], [step])
+        for p, rho, step in zip(points, penalties, prox_steps, strict=True)
+    ]
+    inverse_prox_step = np.concatenate([s[0] for s in schedules])
+    noise_std = np.concatenate([s[1] for s in schedules])
+    n_agents = X.shape[1]
+    scale = loss_scale(values, samples)
+    result = dp_admm(
+        X,
+        y,
+        beta_c,
+        [agent_rngs("dpadmm", t, n_agents) for t in trials],
+        penalty=np.array(penalties, dtype=float),
+        inverse_prox_step=inverse_prox_step,
+        noise_std=noise_std,
+        l1_weight=values["eta"],
+        loss_scale=scale,
+    )
+
+    def params(i: int, b: int) -> dict:
+        return {
+            "eta": values["eta"],
+            "loss_scale": scale,
+            "outer_iterations": values["outer_iterations"],
+            "penalty": penalties[i],
+            "step_size_eta0": prox_steps[i],
+            "step_schedule": "eta0 / sqrt(m)",
+            "tuning_error": chosen[points[i].label]["tuning_error"],
+            "c1": GRADIENT_BOUND,
+            "gauss_constant": float(values["dpadmm_gauss_constant"]),
+            "noise_std_first": float(noise_std[i, 0]),
+            "noise_std_last": float(noise_std[i, -1]),
+            "diverged": bool(result.diverged[i, b]),
+        }
+
+    return result.error, {"server_error": result.server_error}, params

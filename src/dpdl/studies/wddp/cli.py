@@ -1,0 +1,166 @@
+"""``dpdl wddp <step>``: optimum, tune, run, aggregate, figure, table1, claims (called by workflow/rules/wddp.smk)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl import claims as claims_lib
+from dpdl.errors import ArtifactError, ConfigError
+from dpdl.io import read_json, write_json, write_table, write_text
+from dpdl.studies.common import study_steps
+from dpdl.studies.wddp.aggregate import aggregate
+from dpdl.studies.wddp.claims import CLAIMS, claim_aggregates, claims_scale
+from dpdl.studies.wddp.figures import draw_figure
+from dpdl.studies.wddp.grid import DATASETS, FIGURES, STUDY, run_epsilons, settings_from_json, switches
+from dpdl.studies.wddp.run import load_dataset, run_batch
+from dpdl.studies.wddp.tables import table1, table1_title
+from dpdl.studies.wddp.tune import compute_optimum, cross_validate, read_optimum, select_step_sizes, write_optimum
+
+log = logging.getLogger(__name__)
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Register ``dpdl wddp <step>`` (optimum, tune, run, aggregate, figure, table1, claims)."""
+    step = study_steps(commands, STUDY, "Kang, Liu & Wang's WD-DP study (Figures 1-16, Table 1).")
+
+    def dataset_inputs(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--dataset", choices=DATASETS, required=True)
+        sub.add_argument("--data", type=Path, required=True, help="prepared arrays data/processed/wddp/<dataset>.npz")
+        sub.add_argument("--card", type=Path, required=True, help="its JSON card (for the dataset hash)")
+        sub.add_argument("--settings", required=True, help="the config's wddp section as JSON")
+
+    sub = step("optimum", cmd_optimum, "Compute theta*, the non-private optimum of one dataset.")
+    dataset_inputs(sub)
+    sub.add_argument("--out", type=Path, required=True)
+
+    sub = step("tune", cmd_tune, "Select each method's step size by K-fold cross-validation on the training set.")
+    dataset_inputs(sub)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "JSON"), required=True)
+
+    sub = step("run", cmd_run, "Run one batch (all methods, epsilons or u, and seeds of a figure grid).")
+    dataset_inputs(sub)
+    sub.add_argument("--experiment", choices=("epsilon", "unevenness"), required=True)
+    sub.add_argument("--clients", type=int, required=True, help="m")
+    sub.add_argument("--epsilon", type=float, default=None, help="fixed epsilon (unevenness batches only)")
+    sub.add_argument("--tuning", type=Path, required=True, help="the selected step sizes (JSON)")
+    sub.add_argument("--optimum", type=Path, required=True, help="theta* of the dataset")
+
+    sub = step("aggregate", cmd_aggregate, "Aggregate the runs of one figure over seeds.")
+    sub.add_argument("figure", choices=sorted(FIGURES))
+    sub.add_argument("--runs", type=Path, nargs="*", default=[])
+    sub.add_argument("--optima", type=Path, nargs="*", default=[])
+    sub.add_argument("--out", type=Path, required=True)
+
+    sub = step("figure", cmd_figure, "Draw one figure from its aggregate.")
+    sub.add_argument("figure", choices=sorted(FIGURES))
+    sub.add_argument("--aggregate", type=Path, required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("PNG", "PDF"), required=True)
+
+    sub = step("table1", cmd_table1, "Write Table 1: the bounds and the computed sigma of every cell.")
+    sub.add_argument("--cards", type=Path, nargs="*", default=[])
+    sub.add_argument("--settings", required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+    sub = step("claims", cmd_claims, "Judge the study's claims from the figure aggregates.")
+    sub.add_argument("--aggregates", type=Path, nargs="*", default=[])
+    sub.add_argument("--settings", required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+
+
+def _card_sha(path: Path) -> str:
+    card = read_json(path)
+    if "npz_sha256" not in card:
+        raise ArtifactError(f"{path}: no npz_sha256; rebuild the prepared dataset")
+    return card["npz_sha256"]
+
+
+def cmd_optimum(args: argparse.Namespace) -> int:
+    """``dpdl wddp optimum``."""
+    settings = settings_from_json(args.settings)
+    data = load_dataset(args.data)
+    optimum = compute_optimum(data, settings["l2"])
+    write_optimum(args.out, optimum, _card_sha(args.card), settings["l2"])
+    log.info(
+        "%s: theta* loss %.6g, ||grad|| %.2e, test accuracy %.4f",
+        args.dataset,
+        optimum["loss"],
+        optimum["gradient_norm"],
+        optimum["test_accuracy"],
+    )
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    """``dpdl wddp tune``."""
+    settings = settings_from_json(args.settings)
+    data = load_dataset(args.data)
+    scores = cross_validate(settings, args.dataset, data)
+    summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], run_epsilons(settings))
+    csv_path, json_path = args.out
+    write_text(csv_path, summary.to_csv(index=False, lineterminator="\n"))
+    write_json(
+        json_path, {"step_sizes": selected, "settings": {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}}
+    )
+    log.info("%s: selected step sizes %s", args.dataset, selected)
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``dpdl wddp run``."""
+    from dpdl.runs import write_run
+
+    settings = settings_from_json(args.settings)
+    if (args.experiment == "unevenness") != (args.epsilon is not None):
+        raise ConfigError("--epsilon is required for --experiment unevenness and not allowed for epsilon")
+    results = run_batch(
+        settings,
+        args.dataset,
+        args.experiment,
+        args.clients,
+        args.epsilon,
+        data=load_dataset(args.data),
+        dataset_sha256=_card_sha(args.card),
+        tuning=read_json(args.tuning),
+        optimum=read_optimum(args.optimum),
+    )
+    for path, result in results:
+        write_run(path, result)
+    log.info("wrote %d runs", len(results))
+    return 0
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    """``dpdl wddp aggregate``."""
+    optima = {Path(p).stem: p for p in args.optima}
+    write_text(args.out, aggregate(args.figure, args.runs, optima).to_csv(index=False, lineterminator="\n"))
+    return 0
+
+
+def cmd_figure(args: argparse.Namespace) -> int:
+    """``dpdl wddp figure``."""
+    draw_figure(args.figure, pd.read_csv(args.aggregate), *args.out)
+    return 0
+
+
+def cmd_table1(args: argparse.Namespace) -> int:
+    """``dpdl wddp table1``."""
+    settings = settings_from_json(args.settings)
+    cards = sorted((read_json(p) for p in args.cards), key=lambda card: DATASETS.index(card["dataset"]))
+    rows_train = {card["dataset"]: int(card["rows_train"]) for card in cards}
+    write_table(table1(settings, rows_train), *args.out, title=table1_title(settings))
+    return 0
+
+
+def cmd_claims(args: argparse.Namespace) -> int:
+    """``dpdl wddp claims``."""
+    settings = settings_from_json(args.settings)
+    frames = {Path(p).stem: pd.read_csv(p) for p in args.aggregates}
+    card = claims_lib.scorecard(
+        CLAIMS, claim_aggregates(frames), scale=claims_scale(settings), switches=switches(settings)
+    )
+    write_table(card, *args.out, title=f"# {STUDY} claims (Kang, Liu & Wang)")
+    return 0

@@ -1,0 +1,86 @@
+"""A wddp figure aggregate -> PNG and PDF: one panel per dataset, mean lines with seed bands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.errors import ArtifactError
+from dpdl.studies.common import format_number
+from dpdl.studies.wddp.grid import DATASETS, FIGURES, METRICS, NONPRIVATE, PRIVATE_METHODS, FigureSpec
+
+DATASET_TITLES = {"kdd": "KDD Cup 99", "adult": "Adult"}
+METHOD_LABELS = {
+    "wddp": "WD-DP",
+    "dist_avg": "Jayaraman et al. (averaged)",
+    "central": "centralized DP-GD",
+    NONPRIVATE: "non-private optimum (added)",
+}
+METHOD_COLORS = {"wddp": "tab:blue", "dist_avg": "tab:red", "central": "tab:green", NONPRIVATE: "0.3"}
+
+
+def plot_figure(agg: pd.DataFrame, ax, spec: FigureSpec):
+    """Draw one dataset's panel of a figure from its aggregate rows: mean lines with seed bands.
+
+    Accuracy panels add theta*'s test accuracy as a dashed line; gap panels use a log y axis
+    (runs whose mean gap is <= 0 would not show; none is expected, since theta* is the minimum).
+    """
+    import seaborn as sns
+
+    private = agg[agg["algorithm"] != NONPRIVATE]
+    hue_order = [m for m in PRIVATE_METHODS if m in set(private["algorithm"])]
+    palette = {m: METHOD_COLORS[m] for m in hue_order}
+    sns.lineplot(
+        data=private,
+        x=spec.x,
+        y="mean",
+        hue="algorithm",
+        hue_order=hue_order,
+        palette=palette,
+        style="algorithm",
+        markers=True,
+        dashes=False,
+        errorbar=None,
+        ax=ax,
+    )
+    for method in hue_order:
+        rows = private[private["algorithm"] == method].sort_values(spec.x)
+        ax.fill_between(rows[spec.x], rows["lo"], rows["hi"], color=palette[method], alpha=0.2, linewidth=0)
+    for _, row in agg[agg["algorithm"] == NONPRIVATE].iterrows():
+        ax.axhline(row["mean"], color=METHOD_COLORS[NONPRIVATE], linestyle="--", linewidth=1, label=NONPRIVATE)
+    if spec.metric == "gap":
+        ax.set_yscale("log")
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, [METHOD_LABELS.get(label, label) for label in labels], fontsize="small")
+    ax.set_xlabel("privacy budget ε" if spec.x == "epsilon" else "unevenness u = n_max / n_min")
+    ax.set_ylabel(METRICS[spec.metric])
+    return ax
+
+
+def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
+    """Write one figure (one panel per dataset in the aggregate) as PNG and PDF."""
+    from dpdl.plotting import new_figure, save_figure
+
+    spec = FIGURES[figure]
+    datasets = [d for d in DATASETS if d in set(agg["dataset"])]
+    if not datasets:
+        raise ArtifactError(f"{figure}: the aggregate has no dataset rows")
+    fig, axes = new_figure(1, len(datasets), width=4.6, height=3.4)
+    for i, (dataset, ax) in enumerate(zip(datasets, axes[0], strict=True)):
+        plot_figure(agg[agg["dataset"] == dataset], ax, spec)
+        ax.set_title(f"({chr(ord('a') + i)}) {DATASET_TITLES[dataset]}")
+    fixed = f"m = {spec.clients}" + ("" if spec.epsilon is None else f", ε = {format_number(spec.epsilon)}")
+    fig.suptitle(f"Kang, Liu & Wang, Figure {spec.number}: {METRICS[spec.metric]}, {fixed}")
+    fig.text(0.01, 0.005, privacy_footnote(agg), fontsize="x-small", ha="left", va="bottom", wrap=True)
+    fig.subplots_adjust(bottom=0.22)
+    save_figure(fig, png, pdf)
+
+
+def privacy_footnote(agg: pd.DataFrame) -> str:
+    """The composed privacy of the plotted runs: per nominal epsilon, the largest RDP and PLD epsilon."""
+    private = agg[agg["algorithm"] != NONPRIVATE]
+    spent = private.groupby("epsilon").agg(rdp=("eps_composed_rdp", "max"), pld=("eps_composed_pld", "max"))
+    parts = [f"ε = {format_number(e)}: {row.rdp:.3g} (RDP), {row.pld:.3g} (PLD)" for e, row in spent.iterrows()]
+    delta = format_number(float(private["delta"].max()))
+    return f"Composed privacy of the plotted runs (dp-accounting, δ = {delta}): " + "; ".join(parts)

@@ -1,0 +1,282 @@
+"""The wddp grid: figures, batches, paths, settings and the Snakemake input functions a config implies.
+
+Two experiments (wddp.md 4.1, 4.3):
+
+- ``epsilon`` (Experiment A, Figures 1, 3-11): m clients of random sizes above a threshold, for
+  every epsilon of the grid. One batch per (dataset, m).
+- ``unevenness`` (Experiment B, Figures 2, 12-16): two groups of m / 2 clients with size ratio u,
+  at the paper's three (m, epsilon) settings. One batch per (dataset, setting).
+
+Every ``dpdl`` command imports this module, so it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dpdl.config import require_exact_keys
+from dpdl.errors import ConfigError
+from dpdl.studies.common import format_number, parse_settings
+
+if TYPE_CHECKING:
+    from dpdl.data.prepared import Availability
+
+STUDY = "wddp"
+DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
+PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
+NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
+METRICS = {"accuracy": "test accuracy", "gap": "optimality gap L(θ) − L(θ*)"}
+# (m, epsilon, (accuracy figure, gap figure)) of Experiment B, from the captions of Figs 2, 12-16.
+UNEVENNESS_SETTINGS = ((16, 0.05, (2, 12)), (32, 0.1, (13, 14)), (8, 0.01, (15, 16)))
+# The keys of the config's wddp section (workflow/schemas/wddp.schema.yaml), which --settings carries.
+SETTINGS_KEYS = (
+    "epsilons",
+    "delta",
+    "clients",
+    "unevenness",
+    "seeds",
+    "iterations",
+    "trace_points",
+    "step_sizes",
+    "tuning",
+    "threshold_fraction",
+    "init_std",
+    "l2",
+    "aggregation",
+    "calibration",
+    "eq3_constant",
+)
+TUNING_KEYS = ("folds", "seeds", "epsilon", "protocol", "clients", "scope")  # wddp.tuning
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One of the paper's figures: which metric against which grid at which fixed values."""
+
+    id: str
+    number: int
+    metric: str  # "accuracy" or "gap"
+    experiment: str  # "epsilon" or "unevenness"
+    clients: int
+    epsilon: float | None = None  # fixed epsilon of an unevenness figure
+
+    @property
+    def x(self) -> str:
+        """The aggregate column on the x axis."""
+        return "epsilon" if self.experiment == "epsilon" else "unevenness"
+
+
+def _figures() -> dict[str, FigureSpec]:
+    specs = []
+    for clients, (acc, gap) in {32: (1, 3), 2: (4, 5), 4: (6, 7), 8: (8, 9), 16: (10, 11)}.items():
+        specs += [
+            FigureSpec(f"fig{acc:02d}", acc, "accuracy", "epsilon", clients),
+            FigureSpec(f"fig{gap:02d}", gap, "gap", "epsilon", clients),
+        ]
+    for clients, epsilon, (acc, gap) in UNEVENNESS_SETTINGS:
+        specs += [
+            FigureSpec(f"fig{acc:02d}", acc, "accuracy", "unevenness", clients, epsilon),
+            FigureSpec(f"fig{gap:02d}", gap, "gap", "unevenness", clients, epsilon),
+        ]
+    return {spec.id: spec for spec in sorted(specs, key=lambda s: s.number)}
+
+
+FIGURES = _figures()
+
+
+# ---------------------------------------------------------------------------------------------
+# Settings
+
+
+def settings_json(config: Mapping) -> str:
+    """The study's config section as JSON (the rules' params: a change reruns what depends on it)."""
+    return json.dumps(config[STUDY], sort_keys=True)
+
+
+def settings_from_json(text: str) -> dict:
+    """Read back :func:`settings_json`'s ``--settings``: exactly the schema's keys, cross-checked."""
+    made_by = "the validated config's wddp section (dpdl.studies.wddp.grid.settings_json)"
+    settings = parse_settings(text, SETTINGS_KEYS, STUDY, made_by)
+    if not isinstance(settings["tuning"], dict):
+        raise ConfigError(f"--settings: tuning must be a JSON object; got {settings['tuning']!r}")
+    require_exact_keys(settings["tuning"], TUNING_KEYS, "--settings tuning", f"pass {made_by}")
+    return dict(check_settings(settings))
+
+
+def check_settings(settings: Mapping) -> Mapping:
+    """Cross-key checks the schema cannot express; return ``settings``."""
+    if settings["trace_points"] > settings["iterations"]:
+        raise ConfigError(
+            f"wddp.trace_points ({settings['trace_points']}) must not exceed wddp.iterations "
+            f"({settings['iterations']}); lower trace_points"
+        )
+    return settings
+
+
+def switches(settings: Mapping) -> dict[str, str]:
+    """The fidelity switches in force (recorded in every run and in the scorecard)."""
+    return {
+        "aggregation": settings["aggregation"],
+        "calibration": settings["calibration"],
+        "tuning_protocol": settings["tuning"]["protocol"],
+        "tuning_scope": settings["tuning"]["scope"],
+    }
+
+
+def seeds(settings: Mapping) -> list[int]:
+    """The repetition seeds 0 .. seeds-1."""
+    return list(range(settings["seeds"]))
+
+
+def run_epsilons(settings: Mapping) -> list[float]:
+    """Every epsilon some run of the config uses: Experiment A's grid and Experiment B's three.
+
+    The selected step sizes must cover each of them; the epsilons at which step sizes are
+    cross-validated are :func:`dpdl.studies.wddp.tune.cross_validated_epsilons`.
+    """
+    return sorted(set(settings["epsilons"]) | {epsilon for _, epsilon, _ in UNEVENNESS_SETTINGS})
+
+
+def figure_ids(settings: Mapping) -> list[str]:
+    """The figures a config builds: the epsilon figures of its client counts and all u figures."""
+    return [f for f, spec in FIGURES.items() if spec.experiment == "unevenness" or spec.clients in settings["clients"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# Paths
+
+
+def optimum_path(dataset: str) -> str:
+    """theta* and its metrics for one dataset."""
+    return f"results/{STUDY}/optimum/{dataset}.npz"
+
+
+def tuning_paths(dataset: str) -> tuple[str, str]:
+    """The cross-validation scores (CSV) and the selected step sizes (JSON) of one dataset."""
+    return f"results/{STUDY}/tuning/{dataset}.csv", f"results/{STUDY}/tuning/{dataset}.json"
+
+
+def batch_name(experiment: str, clients: int | str, epsilon: float | str | None = None) -> str:
+    """The folder of one batch: ``epsilon_m32`` or ``unevenness_m16_eps0.05``."""
+    if experiment == "epsilon":
+        return f"epsilon_m{clients}"
+    label = epsilon if isinstance(epsilon, str) else format_number(epsilon)
+    return f"unevenness_m{clients}_eps{label}"
+
+
+def cell_name(experiment: str, epsilon: float | None, unevenness: int | None) -> str:
+    """The folder of one grid cell within a batch: ``eps0.05`` (Experiment A) or ``u3`` (Experiment B)."""
+    return f"eps{format_number(epsilon)}" if experiment == "epsilon" else f"u{unevenness}"
+
+
+def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | str) -> str:
+    """One run artifact: ``results/wddp/runs/<dataset>/<batch>/<algorithm>/<cell>/seed<seed>.npz``."""
+    return f"results/{STUDY}/runs/{dataset}/{batch}/{algorithm}/{cell}/seed{seed}.npz"
+
+
+def _batch_cells(settings: Mapping, experiment: str) -> list[str]:
+    if experiment == "epsilon":
+        return [cell_name(experiment, e, None) for e in settings["epsilons"]]
+    return [cell_name(experiment, None, u) for u in settings["unevenness"]]
+
+
+def run_outputs(settings: Mapping, experiment: str) -> list[str]:
+    """The run artifacts of one batch as Snakemake patterns (``{dataset}``, ``{clients}``[, ``{epsilon}``])."""
+    batch = batch_name(experiment, "{clients}", "{epsilon}")
+    return [
+        run_path("{dataset}", batch, method, cell, seed)
+        for method in PRIVATE_METHODS
+        for cell in _batch_cells(settings, experiment)
+        for seed in seeds(settings)
+    ]
+
+
+def batch_runs(settings: Mapping, dataset: str, experiment: str, clients: int, epsilon: float | None) -> list[str]:
+    """The run artifacts of one batch (the concrete paths of :func:`run_outputs`)."""
+    batch = batch_name(experiment, clients, epsilon)
+    return [
+        run_path(dataset, batch, method, cell, seed)
+        for method in PRIVATE_METHODS
+        for cell in _batch_cells(settings, experiment)
+        for seed in seeds(settings)
+    ]
+
+
+def aggregate_path(figure: str) -> str:
+    """The tidy aggregate one figure reads."""
+    return f"results/{STUDY}/aggregates/{figure}.csv"
+
+
+def figure_paths(figure: str) -> tuple[str, str]:
+    """PNG and PDF of one figure."""
+    return f"figures/{STUDY}/{figure}.png", f"figures/{STUDY}/{figure}.pdf"
+
+
+def table1_paths() -> tuple[str, str]:
+    """Table 1 (bounds and computed sigma per cell), CSV and Markdown."""
+    return f"results/tables/{STUDY}/table1.csv", f"results/tables/{STUDY}/table1.md"
+
+
+def claims_paths() -> tuple[str, str]:
+    """The claims scorecard, CSV and Markdown."""
+    return f"results/claims/{STUDY}.csv", f"results/claims/{STUDY}.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# Targets and Snakemake input functions
+
+
+def available_datasets(buildable: Iterable[str]) -> list[str]:
+    """The study's datasets (panel order) whose prepared arrays can be built here."""
+    names = set(buildable)
+    return [d for d in DATASETS if f"{STUDY}/{d}" in names]
+
+
+def aggregate_runs(settings: Mapping, figure: str, buildable: Iterable[str]) -> list[str]:
+    """The runs the aggregate of ``figure`` reads, for the datasets available here."""
+    spec = FIGURES[figure]
+    paths = []
+    for dataset in available_datasets(buildable):
+        paths += batch_runs(settings, dataset, spec.experiment, spec.clients, spec.epsilon)
+    return paths
+
+
+def figure_runs_input(settings: Mapping, availability: Callable[[], Availability], wildcards) -> list[str]:
+    """Snakemake input function (bind the first two arguments): the runs of ``wildcards.figure``."""
+    return aggregate_runs(settings, wildcards.figure, availability().buildable)
+
+
+def optima_input(availability: Callable[[], Availability], wildcards) -> list[str]:
+    """Snakemake input function (bind ``availability``): theta* of every dataset available here."""
+    return [optimum_path(d) for d in available_datasets(availability().buildable)]
+
+
+def cards_input(availability: Callable[[], Availability], wildcards) -> list[str]:
+    """Snakemake input function (bind ``availability``): the cards of the datasets available here."""
+    return [f"data/processed/{STUDY}/{d}.json" for d in available_datasets(availability().buildable)]
+
+
+def aggregate_targets(settings: Mapping) -> list[str]:
+    """Every figure aggregate of a config (the claims' inputs)."""
+    return [aggregate_path(f) for f in figure_ids(settings)]
+
+
+def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
+    """Every artifact the study promises for ``config``: figures, aggregates, Table 1, claims."""
+    settings = config[STUDY]
+    if not available_datasets(buildable):
+        return []
+    paths = []
+    for figure in figure_ids(settings):
+        paths += [aggregate_path(figure), *figure_paths(figure)]
+    return paths + [*table1_paths(), *claims_paths()]
+
+
+def runs(config: Mapping, buildable: Iterable[str]) -> list[str]:
+    """Every run artifact the study makes for ``config`` (those of its figures, once each)."""
+    settings = config[STUDY]
+    paths = (path for figure in figure_ids(settings) for path in aggregate_runs(settings, figure, buildable))
+    return list(dict.fromkeys(paths))

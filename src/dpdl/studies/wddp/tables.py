@@ -1,0 +1,127 @@
+"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds, and the sigma of every experiment cell."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from dpdl.studies.wddp.grid import PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name, seeds
+from dpdl.studies.wddp.run import LIPSCHITZ, noise_std, partition, run_privacy
+
+# Kang, Liu & Wang, Table 1 (row labels inferred, wddp.md 3): method, noise bound, excess-risk
+# bound, distributed, non-convex, and the algorithm of ours that implements the row ("" if none).
+TABLE1_BOUNDS = (
+    (
+        "Pathak, Rane & Raj 2010",
+        "None",
+        "O((m−1)²(λ+1)/(n_(1)² λ²) + p²(λ+1)/(n_(1)² ε² λ²) log²(p/δ) + p(m−1)(λ+1)/(n_(1)² ε λ²) log(p/δ))",
+        "Yes",
+        "No",
+        "",
+    ),
+    (
+        "Jayaraman et al. 2018",
+        "O(G² T log(1/δ) / (m² n_(1)² ε²))",
+        "O(p G² L log²(m n_(1)) log(1/δ) / (m² n_(1)² λ² ε²))",
+        "Yes",
+        "No",
+        "dist_avg",
+    ),
+    (
+        "Zhang et al. 2017 (RRPSGD)",
+        "O((p G² log(n/δ) log(1/δ) + G² ε²) / ε²)",
+        "O(G √(p log(n/δ) log(1/δ)) D / (n ε))",
+        "No",
+        "Yes",
+        "",
+    ),
+    ("Wang, Ye & Xu 2017", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log²(n) ln(1/δ) / (n² ε²))", "No", "Yes", "central"),
+    ("WD-DP (ours)", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log(n) ln(1/δ) / (n² ε²))", "Yes", "Yes", "wddp"),
+)
+
+
+def table1(settings: Mapping, rows_train: Mapping[str, int]) -> pd.DataFrame:
+    """Table 1: the paper's bounds (text) and, for every experiment cell, the sigma we compute.
+
+    One row per method of the paper's Table 1 without numbers (``cell`` = "bound"), then one
+    row per (dataset, experiment cell, method) with n, n_(1) and sigma over the repetitions
+    (they differ only through the random partition), the noise ratio n / (m n_(1)), the noise
+    multiplier sigma / sensitivity and the composed epsilon of one run (RDP and PLD, at delta).
+    """
+    rows = []
+    bound_of = {}
+    for method, noise, risk, distributed, nonconvex, ours in TABLE1_BOUNDS:
+        rows.append(
+            {
+                "cell": "bound",
+                "method": method,
+                "noise_bound": noise,
+                "risk_bound": risk,
+                "distributed": distributed,
+                "non_convex": nonconvex,
+            }
+        )
+        if ours:
+            bound_of[ours] = (method, noise)
+    for dataset, n_rows in rows_train.items():
+        cells = [("epsilon", m, eps, None) for m in settings["clients"] for eps in settings["epsilons"]]
+        cells += [("unevenness", m, eps, u) for m, eps, _ in UNEVENNESS_SETTINGS for u in settings["unevenness"]]
+        for experiment, clients, epsilon, u in cells:
+            sizes = []  # n_j of each client, per repetition
+            for seed in seeds(settings):
+                shards = partition(
+                    dataset,
+                    n_rows,
+                    experiment,
+                    clients,
+                    seed,
+                    unevenness=u or 1,
+                    threshold_fraction=settings["threshold_fraction"],
+                )
+                sizes.append(np.array([len(s) for s in shards]))
+            cell = f"{dataset} {batch_name(experiment, clients, epsilon)} {cell_name(experiment, epsilon, u)}"
+            for method in PRIVATE_METHODS:
+                sigmas = [noise_std(settings, method, epsilon, s)[0] for s in sizes]
+                worst = int(np.argmax(sigmas))
+                privacy = run_privacy(settings, method, sigmas[worst], sizes[worst])
+                label, noise = bound_of[method]
+                rows.append(
+                    {
+                        "cell": cell,
+                        "method": label,
+                        "algorithm": method,
+                        "noise_bound": noise,
+                        "dataset": dataset,
+                        "experiment": experiment,
+                        "clients": clients,
+                        "epsilon": epsilon,
+                        "unevenness": u,
+                        "delta": settings["delta"],
+                        "iterations": settings["iterations"],
+                        "n": n_rows,
+                        "n_min_min": int(min(s.min() for s in sizes)),
+                        "n_min_max": int(max(s.min() for s in sizes)),
+                        "noise_ratio_mean": float(np.mean([s.sum() / (len(s) * s.min()) for s in sizes])),
+                        "sigma_mean": float(np.mean(sigmas)),
+                        "sigma_min": float(min(sigmas)),
+                        "sigma_max": float(max(sigmas)),
+                        "noise_multiplier": privacy["noise_scales"][0]["noise_multiplier"],
+                        "eps_composed_rdp": privacy["eps_composed_rdp"],
+                        "eps_composed_pld": privacy["eps_composed_pld"],
+                    }
+                )
+    table = pd.DataFrame(rows)
+    integers = ["clients", "unevenness", "iterations", "n", "n_min_min", "n_min_max"]
+    return table.astype({c: "Int64" for c in integers})  # empty in the bound rows, integers elsewhere
+
+
+def table1_title(settings: Mapping) -> str:
+    """The Markdown heading and note of Table 1: the settings its sigma columns were computed at."""
+    return (
+        "# Kang, Liu & Wang, Table 1: noise and excess-risk bounds (rows `bound`), and the σ we compute\n\n"
+        f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = {settings['delta']}, "
+        f"T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over {settings['seeds']} repetitions (random partitions); "
+        "composed ε of the run with the largest σ."
+    )
