@@ -18,6 +18,7 @@ include: "workflow/rules/wddp.smk"
 include: "workflow/rules/dp_iadmm.smk"
 include: "workflow/rules/dzoa.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/readings.smk"
 
 
 # Everything the config asks for whose raw data can be obtained here; skipped items are

@@ -49,12 +49,40 @@ def check_artifacts(paths: list[Path]) -> list[str]:
     return problems
 
 
+def claim_problems() -> list[str]:
+    """Problems with the registered claims: each has a kind, a verdict form, a tolerance or margin and its reason."""
+    from dpdl.claims import KINDS
+    from dpdl.studies import ALL, study_module
+    from dpdl.verdicts import FORMS, Equivalence, StatedNumber
+
+    problems, seen = [], set()
+    for study in ALL:
+        for claim in study_module(study).CLAIMS:
+            where = f"claim {claim.id} ({study})"
+            if claim.id in seen:
+                problems.append(f"{where}: its id is registered twice")
+            seen.add(claim.id)
+            if claim.kind not in KINDS:
+                problems.append(f"{where}: kind {claim.kind!r} is not one of {KINDS}")
+            if not isinstance(claim.form, tuple(FORMS.values())):
+                problems.append(f"{where}: form {claim.form!r} is not one of {sorted(FORMS)}")
+                continue
+            if isinstance(claim.form, StatedNumber) and not claim.form.tolerance > 0:
+                problems.append(f"{where}: a stated number needs a tolerance > 0")
+            if isinstance(claim.form, Equivalence) and not claim.form.margin > 0:
+                problems.append(f"{where}: an equivalence needs a margin > 0")
+            if not claim.justification.strip() or not claim.form.describe():
+                problems.append(f"{where}: its tolerance or margin is not declared with a justification")
+    return problems
+
+
 def scorecard_problems(path: Path) -> list[str]:
     """Problems with the merged scorecard: a row for every registered claim, in order, each with a verdict."""
     import pandas as pd
 
+    from dpdl.claims import SCORECARD_COLUMNS
     from dpdl.studies import ALL, study_module
-    from dpdl.summary import VERDICTS
+    from dpdl.verdicts import VERDICTS
 
     card = pd.read_csv(path, dtype=str, keep_default_na=False)
     registered = [claim.id for study in ALL for claim in study_module(study).CLAIMS]
@@ -65,6 +93,9 @@ def scorecard_problems(path: Path) -> list[str]:
             f"{path}: not one row per registered claim "
             f"(missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
         )
+    missing_columns = [column for column in SCORECARD_COLUMNS if column not in card.columns]
+    if missing_columns:
+        problems.append(f"{path}: columns {missing_columns} are missing; rebuild it with snakemake")
     bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
     if bad:
         problems.append(f"{path}: verdicts {bad} are not among {VERDICTS}")

@@ -1,53 +1,54 @@
-"""Claims: what each paper states, declared once in code, judged from the aggregates.
+"""Claims: what each paper states, declared once in code and judged by the one verdict engine.
 
-Each study module lists its :class:`Claim` objects in ``CLAIMS``. A claim names where the paper
-makes it, the quantity, the paper's value if it gives one, the aggregate it is judged from, the
-tolerance and why, the scale needed to judge it, and a function that computes our value from
-the aggregate. :func:`scorecard` turns them into rows; nothing in a scorecard is typed in by hand.
-
-Verdicts: ``reproduced`` / ``not reproduced`` (judged at sufficient scale), ``not run at this
-scale`` (our value is shown, but the runs are smaller than the claim needs), ``data
-unavailable`` (the aggregate could not be built here).
+Each study lists its :class:`Claim` objects in ``dpdl.studies.<study>.claims.CLAIMS``. A claim
+says where the paper makes it, its *kind* (a number the paper prints, a statement the paper
+makes, or a check of our implementation that is not a reproduction), its *form* (a
+:mod:`dpdl.verdicts` form carrying the tolerance or margin), why that tolerance, the per-seed
+table it is judged from, the function that extracts the form's input from that table, and the
+scale it needs. :func:`scorecard` turns claims and tables into rows; nothing in a scorecard is
+typed in by hand, and only :mod:`dpdl.verdicts` decides a verdict.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-TREND_SIGNIFICANCE = 0.05  # one-sided p-value below which a trend claim's Kendall test holds
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
-NOT_AT_SCALE = "not run at this scale"
-UNAVAILABLE = "data unavailable"
+from dpdl import verdicts
+from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
+
+PAPER_NUMBER = "paper number"  # the paper prints this number
+PAPER_STATEMENT = "paper statement"  # the paper says this (an ordering, a trend, an equivalence)
+IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a note-derived value
+KINDS = (PAPER_NUMBER, PAPER_STATEMENT, IMPLEMENTATION_CHECK)
+HEADLINE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # the only kinds a headline counts
+
 SCORECARD_COLUMNS = [
     "id",
     "study",
+    "kind",
+    "form",
     "where",
     "statement",
     "paper_value",
     "our_value",
-    "spread",
+    "effect",
+    "ci_low",
+    "ci_high",
+    "test",
+    "n_seeds",
     "tolerance",
     "justification",
     "verdict",
+    "seeds_to_decide",
     "detail",
     "switches",
     "scale",
 ]
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """Our side of a claim: the value, its spread over seeds, whether the claim holds, and why."""
-
-    value: float | str | None
-    holds: bool
-    spread: str = ""
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,12 +59,26 @@ class Claim:
     study: str
     where: str
     statement: str
-    paper_value: float | str | None
-    tolerance: str
+    kind: str
+    form: Form
     justification: str
     aggregate: str
-    evaluate: Callable[[pd.DataFrame], Evidence]
+    extract: Callable[[pd.DataFrame], object]
     needs: Mapping[str, float] = field(default_factory=dict)
+    paper_value: float | str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
+        if not self.justification.strip():
+            raise ValueError(f"claim {self.id}: a tolerance or margin needs its justification")
+
+    @property
+    def shown_paper_value(self) -> float | str | None:
+        """The paper's value as the scorecard shows it (a stated number's value unless given)."""
+        if self.paper_value is None and isinstance(self.form, StatedNumber):
+            return self.form.paper_value
+        return self.paper_value
 
 
 def at_scale(claim: Claim, scale: Mapping[str, float]) -> bool:
@@ -71,40 +86,66 @@ def at_scale(claim: Claim, scale: Mapping[str, float]) -> bool:
     return all(scale.get(key, 0) >= minimum for key, minimum in claim.needs.items())
 
 
-def judge(claim: Claim, aggregate: pd.DataFrame | None, scale: Mapping[str, float]) -> tuple[str, Evidence | None]:
-    """The verdict of ``claim`` on ``aggregate`` (``None`` when its data was unavailable)."""
-    if aggregate is None:
-        return UNAVAILABLE, None
-    evidence = claim.evaluate(aggregate)
+def judge(claim: Claim, table: pd.DataFrame | None, scale: Mapping[str, float]) -> tuple[Judgement, str]:
+    """The judgement of ``claim`` on its per-seed ``table`` (None: data unavailable) and our value as shown."""
+    if table is None:
+        return Judgement(verdicts.UNAVAILABLE), ""
+    data = claim.extract(table)
+    if isinstance(data, Unidentified):
+        unidentified = Judgement(verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter")
+        judgement, value = replace(unidentified, detail=data.reason), ""
+    else:
+        judgement = claim.form.judge(data)
+        value = _our_value(claim.form, data, judgement)
     if not at_scale(claim, scale):
-        return NOT_AT_SCALE, evidence
-    return (REPRODUCED if evidence.holds else NOT_REPRODUCED), evidence
+        judgement = replace(judgement, verdict=verdicts.NOT_AT_SCALE)
+    return judgement, value
+
+
+def _our_value(form: Form, data: object, judgement: Judgement) -> str:
+    if isinstance(form, StatedNumber):
+        mean = verdicts.mean_interval(data)[0]
+        return "" if math.isnan(mean) else f"{mean:.4g}"
+    if isinstance(data, verdicts.Outcome):
+        return data.value
+    return "" if math.isnan(judgement.effect) else f"effect {judgement.effect:.4g}"
+
+
+def _number(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
 def scorecard(
     claims: list[Claim],
-    aggregates: Mapping[str, pd.DataFrame | None],
+    tables: Mapping[str, pd.DataFrame | None],
     *,
     scale: Mapping[str, float],
-    switches: Mapping[str, str],
+    switches: Mapping[str, object],
 ) -> pd.DataFrame:
-    """One row per claim: the paper's value beside ours, with the verdict and the settings behind it."""
+    """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it."""
     rows = []
     for claim in claims:
-        verdict, evidence = judge(claim, aggregates.get(claim.aggregate), scale)
+        judgement, value = judge(claim, tables.get(claim.aggregate), scale)
         rows.append(
             {
                 "id": claim.id,
                 "study": claim.study,
+                "kind": claim.kind,
+                "form": claim.form.name,
                 "where": claim.where,
                 "statement": claim.statement,
-                "paper_value": claim.paper_value,
-                "our_value": None if evidence is None else evidence.value,
-                "spread": "" if evidence is None else evidence.spread,
-                "tolerance": claim.tolerance,
+                "paper_value": claim.shown_paper_value,
+                "our_value": value,
+                "effect": _number(judgement.effect),
+                "ci_low": _number(judgement.ci_low),
+                "ci_high": _number(judgement.ci_high),
+                "test": judgement.test,
+                "n_seeds": judgement.n_seeds,
+                "tolerance": claim.form.describe(),
                 "justification": claim.justification,
-                "verdict": verdict,
-                "detail": "" if evidence is None else evidence.detail,
+                "verdict": judgement.verdict,
+                "seeds_to_decide": judgement.seeds_to_decide,
+                "detail": judgement.detail,
                 "switches": json.dumps(dict(switches), sort_keys=True),
                 "scale": json.dumps(dict(scale), sort_keys=True),
             }
@@ -112,13 +153,31 @@ def scorecard(
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 
-def kendall_trend(x, y, alternative: str = "less") -> tuple[float, float]:
-    """Kendall's tau of ``y`` against ``x`` and its one-sided p-value (``"less"``: y falls as x grows).
+def trend_series(table: pd.DataFrame, *, series: list[str], x: str, value: str = "value") -> list[verdicts.Series]:
+    """Per-seed rows (``series`` keys, ``x``, ``value``) as the :class:`~dpdl.verdicts.Series` a trend claim judges."""
+    found = []
+    for key, part in table.groupby(series, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        grid = sorted(part[x].unique())
+        samples = [part.loc[part[x] == point, value].to_numpy(float) for point in grid]
+        found.append(verdicts.Series(", ".join(f"{k}={v}" for k, v in zip(series, key, strict=True)), grid, samples))
+    return found
 
-    scipy computes the exact permutation p-value when there are no ties, which is valid for the
-    handful of grid points a figure has. A trend claim holds when ``p < TREND_SIGNIFICANCE``.
+
+def pairs(
+    table: pd.DataFrame, *, side: str, low: str, high: str, cells: list[str], value: str = "value", seed: str = "seed"
+) -> list[verdicts.Pair]:
+    """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering (``low`` below ``high``) or equivalence.
+
+    ``side`` is the column naming the two sides; rows of a cell are paired on ``seed`` when both
+    sides ran the same seeds.
     """
-    from scipy import stats
-
-    result = stats.kendalltau(x, y, alternative=alternative)
-    return float(result.statistic), float(result.pvalue)
+    found = []
+    for key, part in table.groupby(cells, sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        a = part[part[side] == low].sort_values(seed)
+        b = part[part[side] == high].sort_values(seed)
+        paired = len(a) == len(b) and a[seed].tolist() == b[seed].tolist()
+        name = ", ".join(f"{k}={v}" for k, v in zip(cells, key, strict=True))
+        found.append(verdicts.Pair(name, a[value].to_numpy(float), b[value].to_numpy(float), paired=paired))
+    return found

@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv"
     )
+    sub.add_argument("--readings", type=Path, default=None, help="results/readings.csv, to add under which readings")
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
 
     sub = command(
@@ -101,6 +102,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
     sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
     sub.add_argument("--configfile", type=Path, default=None, help="also require every figure this config promises")
+
+    sub = command(
+        "reading-build", cmd_reading_build, "Build one study's claims under one reading (a nested Snakemake run)."
+    )
+    sub.add_argument("--study", required=True, help="the study, e.g. dvp_pvp")
+    sub.add_argument("--reading", required=True, help="one of the study's readings other than 'default'")
+    sub.add_argument("--config", required=True, help="the workflow's validated config, as a JSON object")
+    sub.add_argument("--snakefile", type=Path, default=Path("Snakefile"))
+    sub.add_argument("--cores", type=int, default=1)
+
+    sub = command("readings", cmd_readings, "Tabulate every claim's verdict under every reading of its study.")
+    sub.add_argument("--cards", nargs="*", default=[], metavar="STUDY/READING=CSV", help="study scorecards per reading")
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = command(
         "compare", cmd_compare, "Compare two builds' artifacts (run arrays, provenance minus timing, tables, images)."
@@ -202,11 +216,41 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}"
         )
-    card = merge_scorecards(args.studies, scorecards)
+    card = merge_scorecards(args.studies, scorecards, readings=args.readings)
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], scorecard_markdown(card))
     write_text(args.out[2], scorecard_html(card))
     log.info("scorecard: %d claims, %s", len(card), card["verdict"].value_counts().to_dict())
+    return 0
+
+
+def cmd_reading_build(args: argparse.Namespace) -> int:
+    """Build one reading of one study in its own folder."""
+    from dpdl.config import parse_json_object
+    from dpdl.readings import build_reading, reading_config
+
+    config = parse_json_object(args.config, "--config")
+    build_reading(
+        args.study, args.reading, reading_config(config, args.study, args.reading), args.snakefile, args.cores
+    )
+    return 0
+
+
+def cmd_readings(args: argparse.Namespace) -> int:
+    """Write the readings table: every claim's verdict under every reading, and under how many it holds."""
+    from dpdl.io import write_text
+    from dpdl.readings import holds_under, readings_markdown, readings_table, study_readings
+    from dpdl.studies.common import parse_named_paths
+
+    cards = {}
+    for key, path in parse_named_paths(args.cards, "--cards").items():
+        study, _, name = key.partition("/")
+        cards[(study, name)] = path
+    declared = {study: study_readings(study) for study in dict.fromkeys(study for study, _ in cards)}
+    table = readings_table(cards)
+    summary = holds_under(table, {study: [r.name for r in found] for study, found in declared.items()})
+    write_text(args.out[0], table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n"))
+    write_text(args.out[1], readings_markdown(table, summary, declared))
     return 0
 
 
@@ -225,9 +269,11 @@ def cmd_privacy_table(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     """Print runs finished / total and the estimated CPU time left, per study and run group."""
+    import pandas as pd
+
     from dpdl.config import load_config
     from dpdl.io import markdown_table
-    from dpdl.summary import status
+    from dpdl.summary import headline, scorecard_path, status, verdict_counts
     from dpdl.targets import plan
 
     config = load_config(args.configfile)
@@ -254,6 +300,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     if unmeasured:
         line += f", plus {', '.join(unmeasured)} (no finished run to measure yet)"
     print(line)
+    scorecard = Path(scorecard_path("csv"))
+    if scorecard.is_file():
+        card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
+        print(f"\nVerdicts of the papers' own claims in {scorecard} (implementation checks not counted):\n")
+        print(markdown_table(verdict_counts(headline(card))), end="")
     return 0
 
 
@@ -303,9 +354,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate artifacts; print every problem; exit 1 if there is any."""
-    from dpdl.check import check_artifacts, check_config_outputs
+    from dpdl.check import check_artifacts, check_config_outputs, claim_problems
 
-    problems = check_artifacts(args.paths)
+    problems = claim_problems() + check_artifacts(args.paths)
     checked = len(args.paths)
     if args.configfile is not None:
         from dpdl.config import load_config

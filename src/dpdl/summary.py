@@ -20,28 +20,56 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, SCORECARD_COLUMNS, UNAVAILABLE, scorecard
+from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, SCORECARD_COLUMNS, scorecard
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
 from dpdl.runs import package_versions, read_run
 from dpdl.studies import ALL, study_module
+from dpdl.verdicts import (
+    BOUND_FAILS,
+    INCONCLUSIVE,
+    NOT_AT_SCALE,
+    NOT_IDENTIFIABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNAVAILABLE,
+    VERDICTS,
+)
 
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, NOT_AT_SCALE, UNAVAILABLE)
+NO_READINGS = "not built (set readings: true or run `snakemake readings`)"
 NOT_ENABLED = "study not in this config's `studies`; no run was made"
 SCORECARD_SHOWN = [
     "id",
-    "study",
     "where",
     "statement",
     "paper_value",
     "our_value",
-    "spread",
+    "effect (95% CI)",
+    "n_seeds",
     "tolerance",
     "verdict",
-    "detail",
+    "readings",
+    "seeds_to_decide",
+    "test",
 ]
-SCORECARD_LANDING = ["id", "where", "paper_value", "our_value", "spread", "verdict"]  # the report's first page
-VERDICT_COLOURS = {REPRODUCED: "#d7f0d2", NOT_REPRODUCED: "#f7d4d0", NOT_AT_SCALE: "#e8e8e8", UNAVAILABLE: "#fbe9c6"}
+SCORECARD_LANDING = [
+    "id",
+    "kind",
+    "paper_value",
+    "our_value",
+    "effect (95% CI)",
+    "verdict",
+    "readings",
+]  # the report's first page
+VERDICT_COLOURS = {
+    REPRODUCED: "#d7f0d2",
+    NOT_REPRODUCED: "#f7d4d0",
+    INCONCLUSIVE: "#fff3bf",
+    NOT_IDENTIFIABLE: "#e3dcf2",
+    BOUND_FAILS: "#f4c7a8",
+    NOT_AT_SCALE: "#e8e8e8",
+    UNAVAILABLE: "#fbe9c6",
+}
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
 
@@ -77,12 +105,15 @@ def summary_table(name: str, ext: str) -> str:
     return f"results/tables/{name}.{ext}"
 
 
-def merge_scorecards(enabled: Iterable[str], study_scorecards: Mapping[str, str | Path]) -> pd.DataFrame:
+def merge_scorecards(
+    enabled: Iterable[str], study_scorecards: Mapping[str, str | Path], readings: str | Path | None = None
+) -> pd.DataFrame:
     """One row per registered claim of every study, in study order.
 
     ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
     could not build its data (verdict ``data unavailable``), a study the config leaves out gets
-    ``not run at this scale``.
+    ``not run at this scale``. ``readings`` (``results/readings.csv``) adds, per claim, under how
+    many of its study's readings it holds.
     """
     enabled = set(enabled)
     frames = []
@@ -95,7 +126,12 @@ def merge_scorecards(enabled: Iterable[str], study_scorecards: Mapping[str, str 
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
-    return pd.concat(frames, ignore_index=True)
+    card = pd.concat(frames, ignore_index=True)
+    card["readings"] = NO_READINGS
+    if readings is not None:
+        found = pd.read_csv(readings, dtype=str, keep_default_na=False).drop_duplicates("id").set_index("id")
+        card["readings"] = card["id"].map(found["readings"]).fillna(NO_READINGS)
+    return card
 
 
 def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
@@ -114,23 +150,56 @@ def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
     return frame
 
 
+def headline(card: pd.DataFrame) -> pd.DataFrame:
+    """The paper's own claims (numbers it prints, statements it makes): what a headline counts."""
+    return card[card["kind"].isin(HEADLINE_KINDS)]
+
+
 def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Claims per study and verdict, with a total row."""
+    """Claims per study and verdict, with a total row (of the rows given: pass :func:`headline` for the headline)."""
     counts = pd.crosstab(card["study"], pd.Categorical(card["verdict"], categories=VERDICTS), dropna=False)
-    counts = counts.reindex([s for s in ALL if s in counts.index])
+    counts = counts.reindex([s for s in ALL if s in counts.index], fill_value=0)
     counts.loc["all studies"] = counts.sum()
     counts.columns = list(VERDICTS)
+    counts = counts.loc[:, (counts != 0).any(axis=0) | counts.columns.isin([REPRODUCED, NOT_REPRODUCED])]
     return counts.rename_axis("study").reset_index()
 
 
+def _shown(card: pd.DataFrame) -> pd.DataFrame:
+    """The scorecard with effect and interval in one column, as the Markdown and HTML show it."""
+
+    def effect(row: pd.Series) -> str:
+        if _text(row["effect"]) == "":
+            return ""
+        interval = "" if _text(row["ci_low"]) == "" else f" [{_number(row['ci_low'])}, {_number(row['ci_high'])}]"
+        return f"{_number(row['effect'])}{interval}"
+
+    shown = card.copy()
+    shown["effect (95% CI)"] = [effect(row) for _, row in card.iterrows()] if len(card) else []
+    return shown
+
+
+def _number(value: object) -> str:
+    try:
+        return f"{float(value):.3g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def scorecard_markdown(card: pd.DataFrame) -> str:
-    """The scorecard as Markdown: counts per verdict, then one row per claim."""
+    """The scorecard as Markdown: the headline counts, the paper's claims, then the implementation checks."""
+    shown = _shown(card)
+    checks = shown[shown["kind"] == IMPLEMENTATION_CHECK]
     return (
         "# Replication scorecard\n\n"
-        + markdown_table(verdict_counts(card))
-        + "\n"
-        + markdown_table(card[SCORECARD_SHOWN])
-        + "\nSwitch settings and scale of each row: `results/claims.csv` (columns `switches`, `scale`).\n"
+        "Verdicts of the paper's own claims (numbers it prints, statements it makes); the rules are in\n"
+        'the README ("How a verdict is reached").\n\n'
+        + markdown_table(verdict_counts(headline(card)))
+        + "\n## The papers' claims\n\n"
+        + markdown_table(headline(shown)[SCORECARD_SHOWN])
+        + "\n## Implementation checks (not reproductions, not counted above)\n\n"
+        + markdown_table(checks[SCORECARD_SHOWN])
+        + "\nSwitch settings, scale and the detail of each row: `results/claims.csv`.\n"
     )
 
 
@@ -166,9 +235,10 @@ def scorecard_html(card: pd.DataFrame) -> str:
     )
     return (
         f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
-        f"<p>{len(card)} claims of four papers. Verdicts: {legend}</p>"
-        + table(verdict_counts(card), None)
-        + table(card[SCORECARD_LANDING], "verdict")
+        f"<p>{len(headline(card))} claims of four papers (and {len(card) - len(headline(card))} "
+        f"implementation checks, not counted). Verdicts: {legend}</p>"
+        + table(verdict_counts(headline(card)), None)
+        + table(_shown(card)[SCORECARD_LANDING], "verdict")
         + "</div>\n"
     )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import Availability, availability, prepared_names
+from dpdl.readings import DEFAULT, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, scorecard_path, summary_table
 
@@ -57,7 +58,7 @@ def default_targets(config: dict, available: Availability) -> list[str]:
     for name in prepared_names(config):
         if name in available.buildable:
             paths += [prepared_arrays(name), prepared_card(name)]
-    return paths + table_targets(config) + default_study_targets(config, available) + summary_targets()
+    return paths + table_targets(config) + default_study_targets(config, available) + summary_targets(config)
 
 
 def default_study_targets(config: dict, available: Availability) -> list[str]:
@@ -68,10 +69,25 @@ def default_study_targets(config: dict, available: Availability) -> list[str]:
     ]
 
 
-def summary_targets() -> list[str]:
-    """The cross-study outputs: the merged scorecard, the privacy and provenance tables."""
+def summary_targets(config: dict) -> list[str]:
+    """The cross-study outputs: the merged scorecard, the privacy and provenance tables (and the readings)."""
     paths = [scorecard_path(ext) for ext in ("csv", "md", "html")]
+    paths += [readings_path(ext) for ext in TABLE_EXTENSIONS] if config["readings"] else []
     return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
+
+
+def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:
+    """``study/reading -> scorecard`` for every reading of every study whose scorecard the config promises.
+
+    The default reading's scorecard is the main build's; the others are built in their own folders.
+    """
+    cards = {}
+    for path in study_scorecards(config, available):
+        study = Path(path).stem
+        for reading in study_readings(study):
+            own = path if reading.name == DEFAULT else reading_scorecard(study, reading.name)
+            cards[f"{study}/{reading.name}"] = own
+    return cards
 
 
 def study_scorecards(config: dict, available: Availability) -> list[str]:

@@ -249,7 +249,7 @@ class StatedNumber:
 
     def describe(self) -> str:
         if self.relative:
-            return f"±{self.tolerance:.0%} of the paper's value (±{_fmt(self.absolute_tolerance)})"
+            return f"±{self.tolerance * 100:g}% of the paper's value (±{_fmt(self.absolute_tolerance)})"
         return f"±{_fmt(self.tolerance)}"
 
     def judge(self, values) -> Judgement:

@@ -11,6 +11,7 @@ import pytest
 from dpdl.algorithms.dzoa import (
     adjacency,
     dzoa,
+    exact_local_minimizer,
     local_objective,
     normalized_error,
     topology_edges,
@@ -217,6 +218,87 @@ def test_dzoa_reports_divergence_instead_of_hiding_it(trials):
         n_inner=5,
     )
     assert result.diverged.all()
+
+
+# ------------------------------------------------------------- realised perturbation xi of (15)/(19)
+
+
+def test_exact_local_minimizer_satisfies_the_optimality_condition_of_16():
+    """argmin b^T A b + c^T b + w ||b||_1: 2 A b + c = -w sign(b) where b != 0, |2 A b + c| <= w where b = 0."""
+    rng = np.random.default_rng(21)
+    root = rng.normal(size=(2, 3, P, P))
+    quad = np.einsum("bkpq,bkrq->bkpr", root, root) / P + 8.0 * np.eye(P)  # s X^T X + rho d I
+    lin = rng.normal(scale=3.0, size=(2, 3, 4, P))
+    weight = 1.5
+    found = exact_local_minimizer(quad, lin, weight, rng.normal(size=lin.shape))
+    slope = 2.0 * np.einsum("bkcp,bkpq->bkcq", found, quad) + lin
+    active = found != 0
+    assert active.any() and (~active).any()  # both kinds of coordinate are checked
+    assert np.allclose(slope[active], -weight * np.sign(found[active]), atol=1e-10)
+    assert np.all(np.abs(slope[~active]) <= weight + 1e-10)
+    assert np.allclose(exact_local_minimizer(quad, lin, weight, np.zeros_like(lin)), found, atol=1e-12)  # any start
+
+
+def local_update_by_lasso(X, y, gamma, v, degree, *, rho=4.0, l1_weight=1.0, scale=1.0) -> np.ndarray:
+    """beta_breve_k of (18) by the centralized lasso solver: F_k as one lasso by completing the square.
+
+    s ||X b - y||^2 + rho d ||b||^2 + (gamma - rho v)^T b = s ||[X; r I] b - [y; -c / (2 s r)]||^2 + const,
+    with r = sqrt(rho d / s) and c = gamma - rho v.
+    """
+    root = math.sqrt(rho * degree / scale)
+    c = gamma - rho * v
+    X_aug = np.concatenate([X, root * np.eye(X.shape[1])])
+    y_aug = np.concatenate([y, -c / (2.0 * scale * root)])
+    return lasso.solve(X_aug[None], y_aug[None], l1_weight=l1_weight / K, scale=scale, tol=1e-12).beta[0]
+
+
+def test_dzoa_records_the_distance_of_each_shared_iterate_to_the_exact_local_update(trials):
+    """perturbation[..., m - 1, k] = ||beta_k^(m) - beta_breve_k^(m)||, beta_breve from gamma^(m-1), v^(m-1) (15)."""
+    graph = adjacency(topology_edges("ring_chord", K), K)
+    degree = graph.sum(axis=1)
+    step_scale = np.random.default_rng(5).uniform(1.0, 2.0, size=(2, 2, K))
+    options = {"rho": 4.0, "l1_weight": 1.0, "loss_scale": 1.0, "lipschitz": 3.0, "smoothing": 1.0}
+    options |= {"n_directions": 10, "n_inner": 40}
+    X, y, beta_c = trials["X"], trials["y"], trials["beta_c"]
+    first = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(13), n_outer=1, **options)
+    second = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(13), n_outer=2, **options)
+    assert second.perturbation.shape == (2, 2, 2, K)
+    assert np.array_equal(second.perturbation[:, :, 0], first.perturbation[:, :, 0])  # the same first iteration
+    for c in range(2):
+        for b in range(2):
+            beta = first.beta[c, b]  # beta^(1): gamma^(0) = 0, v^(0) = 0 at m = 1
+            gamma = 4.0 * (degree[:, None] * beta - graph @ beta)  # (20)
+            v = degree[:, None] * beta + graph @ beta
+            for k in range(K):
+                start = local_update_by_lasso(X[b, k], y[b, k], np.zeros(P), np.zeros(P), degree[k])
+                assert first.perturbation[c, b, 0, k] == pytest.approx(np.linalg.norm(beta[k] - start), rel=1e-7)
+                update = local_update_by_lasso(X[b, k], y[b, k], gamma[k], v[k], degree[k])
+                expected = np.linalg.norm(second.beta[c, b, k] - update)
+                assert second.perturbation[c, b, 1, k] == pytest.approx(expected, rel=1e-7)
+    assert np.all(second.perturbation > 0)
+
+
+def test_the_perturbation_record_does_not_change_the_run(trials):
+    """The diagnostic draws no random numbers: a run's errors equal those of the literal algorithm."""
+    graph = adjacency(topology_edges("ring", K), K)
+    step_scale = np.full((1, 2, K), 1.2)
+    shape = {"n_outer": 2, "n_inner": 10, "n_directions": 4}
+    fast = dzoa(
+        trials["X"],
+        trials["y"],
+        trials["beta_c"],
+        graph,
+        step_scale,
+        agent_rngs(17),
+        rho=4.0,
+        l1_weight=1.0,
+        loss_scale=1.0,
+        lipschitz=3.0,
+        smoothing=1.0,
+        **shape,
+    )
+    slow = reference_dzoa(trials["X"], trials["y"], graph, step_scale, agent_rngs(17), **shape)
+    assert np.allclose(fast.beta, slow, rtol=1e-6, atol=1e-7) and np.isfinite(fast.perturbation).all()
 
 
 def test_normalized_error_sums_over_agents_on_any_agent_axis():

@@ -1,4 +1,4 @@
-"""The dzoa study package: grid, trials, step constants from (27), aggregation, claims, commands."""
+"""The dzoa study package: grid, trials, step constants from (27), aggregation, commands (claims: test_dzoa_claims)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, judge
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings
-from dpdl.studies.dzoa import CLAIMS, aggregate, cli, grid, tune
+from dpdl.studies.dzoa import aggregate, cli, grid, tune
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow/schemas/dzoa.schema.yaml"
 
@@ -169,59 +168,150 @@ def test_bands_keep_a_group_whose_runs_all_diverged_and_a_missing_key():
     assert table["eps_composed_pld"].tolist() == [1.5, 1.6]
 
 
-def tradeoff_table(dzoa_errors, dpadmm_errors, x="delta") -> pd.DataFrame:
-    rows = []
-    for algorithm, errors in (("dzoa", dzoa_errors), ("dpadmm", dpadmm_errors)):
-        for i, error in enumerate(errors):
-            rows.append(
-                {"algorithm": algorithm, "epsilon": 0.15, x: 10.0 ** (i - 6), "measure": "final", "mean": error}
-            )
-    return pd.DataFrame(rows)
+def fake_runs(monkeypatch, figure: str, values: dict, trials: list[int]) -> list[str]:
+    """Run paths of ``figure``; ``read_run`` fabricates each: error 5 -> trial x 1e-3 (DP-ADMM) or x 1e-5."""
+    from dpdl.runs import RunResult
+
+    points = {p.label: p for p in grid.figure_points(values, figure)}
+    n = values["outer_iterations"] + 1
+
+    def read_run(path):
+        algorithm, label, name = Path(path).parts[-3:]
+        point, trial = points[label], int(name[5:8])
+        floor = (1e-3 if algorithm == "dpadmm" else 1e-5) * trial
+        error = floor + (5.0 - floor) * np.exp(-np.arange(n, dtype=float))
+        if algorithm == "dzoa" and trial == trials[-1] and point.epsilon == values["epsilons"][0]:
+            error[-1] = np.inf  # one diverged run
+        provenance = {"algorithm": algorithm, "epsilon": point.epsilon or 0.1, "delta": point.delta, "seed": trial}
+        provenance |= {"eps_composed_rdp": 1.0, "eps_composed_pld": 0.9}
+        provenance["params"] = {"epsilon_total_given": point.epsilon_total, "epsilon_total_29": 2.0}
+        return RunResult(pd.DataFrame({"iteration": np.arange(n), "error": error}), provenance)
+
+    monkeypatch.setattr("dpdl.runs.read_run", read_run)
+    return grid.figure_run_paths(values, trials, figure)
 
 
-def claim(claim_id: str):
-    return next(c for c in CLAIMS if c.id == claim_id)
-
-
-PAPER_SCALE = {
-    "trials": 100,
-    "outer_iterations": 200,
-    "inner_iterations": 100,
-    "directions": 30,
-    "epsilon_grid": 10,
-    "delta_grid": 9,
-}
-
-
-def test_trend_claim_needs_a_significant_decrease():
-    decreasing = tradeoff_table([5e-6, 4e-6, 3.5e-6, 3e-6, 2.9e-6], [3e-3, 2e-3, 1.5e-3, 1e-3, 9e-4])
-    verdict, evidence = judge(claim("dzoa.fig3b.error_vs_delta"), decreasing, PAPER_SCALE)
-    assert verdict == REPRODUCED and "tau=-1.00" in evidence.detail
-    flat = tradeoff_table([5e-6, 4e-6, 6e-6, 3e-6, 5.5e-6], [3e-3, 2e-3, 1.5e-3, 1e-3, 9e-4])
-    assert judge(claim("dzoa.fig3b.error_vs_delta"), flat, PAPER_SCALE)[0] == NOT_REPRODUCED
-    assert judge(claim("dzoa.fig3b.error_vs_delta"), decreasing, {**PAPER_SCALE, "trials": 3})[0] == NOT_AT_SCALE
-
-
-def test_dzoa_below_dpadmm_claim_checks_every_point():
-    table = tradeoff_table([5e-6, 4e-6, 3e-6], [3e-3, 2e-3, 2e-6])
-    verdict, evidence = judge(claim("dzoa.fig3b.dzoa_below_dpadmm"), table, PAPER_SCALE)
-    assert verdict == NOT_REPRODUCED and "(2/3 points)" in evidence.value
-
-
-def test_total_29_claim_compares_with_the_pld_accountant():
-    table = pd.DataFrame(
-        {
-            "algorithm": ["dzoa", "dzoa", "dpadmm"],
-            "epsilon": [0.15, 0.95, 0.95],
-            "delta": [1e-3] * 3,
-            "epsilon_total_29": [2.04, 12.9, 12.9],
-            "eps_composed_rdp": [1.72, 17.6, 17.6],
-            "eps_composed_pld": [1.51, 16.0, 16.0],
-        }
+def test_aggregate_writes_bands_for_the_figure_and_per_seed_rows_for_the_claims(values, monkeypatch):
+    values["outer_iterations"] = 25
+    bands, seeds = aggregate.tables(values, "fig2", fake_runs(monkeypatch, "fig2", values, [3, 4, 5]))
+    assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig2"], "seed", "value"]
+    assert sorted(seeds["iteration"].unique()) == [0, 10, 20, 25]  # every 10th and the last
+    assert (
+        len(seeds) == 2 * 4 * 4 * 3 and seeds.groupby(["algorithm", "epsilon", "delta", "iteration"]).size().eq(3).all()
     )
-    verdict, evidence = judge(claim("dzoa.privacy.total_29"), table, PAPER_SCALE)
-    assert verdict == NOT_REPRODUCED and "(29) exceeded at 1 of 2 rows" in evidence.spread
-    assert judge(claim("dzoa.privacy.total_29"), table.iloc[[0]], PAPER_SCALE)[0] == REPRODUCED
+    assert len(bands) == 2 * 4 * 26 and "seed" not in bands.columns
+    final = seeds[(seeds["iteration"] == 25) & (seeds["algorithm"] == "dpadmm")]
+    assert final.groupby("seed")["value"].first().to_dict() == pytest.approx({3: 3e-3, 4: 4e-3, 5: 5e-3}, rel=1e-3)
+    bands, seeds = aggregate.tables(values, "fig3b", fake_runs(monkeypatch, "fig3b", values, [3, 4, 5]))
+    assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig3b"], "seed", "value"]
+    assert len(seeds) == 2 * 18 * 2 * 3 and np.isinf(seeds["value"]).sum() == 2 * 9  # kept: final, last10
+    assert bands["n_diverged"].sum() == 2 * 9 and set(bands["n"]) == {2, 3}
+    assert aggregate.tables(values, "fig1", [], n_agents=5)[1] is None
+
+
+def test_aggregate_command_writes_both_tables_and_checks_their_number(values, monkeypatch, tmp_path):
+    values["outer_iterations"] = 5
+    fake_runs(monkeypatch, "fig3a", values, [1, 2])
+    out = [str(tmp_path / "fig3a.csv"), str(tmp_path / "fig3a_seeds.csv")]
+    args = parse_command("aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "2", "--out", *out)
+    assert args.command(args) == 0
+    seeds = pd.read_csv(out[1])
+    assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig3a"], "seed", "value"] and set(seeds["seed"]) == {1, 2}
+    assert "mean" in pd.read_csv(out[0]).columns
+    args = parse_command("aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "--out", out[0])
+    with pytest.raises(ConfigError, match="give --out 2 paths"):
+        args.command(args)
+
+
+def test_targets_include_the_per_seed_tables(values):
+    paths = grid.targets(config_with(values, 12), {"dzoa/lasso"})
+    assert {grid.seeds_path(f) for f in grid.SEED_FIGURES} <= set(paths)
+    assert grid.aggregate_outputs("fig1") == [grid.aggregate_path("fig1")]
+    assert grid.aggregate_outputs("fig2") == [
+        "results/dzoa/aggregates/fig2.csv",
+        "results/dzoa/aggregates/fig2_seeds.csv",
+    ]
+
+
+def fake_dzoa_runs(monkeypatch, values: dict, trials: list[int], *, realised: float = 1e-3) -> list[str]:
+    """D-ZOA run paths of the grid; ``read_run`` fabricates each with a constant perturbation per coordinate."""
+    from dpdl.runs import RunResult
+    from dpdl.studies.dzoa.run import perturbation_column
+
+    points = {p.label: p for p in grid.grid(values)}
+    n = values["outer_iterations"] + 1
+    degrees, sigma, sensitivity = [3, 2, 3, 2, 2], [0.02, 0.03, 0.02, 0.03, 0.03], [1 / 240, 1 / 160] * 2 + [1 / 160]
+
+    def read_run(path):
+        _, label, name = Path(path).parts[-3:]
+        point, trial = points[label], int(name[5:8])
+        trace = pd.DataFrame({"iteration": np.arange(n), "error": np.full(n, 1e-5)})
+        for k in range(5):
+            trace[perturbation_column(k)] = np.r_[np.nan, np.full(n - 1, realised * (k + 1))]
+        provenance = {"algorithm": "dzoa", "epsilon": point.epsilon or 0.5, "delta": point.delta, "seed": trial}
+        provenance |= {"eps_per_iteration": point.epsilon or 0.5, "eps_composed_pld": 7.0}
+        provenance["params"] = {"grid_point": label, "epsilon_total_given": point.epsilon_total}
+        provenance["params"] |= {"outer_iterations": n - 1, "n_params": 10, "degrees": degrees}
+        provenance["params"] |= {"modelled_noise_std": sigma, "sensitivity": sensitivity, "edges": []}
+        return RunResult(trace, provenance)
+
+    monkeypatch.setattr("dpdl.runs.read_run", read_run)
+    return grid.evaluation_run_paths(values, trials)
+
+
+def test_perturbation_table_sets_the_realised_perturbation_beside_sigma_k(values, monkeypatch):
+    from dpdl.privacy.accounting import gaussian_exact_epsilon
+
+    values["outer_iterations"] = 20
+    table = aggregate.perturbation_table(fake_dzoa_runs(monkeypatch, values, [3, 4]))
+    assert list(table.columns) == aggregate.PERTURBATION_COLUMNS and len(table) == 38 * 2 * 5
+    row = table[(table["label"] == "eps0.15-delta0.001") & (table["seed"] == 4) & (table["agent"] == 2)].iloc[0]
+    assert row["perturbation_rms"] == pytest.approx(2e-3) and row["perturbation_rms_last10"] == pytest.approx(2e-3)
+    assert row["ratio"] == pytest.approx(2e-3 / 0.03) and row["degree"] == 2 and row["n_params"] == 10
+    assert row["eps_realised_iteration"] == pytest.approx(gaussian_exact_epsilon(2e-3 * 160, 1, 1e-3))
+    assert row["eps_realised_total"] == pytest.approx(gaussian_exact_epsilon(2e-3 * 160, 20, 1e-3))
+    assert row["eps_realised_total"] > row["eps_composed_pld"]  # less noise than assumed: a larger epsilon
+
+
+def test_perturbation_table_keeps_a_diverged_run_and_refuses_runs_without_the_trace(values, monkeypatch):
+    from dpdl.errors import ArtifactError
+    from dpdl.runs import RunResult
+
+    values["outer_iterations"] = 5
+    paths = fake_dzoa_runs(monkeypatch, values, [1], realised=np.inf)
+    table = aggregate.perturbation_table(paths[:1])
+    assert np.isinf(table["perturbation_rms"]).all() and table["eps_realised_total"].isna().all()
+    monkeypatch.setattr("dpdl.runs.read_run", lambda path: RunResult(pd.DataFrame({"iteration": [0]}), {}))
+    with pytest.raises((ArtifactError, KeyError)):
+        aggregate.perturbation_table(paths[:1])
+
+
+def test_perturbation_command_writes_the_table(values, monkeypatch, tmp_path):
+    values["outer_iterations"] = 5
+    fake_dzoa_runs(monkeypatch, values, [1, 2])
+    out = tmp_path / "perturbation.csv"
+    args = parse_command("perturbation", "--settings", json.dumps(values), "--trials", "1", "2", "--out", str(out))
+    assert args.command is cli._cmd_perturbation and args.command(args) == 0
+    table = pd.read_csv(out)
+    assert set(table["seed"]) == {1, 2} and (table["ratio"] > 0).all()
+    assert grid.aggregate_path(grid.PERTURBATION) in grid.targets(config_with(values, 12), {"dzoa/lasso"})
+
+
+def test_every_reading_sets_valid_values_of_the_open_settings():
+    from dpdl.config import load_config, validate_config
+    from dpdl.readings import DEFAULT, reading_config
+
+    config = load_config(SCHEMA.parents[2] / "config/config.yaml")
+    names = [r.name for r in grid.READINGS]
+    assert names[0] == DEFAULT and not grid.READINGS[0].switches and 2 <= len(names) - 1 <= 4
+    opened = set()
+    for reading in grid.READINGS[1:]:
+        assert set(reading.switches) <= {"loss_scale", "lipschitz", "topology"}, reading.name
+        built = validate_config(reading_config(config, "dzoa", reading.name))  # the schema accepts the values
+        changed = {key for key in config["dzoa"] if built["dzoa"][key] != config["dzoa"][key]}
+        assert changed == set(reading.switches) and not reading.post_hoc, reading.name
+        opened |= changed
+    assert opened == {"loss_scale", "lipschitz", "topology"}  # a reading for each open setting
 
 
 def parse_command(*argv: str) -> argparse.Namespace:
@@ -243,12 +333,16 @@ def test_commands_take_the_options_the_rules_pass():
     run = ("run", "--algorithm", "dzoa", "--trials", "3", *data, "--centralized", "c", "--calibration", "a")
     args = parse_command(*run, "--calibration-arrays", "a.npz")
     assert args.command is cli._cmd_run and args.calibration_arrays == "a.npz" and args.tuning is None
-    args = parse_command("aggregate", "fig2", "--settings", "{}", "--agents", "5", "--trials", "1", "2", "--out", "f")
-    assert args.command is cli._cmd_aggregate and (args.agents, args.trials) == (5, [1, 2])
+    args = parse_command(
+        "aggregate", "fig2", "--settings", "{}", "--agents", "5", "--trials", "1", "2", "--out", "f", "s"
+    )
+    assert args.command is cli._cmd_aggregate and (args.agents, args.trials, args.out) == (5, [1, 2], ["f", "s"])
     args = parse_command("figure", "fig3a", "--aggregate", "f.csv", "--out", "f.png", "f.pdf")
     assert args.command is cli._cmd_figure and not hasattr(args, "settings")
-    args = parse_command("claims", "--settings", "{}", "--trials", "3", "--aggregates", "fig2=f.csv", "--out", "c", "m")
-    assert args.command is cli._cmd_claims and args.aggregates == ["fig2=f.csv"]
+    args = parse_command(
+        "claims", "--settings", "{}", "--trials", "3", "--aggregates", "fig2_seeds=f.csv", "--out", "c", "m"
+    )
+    assert args.command is cli._cmd_claims and args.aggregates == ["fig2_seeds=f.csv"]
 
 
 def test_claims_command_refuses_an_aggregate_without_a_name(values):

@@ -10,20 +10,19 @@ import pandas as pd
 import pytest
 
 from dpdl.aggregate import seed_bands
-from dpdl.claims import (
-    NOT_AT_SCALE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    TREND_SIGNIFICANCE,
-    UNAVAILABLE,
-    Claim,
-    Evidence,
-    kendall_trend,
-    scorecard,
-)
+from dpdl.claims import PAPER_NUMBER, SCORECARD_COLUMNS, Claim, pairs, scorecard, trend_series
 from dpdl.errors import ConfigError
 from dpdl.plotting import new_figure, save_figure
 from dpdl.studies.common import format_number, parse_named_paths, parse_settings
+from dpdl.verdicts import (
+    NOT_AT_SCALE,
+    NOT_IDENTIFIABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    UNAVAILABLE,
+    StatedNumber,
+    Unidentified,
+)
 
 
 def test_seed_bands_against_numpy() -> None:
@@ -42,45 +41,76 @@ def test_seed_bands_refuses_empty_input() -> None:
         seed_bands(pd.DataFrame({"algo": [], "err": []}), ["algo"], "err")
 
 
-def error_below(threshold: float):
-    def evaluate(agg: pd.DataFrame) -> Evidence:
-        value = float(agg["mean"].iloc[0])
-        return Evidence(value, value <= threshold, spread=f"{agg['lo'].iloc[0]}-{agg['hi'].iloc[0]}")
+def stated_claim(**overrides) -> Claim:
+    fields = dict(
+        id="demo.error",
+        study="dzoa",
+        where="Fig. 9",
+        statement="final error 0.1",
+        kind=PAPER_NUMBER,
+        form=StatedNumber(paper_value=0.1, tolerance=0.02),
+        justification="the paper prints two digits",
+        aggregate="fig9",
+        extract=lambda table: table["value"].to_numpy(),
+        needs={"seeds": 10},
+    )
+    return Claim(**{**fields, **overrides})
 
-    return evaluate
 
-
-CLAIM = Claim(
-    id="demo.error",
-    study="dzoa",
-    where="Fig. 9",
-    statement="error below 0.1",
-    paper_value=0.1,
-    tolerance="<= 0.1",
-    justification="demo",
-    aggregate="fig9",
-    evaluate=error_below(0.1),
-    needs={"seeds": 10},
-)
+def per_seed(mean: float, n: int = 10) -> pd.DataFrame:
+    return pd.DataFrame({"seed": range(n), "value": mean + 0.001 * (np.arange(n) - (n - 1) / 2)})
 
 
 @pytest.mark.parametrize(
-    ("aggregate", "scale", "verdict"),
+    ("table", "scale", "verdict"),
     [
-        (pd.DataFrame({"mean": [0.05], "lo": [0.04], "hi": [0.06]}), {"seeds": 10}, REPRODUCED),
-        (pd.DataFrame({"mean": [0.50], "lo": [0.40], "hi": [0.60]}), {"seeds": 10}, NOT_REPRODUCED),
-        (pd.DataFrame({"mean": [0.05], "lo": [0.04], "hi": [0.06]}), {"seeds": 2}, NOT_AT_SCALE),
+        (per_seed(0.105), {"seeds": 10}, REPRODUCED),
+        (per_seed(0.5), {"seeds": 10}, NOT_REPRODUCED),
+        (per_seed(0.105), {"seeds": 2}, NOT_AT_SCALE),
         (None, {"seeds": 10}, UNAVAILABLE),
     ],
     ids=["holds", "fails", "too_small", "no_data"],
 )
-def test_scorecard_verdicts(aggregate: pd.DataFrame | None, scale: dict, verdict: str) -> None:
-    card = scorecard([CLAIM], {"fig9": aggregate}, scale=scale, switches={"mode": "paper"})
+def test_scorecard_verdicts(table: pd.DataFrame | None, scale: dict, verdict: str) -> None:
+    card = scorecard([stated_claim()], {"fig9": table}, scale=scale, switches={"mode": "paper"})
     row = card.iloc[0]
-    assert row["verdict"] == verdict
-    assert row["paper_value"] == 0.1 and row["switches"] == '{"mode": "paper"}'
-    if aggregate is not None:
-        assert row["our_value"] == aggregate["mean"].iloc[0]
+    assert list(card.columns) == SCORECARD_COLUMNS
+    assert row["verdict"] == verdict and row["kind"] == PAPER_NUMBER and row["form"] == "stated number"
+    assert row["paper_value"] == 0.1 and row["switches"] == '{"mode": "paper"}' and row["tolerance"] == "±0.02"
+    if table is not None:
+        assert row["our_value"] == f"{table['value'].mean():.4g}" and row["n_seeds"] == 10
+        assert row["ci_low"] < row["effect"] < row["ci_high"]
+
+
+def test_a_claim_whose_quantity_is_not_identified() -> None:
+    claim = stated_claim(extract=lambda table: Unidentified("the loss is the same at 20 of 21 rho"))
+    row = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 10}, switches={}).iloc[0]
+    assert row["verdict"] == NOT_IDENTIFIABLE and row["detail"] == "the loss is the same at 20 of 21 rho"
+    small = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 2}, switches={}).iloc[0]
+    assert small["verdict"] == NOT_AT_SCALE and small["detail"] == "the loss is the same at 20 of 21 rho"
+
+
+def test_a_claim_needs_a_known_kind_and_a_justification() -> None:
+    with pytest.raises(ValueError, match="kind 'number'"):
+        stated_claim(kind="number")
+    with pytest.raises(ValueError, match="justification"):
+        stated_claim(justification=" ")
+
+
+def test_pairs_and_trend_series_from_per_seed_rows() -> None:
+    rows = [
+        {"method": m, "epsilon": e, "seed": s, "value": v + e}
+        for m, v in (("wddp", 0.0), ("dist_avg", 1.0))
+        for e in (0.1, 1.0)
+        for s in range(3)
+    ]
+    table = pd.DataFrame(rows)
+    cells = pairs(table, side="method", low="wddp", high="dist_avg", cells=["epsilon"])
+    assert [c.name for c in cells] == ["epsilon=0.1", "epsilon=1.0"] and all(c.paired for c in cells)
+    assert cells[0].low.tolist() == [0.1] * 3 and cells[0].high.tolist() == [1.1] * 3
+    series = trend_series(table, series=["method"], x="epsilon")
+    assert [s.name for s in series] == ["method=dist_avg", "method=wddp"]
+    assert list(series[1].x) == [0.1, 1.0] and series[1].samples[1].tolist() == [1.0] * 3
 
 
 def test_save_figure_writes_png_and_pdf(tmp_path: Path) -> None:
@@ -105,15 +135,6 @@ def test_seed_bands_finite_only_counts_diverged_runs() -> None:
     assert bands.loc["a", "mean"] == 2.0 and bands.loc["a", "lo"] == pytest.approx(np.percentile([1.0, 3.0], 20))
     assert bands.loc["a", "n"] == 2 and bands.loc["a", "n_diverged"] == 1
     assert np.isnan(bands.loc["b", "mean"]) and bands.loc["b", "n"] == 0 and bands.loc["b", "n_diverged"] == 2
-
-
-@pytest.mark.parametrize(
-    ("x", "y", "falls"), [([1, 2, 3, 4, 5], [5, 4, 3, 2, 1], True), ([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], False)]
-)
-def test_kendall_trend_decides_a_falling_curve(x: list, y: list, falls: bool) -> None:
-    tau, p = kendall_trend(x, y)
-    assert tau == pytest.approx(-1.0 if falls else 1.0)
-    assert (p < TREND_SIGNIFICANCE) is falls  # exact p of a perfect 5-point trend: 1/120
 
 
 def test_format_number() -> None:

@@ -9,7 +9,7 @@ import pytest
 from test_runs import provenance, trace
 
 from dpdl.check import scorecard_problems
-from dpdl.claims import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, scorecard
+from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, scorecard
 from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.io import write_json
@@ -17,14 +17,16 @@ from dpdl.runs import RunResult, run_timing, write_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import (
     NOT_ENABLED,
-    VERDICTS,
+    headline,
     merge_scorecards,
     privacy_table,
     provenance_table,
     scorecard_html,
+    scorecard_markdown,
     status,
     verdict_counts,
 )
+from dpdl.verdicts import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, VERDICTS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,15 +62,22 @@ def test_a_stale_or_foreign_scorecard_is_refused(tmp_path: Path) -> None:
         merge_scorecards(["dzoa"], {"dzoa": path})
 
 
-def test_verdict_counts_and_html(tmp_path: Path) -> None:
+def test_headline_counts_only_the_papers_claims_and_html(tmp_path: Path) -> None:
     card = merge_scorecards(["dzoa"], {"dzoa": judged("dzoa", NOT_REPRODUCED, tmp_path)})
-    counts = verdict_counts(card).set_index("study")
-    n_dzoa = len(study_module("dzoa").CLAIMS)
-    assert counts.loc["dzoa", NOT_REPRODUCED] == n_dzoa and counts.loc["dzoa", REPRODUCED] == 0
-    assert counts.loc["all studies"].sum() == len(card)
+    claims = study_module("dzoa").CLAIMS
+    n_paper = sum(claim.kind in HEADLINE_KINDS for claim in claims)
+    n_checks = sum(claim.kind == IMPLEMENTATION_CHECK for claim in claims)
+    assert n_paper > 0 and n_paper + n_checks == len(claims)
+    counts = verdict_counts(headline(card)).set_index("study")
+    assert counts.loc["dzoa", NOT_REPRODUCED] == n_paper and counts.loc["dzoa", REPRODUCED] == 0
+    assert counts.loc["all studies"].sum() == len(headline(card)) < len(card) or n_checks == 0
+    markdown = scorecard_markdown(card)
+    checks_section = markdown.split("## Implementation checks")[1]
+    assert all(claim.id in checks_section for claim in claims if claim.kind == IMPLEMENTATION_CHECK)
+    assert not any(f"| {claim.id} |" in checks_section for claim in claims if claim.kind in HEADLINE_KINDS)
     page = scorecard_html(card)
-    assert page.count('style="background:#f7d4d0"') == n_dzoa  # one red row per claim not reproduced
-    hostile = scorecard_html(card.assign(where="<script>alert(1)</script>"))
+    assert page.count('style="background:#f7d4d0"') == len(claims)  # one red row per claim not reproduced
+    hostile = scorecard_html(card.assign(our_value="<script>alert(1)</script>"))
     assert "<script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
 
 
@@ -156,3 +165,20 @@ def test_check_wants_one_scorecard_row_per_registered_claim(tmp_path: Path) -> N
     assert "missing: ['" + card.loc[3, "id"] + "']" in scorecard_problems(path)[0]
     card.assign(verdict="maybe").to_csv(path, index=False)
     assert scorecard_problems(path) == [f"{path}: verdicts ['maybe'] are not among {VERDICTS}"]
+
+
+def test_dpdl_check_flags_claims_without_a_form_or_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dpdl.check import claim_problems
+    from dpdl.claims import PAPER_STATEMENT, Claim
+    from dpdl.verdicts import Equivalence
+
+    def claim(id_: str, form: object) -> Claim:
+        return Claim(id_, "dzoa", "Fig. 2", "x", PAPER_STATEMENT, form, "why", "fig2", lambda table: [])
+
+    assert claim_problems() == []  # the registered claims as they are
+    bad = [claim("a", "±2 pp"), claim("b", Equivalence(margin=0.0)), claim("b", Equivalence(margin=0.1))]
+    monkeypatch.setattr(study_module("dzoa"), "CLAIMS", bad)
+    problems = claim_problems()
+    assert any("claim a (dzoa): form '±2 pp' is not one of" in p for p in problems)
+    assert any("claim b (dzoa): an equivalence needs a margin > 0" in p for p in problems)
+    assert any("claim b (dzoa): its id is registered twice" in p for p in problems)

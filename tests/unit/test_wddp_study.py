@@ -14,7 +14,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from fixtures import write_adult, write_kdd
 
 from dpdl.algorithms import wddp as algo
-from dpdl.claims import NOT_AT_SCALE, REPRODUCED, scorecard
+from dpdl.claims import scorecard
 from dpdl.data import adult, kdd
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import save_npz
@@ -22,6 +22,7 @@ from dpdl.privacy import composed_epsilon, to_dp_event
 from dpdl.runs import read_run, validate_run, write_run
 from dpdl.studies.common import format_number
 from dpdl.studies.wddp import aggregate, claims, figures, grid, run, tables, tune
+from dpdl.verdicts import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = {
@@ -141,6 +142,8 @@ def test_targets_and_run_outputs_agree() -> None:
     assert "figures/wddp/fig01.png" not in paths  # m = 32 is not in the grid
     assert {"figures/wddp/fig02.png", "figures/wddp/fig16.png", "results/claims/wddp.csv"} <= set(paths)
     assert "results/tables/wddp/table1.md" in paths
+    assert {"results/wddp/aggregates/fig04.csv", "results/wddp/aggregates/fig04_seeds.csv"} <= set(paths)
+    assert grid.seeds_targets(SETTINGS) == [p.replace(".csv", "_seeds.csv") for p in grid.aggregate_targets(SETTINGS)]
     assert grid.targets(config, {"dvp_pvp/adult"}) == []
     pattern = grid.run_outputs(SETTINGS, "unevenness")
     concrete = grid.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
@@ -332,74 +335,43 @@ def test_shared_step_size_is_best_on_the_pooled_runs() -> None:
 
 def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
     root = batch_runs["root"]
-    frames = {}
+    bands, per_seed = {}, {}
     for figure in ("fig06", "fig07", "fig02", "fig12"):
         spec = grid.FIGURES[figure]
-        spec_runs = grid.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)
-        frames[figure] = aggregate.aggregate(figure, [root / p for p in spec_runs], {"kdd": root / "kdd.npz"})
-    accuracy = frames["fig06"]
+        spec_runs = [root / p for p in grid.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)]
+        bands[figure], per_seed[figure] = aggregate.tables(figure, spec_runs, {"kdd": root / "kdd.npz"})
+        pd.testing.assert_frame_equal(bands[figure], aggregate.aggregate(figure, spec_runs, {"kdd": root / "kdd.npz"}))
+    accuracy = bands["fig06"]
     assert set(accuracy["algorithm"]) == {"wddp", "dist_avg", "central", "nonpriv"}
     assert (accuracy.loc[accuracy["algorithm"] != "nonpriv", "n"] == 2).all()
     assert accuracy.loc[accuracy["algorithm"] == "nonpriv", "mean"].iloc[0] == batch_runs["optimum"]["test_accuracy"]
     assert (accuracy["lo"] <= accuracy["mean"] + 1e-12).all() and (accuracy["mean"] <= accuracy["hi"] + 1e-12).all()
-    assert "nonpriv" not in set(frames["fig07"]["algorithm"])
-    assert sorted(frames["fig12"]["unevenness"].unique()) == [1, 3]
-    frames["fig12"].to_csv(tmp_path / "fig12.csv", index=False)  # a gap figure: log axis, no reference line
+    assert "nonpriv" not in set(bands["fig07"]["algorithm"])
+    assert sorted(bands["fig12"]["unevenness"].unique()) == [1, 3]
+    bands["fig12"].to_csv(tmp_path / "fig12.csv", index=False)  # a gap figure: log axis, no reference line
     figures.draw_figure("fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf")
     assert (tmp_path / "fig12.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "fig12.pdf").is_file()
-    card = scorecard(
-        claims.CLAIMS,
-        claims.claim_aggregates(frames),
-        scale=claims.claims_scale(SETTINGS),
-        switches=grid.switches(SETTINGS),
-    )
+
+    # the per-seed table: one row per run (and theta*'s), the values the bands summarise
+    seeds = per_seed["fig06"]
+    assert list(seeds.columns) == list(aggregate.SEED_COLUMNS)
+    private = seeds[seeds["algorithm"] != "nonpriv"]
+    assert len(private) == 3 * 2 * 2 and sorted(private["seed"].unique()) == [0, 1]  # methods x epsilons x seeds
+    assert seeds.loc[seeds["algorithm"] == "nonpriv", "seed"].isna().all()
+    means = private.groupby(["algorithm", "epsilon"])["value"].mean()
+    banded = accuracy[accuracy["algorithm"] != "nonpriv"].set_index(["algorithm", "epsilon"])["mean"]
+    pd.testing.assert_series_equal(means.sort_index(), banded.sort_index(), check_names=False)
+    assert per_seed["fig12"]["unevenness"].notna().all() and (per_seed["fig12"]["epsilon"] == 0.05).all()
+
+    inputs = aggregate.claim_tables(per_seed, [{"dataset": "kdd", "rows": 200}])
+    card = scorecard(claims.CLAIMS, inputs, scale=claims.claims_scale(SETTINGS), switches=grid.switches(SETTINGS))
     assert len(card) == len(claims.CLAIMS)
-    private_claims = card[~card["id"].str.startswith("wddp.nonprivate")]
-    assert set(private_claims["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale
-
-
-def aggregate_rows(rows: list[tuple], metric: str = "accuracy", x: str = "epsilon") -> pd.DataFrame:
-    """Aggregate rows (dataset, clients, x, algorithm, mean, lo, hi) as the claims read them."""
-    frame = pd.DataFrame(rows, columns=["dataset", "clients", x, "algorithm", "mean", "lo", "hi"])
-    return frame.assign(metric=metric, n=10)
-
-
-def judge(claim_id: str, frame: pd.DataFrame) -> str:
-    from dpdl.claims import judge as judge_claim
-
-    claim = next(c for c in claims.CLAIMS if c.id == f"wddp.{claim_id}")
-    verdict, _ = judge_claim(claim, frame, {"seeds": 10, "iterations": 1000, "client_counts": 5, "max_unevenness": 9})
-    return verdict
-
-
-def test_monotone_claim_allows_dips_within_the_spread() -> None:
-    rising = aggregate_rows(
-        [
-            ("kdd", 2, 0.01, "wddp", 0.80, 0.78, 0.82),
-            ("kdd", 2, 0.1, "wddp", 0.79, 0.78, 0.80),
-            ("kdd", 2, 0.25, "wddp", 0.95, 0.94, 0.96),
-        ]
-    )
-    falling = aggregate_rows([("kdd", 2, 0.01, "wddp", 0.90, 0.89, 0.91), ("kdd", 2, 0.25, "wddp", 0.80, 0.79, 0.81)])
-    assert judge("accuracy_rises_with_epsilon", rising) == REPRODUCED
-    assert judge("accuracy_rises_with_epsilon", falling) != REPRODUCED
-
-
-def test_u1_agreement_and_baseline_degradation() -> None:
-    rows = [
-        ("adult", 8, 1, "wddp", 0.80, 0.79, 0.81),
-        ("adult", 8, 1, "dist_avg", 0.805, 0.79, 0.82),
-        ("adult", 8, 9, "wddp", 0.80, 0.79, 0.81),
-        ("adult", 8, 9, "dist_avg", 0.60, 0.55, 0.65),
-    ]
-    accuracy = aggregate_rows(rows, "accuracy", "unevenness")
-    gap = aggregate_rows([(d, m, u, a, 1 - v, 1 - h, 1 - lo) for d, m, u, a, v, lo, h in rows], "gap", "unevenness")
-    frame = pd.concat([accuracy, gap], ignore_index=True)
-    assert judge("equal_at_u1", frame) == REPRODUCED
-    assert judge("baseline_accuracy_drops_with_u", frame) == REPRODUCED
-    assert judge("baseline_gap_grows_with_u", frame) == REPRODUCED
-    assert judge("wddp_steady_in_u", frame) == REPRODUCED
-    assert judge("wddp_beats_baseline_two_groups", frame) == REPRODUCED
+    scaled = card[[bool(c.needs) for c in claims.CLAIMS]]
+    assert set(scaled["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale
+    exact = card.set_index("id")["verdict"]
+    assert exact["wddp.noise_bound_factor"] == REPRODUCED and exact["wddp.privacy_within_budget"] == REPRODUCED
+    assert exact["wddp.dataset_sizes"] == NOT_REPRODUCED  # 200 rows, not the paper's 70000
+    assert exact["wddp.nonprivate_accuracy_adult"] == UNAVAILABLE
 
 
 def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:

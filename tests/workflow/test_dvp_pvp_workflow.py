@@ -6,6 +6,10 @@ import pandas as pd
 import pytest
 from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
 
+from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
+from dpdl.studies.dvp_pvp.claims import CLAIMS
+from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE
+
 TINY = {
     "studies": ["dvp_pvp"],
     "data": TEST_CONFIG["data"],
@@ -41,8 +45,13 @@ def test_every_output_is_drawn_and_checked(built: dict) -> None:
             assert (work / f"figures/dvp_pvp/{name}.{ext}").stat().st_size > 0
     for name in ("table1_rho", "table2_cr", "optimal_alpha", "calibration", "privacy", "eta_selection"):
         assert (work / f"results/tables/dvp_pvp/{name}.md").is_file()
+    for name in ("convergence", "tradeoff_dvp", "tradeoff_pvp", "final_risk", "mer", "rho_selection"):
+        seeds = pd.read_csv(work / f"results/dvp_pvp/aggregates/{name}_seeds.csv")
+        assert list(seeds.columns) == SEED_COLUMNS and seeds["value"].notna().any()
     claims = pd.read_csv(work / "results/claims/dvp_pvp.csv")
-    assert len(claims) == 10 and (claims["verdict"] == "not run at this scale").all()
+    assert list(claims["id"]) == [claim.id for claim in CLAIMS]
+    # nothing is judged at this scale (an unidentified quantity is reported as such whatever the scale)
+    assert claims["verdict"].isin([NOT_AT_SCALE, NOT_IDENTIFIABLE]).all()
     assert len(list((work / "results/dvp_pvp/runs").rglob("*.npz"))) == 2 + 3 * 2 * 2 + 2 + 3 * 2
     checked = dpdl(built, "check", "--configfile", "config/config.yaml")
     assert checked.returncode == 0, checked.stderr

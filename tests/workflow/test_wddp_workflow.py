@@ -59,11 +59,16 @@ def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
         assert (work / f"figures/wddp/{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (work / f"figures/wddp/{figure}.pdf").read_bytes()[:5] == b"%PDF-"
         assert set(pd.read_csv(work / f"results/wddp/aggregates/{figure}.csv")["dataset"]) == {"kdd"}
+        seeds = pd.read_csv(work / f"results/wddp/aggregates/{figure}_seeds.csv")
+        assert set(seeds["dataset"]) == {"kdd"} and set(seeds["seed"].dropna()) == {0, 1}
     table = pd.read_csv(work / "results/tables/wddp/table1.csv")
     assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {"kdd"}
     claims = pd.read_csv(work / "results/claims/wddp.csv").set_index("id")
     assert claims.loc["wddp.nonprivate_accuracy_adult", "verdict"] == "data unavailable"
-    assert claims.loc["wddp.equal_at_u1", "verdict"] == "not run at this scale"
+    assert claims.loc["wddp.equal_at_u1_accuracy", "verdict"] == "not run at this scale"
+    assert claims.loc["wddp.wddp_matches_central_accuracy", "kind"] == "implementation check"
+    assert claims.loc["wddp.dataset_sizes", "verdict"] == "not reproduced"  # a 300-row KDD sample, not 70000
+    assert claims.loc["wddp.privacy_within_budget", "verdict"] == "reproduced"
     assert json.loads(claims["switches"].iloc[0]) == {
         "aggregation": "per_round",
         "calibration": "closed_form",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
+from dpdl import readings as dpdl_readings
 from dpdl import summary, targets
 from dpdl.config import validate_config
 from dpdl.data import prepared
@@ -71,6 +72,31 @@ def get_unavailable(wildcards):
 def get_study_scorecards(wildcards):
     """The per-study scorecards the config promises (a study without its data has none)."""
     return targets.study_scorecards(config, get_availability())
+
+
+def get_study_scorecard_inputs(wildcards):
+    """The per-study scorecards, and the readings table when the config asks for readings."""
+    inputs = {"claims": get_study_scorecards(wildcards)}
+    if config["readings"]:
+        inputs["readings"] = dpdl_readings.readings_path("csv")
+    return inputs
+
+
+def get_reading_scorecards(wildcards):
+    """``<study>__<reading>`` -> the scorecard of every reading of every study with buildable data."""
+    cards = targets.reading_scorecards(config, get_availability())
+    return {key.replace("/", "__"): path for key, path in cards.items()}
+
+
+def get_reading_data(wildcards):
+    """The prepared datasets a reading's nested build reads (built by this workflow first)."""
+    names = [f"{wildcards.study}/{d}" for d in prepared.STUDY_DATASETS[wildcards.study]]
+    available = [name for name in names if name in get_availability().buildable]
+    return [
+        f(name)
+        for name in available
+        for f in (targets.prepared_arrays, targets.prepared_card)
+    ]
 
 
 def get_study_runs(wildcards):

@@ -1,6 +1,7 @@
 # dp_iadmm: Ryu & Kim, DP inexact ADMM on MNIST and FEMNIST. Runs (one job per dataset, variant
-# and epsilon-bar, all seeds at once) -> one aggregate per figure -> figures, Remark 3 table,
-# claims. Grids, paths, settings and input functions live in dpdl.studies.dp_iadmm.grid.
+# and epsilon-bar, all seeds at once) -> per figure a per-seed table and its bands over seeds ->
+# figures and the Remark 3 table (bands), claims (per-seed values). Grids, paths, settings and input
+# functions live in dpdl.studies.dp_iadmm.grid.
 import json
 from functools import partial
 
@@ -35,7 +36,7 @@ rule dp_iadmm_run:
         " --card {input.card} --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
-# The non-private reference (nonprivate_algorithm, ObjT or ObjP, without noise; rho without c2 / epsilon-bar): one run.
+# The non-private reference (nonprivate_algorithm: ObjP, or ObjT, without noise; rho without c2 / epsilon-bar): one run.
 rule dp_iadmm_run_nonprivate:
     input:
         data="data/processed/dp_iadmm/{dataset}.npz",
@@ -57,6 +58,33 @@ rule dp_iadmm_run_nonprivate:
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate --epsilon inf --data {input.data} --card {input.card}"
+        " --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# ObjP and OutP without noise (Section 4: "OutP and ObjP are equivalent in a nonprivate setting"): one run each.
+rule dp_iadmm_run_noiseless:
+    input:
+        data="data/processed/dp_iadmm/{dataset}.npz",
+        card="data/processed/dp_iadmm/{dataset}.json",
+    output:
+        dp_iadmm_grid.NOISELESS_RUN_PATH,
+    log:
+        "logs/dp_iadmm/run/main/{dataset}/nonprivate_{algorithm}/epsinf.log",
+    benchmark:
+        "benchmarks/dp_iadmm/run/main/{dataset}/nonprivate_{algorithm}/epsinf.tsv"
+    wildcard_constraints:
+        algorithm="objp|outp",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
+        runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
+    params:
+        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main")),
+    shell:
+        "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
+        " --variant nonprivate_{wildcards.algorithm} --epsilon inf --data {input.data} --card {input.card}"
         " --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
@@ -91,12 +119,14 @@ if dp_iadmm_grid.long_horizon_distinct(config):
             " --card {input.card} --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
-# Mean and 20/80 percentile bands over seeds of what one figure (or Remark 3) shows.
+# The per-seed values (for the claims) and the mean and 20/80 percentile bands over seeds (for the
+# figures) of what one figure (or Remark 3, or the noiseless runs) shows, from the same runs.
 rule dp_iadmm_aggregate:
     input:
         runs=partial(dp_iadmm_grid.figure_runs_input, config),
     output:
-        "results/dp_iadmm/aggregates/{figure}.csv",
+        bands=dp_iadmm_grid.aggregate_path("{figure}"),
+        seeds=dp_iadmm_grid.seeds_path("{figure}"),
     log:
         "logs/dp_iadmm/aggregate/{figure}.log",
     wildcard_constraints:
@@ -109,7 +139,7 @@ rule dp_iadmm_aggregate:
         runtime=10,
     shell:
         "python -m dpdl dp_iadmm aggregate {wildcards.figure} --runs {input.runs}"
-        " --out {output} > {log} 2>&1"
+        " --out {output.bands} --seeds-out {output.seeds} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
@@ -191,7 +221,7 @@ rule dp_iadmm_optimum:
         " --out {output.csv} {output.md} > {log} 2>&1"
 
 
-# The paper's claims judged on the aggregates that can be built here.
+# The paper's claims judged by the verdict engine on the per-seed tables that can be built here.
 rule dp_iadmm_claims:
     input:
         aggregates=partial(dp_iadmm_grid.claim_aggregates_input, get_availability),

@@ -1,7 +1,8 @@
-# dvp_pvp: Zhang & Zhu, DVP and PVP for network ADMM on Adult. eta selection (non-private runs)
-# -> runs (one job per algorithm and alpha over the seeds; one rho-selection job per algorithm;
-# one run artifact per run) -> one aggregate per figure -> figures, tables, claims. Grids, paths,
-# target lists and input functions live in dpdl.studies.dvp_pvp.grid.
+# dvp_pvp: Zhang & Zhu, DVP and PVP for network ADMM on Adult. eta selection (non-private runs, or
+# each algorithm's own with eta: tuned_per_algorithm) -> runs (one job per algorithm and alpha over
+# the seeds; one rho-selection job per algorithm; one run artifact per run) -> one aggregate per
+# figure -> figures, tables, claims. Grids, paths, target lists and input functions live in
+# dpdl.studies.dvp_pvp.grid.
 from functools import partial
 
 from dpdl.studies.dvp_pvp import grid as dvp_pvp_grid
@@ -55,6 +56,59 @@ rule dvp_pvp_select_eta:
         runtime=5,
     shell:
         "python -m dpdl dvp_pvp select-eta --runs {input.runs} --out {output.eta}"
+        " --table {output.csv} {output.md} > {log} 2>&1"
+
+
+# eta tuned per algorithm (eta: tuned_per_algorithm): one algorithm's runs at every eta of the grid,
+# at its own rho and C^R and the rho selection's alpha and seeds (C Section 5.3's rho protocol).
+rule dvp_pvp_eta_runs_own:
+    input:
+        arrays=DVP_PVP_ARRAYS,
+        card=DVP_PVP_CARD,
+    output:
+        dvp_pvp_grid.own_eta_job_outputs(DVP_PVP),
+    log:
+        "logs/dvp_pvp/eta_runs_own/{algorithm}.log",
+    benchmark:
+        "benchmarks/dvp_pvp/eta_runs_own/{algorithm}.tsv"
+    wildcard_constraints:
+        algorithm="nonprivate|dvp|pvp",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=120,
+    params:
+        settings=dvp_pvp_grid.run_settings_json(config),
+        alpha=partial(dvp_pvp_grid.eta_alpha_param, DVP_PVP),
+        grid=dvp_pvp_grid.job_arguments(DVP_PVP, "eta_own"),
+    shell:
+        "python -m dpdl dvp_pvp run --arrays {input.arrays} --card {input.card}"
+        " --algorithm {wildcards.algorithm} --alpha {params.alpha} {params.grid} --purpose eta_selection"
+        " --settings {params.settings:q} --out {output} > {log} 2>&1"
+
+
+# The eta with one algorithm's smallest mean final training loss, and its table.
+rule dvp_pvp_select_eta_own:
+    input:
+        runs=partial(dvp_pvp_grid.own_eta_runs_input, DVP_PVP),
+    output:
+        eta="results/dvp_pvp/eta/{algorithm}.json",
+        csv="results/tables/dvp_pvp/eta_selection_{algorithm}.csv",
+        md="results/tables/dvp_pvp/eta_selection_{algorithm}.md",
+    log:
+        "logs/dvp_pvp/select_eta_own/{algorithm}.log",
+    wildcard_constraints:
+        algorithm="nonprivate|dvp|pvp",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    shell:
+        "python -m dpdl dvp_pvp select-eta --criterion final_loss --runs {input.runs} --out {output.eta}"
         " --table {output.csv} {output.md} > {log} 2>&1"
 
 
@@ -120,12 +174,14 @@ rule dvp_pvp_rho_runs:
         " --purpose rho_selection {params.eta} --settings {params.settings:q} --out {output} > {log} 2>&1"
 
 
-# Mean and 20/80 percentile bands over seeds of what one figure shows, with its runs' privacy.
+# Mean and 20/80 percentile bands over seeds of what one figure shows, with its runs' privacy (for
+# the figure), and the per-seed values of the same runs (for the claims).
 rule dvp_pvp_aggregate:
     input:
         runs=partial(dvp_pvp_grid.figure_runs_input, DVP_PVP),
     output:
-        "results/dvp_pvp/aggregates/{figure}.csv",
+        bands="results/dvp_pvp/aggregates/{figure}.csv",
+        seeds="results/dvp_pvp/aggregates/{figure}_seeds.csv",
     log:
         "logs/dvp_pvp/aggregate/{figure}.log",
     wildcard_constraints:
@@ -140,7 +196,7 @@ rule dvp_pvp_aggregate:
         settings=dvp_pvp_grid.settings_json(config),
     shell:
         "python -m dpdl dvp_pvp aggregate {wildcards.figure} --runs {input.runs}"
-        " --settings {params.settings:q} --out {output} > {log} 2>&1"
+        " --settings {params.settings:q} --out {output.bands} --seeds-out {output.seeds} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
@@ -197,7 +253,7 @@ rule dvp_pvp_table:
         " --settings {params.settings:q} --out {output.csv} {output.md} > {log} 2>&1"
 
 
-# The paper's claims judged on the aggregates and tables (scale: iterations, seeds, grids).
+# The paper's claims judged by dpdl.verdicts on the per-seed tables (scale: iterations, seeds, grids).
 rule dvp_pvp_claims:
     input:
         **dvp_pvp_grid.claim_inputs(),

@@ -1,7 +1,8 @@
 # dzoa: Gratton et al., D-ZOA against DP-ADMM on distributed lasso. Centralized solution ->
 # calibration (privacy, step constants) -> DP-ADMM tuning -> runs (D-ZOA one job per trial with
-# the whole privacy grid, DP-ADMM one job) -> one aggregate per figure -> figures, claims. Grids
-# and target lists live in dpdl.studies.dzoa.grid; each rule calls one `dpdl dzoa <step>`.
+# the whole privacy grid, DP-ADMM one job) -> one aggregate per figure and D-ZOA's perturbation
+# table -> figures, claims. Grids and target lists live in dpdl.studies.dzoa.grid; each rule calls
+# one `dpdl dzoa <step>`.
 from dpdl.studies.dzoa import grid as dzoa_grid
 
 
@@ -104,6 +105,7 @@ rule dzoa_run_dzoa:
         runtime=30,
     params:
         settings=dzoa_grid.settings_json(config),
+        trace=dzoa_grid.DZOA_TRACE,  # not passed on: a change reruns runs cached without these columns
     shell:
         "python -m dpdl dzoa run --algorithm dzoa --trials {wildcards.trial} --settings {params.settings:q}"
         " --data {input.data} --card {input.card} --centralized {input.centralized}"
@@ -141,8 +143,10 @@ rule dzoa_run_dpadmm:
         " --calibration {input.calibration} --tuning {input.tuning} > {log} 2>&1"
 
 
-# Per figure: mean and 20/80 percentile bands over evaluation trials (fig1: the graph's edges).
-# The command is given the trials, not the run list (227 KB of paths for the paper grid's fig3a).
+# Per figure: mean and 20/80 percentile bands over evaluation trials (the figure draws them) and,
+# from the same read of the runs, the per-seed table the claims are judged from (fig1: the
+# graph's edges only). The command is given the trials, not the run list (227 KB of paths for the
+# paper grid's fig3a).
 for dzoa_figure in dzoa_grid.FIGURES:
 
     rule:
@@ -155,7 +159,7 @@ for dzoa_figure in dzoa_grid.FIGURES:
                 dzoa_figure,
             ),
         output:
-            dzoa_grid.aggregate_path(dzoa_figure),
+            dzoa_grid.aggregate_outputs(dzoa_figure),
         log:
             f"logs/dzoa/aggregate/{dzoa_figure}.log",
         conda:
@@ -172,6 +176,31 @@ for dzoa_figure in dzoa_grid.FIGURES:
         shell:
             "python -m dpdl dzoa aggregate {params.figure} --settings {params.settings:q}"
             " --agents {params.agents} --trials {params.trials} --out {output} > {log} 2>&1"
+
+
+# D-ZOA's realised zeroth-order perturbation (the runs' trace columns) against the sigma_k of (25)
+# that each grid point's epsilon assumes, one row per run and agent.
+rule dzoa_perturbation:
+    input:
+        runs=dzoa_grid.evaluation_run_paths(
+            dzoa_grid.settings(config), dzoa_grid.evaluation_trials(config)
+        ),
+    output:
+        dzoa_grid.aggregate_path(dzoa_grid.PERTURBATION),
+    log:
+        "logs/dzoa/aggregate/perturbation.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        settings=dzoa_grid.settings_json(config),
+        trials=" ".join(map(str, dzoa_grid.evaluation_trials(config))),
+    shell:
+        "python -m dpdl dzoa perturbation --settings {params.settings:q} --trials {params.trials}"
+        " --out {output} > {log} 2>&1"
 
 
 # One rule per figure (each with its report caption), drawn from the figure's aggregate only.
@@ -204,13 +233,15 @@ for dzoa_figure in dzoa_grid.FIGURES:
             " --out {output.png} {output.pdf} > {log} 2>&1"
 
 
-# The paper's claims judged on the aggregates (scale: evaluation trials, iterations, grids).
+# The paper's claims judged on the per-seed tables, the privacy table and the perturbation table by
+# the one verdict engine (scale: evaluation trials, iterations, grids).
 rule dzoa_claims:
     input:
-        fig2=dzoa_grid.aggregate_path("fig2"),
-        fig3a=dzoa_grid.aggregate_path("fig3a"),
-        fig3b=dzoa_grid.aggregate_path("fig3b"),
+        fig2_seeds=dzoa_grid.seeds_path("fig2"),
+        fig3a_seeds=dzoa_grid.seeds_path("fig3a"),
+        fig3b_seeds=dzoa_grid.seeds_path("fig3b"),
         privacy=dzoa_grid.aggregate_path("privacy"),
+        perturbation=rules.dzoa_perturbation.output[0],
     output:
         csv=dzoa_grid.claims_path("csv"),
         md=dzoa_grid.claims_path("md"),
@@ -227,5 +258,6 @@ rule dzoa_claims:
         trials=len(dzoa_grid.evaluation_trials(config)),
     shell:
         "python -m dpdl dzoa claims --settings {params.settings:q} --trials {params.trials}"
-        " --aggregates fig2={input.fig2} fig3a={input.fig3a} fig3b={input.fig3b}"
-        " privacy={input.privacy} --out {output.csv} {output.md} > {log} 2>&1"
+        " --aggregates fig2_seeds={input.fig2_seeds} fig3a_seeds={input.fig3a_seeds}"
+        " fig3b_seeds={input.fig3b_seeds} privacy={input.privacy} perturbation={input.perturbation}"
+        " --out {output.csv} {output.md} > {log} 2>&1"

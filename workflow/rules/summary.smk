@@ -5,7 +5,7 @@
 # One row per registered claim of every study: paper value, ours, tolerance, verdict.
 rule summary_scorecard:
     input:
-        get_study_scorecards,
+        unpack(get_study_scorecard_inputs),
     output:
         csv=report(
             summary.scorecard_path("csv"),
@@ -24,8 +24,11 @@ rule summary_scorecard:
         runtime=5,
     params:
         studies=" ".join(config["studies"]),
+        readings=lambda wildcards, input: (
+            f"--readings {input.readings}" if "readings" in input.keys() else ""
+        ),
     shell:
-        "python -m dpdl scorecard --studies {params.studies} --claims {input}"
+        "python -m dpdl scorecard --studies {params.studies} --claims {input.claims} {params.readings}"
         " --out {output.csv} {output.md} {output.html} > {log} 2>&1"
 
 

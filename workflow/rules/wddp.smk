@@ -55,12 +55,41 @@ rule wddp_tune:
         " --settings {params.settings:q} --out {output.scores} {output.selected} > {log} 2>&1"
 
 
+# tuning.protocol per_setting (gap A16): the step sizes of one batch's settings, cross-validated on
+# the training set with the batch's own partition rule at each of its epsilons (Experiment A) or u
+# (Experiment B). Only requested when the config asks for per_setting.
+rule wddp_tune_setting:
+    input:
+        data="data/processed/wddp/{dataset}.npz",
+        card="data/processed/wddp/{dataset}.json",
+    output:
+        scores=wddp_grid.setting_tuning_paths("{dataset}", "{batch}")[0],
+        selected=wddp_grid.setting_tuning_paths("{dataset}", "{batch}")[1],
+    log:
+        "logs/wddp/tune/{dataset}/{batch}.log",
+    benchmark:
+        "benchmarks/wddp/tune/{dataset}/{batch}.tsv"
+    wildcard_constraints:
+        batch=r"epsilon_m\d+|unevenness_m\d+_eps[0-9.e+-]+",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=120,
+    params:
+        settings=wddp_grid.settings_json(config),
+    shell:
+        "python -m dpdl wddp tune --dataset {wildcards.dataset} --batch {wildcards.batch} --data {input.data}"
+        " --card {input.card} --settings {params.settings:q} --out {output.scores} {output.selected} > {log} 2>&1"
+
+
 # Experiment A batch: every method, epsilon and seed at m clients of random sizes (Figs 1, 3-11).
 rule wddp_run_epsilon:
     input:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
-        tuning=wddp_grid.tuning_paths("{dataset}")[1],
+        tuning=wddp_grid.run_tuning_input(config["wddp"], "epsilon"),
         optimum=wddp_grid.optimum_path("{dataset}"),
     output:
         wddp_grid.run_outputs(config["wddp"], "epsilon"),
@@ -89,7 +118,7 @@ rule wddp_run_unevenness:
     input:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
-        tuning=wddp_grid.tuning_paths("{dataset}")[1],
+        tuning=wddp_grid.run_tuning_input(config["wddp"], "unevenness"),
         optimum=wddp_grid.optimum_path("{dataset}"),
     output:
         wddp_grid.run_outputs(config["wddp"], "unevenness"),
@@ -114,13 +143,16 @@ rule wddp_run_unevenness:
         " --optimum {input.optimum} --settings {params.settings:q} > {log} 2>&1"
 
 
-# One figure's tidy aggregate: mean and 20/80 percentile band over seeds at round T.
+# One figure's two tables from one read of its runs: the tidy aggregate (mean and 20/80
+# percentile band over seeds at round T, which the figure draws) and the per-seed values (which
+# the claims are judged from).
 rule wddp_aggregate:
     input:
         runs=partial(wddp_grid.figure_runs_input, config["wddp"], get_availability),
         optima=partial(wddp_grid.optima_input, get_availability),
     output:
-        wddp_grid.aggregate_path("{figure}"),
+        aggregate=wddp_grid.aggregate_path("{figure}"),
+        seeds=wddp_grid.seeds_path("{figure}"),
     log:
         "logs/wddp/aggregate/{figure}.log",
     wildcard_constraints:
@@ -133,7 +165,7 @@ rule wddp_aggregate:
         runtime=10,
     shell:
         "python -m dpdl wddp aggregate {wildcards.figure} --runs {input.runs} --optima {input.optima}"
-        " --out {output} > {log} 2>&1"
+        " --out {output.aggregate} --seeds-out {output.seeds} > {log} 2>&1"
 
 
 # One rule per figure (PNG + PDF, one panel per dataset), each with its own report caption.
@@ -188,10 +220,11 @@ rule wddp_table1:
         " --out {output.csv} {output.md} > {log} 2>&1"
 
 
-# The claims scorecard, judged from the figure aggregates.
+# The claims scorecard, judged from the per-seed tables (and the dataset cards, for the sizes).
 rule wddp_claims:
     input:
-        wddp_grid.aggregate_targets(config["wddp"]),
+        seeds=wddp_grid.seeds_targets(config["wddp"]),
+        cards=partial(wddp_grid.cards_input, get_availability),
     output:
         csv=wddp_grid.claims_paths()[0],
         md=wddp_grid.claims_paths()[1],
@@ -206,5 +239,5 @@ rule wddp_claims:
     params:
         settings=wddp_grid.settings_json(config),
     shell:
-        "python -m dpdl wddp claims --aggregates {input} --settings {params.settings:q}"
+        "python -m dpdl wddp claims --seeds {input.seeds} --cards {input.cards} --settings {params.settings:q}"
         " --out {output.csv} {output.md} > {log} 2>&1"

@@ -9,7 +9,7 @@ numbers are the paper's (arXiv 2106.06127); section numbers refer to ``notes/iad
 - ObjT (Algorithm 2): as ObjP with the infinity-norm trust region (9) instead of the proximal term.
 - OutP (Huang et al.'s DP-ADMM, note 2.5): agents (prox step with eta-hat) -> Gaussian noise on the
   output -> server -> duals. OutP+ is OutP with rho / 100 (a ``PenaltySchedule`` factor).
-- The non-private run is ObjT (or ObjP, by the study's ``nonprivate_algorithm``) with epsilon-bar = inf:
+- The non-private run is ObjP (or ObjT, by the study's ``nonprivate_algorithm``) with epsilon-bar = inf:
   no noise and rho without the c2 term.
 
 This module holds the parameters, :func:`run_iadmm` and the minimiser of (1). The implementation

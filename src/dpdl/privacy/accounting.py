@@ -388,6 +388,17 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
     return _epsilon_root(excess_delta, total * epsilon)
 
 
+def gaussian_exact_epsilon(noise_multiplier: float, count: int, delta: float) -> float:
+    """Exact epsilon at ``delta`` of ``count`` Gaussian releases with this noise multiplier (no grid).
+
+    ``count`` releases at multiplier z compose to one release at z / sqrt(count) (Gaussian-DP),
+    whose epsilon Balle & Wang's Theorem 8 gives exactly (:func:`_gaussian_pld_epsilon`).
+    """
+    noise_multiplier = _checks.positive("noise_multiplier", noise_multiplier)
+    count = _checks.count("count", count)
+    return _gaussian_pld_epsilon(noise_multiplier / math.sqrt(count), _checks.open_unit("delta", delta))
+
+
 def _gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
     """Exact epsilon at ``delta`` of one Gaussian release with this noise multiplier (no grid).
 

@@ -1,329 +1,491 @@
-"""``CLAIMS``: Ryu & Kim's checkable statements, each judged from the aggregate of one figure.
+"""``CLAIMS``: Ryu & Kim's checkable statements (Section 4, Remark 3, A.9-A.11, abstract, conclusion).
 
-Stated numbers (testing errors, gaps) are judged within the tolerances of note section 8 item 8;
-orderings (which algorithm is best, what rises as epsilon-bar falls) from the means over seeds.
+Every claim is judged by :mod:`dpdl.verdicts` from per-seed values, never from the bands the
+figures draw: the per-seed tables ``results/dp_iadmm/aggregates/<name>_seeds.csv`` (one value per
+run, logged iteration and metric). Testing errors are in percent. Runs without noise are
+deterministic, so a claim on them is an exact comparison. Tolerances and margins are fixed from
+the paper's text and ``notes/iadmm.md`` (sections cited as "note 8.8" for section 8 item 8) and
+justified once below; none was chosen after seeing a result unless its justification says post hoc.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from itertools import pairwise
 
 import numpy as np
 import pandas as pd
 
-from dpdl.claims import Claim, Evidence
-from dpdl.studies.common import format_number
-from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, DATASETS, NONPRIVATE, STUDY
+from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_NUMBER, PAPER_STATEMENT, Claim
+from dpdl.studies.dp_iadmm.aggregate import (
+    Extractor,
+    MissingCells,
+    a_values,
+    at_fraction,
+    cell,
+    checkpoint,
+    epsilons,
+    final,
+    hitting_time,
+    pair_cells,
+    peak_ratio,
+    time_average,
+)
+from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, STUDY, a_variant
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
+from dpdl.verdicts import Equivalence, Exact, Ordering, Outcome, Series, StatedNumber, Trend, Unidentified
 
-MAIN_SCALE = {"iterations": 20_000, "seeds": 10}  # the paper's T and 10 instances (section 4)
-LONG_SCALE = {"long_iterations": 1_000_000, "long_seeds": 1}  # Remark 3; no seed count is stated
-FEMNIST_SCALE = {"femnist_train_shards": 36}  # LEAF's 5% sample as in the authors' data (Table 1)
-MNIST_TOLERANCE_PP = 2.0  # note section 8 item 8: +-2 pp on MNIST given the 20/80 bands
-FEMNIST_TOLERANCE_PP = 5.0  # +-5 pp on FEMNIST
-TOLERANCE_WHY = "note iadmm.md section 8 item 8 (orderings primary, exact percentages secondary, 20/80 bands)"
+INF = math.inf
+MAIN = {"iterations": 20_000, "seeds": 10}  # the paper's T = 2e4 and its 10 instances (Section 4)
+FEMNIST = {**MAIN, "femnist_train_shards": 36}  # and LEAF's 5% sample as in the authors' data (Table 1)
+LONG = {"long_iterations": 1_000_000, "long_seeds": 2}  # Remark 3's T = 1e6; no seed count stated, 2 give an interval
+EXACT = {"mnist": {"iterations": 20_000}, "femnist": {"iterations": 20_000, "femnist_train_shards": 36}}
+TOLERANCE_PP = {"mnist": 2.0, "femnist": 5.0}  # note 8.8
+GAP_FRACTION = 0.25  # of the paper's gap, both ways
+CV_ZERO = 0.01  # "goes down to zero": two decades below the curve's peak
+AUTHORS_NOISE = 0.157  # the authors' ObjT MNIST log at epsilon-bar 0.05, t = 0 (note 2.1)
+AUTHORS_NOISE_TOLERANCE = 0.02  # relative
+CV_EARLY, CURVE = (0.01, 0.1), (0.1, 0.5, 1.0)  # checkpoints (fractions of T) of the curve claims
+HALVINGS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)  # six points: Kendall's exact p can pass Holm
+
+TOLERANCE = (
+    "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is a reasonable "
+    "tolerance given the 20/80 bands' (the absolute numbers depend on the unresolved switches of note 7.1 and "
+    "7.5b); the paper prints 0.01 pp, far below that"
+)
+GAP = (
+    f"a gap is a difference of two errors, so its tolerance is relative and symmetric: {GAP_FRACTION:.0%}, the "
+    "note's per-error tolerance in units of the paper's gaps (2/8.99 = 22% on MNIST, 5/18.65 = 27% on FEMNIST) "
+    "as one fraction, so the gap, the note's primary target (8.8), gets no more room than one of its errors "
+    "(the old rule summed two). Per seed: OutP's error minus ObjT's of the same seed index (independent runs). "
+    "Fixed before any gap was judged under it; the spot check's gaps (docs/studies/dp_iadmm.md) were known"
+)
+DETERMINISTIC = "the run has no noise, so it is deterministic: one run is the exact value, compared exactly"
+REFERENCE = (
+    "The paper does not name its 'nonprivate algorithm'; the switch nonprivate_algorithm defaults to ObjP without "
+    "noise, decided from the text alone (Section 4: 'OutP and ObjP are equivalent in a nonprivate setting'; note "
+    "7.6), not post hoc: the spot check's ObjP without noise missed 7.42% (11.01%). ObjT without noise, the "
+    "default after the spot check saw it match (7.78%, docs/studies/dp_iadmm.md), is the post hoc reading "
+    "nonprivate_objt"
+)
+CLOSE = "'close to' read as within the dataset's tolerance of one testing error (note 8.8), as a TOST margin"
+ORDER = "one-sided t over seeds, Holm over cells; every cell (the paper states it without exception)"
+FASTER = (
+    "'converges faster' judged on the curves: per seed, the first logged t at which the testing error reaches "
+    "a level both algorithms reach, the worse of their two mean errors at T plus the dataset's tolerance "
+    "(note 8.8), so a final level inside the tolerance is not counted as speed; a seed that never reaches it "
+    "counts one logging step past T. Fixed before any curve was judged"
+)
 
 
-def _select(agg: pd.DataFrame, dataset: str, variant_name: str, epsilon: float, metric: str) -> pd.DataFrame:
-    mask = (agg["dataset"] == dataset) & (agg["variant"] == variant_name) & (agg["metric"] == metric)
-    mask &= (agg["epsilon"] == epsilon) if math.isinf(epsilon) else np.isclose(agg["epsilon"], epsilon)
-    return agg[mask].sort_values("iteration")
+# ------------------------------------------------------------------------------------ extractors
 
 
-def _final(agg: pd.DataFrame, dataset: str, variant_name: str, epsilon: float, metric: str = "test_error"):
-    rows = _select(agg, dataset, variant_name, epsilon, metric)
-    return None if rows.empty else rows.iloc[-1]
+def _pct(table: pd.DataFrame, dataset: str, variant: str, epsilon: float) -> pd.Series:
+    """Each seed's testing error (%) at the last logged t."""
+    return 100 * final(cell(table, dataset, variant, epsilon))
 
 
-def _pct(row) -> str:
-    return f"{100 * row['mean']:.2f}% [20-80%: {100 * row['lo']:.2f}-{100 * row['hi']:.2f}, {int(row['n'])} seeds]"
+def _error(dataset: str, variant: str, epsilon: float):
+    return lambda table: _pct(table, dataset, variant, epsilon).to_numpy()
 
 
-def _missing(what: str) -> Evidence:
-    return Evidence(None, False, detail=f"{what} is not in this config's grid")
+def _gap(dataset: str, epsilon: float):
+    def strict(table: pd.DataFrame) -> np.ndarray:
+        outp, objt = _pct(table, dataset, "outp", epsilon), _pct(table, dataset, "objt", epsilon)
+        common = outp.index.intersection(objt.index)
+        return (outp[common] - objt[common]).to_numpy()
+
+    return strict
 
 
-@dataclass(frozen=True)
-class Source:
-    """Where the paper states a number and which runs judge it: the aggregate, dataset and scale."""
-
-    where: str
-    aggregate: str
-    dataset: str
-    needs: dict
-
-    @property
-    def tolerance_pp(self) -> float:
-        """The tolerance of one testing error on this dataset (percentage points)."""
-        return MNIST_TOLERANCE_PP if self.dataset == "mnist" else FEMNIST_TOLERANCE_PP
+def _reference(table: pd.DataFrame, dataset: str) -> float:
+    return float(_pct(table, dataset, NONPRIVATE, INF).iloc[0])
 
 
-def _error_claim(cid: str, source: Source, statement: str, paper: float, variant_name: str, epsilon: float) -> Claim:
-    """The paper's testing error (%) of one variant at one epsilon-bar, at the last logged t."""
-    tolerance, dataset = source.tolerance_pp, source.dataset
+def _nonprivate(dataset: str):
+    paper, tolerance = PAPER_NONPRIVATE_PCT[dataset], TOLERANCE_PP[dataset]
 
-    def evaluate(agg: pd.DataFrame) -> Evidence:
-        row = _final(agg, dataset, variant_name, epsilon)
-        if row is None:
-            return _missing(f"{variant_name} at epsilon-bar {format_number(epsilon)}")
-        value = 100 * row["mean"]
-        detail = f"testing error of the server's w at t = {int(row['iteration'])}, mean over seeds"
-        return Evidence(round(value, 2), abs(value - paper) <= tolerance, spread=_pct(row), detail=detail)
+    def strict(table: pd.DataFrame) -> Outcome:
+        ours = _reference(table, dataset)
+        detail = f"non-private run at t = T: {ours:.2f}% against {paper}% +- {tolerance:g} pp"
+        return Outcome(abs(ours - paper) <= tolerance, f"{ours:.4g}", detail)
 
-    why, limit = TOLERANCE_WHY, f"+-{tolerance:g} pp"
-    return Claim(
-        f"{STUDY}.{cid}", STUDY, source.where, statement, paper, limit, why, source.aggregate, evaluate, source.needs
+    return strict
+
+
+def _near_reference(dataset: str, epsilon: float):
+    def build(table):
+        reference = _reference(table, dataset)
+        yield f"ObjT at {epsilon:g} - non-private {reference:.2f}%", _pct(table, dataset, "objt", epsilon), reference
+
+    return pair_cells(build)
+
+
+def _trend_in_epsilon(dataset: str, variants: Iterable[str]):
+    def strict(table: pd.DataFrame) -> list[Series]:
+        found = []
+        for name in variants:
+            grid = epsilons(table, dataset, name)
+            if len(grid) < 2:
+                raise MissingCells(f"{dataset} {name}: one epsilon-bar, no trend")
+            found.append(Series(name, grid, [_pct(table, dataset, name, e).to_numpy() for e in grid]))
+        return found
+
+    return strict
+
+
+def _noise(table, variant, epsilon) -> pd.Series:
+    return time_average(cell(table, "mnist", variant, epsilon, "noise_magnitude"))
+
+
+def _noise_rises(table):
+    for name in BASE_ALGORITHMS:
+        for small, large in pairwise(epsilons(table, "mnist", name)):
+            yield f"{name}: epsilon-bar {large:g} below {small:g}", *(_noise(table, name, e) for e in (large, small))
+
+
+def _noise_above_outp(table):
+    for e in epsilons(table, "mnist", "outp"):
+        for name in ("objp", "objt"):
+            yield f"OutP below {name} at {e:g}", _noise(table, "outp", e), _noise(table, name, e)
+
+
+def _below(dataset: str, pairs: Iterable[tuple[str, str]], only: Callable | None = None):
+    """Final testing error of ``low`` below ``high`` at each epsilon-bar of ``low`` (or of ``only``)."""
+
+    def build(table):
+        for low, high in pairs:
+            for e in only(table) if only else epsilons(table, dataset, low):
+                yield f"{low} below {high} at {e:g}", _pct(table, dataset, low, e), _pct(table, dataset, high, e)
+
+    return pair_cells(build)
+
+
+def _faster(dataset: str, pairs: Iterable[tuple[str, str]]):
+    """The iteration each seed first reaches the common level: ``fast`` before ``slow`` (see FASTER)."""
+
+    def build(table):
+        for fast, slow in pairs:
+            for e in epsilons(table, dataset, fast):
+                curves = cell(table, dataset, fast, e), cell(table, dataset, slow, e)
+                level = max(final(rows).mean() for rows in curves) + TOLERANCE_PP[dataset] / 100
+                name = f"{fast} before {slow} at {e:g} (level {100 * level:.2f}%)"
+                yield name, hitting_time(curves[0], level), hitting_time(curves[1], level)
+
+    return pair_cells(build)
+
+
+def _equal_in_epsilon(table):
+    grid = epsilons(table, "femnist", "objp")
+    for e in grid[:-1]:
+        yield f"ObjP at {e:g} vs {grid[-1]:g}", *(_pct(table, "femnist", "objp", x) for x in (e, grid[-1]))
+
+
+def _rho_settings(table: pd.DataFrame, dataset: str) -> list[str]:
+    names = table.loc[(table["dataset"] == dataset) & table["variant"].str.match(r"^outp_(plus|rho)"), "variant"]
+    return sorted(names.unique())
+
+
+def _rho_equal(dataset: str):
+    def build(table):
+        for e in epsilons(table, dataset, "outp"):
+            for name in _rho_settings(table, dataset):
+                yield f"{name} vs rho-hat at {e:g}", _pct(table, dataset, name, e), _pct(table, dataset, "outp", e)
+
+    return pair_cells(build)
+
+
+def _epsilon_matters(table):
+    for dataset in ("mnist", "femnist"):
+        for name in ["outp", *_rho_settings(table, dataset)]:
+            grid = epsilons(table, dataset, name)
+            if len(grid) > 1:
+                low, high = _pct(table, dataset, name, grid[-1]), _pct(table, dataset, name, grid[0])
+                yield f"{dataset} {name}: {grid[-1]:g} below {grid[0]:g}", low, high
+
+
+def _cv(table, variant, epsilon) -> pd.DataFrame:
+    return cell(table, "mnist", variant, epsilon, "cv_sum")
+
+
+def _cv_to_zero(table):
+    for name in ("outp", "outp_plus", "objp", "objt"):
+        for e in epsilons(table, "mnist", name):
+            yield f"{name} at {e:g}: final / peak CV", peak_ratio(_cv(table, name, e)), CV_ZERO
+
+
+def _cv_checkpoints(low_high: Iterable[tuple[str, str]], fractions: Iterable[float]):
+    def build(table):
+        for low, high in low_high:
+            for e in epsilons(table, "mnist", low):
+                curves = _cv(table, low, e), _cv(table, high, e)
+                for t, f in {checkpoint(curves[0]["iteration"], f): f for f in fractions}.items():
+                    yield f"CV {low} below {high} at {e:g}, t = {t}", *(at_fraction(c, f) for c in curves)
+
+    return pair_cells(build)
+
+
+def _tied_in_a(table: pd.DataFrame, algorithm: str) -> str | None:
+    """Unidentified when every seed's error is the same at every a (the error does not depend on a)."""
+    for e in epsilons(table, "femnist", algorithm):
+        errors = pd.concat([_pct(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1)
+        if errors.shape[1] < 2 or not (errors.nunique(axis=1) == 1).all():
+            return None
+    return f"{algorithm}'s testing error is the same at every a for every seed: it does not depend on a"
+
+
+def _outp_best_at_1(table):
+    tied = _tied_in_a(table, "outp")
+    if tied:
+        return Unidentified(tied)
+    return pair_cells(_a_cells(lambda a: ("outp", a_variant("outp", a)), lambda a: a != 1))(table)
+
+
+def _a_cells(sides: Callable[[float], tuple[str, str]], which: Callable[[float], bool]):
+    def build(table):
+        for a in filter(which, a_values(table)):
+            low, high = sides(a)
+            for e in epsilons(table, "femnist", low):
+                yield f"{low} below {high} at {e:g}", _pct(table, "femnist", low, e), _pct(table, "femnist", high, e)
+
+    return build
+
+
+def _a_range(table, algorithm: str, e: float) -> pd.Series:
+    errors = pd.concat([_pct(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1)
+    if errors.shape[1] < 2:
+        raise MissingCells("one value of a: no range")
+    return errors.max(axis=1) - errors.min(axis=1)
+
+
+def _objt_insensitive(table):
+    for e in epsilons(table, "femnist", "objt"):
+        yield f"range over a: ObjT below ObjP at {e:g}", _a_range(table, "objt", e), _a_range(table, "objp", e)
+
+
+def _noiseless(dataset: str):
+    def strict(table: pd.DataFrame) -> Outcome:
+        objp, outp = (cell(table, dataset, f"nonprivate_{name}", INF) for name in ("objp", "outp"))
+        gaps = {}
+        for f in CURVE:
+            t = checkpoint(objp["iteration"], f)
+            gaps[t] = 100 * abs(float(at_fraction(objp, f).iloc[0]) - float(at_fraction(outp, f).iloc[0]))
+        worst = max(gaps.values())
+        detail = "|ObjP - OutP| without noise (pp): " + ", ".join(f"t = {t}: {g:.2f}" for t, g in gaps.items())
+        return Outcome(worst <= TOLERANCE_PP[dataset], f"{worst:.4g}", detail)
+
+    return strict
+
+
+def _penalty(table: pd.DataFrame) -> Outcome:
+    from dpdl.privacy.dp_iadmm import PENALTY_MAX
+
+    rho = table[table["metric"] == "rho"]
+    if rho.empty:
+        raise MissingCells("no rho trace in this table")
+    steps = rho.sort_values("iteration").groupby(["variant", "epsilon", "seed"])["value"].diff().dropna()
+    holds = bool((steps >= 0).all() and (rho["value"] <= PENALTY_MAX).all())
+    detail = f"{len(rho)} logged rho^t; smallest step {steps.min():.3g}; largest rho {rho['value'].max():.4g}"
+    return Outcome(holds, f"max {rho['value'].max():.4g}", detail)
+
+
+def _same_privacy(table: pd.DataFrame) -> Outcome:
+    pld = table[(table["metric"] == "eps_composed_pld") & np.isfinite(table["epsilon"])]
+    composed = pld.groupby(["epsilon", "variant"])["value"].mean().unstack()
+    if composed.empty or not {"objt", "outp"} <= set(composed.columns):
+        raise MissingCells("ObjT or OutP is not in this grid")
+    holds = bool(composed[["objt", "outp"]].notna().all().all())
+    detail = "per-iteration epsilon-bar is each run's input; composed epsilon (PLD, delta 1e-6) over T: " + "; ".join(
+        f"{e:g}: ObjT {row['objt']:.4g}, OutP {row['outp']:.4g}" for e, row in composed.iterrows()
     )
+    return Outcome(holds, "same per-iteration epsilon-bar", detail)
 
 
-def _gap_claim(cid: str, source: Source, statement: str, paper: float, epsilon: float) -> Claim:
-    """The paper's gap (percentage points) between OutP's and ObjT's testing errors at one epsilon-bar."""
-    tolerance, dataset = 2 * source.tolerance_pp, source.dataset
-
-    def evaluate(agg: pd.DataFrame) -> Evidence:
-        objt, outp = (_final(agg, dataset, v, epsilon) for v in ("objt", "outp"))
-        if objt is None or outp is None:
-            return _missing(f"ObjT and OutP at epsilon-bar {format_number(epsilon)}")
-        gap = 100 * (outp["mean"] - objt["mean"])
-        spread = f"OutP {_pct(outp)}; ObjT {_pct(objt)}"
-        detail = "OutP minus ObjT testing error, percentage points"
-        return Evidence(round(gap, 2), abs(gap - paper) <= tolerance, spread=spread, detail=detail)
-
-    why = "the sum of the two errors' tolerances; " + TOLERANCE_WHY
-    limit = f"+-{tolerance:g} pp"
-    return Claim(
-        f"{STUDY}.{cid}", STUDY, source.where, statement, paper, limit, why, source.aggregate, evaluate, source.needs
-    )
+def _authors_noise(table: pd.DataFrame) -> np.ndarray:
+    rows = cell(table, "mnist", "objt", 0.05, "noise_magnitude")
+    return rows[rows["iteration"] == rows["iteration"].min()]["value"].to_numpy()
 
 
-def _ordering_claim(cid, where, statement, aggregate, check, needs, tolerance="ordering of means over seeds") -> Claim:
-    def evaluate(agg: pd.DataFrame) -> Evidence:
-        holds, value = check(agg)
-        return Evidence(value, bool(holds))
-
-    why = "section 8 lists it as a primary target"
-    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, None, tolerance, why, aggregate, evaluate, needs)
-
-
-def _finals(agg: pd.DataFrame, dataset: str, variants: Iterable[str], metric: str = "test_error") -> pd.DataFrame:
-    """Final value of each (variant, epsilon) as a variants x epsilons table of means."""
-    rows = agg[(agg["dataset"] == dataset) & (agg["metric"] == metric) & agg["variant"].isin(list(variants))]
-    last = rows.sort_values("iteration").groupby(["variant", "epsilon"]).tail(1)
-    return last.pivot(index="variant", columns="epsilon", values="mean")
-
-
-def _describe(table: pd.DataFrame, scale: float = 100.0) -> str:
-    return "; ".join(
-        f"eps {e:g}: "
-        + ", ".join(f"{v} {scale * table.loc[v, e]:.3g}" for v in table.index if pd.notna(table.loc[v, e]))
-        for e in table.columns
-    )
-
-
-def _check_noise(agg):
-    noise = agg[(agg["metric"] == "noise_magnitude") & agg["variant"].isin(BASE_ALGORITHMS)]
-    table = noise.groupby(["variant", "epsilon"])["mean"].mean().unstack()  # time average of the mean curve
-    if table.empty or table.shape[1] < 1:
-        return False, "no noise curves"
-    larger = all((table.loc[v] > table.loc["outp"]).all() for v in ("objp", "objt"))
-    rising = all(table.loc[v].is_monotonic_decreasing for v in table.index)  # columns sorted by epsilon
-    return larger and rising, "time-averaged noise magnitude: " + _describe(table, 1.0)
-
-
-def _check_order(dataset, order):
-    def check(agg):
-        table = _finals(agg, dataset, order)
-        if table.empty or set(table.index) != set(order):
-            return False, "runs missing"
-        holds = all(all(table.loc[a, e] < table.loc[b, e] for a, b in pairwise(order)) for e in table.columns)
-        return holds, "final testing error (%): " + _describe(table)
-
-    return check
-
-
-def _check_least(dataset, best, others):
-    def check(agg):
-        table = _finals(agg, dataset, [best, *others])
-        if table.empty or set(table.index) != {best, *others}:
-            return False, "runs missing"
-        holds = all((table.loc[best] < table.loc[other]).all() for other in others)
-        return holds, "final testing error (%): " + _describe(table)
-
-    return check
-
-
-def _check_monotone(dataset, variants):
-    def check(agg):
-        rows = agg[(agg["dataset"] == dataset) & (agg["metric"] == "test_error") & agg["variant"].isin(variants)]
-        rows = rows[np.isfinite(rows["epsilon"])].sort_values("epsilon")
-        if rows.empty:
-            return False, "runs missing"
-        # Error falls as epsilon-bar grows: each step's mean stays below the previous point's 80th percentile.
-        holds = all(
-            (group["mean"].to_numpy()[1:] <= group["hi"].to_numpy()[:-1]).all() for _, group in rows.groupby("variant")
+def _outp_noise_decays(table: pd.DataFrame) -> list[Series]:
+    found = []
+    for e in epsilons(table, "mnist", "outp"):
+        rows = cell(table, "mnist", "outp", e, "noise_magnitude")
+        points = sorted({checkpoint(rows["iteration"], f): f for f in HALVINGS}.items())
+        found.append(
+            Series(f"OutP at {e:g}", [t for t, _ in points], [at_fraction(rows, f).to_numpy() for _, f in points])
         )
-        return holds, "final testing error (%): " + _describe(
-            rows.pivot(index="variant", columns="epsilon", values="mean")
-        )
-
-    return check
+    return found
 
 
-def _check_objp_flat(agg):
-    table = _finals(agg, "femnist", ["objp"])
-    table = table[[e for e in table.columns if math.isfinite(e)]]
-    if table.empty:
-        return False, "runs missing"
-    spread = 100 * (table.max(axis=1).iloc[0] - table.min(axis=1).iloc[0])
-    return spread <= FEMNIST_TOLERANCE_PP, f"ObjP range over epsilon-bar {spread:.2f} pp ({_describe(table)})"
+# ----------------------------------------------------------------------------------------- claims
+
+_EMPTY = {StatedNumber: np.array([]), Exact: Outcome(False, "", "a cell of this claim is not in this grid")}
 
 
-def _check_objp_vs_outp(agg):
-    table = _finals(agg, "femnist", ["objp", "outp"])
-    if 1.0 not in table.columns:
-        return False, "epsilon-bar = 1 not in the grid"
-    return table.loc["objp", 1.0] > table.loc["outp", 1.0], "final testing error (%): " + _describe(table[[1.0]])
+def _claim(cid, where, statement, kind, form, why, aggregate, strict, needs, paper_value=None) -> Claim:
+    extract = Extractor(strict, _EMPTY.get(type(form), []))
+    return Claim(f"{STUDY}.{cid}", STUDY, where, statement, kind, form, why, f"{aggregate}_seeds", extract, needs,
+                 paper_value)  # fmt: skip
 
 
-def _check_rho_overlap(agg):
-    parts, holds = [], True
-    for dataset in DATASETS:
-        table = _finals(agg, dataset, agg["variant"].unique())
-        if table.empty:
-            return False, f"{dataset} runs missing"
-        across_rho = 100 * (table.max() - table.min()).max()
-        across_eps = 100 * (table.loc["outp"].max() - table.loc["outp"].min())
-        holds &= across_rho < across_eps
-        parts.append(f"{dataset}: largest spread over rho {across_rho:.2f} pp, ")
-        parts[-1] += f"spread of rho-hat over epsilon-bar {across_eps:.2f} pp"
-    return holds, "; ".join(parts)
+def _number(cid, where, aggregate, dataset, variant, epsilon, paper, needs) -> Claim:
+    name = {"objt": "ObjT", "outp": "OutP"}[variant]
+    statement = f"{dataset.upper()}: {name}'s testing error at epsilon-bar {epsilon:g} is {paper:.2f}%"
+    form, why = (
+        StatedNumber(paper, TOLERANCE_PP[dataset]),
+        f"{TOLERANCE}. Our 95% interval over seeds must lie inside it",
+    )
+    return _claim(cid, where, statement, PAPER_NUMBER, form, why, aggregate, _error(dataset, variant, epsilon), needs)
 
 
-def _cv_table(agg) -> pd.DataFrame:
-    return agg[agg["metric"] == "cv_sum"].pivot_table(index=["epsilon", "iteration"], columns="variant", values="mean")
+def _gap_claim(cid, where, aggregate, dataset, epsilon, paper, needs) -> Claim:
+    statement = f"{dataset.upper()}: ObjT improves on OutP by {paper:.2f} pp at epsilon-bar {epsilon:g}"
+    form = StatedNumber(paper, GAP_FRACTION, relative=True)
+    return _claim(cid, where, statement, PAPER_NUMBER, form, GAP, aggregate, _gap(dataset, epsilon), needs)
 
 
-def _check_cv_to_zero(agg):
-    cv = _cv_table(agg)
-    if cv.empty:
-        return False, "no CV curves"
-    ratios = {(e, v): cv.loc[e, v].iloc[-1] / cv.loc[e, v].max() for e in cv.index.levels[0] for v in cv.columns}
-    worst = max(ratios, key=ratios.get)
-    detail = f"final CV / peak CV <= {ratios[worst]:.3g} (worst: {worst[1]} at eps {worst[0]:g})"
-    return max(ratios.values()) <= 0.01, detail
+def _reference_claim(dataset: str, where: str) -> Claim:
+    paper = PAPER_NONPRIVATE_PCT[dataset]
+    statement = f"{dataset.upper()}: a nonprivate algorithm's testing error is {paper}%"
+    why, aggregate = f"{DETERMINISTIC}; tolerance: {TOLERANCE}. {REFERENCE}", FIG2[dataset]
+    return _claim(f"{dataset}_nonprivate", where, statement, PAPER_NUMBER, Exact(), why, aggregate,
+                  _nonprivate(dataset), EXACT[dataset], paper)  # fmt: skip
 
 
-def _check_outp_cv_fastest(agg):
-    cv = _cv_table(agg)
-    if cv.empty:
-        return False, "no CV curves"
-    shares = {e: float((cv.loc[e].idxmin(axis=1) == "outp").mean()) for e in cv.index.levels[0]}
-    detail = ", ".join(f"eps {e:g}: {s:.2f}" for e, s in shares.items())
-    return all(s > 0.5 for s in shares.values()), "share of logged t where OutP has the least CV: " + detail
-
-
-def _check_outp_plus(agg):
-    cv = _cv_table(agg)
-    errors = _finals(agg, "mnist", ["outp_plus", "objp", "objt"])
-    if cv.empty or errors.empty:
-        return False, "runs missing"
-    median_cv = cv.groupby(level=0).median()
-    larger_cv = all((median_cv["outp_plus"] > median_cv[v]).all() for v in ("objp", "objt"))
-    worse = all((errors.loc["outp_plus"] > errors.loc[v]).all() for v in ("objp", "objt"))
-    return larger_cv and worse, f"median CV: {median_cv.round(3).to_dict()}; final error (%): {_describe(errors)}"
-
-
-def _a_table(agg, algorithm):
-    rows = agg[(agg["metric"] == "test_error") & agg["variant"].str.match(f"^{algorithm}(_a|$)")]
-    last = rows.sort_values("iteration").groupby(["a", "epsilon"]).tail(1)
-    return last.pivot(index="a", columns="epsilon", values="mean")
-
-
-def _check_outp_best_at_1(agg):
-    table = _a_table(agg, "outp")
-    if table.empty or 1.0 not in table.index:
-        return False, "runs missing"
-    return (table.loc[1.0] <= table.min()).all(), "OutP final error (%) by a: " + _describe(table)
-
-
-def _check_objp_improves(agg):
-    objp, outp = _a_table(agg, "objp"), _a_table(agg, "outp")
-    scaled = [a for a in objp.index if a >= 100]
-    if not scaled or 1.0 not in outp.index:
-        return False, "runs missing"
-    holds = all((objp.loc[a] < outp.loc[1.0]).all() for a in scaled)
-    return holds, f"ObjP by a: {_describe(objp)}; OutP a = 1: {_describe(outp.loc[[1.0]])}"
-
-
-def _check_objt_insensitive(agg):
-    objt, objp = _a_table(agg, "objt"), _a_table(agg, "objp")
-    if objt.empty or objp.empty or len(objt.index) < 2:
-        return False, "runs missing"
-    spread_t, spread_p = (objt.max() - objt.min()), (objp.max() - objp.min())
-    detail = ", ".join(f"eps {e:g}: {100 * spread_t[e]:.2f} vs ObjP {100 * spread_p[e]:.2f}" for e in spread_t.index)
-    return bool((spread_t < spread_p).all()), "range over a (pp): ObjT " + detail
-
-
-M, F, L = MAIN_SCALE, {**MAIN_SCALE, **FEMNIST_SCALE}, LONG_SCALE
-FIG2A = Source("Section 4, MNIST results (Fig. 2a)", "fig2a", "mnist", M)
-FIG2B = Source("Section 4, FEMNIST results (Fig. 2b)", "fig2b", "femnist", F)
-REMARK3 = Source("Remark 3", "remark3", "mnist", L)
-MONOTONE_TOLERANCE = "each step up in epsilon-bar keeps the mean below the previous point's 80th percentile"
+S4, R3, FIG2 = "Section 4", "Remark 3", {"mnist": "fig2a", "femnist": "fig2b"}
+FIG2A, FIG2B = f"{S4}, MNIST results (Fig. 2a)", f"{S4}, FEMNIST results (Fig. 2b)"
 CLAIMS: list[Claim] = [
-    _error_claim("mnist_nonprivate", FIG2A, "non-private testing error on MNIST is 7.42%",
-                 PAPER_NONPRIVATE_PCT["mnist"], NONPRIVATE, math.inf),
-    _error_claim("mnist_objt_eps5", FIG2A, "ObjT at epsilon-bar 5: 7.84%", 7.84, "objt", 5.0),
-    _error_claim("mnist_objt_eps0.05", FIG2A, "ObjT at epsilon-bar 0.05: 12.80%", 12.80, "objt", 0.05),
-    _error_claim("mnist_outp_eps0.05", FIG2A, "OutP at epsilon-bar 0.05: 21.79%", 21.79, "outp", 0.05),
-    _gap_claim("mnist_gap_eps0.05", FIG2A, "ObjT improves on OutP by 8.99 points at epsilon-bar 0.05", 8.99, 0.05),
-    _error_claim("mnist_long_objt_eps0.01", REMARK3, "T = 1e6, epsilon-bar 0.01: ObjT ('OutT') 15.64%", 15.64, "objt",
-                 0.01),
-    _error_claim("mnist_long_outp_eps0.01", REMARK3, "T = 1e6, epsilon-bar 0.01: OutP 37.98%", 37.98, "outp", 0.01),
-    _gap_claim("mnist_long_gap_eps0.01", Source("Remark 3 and abstract ('at most 22%')", "remark3", "mnist", L),
-               "ObjT improves on OutP by 22.34 points", 22.34, 0.01),
-    _error_claim("femnist_nonprivate", FIG2B, "non-private testing error on FEMNIST is 35.25%",
-                 PAPER_NONPRIVATE_PCT["femnist"], NONPRIVATE, math.inf),
-    _error_claim("femnist_objt_eps5", FIG2B, "ObjT at epsilon-bar 5: 36.29%", 36.29, "objt", 5.0),
-    _error_claim("femnist_objt_eps0.05", FIG2B, "ObjT at epsilon-bar 0.05: 72.40%", 72.40, "objt", 0.05),
-    _error_claim("femnist_outp_eps0.05", FIG2B, "OutP at epsilon-bar 0.05: 91.05%", 91.05, "outp", 0.05),
-    _gap_claim("femnist_gap_eps0.05", FIG2B, "ObjT improves on OutP by 18.65 points at epsilon-bar 0.05", 18.65, 0.05),
-    # id, where, statement, aggregate, check, scale[, tolerance]
-    _ordering_claim("fig1_noise", "Fig. 1 top and conclusion",
-                    "noise grows as epsilon-bar falls; ObjP/ObjT noise lies above OutP's", "fig1", _check_noise, M),
-    _ordering_claim("fig1_error_order", "Fig. 1 bottom",
-                    "MNIST: ObjT has the least testing error, ObjP lies between ObjT and OutP",
-                    "fig1", _check_order("mnist", ["objt", "objp", "outp"]), M),
-    _ordering_claim("fig2a_monotone", "Section 4 (Fig. 2a)",
-                    "MNIST: testing errors of all algorithms rise as epsilon-bar decreases",
-                    "fig2a", _check_monotone("mnist", list(BASE_ALGORITHMS)), M, MONOTONE_TOLERANCE),
-    _ordering_claim("fig2b_monotone", "Section 4 (Fig. 2b)",
-                    "FEMNIST: testing errors of ObjT and OutP rise as epsilon-bar decreases",
-                    "fig2b", _check_monotone("femnist", ["objt", "outp"]), F, MONOTONE_TOLERANCE),
-    _ordering_claim("fig2b_objp_flat", "Section 4 (Fig. 2b)",
-                    "FEMNIST: the effect of epsilon-bar on ObjP is not significant",
-                    "fig2b", _check_objp_flat, F, f"range over epsilon-bar <= {FEMNIST_TOLERANCE_PP:g} pp"),
-    _ordering_claim("fig3_error_order", "Fig. 3", "FEMNIST: ObjT produces the least testing error",
-                    "fig3", _check_least("femnist", "objt", ["objp", "outp"]), F),
-    _ordering_claim("fig3_objp_vs_outp_eps1", "Fig. 3", "FEMNIST, epsilon-bar 1: ObjP's testing error is above OutP's",
-                    "fig3", _check_objp_vs_outp, F),
-    _ordering_claim("fig4_rho_overlap", "A.9, Fig. 4", "OutP is insensitive to rho but sensitive to epsilon-bar",
-                    "fig4", _check_rho_overlap, F,
-                    "largest spread over the five rho settings < spread of rho-hat over epsilon-bar"),
-    _ordering_claim("fig5_cv_to_zero", "A.10, Fig. 5", "the consensus violation of all algorithms goes to zero",
-                    "fig5", _check_cv_to_zero, L, "final CV <= 1% of its peak"),
-    _ordering_claim("fig5_outp_cv_fastest", "A.10, Fig. 5", "OutP's consensus violation drops fastest",
-                    "fig5", _check_outp_cv_fastest, L, "least CV of the four at more than half of the logged t"),
-    _ordering_claim("fig5_outp_plus", "A.10, Fig. 5",
-                    "OutP+ has larger CV than ObjP/ObjT and still a worse testing error",
-                    "fig5", _check_outp_plus, L, "median CV over logged t; final testing error"),
-    _ordering_claim("fig6_outp_best_at_1", "A.11, Fig. 6", "OutP with a = 1 (as in Huang et al.) performs best",
-                    "fig6", _check_outp_best_at_1, F),
-    _ordering_claim("fig6_objp_improves", "A.11, Fig. 6",
-                    "ObjP with a in {100, 1000} has less testing error than OutP with a = 1",
-                    "fig6", _check_objp_improves, F),
-    _ordering_claim("fig6_objt_insensitive", "A.11, Fig. 6", "ObjT's testing error varies less with a than ObjP's",
-                    "fig6", _check_objt_insensitive, F, "range over a of the final error, per epsilon-bar"),
+    # ---- Section 4 and Remark 3: the printed numbers
+    _reference_claim("mnist", FIG2A),
+    _number("mnist_objt_eps5", FIG2A, "fig2a", "mnist", "objt", 5.0, 7.84, MAIN),
+    _number("mnist_objt_eps0.05", FIG2A, "fig2a", "mnist", "objt", 0.05, 12.80, MAIN),
+    _number("mnist_outp_eps0.05", FIG2A, "fig2a", "mnist", "outp", 0.05, 21.79, MAIN),
+    _gap_claim("mnist_gap_eps0.05", FIG2A, "fig2a", "mnist", 0.05, 8.99, MAIN),
+    _number("mnist_long_objt_eps0.01", f"{R3} ('OutT' is ObjT, note 7.16)", "remark3", "mnist", "objt", 0.01, 15.64,
+            LONG),
+    _number("mnist_long_outp_eps0.01", R3, "remark3", "mnist", "outp", 0.01, 37.98, LONG),
+    _gap_claim("mnist_long_gap_eps0.01", f"{R3} and abstract ('by at most 22%')", "remark3", "mnist", 0.01, 22.34,
+               LONG),
+    _reference_claim("femnist", FIG2B),
+    _number("femnist_objt_eps5", FIG2B, "fig2b", "femnist", "objt", 5.0, 36.29, FEMNIST),
+    _number("femnist_objt_eps0.05", FIG2B, "fig2b", "femnist", "objt", 0.05, 72.40, FEMNIST),
+    _number("femnist_outp_eps0.05", FIG2B, "fig2b", "femnist", "outp", 0.05, 91.05, FEMNIST),
+    _gap_claim("femnist_gap_eps0.05", FIG2B, "fig2b", "femnist", 0.05, 18.65, FEMNIST),
+    # ---- Section 4: the statements
+    *(_claim(f"nonprivate_equivalence_{d}", f"{S4}, Algorithms", f"{d.upper()}: 'OutP and ObjP are equivalent in a "
+             f"nonprivate setting': without noise their testing errors agree within {TOLERANCE_PP[d]:g} pp at 10%, "
+             "50% and 100% of T", PAPER_STATEMENT, Exact(), f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp)"
+             f"; 'equivalent' means the same algorithm, so the margin is the tolerance at which we tell one testing "
+             f"error from another ({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to "
+             "fail: different eta, gradient scaling and update order)", "noiseless", _noiseless(d), EXACT[d])
+      for d in ("mnist", "femnist")),
+    _claim("mnist_objt_eps5_near_nonprivate", FIG2A, "MNIST: ObjT at epsilon-bar 5 (7.84%) is close to the "
+           "nonprivate algorithm (7.42%)", PAPER_STATEMENT, Equivalence(TOLERANCE_PP["mnist"]),
+           f"{CLOSE}; the non-private run is deterministic and enters as a constant. {REFERENCE}", "fig2a",
+           _near_reference("mnist", 5.0), MAIN),
+    _claim("mnist_objt_eps1_accurate", f"{S4}, Fig. 1 text", "MNIST: 'ObjT provides an accurate solution even when "
+           "epsilon-bar = 1' (the reason Fig. 1 leaves out 3 and 5): within the tolerance of the nonprivate error",
+           PAPER_STATEMENT, Equivalence(TOLERANCE_PP["mnist"]), f"'accurate' read like 'close to' above: {CLOSE}. "
+           f"{REFERENCE}", "fig2a", _near_reference("mnist", 1.0), MAIN),
+    _claim("femnist_objt_eps5_near_nonprivate", FIG2B, "FEMNIST: ObjT at epsilon-bar 5 (36.29%) is close to the "
+           "nonprivate algorithm (35.25%)", PAPER_STATEMENT, Equivalence(TOLERANCE_PP["femnist"]),
+           f"{CLOSE}; the non-private run enters as a constant. {REFERENCE}", "fig2b",
+           _near_reference("femnist", 5.0), FEMNIST),
+    _claim("fig1_noise_rises", f"{S4}, Fig. 1 top", "MNIST: the average noise magnitudes of all algorithms increase "
+           "as epsilon-bar decreases", PAPER_STATEMENT, Ordering(), f"per seed the time average of Fig. 1's noise "
+           f"magnitude; each step down the epsilon-bar grid is a cell ({ORDER}); three grid points are too few for "
+           "Kendall's exact p", "fig1", pair_cells(_noise_rises), MAIN),
+    _claim("fig1_noise_above_outp", f"{S4}, Fig. 1 top; conclusion ('our algorithm requires larger noises')",
+           "MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and ObjP are greater than OutP's",
+           PAPER_STATEMENT, Ordering(), f"time-averaged noise magnitude per seed; {ORDER}", "fig1",
+           pair_cells(_noise_above_outp), MAIN),
+    _claim("fig1_error_below_outp", f"{S4}, Fig. 1 bottom", "MNIST: the testing errors of ObjT and ObjP are less "
+           "than OutP's", PAPER_STATEMENT, Ordering(), f"testing error at t = T per seed; {ORDER}", "fig1",
+           _below("mnist", [("objp", "outp"), ("objt", "outp")]), MAIN),
+    _claim("fig1_objt_least", f"{S4}, FEMNIST results ('similar to the result from Figure 1')", "MNIST: ObjT "
+           "produces the least testing error", PAPER_STATEMENT, Ordering(), f"testing error at t = T; {ORDER}",
+           "fig1", _below("mnist", [("objt", "objp"), ("objt", "outp")]), MAIN),
+    _claim("fig1_converges_faster", f"{S4}, Fig. 1; abstract ('converges faster than the existing algorithm')",
+           "MNIST: the solutions of ObjT and ObjP converge faster than OutP's", PAPER_STATEMENT, Ordering(),
+           f"{FASTER}; {ORDER}", "fig1", _faster("mnist", [("objt", "outp"), ("objp", "outp")]), MAIN),
+    _claim("fig2a_monotone", FIG2A, "MNIST: as epsilon-bar decreases the testing errors of all algorithms increase",
+           PAPER_STATEMENT, Trend("decreasing"), "error at T against the epsilon-bar grid per algorithm; the change "
+           "must exceed one run's seed spread (the engine's default: any increase the paper could see)", "fig2a",
+           _trend_in_epsilon("mnist", BASE_ALGORITHMS), MAIN),
+    _claim("fig2b_monotone", FIG2B, "FEMNIST: as epsilon-bar decreases the testing errors of ObjT and OutP increase",
+           PAPER_STATEMENT, Trend("decreasing"), "as fig2a_monotone; ObjP is left out because the same section says "
+           "its effect is not significant (fig2b_objp_flat)", "fig2b", _trend_in_epsilon("femnist", ("objt", "outp")),
+           FEMNIST),
+    _claim("fig2b_objp_flat", f"{S4}, FEMNIST results (Fig. 3 text, Fig. 2b blue line)", "FEMNIST: the effect of "
+           "epsilon-bar on the testing error of ObjP is not significant", PAPER_STATEMENT,
+           Equivalence(TOLERANCE_PP["femnist"]), "each epsilon-bar against the largest; 'not significant' read as "
+           "within the FEMNIST tolerance of one testing error (note 8.8), a TOST margin", "fig2b",
+           pair_cells(_equal_in_epsilon), FEMNIST),
+    _claim("remark3_ours_below_outp", R3, "MNIST, T = 1e6: 'the results demonstrate the outperformance of our "
+           "algorithms': ObjT and ObjP below OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "remark3",
+           _below("mnist", [("objt", "outp"), ("objp", "outp")]), LONG),
+    _claim("fig3_objt_least", f"{S4}, Fig. 3", "FEMNIST: ObjT produces the least testing error", PAPER_STATEMENT,
+           Ordering(), f"error at T; {ORDER}", "fig3", _below("femnist", [("objt", "objp"), ("objt", "outp")]),
+           FEMNIST),
+    _claim("fig3_objt_fastest", f"{S4}, Fig. 3", "FEMNIST: ObjT converges fastest", PAPER_STATEMENT, Ordering(),
+           f"{FASTER}; {ORDER}", "fig3", _faster("femnist", [("objt", "objp"), ("objt", "outp")]), FEMNIST),
+    _claim("fig3_objp_vs_outp_eps1", f"{S4}, Fig. 3", "FEMNIST, epsilon-bar = 1: the testing error of ObjP is "
+           "greater than that of OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig3",
+           _below("femnist", [("outp", "objp")], lambda table: [1.0]), FEMNIST),
+    # ---- Appendix A.9-A.11
+    *(_claim(f"fig4_{d}_rho_insensitive", "A.9, Fig. 4", f"{d.upper()}: the performance of OutP is not greatly "
+             "affected by the choice of rho", PAPER_STATEMENT, Equivalence(TOLERANCE_PP[d]), "each rho setting "
+             "against rho-hat at T; 'not greatly affected' read as within the dataset's tolerance of one testing "
+             "error (note 8.8), a TOST margin", "fig4", _rho_equal(d), FEMNIST)
+      for d in ("mnist", "femnist")),
+    _claim("fig4_outp_eps_sensitive", "A.9, Fig. 4", "OutP's performance is affected by epsilon-bar: its error is "
+           "lower at the largest epsilon-bar than at the smallest, for every rho", PAPER_STATEMENT, Ordering(),
+           f"error at T; {ORDER}", "fig4", pair_cells(_epsilon_matters), FEMNIST),
+    _claim("fig5_cv_to_zero", "A.10, Fig. 5; Remark 3 ('feasible')", "MNIST: the consensus violation of all "
+           "algorithms goes down to zero", PAPER_STATEMENT, Ordering(), f"per seed the final CV over its peak must "
+           f"be below {CV_ZERO:.0%}: 'zero' on Fig. 5's log axis read as two decades below the peak (one-sided, "
+           f"fixed before any CV was seen); {ORDER}", "fig5", pair_cells(_cv_to_zero), LONG),
+    _claim("fig5_outp_cv_fastest", "A.10, Fig. 5", "MNIST: the CV of OutP drops quickly compared with ours",
+           PAPER_STATEMENT, Ordering(), f"OutP's CV below ObjP's and ObjT's at 1% and 10% of T ('quickly'); {ORDER}",
+           "fig5", _cv_checkpoints([("outp", "objp"), ("outp", "objt")], CV_EARLY), LONG),
+    _claim("fig5_outp_plus_cv_larger", "A.10, Fig. 5 top", "MNIST: the CV of OutP+ is larger than that of ObjP and "
+           "ObjT", PAPER_STATEMENT, Ordering(), f"CV at 10%, 50% and 100% of T; {ORDER}", "fig5",
+           _cv_checkpoints([("objp", "outp_plus"), ("objt", "outp_plus")], CURVE), LONG),
+    _claim("fig5_ours_beat_outp_plus", "A.10, Fig. 5 bottom", "MNIST: our algorithms still outperform OutP+",
+           PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig5",
+           _below("mnist", [("objp", "outp_plus"), ("objt", "outp_plus")]), LONG),
+    _claim("fig6_outp_best_at_1", "A.11, Fig. 6", "FEMNIST: OutP with a = 1 (as in [10]) produces the best "
+           "performance", PAPER_STATEMENT, Ordering(), f"OutP at a = 1 below OutP at each other a, error at T; "
+           f"{ORDER}; not identifiable if OutP's error does not depend on a", "fig6", _outp_best_at_1, FEMNIST),
+    _claim("fig6_objp_improves", "A.11, Fig. 6", "FEMNIST: the testing errors of ObjP with a in {100, 1000} are "
+           "less than those of OutP with a = 1", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig6",
+           pair_cells(_a_cells(lambda a: (a_variant("objp", a), "outp"), lambda a: a >= 100)), FEMNIST),
+    _claim("fig6_objp_beats_objt_some", "A.11, Fig. 6", "FEMNIST: 'even for some cases, ObjP outperforms ObjT' "
+           "(a in {100, 1000})", PAPER_STATEMENT, Ordering(required_fraction=0.1), "'some cases' read as at least "
+           "one (a, epsilon-bar) cell; 10% of the paper's 6 cells rounds up to one; one-sided t, Holm", "fig6",
+           pair_cells(_a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
+           FEMNIST),
+    _claim("fig6_objt_insensitive", "A.11, Fig. 6", "FEMNIST: the testing errors of ObjT vary less with a than "
+           "those of ObjP", PAPER_STATEMENT, Ordering(), f"per seed index the range over a of the error at T; "
+           f"ObjT's below ObjP's; {ORDER}", "fig6", pair_cells(_objt_insensitive), FEMNIST),
+    # ---- implementation checks: hold by construction or come from the note, never counted as reproductions
+    _claim("fig1_noise_scale", "note 2.1 (the authors' log, not the paper)", "MNIST, ObjT at epsilon-bar 0.05: the "
+           "noise magnitude at the first iteration is 0.157", IMPLEMENTATION_CHECK,
+           StatedNumber(AUTHORS_NOISE, AUTHORS_NOISE_TOLERANCE, relative=True), "the log prints 3 digits (+-0.3%) "
+           "and the mean of |Laplace| over P J K = 78,400 draws varies by 1/sqrt(78,400) = 0.36% per seed: 2% "
+           "leaves room for both, about five such spreads; needs the paper's 10 instances, not its T", "fig1",
+           _authors_noise, {"seeds": 10}),
+    _claim("fig1_outp_noise_decays", f"{S4} ('Gaussian mechanism with decreasing variance as in [10]')", "MNIST: "
+           "OutP's noise magnitude decreases over t", IMPLEMENTATION_CHECK, Trend("decreasing"), "holds by "
+           "construction (sigma is proportional to 1/(rho + 1/eta-hat), 1/eta-hat grows like sqrt(t)); six points "
+           "halving back from T, change beyond the seed spread", "fig1", _outp_noise_decays, MAIN),
+    _claim("penalty_nondecreasing_bounded", f"{S4}, (21)", "rho-hat^t is nondecreasing and bounded above (1e9), "
+           "as Assumption 1(ii) needs", IMPLEMENTATION_CHECK, Exact(), "holds by construction of (21); checked "
+           "exactly on every logged rho^t of Fig. 5's long runs", "fig5", _penalty, LONG),
+    _claim("abstract_same_privacy", "abstract ('while achieving the same level of data privacy')", "ObjT and OutP "
+           "run at the same per-iteration epsilon-bar (OutP with delta-bar 1e-6)", IMPLEMENTATION_CHECK, Exact(),
+           "holds by construction (epsilon-bar is an input of both); the detail shows the composed epsilon of each, "
+           "which the paper does not compare", "fig2a", _same_privacy, MAIN),
 ]  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings, study_steps
-from dpdl.studies.dp_iadmm.aggregate import aggregate, read_aggregate
+from dpdl.studies.dp_iadmm.aggregate import bands, read_aggregate, seed_values
 from dpdl.studies.dp_iadmm.claims import CLAIMS
 from dpdl.studies.dp_iadmm.figures import draw_figure
 from dpdl.studies.dp_iadmm.grid import (
@@ -70,11 +70,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    """Write the tidy aggregate of one figure (or of the Remark 3 table)."""
+    """Write the per-seed table and the banded aggregate of one figure (or of Remark 3, or the noiseless runs)."""
     from dpdl.io import write_text
 
-    frame = aggregate(args.figure, args.runs)
-    write_text(args.out, frame.to_csv(index=False, lineterminator="\n"))
+    seeds = seed_values(args.figure, args.runs)
+    write_text(args.seeds_out, seeds.to_csv(index=False, lineterminator="\n"))
+    write_text(args.out, bands(args.figure, seeds).to_csv(index=False, lineterminator="\n"))
     return 0
 
 
@@ -106,17 +107,37 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     return 0
 
 
+def judge_claims(tables: dict, scale: dict, switches: dict):
+    """The scorecard of every claim on the per-seed ``tables`` (by name, e.g. ``fig2a_seeds``).
+
+    A claim one of whose cells is not in its table's grid is "data unavailable" at the scale it
+    needs (and "not run at this scale" below it), with the missing cell as its detail.
+    """
+    from dpdl.claims import at_scale, scorecard
+    from dpdl.verdicts import UNAVAILABLE
+
+    card = scorecard(CLAIMS, tables, scale=scale, switches=switches)
+    for row, claim in enumerate(CLAIMS):
+        table = tables.get(claim.aggregate)
+        missing = None if table is None else claim.extract.missing(table)
+        if missing:
+            card.loc[row, "detail"] = f"not in this config's grid: {missing}"
+            if at_scale(claim, scale):
+                card.loc[row, ["verdict", "our_value", "test"]] = [UNAVAILABLE, "", ""]
+                card.loc[row, ["effect", "ci_low", "ci_high", "seeds_to_decide"]] = None
+                card.loc[row, "n_seeds"] = 0
+    return card
+
+
 def _cmd_claims(args: argparse.Namespace) -> int:
-    """Judge every claim on the aggregates that exist; write the scorecard (CSV and Markdown)."""
-    from dpdl.claims import scorecard
+    """Judge every claim on the per-seed tables that exist; write the scorecard (CSV and Markdown)."""
     from dpdl.io import read_json, write_table
 
     settings = parse_settings(args.settings, CLAIM_SETTING_KEYS, STUDY, MADE_BY + "claim_settings(config)")
-    aggregates = {Path(path).stem: read_aggregate(path) for path in args.aggregates}
+    tables = {Path(path).stem: read_aggregate(path) for path in args.aggregates}
     shards = len(read_json(args.femnist_card)["shards_train"]) if args.femnist_card else 0
-    scale = claim_scale(settings, shards)
-    card = scorecard(CLAIMS, aggregates, scale=scale, switches={name: settings[name] for name in SWITCHES})
-    title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours"
+    card = judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
+    title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours, judged from per-seed values"
     write_table(card, *args.out, title=title)
     return 0
 
@@ -139,10 +160,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--settings", required=True, help="JSON of the run settings (the rule's params)")
     sub.add_argument("--out", nargs="+", required=True, help="one run artifact per seed, in seed order")
 
-    sub = step("aggregate", _cmd_aggregate, "Aggregate the runs of one figure over seeds (tidy CSV).")
+    sub = step("aggregate", _cmd_aggregate, "Per-seed table and bands over seeds of one figure's runs (tidy CSVs).")
     sub.add_argument("figure", choices=AGGREGATES)
     sub.add_argument("--runs", nargs="+", required=True)
-    sub.add_argument("--out", type=Path, required=True)
+    sub.add_argument("--out", type=Path, required=True, help="the banded aggregate (mean, 20/80 band)")
+    sub.add_argument("--seeds-out", type=Path, required=True, help="the per-seed table the claims read")
 
     sub = step("figure", _cmd_figure, "Draw one figure (PNG and PDF) from its aggregate.")
     sub.add_argument("figure", choices=FIGURES)
@@ -159,8 +181,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--settings", required=True, help="JSON of the optimum settings (the rule's params)")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    sub = step("claims", _cmd_claims, "Judge the paper's claims on the aggregates; write the scorecard.")
-    sub.add_argument("--aggregates", nargs="*", default=[], help="aggregate CSVs (their file stem names them)")
+    sub = step("claims", _cmd_claims, "Judge the paper's claims on the per-seed tables; write the scorecard.")
+    sub.add_argument("--aggregates", nargs="*", default=[], help="per-seed CSVs (their file stem names them)")
     sub.add_argument("--femnist-card", type=Path, nargs="?", default=None, help="the FEMNIST card (shards used)")
     sub.add_argument("--settings", required=True, help="JSON of the dp_iadmm config section")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)

@@ -17,7 +17,7 @@ import pandas as pd
 from dpdl.errors import ConfigError
 from dpdl.progress import Progress
 from dpdl.studies.common import format_number
-from dpdl.studies.dp_iadmm.grid import NONPRIVATE, PARAM_SWITCHES, STUDY, SWITCHES, job_seeds, variant
+from dpdl.studies.dp_iadmm.grid import PARAM_SWITCHES, STUDY, SWITCHES, is_nonprivate, job_seeds, variant
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +102,11 @@ def run_job(
     from dpdl.runs import RunResult, execute, run_seed_sequence, run_timing, write_run
 
     spec = variant(variant_name, settings)
-    if (variant_name == NONPRIVATE) != math.isinf(epsilon):
-        raise ConfigError(f"variant {variant_name!r} with epsilon {epsilon}: only 'nonprivate' runs at epsilon inf")
+    if is_nonprivate(variant_name) != math.isinf(epsilon):
+        raise ConfigError(
+            f"variant {variant_name!r} with epsilon {epsilon}: only 'nonprivate' runs at epsilon inf"
+            " ('nonprivate' and 'nonprivate_<algorithm>', and only at inf)"
+        )
     seeds = job_seeds(variant_name, settings["seeds"])
     if len(outputs) != len(seeds):
         raise ConfigError(f"{len(outputs)} output paths for {len(seeds)} seeds; pass one --out per seed")

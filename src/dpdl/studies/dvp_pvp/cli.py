@@ -1,14 +1,18 @@
 """``dpdl dvp_pvp <step>``: the commands ``workflow/rules/dvp_pvp.smk`` calls.
 
 1. ``run`` (eta selection, G14): one non-private run per eta of ``eta_grid``; ``select-eta``
-   keeps the eta whose node average ends closest to the centralized optimum (``eta.json``);
+   keeps the eta whose node average ends closest to the centralized optimum (``eta.json``). With
+   ``eta: tuned_per_algorithm``, every algorithm runs the grid and ``select-eta --criterion
+   final_loss`` keeps its own eta (``eta/<algorithm>.json``);
 2. ``run``: one job per (algorithm, alpha) over the seeds, and one rho-selection job per
    algorithm (Table 1, G23); each run writes its own artifact, on the card's partition and the
    seeded connected graph (one job amortises the imports and the centralized optima);
 3. ``aggregate``: one tidy CSV per figure (mean and 20/80 percentile bands over seeds, the
-   composed privacy of the plotted runs; the trade-off fits of C(30));
+   composed privacy of the plotted runs; the trade-off fits of C(30)) and beside it the figure's
+   per-seed table (one value per run and metric) that the claims are judged on;
 4. ``figure``, ``table``, ``claims``: the figures O1, O3-O5, O7, O8; the tables O1, O2, O6, O9,
-   the privacy side table and the eta selection; the scorecard.
+   the privacy side table and the eta selection; the scorecard (``dpdl.verdicts`` on the per-seed
+   tables).
 
 Each command parses its options, calls the study's modules and writes the result.
 """
@@ -80,8 +84,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_select_eta(args: argparse.Namespace) -> int:
     from dpdl.io import write_json, write_table
 
-    eta, table = tune.select_eta(args.runs)
-    record = tune.selection_record(eta, table)
+    if args.criterion == "final_loss":
+        eta, table = tune.select_eta_by_loss(args.runs)
+    else:
+        eta, table = tune.select_eta(args.runs)
+    record = tune.selection_record(eta, table, args.criterion)
     write_json(args.out, record)
     write_table(tables.rounded(table), *args.table, title=tune.selection_title(record))
     log.info("selected eta %g from %s", eta, record["grid"])
@@ -96,6 +103,10 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     table = aggregate.figure_aggregate(args.figure, frame, provenances, values)
     write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
     log.info("wrote %s (%d rows from %d runs)", args.out, len(table), len(args.runs))
+    if args.seeds_out:
+        seeds = aggregate.figure_seeds(args.figure, frame, values)
+        write_text(args.seeds_out, seeds.to_csv(index=False, lineterminator="\n"))
+        log.info("wrote %s (%d per-seed rows)", args.seeds_out, len(seeds))
     return 0
 
 
@@ -120,15 +131,15 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 def _cmd_claims(args: argparse.Namespace) -> int:
     from dpdl.claims import scorecard
-    from dpdl.io import markdown_table, write_text
+    from dpdl.io import write_text
 
     values = grid.parse_section_settings(args.settings)
     scale = parse_json_object(args.scale, "--scale")
     paths = parse_named_paths(args.aggregates)
-    judged = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
-    card = scorecard(claims.CLAIMS, judged, scale=scale, switches=grid.switches(values))
+    read = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
+    card = scorecard(claims.CLAIMS, claims.claim_tables(read), scale=scale, switches=grid.switches(values))
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
-    write_text(args.out[1], "# Zhang & Zhu (dvp_pvp): claims\n\n" + markdown_table(card))
+    write_text(args.out[1], claims.scorecard_markdown(card))
     for row in card.itertuples():
         log.info("%s: %s (ours %s, paper %s)", row.id, row.verdict, row.our_value, row.paper_value)
     return 0
@@ -152,16 +163,24 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--purpose", choices=("main", "rho_selection", "eta_selection"), default="main")
     sub.add_argument("--out", nargs="+", required=True, help="one run file per (eta, rho, seed), in that order")
 
-    sub = step("select-eta", _cmd_select_eta, "Pick eta from the non-private eta-selection runs (G14).")
+    sub = step("select-eta", _cmd_select_eta, "Pick eta from the eta-selection runs (G14).")
     sub.add_argument("--runs", nargs="+", required=True)
+    sub.add_argument(
+        "--criterion",
+        choices=tuple(tune.CRITERIA),
+        default="objective_gap",
+        help="objective_gap: the non-private run closest to the centralized optimum (eta: tuned); final_loss: "
+        "one algorithm's smallest mean final training loss (eta: tuned_per_algorithm)",
+    )
     sub.add_argument("--out", required=True, help="eta.json")
     sub.add_argument("--table", nargs=2, required=True, metavar=("CSV", "MD"))
 
-    sub = step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate from its runs.")
+    sub = step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate (and its per-seed table) from its runs.")
     sub.add_argument("figure", choices=grid.FIGURES)
     sub.add_argument("--runs", nargs="+", required=True)
     sub.add_argument("--settings", required=True, help=settings_help)
-    sub.add_argument("--out", required=True)
+    sub.add_argument("--out", required=True, help="the aggregate: seed bands, for the figure")
+    sub.add_argument("--seeds-out", default=None, help="the per-seed table, for the claims (<figure>_seeds.csv)")
 
     sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
     sub.add_argument("figure", choices=grid.FIGURES)
@@ -174,8 +193,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--settings", required=True, help=settings_help)
     sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))
 
-    sub = step("claims", _cmd_claims, "Judge the claims and write the scorecard.")
-    sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV")
+    sub = step("claims", _cmd_claims, "Judge the claims on the per-seed tables and write the scorecard.")
+    sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV", help="the per-seed tables")
     sub.add_argument("--settings", required=True, help=settings_help)
     sub.add_argument("--scale", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.claim_scale(config)")
     sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))

@@ -120,11 +120,24 @@ def plot_tradeoff(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
 
 
 def plot_against_alpha(aggregate: pd.DataFrame, ax, ylabel: str, log_y: bool) -> object:
-    """Draw DVP and PVP against alpha with seed bands and the non-private run as a line (J Fig. 5)."""
+    """Draw DVP and PVP against alpha with seed bands and the non-private run as a line (J Fig. 5).
+
+    The first metric of the aggregate is drawn for every algorithm; where the aggregate also has
+    ``mer_broadcast`` (the MER figure), PVP's released V_p is drawn dashed beside its f_p.
+    """
+    metrics = list(dict.fromkeys(aggregate["metric"])) if "metric" in aggregate else []
+    released = aggregate[(aggregate["metric"] == "mer_broadcast") & (aggregate["algorithm"] == "pvp")]
+    aggregate = aggregate[aggregate["metric"] == metrics[0]] if metrics else aggregate
     for algorithm in PRIVATE:
         part = aggregate[aggregate["algorithm"] == algorithm].sort_values("alpha")
-        ax.plot(part["alpha"], part["mean"], "o-", ms=3, color=COLORS[algorithm], label=ALGORITHM_NAMES[algorithm])
+        label = ALGORITHM_NAMES[algorithm] + (": its f_p, not released" if algorithm == "pvp" and len(released) else "")
+        ax.plot(part["alpha"], part["mean"], "o-", ms=3, color=COLORS[algorithm], label=label)
         ax.fill_between(part["alpha"], part["lo"], part["hi"], color=COLORS[algorithm], alpha=0.2, lw=0)
+    if len(released):
+        part = released.sort_values("alpha")
+        label = f"{ALGORITHM_NAMES['pvp']}: released V_p"
+        ax.plot(part["alpha"], part["mean"], "s--", ms=3, color=COLORS["pvp"], label=label)
+        ax.fill_between(part["alpha"], part["lo"], part["hi"], color=COLORS["pvp"], alpha=0.1, lw=0)
     reference = aggregate[aggregate["algorithm"] == "nonprivate"]
     if len(reference):
         ax.axhline(

@@ -1,22 +1,35 @@
-"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, figure, claims (workflow/rules/dzoa.smk)."""
+"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims (rules/dzoa.smk)."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pandas as pd
 
+from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_named_paths, parse_settings, study_steps
-from dpdl.studies.dzoa.aggregate import aggregate
-from dpdl.studies.dzoa.claims import write_claims
+from dpdl.studies.dzoa.aggregate import perturbation_table, tables
+from dpdl.studies.dzoa.claims import CLAIMS
 from dpdl.studies.dzoa.figures import draw_figure
-from dpdl.studies.dzoa.grid import ALGORITHMS, FIGURES, SETTINGS_KEYS, SETTINGS_MADE_BY, STUDY, figure_run_paths
+from dpdl.studies.dzoa.grid import (
+    ALGORITHMS,
+    FIGURES,
+    SEED_FIGURES,
+    SETTINGS_KEYS,
+    SETTINGS_MADE_BY,
+    STUDY,
+    claim_scale,
+    evaluation_run_paths,
+    figure_run_paths,
+    switches,
+)
 from dpdl.studies.dzoa.run import run
 from dpdl.studies.dzoa.tune import calibrate, centralized, tune
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """Register ``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, figure, claims."""
+    """Register ``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims."""
     step = study_steps(commands, STUDY, "Gratton et al.'s D-ZOA study: one pipeline step per subcommand.")
 
     sub = _with_data(step("centralized", _cmd_centralized, "Solve the centralized lasso (33) of every trial."))
@@ -40,7 +53,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("figure", choices=FIGURES)
     sub.add_argument("--trials", type=int, nargs="*", default=[], help="evaluation trials whose runs are read")
     sub.add_argument("--agents", type=int, default=None, help="K (fig1)")
-    sub.add_argument("--out", required=True)
+    sub.add_argument(
+        "--out", nargs="+", required=True, metavar="CSV", help="the banded table, then the per-seed table (not fig1)"
+    )
+    sub = _with_settings(
+        step("perturbation", _cmd_perturbation, "Tabulate D-ZOA's realised perturbation against sigma_k of (25).")
+    )
+    sub.add_argument("--trials", type=int, nargs="+", required=True, help="evaluation trials whose runs are read")
+    sub.add_argument("--out", required=True, metavar="CSV")
     sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
     sub.add_argument("figure", choices=FIGURES)
     sub.add_argument("--aggregate", required=True)
@@ -100,8 +120,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from dpdl.io import write_text
 
+    expected = 2 if args.figure in SEED_FIGURES else 1
+    if len(args.out) != expected:
+        what = "the banded table and the per-seed table" if expected == 2 else "one table"
+        raise ConfigError(f"dzoa aggregate {args.figure} writes {what}: give --out {expected} paths, got {args.out}")
     values = _values(args)
-    table = aggregate(values, args.figure, figure_run_paths(values, args.trials, args.figure), args.agents)
+    written = tables(values, args.figure, figure_run_paths(values, args.trials, args.figure), args.agents)
+    for path, table in zip(args.out, written[:expected], strict=True):
+        write_text(path, table.to_csv(index=False, lineterminator="\n"))
+    return 0
+
+
+def _cmd_perturbation(args: argparse.Namespace) -> int:
+    from dpdl.io import write_text
+
+    table = perturbation_table(evaluation_run_paths(_values(args), args.trials))
     write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
     return 0
 
@@ -114,3 +147,13 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 def _cmd_claims(args: argparse.Namespace) -> int:
     write_claims(_values(args), args.trials, parse_named_paths(args.aggregates), *args.out)
     return 0
+
+
+def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_csv: str, out_md: str) -> None:
+    """Judge :data:`CLAIMS` on the per-seed and privacy tables and write the scorecard."""
+    from dpdl.claims import scorecard
+    from dpdl.io import write_table
+
+    frames = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
+    card = scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
+    write_table(card, out_csv, out_md, title="# dzoa claims (Gratton et al.): the paper's statements beside our values")

@@ -265,8 +265,19 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
             result.diverged.size,
         )
 
+    # The realised perturbation xi_k^(m) of (15)/(19) per coordinate, ||xi_k^(m)|| / sqrt(P), beside
+    # the sigma_k of (25) that the point's epsilon assumes (Lemma 1: xi_k^(m) ~ N(0, sigma_k^2 I_P)).
+    n_params = X.shape[-1]
+    per_coordinate = result.perturbation / np.sqrt(n_params)  # (C, B, M, K)
+    before_first = np.full((*per_coordinate.shape[:2], 1), np.nan)  # m = 0: nothing released yet
+    extra = {
+        perturbation_column(k): np.concatenate([before_first, per_coordinate[..., k]], axis=-1) for k in range(n_agents)
+    }
+    realised = np.sqrt(np.mean(per_coordinate**2, axis=2))  # (C, B, K): RMS over m = 1..M
+
     def params(i: int, b: int) -> dict:
         entry = calibration["points"][points[i].label]["dzoa"]
+        assumed = np.asarray(entry["noise_std"], dtype=float)
         return {
             "rho": values["rho"],
             "eta": values["eta"],
@@ -283,9 +294,21 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
             "sensitivity": entry["sensitivity"],
             "edges": [list(e) for e in edges],
             "diverged": bool(result.diverged[i, b]),
+            "n_params": n_params,
+            "perturbation_rms": _finite_or_none(realised[i, b]),  # None after a divergence
+            "perturbation_over_sigma": _finite_or_none(realised[i, b] / assumed),
         }
 
-    return result.error, {}, params
+    return result.error, extra, params
+
+
+def _finite_or_none(values: np.ndarray) -> list[float | None]:
+    return [float(v) if np.isfinite(v) else None for v in values]
+
+
+def perturbation_column(agent: int) -> str:
+    """Trace column of agent ``agent``'s (0-indexed) realised perturbation per coordinate, ||xi_k^(m)|| / sqrt(P)."""
+    return f"perturbation_agent{agent + 1}"
 
 
 def _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples):

@@ -1,408 +1,474 @@
-"""The wddp claims (wddp.md 7.3), judged from the figure aggregates.
+"""The wddp claims: what Kang, Liu & Wang state (and what our implementation must satisfy), judged per seed.
 
-"Within the seed spread": a difference no larger than the wider of the two 20-80 percentile bands
-compared.
+Every claim is judged by :mod:`dpdl.verdicts` from the per-seed tables the aggregate step writes
+(``results/wddp/aggregates/<figure>_seeds.csv``; stacked by :func:`~dpdl.studies.wddp.aggregate.claim_tables`),
+never from the figures' bands. Conventions, fixed before any result was seen:
+
+- A run's value is its metric at round T. Orderings and trends compare the metric as the figures
+  plot it (mean over seeds; the optimal gap on its linear scale). Margins and dispersions of the
+  optimal gap are on ``log10(gap)``, the axis it is read on (it spans decades; wddp.md 4.4).
+- Cells are paired on seeds: within a batch the methods of one seed share the partition and
+  theta_0, and theta_0 depends on the seed only (``run.initial_model``).
+- The paper prints no result number (wddp.md: "No numeric result ... can be read from the
+  paper"), so there is no :class:`~dpdl.verdicts.StatedNumber` here; its statements have no
+  "in most cases", so every ordering and trend must hold in every cell.
+- Under per-round aggregation (the default reading, gap A1) WD-DP *is* centralized DP-GD with
+  independent noise: "similar to the centralized method" and "steady in m and u" hold by
+  construction. They are implementation checks, not reproductions. "Similar at u = 1" is not: at
+  an even split the baseline has WD-DP's weights and sigma but its own cross-validated step size.
+
+The equivalence margins (``ACCURACY_MARGIN``, ``LOG_GAP_MARGIN``) are the print resolution of an
+accuracy in whole percent and a tenth of a decade of the gap; the paper gives neither number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-import numpy as np
 import pandas as pd
 
 from dpdl import claims as claims_lib
-from dpdl.studies.wddp.grid import DATASETS, FIGURES, METRICS, NONPRIVATE, STUDY
+from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_STATEMENT
+from dpdl.studies.wddp.aggregate import accuracy_drops, against_smallest, private_rows, seed_deviations
+from dpdl.studies.wddp.grid import STUDY
+from dpdl.studies.wddp.tables import BUDGET_RELATIVE_SLACK, SIZE_RELATIVE_SLACK, budget_outcome, noise_bound_outcome
+from dpdl.verdicts import BOUND_FAILS, Equivalence, Exact, Ordering, Outcome, Pair, Series, Trend
 
-Evaluator = Callable[[pd.DataFrame], claims_lib.Evidence]
+Extractor = Callable[[pd.DataFrame], object]
 
 PAPER_SCALE = {"seeds": 10, "iterations": 1000}  # R = 10 (wddp.md 4.4, A17), T = 1000 (Section 5)
-SPREAD = "difference within the wider 20-80 percentile band over seeds"
-BANDS = "20-80 percentile bands over seeds"
+EPSILON_TREND_SCALE = {**PAPER_SCALE, "epsilon_counts": 6}  # the epsilon grid 0.01 .. 0.25 (A12)
+UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}  # u up to 9 on KDD and Adult (Section 5)
+U_TREND_SCALE = {**UNEVEN_SCALE, "unevenness_counts": 9}  # u = 1, 2, ..., 9
+M_SCALE = {**PAPER_SCALE, "client_counts": 2}
+
+ACCURACY_MARGIN = 0.01  # one percentage point: the print resolution of an accuracy in whole percent
+LOG_GAP_MARGIN = 0.1  # a tenth of a decade of the optimal gap (a factor 10**0.1 = 1.26)
+NONPRIVATE_FLOOR = {"kdd": 0.98, "adult": 0.82}  # wddp.md 7.3 item 6: lower ends of the typical ranges
+PAPER_SIZES = {"kdd": 70000, "adult": 45222}  # Section 5: "the number of total data instances are 70000, 45222"
+WEAKEST, STRONGEST = (32, 0.1), (8, 0.01)  # (m, epsilon) of Figs 13/14 and 15/16 (wddp.md 7.3 item 5)
+
+MARGIN_ACCURACY = (
+    f"margin {ACCURACY_MARGIN} test accuracy (one percentage point), declared before any result: the print "
+    "resolution of an accuracy in whole percent; the paper prints no accuracy"
+)
+MARGIN_GAP = (
+    f"margin {LOG_GAP_MARGIN} on log10(optimal gap) (a factor 1.26), declared before any result: the gap spans "
+    "decades and is read on a log axis (wddp.md 4.4), where a tenth of a decade is the finest difference a reader "
+    "sees; the paper prints no gap"
+)
+BY_CONSTRUCTION = (
+    "under per-round aggregation (gap A1, the default) WD-DP is centralized DP-GD with independent noise "
+    "(wddp.md 2.2), so this holds by construction (up to the step size each method cross-validates on the same "
+    "objective): a check of the implementation, not a reproduction"
+)
+EVERY_CELL = "no 'in most cases' in the paper, so every cell must hold (Holm over cells, paired on seeds)"
+SEED_SPREAD = "the paper gives no size, so the trend margin is the seed spread (the engine's default)"
+EITHER_READING = (
+    "the paper asserts 'A or B' per figure, so this reading failing alone does not contradict it; the other "
+    "reading is registered as {other}"
+)
 
 
-def _width(row: pd.Series) -> float:
-    return float(row["hi"] - row["lo"])
+# ------------------------------------------------------------------------------------ extractors
 
 
-def _private(agg: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return agg[(agg["metric"] == metric) & (agg["algorithm"] != NONPRIVATE)]
+def _uneven(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["unevenness"] > 1]
 
 
-def _monotone(metric: str, direction: int) -> Evaluator:
-    """Claim test: the metric moves in ``direction`` (+1 up, -1 down) with epsilon, within the spread."""
-
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        worst, pairs, violations = None, 0, 0
-        for key, rows in _private(agg, metric).groupby(["dataset", "clients", "algorithm"]):
-            rows = rows.sort_values("epsilon")
-            for (_, a), (_, b) in zip(rows.iloc[:-1].iterrows(), rows.iloc[1:].iterrows(), strict=True):
-                pairs += 1
-                excess = direction * (a["mean"] - b["mean"]) - max(_width(a), _width(b))
-                if excess > 0:
-                    violations += 1
-                if worst is None or excess > worst[0]:
-                    worst = (excess, key, a["epsilon"], b["epsilon"], a["mean"], b["mean"])
-        if not pairs:
-            return claims_lib.Evidence(None, False, detail="fewer than two epsilons in the grid")
-        cell = ", ".join(str(k) for k in worst[1])
-        detail = (
-            f"worst step: {cell}, eps {worst[2]:g} -> {worst[3]:g}: {worst[4]:.4g} -> {worst[5]:.4g}"
-            f" (beyond the spread by {max(worst[0], 0):.3g})"
-        )
-        return claims_lib.Evidence(
-            f"{violations} of {pairs} steps against the trend", violations == 0, spread=BANDS, detail=detail
-        )
-
-    return evaluate
+def _even(rows: pd.DataFrame) -> pd.DataFrame:
+    return rows[rows["unevenness"] == 1]
 
 
-def _paired(agg: pd.DataFrame, metric: str, a: str, b: str, keys: list[str]) -> pd.DataFrame:
-    rows = _private(agg, metric)
-    left = rows[rows["algorithm"] == a].set_index(keys)
-    right = rows[rows["algorithm"] == b].set_index(keys)
-    both = pd.merge(
-        left[["mean", "lo", "hi"]],
-        right[["mean", "lo", "hi"]],
-        left_index=True,
-        right_index=True,
-        suffixes=("_a", "_b"),
-    )
-    both["width"] = np.maximum(both["hi_a"] - both["lo_a"], both["hi_b"] - both["lo_b"])
-    return both.reset_index()
+def _ordering(metric: str, better: str, worse: str, cells: list[str], keep=None) -> Extractor:
+    """``better`` beats ``worse`` in every cell: higher accuracy, or lower optimal gap."""
+    low, high = (worse, better) if metric == "accuracy" else (better, worse)
+
+    def extract(table: pd.DataFrame) -> list[Pair]:
+        rows = private_rows(table, metric)
+        rows = keep(rows) if keep else rows
+        return claims_lib.pairs(rows, side="algorithm", low=low, high=high, cells=cells)
+
+    return extract
 
 
-def _agree(a: str, b: str, keys: list[str]) -> Evaluator:
-    """Claim test: methods a and b agree (accuracy and gap) in every cell, within the spread."""
+def _equivalent(metric: str, a: str, b: str, cells: list[str], keep=None) -> Extractor:
+    """``a`` and ``b`` per cell (the gap on log10), for an equivalence."""
 
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        frames = [_paired(agg, metric, a, b, keys).assign(metric=metric) for metric in METRICS]
-        both = pd.concat(frames, ignore_index=True)
-        if both.empty:
-            return claims_lib.Evidence(None, False, detail=f"no cells with both {a} and {b}")
-        both["excess"] = (both["mean_a"] - both["mean_b"]).abs() - both["width"]
-        worst = both.loc[both["excess"].idxmax()]
-        agree = int((both["excess"] <= 0).sum())
-        cell = ", ".join(f"{k} {worst[k]:g}" if k != "dataset" else str(worst[k]) for k in keys)
-        detail = (
-            f"largest difference beyond the spread: {worst['metric']} at {cell}: "
-            f"{a} {worst['mean_a']:.4g} vs {b} {worst['mean_b']:.4g} (band width {worst['width']:.3g})"
-        )
-        return claims_lib.Evidence(
-            f"{agree} of {len(both)} cells agree", agree == len(both), spread=BANDS, detail=detail
-        )
+    def extract(table: pd.DataFrame) -> list[Pair]:
+        rows = private_rows(table, metric, log_gap=True)
+        rows = keep(rows) if keep else rows
+        return claims_lib.pairs(rows, side="algorithm", low=a, high=b, cells=cells)
 
-    return evaluate
+    return extract
 
 
-def _steady(method: str, over: str, keys: list[str]) -> Evaluator:
-    """Claim test: a method's mean varies over ``over`` by no more than its widest band (each metric)."""
+def _against_reference(metric: str, method: str, over: str, cells: list[str]) -> Extractor:
+    """``method`` at each value of ``over`` against the smallest value in its cell (the gap on log10)."""
 
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        cells, steady, worst = 0, 0, None
-        for metric in METRICS:
-            rows = _private(agg, metric)
-            for key, group in rows[rows["algorithm"] == method].groupby(keys):
-                if group[over].nunique() < 2:
-                    continue
-                cells += 1
-                excess = (group["mean"].max() - group["mean"].min()) - (group["hi"] - group["lo"]).max()
-                steady += excess <= 0
-                if worst is None or excess > worst[0]:
-                    worst = (excess, metric, key, group["mean"].min(), group["mean"].max())
-        if not cells:
-            return claims_lib.Evidence(None, False, detail=f"needs at least two values of {over}")
-        cell = ", ".join(str(k) for k in (worst[2] if isinstance(worst[2], tuple) else (worst[2],)))
-        detail = f"widest range: {worst[1]} at {cell}: {worst[3]:.4g} .. {worst[4]:.4g}"
-        return claims_lib.Evidence(f"{steady} of {cells} curves steady", steady == cells, spread=BANDS, detail=detail)
+    def extract(table: pd.DataFrame) -> list[Pair]:
+        rows = private_rows(table, metric, log_gap=True)
+        frame, label = against_smallest(rows[rows["algorithm"] == method], over, cells)
+        return claims_lib.pairs(frame, side="side", low="reference", high="other", cells=[*cells, label])
 
-    return evaluate
+    return extract
 
 
-def _wddp_not_worse(keys: list[str], uneven_only: bool) -> Evaluator:
-    """Claim test: WD-DP is never worse than the averaged baseline beyond the spread, and its gap is
-    lower in most cells."""
+def _trend(metric: str, x: str, series: list[str], algorithm: str | None = None, *, spread: bool = False) -> Extractor:
+    """Per-seed curves of ``metric`` along ``x``, one per ``series`` key.
 
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        acc = _paired(agg, "accuracy", "wddp", "dist_avg", keys)
-        gap = _paired(agg, "gap", "wddp", "dist_avg", keys)
-        if uneven_only:
-            acc, gap = acc[acc["unevenness"] > 1], gap[gap["unevenness"] > 1]
-        if gap.empty:
-            return claims_lib.Evidence(None, False, detail="no uneven cells in the grid")
-        worse_acc = (acc["mean_b"] - acc["mean_a"] - acc["width"] > 0).sum()
-        worse_gap = (gap["mean_a"] - gap["mean_b"] - gap["width"] > 0).sum()
-        lower = float((gap["mean_a"] < gap["mean_b"]).mean())
-        ratio = float(np.median(gap["mean_b"] / gap["mean_a"]))
-        holds = worse_acc == 0 and worse_gap == 0 and lower > 0.5
-        detail = (
-            f"cells where the baseline is better beyond the spread: accuracy {worse_acc}, gap {worse_gap}; "
-            f"median gap ratio baseline / WD-DP {ratio:.3g}"
-        )
-        return claims_lib.Evidence(
-            f"WD-DP gap lower in {lower:.0%} of {len(gap)} cells", holds, spread=BANDS, detail=detail
-        )
+    With ``spread``, each seed's absolute deviation from its point's median (Brown-Forsythe): the
+    run-to-run fluctuation, with the gap on log10 so that a gap that only grows is no fluctuation.
+    """
 
-    return evaluate
+    def extract(table: pd.DataFrame) -> list[Series]:
+        rows = private_rows(table, metric, log_gap=spread)
+        rows = rows if algorithm is None else rows[rows["algorithm"] == algorithm]
+        rows = seed_deviations(rows, [*series, x]) if spread else rows
+        return claims_lib.trend_series(rows, series=series, x=x)
+
+    return extract
 
 
-def _agree_at_u1() -> Evaluator:
-    """Claim test: WD-DP and the baseline agree at u = 1 (accuracy and gap), within the spread."""
-    agree = _agree("wddp", "dist_avg", ["dataset", "clients", "unevenness"])
-
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        even = agg[agg["unevenness"] == 1]
-        if even.empty:
-            return claims_lib.Evidence(None, False, detail="u = 1 is not in the grid")
-        return agree(even)
-
-    return evaluate
+def _setting(clients: int, epsilon: float) -> str:
+    return f"m={clients}, eps={epsilon:g}"
 
 
-def _at_u(agg: pd.DataFrame, metric: str, method: str, u: float) -> pd.DataFrame:
-    rows = _private(agg, metric)
-    return rows[(rows["algorithm"] == method) & (rows["unevenness"] == u)].set_index(["dataset", "clients"])
+def _drop_weak_vs_strong(table: pd.DataFrame) -> list[Pair]:
+    """The baseline's per-seed accuracy drop from the smallest to the largest u, at (32, 0.1) and (8, 0.01)."""
+    drops = accuracy_drops(private_rows(table, "accuracy"), "dist_avg")
+    drops["setting"] = [_setting(m, e) for m, e in zip(drops["clients"], drops["epsilon"], strict=True)]
+    return claims_lib.pairs(drops, side="setting", low=_setting(*WEAKEST), high=_setting(*STRONGEST), cells=["dataset"])
 
 
-def _baseline_degrades(metric: str, direction: int) -> Evaluator:
-    """Claim test: the baseline's metric at the largest u differs from u = 1 in ``direction`` beyond the spread."""
-
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        rows = _private(agg, metric)
-        if rows.empty or 1 not in set(rows["unevenness"]) or rows["unevenness"].max() <= 1:
-            return claims_lib.Evidence(None, False, detail="needs u = 1 and a larger u in the grid")
-        u_max = rows["unevenness"].max()
-        low, high = _at_u(agg, metric, "dist_avg", 1), _at_u(agg, metric, "dist_avg", u_max)
-        both = pd.merge(low, high, left_index=True, right_index=True, suffixes=("_1", "_max"))
-        width = np.maximum(both["hi_1"] - both["lo_1"], both["hi_max"] - both["lo_max"])
-        change = direction * (both["mean_max"] - both["mean_1"])
-        holds = int((change > width).sum())
-        detail = "; ".join(f"{d} m={m}: {r['mean_1']:.4g} -> {r['mean_max']:.4g}" for (d, m), r in both.iterrows())
-        return claims_lib.Evidence(
-            f"{holds} of {len(both)} settings, u = 1 -> {u_max:g}", holds == len(both), spread=BANDS, detail=detail
-        )
-
-    return evaluate
+def _sizes(table: pd.DataFrame) -> Outcome:
+    """Each available dataset's total rows (train + test) against the count the paper prints."""
+    found = {row["dataset"]: int(row["rows"]) for _, row in table.iterrows() if row["dataset"] in PAPER_SIZES}
+    if not found:
+        return Outcome(False, "no dataset", "no KDD or Adult card")
+    wrong = {d: n for d, n in found.items() if n != PAPER_SIZES[d]}
+    value = ", ".join(f"{d} {n}" for d, n in found.items())
+    detail = "; ".join(f"{d}: {n} rows (paper {PAPER_SIZES[d]})" for d, n in found.items())
+    return Outcome(not wrong, value, detail)
 
 
-def _strongest_at_smallest_epsilon(agg: pd.DataFrame) -> claims_lib.Evidence:
-    """Claim test: the baseline's accuracy loss from u = 1 to the largest u is larger at (8, 0.01) than at (32, 0.1)."""
-    rows = _private(agg, "accuracy")
-    if rows.empty or 1 not in set(rows["unevenness"]) or rows["unevenness"].max() <= 1:
-        return claims_lib.Evidence(None, False, detail="needs u = 1 and a larger u in the grid")
-    u_max = rows["unevenness"].max()
-    drop = _at_u(agg, "accuracy", "dist_avg", 1)["mean"] - _at_u(agg, "accuracy", "dist_avg", u_max)["mean"]
-    pairs = []
-    for dataset in drop.index.get_level_values("dataset").unique():
-        if (dataset, 8) in drop.index and (dataset, 32) in drop.index:
-            pairs.append((dataset, drop[(dataset, 8)], drop[(dataset, 32)]))
-    if not pairs:
-        return claims_lib.Evidence(None, False, detail="needs the (8, 0.01) and (32, 0.1) settings")
-    holds = all(small > large for _, small, large in pairs)
-    detail = "; ".join(f"{d}: drop {s:.4g} at (8, 0.01) vs {g:.4g} at (32, 0.1)" for d, s, g in pairs)
-    return claims_lib.Evidence(f"{sum(s > g for _, s, g in pairs)} of {len(pairs)} datasets", holds, detail=detail)
+def _at_least(dataset: str, floor: float) -> Extractor:
+    """theta*'s test accuracy (deterministic) against a one-sided floor."""
+
+    def extract(table: pd.DataFrame) -> Outcome:
+        value = float(table["value"].iloc[0])
+        return Outcome(value >= floor, f"{value:.4f}", f"{dataset}: theta* test accuracy {value:.4f}, floor {floor}")
+
+    return extract
 
 
-def _nonprivate_accuracy(dataset: str, low: float, high: float) -> Evaluator:
-    """Claim test: theta*'s test accuracy lies in [low, high]."""
-
-    def evaluate(agg: pd.DataFrame) -> claims_lib.Evidence:
-        rows = agg[(agg["algorithm"] == NONPRIVATE) & (agg["dataset"] == dataset)]
-        if rows.empty:
-            return claims_lib.Evidence(None, False, detail=f"no {dataset} rows (data unavailable)")
-        value = float(rows["mean"].iloc[0])
-        return claims_lib.Evidence(
-            round(value, 4), low <= value <= high, detail="test accuracy of theta* (L2 as configured)"
-        )
-
-    return evaluate
+# ------------------------------------------------------------------------------------ the claims
 
 
-def _claim(
-    id_: str,
-    where: str,
-    statement: str,
-    paper_value: str,
-    tolerance: str,
-    justification: str,
-    aggregate: str,
-    evaluate: Evaluator,
-    needs: Mapping[str, float],
-) -> claims_lib.Claim:
-    return claims_lib.Claim(
-        f"{STUDY}.{id_}",
-        STUDY,
-        where,
-        statement,
-        paper_value,
-        tolerance,
-        justification,
-        aggregate,
-        evaluate,
-        dict(needs),
-    )
+def _claim(id_: str, **fields) -> claims_lib.Claim:
+    return claims_lib.Claim(id=f"{STUDY}.{id_}", study=STUDY, **fields)
 
 
-UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}
+EPS_CELLS = ["dataset", "clients", "epsilon"]
+U_CELLS = ["dataset", "clients", "epsilon", "unevenness"]
+SETTING = ["dataset", "clients", "epsilon"]  # one Experiment B setting (m, epsilon) of one dataset
+BASELINE = "(Jayaraman et al.)"
+
+METRIC_NAMES = {"accuracy": "test accuracy", "gap": "optimal gap (on log10)"}
+MARGINS = {"accuracy": (ACCURACY_MARGIN, MARGIN_ACCURACY), "gap": (LOG_GAP_MARGIN, MARGIN_GAP)}
+PAPER_FIGS = "App. B (Figs 3, 5, 7, 9, 11)"
+NOTE_M = "wddp.md 7.3 item 2; Section 3 ('not related to multiple parties')"
+# id, statement, table, extractor of a metric, needs, how it is compared, where and whose words (per metric)
+BY_CONSTRUCTION_CHECKS = (
+    (
+        "wddp_matches_central",
+        "The {metric} of WD-DP is similar to that of the centralized method (DP-GD)",
+        "versus_epsilon",
+        lambda metric: _equivalent(metric, "wddp", "central", EPS_CELLS),
+        PAPER_SCALE,
+        "",
+        {"accuracy": "Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10)", "gap": PAPER_FIGS},
+        {
+            "accuracy": "Section 5: 'is similar to the centralized method'",
+            "gap": "App. B: 'the excess empirical risk of our method is similar to centralized methods'",
+        },
+    ),
+    (
+        "wddp_steady_in_m",
+        "WD-DP's {metric} does not depend on the number of clients m",
+        "versus_epsilon",
+        lambda metric: _against_reference(metric, "wddp", "clients", ["dataset", "epsilon"]),
+        M_SCALE,
+        " (no step involves m); each m against the smallest m run for that (dataset, ε)",
+        {"accuracy": NOTE_M, "gap": NOTE_M},
+        {"accuracy": "derived by the note, not stated for the experiments", "gap": "derived by the note"},
+    ),
+    (
+        "wddp_steady_in_u",
+        "When u increases, the {metric} of WD-DP is steady",
+        "versus_unevenness",
+        lambda metric: _against_reference(metric, "wddp", "unevenness", SETTING),
+        UNEVEN_SCALE,
+        " (n is the same at every u; no step involves the split); each u against the smallest u of its setting",
+        {"accuracy": "Section 5 (Fig. 2); App. B (Figs 13, 15)", "gap": "App. B (Figs 12, 14, 16)"},
+        {
+            "accuracy": "Section 5: 'the accuracy of our method is steady'",
+            "gap": "App. B: 'the optimal gap of our method is steady'",
+        },
+    ),
+)
+
 CLAIMS = [
+    # ---------------------------------------------------------------- the paper's statements
     _claim(
         "accuracy_rises_with_epsilon",
-        where="Figs 1, 4, 6, 8, 10; Section 5 text",
-        statement="Performance is becoming better when ε increases (every method, dataset and m)",
-        paper_value="qualitative",
-        tolerance=f"no step to a larger ε lowers mean accuracy by more than the spread ({SPREAD})",
-        justification="the paper prints no numbers; seed noise is the only yardstick",
+        where="Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10: 'similar results')",
+        statement="Performance is becoming better when ε increases (test accuracy of every method, dataset and m)",
+        kind=PAPER_STATEMENT,
+        form=Trend("increasing"),
+        justification=f"Section 5: 'Performance is becoming better when ε increases, which is the same as intuition'; "
+        f"unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
         aggregate="versus_epsilon",
-        evaluate=_monotone("accuracy", +1),
-        needs=PAPER_SCALE,
+        extract=_trend("accuracy", "epsilon", ["dataset", "clients", "algorithm"]),
+        needs=EPSILON_TREND_SCALE,
     ),
     _claim(
         "gap_falls_with_epsilon",
-        where="Figs 3, 5, 7, 9, 11; Section 5 text",
-        statement="With the increasing of ε, the optimal gap decreases",
-        paper_value="qualitative",
-        tolerance=f"no step to a larger ε raises the mean gap by more than the spread ({SPREAD})",
-        justification="as above",
+        where="App. B (Figs 3, 5, 7, 9, 11)",
+        statement="With the increasing of ε, the optimal gap decreases (every method, dataset and m)",
+        kind=PAPER_STATEMENT,
+        form=Trend("decreasing"),
+        justification=f"App. B: 'With the increasing of ε, the optimal gap decreases, which is the same as "
+        f"intuition'; unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
         aggregate="versus_epsilon",
-        evaluate=_monotone("gap", -1),
+        extract=_trend("gap", "epsilon", ["dataset", "clients", "algorithm"]),
+        needs=EPSILON_TREND_SCALE,
+    ),
+    _claim(
+        "wddp_beats_baseline_random_sizes_accuracy",
+        where="Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10)",
+        statement=f"With clients of random sizes, the test accuracy of WD-DP is higher than that of {BASELINE}",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="Section 5: 'our method WD-DP is better than the method proposed in (?)'; App. B: 'Figure 4, 6, "
+        f"8 and 10 show that the accuracy of our method is better'; every (dataset, m, ε) cell: {EVERY_CELL}",
+        aggregate="versus_epsilon",
+        extract=_ordering("accuracy", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
     ),
     _claim(
-        "wddp_matches_central",
-        where="Figs 1, 3-11; wddp.md 7.3 item 2",
-        statement="WD-DP is similar to the centralized method (straight up to centralized methods)",
-        paper_value="qualitative",
-        tolerance=f"accuracy and gap of WD-DP and centralized DP-GD agree in every (dataset, m, ε) cell ({SPREAD})",
-        justification="under per-round aggregation both are the same process with independent noise",
+        "wddp_beats_baseline_random_sizes_gap",
+        where="App. B (Figs 3, 5, 7, 9, 11)",
+        statement=f"With clients of random sizes, the optimal gap of WD-DP is lower than that of {BASELINE}",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="App. B: 'Figure 3, 5, 7, 9 and 11 show that by considering different weights held by clients, "
+        f"the optimal gap of our method is better than the distributed method'; every (dataset, m, ε) cell: "
+        f"{EVERY_CELL}",
         aggregate="versus_epsilon",
-        evaluate=_agree("wddp", "central", ["dataset", "clients", "epsilon"]),
+        extract=_ordering("gap", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
     ),
     _claim(
-        "wddp_steady_in_m",
-        where="Figs 1, 3-11; wddp.md 7.3 item 2",
-        statement="WD-DP's curves do not depend on the number of clients m",
-        paper_value="qualitative",
-        tolerance="for each (dataset, ε, metric) the range of WD-DP's mean over m is within its widest band",
-        justification="WD-DP's noise depends on n only (eq. 3)",
-        aggregate="versus_epsilon",
-        evaluate=_steady("wddp", "clients", ["dataset", "epsilon"]),
-        needs={**PAPER_SCALE, "client_counts": 2},
-    ),
-    _claim(
-        "wddp_beats_baseline_random_sizes",
-        where="Figs 1, 3-11; Section 5 text",
-        statement="WD-DP is better than the method proposed in (Jayaraman et al.) with uneven client sizes",
-        paper_value="qualitative",
-        tolerance="the baseline is never better beyond the spread (accuracy or gap) and WD-DP's gap is lower in "
-        "most cells",
-        justification="σ_baseline / σ_WD-DP = n / (m n_(1)) > 1 for uneven sizes (wddp.md 2.4)",
-        aggregate="versus_epsilon",
-        evaluate=_wddp_not_worse(["dataset", "clients", "epsilon"], uneven_only=False),
-        needs=PAPER_SCALE,
-    ),
-    _claim(
-        "wddp_beats_baseline_two_groups",
-        where="Figs 2, 12-16; Section 5 text",
-        statement="For u > 1 WD-DP is better than the averaged baseline",
-        paper_value="qualitative",
-        tolerance="as above, over the cells with u > 1",
-        justification="σ ratio (1 + u) / 2 for two equal groups (wddp.md 7.3 item 3)",
+        "wddp_beats_baseline_two_groups_accuracy",
+        where="Abstract; Section 5 (Fig. 2); App. B (Figs 13, 15); Conclusion",
+        statement=f"With two groups of uneven size (u > 1), the test accuracy of WD-DP is higher than that of "
+        f"{BASELINE}",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="Abstract: 'we improve the performance of distributed differential privacy ERM, especially in "
+        "the case that data scale on different clients is uneven'; Section 5: 'our method is more reliable, "
+        f"especially in the case of uneven data scale'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
-        evaluate=_wddp_not_worse(["dataset", "clients", "unevenness"], uneven_only=True),
+        extract=_ordering("accuracy", "wddp", "dist_avg", U_CELLS, keep=_uneven),
         needs=UNEVEN_SCALE,
     ),
     _claim(
-        "equal_at_u1",
-        where="Figs 2, 12-16; Section 5 text",
-        statement="When u = 1 the accuracy of WD-DP is similar to the method proposed in (Jayaraman et al.)",
-        paper_value="qualitative",
-        tolerance=f"accuracy and gap of WD-DP and the baseline agree at u = 1 in every setting ({SPREAD})",
-        justification="identical weights and σ at an even split (the unit tests check identical trajectories)",
+        "wddp_beats_baseline_two_groups_gap",
+        where="Abstract; App. B (Figs 12, 14, 16); Conclusion",
+        statement=f"With two groups of uneven size (u > 1), the optimal gap of WD-DP is lower than that of {BASELINE}",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="Abstract (as above); App. B: 'our method is more reliable than the method proposed by (?), "
+        "especially in the case that data scale is uneven'; Conclusion: 'we improve ... excess empirical risk "
+        f"bound ..., especially under the condition that data scale on clients is uneven'; every (dataset, m, ε, "
+        f"u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
-        evaluate=_agree_at_u1(),
-        needs=PAPER_SCALE,
-    ),
-    _claim(
-        "baseline_gap_grows_with_u",
-        where="Figs 12, 14, 16; Section 5 text",
-        statement="The optimal gap of (Jayaraman et al.) increases rapidly or fluctuates sharply as u increases",
-        paper_value="qualitative",
-        tolerance="the baseline's mean gap at the largest u exceeds u = 1 by more than the spread, every setting",
-        justification="its σ grows as (1 + u) / 2",
-        aggregate="versus_unevenness",
-        evaluate=_baseline_degrades("gap", +1),
+        extract=_ordering("gap", "wddp", "dist_avg", U_CELLS, keep=_uneven),
         needs=UNEVEN_SCALE,
     ),
     _claim(
         "baseline_accuracy_drops_with_u",
-        where="Figs 2, 13, 15; Section 5 text",
-        statement="The accuracy of (Jayaraman et al.) decreases rapidly or fluctuates sharply as u increases",
-        paper_value="qualitative",
-        tolerance="the baseline's mean accuracy at the largest u is below u = 1 by more than the spread, every setting",
-        justification="its σ grows as (1 + u) / 2; wddp.md 7.3 item 5 expects it weakest at (32, 0.1)",
+        where="Section 5 (Fig. 2); App. B (Figs 13, 15)",
+        statement=f"As u increases, the accuracy of {BASELINE} decreases rapidly (the 'decreases' reading of "
+        "'decreases rapidly or fluctuates sharply')",
+        kind=PAPER_STATEMENT,
+        form=Trend("decreasing"),
+        justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or fluctuates sharply'; "
+        "every (dataset, m, ε) setting; 'rapidly' has no size, so the margin is the seed spread; "
+        + EITHER_READING.format(other="wddp.baseline_accuracy_fluctuates_with_u"),
         aggregate="versus_unevenness",
-        evaluate=_baseline_degrades("accuracy", -1),
-        needs=UNEVEN_SCALE,
+        extract=_trend("accuracy", "unevenness", SETTING, "dist_avg"),
+        needs=U_TREND_SCALE,
     ),
     _claim(
-        "wddp_steady_in_u",
-        where="Figs 2, 12-16; Section 5 text",
-        statement="When u increases the accuracy (and optimal gap) of WD-DP is steady",
-        paper_value="qualitative",
-        tolerance="for each (dataset, setting, metric) the range of WD-DP's mean over u is within its widest band",
-        justification="WD-DP's noise depends on n only",
+        "baseline_accuracy_fluctuates_with_u",
+        where="Section 5 (Fig. 2); App. B (Figs 13, 15)",
+        statement=f"As u increases, the accuracy of {BASELINE} fluctuates sharply (the 'fluctuates' reading): its "
+        "run-to-run spread grows with u",
+        kind=PAPER_STATEMENT,
+        form=Trend("increasing"),
+        justification="Section 5: '... decreases rapidly or fluctuates sharply', set against 'the accuracy of our "
+        "method is steady'; fluctuation is measured per seed as the absolute deviation from the point's median "
+        "(Brown-Forsythe) and must grow from u = 1 to the largest u beyond its seed spread, every setting; "
+        + EITHER_READING.format(other="wddp.baseline_accuracy_drops_with_u"),
         aggregate="versus_unevenness",
-        evaluate=_steady("wddp", "unevenness", ["dataset", "clients"]),
-        needs=UNEVEN_SCALE,
+        extract=_trend("accuracy", "unevenness", SETTING, "dist_avg", spread=True),
+        needs=U_TREND_SCALE,
+    ),
+    _claim(
+        "baseline_gap_grows_with_u",
+        where="App. B (Figs 12, 14, 16)",
+        statement=f"As u increases, the optimal gap of {BASELINE} increases rapidly (the 'increases' reading of "
+        "'increases rapidly or fluctuates sharply')",
+        kind=PAPER_STATEMENT,
+        form=Trend("increasing"),
+        justification="App. B: 'the optimal gap of the method proposed by (?) increases rapidly or fluctuates "
+        "sharply'; every (dataset, m, ε) setting; 'rapidly' has no size, so the margin is the seed spread; "
+        + EITHER_READING.format(other="wddp.baseline_gap_fluctuates_with_u"),
+        aggregate="versus_unevenness",
+        extract=_trend("gap", "unevenness", SETTING, "dist_avg"),
+        needs=U_TREND_SCALE,
+    ),
+    _claim(
+        "baseline_gap_fluctuates_with_u",
+        where="App. B (Figs 12, 14, 16)",
+        statement=f"As u increases, the optimal gap of {BASELINE} fluctuates sharply (the 'fluctuates' reading): "
+        "its run-to-run spread on the log axis grows with u",
+        kind=PAPER_STATEMENT,
+        form=Trend("increasing"),
+        justification="App. B: '... increases rapidly or fluctuates sharply', set against 'the optimal gap of our "
+        "method is steady'; per seed the absolute deviation of log10(gap) from the point's median (a gap that "
+        "only grows is not a fluctuation) must grow from u = 1 to the largest u beyond its seed spread; "
+        + EITHER_READING.format(other="wddp.baseline_gap_grows_with_u"),
+        aggregate="versus_unevenness",
+        extract=_trend("gap", "unevenness", SETTING, "dist_avg", spread=True),
+        needs=U_TREND_SCALE,
+    ),
+    # ---------------------------------------------------------------- implementation checks
+    *[
+        _claim(
+            f"{id_}_{metric}",
+            where=where[metric],
+            statement=statement.format(metric=METRIC_NAMES[metric]),
+            kind=IMPLEMENTATION_CHECK,
+            form=Equivalence(MARGINS[metric][0]),
+            justification=f"{words[metric]}; {BY_CONSTRUCTION}{how}; {MARGINS[metric][1]}",
+            aggregate=aggregate,
+            extract=extract(metric),
+            needs=needs,
+        )
+        for id_, statement, aggregate, extract, needs, how, where, words in BY_CONSTRUCTION_CHECKS
+        for metric in ("accuracy", "gap")
+    ],
+    _claim(
+        "equal_at_u1_accuracy",
+        where="Section 5 (Fig. 2); wddp.md 7.3 item 4",
+        statement=f"When u = 1 the accuracy of WD-DP is similar to {BASELINE}",
+        kind=PAPER_STATEMENT,
+        form=Equivalence(ACCURACY_MARGIN),
+        justification="Section 5: 'in average setting, when u=1, the accuracy of our proposed method WD-DP is similar "
+        "to the method proposed in (?)'; at an even split both methods have the same weights and σ, but each keeps "
+        "its own cross-validated step size (tuning.scope per_method, the paper's 'η chosen by cross-validation'), so "
+        "this is not by construction: it tests the statement under the paper's protocol (with tuning.scope shared "
+        f"it would hold by construction); every setting; {MARGIN_ACCURACY}",
+        aggregate="versus_unevenness",
+        extract=_equivalent("accuracy", "wddp", "dist_avg", SETTING, keep=_even),
+        needs=PAPER_SCALE,
+    ),
+    _claim(
+        "equal_at_u1_gap",
+        where="wddp.md 7.3 item 4",
+        statement=f"When u = 1 the optimal gap of WD-DP is similar to {BASELINE} (on log10(gap))",
+        kind=IMPLEMENTATION_CHECK,
+        form=Equivalence(LOG_GAP_MARGIN),
+        justification=f"the note's expectation (the paper states it for accuracy only, so not a reproduction); same "
+        f"weights and σ at an even split, each method with its own step size; {MARGIN_GAP}",
+        aggregate="versus_unevenness",
+        extract=_equivalent("gap", "wddp", "dist_avg", SETTING, keep=_even),
+        needs=PAPER_SCALE,
     ),
     _claim(
         "degradation_strongest_at_smallest_eps",
-        where="Figs 13, 15; wddp.md 7.3 item 5",
-        statement="The baseline's degradation in u is strongest at ε = 0.01 (Fig. 15) and weakest at ε = 0.1 (Fig. 13)",
-        paper_value="qualitative (note's reading)",
-        tolerance="accuracy drop u = 1 -> largest u larger at (m, ε) = (8, 0.01) than at (32, 0.1)",
-        justification="larger σ at small ε moves the model further from θ*",
+        where="wddp.md 7.3 item 5 (the note's reading of Figs 13, 15; not in the paper)",
+        statement=f"The accuracy drop of {BASELINE} from u = 1 to the largest u is larger at (m, ε) = (8, 0.01) "
+        "than at (32, 0.1)",
+        kind=IMPLEMENTATION_CHECK,
+        form=Ordering(),
+        justification="the note expects the degradation strongest at ε = 0.01 and weakest at ε = 0.1, where all "
+        "methods may already be near non-private accuracy; the paper never says it, so it is not a reproduction; "
+        "per-seed drops, each dataset",
         aggregate="versus_unevenness",
-        evaluate=_strongest_at_smallest_epsilon,
+        extract=_drop_weak_vs_strong,
         needs=UNEVEN_SCALE,
     ),
     _claim(
-        "nonprivate_accuracy_kdd",
-        where="wddp.md 7.3 item 6 (sanity; not from the paper)",
-        statement="Non-private logistic regression test accuracy on KDD Cup 99",
-        paper_value="0.98-0.99",
-        tolerance="inside [0.98, 0.99]",
-        justification="the note's typical figure for logistic regression on KDD",
-        aggregate="nonprivate_kdd",
-        evaluate=_nonprivate_accuracy("kdd", 0.98, 0.99),
-        needs={},
+        "noise_bound_factor",
+        where="Section 3 after Theorem 1; Table 1; Conclusion",
+        statement="WD-DP's noise bound is tighter than Jayaraman et al.'s by the factor (m n_(1))² / n² (and equal to "
+        "the centralized method's)",
+        kind=IMPLEMENTATION_CHECK,
+        form=Exact(),
+        justification="Section 3: 'the bound is tighter than which introduced by (?) by a factor of (m n_(1))²/n²'; "
+        "Conclusion: 'we improve the best previous noise bound'; an exact check of our two calibrations in every "
+        f"run's partition (relative {SIZE_RELATIVE_SLACK:g}): it holds by construction",
+        aggregate="runs",
+        extract=noise_bound_outcome,
+        paper_value="(m n_(1))² / n²",
     ),
     _claim(
-        "nonprivate_accuracy_adult",
-        where="wddp.md 7.3 item 6 (sanity; not from the paper)",
-        statement="Non-private logistic regression test accuracy on Adult",
-        paper_value="0.82-0.85",
-        tolerance="inside [0.82, 0.85]",
-        justification="the note's typical figure for logistic regression on Adult",
-        aggregate="nonprivate_adult",
-        evaluate=_nonprivate_accuracy("adult", 0.82, 0.85),
-        needs={},
+        "privacy_within_budget",
+        where="Theorem 1 (eq. 3); wddp.md 2.2, 2.3",
+        statement="Every run is (ε, δ)-DP at its nominal ε and the paper's δ (composed over its T rounds)",
+        kind=IMPLEMENTATION_CHECK,
+        form=Exact(fails_as=BOUND_FAILS),
+        justification="Theorem 1: Algorithm 1 with σ from eq. (3) is (ε, δ)-DP; the tighter of the RDP and PLD "
+        f"accountants (both upper bounds) must not exceed ε (relative slack {BUDGET_RELATIVE_SLACK:g}); under "
+        "per-round aggregation it holds by our calibration; under the one-shot switch (the literal Algorithm 1) a "
+        "failure is the paper's bound not holding",
+        aggregate="runs",
+        extract=budget_outcome,
+        paper_value="ε",
     ),
+    _claim(
+        "dataset_sizes",
+        where="Section 5 ('the number of total data instances are 70000, 45222, ...')",
+        statement="The prepared KDD Cup 99 and Adult sets have the paper's total sizes",
+        kind=IMPLEMENTATION_CHECK,
+        form=Exact(),
+        justification="exact counts; KDD's 70000 is our sample size (data.kdd.sample_size), Adult's 45222 follows "
+        "from dropping the rows with '?' (wddp.md 4.2): data preparation, not a result",
+        aggregate="datasets",
+        extract=_sizes,
+        paper_value="70000, 45222",
+    ),
+    *[
+        _claim(
+            f"nonprivate_accuracy_{dataset}",
+            where="wddp.md 7.3 item 6 (sanity; not from the paper)",
+            statement=f"Non-private logistic regression (θ*) reaches a typical test accuracy on {label}",
+            kind=IMPLEMENTATION_CHECK,
+            form=Exact(),
+            justification=f"one-sided: at least {NONPRIVATE_FLOOR[dataset]}, the lower end of the note's typical "
+            "range for logistic regression (not a number of the paper); a better θ* is no fault, so no upper end",
+            aggregate=f"nonprivate_{dataset}",
+            extract=_at_least(dataset, NONPRIVATE_FLOOR[dataset]),
+            paper_value=f">= {NONPRIVATE_FLOOR[dataset]} (note)",
+        )
+        for dataset, label in (("kdd", "KDD Cup 99"), ("adult", "Adult"))
+    ],
 ]
-
-
-def claim_aggregates(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame | None]:
-    """The claims' inputs: the epsilon-figure and the u-figure aggregates stacked, and theta*'s rows per dataset."""
-    grouped: dict[str, list[pd.DataFrame]] = {"versus_epsilon": [], "versus_unevenness": []}
-    for figure, frame in frames.items():
-        grouped[f"versus_{FIGURES[figure].experiment}"].append(frame)
-    stacked = {name: pd.concat(parts, ignore_index=True) if parts else None for name, parts in grouped.items()}
-    for dataset in DATASETS:  # theta*'s rows per dataset; None (data unavailable) when it was not built
-        rows = [f[(f["algorithm"] == NONPRIVATE) & (f["dataset"] == dataset)] for f in frames.values()]
-        rows = [r for r in rows if not r.empty]
-        stacked[f"nonprivate_{dataset}"] = pd.concat(rows, ignore_index=True) if rows else None
-    return stacked
 
 
 def claims_scale(settings: Mapping) -> dict[str, float]:
@@ -411,5 +477,7 @@ def claims_scale(settings: Mapping) -> dict[str, float]:
         "seeds": settings["seeds"],
         "iterations": settings["iterations"],
         "client_counts": len(settings["clients"]),
+        "epsilon_counts": len(settings["epsilons"]),
         "max_unevenness": max(settings["unevenness"]),
+        "unevenness_counts": len(settings["unevenness"]),
     }

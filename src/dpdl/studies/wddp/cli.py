@@ -12,13 +12,29 @@ from dpdl import claims as claims_lib
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import read_json, write_json, write_table, write_text
 from dpdl.studies.common import study_steps
-from dpdl.studies.wddp.aggregate import aggregate
-from dpdl.studies.wddp.claims import CLAIMS, claim_aggregates, claims_scale
+from dpdl.studies.wddp.aggregate import claim_tables, tables
+from dpdl.studies.wddp.claims import CLAIMS, claims_scale
 from dpdl.studies.wddp.figures import draw_figure
-from dpdl.studies.wddp.grid import DATASETS, FIGURES, STUDY, run_epsilons, settings_from_json, switches
+from dpdl.studies.wddp.grid import (
+    DATASETS,
+    FIGURES,
+    PER_SETTING,
+    STUDY,
+    parse_batch,
+    run_epsilons,
+    settings_from_json,
+    switches,
+)
 from dpdl.studies.wddp.run import load_dataset, run_batch
 from dpdl.studies.wddp.tables import table1, table1_title
-from dpdl.studies.wddp.tune import compute_optimum, cross_validate, read_optimum, select_step_sizes, write_optimum
+from dpdl.studies.wddp.tune import (
+    compute_optimum,
+    cross_validate,
+    cross_validate_setting,
+    read_optimum,
+    select_step_sizes,
+    write_optimum,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +56,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub = step("tune", cmd_tune, "Select each method's step size by K-fold cross-validation on the training set.")
     dataset_inputs(sub)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "JSON"), required=True)
+    sub.add_argument(
+        "--batch", default=None, help="tuning.protocol per_setting: the batch whose settings to tune (epsilon_m32)"
+    )
 
     sub = step("run", cmd_run, "Run one batch (all methods, epsilons or u, and seeds of a figure grid).")
     dataset_inputs(sub)
@@ -49,11 +68,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--tuning", type=Path, required=True, help="the selected step sizes (JSON)")
     sub.add_argument("--optimum", type=Path, required=True, help="theta* of the dataset")
 
-    sub = step("aggregate", cmd_aggregate, "Aggregate the runs of one figure over seeds.")
+    sub = step("aggregate", cmd_aggregate, "Aggregate the runs of one figure over seeds; keep the per-seed values.")
     sub.add_argument("figure", choices=sorted(FIGURES))
     sub.add_argument("--runs", type=Path, nargs="*", default=[])
     sub.add_argument("--optima", type=Path, nargs="*", default=[])
-    sub.add_argument("--out", type=Path, required=True)
+    sub.add_argument("--out", type=Path, required=True, help="the banded aggregate (the figure reads it)")
+    sub.add_argument("--seeds-out", type=Path, required=True, help="the per-seed table (the claims read it)")
 
     sub = step("figure", cmd_figure, "Draw one figure from its aggregate.")
     sub.add_argument("figure", choices=sorted(FIGURES))
@@ -65,8 +85,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--settings", required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    sub = step("claims", cmd_claims, "Judge the study's claims from the figure aggregates.")
-    sub.add_argument("--aggregates", type=Path, nargs="*", default=[])
+    sub = step("claims", cmd_claims, "Judge the study's claims from the figures' per-seed tables.")
+    sub.add_argument("--seeds", type=Path, nargs="*", default=[], help="results/wddp/aggregates/<figure>_seeds.csv")
+    sub.add_argument("--cards", type=Path, nargs="*", default=[], help="the prepared datasets' JSON cards")
     sub.add_argument("--settings", required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
@@ -97,14 +118,23 @@ def cmd_optimum(args: argparse.Namespace) -> int:
 def cmd_tune(args: argparse.Namespace) -> int:
     """``dpdl wddp tune``."""
     settings = settings_from_json(args.settings)
+    per_setting = settings["tuning"]["protocol"] == PER_SETTING
+    if per_setting != (args.batch is not None):
+        raise ConfigError(f"--batch is required under tuning.protocol {PER_SETTING} and not allowed otherwise")
     data = load_dataset(args.data)
-    scores = cross_validate(settings, args.dataset, data)
-    summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], run_epsilons(settings))
+    record = {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}
+    if per_setting:
+        experiment, clients, epsilon = parse_batch(args.batch)
+        scores = cross_validate_setting(settings, args.dataset, data, experiment, clients, epsilon)
+        summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], by="cell")
+        # the batch's m (and epsilon) replace tuning.clients and tuning.epsilon, which per_setting does not use
+        record = {k: v for k, v in record.items() if k not in ("clients", "epsilon")} | {"batch": args.batch}
+    else:
+        scores = cross_validate(settings, args.dataset, data)
+        summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], run_epsilons(settings))
     csv_path, json_path = args.out
     write_text(csv_path, summary.to_csv(index=False, lineterminator="\n"))
-    write_json(
-        json_path, {"step_sizes": selected, "settings": {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}}
-    )
+    write_json(json_path, {"step_sizes": selected, "settings": record})
     log.info("%s: selected step sizes %s", args.dataset, selected)
     return 0
 
@@ -136,7 +166,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_aggregate(args: argparse.Namespace) -> int:
     """``dpdl wddp aggregate``."""
     optima = {Path(p).stem: p for p in args.optima}
-    write_text(args.out, aggregate(args.figure, args.runs, optima).to_csv(index=False, lineterminator="\n"))
+    bands, seeds = tables(args.figure, args.runs, optima)
+    write_text(args.out, bands.to_csv(index=False, lineterminator="\n"))
+    write_text(args.seeds_out, seeds.to_csv(index=False, lineterminator="\n"))
     return 0
 
 
@@ -158,9 +190,10 @@ def cmd_table1(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
     settings = settings_from_json(args.settings)
-    frames = {Path(p).stem: pd.read_csv(p) for p in args.aggregates}
+    frames = {Path(p).stem.removesuffix("_seeds"): pd.read_csv(p) for p in args.seeds}
+    cards = [read_json(p) for p in args.cards]
     card = claims_lib.scorecard(
-        CLAIMS, claim_aggregates(frames), scale=claims_scale(settings), switches=switches(settings)
+        CLAIMS, claim_tables(frames, cards), scale=claims_scale(settings), switches=switches(settings)
     )
     write_table(card, *args.out, title=f"# {STUDY} claims (Kang, Liu & Wang)")
     return 0

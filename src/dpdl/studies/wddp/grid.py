@@ -13,12 +13,14 @@ Every ``dpdl`` command imports this module, so it imports nothing heavy.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dpdl.config import require_exact_keys
 from dpdl.errors import ConfigError
+from dpdl.readings import DEFAULT, Reading
 from dpdl.studies.common import format_number, parse_settings
 
 if TYPE_CHECKING:
@@ -50,6 +52,52 @@ SETTINGS_KEYS = (
     "eq3_constant",
 )
 TUNING_KEYS = ("folds", "seeds", "epsilon", "protocol", "clients", "scope")  # wddp.tuning
+PER_SETTING = "per_setting"  # wddp.tuning.protocol that cross-validates every setting of a batch (gap A16)
+
+# The paper's open settings as readings (dpdl.readings): the default first, then one per other
+# reasonable resolution. Section numbers are the paper's; A numbers are gaps of notes/wddp.md.
+READINGS = (
+    Reading(
+        DEFAULT,
+        "the config: per-round aggregation (A1: the proof of Theorem 1, eq. 4, analyses the query 'M_t = sum_j "
+        "(n_j/n)[...]' at the common model theta_t^(c) every round); step sizes cross-validated at m = "
+        "tuning.clients (random sizes) for every epsilon a figure uses, each method its own (A16; the paper: "
+        "'learning rate eta is chosen by cross-validation from 0.01, 0.05, 0.1, 0.5 and 1', Section 5)",
+    ),
+    Reading(
+        PER_SETTING,
+        "Section 5: 'In all the experiments, ... learning rate eta is chosen by cross-validation from 0.01, 0.05, "
+        "0.1, 0.5 and 1', read as a cross-validation in every experiment setting: each (m, epsilon) of Figs 1, 3-11 "
+        "and each (m, epsilon, u) of Figs 2, 12-16 on its own partition (the note's 'Option: tune per cell', "
+        "wddp.md 4.4). Declared after the default's u = 1 verdicts were seen",
+        {"tuning": {"protocol": PER_SETTING}},
+        post_hoc=True,
+    ),
+    Reading(
+        "shared_step",
+        "one eta for all methods: Algorithm 1 and Section 5 name a single 'learning rate eta', and Related Work "
+        "(Distributed Setting) calls Jayaraman et al.'s method 'a special case of our method WD-DP under average "
+        "setting', which it is only with WD-DP's eta (A16 leaves per-method or shared open). Declared after the "
+        "default's u = 1 verdicts were seen",
+        {"tuning": {"scope": "shared"}},
+        post_hoc=True,
+    ),
+    Reading(
+        "reference_step",
+        "the note's recommendation for the unstated protocol (wddp.md 4.4, A16): 'per (dataset, method), by 5-fold "
+        "CV on the training set at a reference configuration (epsilon = 0.1, m = 16, Experiment A partition) ... "
+        "Then fix eta everywhere'",
+        {"tuning": {"protocol": "reference"}},
+    ),
+    Reading(
+        "one_shot",
+        "Algorithm 1 as printed (A1): 'Party j executes at round t: theta_{t+1}^(j) = theta_t^(j) - eta(grad "
+        "L_Dj(theta_t^(j)) + z_t)' and 'Server executes after T local rounds: theta^(c) = sum_j (n_j/n) "
+        "theta_T^(j)' (also eq. 2, 'the updating criteria on server after T local iterations'); the paper proves "
+        "no DP guarantee for it (wddp.md 2.2)",
+        {"aggregation": "one_shot"},
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -159,6 +207,25 @@ def tuning_paths(dataset: str) -> tuple[str, str]:
     return f"results/{STUDY}/tuning/{dataset}.csv", f"results/{STUDY}/tuning/{dataset}.json"
 
 
+def setting_tuning_paths(dataset: str, batch: str) -> tuple[str, str]:
+    """Scores and selected step sizes of one batch's settings (``tuning.protocol: per_setting``)."""
+    return f"results/{STUDY}/tuning/{dataset}/{batch}.csv", f"results/{STUDY}/tuning/{dataset}/{batch}.json"
+
+
+def run_tuning_input(settings: Mapping, experiment: str) -> str:
+    """The step sizes a batch of ``experiment`` reads, as a Snakemake pattern: the dataset's, or its batch's."""
+    if settings["tuning"]["protocol"] == PER_SETTING:
+        return setting_tuning_paths("{dataset}", batch_name(experiment, "{clients}", "{epsilon}"))[1]
+    return tuning_paths("{dataset}")[1]
+
+
+def step_size_key(settings: Mapping, experiment: str, epsilon: float, unevenness: int | None) -> str:
+    """The key of a run's step size in the selection: its epsilon, or its run cell under ``per_setting``."""
+    if settings["tuning"]["protocol"] == PER_SETTING:
+        return cell_name(experiment, epsilon, unevenness)
+    return format_number(epsilon)
+
+
 def batch_name(experiment: str, clients: int | str, epsilon: float | str | None = None) -> str:
     """The folder of one batch: ``epsilon_m32`` or ``unevenness_m16_eps0.05``."""
     if experiment == "epsilon":
@@ -170,6 +237,16 @@ def batch_name(experiment: str, clients: int | str, epsilon: float | str | None 
 def cell_name(experiment: str, epsilon: float | None, unevenness: int | None) -> str:
     """The folder of one grid cell within a batch: ``eps0.05`` (Experiment A) or ``u3`` (Experiment B)."""
     return f"eps{format_number(epsilon)}" if experiment == "epsilon" else f"u{unevenness}"
+
+
+def parse_batch(name: str) -> tuple[str, int, float | None]:
+    """``(experiment, clients, epsilon)`` of a batch name (:func:`batch_name`'s inverse)."""
+    match = re.fullmatch(r"epsilon_m(\d+)|unevenness_m(\d+)_eps([0-9.e+-]+)", name)
+    if not match:
+        raise ConfigError(f"{name!r} is not a wddp batch (epsilon_m<m> or unevenness_m<m>_eps<epsilon>)")
+    if match.group(1):
+        return "epsilon", int(match.group(1)), None
+    return "unevenness", int(match.group(2)), float(match.group(3))
 
 
 def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | str) -> str:
@@ -206,8 +283,13 @@ def batch_runs(settings: Mapping, dataset: str, experiment: str, clients: int, e
 
 
 def aggregate_path(figure: str) -> str:
-    """The tidy aggregate one figure reads."""
+    """The tidy aggregate one figure reads (mean and band over seeds)."""
     return f"results/{STUDY}/aggregates/{figure}.csv"
+
+
+def seeds_path(figure: str) -> str:
+    """The per-seed table of one figure, which the claims are judged from."""
+    return f"results/{STUDY}/aggregates/{figure}_seeds.csv"
 
 
 def figure_paths(figure: str) -> tuple[str, str]:
@@ -260,18 +342,23 @@ def cards_input(availability: Callable[[], Availability], wildcards) -> list[str
 
 
 def aggregate_targets(settings: Mapping) -> list[str]:
-    """Every figure aggregate of a config (the claims' inputs)."""
+    """Every figure aggregate of a config (the figures' inputs)."""
     return [aggregate_path(f) for f in figure_ids(settings)]
 
 
+def seeds_targets(settings: Mapping) -> list[str]:
+    """Every per-seed table of a config (the claims' inputs)."""
+    return [seeds_path(f) for f in figure_ids(settings)]
+
+
 def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
-    """Every artifact the study promises for ``config``: figures, aggregates, Table 1, claims."""
+    """Every artifact the study promises for ``config``: figures, aggregates, per-seed tables, Table 1, claims."""
     settings = config[STUDY]
     if not available_datasets(buildable):
         return []
     paths = []
     for figure in figure_ids(settings):
-        paths += [aggregate_path(figure), *figure_paths(figure)]
+        paths += [aggregate_path(figure), seeds_path(figure), *figure_paths(figure)]
     return paths + [*table1_paths(), *claims_paths()]
 
 

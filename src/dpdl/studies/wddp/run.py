@@ -26,8 +26,16 @@ from dpdl.data.partition import shards_of_sizes, threshold_random_sizes, two_gro
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz
 from dpdl.progress import Progress
-from dpdl.studies.common import format_number
-from dpdl.studies.wddp.grid import PRIVATE_METHODS, STUDY, batch_name, cell_name, run_path, seeds, switches
+from dpdl.studies.wddp.grid import (
+    PRIVATE_METHODS,
+    STUDY,
+    batch_name,
+    cell_name,
+    run_path,
+    seeds,
+    step_size_key,
+    switches,
+)
 
 if TYPE_CHECKING:
     from dpdl.privacy import PrivacyEvent
@@ -182,8 +190,10 @@ def build_batch(
 ) -> tuple[list[Group], list[Column]]:
     """The groups and columns of one batch, each column with its sigma, step size and output path.
 
-    ``step_sizes[method][epsilon label]`` is the cross-validated step size
-    (:func:`dpdl.studies.wddp.tune.select_step_sizes`).
+    ``step_sizes[method][key]`` is the cross-validated step size
+    (:func:`dpdl.studies.wddp.tune.select_step_sizes`), keyed by the run's epsilon label, or by its
+    run cell (``eps0.05``, ``u3``) under ``tuning.protocol: per_setting``
+    (:func:`dpdl.studies.wddp.grid.step_size_key`).
     """
     batch = batch_name(experiment, clients, epsilon)
     groups, columns = [], []
@@ -206,7 +216,7 @@ def build_batch(
                 for eps in epsilons:
                     sigma, n_eff = noise_std(settings, method, eps, sizes)
                     path = run_path(dataset, batch, method, cell_name(experiment, eps, u), seed)
-                    eta = step_sizes[method][format_number(eps)]
+                    eta = step_sizes[method][step_size_key(settings, experiment, eps, u)]
                     columns.append(Column(method, eps, seed, u, len(groups) - 1, sigma, n_eff, eta, path))
     return groups, columns
 

@@ -1,4 +1,5 @@
-"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds, and the sigma of every experiment cell."""
+"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds, the sigma of every experiment cell, and the
+exact checks of the noise-bound factor and of the runs' privacy against the per-seed tables."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from dpdl.studies.wddp.grid import PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name, seeds
+from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name, seeds
 from dpdl.studies.wddp.run import LIPSCHITZ, noise_std, partition, run_privacy
+from dpdl.verdicts import Outcome
+
+SIZE_RELATIVE_SLACK = 1e-9  # sigma ratios are exact up to floating point
+BUDGET_RELATIVE_SLACK = 1e-6  # the accountants' numerical slack on a composed epsilon
 
 # Kang, Liu & Wang, Table 1 (row labels inferred, wddp.md 3): method, noise bound, excess-risk
 # bound, distributed, non-convex, and the algorithm of ours that implements the row ("" if none).
@@ -125,3 +130,54 @@ def table1_title(settings: Mapping) -> str:
         f"T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over {settings['seeds']} repetitions (random partitions); "
         "composed ε of the run with the largest σ."
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Table 1's noise bound and the privacy of the runs, checked exactly (two of the claims)
+
+
+def _one_row_per_run(table: pd.DataFrame) -> pd.DataFrame:
+    """Each run once (accuracy and gap figures of one batch share their runs); u = 0 in Experiment A."""
+    rows = table[table["algorithm"] != NONPRIVATE].assign(unevenness=lambda t: t["unevenness"].fillna(0))
+    return rows.drop_duplicates(["dataset", "clients", "epsilon", "unevenness", "algorithm", "seed"])
+
+
+def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
+    """Table 1's noise-bound factor in every run's partition: sigma_wddp^2 / sigma_dist_avg^2 = (m n_(1) / n)^2 <= 1
+    and sigma_central = sigma_wddp (the claim ``wddp.noise_bound_factor``; ``table`` holds per-seed rows)."""
+    rows = _one_row_per_run(table)
+    keys = ["dataset", "clients", "epsilon", "unevenness", "seed"]
+    sigma = rows.pivot_table(index=keys, columns="algorithm", values="sigma", aggfunc="first")
+    ratio = rows[rows["algorithm"] == "wddp"].set_index(keys)["noise_ratio"]
+    both = sigma.join(ratio, how="inner").dropna()
+    if both.empty or not {"wddp", "dist_avg", "central"} <= set(sigma.columns):
+        return Outcome(False, "no partition with all three methods", "needs wddp, dist_avg and central runs")
+    factor = (both["wddp"] / both["dist_avg"]) ** 2
+    paper = 1 / both["noise_ratio"] ** 2  # (m n_(1) / n)^2
+    deviation = float((factor / paper - 1).abs().max())
+    central = float((both["central"] / both["wddp"] - 1).abs().max())
+    holds = deviation <= SIZE_RELATIVE_SLACK and central <= SIZE_RELATIVE_SLACK and bool((paper <= 1 + 1e-12).all())
+    detail = (
+        f"{len(both)} partitions; factor (m n_(1)/n)^2 from {paper.min():.4g} to {paper.max():.4g}; "
+        f"largest relative deviation of sigma_wddp^2/sigma_dist_avg^2 from it {deviation:.2e}, "
+        f"of sigma_central/sigma_wddp from 1 {central:.2e}"
+    )
+    return Outcome(holds, f"max deviation {max(deviation, central):.1e}", detail)
+
+
+def budget_outcome(table: pd.DataFrame) -> Outcome:
+    """Every run's composed epsilon (the tighter of RDP and PLD, both upper bounds) within its nominal epsilon
+    (the claim ``wddp.privacy_within_budget``; ``table`` holds per-seed rows)."""
+    rows = _one_row_per_run(table)
+    if rows.empty:
+        return Outcome(False, "no runs", "no private run in the tables")
+    spent = np.minimum(rows["eps_composed_rdp"].astype(float), rows["eps_composed_pld"].astype(float))
+    share = spent / rows["epsilon"].astype(float)
+    over = rows[share > 1 + BUDGET_RELATIVE_SLACK]
+    worst = rows.loc[share.idxmax()]
+    detail = (
+        f"{len(rows)} runs at delta {rows['delta'].max():g}; largest composed / nominal epsilon {share.max():.6g} "
+        f"({worst['algorithm']}, {worst['dataset']}, m={worst['clients']}, eps={worst['epsilon']:g}); "
+        f"{len(over)} runs over budget"
+    )
+    return Outcome(over.empty, f"max spent/nominal {share.max():.4g}", detail)

@@ -15,7 +15,7 @@ import pandas as pd
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import load_npz, save_npz
 from dpdl.studies.common import format_number
-from dpdl.studies.wddp.grid import PRIVATE_METHODS, run_epsilons
+from dpdl.studies.wddp.grid import PRIVATE_METHODS, cell_name, run_epsilons
 from dpdl.studies.wddp.run import (
     EXPERIMENT_KEYS,
     Column,
@@ -93,6 +93,54 @@ def cross_validate(settings: Mapping, dataset: str, data: Mapping[str, np.ndarra
     A (random sizes) and at each epsilon of :func:`cross_validated_epsilons`; the test set is never
     used. The privacy cost of tuning is not accounted, as in the paper.
     """
+    partitions = [("tuning", settings["tuning"]["clients"], 1)]
+    scores = _cross_validate(settings, dataset, data, partitions, cross_validated_epsilons(settings))
+    return scores.drop(columns="unevenness")
+
+
+def cross_validate_setting(
+    settings: Mapping,
+    dataset: str,
+    data: Mapping[str, np.ndarray],
+    experiment: str,
+    clients: int,
+    epsilon: float | None,
+) -> pd.DataFrame:
+    """:func:`cross_validate` at every setting of one batch (``tuning.protocol: per_setting``, gap A16).
+
+    Section 5: "In all the experiments, ... learning rate eta is chosen by cross-validation", read
+    as a cross-validation in each experiment setting. Experiment A's batch (m): m clients of
+    random sizes (as its runs), at every epsilon of ``epsilons``; Experiment B's batch (m,
+    epsilon): two groups of m / 2 clients at every u of ``unevenness`` (as its runs), at that
+    epsilon. Each row gets the ``cell`` of the runs that use it (``eps0.05``, ``u3``). The folds,
+    theta_0 and noise draws are those of :func:`cross_validate` (common random numbers across
+    settings: a setting whose partition does not enter the update, WD-DP and centralized DP-GD
+    under per-round aggregation, gets the same scores at every m and u).
+    """
+    if experiment == "epsilon":
+        partitions, epsilons = [("tuning", clients, 1)], list(settings["epsilons"])
+    else:
+        partitions, epsilons = [("unevenness", clients, u) for u in settings["unevenness"]], [epsilon]
+    scores = _cross_validate(settings, dataset, data, partitions, epsilons)
+    cells = [
+        cell_name(experiment, e, None if pd.isna(u) else int(u))
+        for e, u in zip(scores["epsilon"], scores["unevenness"], strict=True)
+    ]
+    return scores.assign(clients=clients, cell=cells)
+
+
+def _cross_validate(
+    settings: Mapping,
+    dataset: str,
+    data: Mapping[str, np.ndarray],
+    partitions: Sequence[tuple[str, int, int]],
+    epsilons: Sequence[float],
+) -> pd.DataFrame:
+    """The CV rows of every (partition, method, epsilon, step size) on every fold and seed.
+
+    ``partitions`` are ``(experiment, clients, u)``: ``tuning`` (random sizes, Experiment A's
+    rule) or ``unevenness`` (two groups, Experiment B's rule) of each training fold.
+    """
     from dpdl.algorithms import wddp as algo
 
     tuning = settings["tuning"]
@@ -104,22 +152,27 @@ def cross_validate(settings: Mapping, dataset: str, data: Mapping[str, np.ndarra
         train = np.setdiff1d(np.arange(x.shape[0]), held_out)
         groups, columns = [], []
         for seed in range(tuning["seeds"]):
-            shards = partition(
-                dataset,
-                len(train),
-                "tuning",
-                tuning["clients"],
-                seed,
-                threshold_fraction=settings["threshold_fraction"],
-                cell=(f,),
-            )
-            theta0 = initial_model(dataset, seed, x.shape[1], settings["init_std"], EXPERIMENT_KEYS["tuning"], f)
-            groups.append(Group(seed, None, shards, theta0))
-            for method in PRIVATE_METHODS:
-                for epsilon in cross_validated_epsilons(settings):
-                    sigma, n_eff = noise_std(settings, method, epsilon, groups[-1].sizes)
-                    for eta in settings["step_sizes"]:
-                        columns.append(Column(method, epsilon, seed, None, len(groups) - 1, sigma, n_eff, eta, ""))
+            for experiment, clients, u in partitions:
+                # A two-group partition's stream is keyed apart from the runs' (which have no fold)
+                cell = (f,) if experiment == "tuning" else (EXPERIMENT_KEYS["tuning"], f)
+                shards = partition(
+                    dataset,
+                    len(train),
+                    experiment,
+                    clients,
+                    seed,
+                    unevenness=u,
+                    threshold_fraction=settings["threshold_fraction"],
+                    cell=cell,
+                )
+                theta0 = initial_model(dataset, seed, x.shape[1], settings["init_std"], EXPERIMENT_KEYS["tuning"], f)
+                groups.append(Group(seed, u if experiment == "unevenness" else None, shards, theta0))
+                for method in PRIVATE_METHODS:
+                    for epsilon in epsilons:
+                        sigma, n_eff = noise_std(settings, method, epsilon, groups[-1].sizes)
+                        for eta in settings["step_sizes"]:
+                            group, u_cell = len(groups) - 1, groups[-1].unevenness
+                            columns.append(Column(method, epsilon, seed, u_cell, group, sigma, n_eff, eta, ""))
         # Common random numbers: every method sees the same noise draws at a (fold, seed, epsilon,
         # step size), so the comparison of step sizes is not decided by noise (and identical
         # processes, WD-DP and centralized DP-GD under per-round aggregation, get identical scores).
@@ -152,15 +205,16 @@ def cross_validate(settings: Mapping, dataset: str, data: Mapping[str, np.ndarra
                     "seed": column.seed,
                     "validation_accuracy": float(accuracy[i]),
                     "validation_loss": float(loss[i]),
+                    "unevenness": column.unevenness,
                 }
             )
     return pd.DataFrame(rows)
 
 
 def select_step_sizes(
-    scores: pd.DataFrame, scope: str = "per_method", epsilons: Sequence[float] | None = None
+    scores: pd.DataFrame, scope: str = "per_method", epsilons: Sequence[float] | None = None, by: str = "epsilon"
 ) -> tuple[pd.DataFrame, dict[str, dict[str, float]]]:
-    """Mean validation accuracy per (method, epsilon, step size) and the step size of every run.
+    """Mean validation accuracy per (method, epsilon or cell, step size) and the step size of every run.
 
     Parameters
     ----------
@@ -173,13 +227,16 @@ def select_step_sizes(
         The run epsilons to cover (:func:`dpdl.studies.wddp.grid.run_epsilons`). Each takes the
         selection at the same epsilon, or, if the scores hold a single epsilon (the ``reference``
         protocol), the selection there.
+    by : {"epsilon", "cell"}
+        What a selection is made for: each epsilon (:func:`cross_validate`), or each run cell of a
+        batch (:func:`cross_validate_setting`, ``tuning.protocol: per_setting``).
 
     Returns
     -------
     summary : pandas.DataFrame
-        Mean validation accuracy and loss per (method, epsilon, step size), with ``selected``.
+        Mean validation accuracy and loss per (method, ``by``, step size), with ``selected``.
     selected : dict
-        ``{method: {epsilon label: step size}}``.
+        ``{method: {epsilon label or cell: step size}}``.
 
     Notes
     -----
@@ -188,31 +245,36 @@ def select_step_sizes(
     """
     if scope not in TUNING_SCOPES:
         raise ConfigError(f"wddp.tuning.scope must be one of {', '.join(TUNING_SCOPES)}; got {scope!r}")
-    summary = _validation_means(scores, ["method", "epsilon", "step_size"])
-    keys = ["method", "epsilon", "step_size"] if scope == "per_method" else ["epsilon", "step_size"]
+    if by not in ("epsilon", "cell"):
+        raise ValueError(f"by must be 'epsilon' or 'cell', got {by!r}")
+    label = format_number if by == "epsilon" else str
+    summary = _validation_means(scores, ["method", by, "step_size"])
+    keys = ["method", by, "step_size"] if scope == "per_method" else [by, "step_size"]
     ranked = _validation_means(scores, keys)
     if scope == "shared":
         ranked["method"] = "all"
     ranking_loss = ranked["validation_loss"].where(np.isfinite(ranked["validation_loss"]), np.inf)
     ranking_accuracy = ranked["validation_accuracy"].round(ACCURACY_DECIMALS)  # equal means tie despite float noise
     order = ranked.assign(_accuracy=ranking_accuracy, _loss=ranking_loss).sort_values(
-        ["method", "epsilon", "_accuracy", "_loss"], ascending=[True, True, False, True]
+        ["method", by, "_accuracy", "_loss"], ascending=[True, True, False, True]
     )
-    best = {key: float(group["step_size"].iloc[0]) for key, group in order.groupby(["method", "epsilon"], sort=True)}
-    tuned = sorted(set(summary["epsilon"]))
+    best = {key: float(group["step_size"].iloc[0]) for key, group in order.groupby(["method", by], sort=True)}
+    tuned = sorted(set(summary[by]))
     selected = {}
     for method in sorted(set(summary["method"])):
         chosen = {e: best[(method if scope == "per_method" else "all", e)] for e in tuned}
-        selected[method] = {format_number(e): chosen[e] for e in tuned}
+        selected[method] = {label(e): chosen[e] for e in tuned}
         for epsilon in epsilons or []:
             if format_number(epsilon) not in selected[method]:
                 if len(tuned) != 1:
                     raise ConfigError(f"no step size was tuned at epsilon {epsilon:g}; tuned at {tuned}")
                 selected[method][format_number(epsilon)] = chosen[tuned[0]]
     summary["selected"] = [
-        selected[m][format_number(e)] == s
-        for m, e, s in zip(summary["method"], summary["epsilon"], summary["step_size"], strict=True)
+        selected[m][label(e)] == s for m, e, s in zip(summary["method"], summary[by], summary["step_size"], strict=True)
     ]
+    if by == "cell":  # the setting of each cell, for the reader of the scores
+        setting = scores[["cell", "clients", "epsilon", "unevenness"]].drop_duplicates("cell")
+        summary = summary.merge(setting, on="cell", how="left")
     return summary, selected
 
 

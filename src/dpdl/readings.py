@@ -1,0 +1,196 @@
+"""Readings: the papers' unstated settings as named sets of switch values, and which make each claim hold.
+
+A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which algorithm is
+"non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.grid.READINGS``: one
+per reasonable choice, each with the sentence of the paper (or the reason) behind it, the
+default first. The default reading is the config itself; every other reading is the config
+with the reading's switches set, built in a folder of its own
+(``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/``). Then
+:func:`readings_table` says, for every claim, its verdict under each reading and under how many
+readings it holds.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.errors import ConfigError
+from dpdl.verdicts import REPRODUCED
+
+DEFAULT = "default"
+READINGS_DIR = Path("results/readings")
+READINGS_COLUMNS = ["id", "study", "kind", "reading", "verdict", "our_value", "effect", "ci_low", "ci_high"]
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A named set of values for settings the paper leaves open.
+
+    ``switches`` are keys of the study's config section and their values (empty for the default,
+    which is the config as given). ``why`` quotes or cites the paper's text that makes this a
+    reasonable reading; ``post_hoc`` marks a setting chosen after a verdict was seen.
+    """
+
+    name: str
+    why: str
+    switches: Mapping[str, object] = field(default_factory=dict)
+    post_hoc: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name.replace("_", "").isalnum():
+            raise ValueError(f"reading name {self.name!r} must be letters, digits and underscores (it names a folder)")
+        if not self.why.strip():
+            raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
+
+
+def study_readings(study: str) -> tuple[Reading, ...]:
+    """The readings a study declares, the default first."""
+    from importlib import import_module
+
+    readings = tuple(import_module(f"dpdl.studies.{study}.grid").READINGS)
+    if not readings or readings[0].name != DEFAULT or readings[0].switches:
+        raise ValueError(f"{study}: the first reading must be {DEFAULT!r} with no switches (the config as given)")
+    names = [reading.name for reading in readings]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{study}: reading names repeat: {names}")
+    return readings
+
+
+def reading(study: str, name: str) -> Reading:
+    """One reading of a study, with an error naming the declared ones."""
+    found = {r.name: r for r in study_readings(study)}
+    if name not in found:
+        raise ConfigError(f"{study} has no reading {name!r}; declared: {', '.join(found)}")
+    return found[name]
+
+
+def reading_config(config: dict, study: str, name: str) -> dict:
+    """``config`` with only ``study`` enabled, its section set to the reading's switches, readings off."""
+    chosen = reading(study, name)
+    unknown = sorted(set(chosen.switches) - set(config[study]))
+    if unknown:
+        raise ConfigError(f"reading {study}/{name} sets {unknown}, which are not keys of the {study} config section")
+    result = copy.deepcopy(config)
+    result["studies"] = [study]
+    result["readings"] = False
+    _merge(result[study], chosen.switches)
+    return result
+
+
+def _merge(section: dict, switches: Mapping[str, object]) -> None:
+    """Set ``switches`` in ``section``; a nested mapping (``{"tuning": {"scope": ...}}``) sets only its keys."""
+    for key, value in switches.items():
+        if isinstance(value, Mapping) and isinstance(section.get(key), dict):
+            _merge(section[key], value)
+        else:
+            section[key] = copy.deepcopy(value)
+
+
+def reading_folder(study: str, name: str) -> Path:
+    """Where a non-default reading of a study is built (a Snakemake working directory)."""
+    return READINGS_DIR / study / name
+
+
+def reading_scorecard(study: str, name: str) -> str:
+    """The study scorecard a reading's build writes."""
+    return str(reading_folder(study, name) / "results" / "claims" / f"{study}.csv")
+
+
+def readings_path(ext: str) -> str:
+    """The table of every claim's verdict under every reading: ``csv``, ``md`` or ``html``."""
+    return f"results/readings.{ext}"
+
+
+def readings_table(cards: Mapping[tuple[str, str], str | Path]) -> pd.DataFrame:
+    """One row per (claim, reading) from each reading's study scorecard (``(study, reading) -> CSV``)."""
+    frames = []
+    for (_study, name), path in cards.items():
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame["reading"] = name
+        frames.append(frame[READINGS_COLUMNS])
+    if not frames:
+        return pd.DataFrame(columns=READINGS_COLUMNS)
+    return pd.concat(frames, ignore_index=True)
+
+
+def holds_under(table: pd.DataFrame, declared: Mapping[str, Sequence[str]]) -> pd.DataFrame:
+    """Per claim: its verdict under the default reading and "holds under k of n readings (names)".
+
+    ``declared`` maps a study to its reading names; a reading without a row for a claim (not
+    built) is counted in n and named as not built.
+    """
+    rows = []
+    for (study, claim), part in table.groupby(["study", "id"], sort=False):
+        verdicts = dict(zip(part["reading"], part["verdict"], strict=True))
+        names = list(declared.get(study, [DEFAULT]))
+        holding = [name for name in names if verdicts.get(name) == REPRODUCED]
+        missing = [name for name in names if name not in verdicts]
+        summary = f"holds under {len(holding)} of {len(names)}" + (f" ({', '.join(holding)})" if holding else "")
+        if missing:
+            summary += f"; not built: {', '.join(missing)}"
+        rows.append({"id": claim, "study": study, "default_verdict": verdicts.get(DEFAULT, ""), "readings": summary})
+    return pd.DataFrame(rows, columns=["id", "study", "default_verdict", "readings"])
+
+
+def build_reading(study: str, name: str, config: dict, snakefile: str | Path, cores: int) -> None:
+    """Build one non-default reading's study scorecard: a nested Snakemake run in its own folder.
+
+    The folder gets the reading's full config (``config.yaml``) and a link to this project's
+    ``data/`` (prepared datasets are shared, never rebuilt per reading), and keeps its own
+    Snakemake cache, so a later call reruns only what the reading changed.
+    """
+    import subprocess
+    import sys
+
+    import yaml
+
+    from dpdl.errors import DpdlError
+    from dpdl.io import write_text
+
+    if name == DEFAULT:
+        raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build results/claims/{study}.csv")
+    folder = reading_folder(study, name).resolve()
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text(folder / "config.yaml", yaml.safe_dump(config, sort_keys=True))
+    data = folder / "data"
+    if not data.is_symlink():
+        data.symlink_to(Path("data").resolve(), target_is_directory=True)
+    command = [
+        *(sys.executable, "-m", "snakemake", "--snakefile", str(Path(snakefile).resolve())),
+        *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), "--cores", str(cores)),
+        *("--rerun-incomplete", f"results/claims/{study}.csv"),
+    ]
+    result = subprocess.run(command, check=False)
+    if result.returncode != 0:
+        raise DpdlError(
+            f"the build of reading {study}/{name} failed (exit {result.returncode}); "
+            f"its jobs' logs are in {folder / 'logs'} and Snakemake's in {folder / '.snakemake' / 'log'}"
+        )
+
+
+def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> str:
+    """The readings page: each study's readings with their reasons, then every claim's verdict per reading."""
+    from dpdl.io import markdown_table
+
+    wide = table.pivot_table(index=["study", "id"], columns="reading", values="verdict", aggfunc="first", sort=False)
+    wide = wide.reset_index().merge(summary[["id", "readings"]], on="id", how="left")
+    described = pd.DataFrame(
+        [
+            {"study": study, "reading": r.name, "switches": dict(r.switches) or "(the config)", "why": r.why}
+            | {"chosen after a verdict was seen": "yes (post hoc)" if r.post_hoc else "no"}
+            for study, found in declared.items()
+            for r in found
+        ]
+    )
+    return (
+        "# Readings: the papers' open settings, and under which each claim holds\n\n"
+        "A reading is a named set of values for settings a paper leaves open; `default` is the config.\n\n"
+        + markdown_table(described)
+        + "\n## Verdict of every claim under every reading\n\n"
+        + markdown_table(wide.fillna(""))
+    )

@@ -1,0 +1,303 @@
+"""dp_iadmm's claims on fabricated per-seed tables: each is reproduced in a world where the paper holds
+and not reproduced in the same world with that claim's statement broken.
+
+The world is generated from a few parameters (the paper's numbers as final testing errors, how fast
+each algorithm's curve falls, noise and consensus-violation curves), so every fixture is a small
+change of one parameter, not a typed-in table. A claim without a breaking change fails the suite.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdl.claims import judge
+from dpdl.studies.dp_iadmm import claims, grid
+from dpdl.studies.dp_iadmm.aggregate import SEED_COLUMNS
+from dpdl.studies.dp_iadmm.cli import judge_claims
+from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, Pair
+
+SECTION = {"nonprivate_algorithm": "objt", "outp_plus_factor": 0.01}
+PAPER_SCALE = {"iterations": 20_000, "seeds": 10, "long_iterations": 1e6, "long_seeds": 10, "femnist_train_shards": 36}
+EPSILONS, CURVE, A_VALUES, RHOS = (0.05, 0.1, 1.0, 3.0, 5.0), (0.05, 0.1, 1.0), (1, 100, 1000), (0.1, 1, 10)
+SEEDS = range(10)
+MAIN_T, LONG_T = (2000, 100), (10_000, 500)  # (T, log every)
+
+PAPER = {  # final testing error (%) by dataset, variant and epsilon-bar: the paper's numbers and its orderings
+    "level": {
+        "mnist": {
+            "objt": dict(zip(EPSILONS, (12.80, 11.0, 8.2, 7.95, 7.84), strict=True)) | {0.01: 15.64},
+            "objp": dict(zip(EPSILONS, (16.0, 14.0, 10.0, 9.5, 9.0), strict=True)) | {0.01: 25.0},
+            "outp": dict(zip(EPSILONS, (21.79, 18.0, 12.0, 11.0, 10.5), strict=True)) | {0.01: 37.98},
+            "outp_plus": dict(zip(CURVE, (30.0, 25.0, 15.0), strict=True)),
+            "nonprivate": {math.inf: 7.42},
+        },
+        "femnist": {
+            "objt": dict(zip(EPSILONS, (72.40, 65.0, 45.0, 38.0, 36.29), strict=True)),
+            "objp": dict.fromkeys(EPSILONS, 80.0),
+            "outp": dict(zip(EPSILONS, (91.05, 88.0, 70.0, 60.0, 55.0), strict=True)),
+            "nonprivate": {math.inf: 35.25},
+        },
+    },
+    "tau": {"objt": 0.01, "objp": 0.05, "outp": 0.2, "outp_plus": 0.2, "nonprivate": 0.02},  # curve time / T
+    "a_offset": {"outp": {100: 2.0, 1000: 3.0}, "objp": {100: -20.0, 1000: -25.0}, "objt": {100: 0.5, 1000: 1.0}},
+    "rho_offset": {"mnist": 0.3, "femnist": 0.5},  # OutP's other rho settings, pp above rho-hat
+    "noiseless_gap": {"mnist": 0.0, "femnist": 0.0},  # OutP minus ObjP without noise, pp
+    "noise": {"objp": (0.157, 0, 1), "objt": (0.157, 0, 1), "outp": (0.01, -0.5, 1)},  # at 0.05, t = 1; powers
+    "cv": {"outp": (5.0, 0.01), "objp": (10.0, 0.05), "objt": (10.0, 0.05), "outp_plus": (50.0, 0.1)},  # peak, tau
+    "rho_step": 1.0,  # rho grows by this factor every logged step
+    "outp_privacy": 1.0,  # composed epsilon of OutP (NaN: missing)
+}
+
+
+def _label(variant: str) -> dict:
+    spec = grid.variant(variant, SECTION)
+    return {"variant": variant, "algorithm": spec.label, "a": spec.a, "rho_setting": spec.rho_setting}
+
+
+def _rows(dataset, variant, epsilon, seed, iterations, metric, values) -> pd.DataFrame:
+    keys = {"dataset": dataset, **_label(variant), "epsilon": epsilon, "seed": seed}
+    return pd.DataFrame({**keys, "iteration": iterations, "metric": metric, "value": values})
+
+
+def _seeded(*key) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(repr(key).encode()))
+
+
+def _error_runs(p, dataset, variant, epsilon, horizon, *, final_only=False, level=None, seeds=SEEDS, key=None):
+    """Per-seed testing-error curves falling from 98% to the variant's level (its own seed offset and jitter)."""
+    base = variant.split("_a")[0] if "_a" in variant else variant
+    if level is None:
+        level = p["level"][dataset][key or (base if not base.startswith("outp_") else "outp")][epsilon]
+        level += p["a_offset"].get(base, {}).get(grid.variant(variant, SECTION).a, 0.0)
+        level += p["rho_offset"][dataset] if key is None and variant.startswith(("outp_rho", "outp_plus")) else 0.0
+    tau = p["tau"].get(base.split("_")[0] if base.startswith("nonprivate_") else base, p["tau"]["outp"])
+    end, step = horizon
+    t = np.array([1, *range(step, end + 1, step)])
+    rng = _seeded(dataset, variant, epsilon)
+    frames = []
+    for seed in seeds:
+        curve = level / 100 + (0.98 - level / 100) * np.exp(-t / (tau * end))
+        curve = curve + rng.normal(0, 0.002) + rng.normal(0, 0.001, len(t))
+        keep = slice(-1, None) if final_only else slice(None)
+        frames.append(_rows(dataset, variant, epsilon, seed, t[keep], "test_error", curve[keep]))
+    return frames
+
+
+def _curve_runs(p, metric, variant, epsilon, horizon, shape, jitter=0.003) -> list[pd.DataFrame]:
+    """Per-seed curves ``shape(t, T)`` of one MNIST cell, each value times a log-normal jitter."""
+    end, step = horizon
+    t = np.array([1, *range(step, end + 1, step)])
+    rng = _seeded(metric, variant, epsilon)
+    return [
+        _rows("mnist", variant, epsilon, s, t, metric, shape(t, end) * np.exp(rng.normal(0, jitter, len(t))))
+        for s in SEEDS
+    ]
+
+
+def _fig2(p: dict, dataset: str) -> list[pd.DataFrame]:
+    runs = [(v, e) for v in grid.BASE_ALGORITHMS for e in EPSILONS]
+    frames = [f for v, e in runs for f in _error_runs(p, dataset, v, e, MAIN_T, final_only=True)]
+    frames += _error_runs(p, dataset, "nonprivate", math.inf, MAIN_T, final_only=True, seeds=[0])
+    for (v, e), s in ((run, s) for run in runs for s in SEEDS):
+        composed = p["outp_privacy"] if v == "outp" and e == EPSILONS[0] else 1.0
+        frames.append(_rows(dataset, v, e, s, [MAIN_T[0]], "eps_composed_pld", [composed]))
+    return frames
+
+
+def _fig1(p: dict) -> list[pd.DataFrame]:
+    frames = [f for v in grid.BASE_ALGORITHMS for e in CURVE for f in _error_runs(p, "mnist", v, e, MAIN_T)]
+    for v, (scale, t_power, eps_power) in p["noise"].items():
+        for e in CURVE:
+            size = scale * (0.05 / e) ** eps_power
+            frames += _curve_runs(p, "noise_magnitude", v, e, MAIN_T, lambda t, _, s=size, k=t_power: s * t**k)
+    return frames
+
+
+def _fig5(p: dict) -> list[pd.DataFrame]:
+    cells = [(v, e) for v in grid.FIG5_VARIANTS for e in CURVE]
+    frames = [f for v, e in cells for f in _error_runs(p, "mnist", v, e, LONG_T, key=v)]
+    for v, e in cells:
+        peak, tau = p["cv"][v]
+        frames += _curve_runs(p, "cv_sum", v, e, LONG_T, lambda t, end, a=peak, k=tau: a * np.exp(-t / (k * end)))
+        rho = lambda t, end, r=2 + 5 / e: r * p["rho_step"] ** (t / LONG_T[1])  # noqa: E731
+        frames += _curve_runs(p, "rho", v, e, LONG_T, rho, jitter=0)
+    return frames
+
+
+def _noiseless(p: dict) -> list[pd.DataFrame]:
+    frames = []
+    for d in grid.DATASETS:
+        objp = pd.concat(_error_runs(p, d, "nonprivate_objp", math.inf, MAIN_T, level=40.0, seeds=[0]))
+        frames += [objp, objp.assign(variant="nonprivate_outp", value=objp["value"] + p["noiseless_gap"][d] / 100)]
+    return frames
+
+
+def _curves(dataset_variants, horizon=MAIN_T, epsilons=CURVE):
+    return lambda p: [f for d, v in dataset_variants for e in epsilons for f in _error_runs(p, d, v, e, horizon)]
+
+
+RHO_VARIANTS = ["outp", "outp_plus", *(f"outp_rho{r:g}" for r in RHOS)]
+BUILDERS = {
+    "fig1": _fig1,
+    "fig2a": lambda p: _fig2(p, "mnist"),
+    "fig2b": lambda p: _fig2(p, "femnist"),
+    "fig3": _curves([("femnist", v) for v in grid.BASE_ALGORITHMS]),
+    "fig4": _curves([(d, v) for d in grid.DATASETS for v in RHO_VARIANTS]),
+    "fig5": _fig5,
+    "fig6": _curves([("femnist", grid.a_variant(alg, a)) for alg in grid.BASE_ALGORITHMS for a in A_VALUES]),
+    "remark3": lambda p: [
+        f for v in grid.REMARK3_VARIANTS for f in _error_runs(p, "mnist", v, 0.01, LONG_T, final_only=True)
+    ],
+    "noiseless": _noiseless,
+}
+
+
+def world(p: dict, names=None) -> dict[str, pd.DataFrame]:
+    """The per-seed tables the claims read (all, or those ``names``), generated from the parameters ``p``."""
+    names = BUILDERS if names is None else names
+    return {f"{n}_seeds": pd.concat(BUILDERS[n](p), ignore_index=True)[SEED_COLUMNS] for n in names}
+
+
+def _set(path: str, value):
+    """A breaker that sets ``p[path]`` (keys joined by '/'; numbers are parsed)."""
+
+    def apply(p: dict) -> None:
+        *parents, last = [float(k) if k == "inf" or k.replace(".", "").isdigit() else k for k in path.split("/")]
+        node = p
+        for key in parents:
+            node = node[key]
+        node[last] = value
+
+    return apply
+
+
+def _all(*changes):
+    def apply(p: dict) -> None:
+        for change in changes:
+            change(p)
+
+    return apply
+
+
+BREAKERS = {  # claim id (without the study) -> the change of the paper's world that makes it false
+    "mnist_nonprivate": _set("level/mnist/nonprivate/inf", 12.0),
+    "mnist_objt_eps5": _set("level/mnist/objt/5.0", 12.0),
+    "mnist_objt_eps0.05": _set("level/mnist/objt/0.05", 17.0),
+    "mnist_outp_eps0.05": _set("level/mnist/outp/0.05", 26.0),
+    "mnist_gap_eps0.05": _set("level/mnist/outp/0.05", 17.0),
+    "mnist_long_objt_eps0.01": _set("level/mnist/objt/0.01", 20.0),
+    "mnist_long_outp_eps0.01": _set("level/mnist/outp/0.01", 42.0),
+    "mnist_long_gap_eps0.01": _set("level/mnist/outp/0.01", 27.0),
+    "femnist_nonprivate": _set("level/femnist/nonprivate/inf", 45.0),
+    "femnist_objt_eps5": _set("level/femnist/objt/5.0", 45.0),
+    "femnist_objt_eps0.05": _set("level/femnist/objt/0.05", 82.0),
+    "femnist_outp_eps0.05": _set("level/femnist/outp/0.05", 80.0),
+    "femnist_gap_eps0.05": _set("level/femnist/outp/0.05", 82.0),
+    "nonprivate_equivalence_mnist": _set("noiseless_gap/mnist", 6.0),
+    "nonprivate_equivalence_femnist": _set("noiseless_gap/femnist", -8.0),
+    "mnist_objt_eps5_near_nonprivate": _set("level/mnist/objt/5.0", 12.0),
+    "mnist_objt_eps1_accurate": _set("level/mnist/objt/1.0", 12.0),
+    "femnist_objt_eps5_near_nonprivate": _set("level/femnist/objt/5.0", 45.0),
+    "fig1_noise_rises": _set("noise/objp", (0.157, 0, -1)),
+    "fig1_noise_above_outp": _set("noise/outp", (1.0, 0, 1)),
+    "fig1_error_below_outp": _set("level/mnist/outp/0.1", 12.0),
+    "fig1_objt_least": _set("level/mnist/objt/1.0", 11.0),
+    "fig1_converges_faster": _all(_set("tau/outp", 0.002), _set("tau/objt", 0.3), _set("tau/objp", 0.3)),
+    "fig2a_monotone": _set("level/mnist/objp/5.0", 20.0),
+    "fig2b_monotone": _set("level/femnist/outp/5.0", 95.0),
+    "fig2b_objp_flat": _set("level/femnist/objp/5.0", 65.0),
+    "remark3_ours_below_outp": _set("level/mnist/objp/0.01", 45.0),
+    "fig3_objt_least": _set("level/femnist/objt/0.1", 90.0),
+    "fig3_objt_fastest": _all(_set("tau/objt", 0.3), _set("tau/objp", 0.002), _set("tau/outp", 0.002)),
+    "fig3_objp_vs_outp_eps1": _set("level/femnist/objp/1.0", 60.0),
+    "fig4_mnist_rho_insensitive": _set("rho_offset/mnist", 5.0),
+    "fig4_femnist_rho_insensitive": _set("rho_offset/femnist", 10.0),
+    "fig4_outp_eps_sensitive": _set("level/femnist/outp/1.0", 95.0),
+    "fig5_cv_to_zero": _set("cv/outp_plus", (50.0, 100.0)),
+    "fig5_outp_cv_fastest": _set("cv/outp", (100.0, 1.0)),
+    "fig5_outp_plus_cv_larger": _set("cv/outp_plus", (1.0, 0.001)),
+    "fig5_ours_beat_outp_plus": _set("level/mnist/outp_plus/0.1", 5.0),
+    "fig6_outp_best_at_1": _set("a_offset/outp", {100: -5.0, 1000: -6.0}),
+    "fig6_objp_improves": _set("a_offset/objp", {100: 20.0, 1000: 18.0}),
+    "fig6_objp_beats_objt_some": _set("a_offset/objp", {100: 15.0, 1000: 15.0}),
+    "fig6_objt_insensitive": _all(
+        _set("a_offset/objt", {100: 10.0, 1000: 20.0}), _set("a_offset/objp", {100: 0.5, 1000: 0.6})
+    ),
+    "fig1_noise_scale": _set("noise/objt", (0.2, 0, 1)),
+    "fig1_outp_noise_decays": _set("noise/outp", (0.01, 0.3, 1)),
+    "penalty_nondecreasing_bounded": _set("rho_step", 0.9),
+    "abstract_same_privacy": _set("outp_privacy", math.nan),
+}
+
+
+@pytest.fixture(scope="module")
+def paper_world() -> dict[str, pd.DataFrame]:
+    return world(PAPER)
+
+
+def _broken(claim) -> pd.DataFrame:
+    p = copy.deepcopy(PAPER)
+    BREAKERS[_short(claim)](p)
+    return world(p, [claim.aggregate.removesuffix("_seeds")])[claim.aggregate]
+
+
+def _short(claim) -> str:
+    return claim.id.removeprefix(f"{grid.STUDY}.")
+
+
+def test_every_claim_has_a_breaking_fixture() -> None:
+    assert {_short(c) for c in claims.CLAIMS} == set(BREAKERS)
+
+
+@pytest.mark.parametrize("claim", claims.CLAIMS, ids=_short)
+def test_claim_is_reproduced_where_the_paper_holds(claim, paper_world) -> None:
+    judgement, _ = judge(claim, paper_world[claim.aggregate], PAPER_SCALE)
+    assert judgement.verdict == REPRODUCED, (judgement.test, judgement.detail)
+
+
+@pytest.mark.parametrize("claim", claims.CLAIMS, ids=_short)
+def test_claim_is_not_reproduced_where_its_statement_is_broken(claim) -> None:
+    judgement, _ = judge(claim, _broken(claim), PAPER_SCALE)
+    assert judgement.verdict == NOT_REPRODUCED, (judgement.test, judgement.detail)
+
+
+def test_outp_best_at_1_is_not_identifiable_when_a_does_not_change_outp(paper_world) -> None:
+    table = paper_world["fig6_seeds"].copy()
+    plain = table[table["variant"] == "outp"]
+    for a in A_VALUES[1:]:
+        rows = table["variant"] == grid.a_variant("outp", a)
+        table.loc[rows, "value"] = plain["value"].to_numpy()  # same order: sorted by cell, seed and iteration
+    claim = next(c for c in claims.CLAIMS if _short(c) == "fig6_outp_best_at_1")
+    judgement, _ = judge(claim, table, PAPER_SCALE)
+    assert judgement.verdict == NOT_IDENTIFIABLE and "does not depend on a" in judgement.detail
+
+
+def test_a_missing_cell_is_unavailable_at_scale_and_not_run_below_it(paper_world) -> None:
+    tables = dict(paper_world)
+    fig3 = tables["fig3_seeds"]
+    tables["fig3_seeds"] = fig3[fig3["epsilon"] != 1.0]
+    card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
+    row = card.loc["dp_iadmm.fig3_objp_vs_outp_eps1"]
+    assert row["verdict"] == UNAVAILABLE and "epsilon-bar 1 " in row["detail"] and row["our_value"] == ""
+    assert card.loc["dp_iadmm.fig3_objt_least", "verdict"] == REPRODUCED  # the other epsilon-bars suffice
+    ci = {"iterations": 10, "seeds": 2, "long_iterations": 10, "long_seeds": 2, "femnist_train_shards": 21}
+    small = judge_claims(tables, ci, {}).set_index("id")
+    assert (small["verdict"] == NOT_AT_SCALE).all()
+    assert small.loc["dp_iadmm.fig3_objp_vs_outp_eps1", "detail"].startswith("not in this config's grid")
+
+
+def test_gap_and_reference_claims_judge_what_the_note_says() -> None:
+    by_id = {_short(c): c for c in claims.CLAIMS}
+    gap = by_id["femnist_gap_eps0.05"].form
+    assert gap.relative and gap.absolute_tolerance == pytest.approx(0.25 * 18.65)  # not the sum of two tolerances
+    assert by_id["mnist_objt_eps5"].form.tolerance == 2.0 and by_id["femnist_objt_eps5"].form.tolerance == 5.0
+    assert by_id["mnist_nonprivate"].paper_value == 7.42 and by_id["femnist_nonprivate"].paper_value == 35.25
+    near = by_id["mnist_objt_eps5_near_nonprivate"].extract(world(PAPER, ["fig2a"])["fig2a_seeds"])
+    assert isinstance(near[0], Pair) and len(set(near[0].high)) == 1  # the deterministic reference is a constant
+    assert all("post hoc" in by_id[name].justification for name in ("mnist_nonprivate", "femnist_nonprivate"))

@@ -1,0 +1,98 @@
+"""Readings: named sets of switch values, their configs, and the table of verdicts per reading."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from dpdl import readings
+from dpdl.errors import ConfigError
+from dpdl.readings import DEFAULT, Reading, holds_under, reading_config, readings_markdown, readings_table
+from dpdl.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+
+DEMO = (
+    Reading(DEFAULT, "the config as given"),
+    Reading("eta_1", "note G14: fallback eta = 1", {"eta": 1.0}),
+    Reading("plain", "Algorithm 3 as printed", {"pvp_center": "plain"}, post_hoc=True),
+)
+
+
+@pytest.fixture
+def demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """dvp_pvp's readings replaced by DEMO."""
+    real = readings.study_readings
+    monkeypatch.setattr(readings, "study_readings", lambda study: DEMO if study == "dvp_pvp" else real(study))
+
+
+def test_a_reading_needs_a_folder_name_and_a_reason() -> None:
+    with pytest.raises(ValueError, match="letters, digits and underscores"):
+        Reading("eta 1", "why")
+    with pytest.raises(ValueError, match="needs the paper's text"):
+        Reading("eta_1", "  ")
+
+
+def test_the_reading_config_sets_only_its_switches(demo: None) -> None:
+    config = {"studies": ["dvp_pvp", "wddp"], "readings": True, "dvp_pvp": {"eta": "tuned", "pvp_center": "paper"}}
+    built = reading_config(config, "dvp_pvp", "eta_1")
+    assert built == {"studies": ["dvp_pvp"], "readings": False, "dvp_pvp": {"eta": 1.0, "pvp_center": "paper"}}
+    assert config["dvp_pvp"]["eta"] == "tuned"  # the caller's config is not changed
+    with pytest.raises(ConfigError, match="dvp_pvp has no reading 'eta_3'; declared: default, eta_1, plain"):
+        reading_config(config, "dvp_pvp", "eta_3")
+    with pytest.raises(ConfigError, match=r"sets \['eta'\], which are not keys"):
+        reading_config({**config, "dvp_pvp": {"pvp_center": "paper"}}, "dvp_pvp", "eta_1")
+
+
+def card(path: Path, verdicts: list[str]) -> Path:
+    rows = [
+        {"id": f"c{i}", "study": "dvp_pvp", "kind": "paper statement", "verdict": v, "our_value": "", "effect": ""}
+        | {"ci_low": "", "ci_high": "", "tolerance": "x"}
+        for i, v in enumerate(verdicts)
+    ]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_holds_under_counts_the_readings_where_a_claim_is_reproduced(tmp_path: Path, demo: None) -> None:
+    cards = {
+        ("dvp_pvp", DEFAULT): card(tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]),
+        ("dvp_pvp", "eta_1"): card(tmp_path / "b.csv", [REPRODUCED, REPRODUCED, NOT_REPRODUCED]),
+    }
+    table = readings_table(cards)
+    assert len(table) == 6 and set(table["reading"]) == {DEFAULT, "eta_1"}
+    summary = holds_under(table, {"dvp_pvp": [r.name for r in DEMO]}).set_index("id")
+    assert summary.loc["c0", "readings"] == "holds under 2 of 3 (default, eta_1); not built: plain"
+    assert summary.loc["c1", "readings"] == "holds under 1 of 3 (eta_1); not built: plain"
+    assert summary.loc["c2", "readings"] == "holds under 0 of 3; not built: plain"
+    assert summary.loc["c1", "default_verdict"] == NOT_REPRODUCED
+    page = readings_markdown(table, summary.reset_index(), {"dvp_pvp": DEMO})
+    assert "yes (post hoc)" in page and "note G14: fallback eta = 1" in page
+
+
+def test_every_study_declares_a_default_first_and_valid_switches() -> None:
+    from dpdl.config import load_config
+    from dpdl.studies import ALL
+
+    config = load_config(Path(__file__).resolve().parents[2] / "config/config.yaml")
+    for study in ALL:
+        found = readings.study_readings(study)
+        assert found[0].name == DEFAULT and len(found) >= 2, study
+        for reading in found[1:]:
+            built = reading_config(config, study, reading.name)
+            assert built[study] != config[study], f"{study}/{reading.name} changes nothing"
+
+
+def test_a_study_without_a_default_reading_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = types.SimpleNamespace(READINGS=(Reading("eta_1", "why", {"eta": 1}),))
+    monkeypatch.setattr("importlib.import_module", lambda name: fake)
+    with pytest.raises(ValueError, match="the first reading must be 'default'"):
+        readings.study_readings("dvp_pvp")
+
+
+def test_a_nested_switch_sets_only_its_own_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    nested = (Reading(DEFAULT, "config"), Reading("shared", "A16", {"tuning": {"scope": "shared"}}))
+    monkeypatch.setattr(readings, "study_readings", lambda study: nested)
+    config = {"studies": ["wddp"], "readings": True, "wddp": {"tuning": {"scope": "per_method", "folds": 5}}}
+    assert reading_config(config, "wddp", "shared")["wddp"]["tuning"] == {"scope": "shared", "folds": 5}

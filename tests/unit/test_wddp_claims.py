@@ -1,0 +1,295 @@
+"""Every wddp claim on fabricated per-seed tables: one world where it holds and one where it does not.
+
+The tables come from one small generator (:func:`world`): every method's accuracy and optimal
+gap follow its noise level (ratio / epsilon, where the baseline's ratio is 2 with random sizes
+and (1 + u) / 2 with two groups), and each point's seeds spread around its mean by a fixed,
+per-cell permuted pattern (so point means are exact and pairs still vary). A broken world changes
+one ingredient; :data:`FIXTURES` names, per claim, the world it holds in, the one it fails in and
+the verdict it must then get. A claim without a fixture fails :func:`test_every_claim_has_fixtures`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_STATEMENT, judge, scorecard
+from dpdl.studies.wddp import aggregate, claims, grid
+from dpdl.studies.wddp.aggregate import SEED_COLUMNS
+from dpdl.verdicts import BOUND_FAILS, NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE
+
+ROOT = Path(__file__).resolve().parents[2]
+PAPER = {"seeds": 10, "iterations": 1000, "client_counts": 5, "epsilon_counts": 6, "max_unevenness": 9}
+PAPER_SCALE = {**PAPER, "unevenness_counts": 9}
+EPSILONS = (0.01, 0.05, 0.1, 0.15, 0.2, 0.25)
+UNEVENNESS = (1, 2, 3, 5, 7, 9)
+CLIENTS = (2, 32)
+SEEDS = 10
+
+Level = Callable[[str, int, float, int | None], float]  # (method, m, epsilon, u or None) -> noise level
+Spread = Callable[[str, int | None], float]  # (method, u or None) -> seed spread factor
+
+
+def ratio(method: str, u: int | None) -> float:
+    """The baseline's noise ratio n / (m n_(1)): 2 with random sizes, (1 + u) / 2 with two groups."""
+    if method != "dist_avg":
+        return 1.0
+    return 2.0 if u is None else (1 + u) / 2
+
+
+def level(method: str, clients: int, epsilon: float, u: int | None) -> float:
+    return ratio(method, u) / epsilon
+
+
+def spread(method: str, u: int | None) -> float:
+    return ratio(method, u) ** 2
+
+
+def accuracy(noise: float) -> float:
+    return 0.5 + 0.45 * np.exp(-noise / 250)
+
+
+def world(
+    level: Level = level,
+    spread: Spread = spread,
+    *,
+    theta_star: dict | None = None,
+    sizes: dict | None = None,
+    seeds: int = SEEDS,
+) -> dict[str, pd.DataFrame | None]:
+    """The claims' tables (:func:`aggregate.claim_tables`) of a fabricated build: figures' per-seed tables and cards."""
+    rng = np.random.default_rng(0)
+    pattern = np.linspace(-1.5, 1.5, seeds)
+    theta_star = theta_star or {"kdd": 0.99, "adult": 0.85}
+    frames = {}
+    for figure, spec in grid.FIGURES.items():
+        if spec.experiment == "epsilon" and spec.clients not in CLIENTS:
+            continue
+        cells = (
+            [(e, None) for e in EPSILONS] if spec.experiment == "epsilon" else [(spec.epsilon, u) for u in UNEVENNESS]
+        )
+        rows = []
+        for dataset in ("kdd", "adult"):
+            for epsilon, u in cells:
+                for method in grid.PRIVATE_METHODS:
+                    noise = level(method, spec.clients, epsilon, u)
+                    z = rng.permutation(pattern) * spread(method, u)
+                    if spec.metric == "accuracy":
+                        values = accuracy(noise) + 0.0005 * z
+                    else:
+                        values = 1e-4 * noise**2 * 10 ** (0.01 * z)
+                    r = ratio(method, u)
+                    for seed, value in enumerate(values):
+                        rows.append(
+                            {
+                                "dataset": dataset,
+                                "epsilon": epsilon,
+                                "unevenness": np.nan if u is None else u,
+                                "algorithm": method,
+                                "seed": seed,
+                                "value": value,
+                                "unevenness_realized": 1.0 if u is None else float(u),
+                                "noise_ratio": ratio("dist_avg", u),
+                                "n": 1000 * spec.clients,
+                                "n_min": 1000,
+                                "sigma": r / epsilon,
+                                "delta": 1e-3,
+                                "eps_composed_rdp": 0.99 * epsilon,
+                                "eps_composed_pld": 0.9 * epsilon,
+                            }
+                        )
+            if spec.metric == "accuracy":
+                rows.append({"dataset": dataset, "algorithm": grid.NONPRIVATE, "value": theta_star[dataset]})
+        frame = pd.DataFrame(rows).assign(figure=figure, metric=spec.metric, clients=spec.clients)
+        frames[figure] = frame.reindex(columns=list(SEED_COLUMNS))
+    cards = [{"dataset": d, "rows": n} for d, n in (sizes or claims.PAPER_SIZES).items()]
+    return aggregate.claim_tables(frames, cards)
+
+
+def edit(tables: dict, name: str, change: Callable[[pd.DataFrame], pd.DataFrame]) -> dict:
+    return {**tables, name: change(tables[name].copy())}
+
+
+# ------------------------------------------------------------------------------------ broken worlds
+
+
+def falling_with_epsilon() -> dict:
+    """Every method gets noisier as epsilon grows: accuracy falls and the gap rises."""
+    return world(lambda method, m, epsilon, u: ratio(method, u) * epsilon * 400)
+
+
+def baseline_better() -> dict:
+    """The baseline has half WD-DP's noise everywhere (and less at larger u)."""
+    return world(lambda method, m, epsilon, u: (1 / ratio(method, u) if method == "dist_avg" else 1) / epsilon)
+
+
+def central_noisier() -> dict:
+    return world(lambda method, m, epsilon, u: (3.0 if method == "central" else ratio(method, u)) / epsilon)
+
+
+def wddp_depends_on_m() -> dict:
+    return world(lambda method, m, epsilon, u: ratio(method, u) * (m if method == "wddp" else 1) / epsilon)
+
+
+def wddp_depends_on_u() -> dict:
+    return world(lambda method, m, epsilon, u: ((1 + (u or 1)) / 2 if method == "wddp" else ratio(method, u)) / epsilon)
+
+
+def uneven_at_u1() -> dict:
+    return world(lambda method, m, epsilon, u: (3.0 if method == "dist_avg" and u == 1 else ratio(method, u)) / epsilon)
+
+
+def steadier_with_u() -> dict:
+    """The baseline's seeds draw closer together as u grows."""
+    return world(spread=lambda method, u: 1 / ratio(method, u) ** 2)
+
+
+def no_drop_at_smallest_epsilon() -> dict:
+    """At (8, 0.01) the baseline does not degrade in u; at (32, 0.1) it does."""
+    return world(lambda method, m, epsilon, u: (1.0 if m == 8 else ratio(method, u)) / epsilon)
+
+
+def sigma_off() -> dict:
+    def change(frame: pd.DataFrame) -> pd.DataFrame:
+        frame.loc[frame["algorithm"] == "dist_avg", "sigma"] *= 1.1
+        return frame
+
+    return edit(world(), "runs", change)
+
+
+def over_budget() -> dict:
+    def change(frame: pd.DataFrame) -> pd.DataFrame:
+        first = frame.index[frame["algorithm"] == "dist_avg"][0]
+        frame.loc[first, ["eps_composed_rdp", "eps_composed_pld"]] = 1.2 * frame.loc[first, "epsilon"]
+        return frame
+
+    return edit(world(), "runs", change)
+
+
+# claim id -> (world where it holds, world where it does not, the verdict there)
+FIXTURES: dict[str, tuple[Callable[[], dict], Callable[[], dict], str]] = {
+    "accuracy_rises_with_epsilon": (world, falling_with_epsilon, NOT_REPRODUCED),
+    "gap_falls_with_epsilon": (world, falling_with_epsilon, NOT_REPRODUCED),
+    "wddp_beats_baseline_random_sizes_accuracy": (world, baseline_better, NOT_REPRODUCED),
+    "wddp_beats_baseline_random_sizes_gap": (world, baseline_better, NOT_REPRODUCED),
+    "wddp_beats_baseline_two_groups_accuracy": (world, baseline_better, NOT_REPRODUCED),
+    "wddp_beats_baseline_two_groups_gap": (world, baseline_better, NOT_REPRODUCED),
+    "baseline_accuracy_drops_with_u": (world, baseline_better, NOT_REPRODUCED),
+    "baseline_accuracy_fluctuates_with_u": (world, steadier_with_u, NOT_REPRODUCED),
+    "baseline_gap_grows_with_u": (world, baseline_better, NOT_REPRODUCED),
+    "baseline_gap_fluctuates_with_u": (world, steadier_with_u, NOT_REPRODUCED),
+    "wddp_matches_central_accuracy": (world, central_noisier, NOT_REPRODUCED),
+    "wddp_matches_central_gap": (world, central_noisier, NOT_REPRODUCED),
+    "wddp_steady_in_m_accuracy": (world, wddp_depends_on_m, NOT_REPRODUCED),
+    "wddp_steady_in_m_gap": (world, wddp_depends_on_m, NOT_REPRODUCED),
+    "wddp_steady_in_u_accuracy": (world, wddp_depends_on_u, NOT_REPRODUCED),
+    "wddp_steady_in_u_gap": (world, wddp_depends_on_u, NOT_REPRODUCED),
+    "equal_at_u1_accuracy": (world, uneven_at_u1, NOT_REPRODUCED),
+    "equal_at_u1_gap": (world, uneven_at_u1, NOT_REPRODUCED),
+    "degradation_strongest_at_smallest_eps": (world, no_drop_at_smallest_epsilon, NOT_REPRODUCED),
+    "noise_bound_factor": (world, sigma_off, NOT_REPRODUCED),
+    "privacy_within_budget": (world, over_budget, BOUND_FAILS),
+    "dataset_sizes": (world, lambda: world(sizes={"kdd": 300, "adult": 45222}), NOT_REPRODUCED),
+    "nonprivate_accuracy_kdd": (world, lambda: world(theta_star={"kdd": 0.95, "adult": 0.85}), NOT_REPRODUCED),
+    "nonprivate_accuracy_adult": (world, lambda: world(theta_star={"kdd": 0.99, "adult": 0.80}), NOT_REPRODUCED),
+}
+IDS = [claim.id.removeprefix("wddp.") for claim in claims.CLAIMS]
+
+
+def verdict(claim_id: str, tables: dict, scale: dict = PAPER_SCALE) -> str:
+    claim = next(c for c in claims.CLAIMS if c.id == f"wddp.{claim_id}")
+    judgement, _ = judge(claim, tables.get(claim.aggregate), scale)
+    return judgement.verdict
+
+
+def test_every_claim_has_fixtures() -> None:
+    assert [i for i in IDS if i not in FIXTURES] == []
+    assert [i for i in FIXTURES if i not in IDS] == []
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_holds_in_its_world(claim_id: str) -> None:
+    good, _, _ = FIXTURES[claim_id]
+    assert verdict(claim_id, good()) == REPRODUCED
+
+
+@pytest.mark.parametrize("claim_id", IDS)
+def test_claim_fails_in_the_broken_world(claim_id: str) -> None:
+    _, bad, expected = FIXTURES[claim_id]
+    assert verdict(claim_id, bad()) == expected
+
+
+def test_kinds_and_forms() -> None:
+    """The paper prints no result number: statements are orderings and trends, checks everything else."""
+    kinds = {c.id.removeprefix("wddp."): c.kind for c in claims.CLAIMS}
+    assert {i for i, k in kinds.items() if k == PAPER_STATEMENT} == {
+        "accuracy_rises_with_epsilon",
+        "gap_falls_with_epsilon",
+        "wddp_beats_baseline_random_sizes_accuracy",
+        "wddp_beats_baseline_random_sizes_gap",
+        "wddp_beats_baseline_two_groups_accuracy",
+        "wddp_beats_baseline_two_groups_gap",
+        "baseline_accuracy_drops_with_u",
+        "baseline_accuracy_fluctuates_with_u",
+        "baseline_gap_grows_with_u",
+        "baseline_gap_fluctuates_with_u",
+        "equal_at_u1_accuracy",  # not by construction: each method keeps its own cross-validated step size
+    }
+    by_construction = [i for i in kinds if i.startswith(("wddp_matches_central", "wddp_steady"))]
+    assert len(by_construction) == 6 and all(kinds[i] == IMPLEMENTATION_CHECK for i in by_construction)
+
+
+def test_a_flat_baseline_is_neither_dropping_nor_fluctuating() -> None:
+    """A baseline as steady as WD-DP in u (its noise ratio stuck at 1): the degradation claims do not hold."""
+    flat = world(
+        lambda method, m, epsilon, u: 1 / epsilon if u is not None else level(method, m, epsilon, u),
+        lambda method, u: 1.0 if u is not None else spread(method, u),
+    )
+    for claim_id in (
+        "baseline_accuracy_drops_with_u",
+        "baseline_gap_grows_with_u",
+        "baseline_accuracy_fluctuates_with_u",
+    ):
+        assert verdict(claim_id, flat) != REPRODUCED
+
+
+def test_steadiness_compares_each_dataset_with_its_own_smallest_m() -> None:
+    """A dataset that ran only m = 32 has no pair; the other still compares m = 32 with m = 2."""
+    tables = world()
+    runs = tables["versus_epsilon"]
+    tables["versus_epsilon"] = runs[~((runs["dataset"] == "kdd") & (runs["clients"] == 2))]
+    claim = next(c for c in claims.CLAIMS if c.id == "wddp.wddp_steady_in_m_accuracy")
+    cells = claim.extract(tables["versus_epsilon"])
+    assert len(cells) == len(EPSILONS) and all(c.name.startswith("dataset=adult") for c in cells)
+    assert all(len(c.low) == SEEDS and c.paired for c in cells)
+
+
+def test_at_ci_scale_every_run_claim_is_not_at_scale() -> None:
+    settings = yaml.safe_load((ROOT / "config/ci.yaml").read_text())["wddp"]
+    scale = claims.claims_scale(settings)
+    tables = world(seeds=2)
+    card = scorecard(claims.CLAIMS, tables, scale=scale, switches={})
+    needs_runs = card[[bool(c.needs) for c in claims.CLAIMS]]
+    assert set(needs_runs["verdict"]) == {NOT_AT_SCALE}
+    assert set(card.loc[card["kind"] == PAPER_STATEMENT, "verdict"]) == {NOT_AT_SCALE}
+    # the exact checks do not depend on the scale: theta*, the data and the calibration are final at any size
+    assert set(card.loc[[not c.needs for c in claims.CLAIMS], "verdict"]) == {REPRODUCED}
+
+
+def test_missing_tables_are_data_unavailable() -> None:
+    tables = aggregate.claim_tables({}, [])
+    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={})
+    assert set(card["verdict"]) == {UNAVAILABLE}
+
+
+def test_claim_tables_split_the_experiments_and_keep_theta_star() -> None:
+    tables = world()
+    assert set(tables["versus_epsilon"]["figure"]) == {"fig01", "fig03", "fig04", "fig05"}
+    assert set(tables["versus_unevenness"]["unevenness"].dropna()) == set(UNEVENNESS)
+    assert tables["nonprivate_kdd"]["value"].tolist() == [0.99] * 5  # each accuracy figure carries theta*
+    assert len(tables["runs"]) == len(tables["versus_epsilon"]) + len(tables["versus_unevenness"])
