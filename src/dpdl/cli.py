@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--cores", type=int, default=1)
 
     sub = command("readings", cmd_readings, "Tabulate every claim's verdict under every reading of its study.")
-    sub.add_argument("--cards", nargs="*", default=[], metavar="STUDY/READING=CSV", help="study scorecards per reading")
+    sub.add_argument(
+        "--cards", nargs="*", default=[], metavar="STUDY__READING=CSV", help="study scorecards per reading"
+    )
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = command(
@@ -239,12 +241,14 @@ def cmd_reading_build(args: argparse.Namespace) -> int:
 def cmd_readings(args: argparse.Namespace) -> int:
     """Write the readings table: every claim's verdict under every reading, and under how many it holds."""
     from dpdl.io import write_text
-    from dpdl.readings import holds_under, readings_markdown, readings_table, study_readings
+    from dpdl.readings import READING_SEPARATOR, holds_under, readings_markdown, readings_table, study_readings
     from dpdl.studies.common import parse_named_paths
 
     cards = {}
     for key, path in parse_named_paths(args.cards, "--cards").items():
-        study, _, name = key.partition("/")
+        study, separator, name = key.partition(READING_SEPARATOR)
+        if not (separator and study and name):
+            raise ConfigError(f"--cards keys are <study>{READING_SEPARATOR}<reading>; got {key!r}")
         cards[(study, name)] = path
     declared = {study: study_readings(study) for study in dict.fromkeys(study for study, _ in cards)}
     table = readings_table(cards)

@@ -23,6 +23,7 @@ from dpdl.errors import ConfigError
 from dpdl.verdicts import REPRODUCED
 
 DEFAULT = "default"
+READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)
 READINGS_DIR = Path("results/readings")
 READINGS_COLUMNS = ["id", "study", "kind", "reading", "verdict", "our_value", "effect", "ci_low", "ci_high"]
 
@@ -42,8 +43,10 @@ class Reading:
     post_hoc: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name.replace("_", "").isalnum():
-            raise ValueError(f"reading name {self.name!r} must be letters, digits and underscores (it names a folder)")
+        if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
+            raise ValueError(
+                f"reading name {self.name!r} must be letters, digits and single underscores (it names a folder)"
+            )
         if not self.why.strip():
             raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import Availability, availability, prepared_names
-from dpdl.readings import DEFAULT, reading_scorecard, readings_path, study_readings
+from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, scorecard_path, summary_table
 
@@ -77,7 +77,7 @@ def summary_targets(config: dict) -> list[str]:
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:
-    """``study/reading -> scorecard`` for every reading of every study whose scorecard the config promises.
+    """``<study>__<reading> -> scorecard`` for every reading of every study whose scorecard the config promises.
 
     The default reading's scorecard is the main build's; the others are built in their own folders.
     """
@@ -86,7 +86,7 @@ def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:
         study = Path(path).stem
         for reading in study_readings(study):
             own = path if reading.name == DEFAULT else reading_scorecard(study, reading.name)
-            cards[f"{study}/{reading.name}"] = own
+            cards[f"{study}{READING_SEPARATOR}{reading.name}"] = own
     return cards
 
 

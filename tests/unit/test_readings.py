@@ -28,8 +28,10 @@ def demo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_reading_needs_a_folder_name_and_a_reason() -> None:
-    with pytest.raises(ValueError, match="letters, digits and underscores"):
+    with pytest.raises(ValueError, match="letters, digits and single underscores"):
         Reading("eta 1", "why")
+    with pytest.raises(ValueError, match="single underscores"):
+        Reading("eta__1", "why")  # "__" joins a study and a reading
     with pytest.raises(ValueError, match="needs the paper's text"):
         Reading("eta_1", "  ")
 

@@ -84,8 +84,7 @@ def get_study_scorecard_inputs(wildcards):
 
 def get_reading_scorecards(wildcards):
     """``<study>__<reading>`` -> the scorecard of every reading of every study with buildable data."""
-    cards = targets.reading_scorecards(config, get_availability())
-    return {key.replace("/", "__"): path for key, path in cards.items()}
+    return targets.reading_scorecards(config, get_availability())
 
 
 def get_reading_data(wildcards):

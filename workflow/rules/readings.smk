@@ -51,7 +51,7 @@ rule readings_table:
         runtime=5,
     params:
         cards=lambda wildcards, input: " ".join(
-            f"{key.replace('__', '/')}={path}" for key, path in input.items()
+            f"{key}={path}" for key, path in input.items()
         ),
     shell:
         "python -m dpdl readings --cards {params.cards} --out {output.csv} {output.md} > {log} 2>&1"
