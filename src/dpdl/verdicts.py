@@ -28,7 +28,7 @@ would decide it, assuming the observed effect and spread stay as they are.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -280,6 +280,47 @@ def _cell_line(pair: Pair, diff: Difference, extra: str) -> str:
     return f"{pair.name}: {_fmt(low)} vs {_fmt(high)}, diff {_fmt(diff.mean)} [{_fmt(ci[0])}, {_fmt(ci[1])}] {extra}"
 
 
+def _judge_cells(
+    cells: Sequence[Pair],
+    diffs: Sequence[Difference],
+    p_for: Sequence[float],
+    p_against: Sequence[float],
+    required_fraction: float,
+    test: Callable[[int, int, int, int], str],
+    p_label: str,
+    room: Callable[[Difference], float],
+) -> Judgement:
+    """The decision an ordering and an equivalence share, from each cell's p-values for and against the claim.
+
+    Holm-corrects both lists; reproduced when at least the required number of cells is significant
+    for the claim, not reproduced when so many are significant against it that the number cannot be
+    reached. The deciding cell (the required-th by p for the claim) gives the effect and interval;
+    ``room`` is the distance its effect must clear, from which the seeds to decide follow.
+    """
+    if not cells:
+        return Judgement(INCONCLUSIVE, detail="no cell to compare")
+    p_for, p_against = holm(p_for), holm(p_against)
+    m, k = len(cells), _required(required_fraction, len(cells))
+    n_for, n_against = int(_significant(p_for).sum()), int(_significant(p_against).sum())
+    decider = diffs[np.argsort(np.nan_to_num(p_for, nan=2.0), kind="stable")[k - 1]]
+    ci = decider.interval
+    detail = "; ".join(_cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, p_for, strict=True))
+    base = dict(
+        effect=decider.mean,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        test=test(m, n_for, n_against, k),
+        n_seeds=_cell_seeds(cells),
+        detail=detail,
+    )
+    if n_for >= k:
+        return Judgement(REPRODUCED, **base)
+    if n_against > m - k:
+        return Judgement(NOT_REPRODUCED, **base)
+    sd = decider.se * math.sqrt(max(decider.n, 1)) if math.isfinite(decider.se) else math.nan
+    return Judgement(INCONCLUSIVE, seeds_to_decide=seeds_for_one_sided(sd, room(decider), ALPHA / (m - k + 1)), **base)
+
+
 @dataclass(frozen=True)
 class Ordering:
     """``low`` below ``high`` in at least ``required_fraction`` of the cells (one-sided t, Holm)."""
@@ -292,31 +333,20 @@ class Ordering:
         return f"one-sided t-test at {ALPHA}, Holm over cells; {share}"
 
     def judge(self, cells: Sequence[Pair]) -> Judgement:
-        if not cells:
-            return Judgement(INCONCLUSIVE, detail="no cell to compare")
         diffs = [difference(c) for c in cells]
-        p_for = holm([d.p_greater() for d in diffs])
-        p_against = holm([d.p_less() for d in diffs])
-        m, k = len(cells), _required(self.required_fraction, len(cells))
-        n_for, n_against = int(_significant(p_for).sum()), int(_significant(p_against).sum())
-        ranked = np.argsort(np.nan_to_num(p_for, nan=2.0), kind="stable")
-        decider = diffs[ranked[k - 1]]
-        ci = decider.interval
-        test = (
-            f"one-sided {'paired' if cells[0].paired else 'Welch'} t, Holm over {m} cells: "
-            f"{n_for} significant as claimed, {n_against} the other way; {k} needed"
+        return _judge_cells(
+            cells,
+            diffs,
+            [d.p_greater() for d in diffs],
+            [d.p_less() for d in diffs],
+            self.required_fraction,
+            lambda m, n_for, n_against, k: (
+                f"one-sided {'paired' if cells[0].paired else 'Welch'} t, Holm over {m} cells: "
+                f"{n_for} significant as claimed, {n_against} the other way; {k} needed"
+            ),
+            "Holm p",
+            lambda decider: decider.mean,
         )
-        detail = "; ".join(
-            _cell_line(c, d, f"(Holm p {_fmt(pf)})") for c, d, pf in zip(cells, diffs, p_for, strict=True)
-        )
-        base = dict(effect=decider.mean, ci_low=ci[0], ci_high=ci[1], test=test, n_seeds=_cell_seeds(cells))
-        if n_for >= k:
-            return Judgement(REPRODUCED, detail=detail, **base)
-        if n_against > m - k:
-            return Judgement(NOT_REPRODUCED, detail=detail, **base)
-        sd = decider.se * math.sqrt(max(decider.n, 1)) if math.isfinite(decider.se) else math.nan
-        seeds = seeds_for_one_sided(sd, decider.mean, ALPHA / (m - k + 1))
-        return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, detail=detail, **base)
 
 
 @dataclass(frozen=True)
@@ -331,32 +361,21 @@ class Equivalence:
         return f"equivalence margin ±{_fmt(self.margin)} (two one-sided tests at {ALPHA}, Holm over cells)"
 
     def judge(self, cells: Sequence[Pair]) -> Judgement:
-        if not cells:
-            return Judgement(INCONCLUSIVE, detail="no cell to compare")
         diffs = [difference(c) for c in cells]
-        p_inside = holm([max(d.p_greater(-self.margin), d.p_less(self.margin)) for d in diffs])
-        p_outside = holm([min(1.0, 2 * min(d.p_greater(self.margin), d.p_less(-self.margin))) for d in diffs])
-        m, k = len(cells), _required(self.required_fraction, len(cells))
-        n_in, n_out = int(_significant(p_inside).sum()), int(_significant(p_outside).sum())
-        ranked = np.argsort(np.nan_to_num(p_inside, nan=2.0), kind="stable")
-        decider = diffs[ranked[k - 1]]
-        ci = decider.interval
-        test = (
-            f"TOST at margin ±{_fmt(self.margin)}, Holm over {m} cells: {n_in} equivalent, "
-            f"{n_out} significantly beyond the margin; {k} needed"
+        margin = self.margin
+        return _judge_cells(
+            cells,
+            diffs,
+            [max(d.p_greater(-margin), d.p_less(margin)) for d in diffs],
+            [min(1.0, 2 * min(d.p_greater(margin), d.p_less(-margin))) for d in diffs],
+            self.required_fraction,
+            lambda m, n_in, n_out, k: (
+                f"TOST at margin ±{_fmt(margin)}, Holm over {m} cells: {n_in} equivalent, "
+                f"{n_out} significantly beyond the margin; {k} needed"
+            ),
+            "Holm TOST p",
+            lambda decider: abs(abs(decider.mean) - margin),
         )
-        detail = "; ".join(
-            _cell_line(c, d, f"(Holm TOST p {_fmt(p)})") for c, d, p in zip(cells, diffs, p_inside, strict=True)
-        )
-        base = dict(effect=decider.mean, ci_low=ci[0], ci_high=ci[1], test=test, n_seeds=_cell_seeds(cells))
-        if n_in >= k:
-            return Judgement(REPRODUCED, detail=detail, **base)
-        if n_out > m - k:
-            return Judgement(NOT_REPRODUCED, detail=detail, **base)
-        sd = decider.se * math.sqrt(max(decider.n, 1)) if math.isfinite(decider.se) else math.nan
-        room = self.margin - abs(decider.mean) if abs(decider.mean) < self.margin else abs(decider.mean) - self.margin
-        seeds = seeds_for_one_sided(sd, room, ALPHA / (m - k + 1))
-        return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, detail=detail, **base)
 
 
 @dataclass(frozen=True)
