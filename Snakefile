@@ -11,6 +11,9 @@ configfile: "config/config.yaml"
 report: "workflow/report/workflow.rst"
 
 
+# Rules that compute for seconds (aggregates, figures, tables, claims, summaries) are local rules
+# (`localrule: True`): under a cluster profile they run beside Snakemake instead of costing a
+# queued job each. So are the readings' nested builds, which submit their own jobs (readings.smk).
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/dvp_pvp.smk"
@@ -27,3 +30,12 @@ rule all:
     default_target: True
     input:
         get_final_output,
+
+
+# At the end, the data summary again: what was built, what was skipped and why.
+onsuccess:
+    print_build_summary("build finished")
+
+
+onerror:
+    print_build_summary("build failed (the failed jobs' logs are above)")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
-from dpdl.io import load_npz, read_json, sha256_file
+from dpdl.io import load_npz, read_json
+from dpdl.lock import lock_differences
 from dpdl.runs import load_schema, schema_errors, validate_run
 from dpdl.summary import scorecard_path
+
+log = logging.getLogger("dpdl")
 
 RUNS_GLOB = "results/*/runs/**/*.npz"
 
@@ -20,10 +25,14 @@ def check_card(path: Path) -> list[str]:
         return [str(err)]
     problems = [f"{path}: {e}" for e in schema_errors(card, load_schema("card"))]
     arrays_path = Path(path).with_suffix(".npz")
+    if problems:
+        return problems
     if not arrays_path.is_file():
-        return problems + [f"{path}: its arrays {arrays_path} are missing"]
-    if card.get("npz_sha256") != sha256_file(arrays_path):
-        problems.append(f"{path}: npz_sha256 does not match {arrays_path}; rebuild the dataset")
+        return [f"{path}: its arrays {arrays_path} are missing"]
+    try:
+        check_arrays(arrays_path, card, path)
+    except ArtifactError as err:
+        problems.append(str(err))
     try:
         arrays = load_npz(arrays_path)
     except ArtifactError as err:
@@ -35,15 +44,19 @@ def check_card(path: Path) -> list[str]:
 
 
 def check_artifacts(paths: list[Path]) -> list[str]:
-    """Problems with each given artifact: ``.json`` cards and ``.npz`` runs."""
+    """Problems with each given artifact: ``.json`` cards, ``.npz`` runs, a published snapshot folder."""
+    from dpdl.publish import published_problems
+
     problems = []
     for path in map(Path, paths):
-        if not path.is_file():
+        if path.is_dir():
+            problems += published_problems(path)
+        elif not path.is_file():
             problems.append(f"{path}: not found")
         elif path.suffix == ".json":
             problems += check_card(path)
         elif path.suffix == ".npz":
-            problems += [f"{path}: {p}" for p in validate_run(path)]
+            problems += validate_run(path)
         else:
             problems.append(f"{path}: not a dpdl artifact (.json card or .npz run)")
     return problems
@@ -123,5 +136,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
-    problems += [f"{run}: {p}" for run in runs for p in validate_run(run)]
+    problems += [problem for run in runs for problem in validate_run(run)]
+    for difference in sorted({d for run in runs for d in lock_differences(run)}):
+        log.warning("runs were made with %s: not the tested environment", difference)
     return problems, len(targets) + len(runs)

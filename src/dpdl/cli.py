@@ -25,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.command(args) or 0
     except DpdlError as err:
-        print(f"dpdl {args.command_name}: error: {err}", file=sys.stderr)
+        command = " ".join(filter(None, (args.command_name, getattr(args, "step", None))))
+        print(f"dpdl {command}: error: {err}", file=sys.stderr)
         return 1
 
 
@@ -130,8 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="folders or files to compare (default: results figures)",
     )
 
+    sub = command("publish", cmd_publish, "Copy a finished build's small outputs, stamped, into results/published.")
+    sub.add_argument("--configfile", type=Path, required=True, help="the config the build ran, e.g. config/paper.yaml")
+    sub.add_argument("--studies", nargs="+", required=True, help="the studies to publish (each must be finished)")
+    sub.add_argument("--out", type=Path, default=Path("results/published"), help="the snapshot folder")
+    sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
+
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
-    sub.add_argument("paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs)")
+    sub.add_argument(
+        "paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs, a published snapshot)"
+    )
     sub.add_argument("--configfile", type=Path, default=None, help="also check every output this config promises")
     return parser
 
@@ -174,16 +183,13 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def cmd_availability(args: argparse.Namespace) -> int:
-    """Print which prepared datasets can be built here; exit 1 if any cannot."""
+    """Print the state of every prepared dataset, then every missing file; exit 1 if one cannot be built."""
     from dpdl.config import load_config
-    from dpdl.data.prepared import availability
+    from dpdl.data.availability import availability
 
     plan = availability(load_config(args.configfile), args.raw_dir, _mirror(args))
-    for name in plan.buildable:
-        print(f"available   {name}")
-    if plan.skipped or plan.notes:
-        print("\n" + plan.report())
-    return 1 if plan.skipped else 0
+    print(plan.details())
+    return 1 if plan.skipped or plan.corrupt else 0
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
@@ -232,6 +238,8 @@ def cmd_reading_build(args: argparse.Namespace) -> int:
     from dpdl.readings import build_reading, reading_config
 
     config = parse_json_object(args.config, "--config")
+    if not args.snakefile.is_file():
+        raise ConfigError(f"--snakefile {args.snakefile} not found; run dpdl from the project root")
     build_reading(
         args.study, args.reading, reading_config(config, args.study, args.reading), args.snakefile, args.cores
     )
@@ -242,13 +250,16 @@ def cmd_readings(args: argparse.Namespace) -> int:
     """Write the readings table: every claim's verdict under every reading, and under how many it holds."""
     from dpdl.io import write_text
     from dpdl.readings import READING_SEPARATOR, holds_under, readings_markdown, readings_table, study_readings
+    from dpdl.studies import ALL
     from dpdl.studies.common import parse_named_paths
 
     cards = {}
     for key, path in parse_named_paths(args.cards, "--cards").items():
         study, separator, name = key.partition(READING_SEPARATOR)
-        if not (separator and study and name):
-            raise ConfigError(f"--cards keys are <study>{READING_SEPARATOR}<reading>; got {key!r}")
+        if not (separator and study in ALL and name):
+            raise ConfigError(
+                f"--cards keys are <study>{READING_SEPARATOR}<reading>, a study one of {ALL}; got {key!r}"
+            )
         cards[(study, name)] = path
     declared = {study: study_readings(study) for study in dict.fromkeys(study for study, _ in cards)}
     table = readings_table(cards)
@@ -356,10 +367,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if differences else 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    """Publish studies of the finished build here into a snapshot folder."""
+    from dpdl.publish import publish
+    from dpdl.studies import ALL
+
+    unknown = sorted(set(args.studies) - set(ALL))
+    if unknown:
+        raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")
+    publish(args.studies, args.configfile, args.out, args.readme)
+    log.info("published %s into %s", ", ".join(args.studies), args.out)
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate artifacts; print every problem; exit 1 if there is any."""
     from dpdl.check import check_artifacts, check_config_outputs, claim_problems
 
+    if not args.paths and args.configfile is None:
+        raise ConfigError(
+            "nothing to check: name artifacts (.json cards, .npz runs, a published snapshot folder) or --configfile"
+        )
     problems = claim_problems() + check_artifacts(args.paths)
     checked = len(args.paths)
     if args.configfile is not None:
@@ -369,8 +397,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         problems += config_problems
         checked += n
     for problem in problems:
-        print(problem, file=sys.stderr)
+        print(problem)
     if problems:
-        raise ArtifactError(f"{len(problems)} problem(s) in {checked} artifact(s)")
+        raise ArtifactError(
+            f"{len(problems)} problem(s) in {checked} artifact(s), listed above; the first: {problems[0]}"
+        )
     print(f"dpdl check: {checked} artifact(s) OK")
     return 0

@@ -1,10 +1,17 @@
-"""Loading and validating the workflow configuration against ``workflow/schemas/config.schema.yaml``."""
+"""Loading and validating the workflow configuration against ``workflow/schemas/config.schema.yaml``.
+
+Every problem is a :class:`ConfigError` of one line: the key (or file and line), what is wrong,
+how to fix it.
+"""
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import math
 import os
+from collections.abc import Hashable, Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -38,15 +45,83 @@ def require_exact_keys(values: dict, expected, what: str, hint: str) -> dict:
     return values
 
 
-def _key_path(error: jsonschema.ValidationError) -> str:
-    parts = [f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path]
-    return "".join(parts).lstrip(".") or "(top level)"
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error, not an override."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_line: dict = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *anchor`: its keys are meant to be overridden
+            key, mark = self.construct_object(key_node, deep=deep), key_node.start_mark
+            if not isinstance(key, Hashable):
+                continue  # the base class reports it
+            if key in first_line:
+                raise ConfigError(
+                    f"{mark.name} line {mark.line + 1}: duplicate key {key!r} (first on line {first_line[key]}); "
+                    "keep one of them"
+                )
+            first_line[key] = mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: str | Path) -> object:
+    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line."""
+    try:
+        with open(path, "rb") as stream:  # bytes: YAML's reader reports undecodable input as a YAMLError
+            return yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found") from None
+    except yaml.MarkedYAMLError as err:
+        what = ", ".join(filter(None, (err.context, err.problem)))
+        raise ConfigError(
+            f"{path} line {err.problem_mark.line + 1}: not valid YAML: {what}; fix the syntax there"
+        ) from None
+    except yaml.YAMLError as err:  # a character YAML does not allow: no line to point at
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
+
+
+def _key_path(parts: Iterable) -> str:
+    """``wddp.epsilons[0]`` from ``("wddp", "epsilons", 0)``."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "(top level)"
+
+
+def _reject_non_finite(value: object, parts: tuple = ()) -> None:
+    """A ConfigError naming the first NaN or infinity anywhere in ``value`` (the schema cannot say "finite")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(
+            f"{_key_path(parts)}: {value} is not a finite number; write a finite number (.nan and .inf are never valid)"
+        )
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        _reject_non_finite(item, (*parts, key))
+
+
+@functools.cache
+def _schema_file(path: Path) -> dict:
+    """A schema file's contents (read once, strictly; never modify the result)."""
+    return read_yaml(path)
 
 
 def _retrieve_local(uri: str) -> Resource:
-    """Load a schema file that another schema references by a relative path."""
-    path = Path(url2pathname(urlparse(uri).path))
-    return Resource.from_contents(yaml.safe_load(path.read_text(encoding="utf-8")), default_specification=DRAFT202012)
+    """Load a schema file that another schema references by a relative path.
+
+    Its ``$schema`` is left out: jsonschema would check that file with its own validator class, not
+    with :func:`_validator`'s strict integers.
+    """
+    contents = _schema_file(Path(url2pathname(urlparse(uri).path)))
+    return Resource.from_contents({k: v for k, v in contents.items() if k != "$schema"}, DRAFT202012)
+
+
+@functools.cache
+def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
+    """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
+    schema = {**_schema_file(schema_path), "$id": schema_path.resolve().as_uri()}  # relative $refs resolve beside it
+    base = jsonschema.validators.validator_for(schema)
+    strict = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
+    )
+    return jsonschema.validators.extend(base, type_checker=strict)(schema, registry=Registry(retrieve=_retrieve_local))
 
 
 def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
@@ -55,7 +130,7 @@ def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
         file_name, _, pointer = schema["$ref"].partition("#")
         if file_name:
             folder = (folder / file_name).parent
-            schema = yaml.safe_load((folder / Path(file_name).name).read_text(encoding="utf-8"))
+            schema = _schema_file(folder / Path(file_name).name)
         for key in filter(None, pointer.split("/")):
             schema = schema[key]
     return schema, folder
@@ -71,44 +146,62 @@ def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
             _fill_defaults(instance[key], subschema, folder)
 
 
-def validate_config(config: dict, schema_path: Path = SCHEMA) -> dict:
-    """Check ``config`` against the schema and the cross-key rules; return it with defaults filled in.
+def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> Path:
+    """The schema file that documents the key of ``error`` (a study's section has its own file)."""
+    top = next(iter(error.absolute_path), None)
+    ref = _schema_file(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
+    return schema_path.parent / ref.partition("#")[0] if ref else schema_path
 
-    Every violation is reported with its dotted key (``wddp.epsilons[0]: -0.1 is less than or equal
-    to the minimum of 0``). Defaults are set by ``snakemake.utils.validate``, as in the workflow.
-    """
-    from snakemake.utils import validate  # imported here: snakemake is heavy and only needed once
 
-    schema_path = Path(os.path.relpath(schema_path))
-    if not schema_path.is_file():
-        raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
-    schema = yaml.safe_load(schema_path.read_text(encoding="utf-8"))
-    schema["$id"] = schema_path.resolve().as_uri()  # relative $refs resolve beside the schema file
-    registry = Registry(retrieve=_retrieve_local)
-    validator = jsonschema.validators.validator_for(schema)(schema, registry=registry)
-    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        lines = [f"  {_key_path(e)}: {e.message}" for e in errors]
-        raise ConfigError("invalid configuration:\n" + "\n".join(lines) + f"\nSee {schema_path} for every key.")
-    config = copy.deepcopy(config)
-    _fill_defaults(config, schema, schema_path.parent)
-    validate(config, str(schema_path.resolve()), set_default=True)
+def _check_relations(config: dict) -> None:
+    """The rules between keys that the schema cannot state: the data section's, then each enabled study's."""
+    from dpdl.studies.dp_iadmm.grid import check_settings as check_dp_iadmm  # here: the grids import this module
+    from dpdl.studies.dvp_pvp.grid import settings as check_dvp_pvp
+    from dpdl.studies.dzoa.grid import check_config as check_dzoa
+    from dpdl.studies.wddp.grid import check_settings as check_wddp
+
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
         raise ConfigError(
             f"data.kdd.train_size ({kdd['train_size']}) must be smaller than data.kdd.sample_size "
             f"({kdd['sample_size']}): the rest of the sample is the test set"
         )
+    checks = {
+        "dvp_pvp": check_dvp_pvp,  # trade-off and MER iterations within its iterations
+        "wddp": lambda c: check_wddp(c["wddp"]),
+        "dp_iadmm": lambda c: check_dp_iadmm(c["dp_iadmm"]),
+        "dzoa": check_dzoa,
+    }
+    for study in config["studies"]:
+        checks[study](config)
+
+
+def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[str | Path] = ()) -> dict:
+    """Check ``config``; return a copy with the schema's defaults filled in.
+
+    In order: ``files`` (the YAML files ``config`` was merged from, re-read strictly because
+    Snakemake's loader, like PyYAML's, lets a repeated key silently replace the first), NaN and
+    infinity anywhere, the schema (every violation at once, each with its dotted key:
+    ``wddp.epsilons[0]: -0.1 is less than or equal to the minimum of 0``), then the relations
+    between keys of the data section and of every enabled study. Each problem is one line.
+    """
+    for path in files:
+        read_yaml(path)
+    _reject_non_finite(config)
+    schema_path = Path(os.path.relpath(schema_path))
+    if not schema_path.is_file():
+        raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
+    errors = sorted(_validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        problems = "; ".join(f"{_key_path(e.absolute_path)}: {e.message}" for e in errors)
+        documented = ", ".join(sorted({str(_documented_in(e, schema_path)) for e in errors}))
+        raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
+    config = copy.deepcopy(config)
+    _fill_defaults(config, _schema_file(schema_path), schema_path.parent)
+    _check_relations(config)
     return config
 
 
 def load_config(path: str | Path, schema_path: Path = SCHEMA) -> dict:
-    """Read a YAML config file and validate it (see :func:`validate_config`)."""
-    path = Path(path)
-    try:
-        config = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} not found") from None
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config file {path} is not valid YAML: {err}") from None
-    return validate_config(config, schema_path)
+    """Read a YAML config file strictly and validate it (see :func:`validate_config`)."""
+    return validate_config(read_yaml(path) or {}, schema_path)

@@ -66,8 +66,19 @@ def read_json(path: str | os.PathLike) -> object:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
-    except json.JSONDecodeError as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError) as err:
         raise ArtifactError(f"{path}: not valid JSON ({err})") from None
+
+
+def read_csv(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a CSV table, with an error naming the file if it is missing or not a table."""
+    path = Path(path)
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: file not found") from None
+    except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise ArtifactError(f"{path}: not a CSV table ({err})") from None
 
 
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
@@ -91,11 +102,13 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
 def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Load every array of an ``.npz`` file into memory, refusing pickled objects."""
     path = Path(path)
+    if not path.exists():
+        raise ArtifactError(f"{path}: file not found")
+    if not zipfile.is_zipfile(path):  # np.load would read it as a .npy or a pickle
+        raise ArtifactError(f"{path}: not an .npz archive (not a zip file; truncated, or another format)")
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: file not found") from None
     except (ValueError, zipfile.BadZipFile, OSError) as err:
         raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err})") from None
 
@@ -103,9 +116,12 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
 def sha256_file(path: str | os.PathLike) -> str:
     """Return the hex SHA-256 of a file, read in fixed-size chunks."""
     digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
-            digest.update(chunk)
+    try:
+        with open(path, "rb") as stream:
+            for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise ArtifactError(f"{path}: file not found") from None
     return digest.hexdigest()
 
 

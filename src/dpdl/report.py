@@ -28,7 +28,7 @@ def report_contents(path: str | Path) -> dict:
     """The ``results`` (path -> entry with ``data_uri``, ``caption``) and ``categories`` a report embeds."""
     try:
         text = Path(path).read_text(encoding="utf-8")
-    except OSError as err:
+    except (OSError, UnicodeDecodeError) as err:
         raise ArtifactError(
             f"{path}: cannot read the report ({err}); build it with `snakemake --report {path}`"
         ) from err

@@ -113,11 +113,13 @@ def read_run(path: str | Path) -> RunResult:
 
 
 def validate_run(path: str | Path) -> list[str]:
-    """Problems with a stored run (empty if it satisfies the contract)."""
+    """Problems with a stored run, each naming the file (empty if it satisfies the contract)."""
     try:
-        return _schema_errors(read_run(path))
-    except (ArtifactError, json.JSONDecodeError) as err:
+        return [f"{path}: {error}" for error in _schema_errors(read_run(path))]
+    except ArtifactError as err:  # its message names the file
         return [str(err)]
+    except json.JSONDecodeError as err:
+        return [f"{path}: its provenance is not valid JSON ({err})"]
 
 
 def load_schema(name: str) -> dict:

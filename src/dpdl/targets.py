@@ -5,10 +5,12 @@ The Snakefile's ``rule all`` and ``dpdl check`` both take their target lists fro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from dpdl.data.availability import FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
-from dpdl.data.prepared import Availability, availability, prepared_names
+from dpdl.data.prepared import options, prepared_names
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, scorecard_path, summary_table
@@ -50,6 +52,19 @@ def table_targets(config: dict) -> list[str]:
 def plan(config: dict) -> Availability:
     """Which prepared datasets of ``config`` can be built on this machine (cache, mirror, network)."""
     return availability(config, RAW_DIR, mirror_from(config["data"]["mirror"]))
+
+
+def prepare_options(name: str, config: dict, available: Callable[[], Availability]) -> dict:
+    """The options of prepared dataset ``name``'s job (the rule's params: a change reruns it).
+
+    Its config values and, for a FEMNIST built from the shards obtainable here, the files it is
+    built without, so that obtaining one of them reruns it. ``available`` is called for FEMNIST only.
+    """
+    opts = options(name, config)
+    if name == FEMNIST and opts["missing_shards"] == "use_available":
+        if missing := available().missing_files(name):
+            opts["missing_files"] = missing
+    return opts
 
 
 def default_targets(config: dict, available: Availability) -> list[str]:

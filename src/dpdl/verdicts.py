@@ -295,7 +295,8 @@ def _judge_cells(
     Holm-corrects both lists; reproduced when at least the required number of cells is significant
     for the claim, not reproduced when so many are significant against it that the number cannot be
     reached. The deciding cell (the required-th by p for the claim) gives the effect and interval;
-    ``room`` is the distance its effect must clear, from which the seeds to decide follow.
+    ``room`` is the signed distance of its effect from the claim's threshold (positive on the
+    claim's side), from which the seeds to decide follow (:func:`_seeds_to_decide`).
     """
     if not cells:
         return Judgement(INCONCLUSIVE, detail="no cell to compare")
@@ -318,7 +319,20 @@ def _judge_cells(
     if n_against > m - k:
         return Judgement(NOT_REPRODUCED, **base)
     sd = decider.se * math.sqrt(max(decider.n, 1)) if math.isfinite(decider.se) else math.nan
-    return Judgement(INCONCLUSIVE, seeds_to_decide=seeds_for_one_sided(sd, room(decider), ALPHA / (m - k + 1)), **base)
+    return Judgement(INCONCLUSIVE, seeds_to_decide=_seeds_to_decide(sd, room(decider), m, k), **base)
+
+
+def _seeds_to_decide(sd_one_run: float, room: float, m: int, k: int) -> int | None:
+    """Seeds at which the deciding cell's observed effect and spread would settle an inconclusive claim.
+
+    ``room`` > 0: the effect lies on the claim's side, and the claim holds once the k-th of m cells
+    is significant, which Holm tests at ALPHA / (m - k + 1). ``room`` < 0: it lies on the other
+    side, and the claim fails once m - k + 1 cells are significant against it, the last of which
+    Holm tests at ALPHA / k.
+    """
+    if not math.isfinite(room):
+        return None
+    return seeds_for_one_sided(sd_one_run, room, ALPHA / (m - k + 1) if room > 0 else ALPHA / k)
 
 
 @dataclass(frozen=True)
@@ -374,7 +388,7 @@ class Equivalence:
                 f"{n_out} significantly beyond the margin; {k} needed"
             ),
             "Holm TOST p",
-            lambda decider: abs(abs(decider.mean) - margin),
+            lambda decider: margin - abs(decider.mean),
         )
 
 
@@ -458,9 +472,7 @@ class Trend:
             return Judgement(REPRODUCED, **base)
         if n_against > m - k:
             return Judgement(NOT_REPRODUCED, **base)
-        sd = spread if math.isfinite(spread) else math.nan
-        room = abs(change.mean - margin) if math.isfinite(margin) else math.nan
-        seeds = seeds_for_one_sided(sd * math.sqrt(2), room, ALPHA / (m - k + 1)) if math.isfinite(room) else None
+        seeds = _seeds_to_decide(spread * math.sqrt(2), change.mean - margin, m, k)  # Welch: two ends
         return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, **base)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,10 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from fixtures import write_adult, write_kdd
 
 from dpdl.cli import main
 from dpdl.config import validate_config
-from dpdl.data.prepared import Availability
+from dpdl.data.availability import Availability, Status
+from dpdl.io import save_npz, sha256_file, write_json
 from dpdl.targets import default_targets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +46,38 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
     prepare_lasso(tmp_path / "other", seed=1)
     (tmp_path / "other" / "dzoa" / "lasso.npz").replace(out)
     assert main(["check", str(card_path)]) == 1
-    assert "npz_sha256 does not match" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert f"{out} has sha256 {sha256_file(out)}, but its card" in captured.out
+    assert captured.err.startswith("dpdl check: error: 1 problem(s) in 1 artifact(s), listed above; the first: ")
+
+
+def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """Issue #23: KDD arrays copied over Adult's were trained on and recorded as Adult; now the job stops."""
+    from dpdl.data import adult, kdd
+    from dpdl.studies.wddp.grid import settings_json
+
+    features, labels = kdd.read_kdd(write_kdd(tmp_path / "raw" / "kdd.gz"))
+    rng = np.random.default_rng(0)
+    arrays = {
+        "kdd": kdd.prepare_wddp(features, labels, sample_size=50, train_size=40, rng=rng),
+        "adult": adult.prepare_wddp(*map(adult.read_adult, write_adult(tmp_path / "raw"))),
+    }
+    folder = tmp_path / "data" / "processed" / "wddp"
+    for name in arrays:  # as `dpdl prepare` writes them
+        save_npz(folder / f"{name}.npz", arrays[name])
+        write_json(folder / f"{name}.json", {"npz_sha256": sha256_file(folder / f"{name}.npz")})
+    adult_sha256, kdd_sha256 = sha256_file(folder / "adult.npz"), sha256_file(folder / "kdd.npz")
+    shutil.copy(folder / "kdd.npz", folder / "adult.npz")
+    config = validate_config(
+        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
+    )
+    data = ["--data", str(folder / "adult.npz"), "--card", str(folder / "adult.json")]
+    argv = ["wddp", "optimum", "--dataset", "adult", *data, "--settings", settings_json(config)]
+    assert main([*argv, "--out", str(tmp_path / "theta.npz")]) == 1
+    err = capsys.readouterr().err
+    assert f"has sha256 {kdd_sha256}, but its card {folder / 'adult.json'} records npz_sha256 {adult_sha256}" in err
+    assert f"delete {folder / 'adult.npz'} and rebuild it" in err
+    assert not (tmp_path / "theta.npz").exists()
 
 
 @pytest.mark.parametrize(
@@ -164,7 +198,9 @@ def test_default_targets_follow_availability() -> None:
     config = validate_config(
         yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
     )
-    plan = Availability(buildable=["dzoa/lasso", "wddp/adult"], skipped={"wddp/kdd": "no"})
+    plan = Availability(
+        {"dzoa/lasso": Status("available"), "wddp/adult": Status("available"), "wddp/kdd": Status("skipped")}
+    )
     targets = default_targets(config, plan)
     assert "data/processed/dzoa/lasso.npz" in targets and "data/processed/wddp/adult.json" in targets
     assert not any("kdd" in t for t in targets)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -95,15 +96,6 @@ def test_bad_values_are_rejected_with_their_key(keys: tuple[str, ...], value: ob
         validate_config(config, SCHEMA)
 
 
-def test_every_error_is_reported_at_once() -> None:
-    config = minimal()
-    config["wddp"]["delta"] = 2
-    config["dzoa"]["epsilons"] = [-1]
-    with pytest.raises(ConfigError) as caught:
-        validate_config(config, SCHEMA)
-    assert "wddp.delta" in str(caught.value) and "dzoa.epsilons[0]" in str(caught.value)
-
-
 def test_kdd_train_size_must_leave_a_test_set() -> None:
     config = minimal()
     config["data"]["kdd"] = {"sample_size": 100, "train_size": 100, "seed": 0}
@@ -123,5 +115,134 @@ def test_missing_or_malformed_file(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml", SCHEMA)
     broken = tmp_path / "broken.yaml"
     broken.write_text("studies: [dzoa\n")
-    with pytest.raises(ConfigError, match="is not valid YAML"):
+    with pytest.raises(ConfigError, match="broken.yaml line 2: not valid YAML"):
         load_config(broken, SCHEMA)
+
+
+def one_line_error(config: dict) -> str:
+    """The message of the ConfigError ``config`` raises; it is one line."""
+    with pytest.raises(ConfigError) as caught:
+        validate_config(config, SCHEMA)
+    message = str(caught.value)
+    assert "\n" not in message, message
+    return message
+
+
+def set_key(config: dict, dotted: str, value: object) -> dict:
+    """``config`` with the dotted key set to ``value`` (inner mappings created as needed)."""
+    *parents, last = dotted.split(".")
+    target = config
+    for key in parents:
+        target = target.setdefault(key, {})
+    target[last] = value
+    return config
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("wddp.epsilons", [float("nan")], r"wddp\.epsilons\[0\]: nan"),
+        ("wddp.epsilons", [0.1, float("inf")], r"wddp\.epsilons\[1\]: inf"),
+        ("wddp.delta", float("nan"), r"wddp\.delta: nan"),
+        ("dzoa.rho", float("-inf"), r"dzoa\.rho: -inf"),
+        ("data.lasso.noise_variance", float("inf"), r"data\.lasso\.noise_variance: inf"),
+    ],
+)
+def test_non_finite_numbers_are_rejected_with_their_key(key: str, value: object, shown: str) -> None:
+    assert re.search(shown + " is not a finite number", one_line_error(set_key(minimal(), key, value)))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("studies: [dzoa]\nreadings: false\nstudies: [wddp]\n", r"line 3: duplicate key 'studies' \(first on line 1\)"),
+        ("wddp:\n  seeds: 2\n  iterations: 40\n  seeds: 3\n", r"line 4: duplicate key 'seeds' \(first on line 2\)"),
+        ("data:\n  kdd: {seed: 0, seed: 1}\n", r"line 2: duplicate key 'seed' \(first on line 2\)"),
+    ],
+)
+def test_duplicate_keys_are_rejected_with_key_and_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=rf"{re.escape(str(path))} {message}"):
+        load_config(path, SCHEMA)
+    with pytest.raises(ConfigError, match=message):  # the workflow passes the files Snakemake merged
+        validate_config(minimal(), SCHEMA, files=[ROOT / "config" / "ci.yaml", path])
+
+
+def test_a_yaml_syntax_error_is_one_line_with_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("studies: [dzoa]\nwddp:\n  epsilons: [0.1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, SCHEMA)
+    assert re.match(rf"{re.escape(str(path))} line \d+: .*expected ',' or '\]'", str(caught.value))
+    assert "\n" not in str(caught.value)
+
+
+def test_every_error_is_reported_at_once_on_one_line() -> None:
+    config = minimal()
+    config["wddp"]["delta"] = 2
+    config["dzoa"]["epsilons"] = [-1]
+    message = one_line_error(config)
+    assert "wddp.delta: 2 is greater than or equal to the maximum of 1" in message
+    assert "dzoa.epsilons[0]: -1 is less than or equal to the minimum of 0" in message
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("wddp.seeds", 100_000_000, r"wddp\.seeds: 100000000 is greater than the maximum of 1000"),
+        ("dzoa.outer_iterations", 10**12, r"dzoa\.outer_iterations: 1000000000000 is greater than the maximum"),
+        ("dp_iadmm.long_iterations", 10**8, r"dp_iadmm\.long_iterations: 100000000 is greater than the maximum"),
+        ("dp_iadmm.mnist_agents", 100_000, r"dp_iadmm\.mnist_agents: 100000 is greater than the maximum of 60000"),
+        ("data.lasso.trials", 10**6, r"data\.lasso\.trials: 1000000 is greater than the maximum of 1000"),
+        ("wddp.seeds", 2.0, r"wddp\.seeds: 2\.0 is not of type 'integer'"),
+    ],
+)
+def test_counts_are_bounded_integers(key: str, value: object, message: str) -> None:
+    assert re.search(message, one_line_error(set_key(minimal(), key, value)))
+
+
+RELATIONS = {
+    "trace_points": ({"wddp.trace_points": 41}, r"wddp\.trace_points \(41\) must not exceed wddp\.iterations \(40\)"),
+    "log_every": (
+        {"dp_iadmm.log_every": 11},
+        r"dp_iadmm\.log_every \(11\) must not exceed dp_iadmm\.iterations \(10\)",
+    ),
+    "long_log_every": (
+        {"dp_iadmm.long_log_every": 11},
+        r"dp_iadmm\.long_log_every \(11\) must not exceed dp_iadmm\.long_iterations \(10\)",
+    ),
+    "long_horizon": (
+        {"dp_iadmm.long_iterations": 5, "dp_iadmm.long_log_every": 1},
+        r"dp_iadmm\.long_iterations \(5\) must not be below dp_iadmm\.iterations \(10\)",
+    ),
+    "dzoa_epsilon_total": (
+        {"dzoa.epsilon_totals": [100]},
+        r"dzoa\.epsilon_totals: 100 gives a per-iteration epsilon of 7\.3\d* at delta 0\.001",
+    ),
+    "dzoa_trials": (
+        {"dzoa.tuning_trials": 4},
+        r"dzoa\.tuning_trials \(4\) must be smaller than data\.lasso\.trials \(4\)",
+    ),
+    "dzoa_topology": (
+        {"data.lasso.agents": 3},
+        r"dzoa\.topology: topology 'ring_chord' needs at least 4 agents; got 3 \(the agents are data\.lasso\.agents\)",
+    ),
+    "dzoa_labels": ({"dzoa.epsilons": [0.15, 0.1500000001]}, r"share the label"),
+    "dvp_pvp_tradeoff": ({"dvp_pvp.tradeoff_iterations": [2, 16]}, r"dvp_pvp\.tradeoff_iterations \[16\] exceed"),
+    "dvp_pvp_mer": ({"dvp_pvp.mer_iteration": 16}, r"dvp_pvp\.mer_iteration \(16\) exceeds dvp_pvp\.iterations"),
+}
+
+
+@pytest.mark.parametrize(("changes", "message"), RELATIONS.values(), ids=RELATIONS.keys())
+def test_inconsistent_keys_are_rejected_before_anything_runs(changes: dict, message: str) -> None:
+    config = minimal()
+    for key, value in changes.items():
+        set_key(config, key, value)
+    assert re.search(message, one_line_error(config))
+
+
+def test_relations_of_a_disabled_study_are_not_checked() -> None:
+    config = set_key(minimal(), "dzoa.tuning_trials", 4)  # no evaluation trial left, but dzoa is off
+    config["studies"] = ["wddp"]
+    validate_config(config, SCHEMA)

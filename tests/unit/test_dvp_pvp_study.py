@@ -211,11 +211,11 @@ def test_train_test_keeps_adult_data_rows_for_training(dataset) -> None:
 
 
 def test_cli_run_writes_one_file_per_seed(dataset, tmp_path: Path) -> None:
-    from dpdl.io import save_npz, write_json
+    from dpdl.io import save_npz, sha256_file, write_json
 
     arrays, card = dataset
     save_npz(tmp_path / "adult.npz", arrays)
-    write_json(tmp_path / "adult.json", card)
+    write_json(tmp_path / "adult.json", {**card, "npz_sha256": sha256_file(tmp_path / "adult.npz")})
     outs = [str(tmp_path / f"seed{s}.npz") for s in (0, 1)]
     args = argparse.Namespace(
         settings=json.dumps(grid.run_settings(config())),

@@ -44,7 +44,7 @@ from dpdl.data.fetch import (
     locate,
     probe,
 )
-from dpdl.errors import DataFormatError, DataUnavailableError
+from dpdl.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError
 
 HOMEPAGE = "https://example.org/dataset"
 PAYLOAD = bytes(range(256)) * 8 + b"tail of the payload\n"  # 2,068 bytes, every byte value
@@ -310,20 +310,21 @@ def test_corrupt_mirror_copy_is_skipped_and_next_source_used(tmp_path: Path, ser
     assert leftovers(cache) == []
 
 
-def test_corrupt_mirror_copy_is_listed_with_both_digests_when_nothing_else_works(
-    tmp_path: Path, server: LocalServer
-) -> None:
+def test_corrupt_mirror_copy_is_an_error_when_nothing_else_works(tmp_path: Path, server: LocalServer) -> None:
     mirror = tmp_path / "mirror"
     (mirror / "set").mkdir(parents=True)
     (mirror / "set" / "file.bin").write_bytes(OTHER)
     record = remote((Url(server.url("absent.bin")),))
 
-    with pytest.raises(DataUnavailableError) as caught:
+    with pytest.raises(ChecksumMismatchError) as caught:  # not "unavailable": the copy exists
         fetch(record, tmp_path / "cache", mirror)
 
-    message = str(caught.value)
-    assert f"  2. mirror {mirror / 'set' / 'file.bin'}: set/file.bin from mirror" in message
-    assert f"sha256 is {sha256(OTHER)}, expected {sha256(PAYLOAD)}" in message
+    assert str(caught.value) == (
+        f"set/file.bin from mirror {mirror / 'set' / 'file.bin'}: sha256 is {sha256(OTHER)}, "
+        f"expected {sha256(PAYLOAD)} (2,068 bytes, expected 2,068); fix: replace that copy with a verified one "
+        f"(for example from {server.url('absent.bin')}) or delete it"
+    )
+    assert server.hits["/absent.bin"] == 1  # the sources were still tried first
 
 
 def test_corrupt_mirror_copy_is_reported_in_the_log(tmp_path: Path, server: LocalServer, caplog) -> None:
@@ -339,7 +340,7 @@ def test_corrupt_mirror_copy_is_reported_in_the_log(tmp_path: Path, server: Loca
     assert any(str(mirror / "set" / "file.bin") in w and sha256(OTHER) in w for w in warnings), warnings
 
 
-def test_corrupt_cache_is_reported_deleted_and_fetched_again(tmp_path: Path, server: LocalServer, caplog) -> None:
+def test_corrupt_cache_is_reported_and_fetched_again(tmp_path: Path, server: LocalServer, caplog) -> None:
     url = server.put("file.bin", PAYLOAD)
     cache = tmp_path / "cache"
     corrupt = bytearray(PAYLOAD)
@@ -355,8 +356,23 @@ def test_corrupt_cache_is_reported_deleted_and_fetched_again(tmp_path: Path, ser
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert sha256(bytes(corrupt)) in warnings[0] and sha256(PAYLOAD) in warnings[0]
-    assert f"cache {path}" in warnings[0] and "deleting it and fetching it again" in warnings[0]
+    assert f"from cache {path}" in warnings[0] and "fetching it again" in warnings[0]
     assert leftovers(cache) == []
+
+
+def test_corrupt_cache_is_kept_and_an_error_when_nothing_else_works(tmp_path: Path, dead_url: str) -> None:
+    cache = tmp_path / "cache"
+    (cache / "set").mkdir(parents=True)
+    (cache / "set" / "file.bin").write_bytes(PAYLOAD[:-1])  # truncated
+
+    with pytest.raises(ChecksumMismatchError) as caught:
+        fetch(remote((Url(f"{dead_url}/file.bin"),)), cache)
+
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"set/file.bin from cache {cache / 'set' / 'file.bin'}: sha256 is {sha256(PAYLOAD[:-1])}")
+    assert f"expected {sha256(PAYLOAD)} (2,067 bytes, expected 2,068); fix: replace that copy" in message
+    assert (cache / "set" / "file.bin").read_bytes() == PAYLOAD[:-1]  # what exists stays, and keeps failing
 
 
 # --------------------------------------------------------------------------------------------
@@ -748,7 +764,18 @@ def test_locate_wrong_size_is_not_counted_and_source_is_probed(tmp_path: Path, s
         (f"cache {cache / 'set' / 'file.bin'}", "2,067 bytes, expected 2,068"),
         (f"mirror {mirror / 'set' / 'file.bin'}", "2,067 bytes, expected 2,068"),
     ]
+    assert [a.corrupt for a in attempts] == [True, True]
     assert server.hits == Counter({"/file.bin": 1})  # one HEAD request, nothing downloaded
+
+
+def test_locate_wrong_size_without_a_source_is_a_corrupt_copy(tmp_path: Path, dead_url: str) -> None:
+    (tmp_path / "mirror" / "set").mkdir(parents=True)
+    (tmp_path / "mirror" / "set" / "file.bin").write_bytes(PAYLOAD[:-1])
+
+    found, attempts = locate(remote((Url(f"{dead_url}/file.bin"),)), tmp_path / "cache", tmp_path / "mirror")
+
+    assert found is False
+    assert [a.corrupt for a in attempts] == [False, True, False]  # cache absent, mirror copy wrong, source dead
 
 
 def test_locate_dead_host_is_false_with_reasons(tmp_path: Path, server: LocalServer, dead_url: str) -> None:

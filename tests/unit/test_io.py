@@ -10,7 +10,17 @@ import pandas as pd
 import pytest
 
 from dpdl.errors import ArtifactError
-from dpdl.io import atomic_path, load_npz, markdown_table, read_json, save_npz, sha256_file, write_json, write_table
+from dpdl.io import (
+    atomic_path,
+    load_npz,
+    markdown_table,
+    read_csv,
+    read_json,
+    save_npz,
+    sha256_file,
+    write_json,
+    write_table,
+)
 
 
 def test_atomic_path_removes_the_partial_file_on_failure(tmp_path: Path) -> None:
@@ -67,6 +77,24 @@ def test_load_npz_errors_name_the_file(tmp_path: Path) -> None:
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ArtifactError, match="junk.npz"):
         load_npz(tmp_path / "junk.npz")
+
+
+def test_random_bytes_are_named_for_what_they_are(tmp_path: Path) -> None:
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(np.random.default_rng(0).bytes(200))
+    with pytest.raises(ArtifactError, match=r"garbage: not an \.npz archive \(not a zip file") as raised:
+        load_npz(garbage)
+    assert "pickle" not in str(raised.value)
+    with pytest.raises(ArtifactError, match="garbage: not valid JSON"):
+        read_json(garbage)
+    with pytest.raises(ArtifactError, match="garbage: not a CSV table"):
+        read_csv(garbage)
+
+
+def test_missing_files_are_one_clear_error(tmp_path: Path) -> None:
+    for read in (read_csv, read_json, sha256_file):
+        with pytest.raises(ArtifactError, match="missing: file not found"):
+            read(tmp_path / "missing")
 
 
 def test_json_round_trip_and_errors(tmp_path: Path) -> None:

@@ -1,35 +1,45 @@
-"""pyproject.toml and environment.yml list the same runtime dependencies."""
+"""pyproject.toml, requirements.lock and environment.yml agree: the lock pins every dependency
+(extras included) at a version pyproject.toml allows, and environment.yml pins the runtime ones
+at the lock's versions."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 
 import yaml
+from packaging.requirements import Requirement
+
+from dpdl.lock import normalize, read_lock
 
 ROOT = Path(__file__).resolve().parents[2]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
 
 
-def _name(requirement: str) -> str:
-    return re.split(r"[<>=!~ \[]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+def _environment_pins() -> dict[str, str]:
+    conda = [d for d in ENVIRONMENT if isinstance(d, str)]
+    pip = next(d["pip"] for d in ENVIRONMENT if isinstance(d, dict))
+    listed = [Requirement(d) for d in conda + pip]
+    return {normalize(r.name): str(r.specifier) for r in listed if r.name not in ("python", "pip")}
 
 
-def _specifier(requirement: str) -> str:
-    return requirement[len(_name(requirement)) :].replace(" ", "")
+def test_lock_pins_every_dependency_at_an_allowed_version() -> None:
+    pins = read_lock(ROOT / "requirements.lock")
+    extras = [r for group in PROJECT["optional-dependencies"].values() for r in group]
+    for requirement in map(Requirement, PROJECT["dependencies"] + extras):
+        name = normalize(requirement.name)
+        assert name in pins, f"{name} is not in requirements.lock: regenerate it (command at its top)"
+        assert requirement.specifier.contains(pins[name]), (
+            f"requirements.lock pins {name} {pins[name]}, not {requirement}"
+        )
 
 
-def test_environment_yml_matches_pyproject() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    environment = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-    conda = [d for d in environment if isinstance(d, str)]
-    pip = next(d["pip"] for d in environment if isinstance(d, dict))
-    listed = {_name(r): _specifier(r) for r in conda + pip if _name(r) not in ("python", "pip")}
-    expected = {_name(r): _specifier(r) for r in project["dependencies"]}
-    assert listed == expected
+def test_environment_yml_pins_the_runtime_dependencies_at_the_lock_versions() -> None:
+    pins = read_lock(ROOT / "requirements.lock")
+    runtime = [normalize(Requirement(r).name) for r in PROJECT["dependencies"]]
+    assert _environment_pins() == {name: f"=={pins[name]}" for name in runtime}
 
 
 def test_python_versions_agree() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    environment = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-    assert f"python{project['requires-python']}" in environment
+    assert f"python{PROJECT['requires-python']}" in ENVIRONMENT

@@ -164,3 +164,24 @@ def test_a_two_point_trend_is_decided_by_its_end_to_end_change() -> None:
     assert Trend("decreasing").judge([two]).verdict == REPRODUCED
     one_seed = Series("dvp", [0.1, 0.5, 1.0], [np.array([1.0]), np.array([0.6]), np.array([0.2])])
     assert Trend("decreasing").judge([one_seed]).verdict == INCONCLUSIVE  # no spread: nothing to test against
+
+
+@pytest.mark.parametrize("gap", np.linspace(-0.3, 0.3, 25))
+def test_seeds_to_decide_exceed_the_seeds_that_did_not(gap: float) -> None:
+    """An inconclusive verdict at n seeds never says that n or fewer would have decided it.
+
+    The deciding cell's effect is tested at the Holm level of the direction it points: all three
+    cells must hold, so refuting takes one cell at ALPHA / 3, not at ALPHA.
+    """
+    rng = np.random.default_rng(7)
+    cells = [
+        Pair(f"cell {i}", rng.normal(1.0, 0.3, 30), rng.normal(1.0 + gap, 0.3, 30), paired=False) for i in range(3)
+    ]
+    judgement = Ordering().judge(cells)
+    if judgement.verdict == INCONCLUSIVE and judgement.seeds_to_decide is not None:
+        assert judgement.seeds_to_decide > judgement.n_seeds
+    x = [0.1, 0.3, 1.0, 3.0]
+    series = [Series(f"s{i}", x, [rng.normal(1.0 - gap * j / 3, 0.3, 30) for j in range(4)]) for i in range(3)]
+    judgement = Trend().judge(series)
+    if judgement.verdict == INCONCLUSIVE and judgement.seeds_to_decide is not None:
+        assert judgement.seeds_to_decide > judgement.n_seeds

@@ -182,10 +182,11 @@ def test_the_tune_command_takes_a_batch_exactly_under_per_setting(capsys: pytest
 
 def test_the_tune_command_writes_a_batch_selection_keyed_by_run_cell(tmp_path: Path) -> None:
     from dpdl.cli import main
-    from dpdl.io import read_json, save_npz
+    from dpdl.io import read_json, save_npz, sha256_file
 
     save_npz(tmp_path / "kdd.npz", synthetic(n=120))
-    (tmp_path / "kdd.json").write_text(json.dumps({"npz_sha256": "0" * 64}), encoding="utf-8")
+    card = {"npz_sha256": sha256_file(tmp_path / "kdd.npz")}
+    (tmp_path / "kdd.json").write_text(json.dumps(card), encoding="utf-8")
     out = [str(tmp_path / "tuning.csv"), str(tmp_path / "tuning.json")]
     argv = [
         "wddp",

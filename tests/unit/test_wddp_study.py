@@ -410,7 +410,7 @@ def test_settings_must_be_the_wddp_section() -> None:
     tuning = {k: v for k, v in SETTINGS["tuning"].items() if k != "scope"}
     with pytest.raises(ConfigError, match=r"--settings tuning: missing \['scope'\], unknown \[\]"):
         grid.settings_from_json(json.dumps({**SETTINGS, "tuning": tuning}))
-    with pytest.raises(ConfigError, match="tuning must be a JSON object"):
+    with pytest.raises(ConfigError, match="tuning: 3 is not of type 'object'"):
         grid.settings_from_json(json.dumps({**SETTINGS, "tuning": 3}))
     with pytest.raises(ConfigError, match="trace_points .* must not exceed wddp.iterations"):
         grid.settings_from_json(json.dumps({**SETTINGS, "trace_points": 100}))

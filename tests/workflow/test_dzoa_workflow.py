@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 import pandas as pd
 import pytest
@@ -150,3 +151,49 @@ def find_browser_or_none() -> str | None:
         if os.environ.get("DPDL_REQUIRE_BROWSER") == "1":
             raise
         return None
+
+
+def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
+    from dpdl.publish import MANIFEST, README_BEGIN, README_END, RESULTS, readme_results
+
+    work = built["work"]
+    git = {"cwd": work, "check": True, "capture_output": True, "text": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "Snakefile", "workflow", "config"], **git)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build"], **git)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.strip()
+    (work / "README.md").write_text(f"# x\n\n{README_BEGIN}\nold text\n{README_END}\n\nafter\n")
+
+    def publish() -> None:
+        done = dpdl(
+            built, "publish", "--configfile", "config/config.yaml", "--studies", "dzoa", "--readme", "README.md"
+        )
+        assert done.returncode == 0, done.stderr
+
+    publish()
+    out = work / "results/published"
+    manifest = json.loads((out / "dzoa" / MANIFEST).read_text())
+    assert manifest["code"] == {"commit": head, "modified_files": []}
+    assert manifest["readings"] == ["default"] and manifest["run_compute_seconds"] > 0
+    assert manifest["config"]["dzoa"]["outer_iterations"] == 10 and manifest["machine"]["cores"] >= 1
+    files = set(manifest["files"])
+    assert {"claims.csv", "privacy.csv", "figures/fig2.png", "aggregates/fig2_seeds.csv"} <= files
+    assert not any(name.endswith((".npz", ".pdf")) for name in files)  # small: no run arrays
+    readme = (work / "README.md").read_text()
+    assert readme_results(work / "README.md") == (out / RESULTS).read_text() and readme.endswith("after\n")
+    assert "| dzoa | config/config.yaml | " + head[:10] in readme
+    card = pd.read_csv(out / "scorecard.csv", dtype=str, keep_default_na=False)
+    assert list(card["id"]) == [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    checked = dpdl(built, "check", "results/published")
+    assert checked.returncode == 0, checked.stderr
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    publish()  # the same build publishes the same bytes
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+
+    tampered = out / "dzoa" / "aggregates" / "fig2.csv"
+    tampered.write_text(tampered.read_text() + "\n")
+    (out / "dzoa" / "extra.csv").write_text("a\n")
+    checked = dpdl(built, "check", "results/published")
+    assert checked.returncode == 1
+    assert "aggregates/fig2.csv: sha256 differs from the manifest" in checked.stdout
+    assert "extra.csv: not in dzoa's manifest" in checked.stdout

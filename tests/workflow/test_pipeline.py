@@ -26,11 +26,13 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
     done = snakemake(project, "--dry-run", mirror=False)
     assert done.returncode == 0, done.stderr
+    report = [line for line in done.stderr.splitlines() if line and not line.startswith("Using workflow specific")]
+    assert len(report) <= 11, report  # one short block per skipped dataset, and nothing else
     for name in ("dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"):
-        assert f"SKIPPING {name}:" in done.stderr
+        (line,) = [line for line in report if line.startswith(f"SKIPPING {name}:")]
+        assert "fix: DPDL_DATA_MIRROR=" in line
     assert "SKIPPING dzoa/lasso" not in done.stderr
-    assert "data/raw/kdd/kddcup.data_10_percent.gz: not present" in done.stderr
-    assert "DPDL_DATA_MIRROR" in done.stderr
+    assert "  first: kdd/kddcup.data_10_percent.gz; sources: none besides the cache and a mirror" in report
     assert "data/processed/dzoa/lasso.npz" in done.stdout
 
 
@@ -100,3 +102,39 @@ def test_invalid_config_names_the_key(project: dict) -> None:
 def test_prepared_arrays_load_without_pickle(project: dict) -> None:
     arrays = np.load(project["work"] / "data/processed/dp_iadmm/femnist.npz", allow_pickle=False)
     assert arrays["X_train"].dtype == np.uint8 and arrays["offsets_train"][-1] == len(arrays["y_train"])
+
+
+def test_end_of_build_repeats_what_was_skipped(tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = make_project(tmp_path_factory.mktemp("summary"), {**TEST_CONFIG, "studies": ["dp_iadmm"]})
+    done = snakemake(project, mirror=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    end = done.stderr[done.stderr.rindex("dpdl: build finished.") :].splitlines()
+    assert end[0] == "dpdl: build finished. Studies with their data: none. Skipped for lack of data: dp_iadmm."
+    assert end[1].startswith("SKIPPING dp_iadmm/mnist: 4 of 4 raw files cannot be obtained here; fix: ")
+
+
+def test_femnist_is_built_from_what_exists(tmp_path_factory: pytest.TempPathFactory) -> None:
+    project = make_project(tmp_path_factory.mktemp("femnist"), TEST_CONFIG)
+    target = "data/processed/dp_iadmm/femnist.npz"
+    shard = project["mirror"] / "femnist/test/all_data_1_niid_05_keep_0_test_9.json"
+    good = shard.read_bytes()
+    card = project["work"] / "data/processed/dp_iadmm/femnist.json"
+
+    shard.unlink()  # a shard that cannot be obtained: built without it
+    done = snakemake(project, target)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(card.read_text())["missing_files"] == [str(shard.relative_to(project["mirror"]))]
+
+    shard.write_bytes(good)  # the mirror repaired: the dataset built without the shard is out of date
+    done = snakemake(project, target)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(card.read_text())["missing_files"] == []
+    assert "Nothing to be done" in snakemake(project, target, "--dry-run").stdout  # and then up to date
+
+    (project["work"] / "data/raw" / shard.relative_to(project["mirror"])).unlink()
+    shard.write_bytes(good[:-100])  # a shard that exists but is truncated: an error, not a smaller dataset
+    done = snakemake(project, target, "--forcerun", "data_prepare")
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert f"{shard.relative_to(project['mirror'])} from mirror {shard}: git-blob-sha1 is " in output
+    assert "fix: replace that copy with a verified one" in output

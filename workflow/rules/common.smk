@@ -6,20 +6,25 @@ import shlex
 import sys
 from pathlib import Path
 
-from snakemake.utils import validate
-
 from dpdl import readings as dpdl_readings
 from dpdl import summary, targets
 from dpdl.config import validate_config
 from dpdl.data import prepared
+from dpdl.errors import ConfigError
 
-# dpdl's own check names every bad key at once; snakemake's validate then fills the defaults.
-config.update(
-    validate_config(
-        config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"
+# dpdl's check (the config files re-read for repeated keys, NaN and infinity, the schema, the
+# relations between keys) fills the defaults; a problem stops here, before any job is planned,
+# with one line (raising would add Snakemake's file and frame lines).
+try:
+    config.update(
+        validate_config(
+            config,
+            Path(workflow.basedir) / "workflow/schemas/config.schema.yaml",
+            files=workflow.configfiles,
+        )
     )
-)
-validate(config, "../schemas/config.schema.yaml", set_default=True)
+except ConfigError as err:
+    sys.exit(f"ConfigError: {err}")
 
 
 wildcard_constraints:
@@ -36,15 +41,26 @@ def get_availability():
 def get_final_output(wildcards):
     """The default target: buildable prepared datasets and tables; reports what it skips."""
     available = get_availability()
-    if available.skipped or available.notes:
+    if available.report():
         print(available.report() + "\n", file=sys.stderr)
     return targets.default_targets(config, available)
 
 
+def print_build_summary(outcome):
+    """At the end of a build that planned with the data: what it built and skipped, and why."""
+    # Without a plan in this run (a named target that needs none) there is nothing to repeat.
+    if get_availability.cache_info().currsize:
+        available = get_availability()
+        print(f"\ndpdl: {outcome}. {available.summary()}", file=sys.stderr)
+        print(available.report(), file=sys.stderr)
+
+
 def get_prepare_options(wildcards):
-    """The config values a prepared dataset depends on, as JSON (a change reruns it)."""
+    """A prepared dataset's options as JSON: its config values and, for a FEMNIST built from
+    the shards obtainable here, the files it is built without (a change reruns it)."""
     name = f"{wildcards.study}/{wildcards.dataset}"
-    return json.dumps(prepared.options(name, config), sort_keys=True)
+    opts = targets.prepare_options(name, config, get_availability)
+    return json.dumps(opts, sort_keys=True)
 
 
 def get_mirror_option(wildcards):

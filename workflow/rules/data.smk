@@ -35,6 +35,7 @@ rule data_datasets_table:
         md="results/tables/datasets.md",
     log:
         "logs/data/datasets_table.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -61,6 +62,7 @@ rule data_table1:
         md="results/tables/dp_iadmm_table1.md",
     log:
         "logs/data/dp_iadmm_table1.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

@@ -131,6 +131,7 @@ rule dp_iadmm_aggregate:
         "logs/dp_iadmm/aggregate/{figure}.log",
     wildcard_constraints:
         figure="|".join(dp_iadmm_grid.AGGREGATES),
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -159,6 +160,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
             pdf=f"figures/dp_iadmm/{dp_iadmm_figure}.pdf",
         log:
             f"logs/dp_iadmm/figure/{dp_iadmm_figure}.log",
+        localrule: True
         conda:
             "../../environment.yml"
         threads: 1
@@ -185,6 +187,7 @@ rule dp_iadmm_remark3:
         md="results/tables/dp_iadmm/remark3.md",
     log:
         "logs/dp_iadmm/remark3.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -231,6 +234,7 @@ rule dp_iadmm_claims:
         md="results/claims/dp_iadmm.md",
     log:
         "logs/dp_iadmm/claims.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

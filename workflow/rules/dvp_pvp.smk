@@ -48,6 +48,7 @@ rule dvp_pvp_select_eta:
         md="results/tables/dvp_pvp/eta_selection.md",
     log:
         "logs/dvp_pvp/select_eta.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -101,6 +102,7 @@ rule dvp_pvp_select_eta_own:
         "logs/dvp_pvp/select_eta_own/{algorithm}.log",
     wildcard_constraints:
         algorithm="nonprivate|dvp|pvp",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -186,6 +188,7 @@ rule dvp_pvp_aggregate:
         "logs/dvp_pvp/aggregate/{figure}.log",
     wildcard_constraints:
         figure="|".join(dvp_pvp_grid.FIGURES),
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -216,6 +219,7 @@ for dvp_pvp_figure in dvp_pvp_grid.FIGURES:
             pdf=dvp_pvp_grid.figure_path(dvp_pvp_figure, "pdf"),
         log:
             f"logs/dvp_pvp/figure/{dvp_pvp_figure}.log",
+        localrule: True
         conda:
             "../../environment.yml"
         threads: 1
@@ -240,6 +244,7 @@ rule dvp_pvp_table:
         "logs/dvp_pvp/table/{table}.log",
     wildcard_constraints:
         table="table1_rho|table2_cr|optimal_alpha|calibration|privacy",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -262,6 +267,7 @@ rule dvp_pvp_claims:
         md=dvp_pvp_grid.claims_path("md"),
     log:
         "logs/dvp_pvp/claims.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

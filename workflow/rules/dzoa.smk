@@ -162,6 +162,7 @@ for dzoa_figure in dzoa_grid.FIGURES:
             dzoa_grid.aggregate_outputs(dzoa_figure),
         log:
             f"logs/dzoa/aggregate/{dzoa_figure}.log",
+        localrule: True
         conda:
             "../../environment.yml"
         threads: 1
@@ -189,6 +190,7 @@ rule dzoa_perturbation:
         dzoa_grid.aggregate_path(dzoa_grid.PERTURBATION),
     log:
         "logs/dzoa/aggregate/perturbation.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -220,6 +222,7 @@ for dzoa_figure in dzoa_grid.FIGURES:
             pdf=dzoa_grid.figure_path(dzoa_figure, "pdf"),
         log:
             f"logs/dzoa/figure/{dzoa_figure}.log",
+        localrule: True
         conda:
             "../../environment.yml"
         threads: 1
@@ -247,6 +250,7 @@ rule dzoa_claims:
         md=dzoa_grid.claims_path("md"),
     log:
         "logs/dzoa/claims.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

@@ -8,7 +8,9 @@ wildcard_constraints:
     reading="[a-z0-9_]+",
 
 
-# One study's scorecard under one reading; the nested build uses every core this job holds.
+# One study's scorecard under one reading; the nested build uses every core this job holds. A local
+# job: on a cluster the nested Snakemake submits its own jobs when SNAKEMAKE_PROFILE names the
+# cluster profile (README: cluster use).
 rule readings_build:
     input:
         get_reading_data,
@@ -16,6 +18,7 @@ rule readings_build:
         dpdl_readings.reading_scorecard("{study}", "{reading}"),
     log:
         "logs/readings/{study}/{reading}.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: workflow.cores
@@ -43,6 +46,7 @@ rule readings_table:
         md=dpdl_readings.readings_path("md"),
     log:
         "logs/summary/readings.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

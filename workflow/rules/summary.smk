@@ -16,6 +16,7 @@ rule summary_scorecard:
         html=summary.scorecard_path("html"),
     log:
         "logs/summary/scorecard.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -45,6 +46,7 @@ rule summary_privacy:
         md=summary.summary_table("privacy", "md"),
     log:
         "logs/summary/privacy.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -72,6 +74,7 @@ rule summary_provenance:
         md=summary.summary_table("provenance", "md"),
     log:
         "logs/summary/provenance.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

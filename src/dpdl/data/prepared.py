@@ -1,14 +1,14 @@
-"""The prepared datasets: which raw files each needs, how it is built, its card, and what is available.
+"""The prepared datasets: which raw files each needs, how it is built, and its card.
 
 A prepared dataset is named ``<study>/<dataset>`` (``wddp/kdd``) and written as
 ``data/processed/<study>/<dataset>.npz`` (arrays, no pickle) beside a JSON card (rows, features,
-classes, class balance, samples per agent, the raw inputs' pins, the preprocessing options).
+classes, class balance, samples per agent, the raw inputs' pins, the preprocessing options, and
+``npz_sha256``, the hash of the ``.npz``). A job that reads the arrays gets the card from
+:func:`verified_card`, which refuses arrays that are not the ones the card describes.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +16,10 @@ import numpy as np
 import dpdl
 from dpdl.config import require_exact_keys
 from dpdl.data import adult, femnist, kdd, lasso, mnist
-from dpdl.data.fetch import RemoteFile, fetch, locate, unavailable_message
+from dpdl.data.fetch import RemoteFile, fetch
 from dpdl.data.partition import equal_shards, size_summary
-from dpdl.errors import ConfigError, DataUnavailableError
-
-log = logging.getLogger(__name__)
+from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
+from dpdl.io import read_json, sha256_file
 
 STUDY_DATASETS = {
     "dvp_pvp": ("adult",),
@@ -34,7 +33,7 @@ OPTION_KEYS = {
     "wddp/adult": set(),
     "wddp/kdd": {"sample_size", "train_size", "seed"},
     "dp_iadmm/mnist": {"agents"},
-    "dp_iadmm/femnist": {"shards", "missing_shards"},
+    "dp_iadmm/femnist": {"shards", "missing_shards"},  # and "missing_files" when some cannot be obtained
     "dzoa/lasso": {
         "trials",
         "seed",
@@ -85,68 +84,36 @@ def raw_files(name: str, opts: dict) -> list[RemoteFile]:
     return list({"adult": adult.FILES, "kdd": kdd.FILES, "mnist": mnist.FILES, "lasso": ()}[dataset])
 
 
-@dataclass
-class Availability:
-    """What the default target can build here: buildable datasets, skipped ones with the reason, notes."""
-
-    buildable: list[str] = field(default_factory=list)
-    skipped: dict[str, str] = field(default_factory=dict)
-    notes: dict[str, str] = field(default_factory=dict)
-
-    def report(self) -> str:
-        """The text printed before a run: every skipped dataset and why, then partial ones."""
-        parts = []
-        for name, message in self.skipped.items():
-            parts.append(f"SKIPPING {name}: {message}")
-        for name, message in self.notes.items():
-            parts.append(f"PARTIAL {name}: {message}")
-        return "\n\n".join(parts)
+def check_arrays(npz: Path, card: dict, card_path: Path) -> None:
+    """Raise :class:`ArtifactError` unless ``npz`` hashes to the ``npz_sha256`` of its card (one streaming read)."""
+    found, recorded = sha256_file(npz), card.get("npz_sha256")
+    if found != recorded:
+        raise ArtifactError(
+            f"{npz} has sha256 {found}, but its card {card_path} records npz_sha256 {recorded}: these are not "
+            f"the arrays the card describes; delete {npz} and rebuild it: snakemake --cores 1 {npz}"
+        )
 
 
-def availability(config: dict, cache: Path, mirror: Path | None) -> Availability:
-    """Decide, without downloading, which prepared datasets of ``config`` can be built here."""
-    result = Availability()
-    for name in prepared_names(config):
-        opts = options(name, config)
-        missing = {}
-        for remote in raw_files(name, opts):
-            found, attempts = locate(remote, cache, mirror)
-            if not found:
-                missing[remote] = unavailable_message(remote, cache / remote.path, attempts)
-        if not missing:
-            result.buildable.append(name)
-        elif (
-            name == "dp_iadmm/femnist" and opts["missing_shards"] == "use_available" and _has_both_splits(opts, missing)
-        ):
-            result.buildable.append(name)
-            result.notes[name] = _missing_shards_note(opts, missing)
-        else:
-            result.skipped[name] = "\n\n".join(missing.values())
-    return result
+def verified_card(card_path: Path, npz: Path) -> dict:
+    """The card of prepared dataset ``npz``, after checking that ``npz`` is the file it describes.
 
-
-def _has_both_splits(opts: dict, missing: dict[RemoteFile, str]) -> bool:
-    paths = {remote.path for remote in missing}
-    return all(any(femnist.FILES[split, k].path not in paths for k in opts["shards"]) for split in ("train", "test"))
-
-
-def _missing_shards_note(opts: dict, missing: dict[RemoteFile, str]) -> str:
-    paths = [remote.path for remote in missing]
-    return (
-        f"{len(paths)} of {2 * len(opts['shards'])} selected shard files cannot be obtained here; the "
-        "prepared FEMNIST uses the others and its card lists what is missing (data.femnist.missing_shards"
-        " = use_available). Missing: "
-        + ", ".join(paths)
-        + ".\nThe first one's sources:\n"
-        + next(iter(missing.values()))
-    )
+    Jobs record the card's ``npz_sha256`` as their ``dataset_sha256``; this is what makes it true.
+    """
+    card = read_json(card_path)
+    if not isinstance(card, dict) or "npz_sha256" not in card:
+        raise ArtifactError(f"{card_path}: not a prepared dataset's card (no npz_sha256); rebuild it with snakemake")
+    check_arrays(Path(npz), card, Path(card_path))
+    return card
 
 
 def check_options(name: str, opts: dict) -> None:
     """Raise :class:`ConfigError` unless ``opts`` has exactly the option keys of ``name``."""
     if name not in OPTION_KEYS:
         raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-    require_exact_keys(opts, OPTION_KEYS[name], f"options for {name}", f"expected exactly {sorted(OPTION_KEYS[name])}")
+    keys = set(OPTION_KEYS[name])
+    if name == "dp_iadmm/femnist" and "missing_files" in opts:
+        keys.add("missing_files")
+    require_exact_keys(opts, keys, f"options for {name}", f"expected exactly {sorted(keys)}")
 
 
 def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
@@ -213,21 +180,19 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
 
 
 def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
+    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found unobtainable)."""
+    missing = opts.get("missing_files", [])
+    if missing and opts["missing_shards"] == "fail":
+        raise ConfigError(f"FEMNIST: missing_shards is 'fail', yet missing_files lists {missing}")
     found: dict[str, dict[int, Path]] = {"train": {}, "test": {}}
-    missing: list[str] = []
     for split in ("train", "test"):
         for shard in opts["shards"]:
             remote = femnist.FILES[split, shard]
-            try:
+            if remote.path not in missing:
                 found[split][shard] = fetch(remote, cache, mirror)
-            except DataUnavailableError as err:
-                if opts["missing_shards"] == "fail":
-                    raise
-                log.warning("%s\nContinuing without it (data.femnist.missing_shards = use_available).", err)
-                missing.append(remote.path)
     for split in ("train", "test"):
         if not found[split]:
-            raise DataUnavailableError(f"FEMNIST: none of the selected {split} shards could be obtained: {missing}")
+            raise DataUnavailableError(f"FEMNIST: none of the selected {split} shards can be obtained: {missing}")
     arrays = femnist.prepare(found["train"], found["test"])
     sizes = np.diff(arrays["offsets_train"])
     stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], sizes)

@@ -1,9 +1,10 @@
 """What every study's commands share: number labels, ``--settings`` parsing, the step skeleton.
 
 Each study's rule file passes the config values a job depends on as one JSON ``--settings``
-argument (so a change of one of them reruns the job); :func:`parse_settings` reads it back with
-one clear error. :func:`study_steps` registers ``dpdl <study>`` and returns the function that adds
-its steps.
+argument (so a change of one of them reruns the job); :func:`parse_settings` reads it back and
+checks its values against the study's config schema, so a job run by hand with a bad value fails
+with one clear error. :func:`study_steps` registers ``dpdl <study>`` and returns the function that
+adds its steps.
 """
 
 from __future__ import annotations
@@ -11,11 +12,15 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import yaml
 
 from dpdl.config import parse_json_object, require_exact_keys
 from dpdl.errors import ConfigError
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
+SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
 
 
 def format_number(value: float | None) -> str:
@@ -24,9 +29,48 @@ def format_number(value: float | None) -> str:
 
 
 def parse_settings(text: str, keys: Iterable[str], study: str, made_by: str) -> dict:
-    """Parse ``--settings``: a JSON object with exactly ``keys``, as ``made_by`` writes it."""
+    """Parse ``--settings``: a JSON object with exactly ``keys``, as ``made_by`` writes it.
+
+    Each value whose key is a key of the study's config section must satisfy that key's schema.
+    """
     hint = f"pass {made_by} (see workflow/schemas/{study}.schema.yaml)"
-    return require_exact_keys(parse_json_object(text, "--settings"), keys, "--settings", hint)
+    settings = require_exact_keys(parse_json_object(text, "--settings"), keys, "--settings", hint)
+    errors = _value_errors(settings, study)
+    if errors:
+        raise ConfigError(f"--settings: {'; '.join(errors)}; {hint}")
+    return settings
+
+
+def _value_errors(settings: dict, study: str) -> list[str]:
+    """Each way the values of ``settings`` break the study's schema; integers are ints, numbers finite."""
+    import jsonschema
+    from referencing import Registry, Resource
+
+    def load(name: str) -> tuple[str, dict]:
+        path = SCHEMAS / name
+        if not path.is_file():
+            raise ConfigError(
+                f"cannot check --settings: {path} not found (install dpdl from its checkout, pip install -e)"
+            )
+        return path.as_uri(), yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    uri, section = load(f"{study}.schema.yaml")
+    common_uri, common = load("common.schema.yaml")
+    properties = {key: schema for key, schema in section["properties"].items() if key in settings}
+    schema = {"$schema": section["$schema"], "$id": uri, "properties": properties}
+    base = jsonschema.validators.validator_for(schema)
+    checker = base.TYPE_CHECKER.redefine_many(
+        {
+            "integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool),
+            "number": lambda _, value: (
+                isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            ),
+        }
+    )
+    registry = Registry().with_resource(common_uri, Resource.from_contents(common))
+    validator = jsonschema.validators.extend(base, type_checker=checker)(schema, registry=registry)
+    errors = sorted(validator.iter_errors(settings), key=lambda e: list(map(str, e.absolute_path)))
+    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 
 
 def parse_named_paths(items: Iterable[str], option: str = "--aggregates") -> dict[str, str]:

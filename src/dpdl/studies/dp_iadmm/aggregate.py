@@ -91,7 +91,9 @@ def aggregate(figure: str, paths: Iterable[str | Path]) -> pd.DataFrame:
 
 def read_aggregate(path: str | Path) -> pd.DataFrame:
     """Read an aggregate or per-seed CSV (epsilon ``inf`` is a run without noise)."""
-    return pd.read_csv(path)
+    from dpdl.io import read_csv
+
+    return read_csv(path)
 
 
 # --------------------------------------------------------------------- per-seed reductions (claims)

@@ -47,7 +47,7 @@ def _epsilon(text: str) -> float:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """Run every seed of one job and write one run artifact per seed."""
-    from dpdl.io import read_json
+    from dpdl.data.prepared import verified_card
 
     if args.dataset not in DATASETS:
         raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
@@ -56,6 +56,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         variant(args.variant, settings)
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    card = verified_card(args.card, args.data)
+    if card.get("dataset", args.dataset) != args.dataset:
+        raise ConfigError(f"--dataset {args.dataset}, but {args.card} is the card of {card.get('name')}")
     run_job(
         horizon=args.horizon,
         dataset=args.dataset,
@@ -63,7 +66,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         epsilon=_epsilon(args.epsilon),
         settings=settings,
         npz=args.data,
-        card=read_json(args.card),
+        card=card,
         outputs=args.out,
     )
     return 0

@@ -1,6 +1,6 @@
 """Aggregate -> figure (PNG and PDF): one plotting function per figure.
 
-Each figure has a side table of the composed privacy of the plotted runs. Plotting computes no
+Each figure notes below its panels the composed privacy of the plotted runs. Plotting computes no
 statistics: every number drawn is in the figure's aggregate.
 """
 
@@ -134,12 +134,11 @@ def plot_fig6(agg: pd.DataFrame, axes) -> None:
     plot_curve_grid(agg, axes, rows, "algorithm")
 
 
-def plot_privacy_table(agg: pd.DataFrame, ax) -> None:
-    """Side table: composed epsilon of the plotted runs (RDP / PLD) per series and epsilon-bar."""
-    ax.axis("off")
+def privacy_notes(agg: pd.DataFrame) -> list[str]:
+    """Notes: the composed epsilon (RDP / PLD) of the plotted noisy runs, one line per series."""
     privacy = agg[agg["metric"].isin(PRIVACY_METRICS)]
     if privacy.empty:
-        return
+        return []
     wide = privacy.pivot_table(
         index=["dataset", "algorithm", "a", "rho_setting", "epsilon"],
         columns="metric",
@@ -147,60 +146,56 @@ def plot_privacy_table(agg: pd.DataFrame, ax) -> None:
         dropna=False,
         observed=True,
     ).reset_index()
-    wide = wide[wide["privacy_delta"].notna()]  # combinations that were run
-    wide["series"] = wide["dataset"] + " " + wide["algorithm"]
+    wide = wide[wide["privacy_delta"].notna() & np.isfinite(wide["epsilon"])]  # noisy combinations that were run
+    wide = wide.sort_values("dataset", key=lambda names: names.map(DATASETS.index), kind="stable")
+    wide["series"] = wide["dataset"].str.upper() + " " + wide["algorithm"]
     for key, fmt in (("a", "a = {:g}"), ("rho_setting", "rho = {}")):
         if wide[key].nunique() > 1:
             wide["series"] += ", " + wide[key].map(fmt.format)
-    wide["cell"] = [
-        "non-private" if not np.isfinite(rdp) else f"{rdp:.3g} / {pld:.3g}"
-        for rdp, pld in zip(wide["eps_composed_rdp"], wide["eps_composed_pld"], strict=True)
-    ]
-    table = wide.pivot(index="series", columns="epsilon", values="cell").fillna("")
-    headers = ["non-private" if math.isinf(e) else rf"$\bar\epsilon$ = {e:g}" for e in table.columns]
-    drawn = ax.table(cellText=table.to_numpy(), rowLabels=list(table.index), colLabels=headers, loc="center")
-    drawn.auto_set_font_size(False)
-    drawn.set_fontsize(7)
     t_max, delta = int(privacy["iteration"].max()), float(wide["privacy_delta"].max())
-    title = f"composed epsilon per run, T = {t_max}, delta = {delta:g} (RDP / PLD);\n"
-    ax.set_title(title + r"the paper states $\bar\epsilon$ per iteration", fontsize=8)
+    head = (
+        f"Composed epsilon of each plotted run over T = {t_max} iterations (RDP / PLD, delta = {delta:g}); "
+        r"the paper states $\bar\epsilon$ per iteration."
+    )
+    lines = [
+        f"{series}: "
+        + "; ".join(
+            rf"$\bar\epsilon$ = {r.epsilon:g}: {r.eps_composed_rdp:.3g} / {r.eps_composed_pld:.3g}"
+            for r in rows.itertuples()
+        )
+        for series, rows in wide.groupby("series", sort=False)
+    ]
+    return [head, *lines]
 
 
+PAPER = "Ryu & Kim"
 FIGURE_LAYOUT = {
-    # figure: (plotting function, panel rows (None = one per a in the aggregate), one panel per epsilon-bar?)
-    "fig1": (plot_fig1, 2, True),
-    "fig2a": (plot_fig2, 1, False),
-    "fig2b": (plot_fig2, 1, False),
-    "fig3": (plot_fig3, 1, True),
-    "fig4": (plot_fig4, 2, True),
-    "fig5": (plot_fig5, 2, True),
-    "fig6": (plot_fig6, None, True),
+    # figure: (plotting function, panel rows (None = one per a in the aggregate), one panel per epsilon-bar?, subject)
+    "fig1": (plot_fig1, 2, True, "average noise magnitude (top) and testing error (bottom) [MNIST]"),
+    "fig2a": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [MNIST]"),
+    "fig2b": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [FEMNIST]"),
+    "fig3": (plot_fig3, 1, True, "testing error [FEMNIST]"),
+    "fig4": (plot_fig4, 2, True, "OutP's testing error under each penalty setting, MNIST (top) and FEMNIST (bottom)"),
+    "fig5": (plot_fig5, 2, True, "consensus violation (top) and testing error (bottom) [MNIST]"),
+    "fig6": (plot_fig6, None, True, "testing error with the proximity parameters scaled by a [FEMNIST]"),
 }
 
 
-def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
-    """Draw ``figure`` from its aggregate with the composed-privacy side table; write PNG and PDF."""
-    from dpdl.plotting import new_figure, save_figure
+def draw(figure: str, agg: pd.DataFrame):
+    """Return ``figure`` drawn from its aggregate, with the composed privacy of its runs in notes below."""
+    from dpdl.plotting import figure_item, label_figure, new_figure
 
-    function, panel_rows, per_epsilon = FIGURE_LAYOUT[figure]
+    function, panel_rows, per_epsilon, subject = FIGURE_LAYOUT[figure]
     panel_rows = panel_rows or agg["a"].nunique()
     cols = len(_epsilons(agg)) if per_epsilon else 1
-    privacy_rows = agg[agg["metric"] == "eps_composed_rdp"][["dataset", "variant"]].drop_duplicates()
-    table_height = 0.6 + 0.18 * len(privacy_rows)
-    fig, axes = new_figure(
-        panel_rows + 1,
-        cols,
-        width=4.2 if cols > 1 else 6.0,
-        height=3.0,
-        gridspec_kw={"height_ratios": [3.0] * panel_rows + [table_height]},
-    )
-    fig.set_figheight(3.0 * panel_rows + table_height + 0.4)
-    gridspec = axes[0][0].get_gridspec()
-    for ax in axes[-1]:
-        ax.remove()
-    if per_epsilon:
-        function(agg, axes[:-1])
-    else:
-        function(agg, axes[0][0])
-    plot_privacy_table(agg, fig.add_subplot(gridspec[-1, :]))
-    save_figure(fig, png, pdf)
+    fig, axes = new_figure(panel_rows, cols, width=4.2 if cols > 1 else 6.0, height=3.0)
+    function(agg, axes if per_epsilon else axes[0][0])
+    label_figure(fig, PAPER, figure_item(figure), subject, privacy_notes(agg))
+    return fig
+
+
+def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
+    """Draw ``figure`` (:func:`draw`) and write PNG and PDF."""
+    from dpdl.plotting import save_figure
+
+    save_figure(draw(figure, agg), png, pdf)

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from dpdl.errors import ConfigError
 from dpdl.readings import DEFAULT, Reading
 from dpdl.studies.common import format_number
 
@@ -42,9 +43,8 @@ RUN_PATH = "results/dp_iadmm/runs/{horizon}/{dataset}/{variant}/eps{epsilon}/see
 PRIVATE_VARIANT_REGEX = r"(objp|objt|outp)(_plus|_rho[0-9.e+-]+|_a[0-9.e+-]+)?"  # the run rules' {variant}
 EPSILON_REGEX = r"[0-9.e+-]+"  # a finite epsilon-bar as format_number writes it
 # Resources of a run job (for cluster profiles). Seconds per run-iteration on one core, from the
-# benchmark (benchmarks/bench_dp_iadmm.py, paper sizes, 10 seeds): the 40 ms (MNIST) and 150 ms
-# (FEMNIST) targets, which both algorithms meet (23-24 and 90-109 ms at bab058f) and which cover
-# this machine's slow phases (see the README); doubled for safety.
+# benchmark (benchmarks/bench_dp_iadmm.py, paper sizes, 10 seeds), rounded up from 23.6 ms (MNIST)
+# and 107 ms (FEMNIST) measured to cover slower machines; doubled for safety.
 SECONDS_PER_RUN_ITERATION = {"mnist": 0.04, "femnist": 0.15}
 RUNTIME_SAFETY = 2.0
 # Largest sizes of the prepared data (rows, agents, classes) as the paper describes them (Table 1).
@@ -241,6 +241,24 @@ def resolved_horizon(section: dict, horizon: str) -> str:
     """
     distinct = horizon_settings(section, "long") != horizon_settings(section, "main")
     return "long" if horizon == "long" and distinct else "main"
+
+
+def check_settings(section: dict) -> dict:
+    """Cross-key checks the schema cannot state (run by the config validation); return ``section``."""
+    for prefix in ("", "long_"):
+        step, length = section[f"{prefix}log_every"], section[f"{prefix}iterations"]
+        if step > length:
+            raise ConfigError(
+                f"dp_iadmm.{prefix}log_every ({step}) must not exceed dp_iadmm.{prefix}iterations ({length}); "
+                f"lower {prefix}log_every"
+            )
+    if section["long_iterations"] < section["iterations"]:
+        raise ConfigError(
+            f"dp_iadmm.long_iterations ({section['long_iterations']}) must not be below dp_iadmm.iterations "
+            f"({section['iterations']}): the long horizon (Fig. 5, Remark 3) extends the main one; raise it "
+            "(equal to iterations reuses the main runs)"
+        )
+    return section
 
 
 def long_horizon_distinct(config: dict) -> bool:

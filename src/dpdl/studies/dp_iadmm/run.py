@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpdl.errors import ConfigError
+from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
 from dpdl.studies.common import format_number
 from dpdl.studies.dp_iadmm.grid import PARAM_SWITCHES, STUDY, SWITCHES, is_nonprivate, job_seeds, variant
@@ -39,6 +39,14 @@ def load_federated(dataset: str, npz: str | Path, mnist_agents: int, replicas: i
     from dpdl.io import load_npz
 
     arrays = load_npz(npz)
+    needed = ["X_train", "y_train", "X_test", "y_test", "pixel_divisor"]
+    if dataset == "femnist":
+        needed.append("offsets_train")
+    missing = [key for key in needed if key not in arrays]
+    if missing:
+        raise ArtifactError(
+            f"{npz}: no arrays {missing}, so not the prepared {dataset} data; pass data/processed/{STUDY}/{dataset}.npz"
+        )
     scale = np.float32(1.0 / int(arrays["pixel_divisor"]))  # features = X / 255
     train = arrays["X_train"].astype(np.float32)
     train *= scale

@@ -24,41 +24,49 @@ import logging
 import math
 from pathlib import Path
 
-import pandas as pd
-
 from dpdl.config import parse_json_object
 from dpdl.errors import ArtifactError, ConfigError
+from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, study_steps
 from dpdl.studies.dvp_pvp import aggregate, claims, figures, grid, run, tables, tune
 
 log = logging.getLogger(__name__)
 
 
-def _positive_float(text: str, name: str) -> float:
+def _finite_float(text: str, name: str) -> float:
     try:
         value = float(text)
     except ValueError:
         raise ConfigError(f"{name} must be a number; got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
+    if not math.isfinite(value):
+        raise ConfigError(f"{name} must be finite; got {text!r}")
+    return value
+
+
+def _positive_float(text: str, name: str) -> float:
+    value = _finite_float(text, name)
+    if not value > 0:
         raise ConfigError(f"{name} must be in (0, inf); got {text!r}")
     return value
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from dpdl.io import load_npz, read_json
+    from dpdl.data.prepared import verified_card
+    from dpdl.io import load_npz
     from dpdl.runs import write_run
 
     values = grid.parse_run_settings(args.settings)
     alpha = None if args.alpha == "inf" else _positive_float(args.alpha, "--alpha")
     etas = [_positive_float(text, "--etas") for text in args.etas] if args.etas else None
-    exponents = [float(text) for text in args.rho_exponents] if args.rho_exponents else None
+    exponents = [_finite_float(text, "--rho-exponents") for text in args.rho_exponents] if args.rho_exponents else None
     runs = run.job_runs(tune.run_etas(values, etas, args.eta_file), exponents, args.seeds)
     if len(args.out) != len(runs):
         raise ConfigError(
             f"--out names {len(args.out)} files but the job has {len(runs)} runs "
             "(etas x rho exponents x seeds, in that order)"
         )
-    context = run.run_context(load_npz(args.arrays), read_json(args.card), values)
+    card = verified_card(args.card, args.arrays)
+    context = run.run_context(load_npz(args.arrays), card, values)
     data = context.data
     degrees = context.adjacency.sum(axis=1).tolist()
     log.info("P = %d nodes, B_p = %s, degrees %s, %d run(s)", data.n_nodes, data.sizes.tolist(), degrees, len(runs))
@@ -113,7 +121,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 def _cmd_figure(args: argparse.Namespace) -> int:
     from dpdl.plotting import save_figure
 
-    frame = pd.read_csv(args.aggregate)
+    frame = read_csv(args.aggregate)
     if frame.empty:
         raise ArtifactError(f"{args.aggregate} has no rows; rebuild the aggregate")
     save_figure(figures.draw(args.figure, frame), *args.out)
@@ -136,7 +144,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     values = grid.parse_section_settings(args.settings)
     scale = parse_json_object(args.scale, "--scale")
     paths = parse_named_paths(args.aggregates)
-    read = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
+    read = {name: read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
     card = scorecard(claims.CLAIMS, claims.claim_tables(read), scale=scale, switches=grid.switches(values))
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], claims.scorecard_markdown(card))

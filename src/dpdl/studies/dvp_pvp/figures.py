@@ -13,6 +13,15 @@ from dpdl.studies.dvp_pvp.grid import ALGORITHM_NAMES, ALGORITHMS, FIGURES, PAPE
 COLORS = {"nonprivate": "0.3", "dvp": "tab:blue", "pvp": "tab:orange"}
 CURVE_COLORS = {"utility": "tab:green", "objective_fit": "k", "objective_paper": "tab:red"}
 TOP_AXIS_ALPHAS = (0.01, 0.1, 0.3, 0.5, 1.0)  # alphas labelled with their composed epsilon
+PAPER = "Zhang & Zhu"
+PAPER_ITEMS = {  # figure: (the journal version's figure, subject naming the conference version's)
+    "convergence": ("Figure 3", "convergence at each alpha (conference version: Figure 4)"),
+    "tradeoff_dvp": ("Figure 4(a, b)", "privacy-accuracy trade-off of DVP (conference version: Figure 5)"),
+    "tradeoff_pvp": ("Figure 4(c, d)", "privacy-accuracy trade-off of PVP (conference version: Figure 6)"),
+    "final_risk": ("Figure 5(a)", "empirical risk of the final output against alpha (conference version: Figure 7)"),
+    "mer": ("Figure 5(b)", "misclassification rate against alpha (conference version: Figure 8)"),
+    "rho_selection": ("Table 1 of the conference version", "the rho of each algorithm"),
+}
 
 
 def _composed_label(row: pd.Series) -> str:
@@ -175,8 +184,8 @@ def plot_rho_selection(aggregate: pd.DataFrame, ax) -> object:
 
 
 def draw(figure: str, aggregate: pd.DataFrame):
-    """Return the matplotlib figure ``figure`` drawn from its aggregate."""
-    from dpdl.plotting import new_figure
+    """Return the matplotlib figure ``figure`` drawn from its aggregate, titled with the paper's figure."""
+    from dpdl.plotting import label_figure, new_figure
 
     if figure == "convergence":
         n_alphas = aggregate.loc[aggregate["algorithm"] != "nonprivate", "alpha"].nunique()
@@ -197,4 +206,5 @@ def draw(figure: str, aggregate: pd.DataFrame):
         plot_rho_selection(aggregate, axes[0, 0])
     else:
         raise ConfigError(f"unknown dvp_pvp figure {figure!r}; expected one of {', '.join(FIGURES)}")
+    label_figure(fig, PAPER, *PAPER_ITEMS[figure])
     return fig

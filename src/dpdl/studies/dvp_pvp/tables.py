@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.errors import ConfigError
+from dpdl.io import read_csv
 from dpdl.studies.dvp_pvp.aggregate import exponent_range, load_runs, rho_argmins
 from dpdl.studies.dvp_pvp.grid import (
     ALGORITHM_NAMES,
@@ -221,11 +222,11 @@ def build_table(name: str, inputs: list[str], values: dict) -> tuple[pd.DataFram
     ``values`` is the dvp_pvp config section (the accounting delta, the rho selection's alpha).
     """
     if name == "table1_rho":
-        table = table1_rho(pd.read_csv(inputs[0]))
+        table = table1_rho(read_csv(inputs[0]))
     elif name == "table2_cr":
         table = table2_cr(load_runs(inputs)[1])
     elif name == "optimal_alpha":
-        table = optimal_alpha_table([pd.read_csv(path) for path in inputs])
+        table = optimal_alpha_table([read_csv(path) for path in inputs])
     elif name == "calibration":
         table = calibration_table(*load_runs(inputs))
     elif name == "privacy":

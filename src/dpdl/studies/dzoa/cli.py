@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import pandas as pd
-
 from dpdl.errors import ConfigError
+from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, parse_settings, study_steps
 from dpdl.studies.dzoa.aggregate import perturbation_table, tables
 from dpdl.studies.dzoa.claims import CLAIMS
@@ -87,24 +86,33 @@ def _values(args: argparse.Namespace) -> dict:
     return parse_settings(args.settings, SETTINGS_KEYS, STUDY, SETTINGS_MADE_BY)
 
 
+def _data_values(args: argparse.Namespace) -> dict:
+    """The settings of a step that reads the prepared data, once ``--data`` is checked against ``--card``."""
+    from dpdl.data.prepared import verified_card
+
+    values = _values(args)
+    verified_card(args.card, args.data)
+    return values
+
+
 def _cmd_centralized(args: argparse.Namespace) -> int:
-    centralized(_values(args), args.data, args.card, args.out)
+    centralized(_data_values(args), args.data, args.card, args.out)
     return 0
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    calibrate(_values(args), args.data, args.card, args.centralized, *args.out)
+    calibrate(_data_values(args), args.data, args.card, args.centralized, *args.out)
     return 0
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
-    tune(_values(args), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out)
+    tune(_data_values(args), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out)
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     run(
-        _values(args),
+        _data_values(args),
         args.algorithm,
         args.trials,
         data_path=args.data,
@@ -140,7 +148,7 @@ def _cmd_perturbation(args: argparse.Namespace) -> int:
 
 
 def _cmd_figure(args: argparse.Namespace) -> int:
-    draw_figure(args.figure, pd.read_csv(args.aggregate), *args.out)
+    draw_figure(args.figure, read_csv(args.aggregate), *args.out)
     return 0
 
 
@@ -154,6 +162,6 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
     from dpdl.claims import scorecard
     from dpdl.io import write_table
 
-    frames = {name: pd.read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
+    frames = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
     card = scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
     write_table(card, out_csv, out_md, title="# dzoa claims (Gratton et al.): the paper's statements beside our values")

@@ -10,6 +10,14 @@ import pandas as pd
 from dpdl.errors import ConfigError
 from dpdl.studies.dzoa.grid import ALGORITHM_NAMES, FIGURES
 
+PAPER = "Gratton et al."
+SUBJECTS = {
+    "fig1": "the network of agents",
+    "fig2": "normalized error over the outer iterations",
+    "fig3a": "final error against the total epsilon-bar",
+    "fig3b": "final error against delta",
+}
+
 
 def plot_topology(ax, table: pd.DataFrame) -> None:
     """Fig. 1: the assumed graph (nodes on a circle, 1-indexed), labelled as an assumption."""
@@ -32,14 +40,6 @@ def plot_topology(ax, table: pd.DataFrame) -> None:
     ax.set_ylim(-1.75, 1.5)
     ax.set_aspect("equal")
     ax.axis("off")
-
-
-def _privacy_text(rows: pd.DataFrame) -> str:
-    return "\n".join(
-        f"eps={r.epsilon:.3g}: (29) {r.epsilon_total_29:.3g}, "
-        f"RDP {r.eps_composed_rdp:.3g}, PLD {r.eps_composed_pld:.3g}"
-        for r in rows.itertuples(index=False)
-    )
 
 
 _LINE = {"dzoa": "-", "dpadmm": "--"}
@@ -75,17 +75,20 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
     ax.set_ylabel("normalized error")
     ax.set_title(f"delta = {delta:g}")
     ax.legend(fontsize=7, loc="upper right")
-    privacy = panel[panel["algorithm"] == "dzoa"].drop_duplicates("epsilon").sort_values("epsilon")
-    ax.text(
-        0.98,
-        0.6,
-        "total over M (both algorithms):\n" + _privacy_text(privacy),
-        transform=ax.transAxes,
-        fontsize=6.5,
-        ha="right",
-        va="center",
-        bbox={"facecolor": "white", "alpha": 0.8, "edgecolor": "0.8"},
-    )
+
+
+def privacy_notes(table: pd.DataFrame) -> list[str]:
+    """Fig. 2's notes: per delta (panel order) and epsilon, the total privacy over M of (29) and of the accountant."""
+    rows = table[table["algorithm"] == "dzoa"].drop_duplicates(["delta", "epsilon"])
+    notes = ["Total privacy over M outer iterations of the plotted runs (both algorithms): the paper's (29), RDP, PLD."]
+    for delta in sorted(rows["delta"].unique(), reverse=True):
+        totals = [
+            f"eps={r.epsilon:.3g}: (29) {r.epsilon_total_29:.3g}, "
+            f"RDP {r.eps_composed_rdp:.3g}, PLD {r.eps_composed_pld:.3g}"
+            for r in rows[rows["delta"] == delta].sort_values("epsilon").itertuples(index=False)
+        ]
+        notes.append(f"delta = {delta:g}: " + "; ".join(totals))
+    return notes
 
 
 def plot_tradeoff(ax, table: pd.DataFrame, x: str, series: str) -> None:
@@ -130,26 +133,23 @@ def plot_totals(ax, table: pd.DataFrame, x: str, series: str) -> None:
     ax.set_ylabel("total epsilon over M outer iterations")
     ax.set_title("privacy of the plotted runs (both algorithms)", fontsize=9)
     ax.legend(fontsize=6, loc="best")
-    if series == "delta":  # Fig. 3(a): x is epsilon-bar; state the per-iteration epsilon behind it
-        ranges = [
-            f"delta={d:g}: {g['epsilon'].min():.3g} to {g['epsilon'].max():.3g}"
-            for d, g in rows.groupby("delta", sort=True)
-        ]
-        ax.text(
-            0.98,
-            0.02,
-            "per-iteration epsilon\n" + "\n".join(ranges),
-            transform=ax.transAxes,
-            fontsize=6.5,
-            ha="right",
-            va="bottom",
-        )
 
 
-def draw_figure(figure: str, table: pd.DataFrame, png: str, pdf: str) -> None:
-    """Draw one figure from its aggregate table and write PNG and PDF."""
-    from dpdl.plotting import new_figure, save_figure
+def epsilon_note(table: pd.DataFrame) -> str:
+    """Fig. 3(a)'s note: the per-iteration epsilon behind each total epsilon-bar, per delta."""
+    rows = table[(table["measure"] == "final") & (table["algorithm"] == "dzoa")]
+    ranges = [
+        f"delta={d:g}: {g['epsilon'].min():.3g} to {g['epsilon'].max():.3g}"
+        for d, g in rows.groupby("delta", sort=True)
+    ]
+    return "Per-iteration epsilon of the plotted runs: " + "; ".join(ranges) + "."
 
+
+def draw(figure: str, table: pd.DataFrame):
+    """Return one figure drawn from its aggregate table."""
+    from dpdl.plotting import figure_item, label_figure, new_figure
+
+    notes = []
     if figure == "fig1":
         fig, axes = new_figure(1, 1, width=4.6, height=4.6)
         plot_topology(axes[0, 0], table)
@@ -158,12 +158,14 @@ def draw_figure(figure: str, table: pd.DataFrame, png: str, pdf: str) -> None:
         fig, axes = new_figure(1, len(deltas), width=4.6, height=3.6)
         for ax, delta in zip(axes[0], deltas, strict=True):
             plot_convergence(ax, table, delta)
+        notes += privacy_notes(table)
     elif figure == "fig3a":
         fig, axes = new_figure(1, 2, width=4.6, height=3.6)
         plot_tradeoff(axes[0, 0], table, "epsilon_total_given", "delta")
         plot_totals(axes[0, 1], table, "epsilon_total_given", "delta")
         for ax in axes[0]:
             ax.set_xlabel("total epsilon-bar of (29)")
+        notes.append(epsilon_note(table))
     elif figure == "fig3b":
         fig, axes = new_figure(1, 2, width=4.6, height=3.6)
         plot_tradeoff(axes[0, 0], table, "delta", "epsilon")
@@ -173,4 +175,12 @@ def draw_figure(figure: str, table: pd.DataFrame, png: str, pdf: str) -> None:
             ax.set_xlabel("delta")
     else:
         raise ConfigError(f"unknown figure {figure!r}; expected one of {FIGURES}")
-    save_figure(fig, png, pdf)
+    label_figure(fig, PAPER, figure_item(figure), SUBJECTS[figure], notes)
+    return fig
+
+
+def draw_figure(figure: str, table: pd.DataFrame, png: str, pdf: str) -> None:
+    """Draw one figure (:func:`draw`) and write PNG and PDF."""
+    from dpdl.plotting import save_figure
+
+    save_figure(draw(figure, table), png, pdf)

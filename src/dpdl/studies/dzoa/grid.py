@@ -168,6 +168,27 @@ def evaluation_trials(config: dict) -> list[int]:
     return list(range(tuning, total))
 
 
+def check_config(config: dict) -> None:
+    """Cross-key checks of an enabled dzoa that the schema cannot state (run by the config validation)."""
+    from dpdl.privacy.dzoa import dzoa_epsilon_for_total, dzoa_total_epsilon
+    from dpdl.studies.dzoa.tune import THEOREM1_MAX_EPSILON
+
+    evaluation_trials(config)
+    values = settings(config)
+    graph_edges(values, config["data"]["lasso"]["agents"])
+    n_outer = values["outer_iterations"]
+    for point in grid(values):  # also rejects two grid points with one label
+        if point.epsilon_total is None:
+            continue  # a per-iteration epsilon: the schema bounds it by 1
+        epsilon = dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
+        if epsilon > THEOREM1_MAX_EPSILON:
+            raise ConfigError(
+                f"dzoa.epsilon_totals: {point.epsilon_total:g} gives a per-iteration epsilon of {epsilon:.4g} at "
+                f"delta {point.delta:g} over dzoa.outer_iterations = {n_outer}, outside Theorem 1's epsilon <= 1 "
+                f"(dzoa.md G11); keep it at most {dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer):.4g}"
+            )
+
+
 def run_path(algorithm: str, label: str, trial: int) -> str:
     """Path of one run artifact."""
     return str(RESULTS / "runs" / algorithm / label / f"trial{trial:03d}.npz")
@@ -263,7 +284,9 @@ def graph_edges(values: dict, n_agents: int) -> list[tuple[int, int]]:
     try:
         return topology_edges(values["topology"], n_agents)
     except ValueError as err:
-        raise ConfigError(f"dzoa.topology: {err}") from None
+        raise ConfigError(
+            f"dzoa.topology: {err} (the agents are data.lasso.agents); choose another topology or more agents"
+        ) from None
 
 
 def claim_scale(values: dict, n_trials: int) -> dict[str, int]:

@@ -6,11 +6,10 @@ import argparse
 import logging
 from pathlib import Path
 
-import pandas as pd
-
 from dpdl import claims as claims_lib
-from dpdl.errors import ArtifactError, ConfigError
-from dpdl.io import read_json, write_json, write_table, write_text
+from dpdl.data.prepared import verified_card
+from dpdl.errors import ConfigError
+from dpdl.io import read_csv, read_json, write_json, write_table, write_text
 from dpdl.studies.common import study_steps
 from dpdl.studies.wddp.aggregate import claim_tables, tables
 from dpdl.studies.wddp.claims import CLAIMS, claims_scale
@@ -92,19 +91,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
 
-def _card_sha(path: Path) -> str:
-    card = read_json(path)
-    if "npz_sha256" not in card:
-        raise ArtifactError(f"{path}: no npz_sha256; rebuild the prepared dataset")
-    return card["npz_sha256"]
+def _dataset_sha(args: argparse.Namespace) -> str:
+    """The hash of ``--data`` that the job records, from its ``--card`` once checked against the file."""
+    return verified_card(args.card, args.data)["npz_sha256"]
 
 
 def cmd_optimum(args: argparse.Namespace) -> int:
     """``dpdl wddp optimum``."""
     settings = settings_from_json(args.settings)
-    data = load_dataset(args.data)
-    optimum = compute_optimum(data, settings["l2"])
-    write_optimum(args.out, optimum, _card_sha(args.card), settings["l2"])
+    dataset_sha256 = _dataset_sha(args)
+    optimum = compute_optimum(load_dataset(args.data), settings["l2"])
+    write_optimum(args.out, optimum, dataset_sha256, settings["l2"])
     log.info(
         "%s: theta* loss %.6g, ||grad|| %.2e, test accuracy %.4f",
         args.dataset,
@@ -121,8 +118,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     per_setting = settings["tuning"]["protocol"] == PER_SETTING
     if per_setting != (args.batch is not None):
         raise ConfigError(f"--batch is required under tuning.protocol {PER_SETTING} and not allowed otherwise")
+    record = {**settings["tuning"], "dataset_sha256": _dataset_sha(args)}
     data = load_dataset(args.data)
-    record = {**settings["tuning"], "dataset_sha256": _card_sha(args.card)}
     if per_setting:
         experiment, clients, epsilon = parse_batch(args.batch)
         scores = cross_validate_setting(settings, args.dataset, data, experiment, clients, epsilon)
@@ -146,6 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from_json(args.settings)
     if (args.experiment == "unevenness") != (args.epsilon is not None):
         raise ConfigError("--epsilon is required for --experiment unevenness and not allowed for epsilon")
+    dataset_sha256 = _dataset_sha(args)
     results = run_batch(
         settings,
         args.dataset,
@@ -153,7 +151,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         args.clients,
         args.epsilon,
         data=load_dataset(args.data),
-        dataset_sha256=_card_sha(args.card),
+        dataset_sha256=dataset_sha256,
         tuning=read_json(args.tuning),
         optimum=read_optimum(args.optimum),
     )
@@ -174,7 +172,7 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 
 def cmd_figure(args: argparse.Namespace) -> int:
     """``dpdl wddp figure``."""
-    draw_figure(args.figure, pd.read_csv(args.aggregate), *args.out)
+    draw_figure(args.figure, read_csv(args.aggregate), *args.out)
     return 0
 
 
@@ -190,7 +188,7 @@ def cmd_table1(args: argparse.Namespace) -> int:
 def cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
     settings = settings_from_json(args.settings)
-    frames = {Path(p).stem.removesuffix("_seeds"): pd.read_csv(p) for p in args.seeds}
+    frames = {Path(p).stem.removesuffix("_seeds"): read_csv(p) for p in args.seeds}
     cards = [read_json(p) for p in args.cards]
     card = claims_lib.scorecard(
         CLAIMS, claim_tables(frames, cards), scale=claims_scale(settings), switches=switches(settings)

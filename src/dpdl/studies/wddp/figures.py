@@ -10,6 +10,7 @@ from dpdl.errors import ArtifactError
 from dpdl.studies.common import format_number
 from dpdl.studies.wddp.grid import DATASETS, FIGURES, METRICS, NONPRIVATE, PRIVATE_METHODS, FigureSpec
 
+PAPER = "Kang, Liu & Wang"
 DATASET_TITLES = {"kdd": "KDD Cup 99", "adult": "Adult"}
 METHOD_LABELS = {
     "wddp": "WD-DP",
@@ -58,23 +59,38 @@ def plot_figure(agg: pd.DataFrame, ax, spec: FigureSpec):
     return ax
 
 
-def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
-    """Write one figure (one panel per dataset in the aggregate) as PNG and PDF."""
-    from dpdl.plotting import new_figure, save_figure
+def draw(figure: str, agg: pd.DataFrame):
+    """Return one figure: a panel per dataset in the aggregate, lettered as in the paper; a note per missing one."""
+    from dpdl.plotting import label_figure, new_figure
 
     spec = FIGURES[figure]
     datasets = [d for d in DATASETS if d in set(agg["dataset"])]
     if not datasets:
         raise ArtifactError(f"{figure}: the aggregate has no dataset rows")
     fig, axes = new_figure(1, len(datasets), width=4.6, height=3.4)
-    for i, (dataset, ax) in enumerate(zip(datasets, axes[0], strict=True)):
+    for dataset, ax in zip(datasets, axes[0], strict=True):
         plot_figure(agg[agg["dataset"] == dataset], ax, spec)
-        ax.set_title(f"({chr(ord('a') + i)}) {DATASET_TITLES[dataset]}")
+        ax.set_title(f"{_panel(dataset)} {DATASET_TITLES[dataset]}")
+    missing = [
+        f"Panel {_panel(d)}, {DATASET_TITLES[d]}, is not drawn: its dataset was not available to this build."
+        for d in DATASETS
+        if d not in datasets
+    ]
     fixed = f"m = {spec.clients}" + ("" if spec.epsilon is None else f", ε = {format_number(spec.epsilon)}")
-    fig.suptitle(f"Kang, Liu & Wang, Figure {spec.number}: {METRICS[spec.metric]}, {fixed}")
-    fig.text(0.01, 0.005, privacy_footnote(agg), fontsize="x-small", ha="left", va="bottom", wrap=True)
-    fig.subplots_adjust(bottom=0.22)
-    save_figure(fig, png, pdf)
+    subject = f"{METRICS[spec.metric]}, {fixed}"
+    label_figure(fig, PAPER, f"Figure {spec.number}", subject, [*missing, privacy_footnote(agg)])
+    return fig
+
+
+def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
+    """Write one figure (:func:`draw`) as PNG and PDF."""
+    from dpdl.plotting import save_figure
+
+    save_figure(draw(figure, agg), png, pdf)
+
+
+def _panel(dataset: str) -> str:
+    return f"({chr(ord('a') + DATASETS.index(dataset))})"
 
 
 def privacy_footnote(agg: pd.DataFrame) -> str:

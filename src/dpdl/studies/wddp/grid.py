@@ -24,7 +24,7 @@ from dpdl.readings import DEFAULT, Reading
 from dpdl.studies.common import format_number, parse_settings
 
 if TYPE_CHECKING:
-    from dpdl.data.prepared import Availability
+    from dpdl.data.availability import Availability
 
 STUDY = "wddp"
 DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
@@ -147,9 +147,7 @@ def settings_json(config: Mapping) -> str:
 def settings_from_json(text: str) -> dict:
     """Read back :func:`settings_json`'s ``--settings``: exactly the schema's keys, cross-checked."""
     made_by = "the validated config's wddp section (dpdl.studies.wddp.grid.settings_json)"
-    settings = parse_settings(text, SETTINGS_KEYS, STUDY, made_by)
-    if not isinstance(settings["tuning"], dict):
-        raise ConfigError(f"--settings: tuning must be a JSON object; got {settings['tuning']!r}")
+    settings = parse_settings(text, SETTINGS_KEYS, STUDY, made_by)  # the schema: tuning is an object
     require_exact_keys(settings["tuning"], TUNING_KEYS, "--settings tuning", f"pass {made_by}")
     return dict(check_settings(settings))
 

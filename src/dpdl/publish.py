@@ -1,0 +1,290 @@
+"""``dpdl publish``: the small artifacts of a finished build, stamped, under ``results/published/``.
+
+A researcher who cannot spend the CPU-hours still wants the answers, and a reader must be able to
+check them. :func:`publish_study` copies one study's outputs from a finished build (its scorecard
+under every reading that was built, the aggregates and tables its figures are drawn from, the
+privacy rows of its runs, the figures as PNG; never run arrays) into
+``results/published/<study>/``, with a ``MANIFEST.json`` that stamps them with the code version,
+the config and the machine that made them, and the sha256 of every file. :func:`write_merged`
+then writes, from every published study, the merged scorecard, the readings table and
+``RESULTS.md``, the README's results section (:func:`splice_readme` copies it in; a test fails
+when the two disagree). :func:`published_problems` is what ``dpdl check results/published`` runs.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.claims import HEADLINE_KINDS
+from dpdl.errors import ArtifactError, DpdlError
+from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
+from dpdl.readings import DEFAULT, holds_under, reading_scorecard, readings_table, study_readings
+from dpdl.runs import read_run
+from dpdl.studies import ALL, study_module
+from dpdl.summary import claims_path, headline, merge_scorecards, scorecard_markdown, summary_table, verdict_counts
+
+PUBLISHED = Path("results/published")
+MANIFEST = "MANIFEST.json"
+RESULTS = "RESULTS.md"
+README_BEGIN = (
+    "<!-- results: begin (written by `dpdl publish --readme README.md` from results/published; do not edit) -->"
+)
+README_END = "<!-- results: end -->"
+PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
+
+
+def published_name(path: str | Path, study: str) -> str:
+    """Where a build output of ``study`` goes inside ``results/published/<study>/``."""
+    path = Path(path)
+    prefixes = {
+        Path("figures", study): "figures",
+        Path("results", "tables", study): "tables",
+        Path("results", study, "aggregates"): "aggregates",
+    }
+    if path == Path(claims_path(study)):
+        return "claims.csv"
+    for prefix, folder in prefixes.items():
+        if path.parent == prefix:
+            return f"{folder}/{path.name}"
+    raise ArtifactError(f"{path}: not an output dpdl publishes for {study} (figures, tables, aggregates, claims)")
+
+
+def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[str, Path]:
+    """The outputs of ``study`` a snapshot holds (name inside the study folder -> build path)."""
+    targets = [Path(t) for t in study_module(study).targets(config, set(buildable))]
+    aggregates = sorted(Path("results", study, "aggregates").glob("*.csv"))
+    outputs = {}
+    for path in [*targets, *aggregates]:
+        if path.suffix in PUBLISHED_SUFFIXES and path != Path(claims_path(study)).with_suffix(".md"):
+            outputs[published_name(path, study)] = path
+    missing = sorted(str(path) for path in outputs.values() if not path.is_file())
+    if missing:
+        raise DpdlError(
+            f"{study}: the build is not finished ({len(missing)} outputs missing, first {missing[0]}); "
+            f"finish it with snakemake before publishing"
+        )
+    return outputs
+
+
+def built_readings(study: str) -> dict[str, Path]:
+    """Scorecards of the readings of ``study`` built here (the default is the main build's)."""
+    found = {DEFAULT: Path(claims_path(study))}
+    for reading in study_readings(study)[1:]:
+        path = Path(reading_scorecard(study, reading.name))
+        if path.is_file():
+            found[reading.name] = path
+    return found
+
+
+def run_compute_seconds(study: str) -> float:
+    """CPU-seconds of every run of ``study`` here and in its readings (each run's share of its job's wall time)."""
+    patterns = [f"results/{study}/runs/**/*.npz", f"results/readings/{study}/*/results/{study}/runs/**/*.npz"]
+    seconds = sum(
+        read_run(path).provenance["timing"]["wall_time_s"] for pattern in patterns for path in Path().glob(pattern)
+    )
+    return seconds
+
+
+def code_version() -> dict:
+    """The git commit of the build's checkout and whether tracked files differed from it."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise DpdlError(f"cannot read the code version ({err}); publish from a git checkout of dpdl") from None
+    return {"commit": commit.strip(), "modified_files": changed.splitlines()}
+
+
+def machine() -> dict:
+    """What a reader needs to compare speeds: processor, cores, memory, system, Python."""
+    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")), "")
+    memory = next((line.split()[1] for line in _lines("/proc/meminfo") if line.startswith("MemTotal")), "0")
+    return {
+        "processor": cpu or platform.processor(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(memory) / 2**20, 1),
+        "system": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+
+
+def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+    """Publish each of ``studies`` from the finished build here, rewrite the merged files and the README block."""
+    from dpdl.config import load_config
+    from dpdl.targets import plan
+
+    config = load_config(configfile)
+    buildable = plan(config).buildable
+    for study in studies:
+        publish_study(study, config, configfile.as_posix(), buildable, out)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest."""
+    outputs = study_outputs(study, config, buildable)
+    for name, path in built_readings(study).items():
+        if name != DEFAULT:
+            outputs[f"readings/{name}.csv"] = path
+    privacy = pd.read_csv(summary_table("privacy", "csv"))
+    folder = out / study
+    if folder.exists():
+        shutil.rmtree(folder)
+    for name, source in outputs.items():
+        with atomic_path(folder / name) as tmp:
+            shutil.copyfile(source, tmp)
+    write_text(folder / "privacy.csv", privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n"))
+    files = sorted([*outputs, "privacy.csv"])
+    manifest = {
+        "study": study,
+        "code": code_version(),
+        "machine": machine(),
+        "configfile": configfile,
+        "config": {key: config[key] for key in ("data", study)},
+        "readings": sorted(built_readings(study), key=[r.name for r in study_readings(study)].index),
+        "run_compute_seconds": round(run_compute_seconds(study), 1),
+        "files": {name: sha256_file(folder / name) for name in files},
+    }
+    write_json(folder / MANIFEST, manifest)
+    return manifest
+
+
+def published_studies(out: Path = PUBLISHED) -> dict[str, dict]:
+    """The manifest of every study published in ``out``, in study order."""
+    return {study: read_json(out / study / MANIFEST) for study in ALL if (out / study / MANIFEST).is_file()}
+
+
+def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
+    """The snapshot's merged files, from its study folders: scorecard, readings table, ``RESULTS.md``."""
+    manifests = published_studies(out)
+    cards = {
+        (study, name): out / study / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
+        for study, manifest in manifests.items()
+        for name in manifest["readings"]
+    }
+    table = readings_table(cards)
+    summary = holds_under(table, {study: [r.name for r in study_readings(study)] for study in manifests})
+    card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests})
+    card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
+    return {
+        "readings.csv": table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n"),
+        "scorecard.csv": card.to_csv(index=False, lineterminator="\n"),
+        "scorecard.md": scorecard_markdown(card),
+        RESULTS: results_markdown(card, table, manifests),
+    }
+
+
+def write_merged(out: Path = PUBLISHED) -> None:
+    """Write :func:`merged_files` into ``out``."""
+    for name, text in merged_files(out).items():
+        write_text(out / name, text)
+
+
+def splice_readme(readme: Path, results: str) -> None:
+    """Replace the README's results block (between :data:`README_BEGIN` and :data:`README_END`)."""
+    text = readme.read_text(encoding="utf-8")
+    before, begin, rest = text.partition(README_BEGIN + "\n")
+    _, end, after = rest.partition(README_END)
+    if not (begin and end):
+        raise DpdlError(f"{readme}: no results block; add the lines {README_BEGIN!r} and {README_END!r} where it goes")
+    write_text(readme, before + begin + results + end + after)
+
+
+def readme_results(readme: Path) -> str:
+    """The README's results block as it stands."""
+    text = readme.read_text(encoding="utf-8")
+    return text.partition(README_BEGIN + "\n")[2].partition(README_END)[0]
+
+
+def published_problems(out: Path = PUBLISHED) -> list[str]:
+    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies."""
+    from dpdl.check import scorecard_problems
+
+    problems = []
+    manifests = published_studies(out)
+    if not manifests:
+        return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`"]
+    for study, manifest in manifests.items():
+        folder = out / study
+        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {MANIFEST}
+        for name in sorted(present - set(manifest["files"])):
+            problems.append(f"{folder / name}: not in {study}'s manifest")
+        for name, digest in manifest["files"].items():
+            path = folder / name
+            if not path.is_file():
+                problems.append(f"{path}: listed in the manifest but missing")
+            elif sha256_file(path) != digest:
+                problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
+    for name, text in merged_files(out).items():
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`")
+    return problems + scorecard_problems(out / "scorecard.csv")
+
+
+def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[str, dict]) -> str:
+    """The README's results section: what was published, the verdicts per kind, what the reading changes."""
+    provenance = pd.DataFrame(
+        [
+            {
+                "study": study,
+                "config": m["configfile"],
+                "code": m["code"]["commit"][:10] + (" (modified)" if m["code"]["modified_files"] else ""),
+                "readings built": f"{len(m['readings'])} of {len(study_readings(study))}",
+                "run compute (CPU-h)": f"{m['run_compute_seconds'] / 3600:.2f}",
+                "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores",
+            }
+            for study, m in manifests.items()
+        ],
+        columns=["study", "config", "code", "readings built", "run compute (CPU-h)", "machine"],
+    )
+    published = headline(card[card["study"].isin(list(manifests))])
+    counts = [verdict_counts(published[published["kind"] == kind]).assign(kind=kind) for kind in HEADLINE_KINDS]
+    by_kind = pd.concat(counts, ignore_index=True).fillna(0)
+    verdicts = [c for c in by_kind.columns if c not in ("study", "kind")]
+    by_kind = by_kind[by_kind["study"] != "all studies"][["study", "kind", *verdicts]].astype(
+        {v: int for v in verdicts}
+    )
+    return (
+        f"Published: {', '.join(manifests) or 'none'}; not published: "
+        f"{', '.join(s for s in ALL if s not in manifests) or 'none'}. Each study's `MANIFEST.json` holds "
+        "its config, the machine and the sha256 of every file.\n\n"
+        + markdown_table(provenance)
+        + "\nVerdicts of the papers' own claims under each study's default reading, per kind:\n\n"
+        + markdown_table(by_kind.sort_values(["study", "kind"], key=_study_order))
+        + "\nHeadline claims whose verdict depends on the reading (verdict under each built reading):\n\n"
+        + _reading_dependent(table, set(published["id"]))
+    )
+
+
+def _study_order(column: pd.Series) -> pd.Series:
+    return column.map({study: i for i, study in enumerate(ALL)}) if column.name == "study" else column
+
+
+def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
+    """One row per claim of ``ids`` with more than one verdict across its built readings."""
+    table = table[table["id"].isin(ids)]
+    varies = table.groupby("id", sort=False)["verdict"].nunique() > 1
+    if not varies.any():
+        return "none\n"
+    rows = table[table["id"].isin(varies[varies].index)]
+    wide = rows.pivot_table(index=["study", "id"], columns="reading", values="verdict", aggfunc="first", sort=False)
+    return markdown_table(wide.reset_index().fillna("(not built)"))

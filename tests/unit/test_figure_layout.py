@@ -1,0 +1,310 @@
+"""Every figure the default config can build reads well: its text on the canvas, apart, and named.
+
+Each study's figures are drawn from aggregates that its own aggregate functions make from
+fabricated runs of the default config's grid (``read_run`` is replaced; the run paths, columns
+and reductions are the real ones): with every dataset, and for wddp once per build that lacks
+one of its two (dp_iadmm drops whole figures without FEMNIST, never a panel; dvp_pvp and dzoa
+have one dataset). After ``fig.canvas.draw()`` (the layout the saved files get):
+
+(a) every visible text (titles, axis and tick labels, legend entries, notes, table cells) lies
+    inside the figure;
+(b) no two texts overlap, except tick labels of one axis among themselves (matplotlib spaces
+    those, and a log axis may set its minor labels close);
+(c) no free text inside a plotting area (``ax.text``) covers a point of a drawn line;
+(d) the suptitle names the paper and the figure it reproduces ("Kang, Liu & Wang, Figure 12");
+(e) a figure drawn without one of its datasets says which panel is not drawn and why.
+
+Extents may cross by ``SLACK`` pixels (rounding); a real collision is many pixels deep.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+import zlib
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.axes import Axes
+from matplotlib.axis import Axis
+from matplotlib.table import Table
+from matplotlib.text import Text
+
+from dpdl.config import load_config
+from dpdl.runs import RunResult
+
+matplotlib.use("Agg")
+from matplotlib import pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = load_config(ROOT / "config" / "config.yaml")
+SLACK = 1.0  # pixels
+
+
+def _rng(path: str) -> np.random.Generator:
+    return np.random.default_rng(zlib.crc32(path.encode()))
+
+
+def _seed(name: str) -> int:
+    return int(re.search(r"\d+", name).group())
+
+
+def _fake_runs(monkeypatch, make) -> None:
+    """``dpdl.runs.read_run`` returns ``make(path)``: a run fabricated from its path."""
+    monkeypatch.setattr("dpdl.runs.read_run", lambda path: make(str(path)))
+
+
+def _privacy(epsilon: float | None, delta: float, releases: int) -> dict:
+    """Provenance privacy fields: composed epsilons growing like sqrt(releases); None without noise."""
+    if epsilon is None:
+        return {"epsilon": None, "delta": delta, "eps_composed_rdp": None, "eps_composed_pld": None}
+    rdp = epsilon * math.sqrt(releases)
+    return {"epsilon": epsilon, "delta": delta, "eps_composed_rdp": rdp, "eps_composed_pld": 0.9 * rdp}
+
+
+# ------------------------------------------------------------------ fabricated aggregates per study
+
+
+def wddp_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    from dpdl.studies.wddp import aggregate, grid
+
+    settings = CONFIG["wddp"]
+    iterations = settings["iterations"]
+
+    def make(path: str) -> RunResult:
+        dataset, batch, algorithm, cell, seed = path.split("/")[3:8]
+        experiment, _, fixed = grid.parse_batch(batch)
+        epsilon = float(cell[3:]) if experiment == "epsilon" else fixed
+        u = None if experiment == "epsilon" else int(cell[1:])
+        noise = {"wddp": 1.0, "dist_avg": 3.0, "central": 0.5}[algorithm] * (1 + (u or 1) / 10) / epsilon
+        noise *= 1 + 0.2 * _rng(path).random()
+        trace = pd.DataFrame(
+            {
+                "iteration": [iterations],
+                "gap": [1e-3 * noise],
+                "test_accuracy": [0.92 - 0.3 * (1 - math.exp(-noise / 50))],
+            }
+        )
+        params = {"iterations": iterations, "unevenness_nominal": u, "unevenness_realized": u or 1.0}
+        params |= {"noise_ratio": 1.2, "n": 5000, "n_min": 100, "sigma": noise}
+        provenance = {"dataset": f"wddp/{dataset}", "algorithm": algorithm, "seed": _seed(seed), "params": params}
+        return RunResult(trace, provenance | _privacy(epsilon, settings["delta"], iterations))
+
+    _fake_runs(monkeypatch, make)
+    monkeypatch.setattr(aggregate, "read_optimum", lambda path: {"test_accuracy": 0.93})
+    buildable = {f"wddp/{d}" for d in datasets}
+    optima = {d: grid.optimum_path(d) for d in grid.available_datasets(buildable)}
+    return {
+        figure: aggregate.aggregate(figure, grid.aggregate_runs(settings, figure, buildable), optima)
+        for figure in grid.figure_ids(settings)
+    }
+
+
+def dp_iadmm_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    from dpdl.studies.dp_iadmm import aggregate, grid
+
+    section = CONFIG["dp_iadmm"]
+
+    def make(path: str) -> RunResult:
+        horizon, dataset, name, cell, seed = path.split("/")[3:8]
+        variant = grid.variant(name, section)
+        epsilon = None if cell == "epsinf" else float(cell[3:])
+        length = grid.horizon_settings(section, horizon)
+        t = np.arange(length["log_every"], length["iterations"] + 1, length["log_every"], dtype=float)
+        noise = 0.0 if epsilon is None else {"objp": 1.0, "objt": 0.3, "outp": 3.0}[variant.algorithm] / epsilon
+        floor = 0.08 + 0.4 * noise / (1 + noise)
+        error = floor + (0.9 - floor) * np.exp(-t / 20) + 0.01 * _rng(path).random(len(t))
+        trace = pd.DataFrame(
+            {"iteration": t, "test_error": error, "noise_magnitude": noise / np.sqrt(t), "cv_sum": (1 + noise) / t}
+        )
+        trace["rho"] = 1.0 + t / t[-1]
+        params = {"label": variant.label, "a": variant.a, "rho_setting": variant.rho_setting}
+        provenance = {"dataset": f"dp_iadmm/{dataset}", "algorithm": name, "seed": _seed(seed), "params": params}
+        return RunResult(trace, provenance | _privacy(epsilon, section["delta"], int(t[-1])))
+
+    _fake_runs(monkeypatch, make)
+    buildable = {f"dp_iadmm/{d}" for d in datasets}
+    return {
+        figure: aggregate.aggregate(figure, grid.figure_run_paths(figure, CONFIG))
+        for figure in grid.available_aggregates(buildable)
+        if figure in grid.FIGURES
+    }
+
+
+def dvp_pvp_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    from dpdl.studies.dvp_pvp import aggregate, grid
+
+    values = CONFIG["dvp_pvp"]
+    iterations = values["iterations"]
+
+    def make(path: str) -> RunResult:
+        *_, kind, algorithm, cell, seed = path.split("/")
+        if kind == "rho_selection":
+            rho, alpha = 10.0 ** float(cell[3:]), values["rho_selection"]["alpha"]
+        else:
+            rho, alpha = 10.0**-2.5, float(cell[3:])
+        alpha = None if algorithm == "nonprivate" else alpha
+        level = 0.0 if alpha is None else (0.05 if algorithm == "dvp" else 0.1) / alpha
+        level += 0.05 * abs(math.log10(rho) + 2.5)
+        t = np.arange(iterations + 2, dtype=float)
+        wiggle = 0.01 * _rng(path).random(len(t))
+        loss = 0.33 + level + 0.4 * np.exp(-t / 15) + wiggle
+        mer = 0.15 + min(level / 4, 0.3) + 0.1 * np.exp(-t / 15) + wiggle
+        trace = pd.DataFrame(
+            {"iteration": t, "loss": loss, "mer": mer, "mer_broadcast": mer + 0.02, "objective_gap": loss / 0.33 - 1}
+        )
+        params = {"rho": rho, "iterations": iterations, "releases": iterations + 1}
+        provenance = {"algorithm": algorithm, "seed": _seed(seed), "params": params}
+        return RunResult(trace, provenance | _privacy(alpha, 1e-6, iterations + 1))
+
+    _fake_runs(monkeypatch, make)
+    aggregates = {}
+    for figure in grid.FIGURES:
+        frame, provenances = aggregate.load_runs(grid.figure_runs(values, figure))
+        aggregates[figure] = aggregate.figure_aggregate(figure, frame, provenances, values)
+    return aggregates
+
+
+def dzoa_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.DataFrame]:
+    from dpdl.studies.dzoa import aggregate, grid
+
+    values = CONFIG["dzoa"]
+    points = {point.label: point for point in grid.grid(values)}
+    n = values["outer_iterations"] + 1
+
+    def make(path: str) -> RunResult:
+        algorithm, label, trial = path.split("/")[-3:]
+        point = points[label]
+        epsilon = point.epsilon or point.epsilon_total / 20
+        floor = (1e-3 if algorithm == "dpadmm" else 1e-5) * (1 + 0.2 / epsilon) * (1 + 0.3 * _rng(path).random())
+        error = floor + (5.0 - floor) * np.exp(-np.arange(n) / (40 if algorithm == "dpadmm" else 10))
+        params = {"epsilon_total_given": point.epsilon_total, "epsilon_total_29": 2 * epsilon * math.sqrt(n)}
+        provenance = {"algorithm": algorithm, "seed": _seed(trial), "params": params}
+        return RunResult(
+            pd.DataFrame({"iteration": np.arange(n), "error": error}), provenance | _privacy(epsilon, point.delta, n)
+        )
+
+    _fake_runs(monkeypatch, make)
+    trials, agents = grid.evaluation_trials(CONFIG), CONFIG["data"]["lasso"]["agents"]
+    return {f: aggregate.aggregate(values, f, grid.figure_run_paths(values, trials, f), agents) for f in grid.FIGURES}
+
+
+STUDIES = {
+    "wddp": wddp_aggregates,
+    "dp_iadmm": dp_iadmm_aggregates,
+    "dvp_pvp": dvp_pvp_aggregates,
+    "dzoa": dzoa_aggregates,
+}
+BUILDS = [  # (study, datasets available to the build)
+    ("wddp", ("kdd", "adult")),
+    ("wddp", ("adult",)),
+    ("wddp", ("kdd",)),
+    ("dp_iadmm", ("mnist", "femnist")),
+    ("dvp_pvp", ("adult",)),
+    ("dzoa", ("lasso",)),
+]
+DATASET_NAMES = {"kdd": "KDD Cup 99", "adult": "Adult"}  # wddp's panel titles
+DVP_PVP_ITEMS = {
+    "convergence": "Figure 3",
+    "tradeoff_dvp": "Figure 4(a, b)",
+    "tradeoff_pvp": "Figure 4(c, d)",
+    "final_risk": "Figure 5(a)",
+    "mer": "Figure 5(b)",
+    "rho_selection": "Table 1",
+}
+
+
+def expected_title(study: str, figure: str) -> str:
+    """The start of a figure's suptitle: the paper's authors and the figure (or table) it reproduces."""
+    if study == "wddp":
+        from dpdl.studies.wddp.grid import FIGURES
+
+        return f"Kang, Liu & Wang, Figure {FIGURES[figure].number}"
+    if study == "dvp_pvp":
+        return f"Zhang & Zhu, {DVP_PVP_ITEMS[figure]}"
+    number, panel = re.fullmatch(r"fig(\d)([ab]?)", figure).groups()
+    authors = {"dp_iadmm": "Ryu & Kim", "dzoa": "Gratton et al."}[study]
+    return f"{authors}, Figure {number}" + (f"({panel})" if panel else "")
+
+
+# ------------------------------------------------------------------ the layout rules
+
+
+def drawn_texts(fig) -> list[tuple[object, Text]]:
+    """Every non-empty text the figure draws, with its group: tick labels of one axis share one."""
+    found = []
+
+    def walk(artist, axis_on: bool) -> None:
+        for child in artist.get_children():
+            if not child.get_visible():
+                continue
+            if isinstance(child, Axis):
+                if axis_on:  # the ticks it draws (private, but what Axis.draw itself uses)
+                    found.extend(
+                        (child, label) for tick in child._update_ticks() for label in (tick.label1, tick.label2)
+                    )
+                    found.extend((label, label) for label in (child.label, child.offsetText))
+                continue
+            if isinstance(child, Table):
+                found.extend((cell.get_text(), cell.get_text()) for cell in child.get_celld().values())
+            if isinstance(child, Text):
+                found.append((child, child))
+            walk(child, child.axison if isinstance(child, Axes) else axis_on)
+
+    walk(fig, True)
+    return [(group, text) for group, text in found if text.get_visible() and text.get_text().strip()]
+
+
+def _name(text: Text) -> str:
+    return repr(text.get_text()[:50])
+
+
+def layout_problems(fig) -> list[str]:
+    """Rules (a) to (c) on a drawn figure: one line per broken rule."""
+    canvas, problems = fig.bbox, []
+    boxes = [(group, text, text.get_window_extent()) for group, text in drawn_texts(fig)]
+    for _, text, box in boxes:
+        if min(box.x0 - canvas.x0, box.y0 - canvas.y0, canvas.x1 - box.x1, canvas.y1 - box.y1) < -SLACK:
+            problems.append(f"outside the canvas: {_name(text)}")
+    for (group_a, a, box_a), (group_b, b, box_b) in combinations(boxes, 2):
+        if group_a is group_b:
+            continue
+        width = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+        height = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+        if width > SLACK and height > SLACK:
+            problems.append(f"overlap: {_name(a)} and {_name(b)}")
+    for ax in fig.axes:
+        for text in ax.texts if ax.axison else []:
+            box = text.get_window_extent()
+            for line in ax.get_lines():
+                x, y = line.get_transform().transform(line.get_xydata()).T
+                if ((x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)).any():
+                    problems.append(f"on a line: {_name(text)}")
+                    break
+    return problems
+
+
+@pytest.mark.parametrize(("study", "datasets"), BUILDS, ids=["-".join((s, *d)) for s, d in BUILDS])
+def test_every_figure_keeps_its_text_on_the_canvas_apart_and_named(study, datasets, monkeypatch) -> None:
+    figures = importlib.import_module(f"dpdl.studies.{study}.figures")
+    problems = []
+    for figure, aggregate in STUDIES[study](monkeypatch, datasets).items():
+        fig = figures.draw(figure, aggregate)
+        fig.canvas.draw()
+        problems += [f"{figure}: {problem}" for problem in layout_problems(fig)]
+        if not fig.get_suptitle().startswith(expected_title(study, figure)):
+            problems.append(
+                f"{figure}: the title {fig.get_suptitle()!r} does not start {expected_title(study, figure)!r}"
+            )
+        texts = [text.get_text() for _, text in drawn_texts(fig)]
+        dropped = sorted(set(DATASET_NAMES) - set(datasets)) if study == "wddp" else []
+        for name in (DATASET_NAMES[dataset] for dataset in dropped):
+            if not any(name in text and "not drawn" in text and "not available" in text for text in texts):
+                problems.append(f"{figure}: nothing says the {name} panel is not drawn and why")
+        plt.close(fig)
+    assert not problems, "\n".join(problems)
