@@ -249,12 +249,12 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
                 "config": m["configfile"],
                 "code": m["code"]["commit"][:10] + (" (modified)" if m["code"]["modified_files"] else ""),
                 "readings built": f"{len(m['readings'])} of {len(study_readings(study))}",
-                "run compute (CPU-h)": f"{m['run_compute_seconds'] / 3600:.2f}",
+                "runs' wall time (h)": f"{m['run_compute_seconds'] / 3600:.2f}",
                 "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores",
             }
             for study, m in manifests.items()
         ],
-        columns=["study", "config", "code", "readings built", "run compute (CPU-h)", "machine"],
+        columns=["study", "config", "code", "readings built", "runs' wall time (h)", "machine"],
     )
     published = headline(card[card["study"].isin(list(manifests))])
     counts = [verdict_counts(published[published["kind"] == kind]).assign(kind=kind) for kind in HEADLINE_KINDS]
