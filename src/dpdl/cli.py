@@ -131,10 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="folders or files to compare (default: results figures)",
     )
 
-    sub = command("publish", cmd_publish, "Copy a finished build's small outputs, stamped, into results/published.")
+    sub = command("publish", cmd_publish, "Copy a finished build's small outputs, stamped, into published.")
     sub.add_argument("--configfile", type=Path, required=True, help="the config the build ran, e.g. config/paper.yaml")
     sub.add_argument("--studies", nargs="+", required=True, help="the studies to publish (each must be finished)")
-    sub.add_argument("--out", type=Path, default=Path("results/published"), help="the snapshot folder")
+    sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")

@@ -1,14 +1,14 @@
-"""``dpdl publish``: the small artifacts of a finished build, stamped, under ``results/published/``.
+"""``dpdl publish``: the small artifacts of a finished build, stamped, under ``published/``.
 
 A researcher who cannot spend the CPU-hours still wants the answers, and a reader must be able to
 check them. :func:`publish_study` copies one study's outputs from a finished build (its scorecard
 under every reading that was built, the aggregates and tables its figures are drawn from, the
 privacy rows of its runs, the figures as PNG; never run arrays) into
-``results/published/<study>/``, with a ``MANIFEST.json`` that stamps them with the code version,
+``published/<study>/``, with a ``MANIFEST.json`` that stamps them with the code version,
 the config and the machine that made them, and the sha256 of every file. :func:`write_merged`
 then writes, from every published study, the merged scorecard, the readings table and
 ``RESULTS.md``, the README's results section (:func:`splice_readme` copies it in; a test fails
-when the two disagree). :func:`published_problems` is what ``dpdl check results/published`` runs.
+when the two disagree). :func:`published_problems` is what ``dpdl check published`` runs.
 """
 
 from __future__ import annotations
@@ -30,18 +30,16 @@ from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, headline, merge_scorecards, scorecard_markdown, summary_table, verdict_counts
 
-PUBLISHED = Path("results/published")
+PUBLISHED = Path("published")
 MANIFEST = "MANIFEST.json"
 RESULTS = "RESULTS.md"
-README_BEGIN = (
-    "<!-- results: begin (written by `dpdl publish --readme README.md` from results/published; do not edit) -->"
-)
+README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
 README_END = "<!-- results: end -->"
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 
 def published_name(path: str | Path, study: str) -> str:
-    """Where a build output of ``study`` goes inside ``results/published/<study>/``."""
+    """Where a build output of ``study`` goes inside ``published/<study>/``."""
     path = Path(path)
     prefixes = {
         Path("figures", study): "figures",

@@ -1,4 +1,4 @@
-"""The committed snapshot (results/published) is intact and the README's results block is generated from it."""
+"""The committed snapshot (published) is intact and the README's results block is generated from it."""
 
 from __future__ import annotations
 

@@ -171,7 +171,7 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
         assert done.returncode == 0, done.stderr
 
     publish()
-    out = work / "results/published"
+    out = work / "published"
     manifest = json.loads((out / "dzoa" / MANIFEST).read_text())
     assert manifest["code"] == {"commit": head, "modified_files": []}
     assert manifest["readings"] == ["default"] and manifest["run_compute_seconds"] > 0
@@ -184,7 +184,7 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     assert "| dzoa | config/config.yaml | " + head[:10] in readme
     card = pd.read_csv(out / "scorecard.csv", dtype=str, keep_default_na=False)
     assert list(card["id"]) == [claim.id for study in ALL for claim in study_module(study).CLAIMS]
-    checked = dpdl(built, "check", "results/published")
+    checked = dpdl(built, "check", "published")
     assert checked.returncode == 0, checked.stderr
     before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
     publish()  # the same build publishes the same bytes
@@ -193,7 +193,7 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     tampered = out / "dzoa" / "aggregates" / "fig2.csv"
     tampered.write_text(tampered.read_text() + "\n")
     (out / "dzoa" / "extra.csv").write_text("a\n")
-    checked = dpdl(built, "check", "results/published")
+    checked = dpdl(built, "check", "published")
     assert checked.returncode == 1
     assert "aggregates/fig2.csv: sha256 differs from the manifest" in checked.stdout
     assert "extra.csv: not in dzoa's manifest" in checked.stdout
