@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from dpdl import verdicts
+from dpdl.seed_statistics import mean_interval
 from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
 
 PAPER_NUMBER = "paper number"  # the paper prints this number
@@ -104,7 +105,7 @@ def judge(claim: Claim, table: pd.DataFrame | None, scale: Mapping[str, float]) 
 
 def _our_value(form: Form, data: object, judgement: Judgement) -> str:
     if isinstance(form, StatedNumber):
-        mean = verdicts.mean_interval(data)[0]
+        mean = mean_interval(data)[0]
         return "" if math.isnan(mean) else f"{mean:.4g}"
     if isinstance(data, verdicts.Outcome):
         return data.value

@@ -13,16 +13,18 @@ verdict. The rules, all at level ``ALPHA`` = 0.05 with 95% intervals over seeds:
 - :class:`Equivalence` ("A matches B"): two one-sided tests (TOST) against a margin declared with
   the claim, Holm over the cells; not reproduced when the difference is significantly beyond the
   margin in too many cells.
-- :class:`Trend` ("falls with epsilon"): per series, Kendall's tau of the means against the grid
-  (exact one-sided p) *and* a Welch test that the end-to-end change goes the claimed way and
-  exceeds a margin (by default the seed spread: the pooled standard deviation of one run at the
-  two ends), so a flat curve never passes. Not reproduced when a series trends the other way
+- :class:`Trend` ("falls with epsilon"): per series, Kendall's tau of every seed's value against
+  the grid (one-sided; Jonckheere-Terpstra's test, whose power grows with the seeds) *and* a
+  Welch test that the end-to-end change goes the claimed way and exceeds a margin (by default
+  the seed spread: the pooled standard deviation of one run at the two ends), so a flat curve
+  never passes. Not reproduced when a series trends the other way
   significantly, or its end-to-end change is significantly below the margin.
 - :class:`Exact` (a deterministic computation: a bound checked exactly, an implementation
   check): holds or not, no seeds involved.
 
 A form's ``judge`` returns a :class:`Judgement`. An inconclusive judgement says how many seeds
-would decide it, assuming the observed effect and spread stay as they are.
+would decide it, assuming every cell's observed effect and spread stay as they are, each cell
+tested at its own Holm level (:func:`_seeds_to_decide`).
 """
 
 from __future__ import annotations
@@ -34,9 +36,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-ALPHA = 0.05
-CONFIDENCE = 0.95
-MAX_SEEDS = 10_000  # seeds_to_decide above this is reported as None (more seeds will not decide it)
+from dpdl.seed_statistics import (
+    ALPHA,
+    Difference,
+    finite,
+    holm,
+    mean_interval,
+    seeds_for_halfwidth,
+    seeds_for_kendall,
+    seeds_for_one_sided,
+    significant,
+)
+from dpdl.seed_statistics import difference as _difference
 
 REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
@@ -101,119 +112,9 @@ class Outcome:
     detail: str = ""
 
 
-# ------------------------------------------------------------------------------ statistics helpers
-
-
-def _finite(values) -> np.ndarray:
-    array = np.asarray(values, dtype=float).ravel()
-    return array[np.isfinite(array)]
-
-
-def mean_interval(values) -> tuple[float, float, float]:
-    """Mean and 95% t-interval of per-seed values (NaN interval with fewer than 2 values)."""
-    x = _finite(values)
-    if len(x) == 0:
-        return math.nan, math.nan, math.nan
-    mean = float(x.mean())
-    if len(x) < 2:
-        return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-    return mean, mean - half, mean + half
-
-
-@dataclass(frozen=True)
-class Difference:
-    """``high - low`` of one cell: its mean, standard error, degrees of freedom and 95% interval."""
-
-    mean: float
-    se: float
-    df: float
-    n: int
-
-    @property
-    def interval(self) -> tuple[float, float]:
-        if self.se == 0:
-            return self.mean, self.mean
-        if not math.isfinite(self.df):
-            return math.nan, math.nan
-        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, self.df) * self.se)
-        return self.mean - half, self.mean + half
-
-    def p_greater(self, threshold: float = 0.0) -> float:
-        """One-sided p-value of H0: difference <= threshold."""
-        if self.se == 0:
-            return 0.0 if self.mean > threshold else 1.0
-        if not math.isfinite(self.df):
-            return math.nan
-        return float(stats.t.sf((self.mean - threshold) / self.se, self.df))
-
-    def p_less(self, threshold: float = 0.0) -> float:
-        """One-sided p-value of H0: difference >= threshold."""
-        if self.se == 0:
-            return 0.0 if self.mean < threshold else 1.0
-        if not math.isfinite(self.df):
-            return math.nan
-        return float(stats.t.cdf((self.mean - threshold) / self.se, self.df))
-
-
 def difference(pair: Pair) -> Difference:
-    """``high - low``: a paired difference over seeds, or Welch's when the seeds are not paired."""
-    low, high = _finite(pair.low), _finite(pair.high)
-    if pair.paired and len(pair.low) == len(pair.high):
-        d = np.asarray(pair.high, dtype=float) - np.asarray(pair.low, dtype=float)
-        d = d[np.isfinite(d)]
-        if len(d) < 2:
-            return Difference(float(d.mean()) if len(d) else math.nan, math.nan, math.nan, len(d))
-        return Difference(float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d))), len(d) - 1.0, len(d))
-    n = min(len(low), len(high))
-    if len(low) < 2 or len(high) < 2:
-        mean = float(high.mean() - low.mean()) if n else math.nan
-        return Difference(mean, math.nan, math.nan, n)
-    v_low, v_high = low.var(ddof=1) / len(low), high.var(ddof=1) / len(high)
-    se = math.sqrt(v_low + v_high)
-    if se == 0:
-        return Difference(float(high.mean() - low.mean()), 0.0, math.inf, n)
-    df = (v_low + v_high) ** 2 / (v_low**2 / (len(low) - 1) + v_high**2 / (len(high) - 1))
-    return Difference(float(high.mean() - low.mean()), se, float(df), n)
-
-
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaN stays NaN and counts as not significant)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
-    m = len(p)
-    adjusted = np.full(m, np.nan)
-    running = 0.0
-    for rank, index in enumerate(order):
-        if np.isnan(p[index]):
-            break
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
-    return adjusted
-
-
-def _significant(adjusted: np.ndarray) -> np.ndarray:
-    return np.nan_to_num(adjusted, nan=1.0) < ALPHA
-
-
-def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) -> int | None:
-    """Fewest seeds whose two-sided ``level`` t-interval of a mean with spread ``sd`` is below ``halfwidth``."""
-    if not (halfwidth > 0 and math.isfinite(sd)):
-        return None
-    if sd == 0:
-        return 2
-    quantile = 0.5 + level / 2
-    for n in range(2, MAX_SEEDS + 1):
-        if stats.t.ppf(quantile, n - 1) * sd / math.sqrt(n) < halfwidth:
-            return n
-    return None
-
-
-def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int | None:
-    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect`` given the spread of one run."""
-    if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
-        return None
-    return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)
+    """``high - low`` of one cell over its seeds: paired, or Welch's when the seeds are not paired."""
+    return _difference(pair.low, pair.high, pair.paired)
 
 
 def _fmt(value: float) -> str:
@@ -225,7 +126,7 @@ def _required(fraction: float, cells: int) -> int:
 
 
 def _cell_seeds(cells: Sequence[Pair]) -> int:
-    return min((min(len(_finite(c.low)), len(_finite(c.high))) for c in cells), default=0)
+    return min((min(len(finite(c.low)), len(finite(c.high))) for c in cells), default=0)
 
 
 # ----------------------------------------------------------------------------------------- forms
@@ -253,7 +154,7 @@ class StatedNumber:
         return f"±{_fmt(self.tolerance)}"
 
     def judge(self, values) -> Judgement:
-        x = _finite(values)
+        x = finite(values)
         mean, low, high = mean_interval(x)
         tol = self.absolute_tolerance
         lo_band, hi_band = self.paper_value - tol, self.paper_value + tol
@@ -288,51 +189,79 @@ def _judge_cells(
     required_fraction: float,
     test: Callable[[int, int, int, int], str],
     p_label: str,
-    room: Callable[[Difference], float],
+    need_for: Callable[[Difference, float], int | None],
+    need_against: Callable[[Difference, float], int | None],
 ) -> Judgement:
     """The decision an ordering and an equivalence share, from each cell's p-values for and against the claim.
 
     Holm-corrects both lists; reproduced when at least the required number of cells is significant
     for the claim, not reproduced when so many are significant against it that the number cannot be
-    reached. The deciding cell (the required-th by p for the claim) gives the effect and interval;
-    ``room`` is the signed distance of its effect from the claim's threshold (positive on the
-    claim's side), from which the seeds to decide follow (:func:`_seeds_to_decide`).
+    reached. The deciding cell (the required-th by raw p for the claim) gives the effect and
+    interval. ``need_for`` / ``need_against`` give the seeds at which one cell's observed effect
+    and spread would be significant at a level, from which the seeds to decide follow
+    (:func:`_seeds_to_decide`).
     """
     if not cells:
         return Judgement(INCONCLUSIVE, detail="no cell to compare")
-    p_for, p_against = holm(p_for), holm(p_against)
+    adjusted_for, adjusted_against = holm(p_for), holm(p_against)
     m, k = len(cells), _required(required_fraction, len(cells))
-    n_for, n_against = int(_significant(p_for).sum()), int(_significant(p_against).sum())
-    decider = diffs[np.argsort(np.nan_to_num(p_for, nan=2.0), kind="stable")[k - 1]]
+    n_for, n_against = int(significant(adjusted_for).sum()), int(significant(adjusted_against).sum())
+    decider = diffs[_by_p(p_for)[k - 1]]
     ci = decider.interval
-    detail = "; ".join(_cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, p_for, strict=True))
-    base = dict(
-        effect=decider.mean,
-        ci_low=ci[0],
-        ci_high=ci[1],
-        test=test(m, n_for, n_against, k),
-        n_seeds=_cell_seeds(cells),
-        detail=detail,
+    detail = "; ".join(
+        _cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, adjusted_for, strict=True)
     )
+    n = _cell_seeds(cells)
+    base = dict(effect=decider.mean, ci_low=ci[0], ci_high=ci[1], test=test(m, n_for, n_against, k), n_seeds=n)
     if n_for >= k:
-        return Judgement(REPRODUCED, **base)
+        return Judgement(REPRODUCED, detail=detail, **base)
     if n_against > m - k:
-        return Judgement(NOT_REPRODUCED, **base)
-    sd = decider.se * math.sqrt(max(decider.n, 1)) if math.isfinite(decider.se) else math.nan
-    return Judgement(INCONCLUSIVE, seeds_to_decide=_seeds_to_decide(sd, room(decider), m, k), **base)
+        return Judgement(NOT_REPRODUCED, detail=detail, **base)
+    seeds = _seeds_to_decide(
+        [lambda level, d=diffs[i]: need_for(d, level) for i in _by_p(p_for)],
+        [lambda level, d=diffs[i]: need_against(d, level) for i in _by_p(p_against)],
+        m,
+        k,
+        n,
+    )
+    return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, detail=detail, **base)
 
 
-def _seeds_to_decide(sd_one_run: float, room: float, m: int, k: int) -> int | None:
-    """Seeds at which the deciding cell's observed effect and spread would settle an inconclusive claim.
+def _by_p(p_values: Sequence[float]) -> np.ndarray:
+    """Cell indices from the smallest raw p-value up (NaN last): the order in which Holm tests them."""
+    return np.argsort(np.nan_to_num(np.asarray(p_values, dtype=float), nan=2.0), kind="stable")
 
-    ``room`` > 0: the effect lies on the claim's side, and the claim holds once the k-th of m cells
-    is significant, which Holm tests at ALPHA / (m - k + 1). ``room`` < 0: it lies on the other
-    side, and the claim fails once m - k + 1 cells are significant against it, the last of which
-    Holm tests at ALPHA / k.
+
+def _seeds_to_decide(
+    need_for: Sequence[Callable[[float], int | None]],
+    need_against: Sequence[Callable[[float], int | None]],
+    m: int,
+    k: int,
+    n: int,
+) -> int | None:
+    """Seeds at which an inconclusive claim would be decided, if every cell's effect and spread stay as observed.
+
+    Each list holds one function per cell, in Holm's order (smallest raw p first), giving the seeds
+    at which that cell is significant at a level. Holm tests the j-th cell (from 0) at
+    ALPHA / (m - j): the claim holds once the first k cells for it are significant, and fails once
+    the first m - k + 1 cells against it are. The answer is the sooner of the two, and more than
+    the ``n`` seeds that did not decide it; ``None`` when neither can happen (a required cell's
+    effect lies on the wrong side, or more than ``MAX_SEEDS`` would be needed).
     """
-    if not math.isfinite(room):
+
+    def path(needs: Sequence[Callable[[float], int | None]], count: int) -> int | None:
+        seeds = [need(ALPHA / (m - j)) for j, need in enumerate(needs[:count])]
+        return None if len(seeds) < count or None in seeds else max(seeds)
+
+    paths = [s for s in (path(need_for, k), path(need_against, m - k + 1)) if s is not None]
+    return max(min(paths), n + 1) if paths else None
+
+
+def _one_sided_need(diff: Difference, room: float, level: float) -> int | None:
+    """Seeds at which ``diff``'s spread finds an effect of size ``room`` (> 0) at a one-sided ``level``."""
+    if not room > 0 or not math.isfinite(diff.se):
         return None
-    return seeds_for_one_sided(sd_one_run, room, ALPHA / (m - k + 1) if room > 0 else ALPHA / k)
+    return seeds_for_one_sided(diff.se * math.sqrt(max(diff.n, 1)), room, level)
 
 
 @dataclass(frozen=True)
@@ -359,7 +288,8 @@ class Ordering:
                 f"{n_for} significant as claimed, {n_against} the other way; {k} needed"
             ),
             "Holm p",
-            lambda decider: decider.mean,
+            lambda d, level: _one_sided_need(d, d.mean, level),
+            lambda d, level: _one_sided_need(d, -d.mean, level),
         )
 
 
@@ -388,7 +318,8 @@ class Equivalence:
                 f"{n_out} significantly beyond the margin; {k} needed"
             ),
             "Holm TOST p",
-            lambda decider: margin - abs(decider.mean),
+            lambda d, level: _one_sided_need(d, margin - abs(d.mean), level),
+            lambda d, level: _one_sided_need(d, abs(d.mean) - margin, level / 2),
         )
 
 
@@ -413,18 +344,20 @@ class Trend:
         margin = "the seed spread" if self.margin is None else f"±{_fmt(self.margin)}"
         return f"{self.direction}: one-sided Kendall tau and end-to-end Welch test at {ALPHA}, change beyond {margin}"
 
-    def _series(self, series: Series) -> tuple[float, float, float, float, Difference, float, str]:
-        """(p for, p against, tau, margin, end-to-end difference, p of change below margin, line)."""
+    def _series(self, series: Series) -> _SeriesTest:
+        """Both tests of one series, and the seeds at which each would reach a level."""
         sign = 1.0 if self.direction == "decreasing" else -1.0
-        means = [float(np.mean(_finite(s))) if len(_finite(s)) else math.nan for s in series.samples]
+        claimed = "less" if self.direction == "decreasing" else "greater"
+        opposite = "greater" if claimed == "less" else "less"
         x = np.asarray(series.x, dtype=float)
-        usable = np.isfinite(means)
-        if usable.sum() >= 3:
-            claimed = "less" if self.direction == "decreasing" else "greater"
-            opposite = "greater" if claimed == "less" else "less"
-            tau = float(stats.kendalltau(x[usable], np.asarray(means)[usable]).statistic)
-            p_claimed = float(stats.kendalltau(x[usable], np.asarray(means)[usable], alternative=claimed).pvalue)
-            p_opposite = float(stats.kendalltau(x[usable], np.asarray(means)[usable], alternative=opposite).pvalue)
+        kept = [finite(s) for s in series.samples]
+        if sum(len(v) > 0 for v in kept) >= 3:
+            # pooled over seeds (Jonckheere-Terpstra's statistic): its power grows with the seeds
+            xs = np.concatenate([np.full(len(v), xi) for xi, v in zip(x, kept, strict=True)])
+            ys = np.concatenate(kept)
+            tau = float(stats.kendalltau(xs, ys).statistic)
+            p_claimed = float(stats.kendalltau(xs, ys, alternative=claimed).pvalue)
+            p_opposite = float(stats.kendalltau(xs, ys, alternative=opposite).pvalue)
         else:
             tau, p_claimed, p_opposite = math.nan, math.nan, math.nan
         order = np.argsort(x)
@@ -432,7 +365,7 @@ class Trend:
         # change in the claimed direction: first - last for a decreasing trend
         pair = Pair(series.name, low=sign * np.asarray(last, float), high=sign * np.asarray(first, float), paired=False)
         change = difference(pair)
-        ends = (_finite(first), _finite(last))
+        ends = (finite(first), finite(last))
         spread = math.sqrt((ends[0].var(ddof=1) + ends[1].var(ddof=1)) / 2) if min(map(len, ends)) >= 2 else math.nan
         margin = spread if self.margin is None else self.margin
         p_change = change.p_greater(0.0)
@@ -447,33 +380,60 @@ class Trend:
             f"{series.name}: tau {_fmt(tau)} (p {_fmt(p_claimed)}), change {_fmt(change.mean)} "
             f"[{_fmt(ci[0])}, {_fmt(ci[1])}] vs margin {_fmt(margin)}"
         )
-        return supports, against, tau, margin, change, spread, line
+
+        def tau_need(p: float, level: float) -> int | None:
+            if math.isnan(p):
+                return 0  # no tau test: the end-to-end change decides alone
+            return seeds_for_kendall(abs(tau), len(kept), level) if p < 0.5 else None  # p < 0.5: tau on this side
+
+        def need_for(level: float) -> int | None:
+            needs = [tau_need(p_claimed, level), _one_sided_need(change, change.mean - margin, level)]
+            return None if None in needs else max(needs)
+
+        def need_against(level: float) -> int | None:
+            needs = (tau_need(p_opposite, level), _one_sided_need(change, margin - change.mean, level))
+            return min((n for n in needs if n), default=None)
+
+        return _SeriesTest(supports, against, change, line, need_for, need_against)
 
     def judge(self, series: Sequence[Series]) -> Judgement:
         if not series:
             return Judgement(INCONCLUSIVE, detail="no series")
         rows = [self._series(s) for s in series]
-        p_for = holm([r[0] for r in rows])
-        p_against = holm([r[1] for r in rows])
+        raw_for, raw_against = [r.p_for for r in rows], [r.p_against for r in rows]
+        p_for, p_against = holm(raw_for), holm(raw_against)
         m, k = len(rows), _required(self.required_fraction, len(rows))
-        n_for, n_against = int(_significant(p_for).sum()), int(_significant(p_against).sum())
-        ranked = np.argsort(np.nan_to_num(p_for, nan=2.0), kind="stable")
-        _, _, _, margin, change, spread, _ = rows[ranked[k - 1]]
+        n_for, n_against = int(significant(p_for).sum()), int(significant(p_against).sum())
+        change = rows[_by_p(raw_for)[k - 1]].change
         ci = change.interval
         test = (
-            f"{self.direction}: Kendall tau and end-to-end Welch change beyond "
+            f"{self.direction}: Kendall tau over seeds and end-to-end Welch change beyond "
             f"{'the seed spread' if self.margin is None else _fmt(self.margin)}, Holm over {m} series: "
             f"{n_for} as claimed, {n_against} flat or reversed; {k} needed"
         )
-        n = min(min((len(_finite(s)) for s in one.samples), default=0) for one in series)
-        detail = "; ".join(r[-1] for r in rows)
+        n = min(min((len(finite(s)) for s in one.samples), default=0) for one in series)
+        detail = "; ".join(r.line for r in rows)
         base = dict(effect=change.mean, ci_low=ci[0], ci_high=ci[1], test=test, n_seeds=n, detail=detail)
         if n_for >= k:
             return Judgement(REPRODUCED, **base)
         if n_against > m - k:
             return Judgement(NOT_REPRODUCED, **base)
-        seeds = _seeds_to_decide(spread * math.sqrt(2), change.mean - margin, m, k)  # Welch: two ends
+        seeds = _seeds_to_decide(
+            [rows[i].need_for for i in _by_p(raw_for)], [rows[i].need_against for i in _by_p(raw_against)], m, k, n
+        )
         return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, **base)
+
+
+@dataclass(frozen=True)
+class _SeriesTest:
+    """One series of a trend claim: its p-values for and against, end-to-end change, line, seed needs."""
+
+    p_for: float
+    p_against: float
+    change: Difference
+    line: str
+    need_for: Callable[[float], int | None]
+    need_against: Callable[[float], int | None]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpdl.seed_statistics import holm, mean_interval, seeds_for_halfwidth, seeds_for_kendall
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -22,9 +23,6 @@ from dpdl.verdicts import (
     StatedNumber,
     Trend,
     difference,
-    holm,
-    mean_interval,
-    seeds_for_halfwidth,
 )
 
 RNG = np.random.default_rng(20261124)
@@ -140,9 +138,24 @@ def test_trend(ends: tuple[float, float], sd: float, verdict: str) -> None:
 
 def test_a_monotone_but_tiny_trend_does_not_pass() -> None:
     x = [0.1, 0.2, 0.3, 0.4, 0.5]
-    tiny = Series("flat", x, [seeds(0.5 - 1e-4 * i, 0.05) for i in range(5)])  # Kendall tau = -1, change 4e-4
-    judgement = Trend("decreasing").judge([tiny])
-    assert judgement.verdict != REPRODUCED and "tau -1" in judgement.detail
+    tiny = Series("flat", x, [seeds(0.5 - 1e-4 * i, 0.05) for i in range(5)])  # every mean falls; 4e-4 in all
+    assert Trend("decreasing").judge([tiny]).verdict == NOT_REPRODUCED
+    steady = Series("steady", x, [seeds(0.5 - 1e-3 * i, 1e-4) for i in range(5)])  # significant, but 0.004 in all
+    judgement = Trend("decreasing", margin=0.01).judge([steady])
+    assert judgement.verdict == NOT_REPRODUCED and "tau -0.9" in judgement.detail
+
+
+def test_trend_power_grows_with_seeds_not_capped_by_the_grid() -> None:
+    """Thirty rising curves that saturate (their last two means swap by 0.001) rise: the test uses every seed.
+
+    Kendall's tau of the six means is 0.87 with an exact p of 0.0083 at best, which Holm over 30
+    series never accepts, whatever the seeds: a rank test of the means alone could not decide this.
+    """
+    x = [0.01, 0.05, 0.1, 0.15, 0.2, 0.25]
+    means = [0.70, 0.75, 0.80, 0.85, 0.852, 0.851]
+    series = [Series(f"s{i}", x, [seeds(mu, 0.01) for mu in means]) for i in range(30)]
+    assert stats.kendalltau(x, means, alternative="greater").pvalue > 0.05 / 30
+    assert Trend("increasing").judge(series).verdict == REPRODUCED
 
 
 def test_trend_with_a_declared_margin_and_increasing_direction() -> None:
@@ -185,3 +198,52 @@ def test_seeds_to_decide_exceed_the_seeds_that_did_not(gap: float) -> None:
     judgement = Trend().judge(series)
     if judgement.verdict == INCONCLUSIVE and judgement.seeds_to_decide is not None:
         assert judgement.seeds_to_decide > judgement.n_seeds
+
+
+def _cells_like(judged: list[Pair], n: int) -> list[Pair]:
+    """The same cells at ``n`` seeds: each side with exactly the observed mean and standard deviation."""
+    return [
+        Pair(
+            c.name,
+            seeds(np.mean(c.low), np.std(c.low, ddof=1), n),
+            seeds(np.mean(c.high), np.std(c.high, ddof=1), n),
+            c.paired,
+        )
+        for c in judged
+    ]
+
+
+def test_seeds_to_decide_count_each_cell_at_its_own_holm_level() -> None:
+    """Twenty cells all below 0.05 alone, several not at their Holm levels: the seeds to decide are the
+    seeds at which, with the same effects and spreads, the claim is decided, and more than now.
+
+    The old rule tested one cell at ALPHA and answered 10 seeds for a claim 10 seeds left open.
+    """
+    cells = [Pair(f"c{i}", seeds(0.0, 1.0), seeds(0.8 + 0.02 * i, 1.0), paired=False) for i in range(20)]
+    judgement = Ordering().judge(cells)
+    assert judgement.verdict == INCONCLUSIVE
+    assert all(difference(c).p_greater() < 0.05 for c in cells)  # each cell alone would pass
+    n = judgement.seeds_to_decide
+    assert n is not None and n > 10
+    assert Ordering().judge(_cells_like(cells, n)).verdict == REPRODUCED
+    assert Ordering().judge(_cells_like(cells, n - 3)).verdict == INCONCLUSIVE
+
+
+def test_seeds_for_kendall_matches_scipys_asymptotic_test() -> None:
+    """At the seeds it returns for an observed tau and p, scipy's p equals that p (grid tied per point)."""
+    rng = np.random.default_rng(1)
+    for n in (3, 5, 10, 30):
+        xs = np.repeat([0.1, 0.2, 0.3, 0.4], n)
+        result = stats.kendalltau(xs, rng.normal(size=4 * n) - 3 * xs, alternative="less")
+        assert seeds_for_kendall(abs(result.statistic), 4, result.pvalue * (1 + 1e-9)) == n
+
+
+def test_seeds_to_decide_for_a_trend_include_its_rank_test() -> None:
+    """A trend whose end-to-end change is already clear but whose tau is not: the tau test sets the seeds."""
+    x = [0.1, 0.2, 0.3, 0.4]
+    spread = 0.3 * np.array([-1.16, -0.39, 0.39, 1.16])
+    series = Series("s", x, [mu + spread for mu in (1.0, 0.8, 1.3, 0.3)])
+    judgement = Trend("decreasing", margin=0.1).judge([series])
+    assert judgement.verdict == INCONCLUSIVE and judgement.ci_low > 0.1  # the change alone is decided
+    tau = stats.kendalltau(np.repeat(x, 4), np.concatenate(series.samples)).statistic
+    assert judgement.seeds_to_decide == seeds_for_kendall(abs(tau), 4, 0.05) > 4

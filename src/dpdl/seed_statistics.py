@@ -1,0 +1,143 @@
+"""Statistics over seeds for the verdict engine: means and differences with their t-intervals,
+Holm's correction, and the seeds a test needs. Only :mod:`dpdl.verdicts` uses them to judge claims.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+CONFIDENCE = 0.95
+MAX_SEEDS = 10_000  # a seed count above this is reported as None (more seeds will not decide it)
+
+
+def finite(values) -> np.ndarray:
+    array = np.asarray(values, dtype=float).ravel()
+    return array[np.isfinite(array)]
+
+
+def mean_interval(values) -> tuple[float, float, float]:
+    """Mean and 95% t-interval of per-seed values (NaN interval with fewer than 2 values)."""
+    x = finite(values)
+    if len(x) == 0:
+        return math.nan, math.nan, math.nan
+    mean = float(x.mean())
+    if len(x) < 2:
+        return mean, math.nan, math.nan
+    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    return mean, mean - half, mean + half
+
+
+@dataclass(frozen=True)
+class Difference:
+    """``high - low`` of one cell: its mean, standard error, degrees of freedom and 95% interval."""
+
+    mean: float
+    se: float
+    df: float
+    n: int
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        if self.se == 0:
+            return self.mean, self.mean
+        if not math.isfinite(self.df):
+            return math.nan, math.nan
+        half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, self.df) * self.se)
+        return self.mean - half, self.mean + half
+
+    def p_greater(self, threshold: float = 0.0) -> float:
+        """One-sided p-value of H0: difference <= threshold."""
+        if self.se == 0:
+            return 0.0 if self.mean > threshold else 1.0
+        if not math.isfinite(self.df):
+            return math.nan
+        return float(stats.t.sf((self.mean - threshold) / self.se, self.df))
+
+    def p_less(self, threshold: float = 0.0) -> float:
+        """One-sided p-value of H0: difference >= threshold."""
+        if self.se == 0:
+            return 0.0 if self.mean < threshold else 1.0
+        if not math.isfinite(self.df):
+            return math.nan
+        return float(stats.t.cdf((self.mean - threshold) / self.se, self.df))
+
+
+def difference(low_values, high_values, paired: bool) -> Difference:
+    """``high - low``: a paired difference over seeds, or Welch's when the seeds are not paired."""
+    low, high = finite(low_values), finite(high_values)
+    if paired and len(low_values) == len(high_values):
+        d = np.asarray(high_values, dtype=float) - np.asarray(low_values, dtype=float)
+        d = d[np.isfinite(d)]
+        if len(d) < 2:
+            return Difference(float(d.mean()) if len(d) else math.nan, math.nan, math.nan, len(d))
+        return Difference(float(d.mean()), float(d.std(ddof=1) / math.sqrt(len(d))), len(d) - 1.0, len(d))
+    n = min(len(low), len(high))
+    if len(low) < 2 or len(high) < 2:
+        mean = float(high.mean() - low.mean()) if n else math.nan
+        return Difference(mean, math.nan, math.nan, n)
+    v_low, v_high = low.var(ddof=1) / len(low), high.var(ddof=1) / len(high)
+    se = math.sqrt(v_low + v_high)
+    if se == 0:
+        return Difference(float(high.mean() - low.mean()), 0.0, math.inf, n)
+    df = (v_low + v_high) ** 2 / (v_low**2 / (len(low) - 1) + v_high**2 / (len(high) - 1))
+    return Difference(float(high.mean() - low.mean()), se, float(df), n)
+
+
+def holm(p_values: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (NaN stays NaN and counts as not significant)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    m = len(p)
+    adjusted = np.full(m, np.nan)
+    running = 0.0
+    for rank, index in enumerate(order):
+        if np.isnan(p[index]):
+            break
+        running = max(running, min(1.0, (m - rank) * p[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def significant(adjusted: np.ndarray) -> np.ndarray:
+    return np.nan_to_num(adjusted, nan=1.0) < ALPHA
+
+
+def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) -> int | None:
+    """Fewest seeds whose two-sided ``level`` t-interval of a mean with spread ``sd`` is below ``halfwidth``."""
+    if not (halfwidth > 0 and math.isfinite(sd)):
+        return None
+    if sd == 0:
+        return 2
+    quantile = 0.5 + level / 2
+    for n in range(2, MAX_SEEDS + 1):
+        if stats.t.ppf(quantile, n - 1) * sd / math.sqrt(n) < halfwidth:
+            return n
+    return None
+
+
+def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int | None:
+    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect`` given the spread of one run."""
+    if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
+        return None
+    return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)
+
+
+def seeds_for_kendall(tau: float, points: int, alpha: float) -> int | None:
+    """Fewest seeds per grid point at which Kendall's tau-b of ``tau`` between the grid and every seed's
+    value is significant one-sided at ``alpha`` (scipy's asymptotic test: the grid ties in groups of
+    a point's seeds, the values do not tie)."""
+    if not (tau > 0 and points >= 2):
+        return None
+    n = np.arange(2, MAX_SEEDS + 1, dtype=float)
+    total = points * n
+    pairs, tied = total * (total - 1) / 2, points * n * (n - 1) / 2
+    var_s = (total * (total - 1) * (2 * total + 5) - points * n * (n - 1) * (2 * n + 5)) / 18
+    z = tau * np.sqrt((pairs - tied) * pairs) / np.sqrt(var_s)
+    enough = np.flatnonzero(z >= stats.norm.isf(alpha))
+    return int(n[enough[0]]) if len(enough) else None
