@@ -81,9 +81,12 @@ def built_readings(study: str) -> dict[str, Path]:
     return found
 
 
-def run_compute_seconds(study: str) -> float:
-    """CPU-seconds of every run of ``study`` here and in its readings (each run's share of its job's wall time)."""
-    patterns = [f"results/{study}/runs/**/*.npz", f"results/readings/{study}/*/results/{study}/runs/**/*.npz"]
+def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
+    """CPU-seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
+    wall time); a reading still building is not counted."""
+    patterns = [f"results/{study}/runs/**/*.npz"] + [
+        f"results/readings/{study}/{name}/results/{study}/runs/**/*.npz" for name in readings if name != DEFAULT
+    ]
     seconds = sum(
         read_run(path).provenance["timing"]["wall_time_s"] for pattern in patterns for path in Path().glob(pattern)
     )
@@ -151,14 +154,15 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
             shutil.copyfile(source, tmp)
     write_text(folder / "privacy.csv", privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n"))
     files = sorted([*outputs, "privacy.csv"])
+    readings = sorted(built_readings(study), key=[r.name for r in study_readings(study)].index)
     manifest = {
         "study": study,
         "code": code_version(),
         "machine": machine(),
         "configfile": configfile,
         "config": {key: config[key] for key in ("data", study)},
-        "readings": sorted(built_readings(study), key=[r.name for r in study_readings(study)].index),
-        "run_compute_seconds": round(run_compute_seconds(study), 1),
+        "readings": readings,
+        "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
         "files": {name: sha256_file(folder / name) for name in files},
     }
     write_json(folder / MANIFEST, manifest)
