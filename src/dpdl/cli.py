@@ -249,7 +249,7 @@ def cmd_reading_build(args: argparse.Namespace) -> int:
 def cmd_readings(args: argparse.Namespace) -> int:
     """Write the readings table: every claim's verdict under every reading, and under how many it holds."""
     from dpdl.io import write_text
-    from dpdl.readings import READING_SEPARATOR, holds_under, readings_markdown, readings_table, study_readings
+    from dpdl.readings import READING_SEPARATOR, judged_readings, readings_markdown, study_readings
     from dpdl.studies import ALL
     from dpdl.studies.common import parse_named_paths
 
@@ -261,11 +261,9 @@ def cmd_readings(args: argparse.Namespace) -> int:
                 f"--cards keys are <study>{READING_SEPARATOR}<reading>, a study one of {ALL}; got {key!r}"
             )
         cards[(study, name)] = path
-    declared = {study: study_readings(study) for study in dict.fromkeys(study for study, _ in cards)}
-    table = readings_table(cards)
-    summary = holds_under(table, {study: [r.name for r in found] for study, found in declared.items()})
-    write_text(args.out[0], table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n"))
-    write_text(args.out[1], readings_markdown(table, summary, declared))
+    table, summary, csv = judged_readings(cards)
+    write_text(args.out[0], csv)
+    write_text(args.out[1], readings_markdown(table, summary, {study: study_readings(study) for study, _ in cards}))
     return 0
 
 

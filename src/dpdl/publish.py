@@ -25,7 +25,7 @@ import pandas as pd
 from dpdl.claims import HEADLINE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
-from dpdl.readings import DEFAULT, holds_under, reading_scorecard, readings_table, study_readings
+from dpdl.readings import DEFAULT, judged_readings, reading_scorecard, study_readings
 from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, headline, merge_scorecards, scorecard_markdown, summary_table, verdict_counts
@@ -182,12 +182,11 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         for study, manifest in manifests.items()
         for name in manifest["readings"]
     }
-    table = readings_table(cards)
-    summary = holds_under(table, {study: [r.name for r in study_readings(study)] for study in manifests})
+    table, summary, readings_csv = judged_readings(cards)
     card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests})
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     return {
-        "readings.csv": table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n"),
+        "readings.csv": readings_csv,
         "scorecard.csv": card.to_csv(index=False, lineterminator="\n"),
         "scorecard.md": scorecard_markdown(card),
         RESULTS: results_markdown(card, table, manifests),

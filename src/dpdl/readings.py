@@ -176,6 +176,16 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         )
 
 
+def judged_readings(cards: Mapping[tuple[str, str], str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Every claim under every built reading: the table, the per-claim summary against each study's
+    declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``)."""
+    table = readings_table(cards)
+    studies = dict.fromkeys(study for study, _ in cards)
+    summary = holds_under(table, {study: [r.name for r in study_readings(study)] for study in studies})
+    csv = table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n")
+    return table, summary, csv
+
+
 def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> str:
     """The readings page: each study's readings with their reasons, then every claim's verdict per reading."""
     from dpdl.io import markdown_table
