@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from dpdl.studies.dp_iadmm.aggregate import SEED_COLUMNS
 from dpdl.studies.dp_iadmm.cli import judge_claims
 from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, Pair
 
+ROOT = Path(__file__).resolve().parents[2]
 SECTION = {"nonprivate_algorithm": "objt", "outp_plus_factor": 0.01}
 PAPER_SCALE = {"iterations": 20_000, "seeds": 10, "long_iterations": 1e6, "long_seeds": 10, "femnist_train_shards": 36}
 EPSILONS, CURVE, A_VALUES, RHOS = (0.05, 0.1, 1.0, 3.0, 5.0), (0.05, 0.1, 1.0), (1, 100, 1000), (0.1, 1, 10)
@@ -278,18 +280,52 @@ def test_outp_best_at_1_is_not_identifiable_when_a_does_not_change_outp(paper_wo
     assert judgement.verdict == NOT_IDENTIFIABLE and "does not depend on a" in judgement.detail
 
 
-def test_a_missing_cell_is_unavailable_at_scale_and_not_run_below_it(paper_world) -> None:
+def test_a_missing_cell_is_not_run_at_this_scale_with_the_cell_named(paper_world) -> None:
     tables = dict(paper_world)
     fig3 = tables["fig3_seeds"]
     tables["fig3_seeds"] = fig3[fig3["epsilon"] != 1.0]
+    tables["fig6_seeds"] = None  # no table at all: its data could not be obtained
     card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
     row = card.loc["dp_iadmm.fig3_objp_vs_outp_eps1"]
-    assert row["verdict"] == UNAVAILABLE and "epsilon-bar 1 " in row["detail"] and row["our_value"] == ""
+    assert row["verdict"] == NOT_AT_SCALE and "epsilon-bar 1 " in row["detail"] and row["our_value"] == ""
+    assert row["detail"].startswith("not in this config's grid") and pd.isna(row["effect"])
     assert card.loc["dp_iadmm.fig3_objt_least", "verdict"] == REPRODUCED  # the other epsilon-bars suffice
+    assert card.loc["dp_iadmm.fig6_objt_insensitive", "verdict"] == UNAVAILABLE
     ci = {"iterations": 10, "seeds": 2, "long_iterations": 10, "long_seeds": 2, "femnist_train_shards": 21}
-    small = judge_claims(tables, ci, {}).set_index("id")
+    small = judge_claims({**tables, "fig6_seeds": paper_world["fig6_seeds"]}, ci, {}).set_index("id")
     assert (small["verdict"] == NOT_AT_SCALE).all()
     assert small.loc["dp_iadmm.fig3_objp_vs_outp_eps1", "detail"].startswith("not in this config's grid")
+
+
+MNIST_CELLS_JUDGED = {  # what the cells of config/paper_mnist_cells.yaml decide; every other claim is not run
+    "mnist_nonprivate", "mnist_objt_eps5", "mnist_objt_eps0.05", "mnist_outp_eps0.05", "mnist_gap_eps0.05",
+    "mnist_objt_eps5_near_nonprivate",  # the same two cells as mnist_objt_eps5 and mnist_nonprivate
+    "fig1_noise_scale", "fig1_outp_noise_decays", "abstract_same_privacy",  # implementation checks, same runs
+}  # fmt: skip
+
+
+def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run(paper_world) -> None:
+    """config/paper_mnist_cells.yaml at the paper's scale: a claim with a cell outside it gets no verdict."""
+    from dpdl.config import load_config
+    from dpdl.studies.dp_iadmm.cli import claim_tables
+
+    section = load_config(ROOT / "config" / "paper_mnist_cells.yaml")[grid.STUDY]
+    in_grid = grid.claim_settings({grid.STUDY: section})["grid_aggregates"]
+    tables = claim_tables([], in_grid)  # the aggregates the cells leave out, as empty tables
+    for name in in_grid:  # the others as the build makes them: the world's rows of the chosen cells only
+        world, horizon = paper_world[f"{name}_seeds"], grid.resolved_horizon(section, grid.FIGURE_SPECS[name].horizon)
+        cells = [grid.cell_name(horizon, *cell) for cell in world[["dataset", "variant", "epsilon"]].itertuples(False)]
+        tables[f"{name}_seeds"] = world[[cell in section["cells"] for cell in cells]]
+    card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
+    judged = card[card["verdict"] != NOT_AT_SCALE]
+    assert {_short_id(i) for i in judged.index} == MNIST_CELLS_JUDGED
+    assert (judged["verdict"] == REPRODUCED).all(), judged[["verdict", "detail"]]
+    left_out = card[card["verdict"] == NOT_AT_SCALE]
+    assert left_out["detail"].str.startswith("not in this config's grid").all() and (left_out["our_value"] == "").all()
+
+
+def _short_id(claim_id: str) -> str:
+    return claim_id.removeprefix(f"{grid.STUDY}.")
 
 
 def test_gap_and_reference_claims_judge_what_the_note_says() -> None:

@@ -120,6 +120,56 @@ def test_targets_leave_out_figures_without_data() -> None:
     assert grid.targets(CONFIG, set()) == []
 
 
+def test_cells_narrow_the_grid_to_the_jobs_they_name() -> None:
+    from dpdl.errors import ConfigError
+
+    cells = ["main/mnist/nonprivate/epsinf", "main/mnist/objt/eps5"]
+    narrowed = {"dp_iadmm": {**SECTION, "cells": cells}}
+    assert sorted(grid.runs(narrowed, {"dp_iadmm/mnist", "dp_iadmm/femnist"})) == [
+        "results/dp_iadmm/runs/main/mnist/nonprivate/epsinf/seed0.npz",
+        "results/dp_iadmm/runs/main/mnist/objt/eps5/seed0.npz",
+        "results/dp_iadmm/runs/main/mnist/objt/eps5/seed1.npz",
+    ]
+    assert grid.grid_aggregates(narrowed["dp_iadmm"]) == ["fig2a"]  # fig1's curve_epsilons hold no 5
+    assert grid.claim_settings(narrowed)["grid_aggregates"] == ["fig2a"]
+    assert grid.claim_settings(CONFIG)["grid_aggregates"] == list(grid.AGGREGATES)  # null: the whole grid
+    promised = grid.targets(narrowed, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
+    assert "figures/dp_iadmm/fig2a.png" in promised and "results/claims/dp_iadmm.csv" in promised
+    assert not any(f"/{f}" in p for p in promised for f in ("fig1", "fig2b", "fig5", "remark3", "noiseless"))
+    assert grid.run_settings(narrowed, "main") == grid.run_settings(CONFIG, "main")  # the same runs as the full grid
+    assert grid.check_settings({**SECTION, "cells": cells})["cells"] == cells
+    for wrong in ("main/mnist/objt/eps5.0", "main/mnist/objt/eps3", "long/mnist/objt/eps0.05"):
+        with pytest.raises(ConfigError, match=r"dp_iadmm\.cells\[0\]: .* is not a job of this config's grid"):
+            grid.check_settings({**SECTION, "cells": [wrong]})
+
+
+def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbers() -> None:
+    """config/paper_mnist_cells.yaml runs the paper build's own jobs of Section 4's MNIST numbers, and no other."""
+    import yaml
+
+    from dpdl.config import load_config
+
+    text = {
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist_cells")
+    }
+    cells = text["paper_mnist_cells"]["dp_iadmm"].pop("cells")
+    assert text["paper_mnist_cells"] | {"studies": text["paper"]["studies"], "readings": True} == text["paper"]
+    assert text["paper_mnist_cells"]["studies"] == ["dp_iadmm"]
+    chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_cells", "paper"))
+    both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
+    jobs = {path.rsplit("/", 1)[0].removeprefix("results/dp_iadmm/runs/") for path in grid.runs(chosen, both)}
+    assert jobs == set(cells) == {
+        "main/mnist/nonprivate/epsinf", "main/mnist/objt/eps0.05", "main/mnist/objt/eps5", "main/mnist/outp/eps0.05"
+    }  # fmt: skip
+    assert len(grid.runs(chosen, both)) == 3 * 10 + 1 and set(grid.runs(chosen, both)) < set(grid.runs(paper, both))
+    assert grid.run_settings(chosen, "main") == grid.run_settings(paper, "main")
+    assert chosen[grid.STUDY]["iterations"] == 20_000 and chosen[grid.STUDY]["seeds"] == 10
+    promised = grid.targets(chosen, both)
+    assert {p for p in promised if p.startswith("figures/")} == {
+        f"figures/dp_iadmm/{f}.{e}" for f in ("fig1", "fig2a") for e in ("png", "pdf")
+    }  # fig4 needs a FEMNIST cell too
+
+
 def test_job_seeds_are_one_for_the_nonprivate_run() -> None:
     assert grid.job_seeds("objt_a100", 3) == [0, 1, 2]
     assert grid.job_seeds(grid.NONPRIVATE, 3) == [0] and grid.job_seeds("nonprivate_outp", 3) == [0]

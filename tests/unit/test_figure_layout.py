@@ -131,7 +131,7 @@ def dp_iadmm_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.
     buildable = {f"dp_iadmm/{d}" for d in datasets}
     return {
         figure: aggregate.aggregate(figure, grid.figure_run_paths(figure, CONFIG))
-        for figure in grid.available_aggregates(buildable)
+        for figure in grid.available_aggregates(CONFIG, buildable)
         if figure in grid.FIGURES
     }
 

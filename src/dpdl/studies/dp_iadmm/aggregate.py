@@ -89,6 +89,12 @@ def aggregate(figure: str, paths: Iterable[str | Path]) -> pd.DataFrame:
     return bands(figure, seed_values(figure, paths))
 
 
+def empty_seed_table() -> pd.DataFrame:
+    """A per-seed table without rows (``SEED_COLUMNS``, typed): an aggregate none of whose cells was run."""
+    types = {"epsilon": float, "a": float, "seed": int, "iteration": int, "value": float}
+    return pd.DataFrame({column: pd.Series(dtype=types.get(column, object)) for column in SEED_COLUMNS})
+
+
 def read_aggregate(path: str | Path) -> pd.DataFrame:
     """Read an aggregate or per-seed CSV (epsilon ``inf`` is a run without noise)."""
     from dpdl.io import read_csv
@@ -176,8 +182,8 @@ def hitting_time(rows: pd.DataFrame, level: float) -> pd.Series:
 class Extractor:
     """A claim's extractor: the form's input from a per-seed table, or ``empty`` when a cell is missing.
 
-    ``missing`` says which cell is missing (the claims command reports such a claim as "data
-    unavailable" at the scale it needs).
+    ``missing`` says which cell is missing (the claims command reports such a claim as "not run
+    at this scale": the config's grid leaves the cell out).
     """
 
     strict: Callable[[pd.DataFrame], object]

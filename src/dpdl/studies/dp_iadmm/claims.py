@@ -296,6 +296,10 @@ def _same_privacy(table: pd.DataFrame) -> Outcome:
     composed = pld.groupby(["epsilon", "variant"])["value"].mean().unstack()
     if composed.empty or not {"objt", "outp"} <= set(composed.columns):
         raise MissingCells("ObjT or OutP is not in this grid")
+    both = sorted(set(epsilons(table, "mnist", "objt")) & set(epsilons(table, "mnist", "outp")))
+    if not both:
+        raise MissingCells("ObjT and OutP share no epsilon-bar in this grid")
+    composed = composed.loc[both]  # the epsilon-bars both ran at (a narrowed grid may have one at others)
     holds = bool(composed[["objt", "outp"]].notna().all().all())
     detail = "per-iteration epsilon-bar is each run's input; composed epsilon (PLD, delta 1e-6) over T: " + "; ".join(
         f"{e:g}: ObjT {row['objt']:.4g}, OutP {row['outp']:.4g}" for e, row in composed.iterrows()

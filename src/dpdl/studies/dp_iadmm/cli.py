@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings, study_steps
-from dpdl.studies.dp_iadmm.aggregate import bands, read_aggregate, seed_values
+from dpdl.studies.dp_iadmm.aggregate import bands, empty_seed_table, read_aggregate, seed_values
 from dpdl.studies.dp_iadmm.claims import CLAIMS
 from dpdl.studies.dp_iadmm.figures import draw_figure
 from dpdl.studies.dp_iadmm.grid import (
@@ -113,23 +113,33 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
 def judge_claims(tables: dict, scale: dict, switches: dict):
     """The scorecard of every claim on the per-seed ``tables`` (by name, e.g. ``fig2a_seeds``).
 
-    A claim one of whose cells is not in its table's grid is "data unavailable" at the scale it
-    needs (and "not run at this scale" below it), with the missing cell as its detail.
+    A claim one of whose cells is not in its table's grid (an empty table: the config's ``cells``
+    leave out the whole aggregate) is "not run at this scale", with the missing cell as its detail
+    and no value: the config's runs are smaller than the claim needs. A table that is None (its
+    data cannot be obtained here) is "data unavailable".
     """
-    from dpdl.claims import at_scale, scorecard
-    from dpdl.verdicts import UNAVAILABLE
+    from dpdl.claims import scorecard
+    from dpdl.verdicts import NOT_AT_SCALE
 
     card = scorecard(CLAIMS, tables, scale=scale, switches=switches)
     for row, claim in enumerate(CLAIMS):
         table = tables.get(claim.aggregate)
         missing = None if table is None else claim.extract.missing(table)
         if missing:
+            card.loc[row, ["verdict", "our_value", "test"]] = [NOT_AT_SCALE, "", ""]
             card.loc[row, "detail"] = f"not in this config's grid: {missing}"
-            if at_scale(claim, scale):
-                card.loc[row, ["verdict", "our_value", "test"]] = [UNAVAILABLE, "", ""]
-                card.loc[row, ["effect", "ci_low", "ci_high", "seeds_to_decide"]] = None
-                card.loc[row, "n_seeds"] = 0
+            card.loc[row, ["effect", "ci_low", "ci_high", "seeds_to_decide"]] = None
+            card.loc[row, "n_seeds"] = 0
     return card
+
+
+def claim_tables(paths, grid_aggregates) -> dict:
+    """The per-seed tables by name; an aggregate outside the config's grid (``cells``) as an empty table."""
+    tables = {Path(path).stem: read_aggregate(path) for path in paths}
+    for name in AGGREGATES:
+        if name not in grid_aggregates:
+            tables.setdefault(f"{name}_seeds", empty_seed_table())
+    return tables
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
@@ -137,7 +147,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     from dpdl.io import read_json, write_table
 
     settings = parse_settings(args.settings, CLAIM_SETTING_KEYS, STUDY, MADE_BY + "claim_settings(config)")
-    tables = {Path(path).stem: read_aggregate(path) for path in args.aggregates}
+    tables = claim_tables(args.aggregates, settings["grid_aggregates"])
     shards = len(read_json(args.femnist_card)["shards_train"]) if args.femnist_card else 0
     card = judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
     title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours, judged from per-seed values"

@@ -6,7 +6,9 @@ Fig. 5 and Remark 3; when the config's long horizon equals the main one, its fig
 main runs); ``variant`` names the algorithm and its setting (``objp``, ``objt``, ``outp``,
 ``outp_plus``, ``outp_rho0.1``, ``objt_a100``, ``nonprivate``, and ``nonprivate_objp`` /
 ``nonprivate_outp``, ObjP and OutP without noise for the paper's "equivalent in a nonprivate
-setting"); one job runs every seed of a (horizon, dataset, variant, epsilon) at once.
+setting"); one job runs every seed of a (horizon, dataset, variant, epsilon) at once. The config's
+``cells`` (null: all) narrows the grid to the jobs it names, e.g. ``main/mnist/objt/eps0.05``, and
+the aggregates and figures to those that read one (``config/paper_mnist_cells.yaml``).
 
 ``section`` below is always the ``dp_iadmm`` section of a config (``config["dp_iadmm"]``), or the
 run settings of one job, which repeat the keys a function reads.
@@ -258,6 +260,13 @@ def check_settings(section: dict) -> dict:
             f"({section['iterations']}): the long horizon (Fig. 5, Remark 3) extends the main one; raise it "
             "(equal to iterations reuses the main runs)"
         )
+    grid = {cell_name(*cell) for name in AGGREGATES for cell in figure_cells(name, section, narrowed=False)}
+    for i, name in enumerate(section.get("cells") or []):
+        if name not in grid:
+            raise ConfigError(
+                f"dp_iadmm.cells[{i}]: {name!r} is not a job of this config's grid; name a folder under results/"
+                f"dp_iadmm/runs/ as the grid writes it (e.g. {', '.join(sorted(grid)[:2])}) or extend the grid"
+            )
     return section
 
 
@@ -288,15 +297,32 @@ def run_path(horizon: str, dataset: str, variant_name: str, epsilon: float, seed
     )
 
 
-def figure_run_paths(figure: str, config: dict) -> list[str]:
-    """Every run artifact the aggregate of ``figure`` reads, for ``config``."""
-    spec, section = FIGURE_SPECS[figure], config[STUDY]
+def cell_name(horizon: str, dataset: str, variant_name: str, epsilon: float) -> str:
+    """A cell (one run job, every seed) as ``cells`` names it: its folder under ``results/dp_iadmm/runs/``."""
+    return f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)}"
+
+
+def figure_cells(figure: str, section: dict, narrowed: bool = True) -> list[tuple[str, str, str, float]]:
+    """(horizon, dataset, variant, epsilon) of the jobs of ``figure``: its grid's, only those ``cells`` names
+    (if ``narrowed``); a section without ``cells`` (written by hand, as in a test) is the whole grid, as null."""
+    spec, chosen = FIGURE_SPECS[figure], section.get("cells") if narrowed else None
     keys = spec.runs(section) + ([(NONPRIVATE, math.inf)] if spec.nonprivate else [])
     horizon = resolved_horizon(section, spec.horizon)
+    found = [(horizon, dataset, name, eps) for dataset in spec.datasets for name, eps in dict.fromkeys(keys)]
+    return [cell for cell in found if chosen is None or cell_name(*cell) in chosen]
+
+
+def grid_aggregates(section: dict) -> list[str]:
+    """The aggregates with a job on each of their datasets in the config's grid (all unless ``cells`` narrows it)."""
+    return [n for n in AGGREGATES if {c[1] for c in figure_cells(n, section)} == set(FIGURE_SPECS[n].datasets)]
+
+
+def figure_run_paths(figure: str, config: dict) -> list[str]:
+    """Every run artifact the aggregate of ``figure`` reads, for ``config``."""
+    section = config[STUDY]
     return [
         run_path(horizon, dataset, name, eps, seed)
-        for dataset in spec.datasets
-        for name, eps in dict.fromkeys(keys)
+        for horizon, dataset, name, eps in figure_cells(figure, section)
         for seed in seeds(section, horizon, name)
     ]
 
@@ -339,9 +365,13 @@ def claims_paths() -> list[str]:
     return [f"results/claims/dp_iadmm.{ext}" for ext in ("csv", "md")]
 
 
-def available_aggregates(buildable: set[str]) -> list[str]:
-    """Aggregates whose datasets can be prepared here."""
-    return [name for name in AGGREGATES if all(f"{STUDY}/{d}" in buildable for d in FIGURE_SPECS[name].datasets)]
+def available_aggregates(config: dict, buildable: set[str]) -> list[str]:
+    """Aggregates of the config's grid (:func:`grid_aggregates`) whose datasets can be prepared here."""
+    return [
+        name
+        for name in grid_aggregates(config[STUDY])
+        if all(f"{STUDY}/{d}" in buildable for d in FIGURE_SPECS[name].datasets)
+    ]
 
 
 def optimum_datasets(buildable: set[str]) -> list[str]:
@@ -351,7 +381,7 @@ def optimum_datasets(buildable: set[str]) -> list[str]:
 
 def targets(config: dict, buildable: set[str]) -> list[str]:
     """Every artifact the study promises for ``config`` given the buildable prepared datasets."""
-    names = available_aggregates(buildable)
+    names = available_aggregates(config, buildable)
     paths = [path for name in names for path in (aggregate_path(name), seeds_path(name))]
     paths += [p for name in names if name in FIGURES for p in figure_paths(name)]
     if "remark3" in names:
@@ -365,14 +395,15 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
 
 def runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact the study makes for ``config`` (those of the buildable figures, once each)."""
-    paths = (path for name in available_aggregates(buildable) for path in figure_run_paths(name, config))
+    paths = (path for name in available_aggregates(config, buildable) for path in figure_run_paths(name, config))
     return list(dict.fromkeys(paths))
 
 
 # --- settings: the config values each job depends on (its rule's params) ------------------------
 
 RUN_SETTING_KEYS = ("horizon", *HORIZON_KEYS, "mnist_agents", "beta", "delta", "outp_plus_factor", *SWITCHES)
-CLAIM_SETTING_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)
+CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
+CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 
 
@@ -396,8 +427,10 @@ def optimum_settings(config: dict) -> dict:
 
 
 def claim_settings(config: dict) -> dict:
-    """The config values the claims depend on (the claims rule's params); keys CLAIM_SETTING_KEYS."""
-    return {key: config[STUDY][key] for key in CLAIM_SETTING_KEYS}
+    """The config values the claims depend on (the claims rule's params); keys CLAIM_SETTING_KEYS. ``grid_aggregates``
+    tells an aggregate ``cells`` leave out (its claims: not run at this scale) from one without data."""
+    section = config[STUDY]
+    return {key: section[key] for key in CLAIM_CONFIG_KEYS} | {"grid_aggregates": grid_aggregates(section)}
 
 
 def claim_scale(settings: dict, femnist_train_shards: int) -> dict[str, float]:
@@ -440,9 +473,9 @@ def figure_runs_input(config: dict, wildcards) -> list[str]:
     return figure_run_paths(wildcards.figure, config)
 
 
-def claim_aggregates_input(availability: Callable, wildcards) -> list[str]:
-    """Per-seed tables of the aggregates whose datasets can be prepared here (the claims judge what exists)."""
-    return [seeds_path(name) for name in available_aggregates(set(availability().buildable))]
+def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> list[str]:
+    """Per-seed tables of the config's aggregates whose data can be prepared here (the claims judge what exists)."""
+    return [seeds_path(name) for name in available_aggregates(config, set(availability().buildable))]
 
 
 def femnist_card_input(availability: Callable, wildcards) -> list[str]:
