@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy import stats
@@ -181,6 +182,49 @@ def _cell_line(pair: Pair, diff: Difference, extra: str) -> str:
     return f"{pair.name}: {_fmt(low)} vs {_fmt(high)}, diff {_fmt(diff.mean)} [{_fmt(ci[0])}, {_fmt(ci[1])}] {extra}"
 
 
+@dataclass(frozen=True)
+class _Decision:
+    """What Holm's correction over the cells (or series) of a claim decides, before it is worded."""
+
+    verdict: str
+    decider: int  # the required-th cell by raw p for the claim: it gives the effect and interval
+    adjusted_for: np.ndarray
+    m: int
+    k: int
+    n_for: int
+    n_against: int
+    seeds_to_decide: int | None
+
+
+def _decide(
+    p_for: Sequence[float],
+    p_against: Sequence[float],
+    required_fraction: float,
+    needs_for: Sequence[Callable[[float], int | None]],
+    needs_against: Sequence[Callable[[float], int | None]],
+    n: int,
+) -> _Decision:
+    """The decision an ordering, an equivalence and a trend share, from each cell's raw p-values for and
+    against the claim: Holm-corrects both lists; reproduced when at least the required number of
+    cells is significant for the claim, not reproduced when so many are significant against it that
+    the number cannot be reached, else inconclusive with the seeds to decide (:func:`_seeds_to_decide`;
+    ``needs_*`` give, per cell, the seeds at which it is significant at a level)."""
+    adjusted_for, adjusted_against = holm(p_for), holm(p_against)
+    order_for, m, k = _by_p(p_for), len(p_for), _required(required_fraction, len(p_for))
+    n_for, n_against = int(significant(adjusted_for).sum()), int(significant(adjusted_against).sum())
+    seeds = None
+    if n_for >= k:
+        verdict = REPRODUCED
+    elif n_against > m - k:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = INCONCLUSIVE
+        seeds = _seeds_to_decide(
+            [needs_for[i] for i in order_for], [needs_against[i] for i in _by_p(p_against)], m, k, n
+        )
+    return _Decision(verdict, int(order_for[k - 1]), adjusted_for, m, k, n_for, n_against, seeds)
+
+
 def _judge_cells(
     cells: Sequence[Pair],
     diffs: Sequence[Difference],
@@ -192,39 +236,33 @@ def _judge_cells(
     need_for: Callable[[Difference, float], int | None],
     need_against: Callable[[Difference, float], int | None],
 ) -> Judgement:
-    """The decision an ordering and an equivalence share, from each cell's p-values for and against the claim.
-
-    Holm-corrects both lists; reproduced when at least the required number of cells is significant
-    for the claim, not reproduced when so many are significant against it that the number cannot be
-    reached. The deciding cell (the required-th by raw p for the claim) gives the effect and
-    interval. ``need_for`` / ``need_against`` give the seeds at which one cell's observed effect
-    and spread would be significant at a level, from which the seeds to decide follow
-    (:func:`_seeds_to_decide`).
-    """
+    """An ordering's or an equivalence's judgement (:func:`_decide`), worded from its cells' differences."""
     if not cells:
         return Judgement(INCONCLUSIVE, detail="no cell to compare")
-    adjusted_for, adjusted_against = holm(p_for), holm(p_against)
-    m, k = len(cells), _required(required_fraction, len(cells))
-    n_for, n_against = int(significant(adjusted_for).sum()), int(significant(adjusted_against).sum())
-    decider = diffs[_by_p(p_for)[k - 1]]
-    ci = decider.interval
-    detail = "; ".join(
-        _cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, adjusted_for, strict=True)
-    )
     n = _cell_seeds(cells)
-    base = dict(effect=decider.mean, ci_low=ci[0], ci_high=ci[1], test=test(m, n_for, n_against, k), n_seeds=n)
-    if n_for >= k:
-        return Judgement(REPRODUCED, detail=detail, **base)
-    if n_against > m - k:
-        return Judgement(NOT_REPRODUCED, detail=detail, **base)
-    seeds = _seeds_to_decide(
-        [lambda level, d=diffs[i]: need_for(d, level) for i in _by_p(p_for)],
-        [lambda level, d=diffs[i]: need_against(d, level) for i in _by_p(p_against)],
-        m,
-        k,
+    decision = _decide(
+        p_for,
+        p_against,
+        required_fraction,
+        [partial(need_for, d) for d in diffs],
+        [partial(need_against, d) for d in diffs],
         n,
     )
-    return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, detail=detail, **base)
+    decider = diffs[decision.decider]
+    ci = decider.interval
+    detail = "; ".join(
+        _cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, decision.adjusted_for, strict=True)
+    )
+    return Judgement(
+        decision.verdict,
+        effect=decider.mean,
+        ci_low=ci[0],
+        ci_high=ci[1],
+        test=test(decision.m, decision.n_for, decision.n_against, decision.k),
+        n_seeds=n,
+        seeds_to_decide=decision.seeds_to_decide,
+        detail=detail,
+    )
 
 
 def _by_p(p_values: Sequence[float]) -> np.ndarray:
@@ -355,8 +393,7 @@ class Trend:
             # pooled over seeds (Jonckheere-Terpstra's statistic): its power grows with the seeds
             xs = np.concatenate([np.full(len(v), xi) for xi, v in zip(x, kept, strict=True)])
             ys = np.concatenate(kept)
-            tau = float(stats.kendalltau(xs, ys).statistic)
-            p_claimed = float(stats.kendalltau(xs, ys, alternative=claimed).pvalue)
+            tau, p_claimed = map(float, stats.kendalltau(xs, ys, alternative=claimed))
             p_opposite = float(stats.kendalltau(xs, ys, alternative=opposite).pvalue)
         else:
             tau, p_claimed, p_opposite = math.nan, math.nan, math.nan
@@ -400,28 +437,32 @@ class Trend:
         if not series:
             return Judgement(INCONCLUSIVE, detail="no series")
         rows = [self._series(s) for s in series]
-        raw_for, raw_against = [r.p_for for r in rows], [r.p_against for r in rows]
-        p_for, p_against = holm(raw_for), holm(raw_against)
-        m, k = len(rows), _required(self.required_fraction, len(rows))
-        n_for, n_against = int(significant(p_for).sum()), int(significant(p_against).sum())
-        change = rows[_by_p(raw_for)[k - 1]].change
+        n = min(min((len(finite(s)) for s in one.samples), default=0) for one in series)
+        decision = _decide(
+            [r.p_for for r in rows],
+            [r.p_against for r in rows],
+            self.required_fraction,
+            [r.need_for for r in rows],
+            [r.need_against for r in rows],
+            n,
+        )
+        change = rows[decision.decider].change
         ci = change.interval
         test = (
             f"{self.direction}: Kendall tau over seeds and end-to-end Welch change beyond "
-            f"{'the seed spread' if self.margin is None else _fmt(self.margin)}, Holm over {m} series: "
-            f"{n_for} as claimed, {n_against} flat or reversed; {k} needed"
+            f"{'the seed spread' if self.margin is None else _fmt(self.margin)}, Holm over {decision.m} series: "
+            f"{decision.n_for} as claimed, {decision.n_against} flat or reversed; {decision.k} needed"
         )
-        n = min(min((len(finite(s)) for s in one.samples), default=0) for one in series)
-        detail = "; ".join(r.line for r in rows)
-        base = dict(effect=change.mean, ci_low=ci[0], ci_high=ci[1], test=test, n_seeds=n, detail=detail)
-        if n_for >= k:
-            return Judgement(REPRODUCED, **base)
-        if n_against > m - k:
-            return Judgement(NOT_REPRODUCED, **base)
-        seeds = _seeds_to_decide(
-            [rows[i].need_for for i in _by_p(raw_for)], [rows[i].need_against for i in _by_p(raw_against)], m, k, n
+        return Judgement(
+            decision.verdict,
+            effect=change.mean,
+            ci_low=ci[0],
+            ci_high=ci[1],
+            test=test,
+            n_seeds=n,
+            seeds_to_decide=decision.seeds_to_decide,
+            detail="; ".join(r.line for r in rows),
         )
-        return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, **base)
 
 
 @dataclass(frozen=True)
