@@ -83,14 +83,16 @@ def built_readings(study: str) -> dict[str, Path]:
 
 def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
     """CPU-seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
-    wall time); a reading still building is not counted."""
+    wall time); a reading still building is not counted, nor twice a run a reading reuses from the main build
+    (the same file: :func:`dpdl.readings.seed_from_main_build` links it)."""
     patterns = [f"results/{study}/runs/**/*.npz"] + [
         f"results/readings/{study}/{name}/results/{study}/runs/**/*.npz" for name in readings if name != DEFAULT
     ]
-    seconds = sum(
-        read_run(path).provenance["timing"]["wall_time_s"] for pattern in patterns for path in Path().glob(pattern)
-    )
-    return seconds
+    runs = {}
+    for path in (path for pattern in patterns for path in Path().glob(pattern)):
+        found = path.stat()
+        runs.setdefault((found.st_dev, found.st_ino), path)
+    return sum(read_run(path).provenance["timing"]["wall_time_s"] for path in runs.values())
 
 
 def code_version() -> dict:

@@ -5,7 +5,8 @@ A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which a
 per reasonable choice, each with the sentence of the paper (or the reason) behind it, the
 default first. The default reading is the config itself; every other reading is the config
 with the reading's switches set, built in a folder of its own
-(``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/``). Then
+(``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/`` and reuses
+the main build's jobs the reading does not change). Then
 :func:`readings_table` says, for every claim, its verdict under each reading and under how many
 readings it holds.
 """
@@ -144,8 +145,9 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     """Build one non-default reading's study scorecard: a nested Snakemake run in its own folder.
 
     The folder gets the reading's full config (``config.yaml``) and a link to this project's
-    ``data/`` (prepared datasets are shared, never rebuilt per reading), and keeps its own
-    Snakemake cache, so a later call reruns only what the reading changed.
+    ``data/`` (prepared datasets are shared, never rebuilt per reading), is seeded with the main
+    build's finished outputs (:func:`seed_from_main_build`), and keeps its own Snakemake cache: the
+    build runs only the jobs the reading changes, and a later call only what is left.
     """
     import subprocess
     import sys
@@ -163,6 +165,8 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     data = folder / "data"
     if not data.is_symlink():
         data.symlink_to(Path("data").resolve(), target_is_directory=True)
+    seeded = seed_from_main_build(study, folder)
+    print(f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes")
     command = [
         *(sys.executable, "-m", "snakemake", "--snakefile", str(Path(snakefile).resolve())),
         *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), "--cores", str(cores)),
@@ -174,6 +178,55 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
             f"the build of reading {study}/{name} failed (exit {result.returncode}); "
             f"its jobs' logs are in {folder / 'logs'} and Snakemake's in {folder / '.snakemake' / 'log'}"
         )
+
+
+# The main build's outputs a reading can reuse: a study's results, its tables, and the benchmarks
+# Snakemake keeps beside them (a benchmark is a job output; without it the job reruns).
+SEEDED_ROOTS = ("results/{study}/", "results/tables/{study}/", "benchmarks/{study}/")
+SNAKEMAKE_RECORDS = Path(".snakemake")
+
+
+def seed_from_main_build(study: str, folder: Path) -> int:
+    """Link the main build's finished outputs of ``study`` into a reading's ``folder``, with their
+    Snakemake records (``.snakemake/metadata``); return how many were linked.
+
+    The nested build then reruns exactly the jobs whose params, input files or rule code the reading
+    changes, and everything downstream of them: Snakemake's rerun triggers decide, as they do for an
+    incremental main build, so a reading shares every run its switches do not reach (dvp_pvp's
+    loss_log10 reuses all runs; dp_iadmm's nonprivate_objt all private runs). Outputs are hard links
+    (a copy across file systems): jobs write by rename, so a rerun replaces the reading's link and
+    never the main build's file. An output without a record, or marked incomplete, is not linked,
+    nor is one the reading already has.
+    """
+    import shutil
+    from base64 import urlsafe_b64decode
+
+    roots = tuple(root.format(study=study) for root in SEEDED_ROOTS)
+    records = SNAKEMAKE_RECORDS / "metadata"
+    # With records but no "incomplete" folder, Snakemake would walk every record to "migrate" it.
+    (folder / SNAKEMAKE_RECORDS / "incomplete").mkdir(parents=True, exist_ok=True)
+    linked = 0
+    for record in sorted(path for path in records.rglob("*") if path.is_file()):
+        encoded = record.relative_to(records).parts  # Snakemake splits a long name into "@"-prefixed folders
+        try:
+            output = urlsafe_b64decode("".join(part.removeprefix("@") for part in encoded)).decode()
+        except (ValueError, UnicodeDecodeError):
+            continue  # not a record of an output path
+        source, target = Path(output), folder / output
+        if not output.startswith(roots) or not source.is_file() or target.exists():
+            continue
+        if (SNAKEMAKE_RECORDS / "incomplete" / record.relative_to(records)).exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.hardlink_to(source)
+        except OSError:
+            shutil.copy2(source, target)
+        target_record = folder / record
+        target_record.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(record, target_record)
+        linked += 1
+    return linked
 
 
 def judged_readings(cards: Mapping[tuple[str, str], str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, str]:

@@ -224,7 +224,7 @@ def jobs(tmp_path_factory) -> dict:
         horizon, name, epsilon = parts[3], parts[5], float(parts[6][3:])
         seeds = grid.seeds(SECTION, horizon, name)
         outputs = [str(root / grid.run_path(horizon, "mnist", name, epsilon, s)) for s in seeds]
-        settings = grid.run_settings(CONFIG, horizon)
+        settings = grid.run_settings(CONFIG, horizon, reference=name == grid.NONPRIVATE)
         run.run_job(
             horizon=horizon,
             dataset="mnist",
@@ -281,7 +281,7 @@ def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_p
 def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> None:
     from dpdl.errors import ConfigError
 
-    settings = grid.run_settings(CONFIG, "main")
+    settings = grid.run_settings(CONFIG, "main", reference=True)
     job = {"horizon": "main", "dataset": "mnist", "settings": settings, "npz": jobs["root"] / "mnist.npz", "card": {}}
     with pytest.raises(ConfigError, match="only 'nonprivate' runs at epsilon inf"):
         run.run_job(**job, variant_name="nonprivate", epsilon=1.0, outputs=["x.npz"])
@@ -397,7 +397,17 @@ def test_readings_each_set_one_open_setting_away_from_its_default_and_rebuild_th
         assert changed == set(reading.switches) and len(changed) == 1 and changed <= set(grid.SWITCHES), reading.name
         (key,) = changed
         assert REDECIDED[key] != built[key]  # the reading is the other resolution of a re-decided setting
-        assert grid.run_settings({grid.STUDY: built}, "main") != grid.run_settings(config, "main")
+        reference = grid.run_settings(config, "main", reference=True)  # rerun by every reading (and private runs too
+        assert grid.run_settings({grid.STUDY: built}, "main", reference=True) != reference  # for a PARAM_SWITCH)
         assert grid.claim_settings({grid.STUDY: built}) != grid.claim_settings(config)  # the scorecard names it
     assert [r.name for r in found if r.post_hoc] == ["nonprivate_objt"]  # chosen after it matched 7.42%
     assert {key for r in found for key in r.switches} == set(REDECIDED) - {"sensitivity"}
+
+
+def test_only_the_reference_run_depends_on_the_nonprivate_algorithm() -> None:
+    """Switching nonprivate_algorithm (the nonprivate_objt reading) changes the params of the `nonprivate` run
+    alone, so the reading's build reuses every private run of the main build."""
+    objt = {**CONFIG, grid.STUDY: {**SECTION, "nonprivate_algorithm": "objt"}}
+    for horizon in grid.HORIZONS:
+        assert grid.run_settings(objt, horizon) == grid.run_settings(CONFIG, horizon)
+    assert grid.run_settings(objt, "main", reference=True) != grid.run_settings(CONFIG, "main", reference=True)

@@ -26,7 +26,8 @@ def test_the_readme_results_block_is_the_snapshots(at_root: Path) -> None:
 
 
 def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A reading still building (its runs exist, its scorecard not yet) adds nothing to the published compute."""
+    """A reading still building (its runs exist, its scorecard not yet) adds nothing to the published compute,
+    nor does a run a reading reuses from the main build."""
     import numpy as np
 
     from dpdl.io import dumps_json, save_npz
@@ -41,6 +42,9 @@ def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, m
     monkeypatch.chdir(tmp_path)
     assert run_compute_seconds("wddp", ["default", "per_setting"]) == 5.0
     assert run_compute_seconds("wddp", ["default"]) == 2.0
+    reused = tmp_path / "results/readings/wddp/per_setting/results/wddp/runs/adult/b.npz"
+    reused.hardlink_to(tmp_path / "results/wddp/runs/adult/a.npz")  # a run the reading reuses (seeded)
+    assert run_compute_seconds("wddp", ["default", "per_setting"]) == 5.0
 
 
 def test_a_build_narrowed_to_the_stated_mnist_cells_is_publishable(

@@ -98,3 +98,44 @@ def test_a_nested_switch_sets_only_its_own_key(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(readings, "study_readings", lambda study: nested)
     config = {"studies": ["wddp"], "readings": True, "wddp": {"tuning": {"scope": "per_method", "folds": 5}}}
     assert reading_config(config, "wddp", "shared")["wddp"]["tuning"] == {"scope": "shared", "folds": 5}
+
+
+SEED_SNAKEFILE = """
+rule claims:
+    input: "results/toy/runs/a.txt", "results/toy/runs/b.txt"
+    output: "results/claims/toy.csv"
+    shell: "cat {input} > {output}"
+
+rule run:
+    output: "results/toy/runs/{name}.txt"
+    params: value=lambda wildcards: config[f"run_{wildcards.name}"]
+    shell: "echo {params.value} > {output}.tmp && mv {output}.tmp {output}"
+"""
+
+
+def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeded from the main build, a reading's build reruns the job whose params changed and keeps the other's
+    output (the main build's file), and the main build's files are left as they were."""
+    import subprocess
+    import sys
+
+    (tmp_path / "Snakefile").write_text(SEED_SNAKEFILE)
+
+    def snakemake(folder: Path, a: int, b: int) -> str:
+        command = [sys.executable, "-m", "snakemake", "results/claims/toy.csv", "--cores", "1", "--directory"]
+        command += [str(folder), "--snakefile", str(tmp_path / "Snakefile"), "--config", f"run_a={a}", f"run_b={b}"]
+        subprocess.run(command, check=True, capture_output=True, text=True, cwd=tmp_path)  # no profile here
+        return (folder / "results/claims/toy.csv").read_text()
+
+    assert snakemake(tmp_path, a=1, b=1) == "1\n1\n"
+    (tmp_path / "results/toy/runs/c.txt").write_text("partial\n")  # no job recorded it: not reused
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "results/readings/toy/b2"
+    assert readings.seed_from_main_build("toy", folder) == 2
+    assert not (folder / "results/toy/runs/c.txt").exists() and not (folder / "results/claims").exists()
+    assert snakemake(folder, a=1, b=2) == "1\n2\n"
+    runs = tmp_path / "results/toy/runs"
+    assert (folder / "results/toy/runs/a.txt").samefile(runs / "a.txt")  # reused, not rerun
+    assert not (folder / "results/toy/runs/b.txt").samefile(runs / "b.txt")
+    assert (runs / "b.txt").read_text() == "1\n"
+    assert readings.seed_from_main_build("toy", folder) == 0  # what the reading has is never replaced

@@ -54,7 +54,7 @@ rule dp_iadmm_run_nonprivate:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main")),
+        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main", reference=True)),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate --epsilon inf --data {input.data} --card {input.card}"

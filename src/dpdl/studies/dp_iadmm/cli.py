@@ -20,7 +20,9 @@ from dpdl.studies.dp_iadmm.grid import (
     DATASETS,
     FIGURES,
     HORIZONS,
+    NONPRIVATE,
     OPTIMUM_SETTING_KEYS,
+    REFERENCE_RUN_SETTING_KEYS,
     RUN_SETTING_KEYS,
     STUDY,
     SWITCHES,
@@ -51,7 +53,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if args.dataset not in DATASETS:
         raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
-    settings = parse_settings(args.settings, RUN_SETTING_KEYS, STUDY, MADE_BY + "run_settings(config, horizon)")
+    keys, made_by = RUN_SETTING_KEYS, MADE_BY + "run_settings(config, horizon)"
+    if args.variant == NONPRIVATE:
+        keys, made_by = REFERENCE_RUN_SETTING_KEYS, MADE_BY + "run_settings(config, horizon, reference=True)"
+    settings = parse_settings(args.settings, keys, STUDY, made_by)
     try:
         variant(args.variant, settings)
     except ValueError as err:

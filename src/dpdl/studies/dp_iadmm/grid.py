@@ -401,24 +401,22 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
 
 # --- settings: the config values each job depends on (its rule's params) ------------------------
 
-RUN_SETTING_KEYS = ("horizon", *HORIZON_KEYS, "mnist_agents", "beta", "delta", "outp_plus_factor", *SWITCHES)
+RUN_SECTION_KEYS = ("mnist_agents", "beta", "delta", "outp_plus_factor", *PARAM_SWITCHES)  # copied from the section
+RUN_SETTING_KEYS = ("horizon", *HORIZON_KEYS, *RUN_SECTION_KEYS)
+# The `nonprivate` reference run's keys: it names its algorithm.
+REFERENCE_RUN_SETTING_KEYS = (*RUN_SETTING_KEYS, "nonprivate_algorithm")
 CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
 CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 
 
-def run_settings(config: dict, horizon: str) -> dict:
-    """The config values a run job depends on (the rule's params: a change reruns it); keys RUN_SETTING_KEYS."""
+def run_settings(config: dict, horizon: str, reference: bool = False) -> dict:
+    """The config values a run job depends on (the rule's params: a change reruns it); keys RUN_SETTING_KEYS, and
+    REFERENCE_RUN_SETTING_KEYS for the ``nonprivate`` reference run. Only that run depends on
+    ``nonprivate_algorithm``, so a reading that switches it reruns that run alone."""
     section = config[STUDY]
-    return {
-        "horizon": horizon,
-        **horizon_settings(section, horizon),
-        "mnist_agents": section["mnist_agents"],
-        "beta": section["beta"],
-        "delta": section["delta"],
-        "outp_plus_factor": section["outp_plus_factor"],
-        **{name: section[name] for name in SWITCHES},
-    }
+    copied = (*RUN_SECTION_KEYS, "nonprivate_algorithm") if reference else RUN_SECTION_KEYS
+    return {"horizon": horizon, **horizon_settings(section, horizon), **{key: section[key] for key in copied}}
 
 
 def optimum_settings(config: dict) -> dict:

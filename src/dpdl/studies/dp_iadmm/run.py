@@ -199,7 +199,7 @@ def run_job(
             "seed": seed,
             "epsilon": paper_epsilon,
             **privacy,
-            "switches": {name: settings[name] for name in SWITCHES},
+            "switches": {name: settings[name] for name in SWITCHES if name in settings},  # private: no reference
             "versions": timed.provenance["versions"],
             "timing": run_timing(timed.provenance["timing"]["wall_time_s"], params.iterations, len(rngs)),
         }
