@@ -283,11 +283,17 @@ def _study_order(column: pd.Series) -> pd.Series:
 
 
 def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
-    """One row per claim of ``ids`` with more than one verdict across its built readings."""
+    """Per study, one row per claim of ``ids`` with more than one verdict across its built readings, one
+    column per reading the study declares."""
     table = table[table["id"].isin(ids)]
     varies = table.groupby("id", sort=False)["verdict"].nunique() > 1
     if not varies.any():
         return "none\n"
-    rows = table[table["id"].isin(varies[varies].index)]
-    wide = rows.pivot_table(index=["study", "id"], columns="reading", values="verdict", aggfunc="first", sort=False)
-    return markdown_table(wide.reset_index().fillna("(not built)"))
+    parts = []
+    for study, rows in table[table["id"].isin(varies[varies].index)].groupby("study", sort=False):
+        wide = rows.pivot_table(index="id", columns="reading", values="verdict", aggfunc="first", sort=False)
+        declared = [reading.name for reading in study_readings(study)]
+        parts.append(
+            f"{study}:\n\n" + markdown_table(wide.reindex(columns=declared).fillna("(not built)").reset_index())
+        )
+    return "\n".join(parts)
