@@ -294,6 +294,7 @@ def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
         wide = rows.pivot_table(index="id", columns="reading", values="verdict", aggfunc="first", sort=False)
         declared = [reading.name for reading in study_readings(study)]
         parts.append(
-            f"{study}:\n\n" + markdown_table(wide.reindex(columns=declared).fillna("(not built)").reset_index())
+            f"{study}:\n\n"
+            + markdown_table(wide.reindex(columns=declared).astype(object).fillna("(not built)").reset_index())
         )
     return "\n".join(parts)
