@@ -90,8 +90,8 @@ def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
     ]
     runs = {}
     for path in (path for pattern in patterns for path in Path().glob(pattern)):
-        found = path.stat()
-        runs.setdefault((found.st_dev, found.st_ino), path)
+        stat = path.stat()
+        runs.setdefault((stat.st_dev, stat.st_ino), path)
     return sum(read_run(path).provenance["timing"]["wall_time_s"] for path in runs.values())
 
 

@@ -414,9 +414,9 @@ def run_settings(config: dict, horizon: str, reference: bool = False) -> dict:
     """The config values a run job depends on (the rule's params: a change reruns it); keys RUN_SETTING_KEYS, and
     REFERENCE_RUN_SETTING_KEYS for the ``nonprivate`` reference run. Only that run depends on
     ``nonprivate_algorithm``, so a reading that switches it reruns that run alone."""
-    section = config[STUDY]
-    copied = (*RUN_SECTION_KEYS, "nonprivate_algorithm") if reference else RUN_SECTION_KEYS
-    return {"horizon": horizon, **horizon_settings(section, horizon), **{key: section[key] for key in copied}}
+    keys = REFERENCE_RUN_SETTING_KEYS if reference else RUN_SETTING_KEYS
+    derived = {"horizon": horizon, **horizon_settings(config[STUDY], horizon)}
+    return {**derived, **{key: config[STUDY][key] for key in keys if key not in derived}}
 
 
 def optimum_settings(config: dict) -> dict:

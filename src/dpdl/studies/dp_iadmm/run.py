@@ -199,7 +199,8 @@ def run_job(
             "seed": seed,
             "epsilon": paper_epsilon,
             **privacy,
-            "switches": {name: settings[name] for name in SWITCHES if name in settings},  # private: no reference
+            # nonprivate_algorithm is in the reference run's settings alone
+            "switches": {name: settings[name] for name in SWITCHES if name in settings},
             "versions": timed.provenance["versions"],
             "timing": run_timing(timed.provenance["timing"]["wall_time_s"], params.iterations, len(rngs)),
         }
