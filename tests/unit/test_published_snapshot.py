@@ -44,7 +44,7 @@ def _page_reading_cells(page: Path, study: str) -> list[tuple[str, str, str]]:
             continue
         ids = re.findall(rf"`({study}\.[a-z0-9_.]+)`", cells[0])
         if len(ids) == 1 and DEFAULT in header:
-            found += [(ids[0], name, cell) for name, cell in zip(header, cells) if name in names]
+            found += [(ids[0], name, cell) for name, cell in zip(header, cells, strict=True) if name in names]
     return found
 
 
