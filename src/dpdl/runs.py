@@ -3,7 +3,7 @@
 A run returns a tidy trace (one row per logged iteration, one column per metric) and the run
 records its provenance: study, dataset and its hash, algorithm, every hyperparameter, seed,
 epsilon, delta, the privacy per iteration and composed over the run, noise scales, package
-versions, wall time and iterations per second. :func:`write_run` stores both in one pickle-free
+versions, wall and CPU time and iterations per second. :func:`write_run` stores both in one pickle-free
 ``.npz`` (``trace/<column>`` arrays and a ``provenance`` JSON string), atomically;
 :func:`validate_run` checks a stored run against ``schemas/run.schema.json``.
 
@@ -68,28 +68,37 @@ def execute(run: Callable[[], pd.DataFrame], provenance: dict, *, iterations: in
     """Call ``run`` (a closure over the arrays, parameters and generator), time it, complete provenance.
 
     ``provenance`` holds the run's identity and privacy fields (see the schema); this adds
-    ``versions`` and ``timing`` (wall time, iterations, iterations per second).
+    ``versions`` and ``timing`` (wall and CPU time, iterations, iterations per second).
     """
-    start = time.perf_counter()
+    elapsed = stopwatch()
     trace = run()
-    timing = run_timing(time.perf_counter() - start, iterations)
+    timing = run_timing(*elapsed(), iterations)
     return RunResult(trace, {**provenance, "versions": package_versions(), "timing": timing})
 
 
-def run_timing(wall: float, iterations: int, runs: int = 1) -> dict:
-    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall`` seconds.
+def stopwatch() -> Callable[[], tuple[float, float]]:
+    """Start a clock; the function returned gives the wall and CPU seconds (this process's user + system time,
+    all its threads) since."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    return lambda: (time.perf_counter() - wall, time.process_time() - cpu)
 
-    Each run is charged its share ``wall / runs``, so summing ``wall_time_s`` over runs gives the
-    compute spent (``dpdl status`` estimates what is left from it); a batch also records its size
-    and total wall time.
+
+def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
+    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall`` seconds of
+    wall time and ``cpu`` of CPU time.
+
+    Each run is charged its share of both, so summing ``cpu_time_s`` over runs gives the compute spent
+    (``dpdl status`` estimates what is left from it; on a shared machine the wall time is longer); a batch
+    also records its size and totals.
     """
     timing = {
         "wall_time_s": wall / runs,
+        "cpu_time_s": cpu / runs,
         "iterations": iterations,
         "iterations_per_second": iterations * runs / max(wall, 1e-9),
     }
     if runs > 1:
-        timing |= {"batch_runs": runs, "batch_wall_time_s": wall}
+        timing |= {"batch_runs": runs, "batch_wall_time_s": wall, "batch_cpu_time_s": cpu}
     return timing
 
 

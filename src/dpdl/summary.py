@@ -319,16 +319,18 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
     """Runs present and left per study and run group, with measured and estimated CPU seconds.
 
     A run group is the folder two levels above a run (e.g. ``results/dzoa/runs/dzoa``: one
-    algorithm's grid). Seconds left = runs left x the group's mean measured seconds per run
-    (each run's share of its job's wall time), or the study's mean where the group has no
-    finished run yet; NaN where the study has none.
+    algorithm's grid). Seconds left = runs left x the group's mean measured CPU seconds per run
+    (each run's share of its job's CPU time; its wall time for a run made before CPU time was
+    recorded), or the study's mean where the group has no finished run yet; NaN where the study
+    has none.
     """
     buildable = set(buildable)
     rows = []
     for study in (s for s in ALL if s in config["studies"]):
         for path in study_module(study).runs(config, buildable):
             present = Path(path).is_file()
-            seconds = read_run(path).provenance["timing"]["wall_time_s"] if present else math.nan
+            timing = read_run(path).provenance["timing"] if present else {}
+            seconds = timing.get("cpu_time_s", timing.get("wall_time_s", math.nan))
             rows.append(
                 {"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds}
             )

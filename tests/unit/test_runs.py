@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from dpdl.errors import ArtifactError
-from dpdl.runs import RunResult, execute, read_run, run_seed_sequence, validate_run, write_run
+from dpdl.runs import RunResult, execute, read_run, run_seed_sequence, run_timing, validate_run, write_run
 
 
 def provenance(**overrides: object) -> dict:
@@ -41,6 +41,28 @@ def test_execute_adds_versions_and_timing() -> None:
     assert result.provenance["timing"]["iterations"] == 3
     assert result.provenance["timing"]["iterations_per_second"] > 0
     assert {"python", "dpdl", "numpy", "dp-accounting"} <= result.provenance["versions"].keys()
+
+
+def test_execute_records_cpu_time_apart_from_wall_time() -> None:
+    """A run that waits is charged its wall time but almost no CPU time; one that computes, its CPU time."""
+    import time
+
+    def waiting() -> pd.DataFrame:
+        time.sleep(0.3)
+        return trace()
+
+    def computing() -> pd.DataFrame:
+        start = time.process_time()
+        while time.process_time() - start < 0.1:
+            pass
+        return trace()
+
+    waited = execute(waiting, provenance(), iterations=3).provenance["timing"]
+    assert waited["wall_time_s"] >= 0.3 and waited["cpu_time_s"] < 0.1
+    computed = execute(computing, provenance(), iterations=3).provenance["timing"]
+    assert computed["cpu_time_s"] >= 0.1
+    batch = run_timing(wall=8.0, cpu=6.0, iterations=3, runs=4)
+    assert (batch["wall_time_s"], batch["cpu_time_s"], batch["batch_cpu_time_s"]) == (2.0, 1.5, 6.0)
 
 
 def test_write_read_round_trip(tmp_path: Path) -> None:

@@ -81,13 +81,16 @@ def test_headline_counts_only_the_papers_claims_and_html(tmp_path: Path) -> None
     assert "<script>" not in hostile and "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile
 
 
-def write_private_run(path: Path, *, algorithm: str, eps_pld: float, wall: float, study: str = "dzoa") -> None:
+def write_private_run(
+    path: Path, *, algorithm: str, eps_pld: float, wall: float, cpu: float | None = None, study: str = "dzoa"
+) -> None:
+    """A run; with ``cpu`` None, one made before runs recorded their CPU time."""
     record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld)
+    timing = run_timing(wall, cpu or 0.0, 3)
+    if cpu is None:
+        del timing["cpu_time_s"]
     write_run(
-        path,
-        RunResult(
-            trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(wall, 3)}
-        ),
+        path, RunResult(trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": timing})
     )
 
 
@@ -107,7 +110,8 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
     write_run(
         paths[3],
         RunResult(
-            trace(), {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 3)}
+            trace(),
+            {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 1, 3)},
         ),
     )
     table = privacy_table(paths).set_index("algorithm")
@@ -135,23 +139,26 @@ def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> Non
     assert {"python", "numpy", "dp-accounting"} <= set(table.loc[table["kind"] == "package", "name"])
 
 
+@pytest.mark.parametrize(("cpu", "charged"), [(3.0, 3.0), (None, 4.0)])
 def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpu: float | None, charged: float
 ) -> None:
+    """CPU time left = runs left x the measured CPU seconds per run (the wall time of a run that predates the
+    CPU record)."""
     config = load_config(ROOT / "config/ci.yaml")
     monkeypatch.chdir(tmp_path)
     config["studies"] = ["dzoa"]
     runs = study_module("dzoa").runs(config, {"dzoa/lasso"})
     dzoa_runs = [p for p in runs if "/runs/dzoa/" in p]
     for path in dzoa_runs[:2]:
-        write_private_run(Path(path), algorithm="dzoa", eps_pld=1.0, wall=4.0)
+        write_private_run(Path(path), algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=cpu)
     table = status(config, {"dzoa/lasso"}).set_index("group")
     row = table.loc["results/dzoa/runs/dzoa"]
     assert (row["runs"], row["present"], row["left"]) == (len(dzoa_runs), 2, len(dzoa_runs) - 2)
-    assert row["cpu_seconds_left"] == pytest.approx(4.0 * (len(dzoa_runs) - 2))
+    assert row["cpu_seconds_left"] == pytest.approx(charged * (len(dzoa_runs) - 2))
     # DP-ADMM has no finished run: its estimate falls back to the study's measured mean
     assert table.loc["results/dzoa/runs/dpadmm", "cpu_seconds_left"] == pytest.approx(
-        4.0 * (len(runs) - len(dzoa_runs))
+        charged * (len(runs) - len(dzoa_runs))
     )
     assert status(config, set()).empty  # nothing can be built: nothing to run
 

@@ -222,6 +222,10 @@ def test_runs_satisfy_the_contract(batch_runs: dict) -> None:
     assert list(result.trace.columns) == ["iteration", "train_loss", "gap", "test_accuracy", "theta_norm"]
     assert result.trace["iteration"].tolist() == [0, 10, 20, 30]
     assert (result.trace["gap"] >= -1e-9).all()
+    timing = prov["timing"]  # each run of the batch is charged its share of the batch's CPU time
+    assert timing["cpu_time_s"] > 0 and timing["batch_cpu_time_s"] == pytest.approx(
+        timing["cpu_time_s"] * timing["batch_runs"]
+    )
 
 
 def test_wddp_and_central_differ_only_by_their_noise(batch_runs: dict) -> None:

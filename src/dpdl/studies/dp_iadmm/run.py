@@ -145,6 +145,7 @@ def run_job(
         return outcome["result"].traces[0]
 
     timed = execute(batch, {}, iterations=params.iterations)
+    job_timing = timed.provenance["timing"]
     result = outcome["result"]
     if not result.finite:
         log.warning("%s: some logged values are not finite (NaN or inf); the run was not stopped", job)
@@ -202,7 +203,7 @@ def run_job(
             # nonprivate_algorithm is in the reference run's settings alone
             "switches": {name: settings[name] for name in SWITCHES if name in settings},
             "versions": timed.provenance["versions"],
-            "timing": run_timing(timed.provenance["timing"]["wall_time_s"], params.iterations, len(rngs)),
+            "timing": run_timing(job_timing["wall_time_s"], job_timing["cpu_time_s"], params.iterations, len(rngs)),
         }
         write_run(path, RunResult(trace, provenance))
-    log.info("%s: done in %.1f s", job, timed.provenance["timing"]["wall_time_s"])
+    log.info("%s: done in %.1f s (%.1f CPU-s)", job, job_timing["wall_time_s"], job_timing["cpu_time_s"])

@@ -9,7 +9,6 @@ the prepared data and of the earlier steps' outputs live here too (tuning uses t
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 import pandas as pd
@@ -167,7 +166,7 @@ def run(
     tuning_path: str | None,
 ) -> list[str]:
     """Run one algorithm on the given evaluation trials for every grid point; write one artifact each."""
-    from dpdl.runs import RunResult, package_versions, run_timing, write_run
+    from dpdl.runs import RunResult, package_versions, run_timing, stopwatch, write_run
 
     card = read_card(card_path)
     n_agents, samples = data_shape(card)
@@ -179,7 +178,7 @@ def run(
     calibration = load_calibration(calibration_path)
     points = grid(values)
     n_outer = values["outer_iterations"]
-    start = time.perf_counter()
+    elapsed = stopwatch()
     if algorithm == "dzoa":
         errors, extra, params = _run_dzoa(
             values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples
@@ -188,7 +187,7 @@ def run(
         errors, extra, params = _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples)
     else:
         raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
-    wall = time.perf_counter() - start
+    wall, cpu = elapsed()
     n_runs = len(points) * len(trials)
     versions = package_versions()
     written = []
@@ -217,7 +216,7 @@ def run(
                 **{key: record[key] for key in PRIVACY_KEYS},
                 "switches": switches(values),
                 "versions": versions,
-                "timing": run_timing(wall, n_outer, n_runs),
+                "timing": run_timing(wall, cpu, n_outer, n_runs),
             }
             path = run_path(algorithm, point.label, trial)
             write_run(path, RunResult(trace, provenance))

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -342,7 +341,7 @@ def run_batch(
     optimum: Mapping,
 ) -> list[tuple[str, RunResult]]:
     """Run one batch and return each column's path and run record (trace + provenance)."""
-    from dpdl.runs import RunResult, execute, run_timing
+    from dpdl.runs import RunResult, execute, run_timing, stopwatch
 
     x, labels = data["X_train"], data["y_train"]
     groups, columns = build_batch(
@@ -351,9 +350,9 @@ def run_batch(
     rngs = [noise_generator(dataset, column, experiment, clients) for column in columns]
     record_at = record_points(settings["iterations"], settings["trace_points"])
     label = f"{dataset} {batch_name(experiment, clients, epsilon)} ({len(columns)} runs)"
-    start = time.perf_counter()
+    elapsed = stopwatch()
     snapshots = descend(settings, x, labels, groups, columns, rngs, record_at, label)
-    wall = time.perf_counter() - start
+    wall, cpu = elapsed()
     diverged = [c.path for i, c in enumerate(columns) if not np.isfinite(snapshots[..., i]).all()]
     if diverged:
         log.warning("%d runs have non-finite models (step size too large?), e.g. %s", len(diverged), diverged[0])
@@ -367,7 +366,7 @@ def run_batch(
             settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum
         )
         result = execute(lambda trace=trace: trace, provenance, iterations=settings["iterations"])
-        timing = run_timing(wall, settings["iterations"], len(columns))
+        timing = run_timing(wall, cpu, settings["iterations"], len(columns))
         results.append((column.path, RunResult(result.trace, {**result.provenance, "timing": timing})))
     return results
 
