@@ -341,7 +341,7 @@ def run_batch(
     optimum: Mapping,
 ) -> list[tuple[str, RunResult]]:
     """Run one batch and return each column's path and run record (trace + provenance)."""
-    from dpdl.runs import RunResult, execute, run_timing, stopwatch
+    from dpdl.runs import RunResult, package_versions, run_timing, stopwatch
 
     x, labels = data["X_train"], data["y_train"]
     groups, columns = build_batch(
@@ -357,6 +357,7 @@ def run_batch(
     if diverged:
         log.warning("%d runs have non-finite models (step size too large?), e.g. %s", len(diverged), diverged[0])
     metrics = evaluate(snapshots, data, optimum["loss"], settings["l2"])
+    shared = {"versions": package_versions(), "timing": run_timing(wall, cpu, settings["iterations"], len(columns))}
     results = []
     for i, column in enumerate(columns):
         trace = pd.DataFrame(
@@ -365,9 +366,7 @@ def run_batch(
         provenance = run_provenance(
             settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum
         )
-        result = execute(lambda trace=trace: trace, provenance, iterations=settings["iterations"])
-        timing = run_timing(wall, cpu, settings["iterations"], len(columns))
-        results.append((column.path, RunResult(result.trace, {**result.provenance, "timing": timing})))
+        results.append((column.path, RunResult(trace, {**provenance, **shared})))
     return results
 
 
