@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.errors import ConfigError
-from dpdl.verdicts import REPRODUCED
+from dpdl.verdicts import NOT_AT_SCALE, REPRODUCED
 
 DEFAULT = "default"
 READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)
@@ -126,15 +126,19 @@ def holds_under(table: pd.DataFrame, declared: Mapping[str, Sequence[str]]) -> p
     """Per claim: its verdict under the default reading and "holds under k of n readings (names)".
 
     ``declared`` maps a study to its reading names; a reading without a row for a claim (not
-    built) is counted in n and named as not built.
+    built) is counted in n and named as not built, and one whose build did not reach the claim's
+    cells is named as not run at this scale, so "holds under 0" is never read as "fails under all".
     """
     rows = []
     for (study, claim), part in table.groupby(["study", "id"], sort=False):
         verdicts = dict(zip(part["reading"], part["verdict"], strict=True))
         names = list(declared.get(study, [DEFAULT]))
         holding = [name for name in names if verdicts.get(name) == REPRODUCED]
+        not_run = [name for name in names if verdicts.get(name) == NOT_AT_SCALE]
         missing = [name for name in names if name not in verdicts]
         summary = f"holds under {len(holding)} of {len(names)}" + (f" ({', '.join(holding)})" if holding else "")
+        if not_run:
+            summary += f"; not run at this scale: {', '.join(not_run)}"
         if missing:
             summary += f"; not built: {', '.join(missing)}"
         rows.append({"id": claim, "study": study, "default_verdict": verdicts.get(DEFAULT, ""), "readings": summary})

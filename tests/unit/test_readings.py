@@ -11,7 +11,7 @@ import pytest
 from dpdl import readings
 from dpdl.errors import ConfigError
 from dpdl.readings import DEFAULT, Reading, holds_under, reading_config, readings_markdown, readings_table
-from dpdl.verdicts import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from dpdl.verdicts import INCONCLUSIVE, NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED
 
 DEMO = (
     Reading(DEFAULT, "the config as given"),
@@ -59,15 +59,17 @@ def card(path: Path, verdicts: list[str]) -> Path:
 
 def test_holds_under_counts_the_readings_where_a_claim_is_reproduced(tmp_path: Path, demo: None) -> None:
     cards = {
-        ("dvp_pvp", DEFAULT): card(tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE]),
-        ("dvp_pvp", "eta_1"): card(tmp_path / "b.csv", [REPRODUCED, REPRODUCED, NOT_REPRODUCED]),
+        ("dvp_pvp", DEFAULT): card(tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE]),
+        ("dvp_pvp", "eta_1"): card(tmp_path / "b.csv", [REPRODUCED, REPRODUCED, NOT_REPRODUCED, NOT_AT_SCALE]),
     }
     table = readings_table(cards)
-    assert len(table) == 6 and set(table["reading"]) == {DEFAULT, "eta_1"}
+    assert len(table) == 8 and set(table["reading"]) == {DEFAULT, "eta_1"}
     summary = holds_under(table, {"dvp_pvp": [r.name for r in DEMO]}).set_index("id")
     assert summary.loc["c0", "readings"] == "holds under 2 of 3 (default, eta_1); not built: plain"
     assert summary.loc["c1", "readings"] == "holds under 1 of 3 (eta_1); not built: plain"
     assert summary.loc["c2", "readings"] == "holds under 0 of 3; not built: plain"
+    not_run = "holds under 0 of 3; not run at this scale: default, eta_1; not built: plain"
+    assert summary.loc["c3", "readings"] == not_run
     assert summary.loc["c1", "default_verdict"] == NOT_REPRODUCED
     page = readings_markdown(table, summary.reset_index(), {"dvp_pvp": DEMO})
     assert "yes (post hoc)" in page and "note G14: fallback eta = 1" in page
