@@ -57,7 +57,7 @@ SETTINGS = {  # a valid JSON option of each subcommand (or study) that takes one
     "prepare options": json.dumps(prepared_options("dzoa/lasso", CONFIG)),
     "privacy-table config": json.dumps(CONFIG),
     "reading-build config": json.dumps(CONFIG),
-    "dp_iadmm run settings": json.dumps(iadmm_grid.run_settings(CONFIG, "main")),
+    "dp_iadmm run settings": json.dumps(iadmm_grid.run_settings(CONFIG, "main", "objp")),
     "dp_iadmm optimum settings": json.dumps(iadmm_grid.optimum_settings(CONFIG)),
     "dp_iadmm claims settings": json.dumps(iadmm_grid.claim_settings(CONFIG)),
     "dvp_pvp run settings": dvp_grid.run_settings_json(CONFIG),
@@ -139,7 +139,7 @@ GENERIC = [
 
 def iadmm_run(settings: dict, dataset: str = "mnist") -> list[str]:
     """``dp_iadmm run`` on the MNIST fixture, with ``settings`` changed from the valid ones."""
-    settings = {**iadmm_grid.run_settings(CONFIG, "main"), **settings}
+    settings = {**iadmm_grid.run_settings(CONFIG, "main", "objp"), **settings}
     words = f"dp_iadmm run --horizon main --dataset {dataset} --variant objp --epsilon 1 --data {{npz}} --card {{card}}"
     return [*words.split(), "--settings", json.dumps(settings), "--out", "x.npz"]
 
@@ -167,7 +167,7 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
     "iadmm_negative_iterations": (iadmm_run({"iterations": -5}), "iterations: -5 is less than the minimum of 1"),
     "iadmm_delta_5": (iadmm_run({"delta": 5}), "delta: 5 is greater than or equal to the maximum of 1"),
     "iadmm_log_every_0": (iadmm_run({"log_every": 0}), "log_every: 0 is less than the minimum of 1"),
-    "iadmm_unknown_switch": (iadmm_run({"outp_noise": "loud"}), "outp_noise: 'loud' is not one of"),
+    "iadmm_unknown_switch": (iadmm_run({"sensitivity": "loud"}), "sensitivity: 'loud' is not one of"),
     "iadmm_femnist_on_mnist": (iadmm_run({}, dataset="femnist"), "is the card of dp_iadmm/mnist"),
     "iadmm_optimum_femnist_on_mnist": (
         [

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 
+from dpdl.algorithms.dp_iadmm import OUTP_GRADIENTS, OUTP_NOISES, SENSITIVITIES, TRUST_RADII
 from dpdl.io import save_npz, sha256_file
 from dpdl.runs import read_run, validate_run
 from dpdl.studies.dp_iadmm import aggregate as aggregation
@@ -42,6 +44,13 @@ SECTION = {
     "optimum_iterations": 200,
 }
 CONFIG = {"dp_iadmm": SECTION}
+SWITCH_VALUES = {
+    "trust_radius": TRUST_RADII,
+    "outp_noise": OUTP_NOISES,
+    "sensitivity": SENSITIVITIES,
+    "outp_gradient": OUTP_GRADIENTS,
+}
+OTHER_VALUE = {switch: next(v for v in values if v != SECTION[switch]) for switch, values in SWITCH_VALUES.items()}
 PACKAGE = Path(grid.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,7 +145,7 @@ def test_cells_narrow_the_grid_to_the_jobs_they_name() -> None:
     promised = grid.targets(narrowed, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
     assert "figures/dp_iadmm/fig2a.png" in promised and "results/claims/dp_iadmm.csv" in promised
     assert not any(f"/{f}" in p for p in promised for f in ("fig1", "fig2b", "fig5", "remark3", "noiseless"))
-    assert grid.run_settings(narrowed, "main") == grid.run_settings(CONFIG, "main")  # the same runs as the full grid
+    assert grid.run_settings(narrowed, "main", "objt") == grid.run_settings(CONFIG, "main", "objt")  # the same runs
     assert grid.check_settings({**SECTION, "cells": cells})["cells"] == cells
     for wrong in ("main/mnist/objt/eps5.0", "main/mnist/objt/eps3", "long/mnist/objt/eps0.05"):
         with pytest.raises(ConfigError, match=r"dp_iadmm\.cells\[0\]: .* is not a job of this config's grid"):
@@ -162,7 +171,7 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
         "main/mnist/nonprivate/epsinf", "main/mnist/objt/eps0.05", "main/mnist/objt/eps5", "main/mnist/outp/eps0.05"
     }  # fmt: skip
     assert len(grid.runs(chosen, both)) == 3 * 10 + 1 and set(grid.runs(chosen, both)) < set(grid.runs(paper, both))
-    assert grid.run_settings(chosen, "main") == grid.run_settings(paper, "main")
+    assert grid.run_settings(chosen, "main", "outp") == grid.run_settings(paper, "main", "outp")
     assert chosen[grid.STUDY]["iterations"] == 20_000 and chosen[grid.STUDY]["seeds"] == 10
     promised = grid.targets(chosen, both)
     assert {p for p in promised if p.startswith("figures/")} == {
@@ -224,7 +233,7 @@ def jobs(tmp_path_factory) -> dict:
         horizon, name, epsilon = parts[3], parts[5], float(parts[6][3:])
         seeds = grid.seeds(SECTION, horizon, name)
         outputs = [str(root / grid.run_path(horizon, "mnist", name, epsilon, s)) for s in seeds]
-        settings = grid.run_settings(CONFIG, horizon, reference=name == grid.NONPRIVATE)
+        settings = grid.run_settings(CONFIG, horizon, name)
         run.run_job(
             horizon=horizon,
             dataset="mnist",
@@ -255,7 +264,7 @@ def test_run_job_writes_valid_runs_with_privacy(jobs) -> None:
 def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_path) -> None:
     def nonprivate(algorithm: str):
         out = tmp_path / f"{algorithm}.npz"
-        settings = {**grid.run_settings(CONFIG, "main"), "nonprivate_algorithm": algorithm}
+        settings = {**grid.run_settings(CONFIG, "main", grid.NONPRIVATE), "nonprivate_algorithm": algorithm}
         npz = jobs["root"] / "mnist.npz"
         card = {"npz_sha256": sha256_file(npz)}
         run.run_job(
@@ -281,7 +290,7 @@ def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_p
 def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> None:
     from dpdl.errors import ConfigError
 
-    settings = grid.run_settings(CONFIG, "main", reference=True)
+    settings = grid.run_settings(CONFIG, "main", grid.NONPRIVATE)
     job = {"horizon": "main", "dataset": "mnist", "settings": settings, "npz": jobs["root"] / "mnist.npz", "card": {}}
     with pytest.raises(ConfigError, match="only 'nonprivate' runs at epsilon inf"):
         run.run_job(**job, variant_name="nonprivate", epsilon=1.0, outputs=["x.npz"])
@@ -397,8 +406,8 @@ def test_readings_each_set_one_open_setting_away_from_its_default_and_rebuild_th
         assert changed == set(reading.switches) and len(changed) == 1 and changed <= set(grid.SWITCHES), reading.name
         (key,) = changed
         assert REDECIDED[key] != built[key]  # the reading is the other resolution of a re-decided setting
-        reference = grid.run_settings(config, "main", reference=True)  # rerun by every reading (and private runs too
-        assert grid.run_settings({grid.STUDY: built}, "main", reference=True) != reference  # for a PARAM_SWITCH)
+        reference = grid.run_settings(config, "main", grid.NONPRIVATE)  # rerun by every reading (and the runs of
+        assert grid.run_settings({grid.STUDY: built}, "main", grid.NONPRIVATE) != reference  # the switch's algorithm)
         assert grid.claim_settings({grid.STUDY: built}) != grid.claim_settings(config)  # the scorecard names it
     assert [r.name for r in found if r.post_hoc] == ["nonprivate_objt"]  # chosen after it matched 7.42%
     assert {key for r in found for key in r.switches} == set(REDECIDED) - {"sensitivity"}
@@ -409,5 +418,52 @@ def test_only_the_reference_run_depends_on_the_nonprivate_algorithm() -> None:
     alone, so the reading's build reuses every private run of the main build."""
     objt = {**CONFIG, grid.STUDY: {**SECTION, "nonprivate_algorithm": "objt"}}
     for horizon in grid.HORIZONS:
-        assert grid.run_settings(objt, horizon) == grid.run_settings(CONFIG, horizon)
-    assert grid.run_settings(objt, "main", reference=True) != grid.run_settings(CONFIG, "main", reference=True)
+        for name in ("objp", "objt", "outp", "outp_plus", "nonprivate_outp"):
+            assert grid.run_settings(objt, horizon, name) == grid.run_settings(CONFIG, horizon, name)
+    assert grid.run_settings(objt, "main", grid.NONPRIVATE) != grid.run_settings(CONFIG, "main", grid.NONPRIVATE)
+
+
+@pytest.mark.parametrize(
+    ("switch", "reached"),
+    [
+        ("outp_noise", {"outp", "outp_plus", "outp_rho0.1", "nonprivate_outp"}),
+        ("outp_gradient", {"outp", "outp_plus", "outp_rho0.1", "nonprivate_outp"}),
+        ("trust_radius", {"objt", "objt_a10"}),
+        ("sensitivity", {"objp", "objt", "objp_a100", "objt_a10", "nonprivate_objp"}),
+    ],
+)
+def test_a_switch_reruns_only_the_runs_of_the_algorithm_that_reads_it(switch: str, reached: set) -> None:
+    """A run's params hold its algorithm's switches only, so a reading (one switch) reruns the runs it reaches."""
+    switched = {**CONFIG, grid.STUDY: {**SECTION, switch: OTHER_VALUE[switch]}}
+    names = ("objp", "objt", "outp", "outp_plus", "outp_rho0.1", "objp_a100", "objt_a10", "nonprivate_objp")
+    for name in (*names, "nonprivate_outp", grid.NONPRIVATE):
+        changed = grid.run_settings(switched, "main", name) != grid.run_settings(CONFIG, "main", name)
+        assert changed == (name in reached or name == grid.NONPRIVATE), name
+
+
+@pytest.mark.parametrize(
+    ("name", "switch"),
+    [("objt", "outp_noise"), ("objt", "outp_gradient"), ("outp", "trust_radius"), ("outp", "sensitivity")]
+    + [("objp", "trust_radius"), ("objp", "outp_gradient")],
+)
+def test_a_run_does_not_depend_on_the_switches_left_out_of_its_params(jobs, tmp_path, name, switch) -> None:
+    """What licenses leaving a switch out of a run's params: the run's trace is the same whatever its value."""
+    assert switch not in grid.run_setting_keys(name)
+    npz = jobs["root"] / "mnist.npz"
+    traces = []
+    for section in (SECTION, {**SECTION, switch: OTHER_VALUE[switch]}):
+        settings = {key: section[key] for key in grid.PARAM_SWITCHES}  # what the run reads, were it given
+        settings |= grid.run_settings({**CONFIG, grid.STUDY: section}, "main", name)
+        outs = [tmp_path / f"{name}_{len(traces)}_seed{seed}.npz" for seed in grid.seeds(SECTION, "main", name)]
+        run.run_job(
+            horizon="main",
+            dataset="mnist",
+            variant_name=name,
+            epsilon=1.0,
+            settings=settings,
+            npz=npz,
+            card={"npz_sha256": sha256_file(npz)},
+            outputs=[str(out) for out in outs],
+        )
+        traces.append(pd.concat([read_run(out).trace for out in outs]))
+    assert traces[0].equals(traces[1])

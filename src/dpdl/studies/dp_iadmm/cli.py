@@ -20,13 +20,11 @@ from dpdl.studies.dp_iadmm.grid import (
     DATASETS,
     FIGURES,
     HORIZONS,
-    NONPRIVATE,
     OPTIMUM_SETTING_KEYS,
-    REFERENCE_RUN_SETTING_KEYS,
-    RUN_SETTING_KEYS,
     STUDY,
     SWITCHES,
     claim_scale,
+    run_setting_keys,
     variant,
 )
 from dpdl.studies.dp_iadmm.run import run_job
@@ -53,10 +51,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if args.dataset not in DATASETS:
         raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
-    keys, made_by = RUN_SETTING_KEYS, MADE_BY + "run_settings(config, horizon)"
-    if args.variant == NONPRIVATE:
-        keys, made_by = REFERENCE_RUN_SETTING_KEYS, MADE_BY + "run_settings(config, horizon, reference=True)"
-    settings = parse_settings(args.settings, keys, STUDY, made_by)
+    try:
+        keys = run_setting_keys(args.variant)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    settings = parse_settings(args.settings, keys, STUDY, MADE_BY + "run_settings(config, horizon, variant)")
     try:
         variant(args.variant, settings)
     except ValueError as err:

@@ -277,9 +277,7 @@ def long_horizon_distinct(config: dict) -> bool:
 
 def job_seeds(variant_name: str, count: int) -> list[int]:
     """Seeds of one job: 0..count-1; only seed 0 for a run without noise."""
-    if is_nonprivate(variant_name):
-        return [0]  # no noise: every seed would give the same trajectory
-    return list(range(count))
+    return [0] if is_nonprivate(variant_name) else list(range(count))  # no noise: every seed gives the same run
 
 
 def seeds(section: dict, horizon: str, variant_name: str) -> list[int]:
@@ -329,10 +327,8 @@ def figure_run_paths(figure: str, config: dict) -> list[str]:
 
 def run_output_patterns(config: dict, horizon: str) -> list[str]:
     """Output patterns of the run rule of ``horizon`` (one file per seed; wildcards stay)."""
-    return [
-        RUN_PATH.replace("{horizon}", horizon).replace("{seed}", str(seed))
-        for seed in seeds(config[STUDY], horizon, "any")
-    ]
+    pattern = RUN_PATH.replace("{horizon}", horizon)
+    return [pattern.replace("{seed}", str(seed)) for seed in seeds(config[STUDY], horizon, "any")]
 
 
 def figure_paths(figure: str) -> list[str]:
@@ -367,11 +363,8 @@ def claims_paths() -> list[str]:
 
 def available_aggregates(config: dict, buildable: set[str]) -> list[str]:
     """Aggregates of the config's grid (:func:`grid_aggregates`) whose datasets can be prepared here."""
-    return [
-        name
-        for name in grid_aggregates(config[STUDY])
-        if all(f"{STUDY}/{d}" in buildable for d in FIGURE_SPECS[name].datasets)
-    ]
+    names = grid_aggregates(config[STUDY])
+    return [name for name in names if all(f"{STUDY}/{d}" in buildable for d in FIGURE_SPECS[name].datasets)]
 
 
 def optimum_datasets(buildable: set[str]) -> list[str]:
@@ -403,20 +396,33 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
 
 RUN_SECTION_KEYS = ("mnist_agents", "beta", "delta", "outp_plus_factor", *PARAM_SWITCHES)  # copied from the section
 RUN_SETTING_KEYS = ("horizon", *HORIZON_KEYS, *RUN_SECTION_KEYS)
-# The `nonprivate` reference run's keys: it names its algorithm.
-REFERENCE_RUN_SETTING_KEYS = (*RUN_SETTING_KEYS, "nonprivate_algorithm")
+REFERENCE_RUN_SETTING_KEYS = (*RUN_SETTING_KEYS, "nonprivate_algorithm")  # the reference run names its algorithm
+# The switches each algorithm reads (IadmmParams); a run's params hold its algorithm's only (run_setting_keys).
+ALGORITHM_SWITCHES = {
+    "objp": ("sensitivity",),
+    "objt": ("sensitivity", "trust_radius"),
+    "outp": ("outp_noise", "outp_gradient"),
+}
 CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
 CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 
 
-def run_settings(config: dict, horizon: str, reference: bool = False) -> dict:
-    """The config values a run job depends on (the rule's params: a change reruns it); keys RUN_SETTING_KEYS, and
-    REFERENCE_RUN_SETTING_KEYS for the ``nonprivate`` reference run. Only that run depends on
-    ``nonprivate_algorithm``, so a reading that switches it reruns that run alone."""
-    keys = REFERENCE_RUN_SETTING_KEYS if reference else RUN_SETTING_KEYS
+def run_setting_keys(variant_name: str) -> tuple[str, ...]:
+    """The settings a run of ``variant_name`` reads: its algorithm's switches only; all for the reference run."""
+    if variant_name == NONPRIVATE:
+        return REFERENCE_RUN_SETTING_KEYS
+    read = ALGORITHM_SWITCHES.get(variant_name.removeprefix(f"{NONPRIVATE}_").split("_")[0])
+    if read is None:
+        raise ValueError(f"unknown dp_iadmm variant {variant_name!r}; expected e.g. objt, outp_plus, nonprivate_outp")
+    return tuple(key for key in RUN_SETTING_KEYS if key not in PARAM_SWITCHES or key in read)
+
+
+def run_settings(config: dict, horizon: str, variant_name: str) -> dict:
+    """The config values a run job of ``variant_name`` depends on (its rule's params: a change reruns it), keys
+    :func:`run_setting_keys`: a reading reruns the runs its switch reaches and no others."""
     derived = {"horizon": horizon, **horizon_settings(config[STUDY], horizon)}
-    return {**derived, **{key: config[STUDY][key] for key in keys if key not in derived}}
+    return {**derived, **{key: config[STUDY][key] for key in run_setting_keys(variant_name) if key not in derived}}
 
 
 def optimum_settings(config: dict) -> dict:
@@ -433,13 +439,8 @@ def claim_settings(config: dict) -> dict:
 
 def claim_scale(settings: dict, femnist_train_shards: int) -> dict[str, float]:
     """The scale the claims are judged at: the horizons and seeds of ``settings``, FEMNIST shards."""
-    return {
-        "iterations": settings["iterations"],
-        "seeds": settings["seeds"],
-        "long_iterations": settings["long_iterations"],
-        "long_seeds": settings["long_seeds"],
-        "femnist_train_shards": femnist_train_shards,
-    }
+    horizons = {key: settings[key] for key in ("iterations", "seeds", "long_iterations", "long_seeds")}
+    return horizons | {"femnist_train_shards": femnist_train_shards}
 
 
 # --- resources of a run job ---------------------------------------------------------------------

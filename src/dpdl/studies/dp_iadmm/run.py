@@ -130,7 +130,7 @@ def run_job(
         a=spec.a,
         beta=settings["beta"],
         delta=settings["delta"],
-        **{name: settings[name] for name in PARAM_SWITCHES},
+        **{name: settings[name] for name in PARAM_SWITCHES if name in settings},  # its algorithm's (grid)
     )
     paper_epsilon = None if math.isinf(epsilon) else epsilon
     rngs = [np.random.default_rng(run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s)) for s in seeds]
