@@ -29,7 +29,9 @@ rule dp_iadmm_run:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=lambda w: json.dumps(dp_iadmm_grid.run_settings(config, "main", w.variant)),
+        settings=lambda w: json.dumps(
+            dp_iadmm_grid.run_settings(config, "main", w.variant)
+        ),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
@@ -54,7 +56,9 @@ rule dp_iadmm_run_nonprivate:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=json.dumps(dp_iadmm_grid.run_settings(config, "main", dp_iadmm_grid.NONPRIVATE)),
+        settings=json.dumps(
+            dp_iadmm_grid.run_settings(config, "main", dp_iadmm_grid.NONPRIVATE)
+        ),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate --epsilon inf --data {input.data} --card {input.card}"
@@ -81,7 +85,9 @@ rule dp_iadmm_run_noiseless:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
     params:
-        settings=lambda w: json.dumps(dp_iadmm_grid.run_settings(config, "main", f"nonprivate_{w.algorithm}")),
+        settings=lambda w: json.dumps(
+            dp_iadmm_grid.run_settings(config, "main", f"nonprivate_{w.algorithm}")
+        ),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate_{wildcards.algorithm} --epsilon inf --data {input.data} --card {input.card}"
@@ -112,7 +118,9 @@ if dp_iadmm_grid.long_horizon_distinct(config):
             mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "long"),
             runtime=partial(dp_iadmm_grid.run_minutes_input, config, "long"),
         params:
-            settings=lambda w: json.dumps(dp_iadmm_grid.run_settings(config, "long", w.variant)),
+            settings=lambda w: json.dumps(
+                dp_iadmm_grid.run_settings(config, "long", w.variant)
+            ),
         shell:
             "python -m dpdl dp_iadmm run --horizon long --dataset {wildcards.dataset}"
             " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
