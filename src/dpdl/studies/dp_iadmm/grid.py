@@ -412,9 +412,10 @@ def run_setting_keys(variant_name: str) -> tuple[str, ...]:
     """The settings a run of ``variant_name`` reads: its algorithm's switches only; all for the reference run."""
     if variant_name == NONPRIVATE:
         return REFERENCE_RUN_SETTING_KEYS
-    read = ALGORITHM_SWITCHES.get(variant_name.removeprefix(f"{NONPRIVATE}_").split("_")[0])
-    if read is None:
+    match = VARIANT_PATTERN.match(variant_name.removeprefix(f"{NONPRIVATE}_"))  # the algorithm is its group 1
+    if match is None:
         raise ValueError(f"unknown dp_iadmm variant {variant_name!r}; expected e.g. objt, outp_plus, nonprivate_outp")
+    read = ALGORITHM_SWITCHES[match.group(1)]
     return tuple(key for key in RUN_SETTING_KEYS if key not in PARAM_SWITCHES or key in read)
 
 
