@@ -23,10 +23,13 @@ from dpdl.seed_statistics import mean_interval
 from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
 
 PAPER_NUMBER = "paper number"  # the paper prints this number
-PAPER_STATEMENT = "paper statement"  # the paper says this (an ordering, a trend, an equivalence)
-IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a note-derived value
-KINDS = (PAPER_NUMBER, PAPER_STATEMENT, IMPLEMENTATION_CHECK)
-HEADLINE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # the only kinds a headline counts
+PAPER_STATEMENT = "paper statement"  # the paper says this of its methods (a comparison, an ordering, an equivalence)
+MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any working calibrated mechanism does it
+# (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
+IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
+KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK)
+SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
+HEADLINE_KINDS = (*SUBSTANTIVE_KINDS, MECHANISM_PROPERTY)  # the paper's own claims, shown and counted by kind
 
 SCORECARD_COLUMNS = [
     "id",
@@ -46,10 +49,29 @@ SCORECARD_COLUMNS = [
     "justification",
     "verdict",
     "seeds_to_decide",
+    "cells_for",
+    "cells_against",
+    "deciding_cell",
+    "premise",
+    "same_runs_as",
+    "post_hoc",
     "detail",
     "switches",
     "scale",
 ]
+
+
+@dataclass(frozen=True)
+class Premise:
+    """What a comparison "at the same privacy" assumes of the runs, checked on them.
+
+    ``check`` reads the table named ``aggregate`` and says whether the runs met the premise. A
+    claim whose numbers are reproduced but whose premise failed is not counted as reproduced.
+    """
+
+    statement: str
+    aggregate: str
+    check: Callable[[pd.DataFrame], verdicts.Outcome]
 
 
 @dataclass(frozen=True)
@@ -67,6 +89,8 @@ class Claim:
     extract: Callable[[pd.DataFrame], object]
     needs: Mapping[str, float] = field(default_factory=dict)
     paper_value: float | str | None = None
+    premise: Premise | None = None
+    same_runs_as: str = ""  # the claim whose runs this one only re-reads: listed, not counted again
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -87,10 +111,14 @@ def at_scale(claim: Claim, scale: Mapping[str, float]) -> bool:
     return all(scale.get(key, 0) >= minimum for key, minimum in claim.needs.items())
 
 
-def judge(claim: Claim, table: pd.DataFrame | None, scale: Mapping[str, float]) -> tuple[Judgement, str]:
-    """The judgement of ``claim`` on its per-seed ``table`` (None: data unavailable) and our value as shown."""
+def judge(
+    claim: Claim, tables: Mapping[str, pd.DataFrame | None], scale: Mapping[str, float]
+) -> tuple[Judgement, str, str]:
+    """The judgement of ``claim`` on its per-seed table in ``tables`` (None or absent: data unavailable),
+    our value as shown, and what its premise check found (empty without a premise)."""
+    table = tables.get(claim.aggregate)
     if table is None:
-        return Judgement(verdicts.UNAVAILABLE), ""
+        return Judgement(verdicts.UNAVAILABLE), "", ""
     data = claim.extract(table)
     if isinstance(data, Unidentified):
         unidentified = Judgement(verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter")
@@ -98,9 +126,19 @@ def judge(claim: Claim, table: pd.DataFrame | None, scale: Mapping[str, float]) 
     else:
         judgement = claim.form.judge(data)
         value = _our_value(claim.form, data, judgement)
+    premise = ""
+    if claim.premise is not None:
+        premise_table = tables.get(claim.premise.aggregate)
+        if premise_table is None:
+            premise = f"unchecked ({claim.premise.aggregate} unavailable): {claim.premise.statement}"
+        else:
+            outcome = claim.premise.check(premise_table)
+            premise = f"{'met' if outcome.holds else 'not met'}: {claim.premise.statement}; {outcome.value}"
+            if not outcome.holds and judgement.verdict == verdicts.REPRODUCED:
+                judgement = replace(judgement, verdict=verdicts.PREMISE_FAILS)
     if not at_scale(claim, scale):
         judgement = replace(judgement, verdict=verdicts.NOT_AT_SCALE)
-    return judgement, value
+    return judgement, value, premise
 
 
 def _our_value(form: Form, data: object, judgement: Judgement) -> str:
@@ -125,8 +163,10 @@ def scorecard(
 ) -> pd.DataFrame:
     """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it."""
     rows = []
+    from dpdl.post_hoc import flags
+
     for claim in claims:
-        judgement, value = judge(claim, tables.get(claim.aggregate), scale)
+        judgement, value, premise = judge(claim, tables, scale)
         rows.append(
             {
                 "id": claim.id,
@@ -146,6 +186,12 @@ def scorecard(
                 "justification": claim.justification,
                 "verdict": judgement.verdict,
                 "seeds_to_decide": judgement.seeds_to_decide,
+                "cells_for": judgement.cells_for,
+                "cells_against": judgement.cells_against,
+                "deciding_cell": judgement.deciding,
+                "premise": premise,
+                "same_runs_as": claim.same_runs_as,
+                "post_hoc": flags(claim.id),
                 "detail": judgement.detail,
                 "switches": json.dumps(dict(switches), sort_keys=True),
                 "scale": json.dumps(dict(scale), sort_keys=True),
@@ -154,14 +200,21 @@ def scorecard(
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 
-def trend_series(table: pd.DataFrame, *, series: list[str], x: str, value: str = "value") -> list[verdicts.Series]:
-    """Per-seed rows (``series`` keys, ``x``, ``value``) as the :class:`~dpdl.verdicts.Series` a trend claim judges."""
+def trend_series(
+    table: pd.DataFrame, *, series: list[str], x: str, value: str = "value", seed: str = "seed"
+) -> list[verdicts.Series]:
+    """Per-seed rows (``series`` keys, ``x``, ``value``, ``seed``) as the :class:`~dpdl.verdicts.Series` a
+    trend claim judges; with a ``seed`` column the series name each value's seed, so a grid whose points
+    share seeds is tested within seeds."""
     found = []
     for key, part in table.groupby(series, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         grid = sorted(part[x].unique())
-        samples = [part.loc[part[x] == point, value].to_numpy(float) for point in grid]
-        found.append(verdicts.Series(", ".join(f"{k}={v}" for k, v in zip(series, key, strict=True)), grid, samples))
+        rows = [part[part[x] == point] for point in grid]
+        samples = [r[value].to_numpy(float) for r in rows]
+        seeds = [r[seed].to_numpy() for r in rows] if seed in part.columns else None
+        name = ", ".join(f"{k}={v}" for k, v in zip(series, key, strict=True))
+        found.append(verdicts.Series(name, grid, samples, seeds))
     return found
 
 

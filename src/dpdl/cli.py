@@ -131,9 +131,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="folders or files to compare (default: results figures)",
     )
 
-    sub = command("publish", cmd_publish, "Copy a finished build's small outputs, stamped, into published.")
-    sub.add_argument("--configfile", type=Path, required=True, help="the config the build ran, e.g. config/paper.yaml")
-    sub.add_argument("--studies", nargs="+", required=True, help="the studies to publish (each must be finished)")
+    sub = command(
+        "publish",
+        cmd_publish,
+        "Copy a finished build's small outputs, stamped, into published; or judge a snapshot again (--rejudge).",
+    )
+    sub.add_argument("--configfile", type=Path, default=None, help="the config the build ran, e.g. config/paper.yaml")
+    sub.add_argument("--studies", nargs="+", default=None, help="the studies to publish (each must be finished)")
+    sub.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="judge every claim again from the snapshot alone (its per-seed tables and manifests), no build needed",
+    )
     sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 
@@ -367,9 +376,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
-    from dpdl.publish import publish
+    from dpdl.publish import publish, rejudge
     from dpdl.studies import ALL
 
+    if args.rejudge:
+        if args.configfile is not None or args.studies is not None:
+            raise ConfigError(
+                "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
+            )
+        for line in rejudge(args.out, args.readme):
+            print(line)
+        return 0
+    if args.configfile is None or args.studies is None:
+        raise ConfigError("publish needs --configfile and --studies (or --rejudge to judge the snapshot again)")
     unknown = sorted(set(args.studies) - set(ALL))
     if unknown:
         raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")

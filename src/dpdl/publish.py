@@ -25,7 +25,14 @@ import pandas as pd
 from dpdl.claims import HEADLINE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
-from dpdl.readings import DEFAULT, judged_readings, reading_scorecard, study_readings
+from dpdl.readings import (
+    DEFAULT,
+    judged_readings,
+    reading_config,
+    reading_folder,
+    reading_scorecard,
+    study_readings,
+)
 from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import claims_path, headline, merge_scorecards, scorecard_markdown, summary_table, verdict_counts
@@ -142,11 +149,21 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
 
 
 def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
-    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest."""
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest.
+
+    Besides the figures and tables, the snapshot holds everything the claims are judged from, so
+    that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
+    of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
+    (``readings/<reading>/aggregates/``).
+    """
     outputs = study_outputs(study, config, buildable)
+    for card in sorted(Path("data", "processed", study).glob("*.json")):
+        outputs[f"cards/{card.name}"] = card
     for name, path in built_readings(study).items():
         if name != DEFAULT:
             outputs[f"readings/{name}.csv"] = path
+            for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
+                outputs[f"readings/{name}/aggregates/{table.name}"] = table
     privacy = pd.read_csv(summary_table("privacy", "csv"))
     folder = out / study
     if folder.exists():
@@ -169,6 +186,58 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
     }
     write_json(folder / MANIFEST, manifest)
     return manifest
+
+
+def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
+    """Judge every claim of every published study again from the snapshot alone, and rewrite the merged files.
+
+    Each study's scorecard (and each reading's whose per-seed tables the snapshot holds) is judged by
+    the study's claims code on the published tables, with the config its manifest records (a
+    reading: that config with the reading's switches). The manifest keeps the build's code version
+    and gains ``judged`` (the code version that judged it) and ``rejudged_readings``; every file's
+    sha256 is updated. Returns one line per scorecard: how many verdicts changed.
+    """
+    lines = []
+    manifests = published_studies(out)
+    if not manifests:
+        raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
+    for study, manifest in manifests.items():
+        folder = out / study
+        config = {**manifest["config"], "studies": [study]}
+        judged = {DEFAULT: (folder, config, folder / "claims.csv")}
+        for name in manifest["readings"][1:]:
+            if (folder / "readings" / name / "aggregates").is_dir():
+                judged[name] = (
+                    folder / "readings" / name,
+                    reading_config(config, study, name),
+                    folder / "readings" / f"{name}.csv",
+                )
+        for name, (source, settings, target) in judged.items():
+            before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
+            card = study_module(study).judge_snapshot(source, settings)
+            write_text(target, card.to_csv(index=False, lineterminator="\n"))
+            lines.append(f"{study}/{name}: {_changed(before, card)}")
+        manifest["judged"] = code_version()
+        manifest["rejudged_readings"] = [name for name in judged if name != DEFAULT]
+        manifest["files"] = {name: sha256_file(folder / name) for name in manifest["files"]}
+        write_json(folder / MANIFEST, manifest)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+    return lines
+
+
+def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
+    """How many verdicts differ from the scorecard ``before`` (by claim id), naming each change."""
+    if before is None:
+        return f"{len(after)} claims judged (no scorecard before)"
+    old = dict(zip(before["id"], before["verdict"], strict=True))
+    changes = [
+        f"{i}: {old.get(i, '(new claim)')} -> {v}"
+        for i, v in zip(after["id"], after["verdict"], strict=True)
+        if old.get(i) != v
+    ]
+    return f"{len(after)} claims, {len(changes)} verdicts changed" + (": " + "; ".join(changes) if changes else "")
 
 
 def published_studies(out: Path = PUBLISHED) -> dict[str, dict]:

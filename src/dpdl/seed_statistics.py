@@ -1,11 +1,11 @@
-"""Statistics over seeds for the verdict engine: means and differences with their t-intervals,
-Holm's correction, and the seeds a test needs. Only :mod:`dpdl.verdicts` uses them to judge claims.
+"""Statistics over seeds for the verdict engine: means and differences with their t-intervals, the
+per-cell levels of a claim over several cells, and the seeds a test needs. Only :mod:`dpdl.verdicts`
+uses them to judge claims.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,15 +21,15 @@ def finite(values) -> np.ndarray:
     return array[np.isfinite(array)]
 
 
-def mean_interval(values) -> tuple[float, float, float]:
-    """Mean and 95% t-interval of per-seed values (NaN interval with fewer than 2 values)."""
+def mean_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+    """Mean and ``confidence`` (95%) t-interval of per-seed values (NaN interval with fewer than 2 values)."""
     x = finite(values)
     if len(x) == 0:
         return math.nan, math.nan, math.nan
     mean = float(x.mean())
     if len(x) < 2:
         return mean, math.nan, math.nan
-    half = float(stats.t.ppf(0.5 + CONFIDENCE / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
     return mean, mean - half, mean + half
 
 
@@ -89,23 +89,19 @@ def difference(low_values, high_values, paired: bool) -> Difference:
     return Difference(float(high.mean() - low.mean()), se, float(df), n)
 
 
-def holm(p_values: Sequence[float]) -> np.ndarray:
-    """Holm's step-down adjusted p-values (NaN stays NaN and counts as not significant)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
-    m = len(p)
-    adjusted = np.full(m, np.nan)
-    running = 0.0
-    for rank, index in enumerate(order):
-        if np.isnan(p[index]):
-            break
-        running = max(running, min(1.0, (m - rank) * p[index]))
-        adjusted[index] = running
-    return adjusted
+def cell_levels(m: int, k: int, alpha: float = ALPHA) -> tuple[float, float]:
+    """Per-cell levels of a claim that must hold in at least ``k`` of ``m`` cells, tested as one hypothesis.
 
-
-def significant(adjusted: np.ndarray) -> np.ndarray:
-    return np.nan_to_num(adjusted, nan=1.0) < ALPHA
+    For: the claim holds when ``k`` cells are significant at ``alpha / (m - k + 1)``. Under the null
+    (at most ``k - 1`` cells true) at least one of them is a false null, and by Markov's inequality
+    the chance is at most ``alpha``; with ``k = m`` this is the intersection-union test (every cell at
+    ``alpha``, Berger 1982). Against: the claim fails when ``m - k + 1`` cells are significantly the
+    other way at ``alpha / k`` (the same rule for "at least m - k + 1 cells false"; ``alpha / m``,
+    Bonferroni, when one failing cell refutes an every-cell claim).
+    """
+    if not 1 <= k <= m:
+        raise ValueError(f"need 1 <= k <= m cells; got k = {k}, m = {m}")
+    return alpha / (m - k + 1), alpha / k
 
 
 def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) -> int | None:
@@ -126,6 +122,18 @@ def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int |
     if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
         return None
     return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)
+
+
+def seeds_for_page(mean_l: float, points: int, alpha: float) -> int | None:
+    """Fewest seeds (blocks) at which Page's L, with the observed mean contribution ``mean_l`` of one
+    seed, is significant one-sided at ``alpha`` (its normal approximation: under the null one seed
+    contributes mean p(p+1)^2/4 and variance p^2(p^2-1)(p+1)/144, Page 1963)."""
+    null_mean = points * (points + 1) ** 2 / 4
+    null_var = points**2 * (points**2 - 1) * (points + 1) / 144
+    if not (points >= 2 and mean_l > null_mean):
+        return None
+    n = math.ceil((stats.norm.isf(alpha) * math.sqrt(null_var) / (mean_l - null_mean)) ** 2)
+    return max(n, 2) if n <= MAX_SEEDS else None
 
 
 def seeds_for_kendall(tau: float, points: int, alpha: float) -> int | None:

@@ -1,77 +1,69 @@
 """The one statistical verdict engine: per-seed values in; effect, interval, test and verdict out.
 
 Every claim of every study declares a *form*, and only this module turns per-seed values into a
-verdict. The rules, all at level ``ALPHA`` = 0.05 with 95% intervals over seeds:
+verdict. Each form tests at its level ``alpha`` (``ALPHA`` = 0.05, 95% intervals over seeds;
+a part of a disjunction at ``alpha`` divided by the parts):
 
-- :class:`StatedNumber` (the paper prints a number): reproduced when the 95% t-interval of our
-  mean lies inside paper value ± tolerance; not reproduced when it lies wholly outside; else
+- :class:`StatedNumber` (the paper prints a number): reproduced when the t-interval of our mean
+  lies inside paper value ± tolerance; not reproduced when it lies wholly outside; else
   inconclusive.
-- :class:`Ordering` ("A below B" in each cell): a one-sided t-test per cell (paired on seeds
-  when both sides ran the same seeds, else Welch), Holm-corrected over the cells. Reproduced when
-  at least the required number of cells is significant in the claimed direction; not reproduced
-  when so many cells are significant the other way that the required number cannot be reached.
-- :class:`Equivalence` ("A matches B"): two one-sided tests (TOST) against a margin declared with
-  the claim, Holm over the cells; not reproduced when the difference is significantly beyond the
-  margin in too many cells.
-- :class:`Trend` ("falls with epsilon"): per series, Kendall's tau of every seed's value against
-  the grid (one-sided; Jonckheere-Terpstra's test, whose power grows with the seeds) *and* a
-  Welch test that the end-to-end change goes the claimed way and exceeds a margin (by default
-  the seed spread: the pooled standard deviation of one run at the two ends), so a flat curve
-  never passes. Not reproduced when a series trends the other way
-  significantly, or its end-to-end change is significantly below the margin.
+- :class:`Ordering` ("A below B" in each cell): a one-sided t-test per cell, paired on seeds when
+  both sides ran the same seeds, else Welch.
+- :class:`Equivalence` ("A matches B"): two one-sided tests (TOST) per cell against a margin
+  declared with the claim.
+- :class:`Trend` ("falls with epsilon"), per series: where every grid point ran the same seeds
+  (trials), the test is *within* each seed: Page's L test of the ordered alternative over the
+  seeds as blocks, and a paired t-test that the end-to-end change goes the claimed way and exceeds
+  the declared minimum (none unless the claim declares one, absolute or relative to the start).
+  Otherwise (seeds not shared) Kendall's tau pooled over seeds (Jonckheere-Terpstra) and a Welch
+  end-to-end test.
+- :class:`AnyOf` (a sentence "A or B"): one claim that holds when either part holds, each part at
+  ``alpha`` / parts.
 - :class:`Exact` (a deterministic computation: a bound checked exactly, an implementation
   check): holds or not, no seeds involved.
 
-A form's ``judge`` returns a :class:`Judgement`. An inconclusive judgement says how many seeds
-would decide it, assuming every cell's observed effect and spread stay as they are, each cell
-tested at its own Holm level (:func:`_seeds_to_decide`).
+A claim over several cells (or series) holds "in at least k of m cells", tested as one hypothesis;
+the rule, the typical cell the effect shows and the deciding cell are in :mod:`dpdl.judgement`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 
 import numpy as np
 from scipy import stats
 
+from dpdl.judgement import (  # noqa: F401  (the verdict words and Judgement are part of this module's face)
+    BOUND_FAILS,
+    INCONCLUSIVE,
+    NOT_AT_SCALE,
+    NOT_IDENTIFIABLE,
+    NOT_REPRODUCED,
+    PREMISE_FAILS,
+    REPRODUCED,
+    UNAVAILABLE,
+    VERDICTS,
+    Cell,
+    Judgement,
+    decide,
+    fmt,
+    one_sided_need,
+    required_cells,
+    share_text,
+)
 from dpdl.seed_statistics import (
     ALPHA,
     Difference,
     finite,
-    holm,
     mean_interval,
     seeds_for_halfwidth,
     seeds_for_kendall,
-    seeds_for_one_sided,
-    significant,
+    seeds_for_page,
 )
 from dpdl.seed_statistics import difference as _difference
-
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
-INCONCLUSIVE = "inconclusive"
-NOT_IDENTIFIABLE = "not identifiable"
-BOUND_FAILS = "paper's bound does not hold"
-NOT_AT_SCALE = "not run at this scale"
-UNAVAILABLE = "data unavailable"
-VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_IDENTIFIABLE, BOUND_FAILS, NOT_AT_SCALE, UNAVAILABLE)
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """What the engine found: the verdict, the effect with its interval, the test, the seeds."""
-
-    verdict: str
-    effect: float = math.nan
-    ci_low: float = math.nan
-    ci_high: float = math.nan
-    test: str = ""
-    n_seeds: int = 0
-    seeds_to_decide: int | None = None
-    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -90,11 +82,16 @@ class Pair:
 
 @dataclass(frozen=True)
 class Series:
-    """One curve of a trend claim: the grid values and the per-seed values at each."""
+    """One curve of a trend claim: the grid values and the per-seed values at each.
+
+    ``seeds`` (optional) names the seed (trial) of every value at every grid point; where every
+    point holds the same seeds, the trend is tested within seeds.
+    """
 
     name: str
     x: Sequence[float]
     samples: Sequence[np.ndarray]
+    seeds: Sequence[np.ndarray] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,16 +115,20 @@ def difference(pair: Pair) -> Difference:
     return _difference(pair.low, pair.high, pair.paired)
 
 
-def _fmt(value: float) -> str:
-    return "nan" if not math.isfinite(value) else f"{value:.4g}"
-
-
-def _required(fraction: float, cells: int) -> int:
-    return max(1, math.ceil(fraction * cells - 1e-9))
-
-
 def _cell_seeds(cells: Sequence[Pair]) -> int:
     return min((min(len(finite(c.low)), len(finite(c.high))) for c in cells), default=0)
+
+
+def _pair_cell(pair: Pair, p_for, p_against, need_for, need_against, label: str) -> Cell:
+    diff = difference(pair)
+    low, high = mean_interval(pair.low)[0], mean_interval(pair.high)[0]
+    ci = diff.interval
+    pf = p_for(diff)
+    line = (
+        f"{pair.name}: {fmt(low)} vs {fmt(high)}, diff {fmt(diff.mean)} [{fmt(ci[0])}, {fmt(ci[1])}] "
+        f"({label} {fmt(pf)})"
+    )
+    return Cell(pair.name, diff, pf, p_against(diff), partial(need_for, diff), partial(need_against, diff), line)
 
 
 # ----------------------------------------------------------------------------------------- forms
@@ -135,7 +136,7 @@ def _cell_seeds(cells: Sequence[Pair]) -> int:
 
 @dataclass(frozen=True)
 class StatedNumber:
-    """A number the paper prints: our 95% interval against paper value ± tolerance.
+    """A number the paper prints: our (1 - alpha) interval against paper value ± tolerance.
 
     ``tolerance`` is absolute unless ``relative``, then a fraction of ``|paper_value|``.
     """
@@ -143,6 +144,7 @@ class StatedNumber:
     paper_value: float
     tolerance: float
     relative: bool = False
+    alpha: float = ALPHA
     name = "stated number"
 
     @property
@@ -151,15 +153,18 @@ class StatedNumber:
 
     def describe(self) -> str:
         if self.relative:
-            return f"±{self.tolerance * 100:g}% of the paper's value (±{_fmt(self.absolute_tolerance)})"
-        return f"±{_fmt(self.tolerance)}"
+            return f"±{self.tolerance * 100:g}% of the paper's value (±{fmt(self.absolute_tolerance)})"
+        return f"±{fmt(self.tolerance)}"
 
     def judge(self, values) -> Judgement:
         x = finite(values)
-        mean, low, high = mean_interval(x)
+        confidence = 1 - self.alpha
+        mean, low, high = mean_interval(x, confidence)
         tol = self.absolute_tolerance
         lo_band, hi_band = self.paper_value - tol, self.paper_value + tol
-        test = f"95% t-interval of the mean over {len(x)} seeds against {_fmt(self.paper_value)} ± {_fmt(tol)}"
+        test = (
+            f"{confidence:.1%} t-interval of the mean over {len(x)} seeds against {fmt(self.paper_value)} ± {fmt(tol)}"
+        )
         base = dict(effect=mean - self.paper_value, n_seeds=len(x), test=test)
         if len(x) == 0:
             return Judgement(NOT_REPRODUCED, detail="no finite value (every run diverged)", **base)
@@ -173,308 +178,283 @@ class StatedNumber:
         room = (
             min(mean - lo_band, hi_band - mean) if lo_band <= mean <= hi_band else max(lo_band - mean, mean - hi_band)
         )
-        return Judgement(INCONCLUSIVE, seeds_to_decide=seeds_for_halfwidth(float(x.std(ddof=1)), room), **base)
-
-
-def _cell_line(pair: Pair, diff: Difference, extra: str) -> str:
-    low, high = mean_interval(pair.low)[0], mean_interval(pair.high)[0]
-    ci = diff.interval
-    return f"{pair.name}: {_fmt(low)} vs {_fmt(high)}, diff {_fmt(diff.mean)} [{_fmt(ci[0])}, {_fmt(ci[1])}] {extra}"
-
-
-@dataclass(frozen=True)
-class _Decision:
-    """What Holm's correction over the cells (or series) of a claim decides, before it is worded."""
-
-    verdict: str
-    decider: int  # the required-th cell by raw p for the claim: it gives the effect and interval
-    adjusted_for: np.ndarray
-    m: int
-    k: int
-    n_for: int
-    n_against: int
-    seeds_to_decide: int | None
-
-
-def _decide(
-    p_for: Sequence[float],
-    p_against: Sequence[float],
-    required_fraction: float,
-    needs_for: Sequence[Callable[[float], int | None]],
-    needs_against: Sequence[Callable[[float], int | None]],
-    n: int,
-) -> _Decision:
-    """The decision an ordering, an equivalence and a trend share, from each cell's raw p-values for and
-    against the claim: Holm-corrects both lists; reproduced when at least the required number of
-    cells is significant for the claim, not reproduced when so many are significant against it that
-    the number cannot be reached, else inconclusive with the seeds to decide (:func:`_seeds_to_decide`;
-    ``needs_*`` give, per cell, the seeds at which it is significant at a level)."""
-    adjusted_for, adjusted_against = holm(p_for), holm(p_against)
-    order_for, m, k = _by_p(p_for), len(p_for), _required(required_fraction, len(p_for))
-    n_for, n_against = int(significant(adjusted_for).sum()), int(significant(adjusted_against).sum())
-    seeds = None
-    if n_for >= k:
-        verdict = REPRODUCED
-    elif n_against > m - k:
-        verdict = NOT_REPRODUCED
-    else:
-        verdict = INCONCLUSIVE
-        seeds = _seeds_to_decide(
-            [needs_for[i] for i in order_for], [needs_against[i] for i in _by_p(p_against)], m, k, n
-        )
-    return _Decision(verdict, int(order_for[k - 1]), adjusted_for, m, k, n_for, n_against, seeds)
-
-
-def _judge_cells(
-    cells: Sequence[Pair],
-    diffs: Sequence[Difference],
-    p_for: Sequence[float],
-    p_against: Sequence[float],
-    required_fraction: float,
-    test: Callable[[int, int, int, int], str],
-    p_label: str,
-    need_for: Callable[[Difference, float], int | None],
-    need_against: Callable[[Difference, float], int | None],
-) -> Judgement:
-    """An ordering's or an equivalence's judgement (:func:`_decide`), worded from its cells' differences."""
-    if not cells:
-        return Judgement(INCONCLUSIVE, detail="no cell to compare")
-    n = _cell_seeds(cells)
-    decision = _decide(
-        p_for,
-        p_against,
-        required_fraction,
-        [partial(need_for, d) for d in diffs],
-        [partial(need_against, d) for d in diffs],
-        n,
-    )
-    decider = diffs[decision.decider]
-    ci = decider.interval
-    detail = "; ".join(
-        _cell_line(c, d, f"({p_label} {_fmt(p)})") for c, d, p in zip(cells, diffs, decision.adjusted_for, strict=True)
-    )
-    return Judgement(
-        decision.verdict,
-        effect=decider.mean,
-        ci_low=ci[0],
-        ci_high=ci[1],
-        test=test(decision.m, decision.n_for, decision.n_against, decision.k),
-        n_seeds=n,
-        seeds_to_decide=decision.seeds_to_decide,
-        detail=detail,
-    )
-
-
-def _by_p(p_values: Sequence[float]) -> np.ndarray:
-    """Cell indices from the smallest raw p-value up (NaN last): the order in which Holm tests them."""
-    return np.argsort(np.nan_to_num(np.asarray(p_values, dtype=float), nan=2.0), kind="stable")
-
-
-def _seeds_to_decide(
-    need_for: Sequence[Callable[[float], int | None]],
-    need_against: Sequence[Callable[[float], int | None]],
-    m: int,
-    k: int,
-    n: int,
-) -> int | None:
-    """Seeds at which an inconclusive claim would be decided, if every cell's effect and spread stay as observed.
-
-    Each list holds one function per cell, in Holm's order (smallest raw p first), giving the seeds
-    at which that cell is significant at a level. Holm tests the j-th cell (from 0) at
-    ALPHA / (m - j): the claim holds once the first k cells for it are significant, and fails once
-    the first m - k + 1 cells against it are. The answer is the sooner of the two, and more than
-    the ``n`` seeds that did not decide it; ``None`` when neither can happen (a required cell's
-    effect lies on the wrong side, or more than ``MAX_SEEDS`` would be needed).
-    """
-
-    def path(needs: Sequence[Callable[[float], int | None]], count: int) -> int | None:
-        seeds = [need(ALPHA / (m - j)) for j, need in enumerate(needs[:count])]
-        return None if len(seeds) < count or None in seeds else max(seeds)
-
-    paths = [s for s in (path(need_for, k), path(need_against, m - k + 1)) if s is not None]
-    return max(min(paths), n + 1) if paths else None
-
-
-def _one_sided_need(diff: Difference, room: float, level: float) -> int | None:
-    """Seeds at which ``diff``'s spread finds an effect of size ``room`` (> 0) at a one-sided ``level``."""
-    if not room > 0 or not math.isfinite(diff.se):
-        return None
-    return seeds_for_one_sided(diff.se * math.sqrt(max(diff.n, 1)), room, level)
+        seeds = seeds_for_halfwidth(float(x.std(ddof=1)), room, level=confidence)
+        return Judgement(INCONCLUSIVE, seeds_to_decide=seeds, **base)
 
 
 @dataclass(frozen=True)
 class Ordering:
-    """``low`` below ``high`` in at least ``required_fraction`` of the cells (one-sided t, Holm)."""
+    """``low`` below ``high`` in at least ``required_fraction`` of the cells (one-sided t per cell)."""
 
     required_fraction: float = 1.0
+    alpha: float = ALPHA
     name = "ordering"
 
     def describe(self) -> str:
-        share = "every cell" if self.required_fraction >= 1 else f"{self.required_fraction:.0%} of cells"
-        return f"one-sided t-test at {ALPHA}, Holm over cells; {share}"
+        return f"one-sided t-test per cell, {share_text(self.required_fraction)} (one test at {self.alpha:g})"
 
     def judge(self, cells: Sequence[Pair]) -> Judgement:
-        diffs = [difference(c) for c in cells]
-        return _judge_cells(
-            cells,
-            diffs,
-            [d.p_greater() for d in diffs],
-            [d.p_less() for d in diffs],
-            self.required_fraction,
-            lambda m, n_for, n_against, k: (
-                f"one-sided {'paired' if cells[0].paired else 'Welch'} t, Holm over {m} cells: "
-                f"{n_for} significant as claimed, {n_against} the other way; {k} needed"
-            ),
-            "Holm p",
-            lambda d, level: _one_sided_need(d, d.mean, level),
-            lambda d, level: _one_sided_need(d, -d.mean, level),
+        if not cells:
+            return Judgement(INCONCLUSIVE, detail="no cell to compare")
+        judged = [
+            _pair_cell(
+                c,
+                lambda d: d.p_greater(),
+                lambda d: d.p_less(),
+                lambda d, level: one_sided_need(d, d.mean, level),
+                lambda d, level: one_sided_need(d, -d.mean, level),
+                "p",
+            )
+            for c in cells
+        ]
+        kind = (
+            "paired"
+            if all(c.paired for c in cells)
+            else "Welch"
+            if not any(c.paired for c in cells)
+            else "paired/Welch"
         )
+        return decide(judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"one-sided {kind} t per cell")
 
 
 @dataclass(frozen=True)
 class Equivalence:
-    """The two sides agree within ``margin`` (absolute) in the required cells: TOST, Holm."""
+    """The two sides agree within ``margin`` (absolute) in the required cells: TOST per cell."""
 
     margin: float
     required_fraction: float = 1.0
+    alpha: float = ALPHA
     name = "equivalence"
 
     def describe(self) -> str:
-        return f"equivalence margin ±{_fmt(self.margin)} (two one-sided tests at {ALPHA}, Holm over cells)"
+        return f"equivalence margin ±{fmt(self.margin)} (TOST per cell, {share_text(self.required_fraction)})"
 
     def judge(self, cells: Sequence[Pair]) -> Judgement:
-        diffs = [difference(c) for c in cells]
+        if not cells:
+            return Judgement(INCONCLUSIVE, detail="no cell to compare")
         margin = self.margin
-        return _judge_cells(
-            cells,
-            diffs,
-            [max(d.p_greater(-margin), d.p_less(margin)) for d in diffs],
-            [min(1.0, 2 * min(d.p_greater(margin), d.p_less(-margin))) for d in diffs],
-            self.required_fraction,
-            lambda m, n_in, n_out, k: (
-                f"TOST at margin ±{_fmt(margin)}, Holm over {m} cells: {n_in} equivalent, "
-                f"{n_out} significantly beyond the margin; {k} needed"
-            ),
-            "Holm TOST p",
-            lambda d, level: _one_sided_need(d, margin - abs(d.mean), level),
-            lambda d, level: _one_sided_need(d, abs(d.mean) - margin, level / 2),
-        )
+        judged = [
+            _pair_cell(
+                c,
+                lambda d: max(d.p_greater(-margin), d.p_less(margin)),
+                lambda d: min(1.0, 2 * min(d.p_greater(margin), d.p_less(-margin))),
+                lambda d, level: one_sided_need(d, margin - abs(d.mean), level),
+                lambda d, level: one_sided_need(d, abs(d.mean) - margin, level / 2),
+                "TOST p",
+            )
+            for c in cells
+        ]
+        return decide(judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"TOST at margin ±{fmt(margin)}")
+
+
+def _shared_seeds(series: Series) -> np.ndarray | None:
+    """The per-seed matrix (seeds x grid points, in grid order) when every point ran the same seeds, else None.
+
+    Seeds with a non-finite value at some point are left out (a diverged run).
+    """
+    if series.seeds is None or len(series.x) < 2:
+        return None
+    ids = [np.asarray(s) for s in series.seeds]
+    first = sorted(ids[0].tolist())
+    if len(first) < 2 or len(set(first)) != len(first) or any(sorted(i.tolist()) != first for i in ids):
+        return None
+    order = np.argsort(np.asarray(series.x, dtype=float), kind="stable")
+    columns = []
+    for point in order:
+        by_seed = dict(zip(ids[point].tolist(), np.asarray(series.samples[point], dtype=float), strict=True))
+        columns.append([by_seed[s] for s in first])
+    matrix = np.array(columns, dtype=float).T
+    matrix = matrix[np.isfinite(matrix).all(axis=1)]
+    return matrix if len(matrix) >= 2 else None
 
 
 @dataclass(frozen=True)
 class Trend:
-    """Each series falls (or rises) along its grid: Kendall's tau and an end-to-end change beyond a margin.
+    """Each series falls (or rises) along its grid, in at least ``required_fraction`` of the series.
 
-    ``margin`` is the end-to-end change a trend must exceed, in the value's units; ``None`` takes
-    the seed spread (pooled standard deviation of one run at the two ends).
+    ``margin`` (absolute, in the value's units) or ``relative_margin`` (a fraction of the mean value
+    at the grid's first point) is the end-to-end change a trend must exceed; none by default.
     """
 
     direction: str = "decreasing"
     margin: float | None = None
+    relative_margin: float | None = None
     required_fraction: float = 1.0
+    alpha: float = ALPHA
     name = "trend"
 
     def __post_init__(self) -> None:
         if self.direction not in ("decreasing", "increasing"):
             raise ValueError(f"direction must be 'decreasing' or 'increasing'; got {self.direction!r}")
+        if self.margin is not None and self.relative_margin is not None:
+            raise ValueError("a trend declares an absolute margin or a relative one, not both")
+
+    def _margin_text(self) -> str:
+        if self.margin is not None:
+            return f"beyond {fmt(self.margin)}"
+        if self.relative_margin is not None:
+            return f"beyond {self.relative_margin:.0%} of the start"
+        return "beyond 0"
 
     def describe(self) -> str:
-        margin = "the seed spread" if self.margin is None else f"±{_fmt(self.margin)}"
-        return f"{self.direction}: one-sided Kendall tau and end-to-end Welch test at {ALPHA}, change beyond {margin}"
+        return (
+            f"{self.direction}: within seeds (Page's L and paired end-to-end t) where the grid shares seeds, "
+            f"else pooled Kendall tau and Welch; change {self._margin_text()}; {share_text(self.required_fraction)}"
+        )
 
-    def _series(self, series: Series) -> _SeriesTest:
-        """Both tests of one series, and the seeds at which each would reach a level."""
-        sign = 1.0 if self.direction == "decreasing" else -1.0
-        claimed = "less" if self.direction == "decreasing" else "greater"
-        opposite = "greater" if claimed == "less" else "less"
+    def _margin(self, start: np.ndarray) -> float:
+        if self.margin is not None:
+            return self.margin
+        if self.relative_margin is not None:
+            return self.relative_margin * abs(float(np.mean(finite(start)))) if len(finite(start)) else math.nan
+        return 0.0
+
+    def _series(self, series: Series) -> Cell:
+        sign = 1.0 if self.direction == "increasing" else -1.0  # claimed: sign * value rises along x
+        order = np.argsort(np.asarray(series.x, dtype=float), kind="stable")
+        first, last = series.samples[order[0]], series.samples[order[-1]]
+        margin = self._margin(np.asarray(first, dtype=float))
+        matrix = _shared_seeds(series)
+        if matrix is not None:
+            return self._paired(series.name, sign * matrix, margin)
+        return self._pooled(series, sign, margin, first, last)
+
+    def _paired(self, name: str, z: np.ndarray, margin: float) -> Cell:
+        """Within seeds: ``z`` (seeds x points, grid order) should rise along the points."""
+        n, points = z.shape
+        change = _difference(z[:, 0], z[:, -1], True)
+        if points >= 3:
+            ranks = np.array([stats.rankdata(row) for row in z])
+            mean_l = float((ranks * np.arange(1, points + 1)).sum(axis=1).mean())
+            p_rise = float(stats.page_trend_test(z, method="asymptotic" if n > 12 else "auto").pvalue)
+            p_fall = float(stats.page_trend_test(z[:, ::-1], method="asymptotic" if n > 12 else "auto").pvalue)
+            mean_l_fall = points * (points + 1) ** 2 / 2 - mean_l  # L of the reversed order, per seed
+        else:
+            mean_l = mean_l_fall = p_rise = p_fall = math.nan
+        taus = [stats.kendalltau(np.arange(points), row).statistic for row in z] if points >= 3 else []
+        median_tau = float(np.median(taus)) if taus else math.nan
+        monotone = int(np.sum(np.all(np.diff(z, axis=1) > 0, axis=1)))
+        p_change = change.p_greater(margin)
+        p_for = p_change if math.isnan(p_rise) else max(p_rise, p_change)
+        against = [
+            p for p in (p_fall, change.p_less(margin) if margin > 0 else change.p_less(0.0)) if not math.isnan(p)
+        ]
+        p_against = min(1.0, 2 * min(against)) if against else math.nan
+        ci = change.interval
+        line = (
+            f"{name}: within {n} seeds, Page p {fmt(p_rise)}, median per-seed tau {fmt(median_tau)}, "
+            f"{monotone} of {n} monotone as claimed; change {fmt(change.mean)} [{fmt(ci[0])}, {fmt(ci[1])}] "
+            f"vs {fmt(margin)}"
+        )
+
+        def page_need(l_value: float, level: float) -> int | None:
+            return 0 if math.isnan(l_value) else seeds_for_page(l_value, points, level)
+
+        def need_for(level: float) -> int | None:
+            needs = [page_need(mean_l, level), one_sided_need(change, change.mean - margin, level)]
+            return None if None in needs else max(needs)
+
+        def need_against(level: float) -> int | None:
+            needs = (page_need(mean_l_fall, level / 2), one_sided_need(change, margin - change.mean, level / 2))
+            return min((s for s in needs if s), default=None)
+
+        return Cell(name, change, p_for, p_against, need_for, need_against, line)
+
+    def _pooled(self, series: Series, sign: float, margin: float, first, last) -> Cell:
+        """Seeds not shared over the grid: Kendall's tau pooled over seeds and a Welch end-to-end change."""
         x = np.asarray(series.x, dtype=float)
         kept = [finite(s) for s in series.samples]
         if sum(len(v) > 0 for v in kept) >= 3:
-            # pooled over seeds (Jonckheere-Terpstra's statistic): its power grows with the seeds
             xs = np.concatenate([np.full(len(v), xi) for xi, v in zip(x, kept, strict=True)])
-            ys = np.concatenate(kept)
-            tau, p_claimed = map(float, stats.kendalltau(xs, ys, alternative=claimed))
-            p_opposite = float(stats.kendalltau(xs, ys, alternative=opposite).pvalue)
+            ys = sign * np.concatenate(kept)
+            tau, p_rise = map(float, stats.kendalltau(xs, ys, alternative="greater"))
+            p_fall = float(stats.kendalltau(xs, ys, alternative="less").pvalue)
         else:
-            tau, p_claimed, p_opposite = math.nan, math.nan, math.nan
-        order = np.argsort(x)
-        first, last = series.samples[order[0]], series.samples[order[-1]]
-        # change in the claimed direction: first - last for a decreasing trend
-        pair = Pair(series.name, low=sign * np.asarray(last, float), high=sign * np.asarray(first, float), paired=False)
-        change = difference(pair)
-        ends = (finite(first), finite(last))
-        spread = math.sqrt((ends[0].var(ddof=1) + ends[1].var(ddof=1)) / 2) if min(map(len, ends)) >= 2 else math.nan
-        margin = spread if self.margin is None else self.margin
-        p_change = change.p_greater(0.0)
-        # with fewer than 3 grid points Kendall's tau says nothing: the end-to-end test decides alone
-        tests = [p for p in (p_claimed, p_change) if not math.isnan(p)] if not math.isnan(p_change) else []
-        supports = (max(tests) if tests else math.nan) if change.mean > margin else 1.0
-        p_small = change.p_less(margin) if math.isfinite(margin) else math.nan
-        known = [p for p in (p_opposite, p_small) if not math.isnan(p)]
-        against = min(known) if known else math.nan
+            tau, p_rise, p_fall = math.nan, math.nan, math.nan
+        change = _difference(sign * np.asarray(first, float), sign * np.asarray(last, float), False)
+        p_change = change.p_greater(margin)
+        p_for = math.nan if math.isnan(p_change) else (p_change if math.isnan(p_rise) else max(p_rise, p_change))
+        against = [p for p in (p_fall, change.p_less(margin)) if not math.isnan(p)]
+        p_against = min(1.0, 2 * min(against)) if against else math.nan
         ci = change.interval
         line = (
-            f"{series.name}: tau {_fmt(tau)} (p {_fmt(p_claimed)}), change {_fmt(change.mean)} "
-            f"[{_fmt(ci[0])}, {_fmt(ci[1])}] vs margin {_fmt(margin)}"
+            f"{series.name}: pooled tau {fmt(tau)} as claimed (p {fmt(p_rise)}), change {fmt(change.mean)} "
+            f"[{fmt(ci[0])}, {fmt(ci[1])}] vs {fmt(margin)} (Welch: seeds not shared over the grid)"
         )
 
         def tau_need(p: float, level: float) -> int | None:
             if math.isnan(p):
-                return 0  # no tau test: the end-to-end change decides alone
-            return seeds_for_kendall(abs(tau), len(kept), level) if p < 0.5 else None  # p < 0.5: tau on this side
+                return 0
+            return seeds_for_kendall(abs(tau), len(kept), level) if p < 0.5 else None
 
         def need_for(level: float) -> int | None:
-            needs = [tau_need(p_claimed, level), _one_sided_need(change, change.mean - margin, level)]
+            needs = [tau_need(p_rise, level), one_sided_need(change, change.mean - margin, level)]
             return None if None in needs else max(needs)
 
         def need_against(level: float) -> int | None:
-            needs = (tau_need(p_opposite, level), _one_sided_need(change, margin - change.mean, level))
-            return min((n for n in needs if n), default=None)
+            needs = (tau_need(p_fall, level / 2), one_sided_need(change, margin - change.mean, level / 2))
+            return min((s for s in needs if s), default=None)
 
-        return _SeriesTest(supports, against, change, line, need_for, need_against)
+        return Cell(series.name, change, p_for, p_against, need_for, need_against, line)
 
     def judge(self, series: Sequence[Series]) -> Judgement:
         if not series:
             return Judgement(INCONCLUSIVE, detail="no series")
-        rows = [self._series(s) for s in series]
+        cells = [self._series(s) for s in series]
         n = min(min((len(finite(s)) for s in one.samples), default=0) for one in series)
-        decision = _decide(
-            [r.p_for for r in rows],
-            [r.p_against for r in rows],
-            self.required_fraction,
-            [r.need_for for r in rows],
-            [r.need_against for r in rows],
-            n,
+        paired = [_shared_seeds(s) is not None for s in series]
+        kind = (
+            "within seeds (Page's L, paired t)"
+            if all(paired)
+            else "pooled tau and Welch"
+            if not any(paired)
+            else "within seeds where shared"
         )
-        change = rows[decision.decider].change
-        ci = change.interval
-        test = (
-            f"{self.direction}: Kendall tau over seeds and end-to-end Welch change beyond "
-            f"{'the seed spread' if self.margin is None else _fmt(self.margin)}, Holm over {decision.m} series: "
-            f"{decision.n_for} as claimed, {decision.n_against} flat or reversed; {decision.k} needed"
-        )
-        return Judgement(
-            decision.verdict,
-            effect=change.mean,
-            ci_low=ci[0],
-            ci_high=ci[1],
-            test=test,
-            n_seeds=n,
-            seeds_to_decide=decision.seeds_to_decide,
-            detail="; ".join(r.line for r in rows),
+        return decide(
+            cells, self.required_fraction, self.alpha, n, f"{self.direction}, {kind}, change {self._margin_text()}"
         )
 
 
 @dataclass(frozen=True)
-class _SeriesTest:
-    """One series of a trend claim: its p-values for and against, end-to-end change, line, seed needs."""
+class AnyOf:
+    """One sentence "A or B": holds when any part holds, each part tested at ``alpha`` / parts.
 
-    p_for: float
-    p_against: float
-    change: Difference
-    line: str
-    need_for: Callable[[float], int | None]
-    need_against: Callable[[float], int | None]
+    Its input is a tuple with one input per part, in order. Not reproduced when every part is not
+    reproduced; else inconclusive.
+    """
+
+    parts: tuple
+    name = "disjunction"
+
+    def __post_init__(self) -> None:
+        if len(self.parts) < 2 or any(isinstance(p, AnyOf | Exact) for p in self.parts):
+            raise ValueError("a disjunction needs at least two parts, none of them exact or itself a disjunction")
+
+    def describe(self) -> str:
+        return " OR ".join(f"({part.describe()})" for part in self._split())
+
+    def _split(self) -> list:
+        return [replace(part, alpha=part.alpha / len(self.parts)) for part in self.parts]
+
+    def judge(self, data: Sequence) -> Judgement:
+        judged = [part.judge(d) for part, d in zip(self._split(), data, strict=True)]
+        verdicts = [j.verdict for j in judged]
+        if REPRODUCED in verdicts:
+            verdict, chosen = REPRODUCED, verdicts.index(REPRODUCED)
+        elif all(v == NOT_REPRODUCED for v in verdicts):
+            verdict, chosen = NOT_REPRODUCED, 0
+        else:
+            verdict, chosen = INCONCLUSIVE, 0
+        pick = judged[chosen]
+        open_seeds = [j.seeds_to_decide for j in judged if j.verdict == INCONCLUSIVE and j.seeds_to_decide]
+        return replace(
+            pick,
+            verdict=verdict,
+            test=" OR ".join(f"part {i + 1} ({j.verdict}): {j.test}" for i, j in enumerate(judged)),
+            detail=" | ".join(f"part {i + 1}: {j.detail}" for i, j in enumerate(judged)),
+            seeds_to_decide=min(open_seeds) if verdict == INCONCLUSIVE and open_seeds else None,
+            deciding=f"part {chosen + 1}" + (f", {pick.deciding}" if pick.deciding else ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -496,5 +476,5 @@ class Exact:
         return Judgement(verdict, test="exact computation", detail=outcome.detail)
 
 
-Form = StatedNumber | Ordering | Equivalence | Trend | Exact
-FORMS = {form.name: form for form in (StatedNumber, Ordering, Equivalence, Trend, Exact)}
+Form = StatedNumber | Ordering | Equivalence | Trend | AnyOf | Exact
+FORMS = {form.name: form for form in (StatedNumber, Ordering, Equivalence, Trend, AnyOf, Exact)}

@@ -150,6 +150,12 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
     "availability_missing_config": (["availability", "--configfile", "no.yaml"], "config file no.yaml not found"),
     "status_missing_config": (["status", "--configfile", "no.yaml"], "config file no.yaml not found"),
     "check_nothing": (["check"], "nothing to check"),
+    "publish_nothing": (["publish"], "publish needs --configfile and --studies (or --rejudge"),
+    "publish_rejudge_with_studies": (
+        ["publish", "--rejudge", "--studies", "dzoa"],
+        "leave out --configfile and --studies",
+    ),
+    "publish_rejudge_empty_folder": (["publish", "--rejudge", "--out", "nowhere"], "nowhere: no published study"),
     "check_random_bytes": (["check", "{garbage}"], "the first: {garbage}: not an .npz archive (not a zip"),
     "fetch_garbage_config": (["fetch", "--configfile", "{garbage}"], "garbage.npz"),
     "availability_garbage_config": (["availability", "--configfile", "{garbage}"], "garbage.npz"),

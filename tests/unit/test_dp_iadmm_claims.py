@@ -259,13 +259,13 @@ def test_every_claim_has_a_breaking_fixture() -> None:
 
 @pytest.mark.parametrize("claim", claims.CLAIMS, ids=_short)
 def test_claim_is_reproduced_where_the_paper_holds(claim, paper_world) -> None:
-    judgement, _ = judge(claim, paper_world[claim.aggregate], PAPER_SCALE)
+    judgement, *_ = judge(claim, {claim.aggregate: paper_world[claim.aggregate]}, PAPER_SCALE)
     assert judgement.verdict == REPRODUCED, (judgement.test, judgement.detail)
 
 
 @pytest.mark.parametrize("claim", claims.CLAIMS, ids=_short)
 def test_claim_is_not_reproduced_where_its_statement_is_broken(claim) -> None:
-    judgement, _ = judge(claim, _broken(claim), PAPER_SCALE)
+    judgement, *_ = judge(claim, {claim.aggregate: _broken(claim)}, PAPER_SCALE)
     assert judgement.verdict == NOT_REPRODUCED, (judgement.test, judgement.detail)
 
 
@@ -276,7 +276,7 @@ def test_outp_best_at_1_is_not_identifiable_when_a_does_not_change_outp(paper_wo
         rows = table["variant"] == grid.a_variant("outp", a)
         table.loc[rows, "value"] = plain["value"].to_numpy()  # same order: sorted by cell, seed and iteration
     claim = next(c for c in claims.CLAIMS if _short(c) == "fig6_outp_best_at_1")
-    judgement, _ = judge(claim, table, PAPER_SCALE)
+    judgement, *_ = judge(claim, {claim.aggregate: table}, PAPER_SCALE)
     assert judgement.verdict == NOT_IDENTIFIABLE and "does not depend on a" in judgement.detail
 
 

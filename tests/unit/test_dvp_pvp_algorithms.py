@@ -203,6 +203,97 @@ def test_dvp_step_satisfies_its_kkt_condition(problem) -> None:
         assert np.linalg.norm(noise) == pytest.approx(result.noise_norm[1, p], rel=1e-6)
 
 
+def dual_from_broadcasts(broadcast: np.ndarray, eta: float) -> np.ndarray:
+    """lambda_p(t), t = 0..T+1, from lambda_p(0) = 0 and what was broadcast: J(11), (16), (20)."""
+    degree = SQUARE.sum(axis=1)[:, np.newaxis]
+    dual = np.zeros_like(broadcast)
+    for t in range(1, len(broadcast)):
+        dual[t] = dual[t - 1] + 0.5 * eta * (degree * broadcast[t] - SQUARE @ broadcast[t])
+    return dual
+
+
+@pytest.mark.parametrize("alpha", [0.3, 0.1], ids=["no_ridge", "ridge"])
+def test_dvp_step_satisfies_its_kkt_condition_at_a_nonzero_dual(problem, alpha: float) -> None:
+    """J(13)-(16), J(28) at lambda_p(t) != 0: the noise recovered from f_p(t+1) is the noise drawn.
+
+    Stationarity of J(13) at f_p(t+1), with mu_p(t+1) = lambda_p(t) + C^R / (2 B_p) eps_p(t+1) (J(14)):
+    C^R grad L + (rho + Phi + 2 eta N_p) f + 2 lambda_p(t) + (C^R / B_p) eps - eta sum_i (f_p(t) + f_i(t))
+    = 0, i.e. J(28). lambda_p(t) comes from the broadcast f by J(16); eps_p(t+1) by replaying each
+    node's generator (its f_p(0) draw, then one draw per step). The recovered noise differs from the
+    drawn one by exactly (B_p / C^R) times the local solver's final gradient norm. Both branches of
+    the calibration are run (Phi = 0 above the Jacobian budget, Phi > 0 below it).
+    """
+    x_all, y_all, shards, data = problem
+    iterations, seed = 6, 2
+    admm = settings("dvp", alpha, iterations=iterations)
+    result = run_admm(data, SQUARE, admm, rngs=rngs(seed))
+    degree = SQUARE.sum(axis=1)
+    calibration = calibrate(admm, data.sizes, degree)
+    assert ((calibration.phi > 0) == (alpha < 0.2)).all()  # the Jacobian budget here is about 0.175
+    replay = rngs(seed)
+    for generator in replay:
+        generator.standard_normal(DIM)  # f_p(0) (G8)
+    drawn = np.zeros((iterations + 2, N_NODES, DIM))  # eps_p(t), t = 1..T+1
+    for t in range(1, iterations + 2):
+        zetas = zip(replay, calibration.dvp_zeta, strict=True)
+        drawn[t] = [norm_exponential(rng=g, zeta=z, d=DIM, size=1)[0] for g, z in zetas]
+    np.testing.assert_allclose(np.linalg.norm(drawn, axis=2), result.noise_norm, rtol=1e-12)  # the run's noise
+    dual = dual_from_broadcasts(result.f, admm.eta)  # DVP broadcasts f, J(16)
+    np.testing.assert_allclose(np.linalg.norm(dual, axis=2), result.dual_norm, rtol=1e-10, atol=1e-12)
+    assert (result.dual_norm[1:] > 1.0).all()  # lambda_p(t) != 0 from t = 1 on
+    f, c_r, eta = result.f, admm.c_r, admm.eta
+    for t in range(1, iterations + 1):
+        for p in range(N_NODES):
+            size = data.sizes[p]
+            dual_term = (2 * size / c_r) * dual[t, p]
+            x, y = x_all[shards[p]], y_all[shards[p]]
+            centres = degree[p] * f[t, p] + f[t, SQUARE[p]].sum(axis=0)
+            ridge = admm.rho + calibration.phi[p] + 2 * eta * degree[p]
+            recovered = (
+                -size * logistic.gradient(f[t + 1, p], x, y)
+                - (size / c_r) * ridge * f[t + 1, p]
+                - dual_term
+                + (size * eta / c_r) * centres
+            )  # J(28)
+            miss = np.linalg.norm(recovered - drawn[t + 1, p])
+            assert miss == pytest.approx(size / c_r * result.inner_grad_norm[t + 1, p], abs=1e-9)
+            assert miss < 1e-6 * np.linalg.norm(drawn[t + 1, p])
+            assert np.linalg.norm(dual_term) > 1e3 * miss  # so lambda_p(t) = 0 in J(28) would fail
+
+
+def test_pvp_dual_update_uses_the_released_values(problem) -> None:
+    """J(20): lambda_p(t+1) = lambda_p(t) + (eta / 2) sum_j (V_p(t+1) - V_j(t+1)), V = f + eps (J(19)).
+
+    lambda(t) is recomputed from the recorded broadcasts (V before the final DVP step, then f, J(23))
+    and checked twice against the run: its norm equals the run's ||lambda_p(t)|| to 1e-12, and, as a
+    vector, it makes the gradient of the PVP Lagrangian J(18) (centre 1/2 (f_p(t) + V_i(t) - eps_p(t)),
+    G5) at the run's f_p(t+1) exactly as small as the local solver reported. The same recomputation
+    from the unperturbed f fails both checks.
+    """
+    x_all, y_all, shards, data = problem
+    iterations = 5
+    admm = settings("pvp", 0.5, iterations=iterations)
+    result = run_admm(data, SQUARE, admm, rngs=rngs(3))
+    released, f = result.broadcast, result.f
+    assert (np.linalg.norm(released[1:-1] - f[1:-1], axis=2) > 1.0).all()  # V and f differ at every PVP step
+    dual = dual_from_broadcasts(released, admm.eta)
+    np.testing.assert_allclose(np.linalg.norm(dual, axis=2), result.dual_norm, rtol=1e-12, atol=1e-12)
+    unperturbed = dual_from_broadcasts(f, admm.eta)
+    assert (np.abs(np.linalg.norm(unperturbed[1:], axis=2) / result.dual_norm[1:] - 1) > 1e-3).all()
+    degree = SQUARE.sum(axis=1)
+    own_noise = released - f  # eps_p(t), 0 at t = 0 (G7)
+    eta, ridge = admm.eta, admm.rho + 2 * admm.eta * degree
+    for t in range(iterations):  # the PVP steps t -> t + 1; step T is the final DVP step
+        for p in range(N_NODES):
+            x, y = x_all[shards[p]], y_all[shards[p]]
+            centres = degree[p] * (f[t, p] - own_noise[t, p]) + released[t, SQUARE[p]].sum(axis=0)
+            smooth = admm.c_r * logistic.gradient(f[t + 1, p], x, y) + ridge[p] * f[t + 1, p] - eta * centres
+            gradient = np.linalg.norm(smooth + 2 * dual[t, p])  # J(18) with the released V in lambda
+            assert gradient == pytest.approx(result.inner_grad_norm[t + 1, p], abs=1e-9)
+            if t > 0:
+                assert np.linalg.norm(smooth + 2 * unperturbed[t, p]) > 1.0  # with f in lambda
+
+
 def test_pvp_broadcasts_the_perturbed_primal_and_ends_with_a_dvp_step(problem) -> None:
     _, _, _, data = problem
     result = run_admm(data, SQUARE, settings("pvp", 0.5, iterations=5), rngs=rngs(3))

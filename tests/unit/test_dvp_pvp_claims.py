@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from dpdl.claims import IMPLEMENTATION_CHECK, judge
-from dpdl.studies.dvp_pvp import claims
+from dpdl.studies.dvp_pvp import claims, extract
 from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
 from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, Ordering, Pair
 
@@ -121,10 +121,29 @@ def tradeoff(constants: dict[str, tuple], zigzag: dict[str, float] | None = None
     """The three names a trade-off claim may read: each mechanism's table and both together."""
     full = tradeoff_table(constants, zigzag)
     split = {f"tradeoff_{m}": full[full["algorithm"] == m].reset_index(drop=True) for m in constants}
-    return claims.claim_tables(split)
+    return extract.claim_tables(split)
 
 
 PAPER_CONSTANTS = {"dvp": (0.2, 25.0, 0.3), "pvp": (20.0, 20.0, 0.35)}
+
+
+def tradeoff_per_iteration(constants: dict[int, dict[str, tuple]]) -> dict[str, pd.DataFrame]:
+    """As :func:`tradeoff`, with each trade-off iteration (2 and 100) drawn from its own constants."""
+    parts = [tradeoff_table(c).loc[lambda t, i=i: t["iteration"] == i] for i, c in constants.items()]
+    full = pd.concat(parts, ignore_index=True)
+    split = {f"tradeoff_{m}": full[full["algorithm"] == m].reset_index(drop=True) for m in ("dvp", "pvp")}
+    return extract.claim_tables(split)
+
+
+def pvp_trace(unsettled: float = 0.0, iterations=(2, *range(20, 101))) -> pd.DataFrame:
+    """PVP's loss at every stored iteration: 20 exp(-20 alpha) + 0.35, plus ``unsettled`` before t = 100."""
+    parts = []
+    for t in iterations:
+        offset = 0.35 + (unsettled if t < 100 else 0.0)
+        curve = decaying(20.0, 20.0, offset)
+        parts.append(alpha_table("loss", {"pvp": curve}, noise=1e-4, seed=t).assign(iteration=t))
+    return pd.concat(parts, ignore_index=True)
+
 
 # Each claim: (the table it is reproduced on, the table it is not reproduced on), as zero-argument makers.
 FIXTURES: dict[str, tuple[Callable, Callable]] = {
@@ -194,12 +213,26 @@ FIXTURES: dict[str, tuple[Callable, Callable]] = {
         lambda: tradeoff(PAPER_CONSTANTS, zigzag={"dvp": 0.05}),
     ),
     "dvp_pvp.nonprivate_centralized": (lambda: gaps(1e-5), lambda: gaps(1e-2)),
+    "dvp_pvp.similar_tradeoff_management": (
+        lambda: both("loss", decaying(0.2, c=0.31), decaying(0.2, c=0.30)),
+        lambda: both("loss", decaying(0.2), decaying(2.0)),  # PVP 1.6 above DVP at the smallest alpha
+    ),
+    "dvp_pvp.tradeoff_fit.dvp.all_iterations": (
+        lambda: tradeoff(PAPER_CONSTANTS),
+        lambda: tradeoff_per_iteration({2: {**PAPER_CONSTANTS, "dvp": (0.5, 25.0, 0.3)}, 100: PAPER_CONSTANTS}),
+    ),
+    "dvp_pvp.tradeoff_fit.pvp.c6": (lambda: pvp_trace(), lambda: pvp_trace(unsettled=0.2)),
+    # DVP below PVP at 12 of 16 alphas: "most" (dvp_error_below_pvp) holds, "every" does not
+    "dvp_pvp.dvp_outperforms_conclusion": (
+        lambda: mer((0.2, 0.3), (0.3, 0.2)),
+        lambda: both("mer_released", constant(0.2), more_is_better(0.75, 0.3, 0.1)),
+    ),
 }
 
 
 def verdict(claim, made: pd.DataFrame | dict, scale: dict = PAPER_SCALE) -> str:
     tables = made if isinstance(made, dict) else {claim.aggregate: made}
-    return judge(claim, tables.get(claim.aggregate), scale)[0].verdict
+    return judge(claim, tables, scale)[0].verdict
 
 
 CLAIMS = {claim.id: claim for claim in claims.CLAIMS}
@@ -231,7 +264,7 @@ def test_nothing_is_judged_at_the_ci_scale(claim_id: str) -> None:
 def test_a_rho_argmin_tied_across_the_grid_is_not_identified(algorithm: str) -> None:
     claim = CLAIMS[f"dvp_pvp.table1_rho.{algorithm}"]
     tied = rho_table(RHO, flat_below=(algorithm,))
-    judgement = judge(claim, tied, PAPER_SCALE)[0]
+    judgement = judge(claim, {claim.aggregate: tied}, PAPER_SCALE)[0]
     assert judgement.verdict == NOT_IDENTIFIABLE
     assert "the same" in judgement.detail and f"at {EXPONENTS.index(RHO[algorithm]) + 1} of 21 rho" in judgement.detail
     assert verdict(claim, rho_table(RHO, flat_below=("nonprivate",))) == REPRODUCED  # another algorithm's tie
@@ -276,4 +309,45 @@ def test_the_unreleased_comparison_and_the_note_derived_values_are_not_reproduct
 def test_claim_tables_join_the_trade_off_tables_only_when_both_exist() -> None:
     full = tradeoff(PAPER_CONSTANTS)
     assert set(full["tradeoff"]["algorithm"]) == {"dvp", "pvp"}
-    assert claims.claim_tables({"tradeoff_dvp": full["tradeoff_dvp"], "tradeoff_pvp": None})["tradeoff"] is None
+    assert extract.claim_tables({"tradeoff_dvp": full["tradeoff_dvp"], "tradeoff_pvp": None})["tradeoff"] is None
+
+
+# ------------------------------------------------------------------------------ the remaining statements
+
+
+def judged(claim_id: str, tables: dict, scale: dict = PAPER_SCALE):
+    return judge(CLAIMS[claim_id], tables, scale)[0]
+
+
+def test_pvp_c6_needs_every_iteration_of_its_window() -> None:
+    """c6 averages t = 20..100: the trade-off table's t = 2 and 100 alone cannot give it."""
+    claim_id = "dvp_pvp.tradeoff_fit.pvp.c6"
+    judgement = judged(claim_id, tradeoff(PAPER_CONSTANTS))
+    assert judgement.verdict == NOT_IDENTIFIABLE and "t = 2, 100 only" in judgement.detail
+    gap = pvp_trace(iterations=(2, *range(20, 60), *range(61, 101)))  # t = 60 missing
+    assert judged(claim_id, {"tradeoff_pvp": gap}).verdict == NOT_IDENTIFIABLE
+    assert judged(claim_id, {"tradeoff_pvp": pvp_trace()}).verdict == REPRODUCED
+    assert judged(claim_id, {"tradeoff_pvp": pvp_trace(unsettled=0.2)}).verdict == NOT_REPRODUCED
+
+
+def test_dvp_constants_at_all_iterations_read_every_iteration() -> None:
+    """The printed constants at t = T but not at t = 2: the fitted-constant claim holds, all-iterations does not."""
+    tables = tradeoff_per_iteration({2: {**PAPER_CONSTANTS, "dvp": (0.2, 50.0, 0.3)}, 100: PAPER_CONSTANTS})
+    assert judged("dvp_pvp.tradeoff_fit.dvp.b", tables).verdict == REPRODUCED
+    judgement = judged("dvp_pvp.tradeoff_fit.dvp.all_iterations", tables)
+    assert judgement.verdict == NOT_REPRODUCED and "decay rate c5 / 25, t=2" in judgement.detail
+
+
+def test_the_conclusion_needs_every_alpha_where_section_5_needs_most() -> None:
+    twelve_of_sixteen = both("mer_released", constant(0.2), more_is_better(0.75, 0.3, 0.1))
+    assert judged("dvp_pvp.dvp_error_below_pvp", {"mer": twelve_of_sixteen}).verdict == REPRODUCED
+    assert judged("dvp_pvp.dvp_outperforms_conclusion", {"mer": twelve_of_sixteen}).verdict == NOT_REPRODUCED
+
+
+def test_similar_allows_differences_up_to_dvp_c4() -> None:
+    claim_id = "dvp_pvp.similar_tradeoff_management"
+    assert claims.SIMILAR_MARGIN == claims.PAPER_FIT["dvp"]["a"] == 0.2
+    within = both("loss", constant(0.40), constant(0.30))  # 0.1 apart everywhere
+    beyond = both("loss", constant(0.60), constant(0.30))  # 0.3 apart everywhere
+    assert judged(claim_id, {"final_risk": within}).verdict == REPRODUCED
+    assert judged(claim_id, {"final_risk": beyond}).verdict == NOT_REPRODUCED

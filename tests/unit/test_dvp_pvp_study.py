@@ -16,7 +16,7 @@ from dpdl.claims import scorecard
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.runs import read_run, validate_run, write_run
 from dpdl.studies import dvp_pvp as study
-from dpdl.studies.dvp_pvp import aggregate, claims, cli, figures, grid, run, tables, tune
+from dpdl.studies.dvp_pvp import aggregate, claims, cli, extract, figures, grid, run, tables, tune
 from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE
 
 AGENTS = 3
@@ -351,7 +351,7 @@ def test_aggregates_tables_and_figures(runs) -> None:
     seeds["rho_selection"] = aggregate.figure_seeds("rho_selection", aggregate.load_runs(runs["rho"])[0], values)
     assert set(grid.claim_inputs()) == set(seeds)
     card = scorecard(
-        claims.CLAIMS, claims.claim_tables(seeds), scale=grid.claim_scale(config()), switches=grid.switches(values)
+        claims.CLAIMS, extract.claim_tables(seeds), scale=grid.claim_scale(config()), switches=grid.switches(values)
     )
     assert len(card) == len(claims.CLAIMS) and list(card["id"]) == [c.id for c in claims.CLAIMS]
     # too small to judge: every claim is "not run at this scale", except that dpdl.claims.judge reports an

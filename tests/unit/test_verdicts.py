@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdl.seed_statistics import holm, mean_interval, seeds_for_halfwidth, seeds_for_kendall
+from dpdl.seed_statistics import cell_levels, mean_interval, seeds_for_halfwidth, seeds_for_kendall, seeds_for_page
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
     NOT_REPRODUCED,
     REPRODUCED,
+    AnyOf,
     Equivalence,
     Exact,
     Ordering,
@@ -54,11 +55,27 @@ def test_paired_and_welch_differences_match_scipy() -> None:
     assert welch.p_less() == pytest.approx(stats.ttest_ind(b[:7], a, equal_var=False, alternative="less").pvalue)
 
 
-def test_holm_matches_the_step_down_definition() -> None:
-    # sorted p: 0.01, 0.02, 0.04 -> 3*0.01, max(0.03, 2*0.02), max(0.04, 0.04)
-    assert holm([0.04, 0.01, 0.02]).tolist() == pytest.approx([0.04, 0.03, 0.04])
-    assert holm([0.5, 0.001]).tolist() == pytest.approx([0.5, 0.002])
-    assert np.isnan(holm([math.nan, 0.01])[0]) and holm([math.nan, 0.01])[1] == pytest.approx(0.02)
+def test_cell_levels_are_the_intersection_union_test_and_its_k_of_m_generalisation() -> None:
+    assert cell_levels(5, 5) == pytest.approx((0.05, 0.01))  # every cell at alpha; one against at alpha / m
+    assert cell_levels(10, 8) == pytest.approx((0.05 / 3, 0.05 / 8))
+    assert cell_levels(4, 1) == pytest.approx((0.05 / 4, 0.05))  # "some cell": Bonferroni for it
+    with pytest.raises(ValueError, match="k <= m"):
+        cell_levels(3, 4)
+
+
+def test_k_of_m_rule_keeps_its_level_under_the_least_favourable_null() -> None:
+    """Simulated size of "at least k of m cells": k - 1 cells true far from the boundary, the rest exactly null.
+
+    The rejection rate must stay at or below alpha (with Monte Carlo slack); with the per-cell level
+    alpha (no correction) it would not.
+    """
+    rng = np.random.default_rng(3)
+    m, k, trials = 6, 4, 4000
+    p_null = rng.uniform(size=(trials, m - k + 1))  # the false cells, exactly at their null
+    p = np.concatenate([np.zeros((trials, k - 1)), p_null], axis=1)
+    level, _ = cell_levels(m, k)
+    assert ((p < level).sum(axis=1) >= k).mean() <= 0.05 + 0.01
+    assert ((p < 0.05).sum(axis=1) >= k).mean() > 0.1  # uncorrected: far above alpha
 
 
 def test_seeds_for_halfwidth_is_the_smallest_sufficient_count() -> None:
@@ -124,32 +141,68 @@ def curve(ends: tuple[float, float], sd: float, points: int = 5) -> Series:
 
 
 @pytest.mark.parametrize(
-    ("ends", "sd", "verdict"),
+    ("ends", "sd", "margin", "verdict"),
     [
-        ((1.0, 0.2), 0.1, REPRODUCED),  # falls by 8 seed spreads
-        ((0.2, 1.0), 0.1, NOT_REPRODUCED),  # rises
-        ((0.5, 0.5), 0.01, NOT_REPRODUCED),  # flat: the change is significantly below one seed spread
-        ((0.5, 0.47), 0.05, INCONCLUSIVE),  # falls by less than the spread, not significantly flat either
+        ((1.0, 0.2), 0.1, None, REPRODUCED),  # falls by 8 seed spreads
+        ((0.2, 1.0), 0.1, None, NOT_REPRODUCED),  # rises
+        ((0.5, 0.5), 0.01, 0.1, NOT_REPRODUCED),  # flat: the change is significantly below 10% of the start
+        ((0.5, 0.5), 0.01, None, INCONCLUSIVE),  # flat, no minimum declared: neither way
     ],
 )
-def test_trend(ends: tuple[float, float], sd: float, verdict: str) -> None:
-    assert Trend("decreasing").judge([curve(ends, sd)]).verdict == verdict
+def test_trend(ends: tuple[float, float], sd: float, margin: float | None, verdict: str) -> None:
+    assert Trend("decreasing", relative_margin=margin).judge([curve(ends, sd)]).verdict == verdict
 
 
-def test_a_monotone_but_tiny_trend_does_not_pass() -> None:
+def test_a_monotone_but_tiny_trend_does_not_pass_a_declared_minimum() -> None:
     x = [0.1, 0.2, 0.3, 0.4, 0.5]
-    tiny = Series("flat", x, [seeds(0.5 - 1e-4 * i, 0.05) for i in range(5)])  # every mean falls; 4e-4 in all
-    assert Trend("decreasing").judge([tiny]).verdict == NOT_REPRODUCED
     steady = Series("steady", x, [seeds(0.5 - 1e-3 * i, 1e-4) for i in range(5)])  # significant, but 0.004 in all
     judgement = Trend("decreasing", margin=0.01).judge([steady])
-    assert judgement.verdict == NOT_REPRODUCED and "tau -0.9" in judgement.detail
+    assert judgement.verdict == NOT_REPRODUCED and "tau 0.9" in judgement.detail
+    assert Trend("decreasing").judge([steady]).verdict == REPRODUCED  # no minimum declared: it does fall
+    with pytest.raises(ValueError, match="not both"):
+        Trend(margin=0.1, relative_margin=0.1)
+
+
+def shared_trials(drop_per_step: float, points: int = 4, trials: int = 100, spread: float = 1.0) -> Series:
+    """dzoa's Fig. 2 design: every trial a new problem (spread between trials), the same trials at every grid point."""
+    rng = np.random.default_rng(11)
+    problem = rng.lognormal(0.0, spread, trials)  # problem-to-problem variation, shared over the grid
+    x = [0.15, 0.3, 0.6, 0.95]
+    samples = [problem * (1 - drop_per_step * j) + rng.normal(0, 0.02, trials) for j in range(points)]
+    return Series("dzoa", x, samples, [np.arange(trials)] * points)
+
+
+def test_a_trend_on_shared_trials_is_tested_within_trials() -> None:
+    """The spread between trials is problem-to-problem variation: within each trial the error falls.
+
+    Pooled over trials (the old rule) the fall is lost in that spread; within trials Page's test and
+    the paired change find it. An ordering of the two ends, on the same trials, says the same.
+    """
+    paired = shared_trials(0.02)
+    judgement = Trend("decreasing").judge([paired])
+    assert judgement.verdict == REPRODUCED and "Page" in judgement.detail and "monotone" in judgement.detail
+    pooled = Series("dzoa", paired.x, paired.samples)  # the same values, seeds not named
+    assert Trend("decreasing").judge([pooled]).verdict != REPRODUCED
+    ends = Pair("ends", low=paired.samples[-1], high=paired.samples[0], paired=True)
+    assert Ordering().judge([ends]).verdict == REPRODUCED
+    assert Trend("increasing").judge([paired]).verdict == NOT_REPRODUCED
+
+
+def test_seeds_for_page_matches_the_asymptotic_page_test() -> None:
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(40, 4)) + 0.3 * np.arange(4)
+    result = stats.page_trend_test(z, method="asymptotic")
+    ranks = np.array([stats.rankdata(r) for r in z])
+    mean_l = float((ranks * np.arange(1, 5)).sum(axis=1).mean())
+    assert seeds_for_page(mean_l, 4, result.pvalue * (1 + 1e-6)) in (39, 40)
+    assert seeds_for_page(4 * 25 / 4, 4, 0.05) is None  # no trend in the ranks: no count decides it
 
 
 def test_trend_power_grows_with_seeds_not_capped_by_the_grid() -> None:
     """Thirty rising curves that saturate (their last two means swap by 0.001) rise: the test uses every seed.
 
-    Kendall's tau of the six means is 0.87 with an exact p of 0.0083 at best, which Holm over 30
-    series never accepts, whatever the seeds: a rank test of the means alone could not decide this.
+    Kendall's tau of the six means is 0.87 with an exact p of 0.0083 at best, which a correction over
+    30 series never accepts, whatever the seeds: a rank test of the means alone could not decide this.
     """
     x = [0.01, 0.05, 0.1, 0.15, 0.2, 0.25]
     means = [0.70, 0.75, 0.80, 0.85, 0.852, 0.851]
@@ -164,6 +217,44 @@ def test_trend_with_a_declared_margin_and_increasing_direction() -> None:
     assert Trend("increasing", margin=2.0).judge([rising]).verdict == NOT_REPRODUCED
     with pytest.raises(ValueError, match="direction"):
         Trend("sideways")
+
+
+def test_every_cell_claims_use_the_intersection_union_test() -> None:
+    """Three cells each significant at 0.05 but not at Holm's 0.05/3: an every-cell claim holds (each at alpha)."""
+    cells = [Pair(f"c{i}", seeds(0.0, 1.0, 20), seeds(0.68, 1.0, 20), paired=False) for i in range(3)]
+    p = [difference(c).p_greater() for c in cells]
+    assert all(0.05 / 3 < q < 0.05 for q in p)
+    judgement = Ordering().judge(cells)
+    assert judgement.verdict == REPRODUCED and (judgement.cells_for, judgement.cells_against) == (3, 0)
+    one_fails = [*cells, Pair("bad", seeds(0.0, 1.0, 20), seeds(-2.0, 1.0, 20), paired=False)]
+    assert Ordering().judge(one_fails).verdict == NOT_REPRODUCED
+    assert Ordering(required_fraction=0.75).judge(one_fails).verdict != NOT_REPRODUCED  # 3 of 4 may hold
+
+
+def test_the_effect_is_the_typical_cell_and_the_deciding_cell_is_named() -> None:
+    """One cell far off (a calibration jump) does not become the effect shown: the lower median cell does."""
+    cells = [Pair(f"c{i}", seeds(0.0, 0.1), seeds(1.0 + 0.1 * i, 0.1)) for i in range(4)]
+    cells.append(Pair("jump", seeds(0.0, 0.1), seeds(-60.0, 0.1)))
+    judgement = Ordering(required_fraction=0.8).judge(cells)
+    assert judgement.effect == pytest.approx(1.1)  # sorted effects -60, 1.0, 1.1, 1.2, 1.3: the median
+    assert judgement.verdict == REPRODUCED and judgement.deciding.startswith("c0: ")
+    assert (judgement.cells, judgement.cells_for, judgement.cells_against) == (5, 4, 1)
+
+
+def test_a_disjunction_holds_when_either_part_holds_each_at_half_alpha() -> None:
+    rises = curve((0.2, 1.0), 0.1)
+    flat = curve((0.5, 0.5), 0.01)
+    form = AnyOf((Trend("increasing"), Trend("increasing")))
+    assert form.judge(([flat], [rises])).verdict == REPRODUCED
+    assert form.judge(([curve((1.0, 0.2), 0.1)], [curve((1.0, 0.2), 0.1)])).verdict == NOT_REPRODUCED
+    assert form.judge(([flat], [flat])).verdict == INCONCLUSIVE
+    # a part that passes at 0.05 alone but not at 0.025 does not carry the disjunction
+    cell = [Pair("c", seeds(0.0, 1.0, 20), seeds(0.6, 1.0, 20), paired=False)]
+    assert 0.025 < difference(cell[0]).p_greater() < 0.05
+    assert Ordering().judge(cell).verdict == REPRODUCED
+    assert AnyOf((Ordering(), Ordering())).judge((cell, cell)).verdict != REPRODUCED
+    with pytest.raises(ValueError, match="two parts"):
+        AnyOf((Ordering(),))
 
 
 def test_exact_checks() -> None:
@@ -213,20 +304,18 @@ def _cells_like(judged: list[Pair], n: int) -> list[Pair]:
     ]
 
 
-def test_seeds_to_decide_count_each_cell_at_its_own_holm_level() -> None:
-    """Twenty cells all below 0.05 alone, several not at their Holm levels: the seeds to decide are the
-    seeds at which, with the same effects and spreads, the claim is decided, and more than now.
-
-    The old rule tested one cell at ALPHA and answered 10 seeds for a claim 10 seeds left open.
-    """
+def test_seeds_to_decide_count_each_cell_at_its_level() -> None:
+    """Twenty cells all below 0.05 alone, with half of them required (each at 0.05 / 11): the seeds to
+    decide are the seeds at which, with the same effects and spreads, the claim is decided, and more than now."""
     cells = [Pair(f"c{i}", seeds(0.0, 1.0), seeds(0.8 + 0.02 * i, 1.0), paired=False) for i in range(20)]
-    judgement = Ordering().judge(cells)
+    form = Ordering(required_fraction=0.5)
+    judgement = form.judge(cells)
     assert judgement.verdict == INCONCLUSIVE
     assert all(difference(c).p_greater() < 0.05 for c in cells)  # each cell alone would pass
     n = judgement.seeds_to_decide
     assert n is not None and n > 10
-    assert Ordering().judge(_cells_like(cells, n)).verdict == REPRODUCED
-    assert Ordering().judge(_cells_like(cells, n - 3)).verdict == INCONCLUSIVE
+    assert form.judge(_cells_like(cells, n)).verdict == REPRODUCED
+    assert form.judge(_cells_like(cells, n - 3)).verdict == INCONCLUSIVE
 
 
 def test_seeds_for_kendall_matches_scipys_asymptotic_test() -> None:

@@ -11,6 +11,7 @@
 ``tables.py``   optional: the study's tables beyond its figures
 ``figures.py``  aggregate -> figure (PNG and PDF); plotting computes no statistics
 ``claims.py``   ``CLAIMS``: the paper's checkable statements, judged from the aggregates
+``extract.py``  optional: the extractors the claims declare (per-seed tables -> the forms' inputs)
 ``cli.py``      ``add_commands``: the ``dpdl <study> <step>`` subcommands its rule file calls
 ==============  ===================================================================================
 
@@ -25,13 +26,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from typing import Protocol, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, cast
 
 from dpdl.claims import Claim
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
 MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli")  # every study package has these
-OPTIONAL_MODULES = ("tune", "tables")  # and may have these, under these names only
+OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these, under these names only
 
 
 class Study(Protocol):
@@ -50,6 +55,11 @@ class Study(Protocol):
 
     def add_commands(self, commands: argparse._SubParsersAction) -> None:
         """Register ``dpdl <study> <step>``."""
+        ...
+
+    def judge_snapshot(self, folder: Path, config: dict) -> pd.DataFrame:
+        """The scorecard judged from a published study folder alone (``published/<study>``), with ``config``
+        the data and study sections its build used: the same code path as the study's claims step."""
         ...
 
 

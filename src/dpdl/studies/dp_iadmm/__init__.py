@@ -10,7 +10,7 @@ per-seed tables (``claims``) and the ``dpdl dp_iadmm`` commands (``cli``). Secti
 """
 
 from dpdl.studies.dp_iadmm.claims import CLAIMS
-from dpdl.studies.dp_iadmm.cli import add_commands
+from dpdl.studies.dp_iadmm.cli import add_commands, judge_snapshot
 from dpdl.studies.dp_iadmm.grid import STUDY, runs, targets
 
-__all__ = ["STUDY", "CLAIMS", "targets", "runs", "add_commands"]
+__all__ = ["STUDY", "CLAIMS", "targets", "runs", "add_commands", "judge_snapshot"]

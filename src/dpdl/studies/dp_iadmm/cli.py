@@ -146,14 +146,34 @@ def claim_tables(paths, grid_aggregates) -> dict:
     return tables
 
 
+def judge(settings: dict, aggregates: list, femnist_card: str | Path | None):
+    """The scorecard on the per-seed tables that exist (:func:`judge_claims`); the FEMNIST card, where FEMNIST
+    could be prepared, gives the shards its runs used."""
+    from dpdl.io import read_json
+
+    tables = claim_tables(aggregates, settings["grid_aggregates"])
+    shards = len(read_json(femnist_card)["shards_train"]) if femnist_card else 0
+    return judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
+
+
+def judge_snapshot(folder: Path, config: dict):
+    """The scorecard judged from a published snapshot: ``aggregates/`` and, if FEMNIST was built, ``cards/``."""
+    from dpdl.studies.dp_iadmm.grid import claim_settings
+
+    settings = claim_settings(config)
+    aggregates = [
+        p for p in (folder / "aggregates" / f"{n}_seeds.csv" for n in settings["grid_aggregates"]) if p.is_file()
+    ]
+    card = folder / "cards" / "femnist.json"
+    return judge(settings, aggregates, card if card.is_file() else None)
+
+
 def _cmd_claims(args: argparse.Namespace) -> int:
     """Judge every claim on the per-seed tables that exist; write the scorecard (CSV and Markdown)."""
-    from dpdl.io import read_json, write_table
+    from dpdl.io import write_table
 
     settings = parse_settings(args.settings, CLAIM_SETTING_KEYS, STUDY, MADE_BY + "claim_settings(config)")
-    tables = claim_tables(args.aggregates, settings["grid_aggregates"])
-    shards = len(read_json(args.femnist_card)["shards_train"]) if args.femnist_card else 0
-    card = judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
+    card = judge(settings, args.aggregates, args.femnist_card)
     title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours, judged from per-seed values"
     write_table(card, *args.out, title=title)
     return 0

@@ -10,7 +10,7 @@ ADMM penalty eta, G14), ``aggregate``, ``tables``, ``figures``, ``claims`` and `
 from __future__ import annotations
 
 from dpdl.studies.dvp_pvp.claims import CLAIMS
-from dpdl.studies.dvp_pvp.cli import add_commands
+from dpdl.studies.dvp_pvp.cli import add_commands, judge_snapshot
 from dpdl.studies.dvp_pvp.grid import STUDY, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "runs", "targets"]
+__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]

@@ -3,25 +3,37 @@
 ``CLAIMS`` lists them (:class:`dpdl.claims.Claim`). Each claim's ``aggregate`` names one of the
 per-seed tables the aggregate steps write (``results/dvp_pvp/aggregates/<figure>_seeds.csv``, one
 row per run and metric, :data:`dpdl.studies.dvp_pvp.aggregate.SEED_METRICS`), or ``tradeoff``:
-both trade-off tables together (:func:`claim_tables`). The extractors below turn a table into the
-form's input; they compute no verdict.
+both trade-off tables together (:func:`~dpdl.studies.dvp_pvp.extract.claim_tables`). The extractors
+(:mod:`dpdl.studies.dvp_pvp.extract`) turn a table into the form's input; they compute no verdict.
 
 J = journal version (000_*), C = conference version (003_*); G# and section numbers refer to
-``notes/zhang_zhu.md``. Every tolerance and margin was fixed from the paper's text and the note
-before any result was looked at.
+``notes/zhang_zhu.md``. Each tolerance and margin cites the paper's text or the note; those set
+after a paper-scale result was known (the PVP measured quantity, the trade-off fit tolerance, ...)
+are in the post hoc register (``docs/post_hoc.md``) and flagged in each scorecard row.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
-import numpy as np
 import pandas as pd
 
-from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_NUMBER, PAPER_STATEMENT, Claim, pairs, trend_series
-from dpdl.studies.dvp_pvp.aggregate import RHO_TIE_RTOL, oscillation
+from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_NUMBER, PAPER_STATEMENT, Claim
+from dpdl.studies.dvp_pvp.extract import (
+    CONSTANT_NAMES,
+    PAPER_FIT,
+    amplitudes,
+    below,
+    decreasing,
+    fit_at_every_iteration,
+    fitted,
+    nonprivate_gap,
+    optimal,
+    oscillation_along_alpha,
+    pvp_offset_against_settled_loss,
+    rho_argmin,
+    smallest_rho_minimises,
+)
 from dpdl.studies.dvp_pvp.grid import ALGORITHM_NAMES, PAPER_OPTIMAL_ALPHA, PAPER_RHO_EXPONENT, PRIVATE, STUDY
-from dpdl.verdicts import Exact, Ordering, Outcome, Pair, StatedNumber, Trend, Unidentified
+from dpdl.verdicts import Equivalence, Exact, Ordering, StatedNumber, Trend
 
 MOST = 0.51  # "for most values of alpha": more than half of the alpha cells (a strict majority up to 50 cells)
 RHO_TOLERANCE_DECADES = 0.5  # Table 1 prints rho in half decades (10^-2.5): its print resolution
@@ -31,171 +43,14 @@ CENTRALIZED_GAP_TOLERANCE = 1e-3  # |relative objective gap| of the non-private 
 FIGURE_SCALE = {"iterations": 100, "seeds": 10, "alphas": 16}  # the note's section 8 grid (G16-G18)
 CONVERGENCE_SCALE = {"iterations": 100, "seeds": 10}  # the convergence figure's four alphas at T = 100
 RHO_SCALE = {"iterations": 100, "rho_seeds": 2, "rho_grid": 21}  # G23: 21 half-decade rho values
-PAPER_FIT = {"dvp": {"a": 0.2, "b": 25.0}, "pvp": {"a": 20.0, "b": 20.0}}  # [PAPER] c4, c5 of C(30)
 TRADEOFF_FIGURES = {"dvp": "J Fig. 4a-b, C Fig. 5", "pvp": "J Fig. 4c-d, C Fig. 6"}
-CONSTANT_NAMES = {"a": "amplitude c4", "b": "decay rate c5"}
 SETTLED = "t = 20..T (the paper's own settled window: PVP's c6 averages t = 20..100; T/2..T when T < 40)"
 OSCILLATION = "per run, the loss's variation beyond its net change over the iterations, per step (0 if monotone)"
 
 
-# ------------------------------------------------------------------------------ the tables
-
-
-def claim_tables(tables: Mapping[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame | None]:
-    """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one (None if either is)."""
-    both = [tables.get("tradeoff_dvp"), tables.get("tradeoff_pvp")]
-    combined = None if any(t is None for t in both) else pd.concat(both, ignore_index=True)
-    return {**tables, "tradeoff": combined}
-
-
-def _metric(table: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return table[table["metric"] == metric]
-
-
-# ------------------------------------------------------------------------------ extractors
-
-
-def rho_argmin(algorithm: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: each rho-selection seed's argmin of the final loss over the rho grid (log10).
-
-    When a seed's loss is minimal at more than one rho (ties to a relative ``RHO_TIE_RTOL``: DVP's
-    ridge branch fixes rho + Phi, so its loss does not depend on rho there, G1), the argmin is
-    not identified.
-    """
-
-    def extract(table: pd.DataFrame) -> object:
-        part = _metric(table[table["algorithm"] == algorithm], "loss")
-        argmins = []
-        for seed, rows in part.groupby("seed", sort=True):
-            least = rows["value"].min()
-            tied = rows.loc[rows["value"] <= least + RHO_TIE_RTOL * abs(least), "rho_exponent"].sort_values()
-            if len(tied) > 1:
-                return Unidentified(
-                    f"seed {seed}: the final loss is the same (to a relative {RHO_TIE_RTOL:g}) at {len(tied)} of "
-                    f"{len(rows)} rho values (10^{tied.min():g} .. 10^{tied.max():g}), so any of them minimises it"
-                )
-            argmins.append(float(tied.iloc[0]))
-        return np.array(argmins)
-
-    return extract
-
-
-def smallest_rho_minimises(table: pd.DataFrame) -> Outcome:
-    """Extractor: whether the non-private run's seed-mean final loss is minimal at the grid's smallest rho."""
-    part = _metric(table[table["algorithm"] == "nonprivate"], "loss")
-    means = part.groupby("rho_exponent")["value"].mean().sort_index()
-    least = means.min()
-    at = means.index[means <= least + RHO_TIE_RTOL * abs(least)]
-    shown = f"10^{at.min():g}" if len(at) == 1 else f"10^{at.min():g}..10^{at.max():g} ({len(at)} tied)"
-    monotone = bool(np.all(np.diff(means.to_numpy()) >= -RHO_TIE_RTOL * abs(least)))
-    detail = (
-        f"seed-mean final training loss over {len(means)} rho (10^{means.index.min():g} .. 10^{means.index.max():g}); "
-        f"non-decreasing in rho: {monotone}"
-    )
-    return Outcome(holds=bool(means.index.min() in at), value=shown, detail=detail)
-
-
-def _seed_fits(table: pd.DataFrame, algorithm: str, iteration: int) -> dict[int, object]:
-    """Each seed's least-squares fit of a exp(-b alpha) + c to its own points at ``iteration``."""
-    from dpdl.algorithms.dvp_pvp_tradeoff import fit_accuracy_curve
-
-    part = _metric(table[(table["algorithm"] == algorithm) & (table["iteration"] == iteration)], "loss")
-    fits = {}
-    for seed, rows in part.groupby("seed", sort=True):
-        rows = rows.sort_values("alpha")
-        fits[int(seed)] = fit_accuracy_curve(rows["alpha"].to_numpy(float), rows["value"].to_numpy(float))
-    return fits
-
-
-def _constant(fit, name: str) -> float:
-    return float(getattr(fit, name)) if fit.ok else np.nan
-
-
-def fitted(algorithm: str, name: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: the per-seed fitted constant ``name`` (a or b) of ``algorithm`` at its last trade-off iteration."""
-
-    def extract(table: pd.DataFrame) -> object:
-        last = int(table.loc[table["algorithm"] == algorithm, "iteration"].max())
-        values = np.array([_constant(f, name) for f in _seed_fits(table, algorithm, last).values()])
-        if not np.isfinite(values).any():
-            return Unidentified(f"no seed's points at t = {last} admit a fit of a exp(-b alpha) + c")
-        return values
-
-    return extract
-
-
-def amplitudes(table: pd.DataFrame) -> list[Pair]:
-    """Extractor: per trade-off iteration t > 1, DVP's and PVP's per-seed fitted amplitudes a (DVP the low side)."""
-    cells = []
-    for iteration in sorted(table.loc[table["iteration"] > 1, "iteration"].unique()):
-        fits = {m: _seed_fits(table, m, int(iteration)) for m in PRIVATE}
-        low, high = ({s: _constant(f, "a") for s, f in fits[m].items()} for m in PRIVATE)
-        cells.append(
-            Pair(
-                f"t={int(iteration)}",
-                np.array(list(low.values())),
-                np.array(list(high.values())),
-                list(low) == list(high),
-            )
-        )
-    return cells
-
-
-def optimal(algorithm: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: the optimal alpha of C(27)/(28) from each seed's fit at the last trade-off iteration."""
-
-    def extract(table: pd.DataFrame) -> object:
-        from dpdl.algorithms.dvp_pvp_tradeoff import optimal_alpha
-
-        part = table[table["algorithm"] == algorithm]
-        last, lower = int(part["iteration"].max()), float(part["alpha"].min())
-        fits = _seed_fits(table, algorithm, last)
-        values = np.array([optimal_alpha(f.a, f.b, f.c, lower=lower).stationary for f in fits.values()])
-        if not np.isfinite(values).any():
-            return Unidentified(f"no seed's fit at t = {last} gives J an interior minimum on [{lower:g}, 1]")
-        return values
-
-    return extract
-
-
-def decreasing(metric: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: DVP's and PVP's per-seed ``metric`` along the alpha grid, one series each."""
-
-    def extract(table: pd.DataFrame) -> object:
-        part = _metric(table[table["algorithm"].isin(PRIVATE)], metric)
-        return trend_series(part, series=["algorithm"], x="alpha")
-
-    return extract
-
-
-def below(metric: str, low: str, high: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: per alpha, ``low``'s and ``high``'s per-seed ``metric`` (the claim: ``low`` below ``high``)."""
-
-    def extract(table: pd.DataFrame) -> object:
-        part = _metric(table[table["algorithm"].isin((low, high))], metric)
-        return pairs(part, side="algorithm", low=low, high=high, cells=["alpha"])
-
-    return extract
-
-
-def oscillation_along_alpha(table: pd.DataFrame) -> list[Pair]:
-    """Extractor: per trade-off iteration, each seed's oscillation of its loss-vs-alpha points, DVP below PVP."""
-    rows = []
-    loss = _metric(table, "loss")
-    for (algorithm, iteration, seed), part in loss.groupby(["algorithm", "iteration", "seed"], sort=True):
-        value = oscillation(part.sort_values("alpha")["value"])
-        rows.append({"algorithm": algorithm, "iteration": iteration, "seed": seed, "value": value})
-    return pairs(pd.DataFrame(rows), side="algorithm", low="dvp", high="pvp", cells=["iteration"])
-
-
-def nonprivate_gap(table: pd.DataFrame) -> np.ndarray:
-    """Extractor: the non-private runs' relative objective gap at t = T, one per seed."""
-    return _metric(table[table["algorithm"] == "nonprivate"], "objective_gap")["value"].to_numpy(float)
-
-
 # ------------------------------------------------------------------------------ the claims
 
-_TREND = "Trend with the engine's default margin (the seed spread): the paper gives no size, and a flat curve must fail"
+_TREND = "Trend with the engine's default (no minimum change, tested within seeds): the paper gives no size"
 _RELEASED = (
     "judged on what each node releases: f_p(t) for DVP, V_p(t) = f_p(t) + noise for PVP (its f_p(t) never "
     "leaves the node); the unreleased f_p comparison is the implementation check beside it"
@@ -415,6 +270,93 @@ CLAIMS = [
         aggregate="convergence",
         extract=nonprivate_gap,
         needs={"iterations": 100},
+    ),
+]
+
+
+# ------------------------------------------------------------------------------ the remaining statements
+
+# "Similar" in the C abstract: the one loss difference the paper sizes on its trade-off curves is DVP's
+# whole privacy-induced excess, c4 = 0.2 (J Section 5): c4 exp(-c5 alpha) <= c4 at every alpha.
+SIMILAR_MARGIN = PAPER_FIT["dvp"]["a"]
+
+
+CLAIMS += [
+    Claim(
+        id="dvp_pvp.similar_tradeoff_management",
+        study=STUDY,
+        where="C abstract ('Our experiment shows that both algorithms performs similar in managing the "
+        "privacy-accuracy tradeoff, and primal variable perturbation is slightly better than the dual case')",
+        statement="DVP's and PVP's final empirical risk (t = T + 1) agree within the margin at every alpha",
+        kind=PAPER_STATEMENT,
+        form=Equivalence(SIMILAR_MARGIN),
+        justification=f"the trade-off the abstract sums up is the final-output figure (C Fig. 7; its second clause, "
+        "'primal ... slightly better', is said of the empirical loss there and is dvp_pvp.pvp_loss_slightly_better); "
+        f"no 'most', so every alpha cell. The paper sizes no 'similar': the margin {SIMILAR_MARGIN:g} is DVP's c4 "
+        "(J Section 5), the whole privacy-induced excess of DVP's fitted curve (c4 exp(-c5 alpha) <= c4), the only "
+        "loss difference the paper quantifies on these curves; in the config's loss unit, like the fitted constants. "
+        "The paper's own PVP fit (c4 = 20) puts PVP more than 0.2 above its offset for alpha < 0.23",
+        aggregate="final_risk",
+        extract=below("loss", "dvp", "pvp"),
+        needs=FIGURE_SCALE,
+        paper_value="similar (no number)",
+    ),
+    Claim(
+        id="dvp_pvp.tradeoff_fit.dvp.all_iterations",
+        study=STUDY,
+        where="J Section 5 ('From the experimental results, we determine c4 = 0.2, c5 = 25, c6 = min_t{C-bar(t)}; "
+        "these values are applicable at all iterations'); C Section 5 ('applicable for all iterations')",
+        statement="DVP's fitted c4 and c5 of L_acc = c4 exp(-c5 alpha) + c6 match the printed 0.2 and 25 at every "
+        "trade-off iteration (t = 2 and t = T), each as a ratio to the printed value",
+        kind=PAPER_STATEMENT,
+        form=Equivalence(FIT_TOLERANCE),
+        justification=f"'applicable at all iterations': the printed constants hold at each iteration the trade-off "
+        f"figure shows (J Fig. 4a-b), not only at t = T (dvp_pvp.tradeoff_fit.dvp.a/b); per seed our own fit, "
+        f"divided by the printed value, within ±{FIT_TOLERANCE:g} of 1 in every (constant, iteration) cell (TOST, "
+        "Holm): the same tolerance as the fitted-constant claims, half a unit of the single significant figure "
+        "printed for c4. c6 = min_t C-bar(t) is one number over all t by its definition, so nothing to check",
+        aggregate="tradeoff_dvp",
+        extract=fit_at_every_iteration("dvp"),
+        needs=FIGURE_SCALE,
+        paper_value="c4 = 0.2, c5 = 25 at every t",
+    ),
+    Claim(
+        id="dvp_pvp.tradeoff_fit.pvp.c6",
+        study=STUDY,
+        where="J Section 5 / C(30) with J Fig. 4c-d, C Fig. 6 ('For iteration t > 1, c4 = 20, c5 = 20, "
+        "c6 = (1/81) sum_{t=20}^{100} C-bar(t)')",
+        statement="PVP: the offset c6 of L_acc = c4 exp(-c5 alpha) + c6 fitted at t = T equals the loss averaged "
+        "over t = 20..100 (per seed, relative difference)",
+        kind=PAPER_STATEMENT,
+        form=StatedNumber(0.0, FIT_TOLERANCE),
+        justification=f"the paper prints c6 as a formula of the data, not a number: per seed our fitted offset "
+        f"against that formula, (c - c6) / c6 within ±{FIT_TOLERANCE:g}, the relative tolerance of the other fitted "
+        "constants (their print resolution; the paper gives no fit error). C-bar(t) read at the grid's largest alpha "
+        "(alpha_U = 1, C (27)), where the paper's own c4 = c5 = 20 make L_acc equal c6 (20 e^-20); averaged over "
+        "alpha (note G22 (ii), the figure's curve) the paper's own model would miss c6 by about 2.8 on the G17 grid. "
+        "Needs the loss at every t = 20..T: not identifiable when the trade-off table stores fewer iterations",
+        aggregate="tradeoff_pvp",
+        extract=pvp_offset_against_settled_loss,
+        needs=FIGURE_SCALE,
+        paper_value="c6 = (1/81) sum_{t=20}^{100} C-bar(t)",
+    ),
+    Claim(
+        id="dvp_pvp.dvp_outperforms_conclusion",
+        study=STUDY,
+        where="J conclusion ('The dual variable perturbation outperforms the primal case at balancing the "
+        "privacy-accuracy tradeoff as well as learning performance'); C conclusion ('... as well as learning "
+        "quality')",
+        statement="DVP's misclassification rate at t = 100 is below PVP's at every alpha (what each node releases)",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="J Section 5 ties the trade-off to the error rate: 'the dual perturbation yields a lower error "
+        "rate ..., which implies a better management of tradeoff between privacy and accuracy'; the conclusion drops "
+        "Section 5's 'for a large range of values of alpha' (dvp_pvp.dvp_error_below_pvp), so every alpha cell. "
+        "'Learning performance' is Section IV's analysis ('we care about the learning performance at all "
+        f"iterations'), which no run checks; {_RELEASED}",
+        aggregate="mer",
+        extract=below("mer_released", "dvp", "pvp"),
+        needs=FIGURE_SCALE,
     ),
 ]
 

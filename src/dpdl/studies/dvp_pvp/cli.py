@@ -28,7 +28,7 @@ from dpdl.config import parse_json_object
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, study_steps
-from dpdl.studies.dvp_pvp import aggregate, claims, figures, grid, run, tables, tune
+from dpdl.studies.dvp_pvp import aggregate, claims, extract, figures, grid, run, tables, tune
 
 log = logging.getLogger(__name__)
 
@@ -138,19 +138,30 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
-    from dpdl.claims import scorecard
     from dpdl.io import write_text
 
     values = grid.parse_section_settings(args.settings)
     scale = parse_json_object(args.scale, "--scale")
-    paths = parse_named_paths(args.aggregates)
-    read = {name: read_csv(path) if Path(path).is_file() else None for name, path in paths.items()}
-    card = scorecard(claims.CLAIMS, claims.claim_tables(read), scale=scale, switches=grid.switches(values))
+    card = judge(values, scale, parse_named_paths(args.aggregates))
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], claims.scorecard_markdown(card))
     for row in card.itertuples():
         log.info("%s: %s (ours %s, paper %s)", row.id, row.verdict, row.our_value, row.paper_value)
     return 0
+
+
+def judge(values: dict, scale: dict, aggregates: dict[str, str | Path]):
+    """The scorecard of the claims on the per-seed tables by name (a missing file: None)."""
+    from dpdl.claims import scorecard
+
+    read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
+    return scorecard(claims.CLAIMS, extract.claim_tables(read), scale=scale, switches=grid.switches(values))
+
+
+def judge_snapshot(folder: Path, config: dict):
+    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
+    tables = {name: folder / "aggregates" / Path(path).name for name, path in grid.claim_inputs().items()}
+    return judge(grid.settings(config), grid.claim_scale(config), tables)
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

@@ -14,7 +14,7 @@ need them.
 """
 
 from dpdl.studies.dzoa.claims import CLAIMS
-from dpdl.studies.dzoa.cli import add_commands
+from dpdl.studies.dzoa.cli import add_commands, judge_snapshot
 from dpdl.studies.dzoa.grid import STUDY, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "runs", "targets"]
+__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]

@@ -157,11 +157,28 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_csv: str, out_md: str) -> None:
-    """Judge :data:`CLAIMS` on the per-seed and privacy tables and write the scorecard."""
+CLAIM_TABLES = ("fig2_seeds", "fig3a_seeds", "fig3b_seeds", "privacy", "perturbation")  # the claims step's inputs
+
+
+def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
+    """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables (a missing file: None)."""
     from dpdl.claims import scorecard
-    from dpdl.io import write_table
 
     frames = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
-    card = scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
+    return scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
+
+
+def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_csv: str, out_md: str) -> None:
+    """Judge :data:`CLAIMS` on the per-seed and privacy tables and write the scorecard."""
+    from dpdl.io import write_table
+
+    card = judge(values, n_trials, aggregates)
     write_table(card, out_csv, out_md, title="# dzoa claims (Gratton et al.): the paper's statements beside our values")
+
+
+def judge_snapshot(folder: Path, config: dict):
+    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
+    from dpdl.studies.dzoa.grid import evaluation_trials, settings
+
+    tables = {name: folder / "aggregates" / f"{name}.csv" for name in CLAIM_TABLES}
+    return judge(settings(config), len(evaluation_trials(config)), tables)

@@ -9,7 +9,7 @@ refer to ``notes/wddp.md``.
 from __future__ import annotations
 
 from dpdl.studies.wddp.claims import CLAIMS
-from dpdl.studies.wddp.cli import add_commands
+from dpdl.studies.wddp.cli import add_commands, judge_snapshot
 from dpdl.studies.wddp.grid import STUDY, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "runs", "targets"]
+__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]

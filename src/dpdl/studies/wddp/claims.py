@@ -2,7 +2,8 @@
 
 Every claim is judged by :mod:`dpdl.verdicts` from the per-seed tables the aggregate step writes
 (``results/wddp/aggregates/<figure>_seeds.csv``; stacked by :func:`~dpdl.studies.wddp.aggregate.claim_tables`),
-never from the figures' bands. Conventions, fixed before any result was seen:
+never from the figures' bands. Conventions (which of them were set after the band-rule paper-scale run is
+in the post hoc register, ``docs/post_hoc.md``, and in each scorecard row's ``post_hoc`` column):
 
 - A run's value is its metric at round T. Orderings and trends compare the metric as the figures
   plot it (mean over seeds; the optimal gap on its linear scale). Margins and dispersions of the
@@ -11,30 +12,42 @@ never from the figures' bands. Conventions, fixed before any result was seen:
   theta_0, and theta_0 depends on the seed only (``run.initial_model``).
 - The paper prints no result number (wddp.md: "No numeric result ... can be read from the
   paper"), so there is no :class:`~dpdl.verdicts.StatedNumber` here; its statements have no
-  "in most cases", so every ordering and trend must hold in every cell.
+  "in most cases", so every ordering and trend must hold in every cell (each cell at alpha:
+  the intersection-union test).
 - Under per-round aggregation (the default reading, gap A1) WD-DP *is* centralized DP-GD with
   independent noise: "similar to the centralized method" and "steady in m and u" hold by
   construction. They are implementation checks, not reproductions. "Similar at u = 1" is not: at
   an even split the baseline has WD-DP's weights and sigma but its own cross-validated step size.
 
-The equivalence margins (``ACCURACY_MARGIN``, ``LOG_GAP_MARGIN``) are the print resolution of an
-accuracy in whole percent and a tenth of a decade of the gap; the paper gives neither number.
+The equivalence margins (``ACCURACY_MARGIN``, ``LOG_GAP_MARGIN``) are our choices, one percentage point
+of accuracy and a tenth of a decade of the gap; the paper prints neither number (nor any accuracy).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import pandas as pd
 
 from dpdl import claims as claims_lib
-from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_STATEMENT
-from dpdl.studies.wddp.aggregate import accuracy_drops, against_smallest, private_rows, seed_deviations
+from dpdl.claims import IMPLEMENTATION_CHECK, MECHANISM_PROPERTY, PAPER_STATEMENT
+from dpdl.studies.wddp.aggregate import private_rows
+from dpdl.studies.wddp.extract import (
+    against_reference,
+    at_least,
+    drop_weak_vs_strong,
+    either,
+    equivalent,
+    even,
+    ordering,
+    sizes,
+    trend,
+    uneven,
+)
 from dpdl.studies.wddp.grid import STUDY
 from dpdl.studies.wddp.tables import BUDGET_RELATIVE_SLACK, SIZE_RELATIVE_SLACK, budget_outcome, noise_bound_outcome
-from dpdl.verdicts import BOUND_FAILS, Equivalence, Exact, Ordering, Outcome, Pair, Series, Trend
-
-Extractor = Callable[[pd.DataFrame], object]
+from dpdl.verdicts import BOUND_FAILS, AnyOf, Equivalence, Exact, Ordering, Pair, Trend
 
 PAPER_SCALE = {"seeds": 10, "iterations": 1000}  # R = 10 (wddp.md 4.4, A17), T = 1000 (Section 5)
 EPSILON_TREND_SCALE = {**PAPER_SCALE, "epsilon_counts": 6}  # the epsilon grid 0.01 .. 0.25 (A12)
@@ -42,125 +55,35 @@ UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}  # u up to 9 on KDD and Adul
 U_TREND_SCALE = {**UNEVEN_SCALE, "unevenness_counts": 9}  # u = 1, 2, ..., 9
 M_SCALE = {**PAPER_SCALE, "client_counts": 2}
 
-ACCURACY_MARGIN = 0.01  # one percentage point: the print resolution of an accuracy in whole percent
+ACCURACY_MARGIN = 0.01  # one percentage point of test accuracy: our choice, post hoc (docs/post_hoc.md)
 LOG_GAP_MARGIN = 0.1  # a tenth of a decade of the optimal gap (a factor 10**0.1 = 1.26)
 NONPRIVATE_FLOOR = {"kdd": 0.98, "adult": 0.82}  # wddp.md 7.3 item 6: lower ends of the typical ranges
-PAPER_SIZES = {"kdd": 70000, "adult": 45222}  # Section 5: "the number of total data instances are 70000, 45222"
-WEAKEST, STRONGEST = (32, 0.1), (8, 0.01)  # (m, epsilon) of Figs 13/14 and 15/16 (wddp.md 7.3 item 5)
 
 MARGIN_ACCURACY = (
-    f"margin {ACCURACY_MARGIN} test accuracy (one percentage point), declared before any result: the print "
-    "resolution of an accuracy in whole percent; the paper prints no accuracy"
+    f"margin {ACCURACY_MARGIN} test accuracy (one percentage point): our choice of the smallest accuracy difference "
+    "we count as a difference, not a number from the paper, which prints no accuracy (only plots); post hoc: set "
+    "with the claims registry (5001091) after the band-rule paper-scale run (c1abb9e) had shown the accuracies it "
+    "now compares (WD-DP against DP-GD 0.0008 apart in the one cell that failed; the baseline at u = 1 stuck at "
+    "Adult's 0.754); see docs/post_hoc.md"
 )
 MARGIN_GAP = (
-    f"margin {LOG_GAP_MARGIN} on log10(optimal gap) (a factor 1.26), declared before any result: the gap spans "
-    "decades and is read on a log axis (wddp.md 4.4), where a tenth of a decade is the finest difference a reader "
-    "sees; the paper prints no gap"
+    f"margin {LOG_GAP_MARGIN} on log10(optimal gap) (a factor 1.26), our choice: the gap spans decades and is read "
+    "on a log axis (wddp.md 4.4), where a tenth of a decade is the finest difference a reader sees; the paper prints "
+    "no gap; post hoc: set with the claims registry (5001091) after the band-rule run (c1abb9e); see docs/post_hoc.md"
 )
 BY_CONSTRUCTION = (
     "under per-round aggregation (gap A1, the default) WD-DP is centralized DP-GD with independent noise "
     "(wddp.md 2.2), so this holds by construction (up to the step size each method cross-validates on the same "
     "objective): a check of the implementation, not a reproduction"
 )
-EVERY_CELL = "no 'in most cases' in the paper, so every cell must hold (Holm over cells, paired on seeds)"
-SEED_SPREAD = "the paper gives no size, so the trend margin is the seed spread (the engine's default)"
-EITHER_READING = (
-    "the paper asserts 'A or B' per figure, so this reading failing alone does not contradict it; the other "
-    "reading is registered as {other}"
+EVERY_CELL = (
+    "no 'in most cases' in the paper, so every cell must hold (each at alpha: the intersection-union test, "
+    "paired on seeds)"
 )
-
-
-# ------------------------------------------------------------------------------------ extractors
-
-
-def _uneven(rows: pd.DataFrame) -> pd.DataFrame:
-    return rows[rows["unevenness"] > 1]
-
-
-def _even(rows: pd.DataFrame) -> pd.DataFrame:
-    return rows[rows["unevenness"] == 1]
-
-
-def _ordering(metric: str, better: str, worse: str, cells: list[str], keep=None) -> Extractor:
-    """``better`` beats ``worse`` in every cell: higher accuracy, or lower optimal gap."""
-    low, high = (worse, better) if metric == "accuracy" else (better, worse)
-
-    def extract(table: pd.DataFrame) -> list[Pair]:
-        rows = private_rows(table, metric)
-        rows = keep(rows) if keep else rows
-        return claims_lib.pairs(rows, side="algorithm", low=low, high=high, cells=cells)
-
-    return extract
-
-
-def _equivalent(metric: str, a: str, b: str, cells: list[str], keep=None) -> Extractor:
-    """``a`` and ``b`` per cell (the gap on log10), for an equivalence."""
-
-    def extract(table: pd.DataFrame) -> list[Pair]:
-        rows = private_rows(table, metric, log_gap=True)
-        rows = keep(rows) if keep else rows
-        return claims_lib.pairs(rows, side="algorithm", low=a, high=b, cells=cells)
-
-    return extract
-
-
-def _against_reference(metric: str, method: str, over: str, cells: list[str]) -> Extractor:
-    """``method`` at each value of ``over`` against the smallest value in its cell (the gap on log10)."""
-
-    def extract(table: pd.DataFrame) -> list[Pair]:
-        rows = private_rows(table, metric, log_gap=True)
-        frame, label = against_smallest(rows[rows["algorithm"] == method], over, cells)
-        return claims_lib.pairs(frame, side="side", low="reference", high="other", cells=[*cells, label])
-
-    return extract
-
-
-def _trend(metric: str, x: str, series: list[str], algorithm: str | None = None, *, spread: bool = False) -> Extractor:
-    """Per-seed curves of ``metric`` along ``x``, one per ``series`` key.
-
-    With ``spread``, each seed's absolute deviation from its point's median (Brown-Forsythe): the
-    run-to-run fluctuation, with the gap on log10 so that a gap that only grows is no fluctuation.
-    """
-
-    def extract(table: pd.DataFrame) -> list[Series]:
-        rows = private_rows(table, metric, log_gap=spread)
-        rows = rows if algorithm is None else rows[rows["algorithm"] == algorithm]
-        rows = seed_deviations(rows, [*series, x]) if spread else rows
-        return claims_lib.trend_series(rows, series=series, x=x)
-
-    return extract
-
-
-def _setting(clients: int, epsilon: float) -> str:
-    return f"m={clients}, eps={epsilon:g}"
-
-
-def _drop_weak_vs_strong(table: pd.DataFrame) -> list[Pair]:
-    """The baseline's per-seed accuracy drop from the smallest to the largest u, at (32, 0.1) and (8, 0.01)."""
-    drops = accuracy_drops(private_rows(table, "accuracy"), "dist_avg")
-    drops["setting"] = [_setting(m, e) for m, e in zip(drops["clients"], drops["epsilon"], strict=True)]
-    return claims_lib.pairs(drops, side="setting", low=_setting(*WEAKEST), high=_setting(*STRONGEST), cells=["dataset"])
-
-
-def _sizes(table: pd.DataFrame) -> Outcome:
-    """Each available dataset's total rows (train + test) against the count the paper prints."""
-    found = {row["dataset"]: int(row["rows"]) for _, row in table.iterrows() if row["dataset"] in PAPER_SIZES}
-    if not found:
-        return Outcome(False, "no dataset", "no KDD or Adult card")
-    wrong = {d: n for d, n in found.items() if n != PAPER_SIZES[d]}
-    value = ", ".join(f"{d} {n}" for d, n in found.items())
-    detail = "; ".join(f"{d}: {n} rows (paper {PAPER_SIZES[d]})" for d, n in found.items())
-    return Outcome(not wrong, value, detail)
-
-
-def _at_least(dataset: str, floor: float) -> Extractor:
-    """theta*'s test accuracy (deterministic) against a one-sided floor."""
-
-    def extract(table: pd.DataFrame) -> Outcome:
-        value = float(table["value"].iloc[0])
-        return Outcome(value >= floor, f"{value:.4f}", f"{dataset}: theta* test accuracy {value:.4f}, floor {floor}")
-
-    return extract
+SEED_SPREAD = (
+    "the paper gives no size, so no minimum change is declared (the engine's default): any change the claimed "
+    "way, within seeds"
+)
 
 
 # ------------------------------------------------------------------------------------ the claims
@@ -185,7 +108,7 @@ BY_CONSTRUCTION_CHECKS = (
         "wddp_matches_central",
         "The {metric} of WD-DP is similar to that of the centralized method (DP-GD)",
         "versus_epsilon",
-        lambda metric: _equivalent(metric, "wddp", "central", EPS_CELLS),
+        lambda metric: equivalent(metric, "wddp", "central", EPS_CELLS),
         PAPER_SCALE,
         "",
         {"accuracy": "Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10)", "gap": PAPER_FIGS},
@@ -198,7 +121,7 @@ BY_CONSTRUCTION_CHECKS = (
         "wddp_steady_in_m",
         "WD-DP's {metric} does not depend on the number of clients m",
         "versus_epsilon",
-        lambda metric: _against_reference(metric, "wddp", "clients", ["dataset", "epsilon"]),
+        lambda metric: against_reference(metric, "wddp", "clients", ["dataset", "epsilon"]),
         M_SCALE,
         " (no step involves m); each m against the smallest m run for that (dataset, ε)",
         {"accuracy": NOTE_M, "gap": NOTE_M},
@@ -208,7 +131,7 @@ BY_CONSTRUCTION_CHECKS = (
         "wddp_steady_in_u",
         "When u increases, the {metric} of WD-DP is steady",
         "versus_unevenness",
-        lambda metric: _against_reference(metric, "wddp", "unevenness", SETTING),
+        lambda metric: against_reference(metric, "wddp", "unevenness", SETTING),
         UNEVEN_SCALE,
         " (n is the same at every u; no step involves the split); each u against the smallest u of its setting",
         {"accuracy": "Section 5 (Fig. 2); App. B (Figs 13, 15)", "gap": "App. B (Figs 12, 14, 16)"},
@@ -225,24 +148,24 @@ CLAIMS = [
         "accuracy_rises_with_epsilon",
         where="Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10: 'similar results')",
         statement="Performance is becoming better when ε increases (test accuracy of every method, dataset and m)",
-        kind=PAPER_STATEMENT,
+        kind=MECHANISM_PROPERTY,
         form=Trend("increasing"),
         justification=f"Section 5: 'Performance is becoming better when ε increases, which is the same as intuition'; "
         f"unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
         aggregate="versus_epsilon",
-        extract=_trend("accuracy", "epsilon", ["dataset", "clients", "algorithm"]),
+        extract=trend("accuracy", "epsilon", ["dataset", "clients", "algorithm"]),
         needs=EPSILON_TREND_SCALE,
     ),
     _claim(
         "gap_falls_with_epsilon",
         where="App. B (Figs 3, 5, 7, 9, 11)",
         statement="With the increasing of ε, the optimal gap decreases (every method, dataset and m)",
-        kind=PAPER_STATEMENT,
+        kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"App. B: 'With the increasing of ε, the optimal gap decreases, which is the same as "
         f"intuition'; unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
         aggregate="versus_epsilon",
-        extract=_trend("gap", "epsilon", ["dataset", "clients", "algorithm"]),
+        extract=trend("gap", "epsilon", ["dataset", "clients", "algorithm"]),
         needs=EPSILON_TREND_SCALE,
     ),
     _claim(
@@ -254,7 +177,7 @@ CLAIMS = [
         justification="Section 5: 'our method WD-DP is better than the method proposed in (?)'; App. B: 'Figure 4, 6, "
         f"8 and 10 show that the accuracy of our method is better'; every (dataset, m, ε) cell: {EVERY_CELL}",
         aggregate="versus_epsilon",
-        extract=_ordering("accuracy", "wddp", "dist_avg", EPS_CELLS),
+        extract=ordering("accuracy", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
     ),
     _claim(
@@ -267,7 +190,7 @@ CLAIMS = [
         f"the optimal gap of our method is better than the distributed method'; every (dataset, m, ε) cell: "
         f"{EVERY_CELL}",
         aggregate="versus_epsilon",
-        extract=_ordering("gap", "wddp", "dist_avg", EPS_CELLS),
+        extract=ordering("gap", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
     ),
     _claim(
@@ -281,7 +204,7 @@ CLAIMS = [
         "the case that data scale on different clients is uneven'; Section 5: 'our method is more reliable, "
         f"especially in the case of uneven data scale'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
-        extract=_ordering("accuracy", "wddp", "dist_avg", U_CELLS, keep=_uneven),
+        extract=ordering("accuracy", "wddp", "dist_avg", U_CELLS, keep=uneven),
         needs=UNEVEN_SCALE,
     ),
     _claim(
@@ -295,65 +218,43 @@ CLAIMS = [
         f"bound ..., especially under the condition that data scale on clients is uneven'; every (dataset, m, ε, "
         f"u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
-        extract=_ordering("gap", "wddp", "dist_avg", U_CELLS, keep=_uneven),
+        extract=ordering("gap", "wddp", "dist_avg", U_CELLS, keep=uneven),
         needs=UNEVEN_SCALE,
     ),
     _claim(
-        "baseline_accuracy_drops_with_u",
+        "baseline_accuracy_drops_or_fluctuates_with_u",
         where="Section 5 (Fig. 2); App. B (Figs 13, 15)",
-        statement=f"As u increases, the accuracy of {BASELINE} decreases rapidly (the 'decreases' reading of "
-        "'decreases rapidly or fluctuates sharply')",
+        statement=f"As u increases, the accuracy of {BASELINE} decreases rapidly or fluctuates sharply",
         kind=PAPER_STATEMENT,
-        form=Trend("decreasing"),
-        justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or fluctuates sharply'; "
-        "every (dataset, m, ε) setting; 'rapidly' has no size, so the margin is the seed spread; "
-        + EITHER_READING.format(other="wddp.baseline_accuracy_fluctuates_with_u"),
+        form=AnyOf((Trend("decreasing"), Trend("increasing"))),
+        justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or fluctuates sharply': "
+        "one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting (each part at "
+        "alpha/2). Part 1: the accuracy falls with u; part 2: its run-to-run fluctuation, per seed the absolute "
+        "deviation from the point's median (Brown-Forsythe), grows with u. 'Rapidly' and 'sharply' have no size, so "
+        f"no minimum change is declared; {SEED_SPREAD}",
         aggregate="versus_unevenness",
-        extract=_trend("accuracy", "unevenness", SETTING, "dist_avg"),
+        extract=either(
+            trend("accuracy", "unevenness", SETTING, "dist_avg"),
+            trend("accuracy", "unevenness", SETTING, "dist_avg", spread=True),
+        ),
         needs=U_TREND_SCALE,
     ),
     _claim(
-        "baseline_accuracy_fluctuates_with_u",
-        where="Section 5 (Fig. 2); App. B (Figs 13, 15)",
-        statement=f"As u increases, the accuracy of {BASELINE} fluctuates sharply (the 'fluctuates' reading): its "
-        "run-to-run spread grows with u",
-        kind=PAPER_STATEMENT,
-        form=Trend("increasing"),
-        justification="Section 5: '... decreases rapidly or fluctuates sharply', set against 'the accuracy of our "
-        "method is steady'; fluctuation is measured per seed as the absolute deviation from the point's median "
-        "(Brown-Forsythe) and must grow from u = 1 to the largest u beyond its seed spread, every setting; "
-        + EITHER_READING.format(other="wddp.baseline_accuracy_drops_with_u"),
-        aggregate="versus_unevenness",
-        extract=_trend("accuracy", "unevenness", SETTING, "dist_avg", spread=True),
-        needs=U_TREND_SCALE,
-    ),
-    _claim(
-        "baseline_gap_grows_with_u",
+        "baseline_gap_grows_or_fluctuates_with_u",
         where="App. B (Figs 12, 14, 16)",
-        statement=f"As u increases, the optimal gap of {BASELINE} increases rapidly (the 'increases' reading of "
-        "'increases rapidly or fluctuates sharply')",
+        statement=f"As u increases, the optimal gap of {BASELINE} increases rapidly or fluctuates sharply",
         kind=PAPER_STATEMENT,
-        form=Trend("increasing"),
+        form=AnyOf((Trend("increasing"), Trend("increasing"))),
         justification="App. B: 'the optimal gap of the method proposed by (?) increases rapidly or fluctuates "
-        "sharply'; every (dataset, m, ε) setting; 'rapidly' has no size, so the margin is the seed spread; "
-        + EITHER_READING.format(other="wddp.baseline_gap_fluctuates_with_u"),
+        "sharply': one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting (each "
+        "part at alpha/2). Part 1: the gap grows with u; part 2: its fluctuation, per seed the absolute deviation "
+        "of log10(gap) from the point's median (a gap that only grows is not a fluctuation), grows with u. No size "
+        f"is given; {SEED_SPREAD}",
         aggregate="versus_unevenness",
-        extract=_trend("gap", "unevenness", SETTING, "dist_avg"),
-        needs=U_TREND_SCALE,
-    ),
-    _claim(
-        "baseline_gap_fluctuates_with_u",
-        where="App. B (Figs 12, 14, 16)",
-        statement=f"As u increases, the optimal gap of {BASELINE} fluctuates sharply (the 'fluctuates' reading): "
-        "its run-to-run spread on the log axis grows with u",
-        kind=PAPER_STATEMENT,
-        form=Trend("increasing"),
-        justification="App. B: '... increases rapidly or fluctuates sharply', set against 'the optimal gap of our "
-        "method is steady'; per seed the absolute deviation of log10(gap) from the point's median (a gap that "
-        "only grows is not a fluctuation) must grow from u = 1 to the largest u beyond its seed spread; "
-        + EITHER_READING.format(other="wddp.baseline_gap_grows_with_u"),
-        aggregate="versus_unevenness",
-        extract=_trend("gap", "unevenness", SETTING, "dist_avg", spread=True),
+        extract=either(
+            trend("gap", "unevenness", SETTING, "dist_avg"),
+            trend("gap", "unevenness", SETTING, "dist_avg", spread=True),
+        ),
         needs=U_TREND_SCALE,
     ),
     # ---------------------------------------------------------------- implementation checks
@@ -384,7 +285,7 @@ CLAIMS = [
         "this is not by construction: it tests the statement under the paper's protocol (with tuning.scope shared "
         f"it would hold by construction); every setting; {MARGIN_ACCURACY}",
         aggregate="versus_unevenness",
-        extract=_equivalent("accuracy", "wddp", "dist_avg", SETTING, keep=_even),
+        extract=equivalent("accuracy", "wddp", "dist_avg", SETTING, keep=even),
         needs=PAPER_SCALE,
     ),
     _claim(
@@ -396,7 +297,7 @@ CLAIMS = [
         justification=f"the note's expectation (the paper states it for accuracy only, so not a reproduction); same "
         f"weights and σ at an even split, each method with its own step size; {MARGIN_GAP}",
         aggregate="versus_unevenness",
-        extract=_equivalent("gap", "wddp", "dist_avg", SETTING, keep=_even),
+        extract=equivalent("gap", "wddp", "dist_avg", SETTING, keep=even),
         needs=PAPER_SCALE,
     ),
     _claim(
@@ -410,7 +311,7 @@ CLAIMS = [
         "methods may already be near non-private accuracy; the paper never says it, so it is not a reproduction; "
         "per-seed drops, each dataset",
         aggregate="versus_unevenness",
-        extract=_drop_weak_vs_strong,
+        extract=drop_weak_vs_strong,
         needs=UNEVEN_SCALE,
     ),
     _claim(
@@ -450,7 +351,7 @@ CLAIMS = [
         justification="exact counts; KDD's 70000 is our sample size (data.kdd.sample_size), Adult's 45222 follows "
         "from dropping the rows with '?' (wddp.md 4.2): data preparation, not a result",
         aggregate="datasets",
-        extract=_sizes,
+        extract=sizes,
         paper_value="70000, 45222",
     ),
     *[
@@ -463,10 +364,92 @@ CLAIMS = [
             justification=f"one-sided: at least {NONPRIVATE_FLOOR[dataset]}, the lower end of the note's typical "
             "range for logistic regression (not a number of the paper); a better θ* is no fault, so no upper end",
             aggregate=f"nonprivate_{dataset}",
-            extract=_at_least(dataset, NONPRIVATE_FLOOR[dataset]),
+            extract=at_least(dataset, NONPRIVATE_FLOOR[dataset]),
             paper_value=f">= {NONPRIVATE_FLOOR[dataset]} (note)",
         )
         for dataset, label in (("kdd", "KDD Cup 99"), ("adult", "Adult"))
+    ],
+]
+
+
+# ------------------------------------------------------------------------------------ the remaining statements
+
+MUCH_BETTER_MARGIN = ACCURACY_MARGIN  # "much better": by more than one percentage point (see the claim)
+# The paper's other three datasets (Section 5: "... Bank, Breast Cancer and Credit Card Fraud, the number of
+# total data instances are ... 41188, 699 and 984"): panels (c)-(e) of every figure, not built here.
+PANEL_DATASETS = {
+    "bank": ("Bank", "c", 41188),
+    "breast_cancer": ("Breast Cancer", "d", 699),
+    "credit_card": ("Credit Card Fraud", "e", 984),
+}
+
+
+def _split(rows: pd.DataFrame) -> pd.Series:
+    """Each row's client split: 'random' (Experiment A, no u) or 'u=<u>' (two groups)."""
+    return rows["unevenness"].map(lambda u: "random" if pd.isna(u) else f"u={u:g}")
+
+
+def _much_better(table: pd.DataFrame) -> list[Pair]:
+    """WD-DP's test accuracy against the baseline's plus ``MUCH_BETTER_MARGIN``, per cell with uneven sizes.
+
+    Cells: every (dataset, m, ε) with random client sizes and every (dataset, m, ε, u > 1) with two
+    groups; u = 1 (an even split) is left out. The margin is added to the baseline's per-seed values,
+    so the one-sided test of the ordering is that WD-DP leads by more than it.
+    """
+    rows = private_rows(table, "accuracy")
+    rows = rows[rows["unevenness"].isna() | (rows["unevenness"] > 1)]
+    rows = rows.assign(split=_split(rows))
+    rows.loc[rows["algorithm"] == "dist_avg", "value"] += MUCH_BETTER_MARGIN
+    cells = claims_lib.pairs(rows, side="algorithm", low="dist_avg", high="wddp", cells=[*EPS_CELLS, "split"])
+    return [replace(c, name=f"{c.name} (baseline + {MUCH_BETTER_MARGIN:g} vs WD-DP)") for c in cells]
+
+
+def _of_dataset(dataset: str) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    return lambda rows: rows[rows["dataset"] == dataset]
+
+
+CLAIMS += [
+    _claim(
+        "wddp_much_better_than_baseline",
+        where="Introduction ('Experiments on real data sets show that the performance of our method is much better "
+        "than the method proposed in (?), the best method in distributed differential privacy ERM we know')",
+        statement=f"WD-DP's test accuracy exceeds that of {BASELINE} by more than one percentage point in every "
+        "cell with uneven client sizes (random sizes: Figs 1, 4, 6, 8, 10; two groups with u > 1: Figs 2, 13, 15)",
+        kind=PAPER_STATEMENT,
+        form=Ordering(),
+        justification="'performance' is the test accuracy (Section 5: 'Accuracy represents the performance on test "
+        "data'); 'much better' has no size in the paper, so 'much' is read as more than the study's accuracy "
+        f"margin: WD-DP must lead by more than {MUCH_BETTER_MARGIN}, tested as WD-DP above the baseline's per-seed "
+        "accuracy plus that margin (the cells' baseline values include it); the cells with uneven data only, "
+        "because Section 3 (after Table 1) says WD-DP 'is much better ... when data scale is uneven on clients and "
+        f"remains the same performance under even data scale' (u = 1 left out); {EVERY_CELL}; {MARGIN_ACCURACY}",
+        aggregate="runs",
+        extract=_much_better,
+        needs=PAPER_SCALE,
+        paper_value="much better (no number)",
+    ),
+    *[
+        _claim(
+            f"panel_{key}",
+            where=f"Section 5 ('Figure 1 shows the accuracy over privacy budget ε. It can be observed that by "
+            f"considering different weights of different clients, our method WD-DP is better than the method "
+            f"proposed in (?)'), panel ({panel}) {label} of Figs 1, 4, 6, 8, 10; Section 5 ('... the number of total "
+            f"data instances are 70000, 45222, 41188, 699 and 984, respectively')",
+            statement=f"{label} ({size:,} instances, panel ({panel})): with clients of random sizes, the test "
+            f"accuracy of WD-DP is higher than that of {BASELINE} at every (m, ε)",
+            kind=PAPER_STATEMENT,
+            form=Ordering(),
+            justification=f"the paper's statement of Fig. 1, said of all its panels; unqualified, so {EVERY_CELL}. "
+            f"{label} ({size:,} rows) is not built here (not in the data mirror, and nothing downloads it: "
+            "docs/studies/wddp.md, wddp.md A20), so claim_tables never produces this claim's table and its verdict "
+            "is 'data unavailable'; the extractor is wddp.wddp_beats_baseline_random_sizes_accuracy's on this "
+            "dataset's rows",
+            aggregate=f"versus_epsilon_{key}",
+            extract=ordering("accuracy", "wddp", "dist_avg", EPS_CELLS, keep=_of_dataset(key)),
+            needs=PAPER_SCALE,
+            paper_value=f"{size} instances",
+        )
+        for key, (label, panel, size) in PANEL_DATASETS.items()
     ],
 ]
 

@@ -187,11 +187,25 @@ def cmd_table1(args: argparse.Namespace) -> int:
 
 def cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
-    settings = settings_from_json(args.settings)
-    frames = {Path(p).stem.removesuffix("_seeds"): read_csv(p) for p in args.seeds}
-    cards = [read_json(p) for p in args.cards]
-    card = claims_lib.scorecard(
-        CLAIMS, claim_tables(frames, cards), scale=claims_scale(settings), switches=switches(settings)
-    )
+    card = judge(settings_from_json(args.settings), args.seeds, args.cards)
     write_table(card, *args.out, title=f"# {STUDY} claims (Kang, Liu & Wang)")
     return 0
+
+
+def judge(settings: dict, seeds: list, cards: list):
+    """The scorecard of the claims on the per-seed tables (``<figure>_seeds.csv``) and the dataset cards."""
+    frames = {Path(p).stem.removesuffix("_seeds"): read_csv(p) for p in seeds}
+    cards = [read_json(p) for p in cards]
+    return claims_lib.scorecard(
+        CLAIMS, claim_tables(frames, cards), scale=claims_scale(settings), switches=switches(settings)
+    )
+
+
+def judge_snapshot(folder: Path, config: dict):
+    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards/``."""
+    from dpdl.studies.wddp.grid import seeds_targets
+
+    settings = config[STUDY]
+    seeds = [folder / "aggregates" / Path(p).name for p in seeds_targets(settings)]
+    cards = sorted((folder / "cards").glob("*.json"))
+    return judge(settings, [p for p in seeds if p.is_file()], cards)
