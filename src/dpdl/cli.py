@@ -295,7 +295,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     from dpdl.config import load_config
     from dpdl.io import markdown_table
-    from dpdl.summary import headline, scorecard_path, status, verdict_counts
+    from dpdl.summary import headline_counts, scorecard_path, status
     from dpdl.targets import plan
 
     config = load_config(args.configfile)
@@ -326,7 +326,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if scorecard.is_file():
         card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
         print(f"\nVerdicts of the papers' own claims in {scorecard} (implementation checks not counted):\n")
-        print(markdown_table(verdict_counts(headline(card))), end="")
+        print(headline_counts(card), end="")
     return 0
 
 

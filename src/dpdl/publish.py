@@ -18,14 +18,16 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Iterable
+from importlib import import_module
 from pathlib import Path
 
 import pandas as pd
 
-from dpdl.claims import HEADLINE_KINDS
+from dpdl.claims import MECHANISM_PROPERTY, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
 from dpdl.readings import (
+    CURRENT_ENGINE,
     DEFAULT,
     judged_readings,
     reading_config,
@@ -35,7 +37,15 @@ from dpdl.readings import (
 )
 from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
-from dpdl.summary import claims_path, headline, merge_scorecards, scorecard_markdown, summary_table, verdict_counts
+from dpdl.summary import (
+    claims_path,
+    counted,
+    headline,
+    merge_scorecards,
+    scorecard_markdown,
+    summary_table,
+    verdict_counts,
+)
 
 PUBLISHED = Path("published")
 MANIFEST = "MANIFEST.json"
@@ -191,35 +201,57 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
 def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     """Judge every claim of every published study again from the snapshot alone, and rewrite the merged files.
 
-    Each study's scorecard (and each reading's whose per-seed tables the snapshot holds) is judged by
-    the study's claims code on the published tables, with the config its manifest records (a
-    reading: that config with the reading's switches). The manifest keeps the build's code version
-    and gains ``judged`` (the code version that judged it) and ``rejudged_readings``; every file's
-    sha256 is updated. Returns one line per scorecard: how many verdicts changed.
+    Each study's default scorecard is judged by the study's claims code on the published per-seed
+    tables, with the config its manifest records (missing keys take the schema's defaults). A
+    declared reading is judged too where the snapshot holds its per-seed tables
+    (``readings/<reading>/aggregates/``) or where its switches reach only the claims step (the
+    study's ``CLAIMS_STEP_KEYS``: it is judged on the default's tables). A built reading that can be
+    judged neither way keeps the scorecard the engine of its build gave it, and is compared with the
+    default as that engine judged it, kept as ``readings/default.csv`` (:func:`merged_files`). The
+    manifest keeps the build's code version and gains ``judged`` (the code that judged it) and
+    ``reading_engines``; every file's sha256 is updated. Returns one line per scorecard judged: how
+    many verdicts changed.
     """
+    from dpdl.config import validate_config
+
     lines = []
     manifests = published_studies(out)
     if not manifests:
         raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
     for study, manifest in manifests.items():
         folder = out / study
-        config = {**manifest["config"], "studies": [study]}
-        judged = {DEFAULT: (folder, config, folder / "claims.csv")}
-        for name in manifest["readings"][1:]:
-            if (folder / "readings" / name / "aggregates").is_dir():
-                judged[name] = (
-                    folder / "readings" / name,
-                    reading_config(config, study, name),
-                    folder / "readings" / f"{name}.csv",
-                )
-        for name, (source, settings, target) in judged.items():
+        sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
+        config = validate_config({**sections, **manifest["config"], "studies": [study]})
+        declared = study_readings(study)
+        claims_step = set(getattr(import_module(f"dpdl.studies.{study}.grid"), "CLAIMS_STEP_KEYS", ()))
+        engines = dict(manifest.get("reading_engines", {}))
+        judged = {DEFAULT: (folder, config)}
+        for reading in declared[1:]:
+            own = folder / "readings" / reading.name
+            if (own / "aggregates").is_dir():
+                judged[reading.name] = (own, reading_config(config, study, reading.name))
+            elif set(reading.switches) <= claims_step:
+                judged[reading.name] = (folder, reading_config(config, study, reading.name))
+            elif reading.name in manifest["readings"] and reading.name not in engines:
+                engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
+        baseline = folder / "readings" / "default.csv"
+        if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
+            shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
+            manifest["files"]["readings/default.csv"] = ""
+        for name, (source, settings) in judged.items():
+            target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
             before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
             card = study_module(study).judge_snapshot(source, settings)
             write_text(target, card.to_csv(index=False, lineterminator="\n"))
             lines.append(f"{study}/{name}: {_changed(before, card)}")
+            if name != DEFAULT:
+                engines[name] = CURRENT_ENGINE
+                manifest["files"][f"readings/{name}.csv"] = ""
+        order = [r.name for r in declared]
+        manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
+        manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
         manifest["judged"] = code_version()
-        manifest["rejudged_readings"] = [name for name in judged if name != DEFAULT]
-        manifest["files"] = {name: sha256_file(folder / name) for name in manifest["files"]}
+        manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
         write_json(folder / MANIFEST, manifest)
     write_merged(out)
     if readme is not None:
@@ -253,7 +285,16 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         for study, manifest in manifests.items()
         for name in manifest["readings"]
     }
-    table, summary, readings_csv = judged_readings(cards)
+    baselines = {
+        (study, name): out / study / "readings" / "default.csv"
+        for study, manifest in manifests.items()
+        for name, engine in manifest.get("reading_engines", {}).items()
+        if engine != CURRENT_ENGINE
+    }
+    engines = {
+        (study, name): engine for study, m in manifests.items() for name, engine in m.get("reading_engines", {}).items()
+    }
+    table, summary, readings_csv = judged_readings(cards, baselines, engines)
     card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests})
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     return {
@@ -328,8 +369,9 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         ],
         columns=["study", "config", "code", "readings built", "runs' wall time (h)", "machine"],
     )
-    published = headline(card[card["study"].isin(list(manifests))])
-    counts = [verdict_counts(published[published["kind"] == kind]).assign(kind=kind) for kind in HEADLINE_KINDS]
+    published = card[card["study"].isin(list(manifests))]
+    groups = {"substantive": SUBSTANTIVE_KINDS, "mechanism property": (MECHANISM_PROPERTY,)}
+    counts = [verdict_counts(counted(published, kinds)).assign(kind=name) for name, kinds in groups.items()]
     by_kind = pd.concat(counts, ignore_index=True).fillna(0)
     verdicts = [c for c in by_kind.columns if c not in ("study", "kind")]
     by_kind = by_kind[by_kind["study"] != "all studies"][["study", "kind", *verdicts]].astype(
@@ -338,12 +380,17 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
     return (
         f"Published: {', '.join(manifests) or 'none'}; not published: "
         f"{', '.join(s for s in ALL if s not in manifests) or 'none'}. Each study's `MANIFEST.json` holds "
-        "its config, the machine and the sha256 of every file.\n\n"
+        "its config, the machine, the code that built it and the code that last judged it, and the sha256 of "
+        "every file.\n\n"
         + markdown_table(provenance)
-        + "\nVerdicts of the papers' own claims under each study's default reading, per kind:\n\n"
+        + "\nVerdicts of the papers' own claims under each study's default reading: the substantive claims (numbers "
+        "the papers print, comparisons between methods) and, apart, the mechanism properties (what any working "
+        "calibrated mechanism does). Each independent set of runs counts once (`same_runs_as`); choices made "
+        "after a result was seen are flagged per claim (`post_hoc`, docs/post_hoc.md).\n\n"
         + markdown_table(by_kind.sort_values(["study", "kind"], key=_study_order))
-        + "\nHeadline claims whose verdict depends on the reading (verdict under each built reading):\n\n"
-        + _reading_dependent(table, set(published["id"]))
+        + "\nHeadline claims whose verdict differs under another reading (a sensitivity analysis: the default "
+        "gives the headline; n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
+        + _reading_dependent(table, set(headline(published)["id"]))
     )
 
 
@@ -352,18 +399,30 @@ def _study_order(column: pd.Series) -> pd.Series:
 
 
 def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
-    """Per study, one row per claim of ``ids`` with more than one verdict across its built readings, one
-    column per reading the study declares."""
+    """Per study, one row per claim of ``ids`` whose verdict differs from the default's (judged by the same
+    engine) under a built reading, one column per reading the study declares; where readings were judged by
+    the retired engine, the default as that engine judged it is a column of its own."""
     table = table[table["id"].isin(ids)]
-    varies = table.groupby("id", sort=False)["verdict"].nunique() > 1
-    if not varies.any():
+    other = table[table["reading"] != DEFAULT]
+    differs = set(other.loc[(other["unchanged"] != "yes") & (other["verdict"] != other["default_verdict"]), "id"])
+    if not differs:
         return "none\n"
     parts = []
-    for study, rows in table[table["id"].isin(varies[varies].index)].groupby("study", sort=False):
-        wide = rows.pivot_table(index="id", columns="reading", values="verdict", aggfunc="first", sort=False)
-        declared = [reading.name for reading in study_readings(study)]
-        parts.append(
-            f"{study}:\n\n"
-            + markdown_table(wide.reindex(columns=declared).astype(object).fillna("(not built)").reset_index())
-        )
+    for study, rows in table[table["id"].isin(differs)].groupby("study", sort=False):
+        built = set(rows["reading"])
+        retired = rows[rows["engine"] != CURRENT_ENGINE]
+        rows = rows.assign(cell=["n/a" if r.unchanged == "yes" else r.verdict for r in rows.itertuples()])
+        wide = rows.pivot_table(index="id", columns="reading", values="cell", aggfunc="first", sort=False)
+        declared = study_readings(study)
+        names = {r.name: r.name + ("*" if r.post_hoc else "") for r in declared}
+        for name in names:
+            if name not in wide.columns:
+                wide[name] = "(not built)" if name not in built else None
+        wide = wide[list(names)].astype(object).fillna("(not in that build)")
+        old = set(retired["reading"])
+        labels = {n: label + (" (retired engine)" if n in old else "") for n, label in names.items()}
+        wide = wide.rename(columns=labels)
+        if old:
+            wide.insert(1, "default (retired engine)", retired.groupby("id")["default_verdict"].first())
+        parts.append(f"{study}:\n\n" + markdown_table(wide.fillna("").reset_index()))
     return "\n".join(parts)

@@ -6,9 +6,14 @@ per reasonable choice, each with the sentence of the paper (or the reason) behin
 default first. The default reading is the config itself; every other reading is the config
 with the reading's switches set, built in a folder of its own
 (``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/`` and reuses
-the main build's jobs the reading does not change). Then
-:func:`readings_table` says, for every claim, its verdict under each reading and under how many
-readings it holds.
+the main build's jobs the reading does not change).
+
+The readings are a sensitivity analysis, not a vote: the default reading gives the headline
+verdict, and :func:`readings_table` says, for every claim and reading, its verdict beside the
+default's (judged by the same engine), and whether the reading left the claim unchanged ("n/a":
+its scorecard row equals the default's in every computed field, so the reading's switches did not
+reach the claim's result). :func:`sensitivity` sums that up per claim; post hoc readings (and post
+hoc defaults) are marked. There is no count of the readings under which a claim holds.
 """
 
 from __future__ import annotations
@@ -21,12 +26,28 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.errors import ConfigError
-from dpdl.verdicts import NOT_AT_SCALE, REPRODUCED
 
 DEFAULT = "default"
 READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)
 READINGS_DIR = Path("results/readings")
-READINGS_COLUMNS = ["id", "study", "kind", "reading", "verdict", "our_value", "effect", "ci_low", "ci_high"]
+READINGS_COLUMNS = [
+    "id",
+    "study",
+    "kind",
+    "reading",
+    "post_hoc",
+    "engine",
+    "default_verdict",
+    "verdict",
+    "unchanged",
+    "our_value",
+    "effect",
+    "ci_low",
+    "ci_high",
+]
+CURRENT_ENGINE = "current"
+# What a reading's row must equal in the default's (same engine) for the reading to leave the claim unchanged.
+COMPARED = ["verdict", "our_value", "effect", "ci_low", "ci_high", "n_seeds", "test", "detail"]
 
 
 @dataclass(frozen=True)
@@ -110,38 +131,88 @@ def readings_path(ext: str) -> str:
     return f"results/readings.{ext}"
 
 
-def readings_table(cards: Mapping[tuple[str, str], str | Path]) -> pd.DataFrame:
-    """One row per (claim, reading) from each reading's study scorecard (``(study, reading) -> CSV``)."""
+def readings_table(
+    cards: Mapping[tuple[str, str], str | Path],
+    baselines: Mapping[tuple[str, str], str | Path] | None = None,
+    engines: Mapping[tuple[str, str], str] | None = None,
+) -> pd.DataFrame:
+    """One row per (claim, reading) from each reading's study scorecard (``(study, reading) -> CSV``).
+
+    Each reading is compared with the default's scorecard judged by the same engine: ``baselines``
+    names it where that is not the study's default card (a reading the snapshot could not judge
+    again, beside the default as the same retired engine judged it); ``engines`` labels each
+    reading's engine (``current`` unless given). ``unchanged`` is "yes" where every computed field
+    (:data:`COMPARED`) equals the default's.
+    """
+    baselines, engines = dict(baselines or {}), dict(engines or {})
     frames = []
-    for (_study, name), path in cards.items():
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    for (study, name), path in cards.items():
+        frame = _scorecard(path)
+        base_path = baselines.get((study, name), cards.get((study, DEFAULT)))
+        base = _scorecard(base_path).set_index("id") if base_path is not None else None
+        post_hoc = {r.name: r.post_hoc for r in study_readings(study)}.get(name, False)
         frame["reading"] = name
+        frame["post_hoc"] = "yes" if post_hoc else "no"
+        frame["engine"] = engines.get((study, name), CURRENT_ENGINE)
+        if base is None:
+            frame["default_verdict"], frame["unchanged"] = "", ""
+        else:
+            frame["default_verdict"] = frame["id"].map(base["verdict"]).fillna("")
+            same = [
+                claim in base.index and all(row[c] == base.at[claim, c] for c in COMPARED if c in frame.columns)
+                for claim, (_, row) in zip(frame["id"], frame.iterrows(), strict=True)
+            ]
+            frame["unchanged"] = ["" if name == DEFAULT else ("yes" if s else "no") for s in same]
         frames.append(frame[READINGS_COLUMNS])
     if not frames:
         return pd.DataFrame(columns=READINGS_COLUMNS)
     return pd.concat(frames, ignore_index=True)
 
 
-def holds_under(table: pd.DataFrame, declared: Mapping[str, Sequence[str]]) -> pd.DataFrame:
-    """Per claim: its verdict under the default reading and "holds under k of n readings (names)".
+def _scorecard(path: str | Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
 
-    ``declared`` maps a study to its reading names; a reading without a row for a claim (not
-    built) is counted in n and named as not built, and one whose build did not reach the claim's
-    cells is named as not run at this scale, so "holds under 0" is never read as "fails under all".
+
+def sensitivity(table: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> pd.DataFrame:
+    """Per claim: its default verdict and what each other reading does to it, as one line.
+
+    ``differs`` lists the readings under which the verdict is another (with that verdict), ``same``
+    those with the default's verdict, ``n/a`` those that left the claim unchanged, ``not built``
+    the declared readings without a scorecard; ``*`` marks a post hoc reading, ``(retired engine)``
+    one judged by the engine that preceded this one (compared with the default judged alike), and a
+    post hoc default opens the line. ``declared`` maps a study to its readings, the default first.
     """
     rows = []
     for (study, claim), part in table.groupby(["study", "id"], sort=False):
-        verdicts = dict(zip(part["reading"], part["verdict"], strict=True))
-        names = list(declared.get(study, [DEFAULT]))
-        holding = [name for name in names if verdicts.get(name) == REPRODUCED]
-        not_run = [name for name in names if verdicts.get(name) == NOT_AT_SCALE]
-        missing = [name for name in names if name not in verdicts]
-        summary = f"holds under {len(holding)} of {len(names)}" + (f" ({', '.join(holding)})" if holding else "")
-        if not_run:
-            summary += f"; not run at this scale: {', '.join(not_run)}"
-        if missing:
-            summary += f"; not built: {', '.join(missing)}"
-        rows.append({"id": claim, "study": study, "default_verdict": verdicts.get(DEFAULT, ""), "readings": summary})
+        by_name = {row["reading"]: row for _, row in part.iterrows()}
+        readings = list(declared.get(study, ()))
+        groups: dict[str, list[str]] = {"differs": [], "same": [], "n/a": [], "not built": []}
+        for reading in readings[1:]:
+            row = by_name.get(reading.name)
+            label = reading.name + ("*" if reading.post_hoc else "")
+            if row is None:
+                groups["not built"].append(label)
+                continue
+            if row["engine"] != CURRENT_ENGINE:
+                label += " (retired engine)"
+            if row["unchanged"] == "yes":
+                groups["n/a"].append(label)
+            elif row["verdict"] != row["default_verdict"]:
+                groups["differs"].append(f"{label}: {row['verdict']}")
+            else:
+                groups["same"].append(label)
+        parts = [f"{key}: {', '.join(names)}" for key, names in groups.items() if names]
+        if readings and readings[0].post_hoc:
+            parts.insert(0, "default post hoc")
+        default = by_name.get(DEFAULT)
+        rows.append(
+            {
+                "id": claim,
+                "study": study,
+                "default_verdict": "" if default is None else default["verdict"],
+                "readings": "; ".join(parts) + ("; * post hoc" if any("*" in p for p in parts) else ""),
+            }
+        )
     return pd.DataFrame(rows, columns=["id", "study", "default_verdict", "readings"])
 
 
@@ -233,21 +304,35 @@ def seed_from_main_build(study: str, folder: Path) -> int:
     return linked
 
 
-def judged_readings(cards: Mapping[tuple[str, str], str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Every claim under every built reading: the table, the per-claim summary against each study's
-    declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``)."""
-    table = readings_table(cards)
+def judged_readings(
+    cards: Mapping[tuple[str, str], str | Path],
+    baselines: Mapping[tuple[str, str], str | Path] | None = None,
+    engines: Mapping[tuple[str, str], str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """Every claim under every built reading: the table, the per-claim sensitivity line against each
+    study's declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``)."""
+    table = readings_table(cards, baselines, engines)
     studies = dict.fromkeys(study for study, _ in cards)
-    summary = holds_under(table, {study: [r.name for r in study_readings(study)] for study in studies})
+    summary = sensitivity(table, {study: study_readings(study) for study in studies})
     csv = table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n")
     return table, summary, csv
 
 
 def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> str:
-    """The readings page: each study's readings with their reasons, then every claim's verdict per reading."""
+    """The readings page: each study's readings with their reasons, then every claim's verdict per reading
+    ("n/a" where the reading left it unchanged; "(retired engine)" where the engine that preceded this one
+    judged it)."""
     from dpdl.io import markdown_table
 
-    wide = table.pivot_table(index=["study", "id"], columns="reading", values="verdict", aggfunc="first", sort=False)
+    shown = table.assign(
+        cell=[
+            "n/a"
+            if row.unchanged == "yes"
+            else row.verdict + ("" if row.engine == CURRENT_ENGINE else " (retired engine)")
+            for row in table.itertuples()
+        ]
+    )
+    wide = shown.pivot_table(index=["study", "id"], columns="reading", values="cell", aggfunc="first", sort=False)
     wide = wide.reset_index().merge(summary[["id", "readings"]], on="id", how="left")
     described = pd.DataFrame(
         [
@@ -258,8 +343,10 @@ def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapp
         ]
     )
     return (
-        "# Readings: the papers' open settings, and under which each claim holds\n\n"
-        "A reading is a named set of values for settings a paper leaves open; `default` is the config.\n\n"
+        "# Readings: the papers' open settings, as a sensitivity analysis\n\n"
+        "A reading is a named set of values for settings a paper leaves open; `default` is the config and gives\n"
+        "the headline verdict. Each other reading's verdict is shown beside it, not counted: n/a where the\n"
+        "reading left the claim's result unchanged (the same value, interval and detail as the default).\n\n"
         + markdown_table(described)
         + "\n## Verdict of every claim under every reading\n\n"
         + markdown_table(wide.fillna(""))

@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, SCORECARD_COLUMNS, scorecard
+from dpdl.claims import (
+    HEADLINE_KINDS,
+    IMPLEMENTATION_CHECK,
+    MECHANISM_PROPERTY,
+    SCORECARD_COLUMNS,
+    SUBSTANTIVE_KINDS,
+    scorecard,
+)
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
 from dpdl.runs import package_versions, read_run
@@ -31,6 +38,7 @@ from dpdl.verdicts import (
     NOT_AT_SCALE,
     NOT_IDENTIFIABLE,
     NOT_REPRODUCED,
+    PREMISE_FAILS,
     REPRODUCED,
     UNAVAILABLE,
     VERDICTS,
@@ -48,6 +56,10 @@ SCORECARD_SHOWN = [
     "n_seeds",
     "tolerance",
     "verdict",
+    "cells for/against",
+    "deciding cell",
+    "premise",
+    "post_hoc",
     "readings",
     "seeds_to_decide",
     "test",
@@ -67,6 +79,7 @@ VERDICT_COLOURS = {
     INCONCLUSIVE: "#fff3bf",
     NOT_IDENTIFIABLE: "#e3dcf2",
     BOUND_FAILS: "#f4c7a8",
+    PREMISE_FAILS: "#f2dcc0",
     NOT_AT_SCALE: "#e8e8e8",
     UNAVAILABLE: "#fbe9c6",
 }
@@ -151,8 +164,15 @@ def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
 
 
 def headline(card: pd.DataFrame) -> pd.DataFrame:
-    """The paper's own claims (numbers it prints, statements it makes): what a headline counts."""
+    """The paper's own claims (numbers it prints, statements it makes, mechanism properties it states)."""
     return card[card["kind"].isin(HEADLINE_KINDS)]
+
+
+def counted(card: pd.DataFrame, kinds=SUBSTANTIVE_KINDS) -> pd.DataFrame:
+    """The claims of ``kinds`` that a headline count counts: each independent set of runs once (a claim that
+    only re-reads another claim's runs, ``same_runs_as``, is listed beside it and not counted again)."""
+    same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else pd.Series("", index=card.index)
+    return card[card["kind"].isin(kinds) & (same == "")]
 
 
 def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
@@ -174,8 +194,15 @@ def _shown(card: pd.DataFrame) -> pd.DataFrame:
         interval = "" if _text(row["ci_low"]) == "" else f" [{_number(row['ci_low'])}, {_number(row['ci_high'])}]"
         return f"{_number(row['effect'])}{interval}"
 
+    def cells(row: pd.Series) -> str:
+        if _text(row.get("cells_for")) == "":
+            return ""
+        return f"{_number(row['cells_for'])}/{_number(row['cells_against'])}"
+
     shown = card.copy()
     shown["effect (95% CI)"] = [effect(row) for _, row in card.iterrows()] if len(card) else []
+    shown["cells for/against"] = [cells(row) for _, row in card.iterrows()] if len(card) else []
+    shown["deciding cell"] = card["deciding_cell"] if "deciding_cell" in card.columns else ""
     return shown
 
 
@@ -186,15 +213,32 @@ def _number(value: object) -> str:
         return str(value)
 
 
+COUNTS_NOTE = (
+    "Each independent set of runs is counted once: a claim that only re-reads another claim's runs\n"
+    '(`same_runs_as`) is listed but not counted. The verdict rules are in the README ("How a verdict is\n'
+    'reached"); the choices made after a result was seen are in docs/post_hoc.md and the `post_hoc` column.\n\n'
+)
+
+
+def headline_counts(card: pd.DataFrame) -> str:
+    """The headline as Markdown: the substantive claims' verdicts, then the mechanism properties' apart."""
+    return (
+        "Substantive claims (numbers the papers print, comparisons between methods):\n\n"
+        + markdown_table(verdict_counts(counted(card)))
+        + "\nMechanism properties (statements any working calibrated mechanism satisfies: the error falls as\n"
+        "the budget grows, the iterates converge), counted apart:\n\n"
+        + markdown_table(verdict_counts(counted(card, (MECHANISM_PROPERTY,))))
+    )
+
+
 def scorecard_markdown(card: pd.DataFrame) -> str:
     """The scorecard as Markdown: the headline counts, the paper's claims, then the implementation checks."""
     shown = _shown(card)
     checks = shown[shown["kind"] == IMPLEMENTATION_CHECK]
     return (
         "# Replication scorecard\n\n"
-        "Verdicts of the paper's own claims (numbers it prints, statements it makes); the rules are in\n"
-        'the README ("How a verdict is reached").\n\n'
-        + markdown_table(verdict_counts(headline(card)))
+        + COUNTS_NOTE
+        + headline_counts(card)
         + "\n## The papers' claims\n\n"
         + markdown_table(headline(shown)[SCORECARD_SHOWN])
         + "\n## Implementation checks (not reproductions, not counted above)\n\n"
@@ -235,9 +279,11 @@ def scorecard_html(card: pd.DataFrame) -> str:
     )
     return (
         f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
-        f"<p>{len(headline(card))} claims of four papers (and {len(card) - len(headline(card))} "
-        f"implementation checks, not counted). Verdicts: {legend}</p>"
-        + table(verdict_counts(headline(card)), None)
+        f"<p>{len(counted(card))} substantive claims of four papers counted, and "
+        f"{len(counted(card, (MECHANISM_PROPERTY,)))} mechanism properties apart ({len(card) - len(headline(card))} "
+        f"implementation checks and {len(headline(card)) - len(counted(card, HEADLINE_KINDS))} claims re-reading "
+        f"another's runs are listed, not counted). Verdicts: {legend}</p>"
+        + table(verdict_counts(counted(card)), None)
         + table(_shown(card)[SCORECARD_LANDING], "verdict")
         + "</div>\n"
     )

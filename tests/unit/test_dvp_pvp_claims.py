@@ -183,15 +183,11 @@ FIXTURES: dict[str, tuple[Callable, Callable]] = {
         lambda: both("loss", decaying(0.2), decaying(-2.0, c=3.0)),  # PVP's rises
     ),
     "dvp_pvp.error_decreasing": (
-        lambda: both("mer_released", decaying(0.2, c=0.2), decaying(0.3, c=0.2)),
-        lambda: both("mer_released", decaying(-0.2, c=0.5), decaying(0.3, c=0.2)),  # DVP's rises
+        lambda: both("mer", decaying(0.2, c=0.2), decaying(0.3, c=0.2)),
+        lambda: both("mer", decaying(-0.2, c=0.5), decaying(0.3, c=0.2)),  # DVP's rises
     ),
-    # released: DVP below PVP; the nodes' f_p: PVP below DVP (so each claim reads its own metric)
-    "dvp_pvp.dvp_error_below_pvp": (lambda: mer((0.2, 0.3), (0.3, 0.2)), lambda: mer((0.3, 0.2), (0.2, 0.3))),
-    "dvp_pvp.dvp_error_below_pvp.unreleased": (
-        lambda: mer((0.3, 0.2), (0.2, 0.3)),
-        lambda: mer((0.2, 0.3), (0.3, 0.2)),
-    ),
+    # the nodes' f_p (the default measure): DVP below PVP; released: PVP below DVP (so the claim reads f_p)
+    "dvp_pvp.dvp_error_below_pvp": (lambda: mer((0.3, 0.2), (0.2, 0.3)), lambda: mer((0.2, 0.3), (0.3, 0.2))),
     "dvp_pvp.pvp_loss_slightly_better": (
         lambda: both("loss", decaying(0.2, c=0.31), decaying(0.2, c=0.30)),
         lambda: both("loss", decaying(0.2, c=0.30), decaying(0.2, c=0.31)),
@@ -224,15 +220,16 @@ FIXTURES: dict[str, tuple[Callable, Callable]] = {
     "dvp_pvp.tradeoff_fit.pvp.c6": (lambda: pvp_trace(), lambda: pvp_trace(unsettled=0.2)),
     # DVP below PVP at 12 of 16 alphas: "most" (dvp_error_below_pvp) holds, "every" does not
     "dvp_pvp.dvp_outperforms_conclusion": (
-        lambda: mer((0.2, 0.3), (0.3, 0.2)),
-        lambda: both("mer_released", constant(0.2), more_is_better(0.75, 0.3, 0.1)),
+        lambda: mer((0.3, 0.2), (0.2, 0.3)),
+        lambda: both("mer", constant(0.2), more_is_better(0.75, 0.3, 0.1)),
     ),
 }
 
 
-def verdict(claim, made: pd.DataFrame | dict, scale: dict = PAPER_SCALE) -> str:
+def verdict(claim, made: pd.DataFrame | dict, scale: dict = PAPER_SCALE, pvp_error_of: str = "local") -> str:
+    """The claim's verdict on ``made`` (a table of its aggregate, or tables by name), as the claims step sees them."""
     tables = made if isinstance(made, dict) else {claim.aggregate: made}
-    return judge(claim, tables, scale)[0].verdict
+    return judge(claim, extract.claim_tables(tables, pvp_error_of), scale)[0].verdict
 
 
 CLAIMS = {claim.id: claim for claim in claims.CLAIMS}
@@ -281,7 +278,7 @@ def test_a_fit_no_seed_admits_is_not_identified() -> None:
     "claim_id", ["dvp_pvp.loss_decreasing", "dvp_pvp.error_decreasing", "dvp_pvp.larger_alpha_converges_faster"]
 )
 def test_a_flat_curve_never_passes_a_trend(claim_id: str) -> None:
-    metric = {"dvp_pvp.error_decreasing": "mer_released", "dvp_pvp.larger_alpha_converges_faster": "loss_mean"}
+    metric = {"dvp_pvp.error_decreasing": "mer", "dvp_pvp.larger_alpha_converges_faster": "loss_mean"}
     flat = both(metric.get(claim_id, "loss"), constant(0.3), constant(0.3))
     assert verdict(CLAIMS[claim_id], flat) != REPRODUCED
 
@@ -294,16 +291,26 @@ def test_most_means_more_than_half_of_the_alphas() -> None:
         assert rule.judge(cells).verdict == expected
 
 
-def test_the_unreleased_comparison_and_the_note_derived_values_are_not_reproductions() -> None:
+def test_the_note_derived_values_are_not_reproductions() -> None:
     checks = {c.id for c in claims.CLAIMS if c.kind == IMPLEMENTATION_CHECK}
     assert checks == {
         "dvp_pvp.table1_rho.nonprivate",
+        "dvp_pvp.tradeoff_amplitude",  # orders two printed constants that are not reproduced
         "dvp_pvp.optimal_alpha.dvp",
         "dvp_pvp.optimal_alpha.pvp",
-        "dvp_pvp.dvp_error_below_pvp.unreleased",
         "dvp_pvp.nonprivate_centralized",
     }
-    assert all("post hoc" not in c.justification for c in claims.CLAIMS)
+
+
+def test_pvp_error_is_measured_on_f_p_unless_the_released_reading_says_v_p() -> None:
+    """Every claim that measures PVP's error reads the same quantity: f_p by default (G21), V_p under 'released'."""
+    claim = CLAIMS["dvp_pvp.dvp_error_below_pvp"]
+    dvp_below_on_f_only = mer((0.3, 0.2), (0.2, 0.3))
+    assert verdict(claim, dvp_below_on_f_only) == REPRODUCED
+    assert verdict(claim, dvp_below_on_f_only, pvp_error_of="released") == NOT_REPRODUCED
+    conclusion = CLAIMS["dvp_pvp.dvp_outperforms_conclusion"]
+    assert verdict(conclusion, dvp_below_on_f_only) == REPRODUCED
+    assert verdict(conclusion, dvp_below_on_f_only, pvp_error_of="released") == NOT_REPRODUCED
 
 
 def test_claim_tables_join_the_trade_off_tables_only_when_both_exist() -> None:
@@ -316,7 +323,7 @@ def test_claim_tables_join_the_trade_off_tables_only_when_both_exist() -> None:
 
 
 def judged(claim_id: str, tables: dict, scale: dict = PAPER_SCALE):
-    return judge(CLAIMS[claim_id], tables, scale)[0]
+    return judge(CLAIMS[claim_id], extract.claim_tables(tables), scale)[0]
 
 
 def test_pvp_c6_needs_every_iteration_of_its_window() -> None:
@@ -339,7 +346,7 @@ def test_dvp_constants_at_all_iterations_read_every_iteration() -> None:
 
 
 def test_the_conclusion_needs_every_alpha_where_section_5_needs_most() -> None:
-    twelve_of_sixteen = both("mer_released", constant(0.2), more_is_better(0.75, 0.3, 0.1))
+    twelve_of_sixteen = both("mer", constant(0.2), more_is_better(0.75, 0.3, 0.1))
     assert judged("dvp_pvp.dvp_error_below_pvp", {"mer": twelve_of_sixteen}).verdict == REPRODUCED
     assert judged("dvp_pvp.dvp_outperforms_conclusion", {"mer": twelve_of_sixteen}).verdict == NOT_REPRODUCED
 

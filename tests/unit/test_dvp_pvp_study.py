@@ -48,6 +48,7 @@ def config(**changes) -> dict:
         "init_scale": 0.1,
         "evaluation": "in_sample",
         "loss_unit": "ln",
+        "pvp_error_of": "local",
         "accounting_delta": 1e-5,
     } | changes
     return {"dvp_pvp": section}

@@ -10,7 +10,7 @@ import pytest
 
 from dpdl import readings
 from dpdl.errors import ConfigError
-from dpdl.readings import DEFAULT, Reading, holds_under, reading_config, readings_markdown, readings_table
+from dpdl.readings import DEFAULT, Reading, reading_config, readings_markdown, readings_table, sensitivity
 from dpdl.verdicts import INCONCLUSIVE, NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED
 
 DEMO = (
@@ -47,32 +47,67 @@ def test_the_reading_config_sets_only_its_switches(demo: None) -> None:
         reading_config({**config, "dvp_pvp": {"pvp_center": "paper"}}, "dvp_pvp", "eta_1")
 
 
-def card(path: Path, verdicts: list[str]) -> Path:
+def card(path: Path, verdicts: list[str], effects: list[str] | None = None) -> Path:
     rows = [
-        {"id": f"c{i}", "study": "dvp_pvp", "kind": "paper statement", "verdict": v, "our_value": "", "effect": ""}
-        | {"ci_low": "", "ci_high": "", "tolerance": "x"}
-        for i, v in enumerate(verdicts)
+        {"id": f"c{i}", "study": "dvp_pvp", "kind": "paper statement", "verdict": v, "our_value": "", "effect": e}
+        | {"ci_low": "", "ci_high": "", "n_seeds": "10", "test": "t", "detail": f"cell {e}", "tolerance": "x"}
+        for i, (v, e) in enumerate(zip(verdicts, effects or ["1"] * len(verdicts), strict=True))
     ]
     pd.DataFrame(rows).to_csv(path, index=False)
     return path
 
 
-def test_holds_under_counts_the_readings_where_a_claim_is_reproduced(tmp_path: Path, demo: None) -> None:
+def test_readings_are_a_sensitivity_analysis_not_a_vote(tmp_path: Path, demo: None) -> None:
+    """Each reading's verdict beside the default's; n/a derived where its row equals the default's; no count."""
     cards = {
         ("dvp_pvp", DEFAULT): card(tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE]),
-        ("dvp_pvp", "eta_1"): card(tmp_path / "b.csv", [REPRODUCED, REPRODUCED, NOT_REPRODUCED, NOT_AT_SCALE]),
+        ("dvp_pvp", "eta_1"): card(
+            tmp_path / "b.csv", [REPRODUCED, REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE], ["2", "2", "1", "1"]
+        ),
     }
     table = readings_table(cards)
     assert len(table) == 8 and set(table["reading"]) == {DEFAULT, "eta_1"}
-    summary = holds_under(table, {"dvp_pvp": [r.name for r in DEMO]}).set_index("id")
-    assert summary.loc["c0", "readings"] == "holds under 2 of 3 (default, eta_1); not built: plain"
-    assert summary.loc["c1", "readings"] == "holds under 1 of 3 (eta_1); not built: plain"
-    assert summary.loc["c2", "readings"] == "holds under 0 of 3; not built: plain"
-    not_run = "holds under 0 of 3; not run at this scale: default, eta_1; not built: plain"
-    assert summary.loc["c3", "readings"] == not_run
+    eta_1 = table[table["reading"] == "eta_1"].set_index("id")
+    assert list(eta_1["unchanged"]) == ["no", "no", "yes", "yes"]  # c2, c3: the same row as the default's
+    assert list(eta_1["default_verdict"]) == [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE]
+    summary = sensitivity(table, {"dvp_pvp": DEMO}).set_index("id")
+    assert summary.loc["c0", "readings"] == "same: eta_1; not built: plain*; * post hoc"
+    assert summary.loc["c1", "readings"] == "differs: eta_1: reproduced; not built: plain*; * post hoc"
+    assert summary.loc["c2", "readings"] == "n/a: eta_1; not built: plain*; * post hoc"
+    assert "holds under" not in "".join(summary["readings"])
     assert summary.loc["c1", "default_verdict"] == NOT_REPRODUCED
     page = readings_markdown(table, summary.reset_index(), {"dvp_pvp": DEMO})
-    assert "yes (post hoc)" in page and "note G14: fallback eta = 1" in page
+    assert "yes (post hoc)" in page and "note G14: fallback eta = 1" in page and "| n/a |" in page
+
+
+def test_a_reading_judged_by_the_retired_engine_is_compared_with_the_default_judged_alike(
+    tmp_path: Path, demo: None
+) -> None:
+    """A reading the snapshot cannot judge again keeps its old verdict; its baseline is the old default's."""
+    cards = {
+        ("dvp_pvp", DEFAULT): card(tmp_path / "now.csv", [NOT_REPRODUCED]),
+        ("dvp_pvp", "eta_1"): card(tmp_path / "eta_1.csv", [REPRODUCED]),
+    }
+    old_default = card(tmp_path / "old.csv", [REPRODUCED])
+    table = readings_table(cards, {("dvp_pvp", "eta_1"): old_default}, {("dvp_pvp", "eta_1"): "retired (abc1234)"})
+    row = table[table["reading"] == "eta_1"].iloc[0]
+    assert (row["default_verdict"], row["unchanged"], row["engine"]) == (REPRODUCED, "yes", "retired (abc1234)")
+    summary = sensitivity(table, {"dvp_pvp": DEMO}).set_index("id")
+    assert summary.loc["c0", "readings"].startswith("n/a: eta_1 (retired engine)")
+
+
+def test_post_hoc_readings_and_defaults_are_those_the_register_lists() -> None:
+    from dpdl.post_hoc import REGISTER
+    from dpdl.studies import ALL
+
+    for study in ALL:
+        registered = {
+            e.subject.removeprefix(f"{study} reading ") for e in REGISTER if e.subject.startswith(f"{study} reading ")
+        }
+        has_default = any(e.kind == "default" and e.subject.startswith(f"{study} default") for e in REGISTER)
+        declared = readings.study_readings(study)
+        assert {r.name for r in declared[1:] if r.post_hoc} == registered, study
+        assert declared[0].post_hoc == has_default, study
 
 
 def test_every_study_declares_a_default_first_and_valid_switches() -> None:

@@ -71,6 +71,7 @@ READINGS = (
         "sigma, 'the Gaussian mechanism with decreasing variance as in [10]' by which 'OutP guarantees "
         "(epsilon-bar, delta-bar)-DP' (Section 4; note 7.5b). OutP's loss: the agent mean of [10] ('the baseline "
         "algorithm in [10] by OutP', Section 4; note 7.5c)",
+        post_hoc=True,
     ),
     Reading(
         "nonprivate_objt",

@@ -155,7 +155,9 @@ def judge(values: dict, scale: dict, aggregates: dict[str, str | Path]):
     from dpdl.claims import scorecard
 
     read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
-    return scorecard(claims.CLAIMS, extract.claim_tables(read), scale=scale, switches=grid.switches(values))
+    return scorecard(
+        claims.CLAIMS, extract.claim_tables(read, values["pvp_error_of"]), scale=scale, switches=grid.switches(values)
+    )
 
 
 def judge_snapshot(folder: Path, config: dict):

@@ -20,11 +20,27 @@ CONSTANT_NAMES = {"a": "amplitude c4", "b": "decay rate c5"}
 # ------------------------------------------------------------------------------ the tables
 
 
-def claim_tables(tables: Mapping[str, pd.DataFrame | None]) -> dict[str, pd.DataFrame | None]:
-    """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one (None if either is)."""
+MEASURED_ERROR = "mer_measured"  # the error rate the claims compare: f_p's or, for PVP, V_p's (pvp_error_of)
+ERROR_OF = {"local": "mer", "released": "mer_released"}  # pvp_error_of -> the MER table's metric
+
+
+def claim_tables(
+    tables: Mapping[str, pd.DataFrame | None], pvp_error_of: str = "local"
+) -> dict[str, pd.DataFrame | None]:
+    """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one (None if either is).
+
+    The MER table gains the metric :data:`MEASURED_ERROR`: the rows of ``mer`` (every node's own
+    f_p, G21) or, with ``pvp_error_of = "released"``, of ``mer_released`` (PVP's broadcast V_p; DVP
+    releases its f_p, so its rows are the same under both).
+    """
     both = [tables.get("tradeoff_dvp"), tables.get("tradeoff_pvp")]
     combined = None if any(t is None for t in both) else pd.concat(both, ignore_index=True)
-    return {**tables, "tradeoff": combined}
+    found = {**tables, "tradeoff": combined}
+    mer = tables.get("mer")
+    if mer is not None:
+        measured = mer[mer["metric"] == ERROR_OF[pvp_error_of]].assign(metric=MEASURED_ERROR)
+        found["mer"] = pd.concat([mer, measured], ignore_index=True)
+    return found
 
 
 def metric_rows(table: pd.DataFrame, metric: str) -> pd.DataFrame:

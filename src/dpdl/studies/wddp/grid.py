@@ -63,6 +63,7 @@ READINGS = (
         "(n_j/n)[...]' at the common model theta_t^(c) every round); step sizes cross-validated at m = "
         "tuning.clients (random sizes) for every epsilon a figure uses, each method its own (A16; the paper: "
         "'learning rate eta is chosen by cross-validation from 0.01, 0.05, 0.1, 0.5 and 1', Section 5)",
+        post_hoc=True,
     ),
     Reading(
         PER_SETTING,
