@@ -53,6 +53,7 @@ SCORECARD_COLUMNS = [
     "cells_against",
     "deciding_cell",
     "premise",
+    "reference",
     "same_runs_as",
     "post_hoc",
     "detail",
@@ -75,6 +76,33 @@ class Premise:
 
 
 @dataclass(frozen=True)
+class Reference:
+    """A number shown beside a claim's values for scale, never used by its verdict (e.g. a constant
+    classifier's error beside every misclassification claim): ``compute`` reads the table ``aggregate``."""
+
+    label: str
+    aggregate: str
+    compute: Callable[[pd.DataFrame], float]
+
+    def shown(self, tables: Mapping[str, pd.DataFrame | None]) -> str:
+        table = tables.get(self.aggregate)
+        return "" if table is None else f"{self.label}: {self.compute(table):.4g}"
+
+
+def class_shares(card: Mapping) -> pd.DataFrame:
+    """A dataset card's class balance as a table (label, share): the input of :func:`majority_class_error`."""
+    return pd.DataFrame({"label": list(card["class_balance"]), "share": list(card["class_balance"].values())})
+
+
+def majority_class_error(aggregate: str, percent: bool = False) -> Reference:
+    """The error of a constant classifier predicting the majority class, from the class shares in ``aggregate``:
+    what a misclassification rate is read against (a rate above it is worse than predicting one class)."""
+    scale = 100.0 if percent else 1.0
+    label = "majority-class error" + (" (%)" if percent else "")
+    return Reference(label, aggregate, lambda table: scale * (1.0 - float(table["share"].max())))
+
+
+@dataclass(frozen=True)
 class Claim:
     """One checkable statement of a paper."""
 
@@ -90,6 +118,7 @@ class Claim:
     needs: Mapping[str, float] = field(default_factory=dict)
     paper_value: float | str | None = None
     premise: Premise | None = None
+    reference: Reference | None = None
     same_runs_as: str = ""  # the claim whose runs this one only re-reads: listed, not counted again
 
     def __post_init__(self) -> None:
@@ -190,6 +219,7 @@ def scorecard(
                 "cells_against": judgement.cells_against,
                 "deciding_cell": judgement.deciding,
                 "premise": premise,
+                "reference": "" if claim.reference is None else claim.reference.shown(tables),
                 "same_runs_as": claim.same_runs_as,
                 "post_hoc": flags(claim.id),
                 "detail": judgement.detail,

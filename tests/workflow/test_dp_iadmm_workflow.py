@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
+from workflow_project import TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")
 CONFIG = {
@@ -53,12 +53,19 @@ def test_every_figure_table_and_the_claims_are_built(built: dict) -> None:
     optimum = pd.read_csv(work / "results/tables/dp_iadmm/optimum.csv")
     assert list(optimum["dataset"]) == ["mnist", "femnist"] and (optimum["lbfgs_iterations"] <= 30).all()
     claims = pd.read_csv(work / "results/claims/dp_iadmm.csv")
-    assert len(claims) >= 45 and set(claims["kind"]) == {"paper number", "paper statement", "implementation check"}
+    kinds = {"paper number", "paper statement", "mechanism property", "implementation check"}
+    assert len(claims) >= 45 and set(claims["kind"]) == kinds
     assert (claims["verdict"] == "not run at this scale").all()  # both datasets build from the fixtures
     missing = claims.set_index("id").loc["dp_iadmm.mnist_long_objt_eps0.01", "detail"]
     assert missing.startswith("not in this config's grid")  # remark3_epsilons is [0.05] here, the paper's is 0.01
     assert (work / "results/dp_iadmm/runs/long/mnist/objt/eps0.05/seed0.npz").is_file()
     assert not (work / "results/dp_iadmm/runs/long/mnist/objt/eps0.05/seed1.npz").exists()  # long_seeds = 1
+
+
+def test_judging_the_snapshot_gives_the_build_s_scorecard(built: dict) -> None:
+    """`dpdl publish --rejudge` judges from what a snapshot holds: the same scorecard as the build's claims step."""
+    judged, built_card = judged_from_a_snapshot(built, "dp_iadmm")
+    assert judged == built_card
 
 
 def test_dpdl_check_passes(built: dict) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
+from workflow_project import TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
 from dpdl.studies.dvp_pvp.claims import CLAIMS
@@ -56,6 +56,12 @@ def test_every_output_is_drawn_and_checked(built: dict) -> None:
     checked = dpdl(built, "check", "--configfile", "config/config.yaml")
     assert checked.returncode == 0, checked.stderr
     assert "artifact(s) OK" in checked.stdout
+
+
+def test_judging_the_snapshot_gives_the_build_s_scorecard(built: dict) -> None:
+    """`dpdl publish --rejudge` judges from what a snapshot holds: the same scorecard as the build's claims step."""
+    judged, built_card = judged_from_a_snapshot(built, "dvp_pvp")
+    assert judged == built_card
 
 
 def test_adding_a_figure_change_reruns_only_what_depends_on_it(built: dict) -> None:

@@ -189,6 +189,12 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
     publish()  # the same build publishes the same bytes
     assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    claims = (out / "dzoa" / "claims.csv").read_text()
+    rejudged = dpdl(built, "publish", "--rejudge", "--out", "published")
+    assert rejudged.returncode == 0, rejudged.stderr
+    assert "dzoa/default: " in rejudged.stdout and "0 verdicts changed" in rejudged.stdout
+    assert (out / "dzoa" / "claims.csv").read_text() == claims  # judging the snapshot = judging the build
+    assert dpdl(built, "check", "published").returncode == 0
 
     tampered = out / "dzoa" / "aggregates" / "fig2.csv"
     tampered.write_text(tampered.read_text() + "\n")

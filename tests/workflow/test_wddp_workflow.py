@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 from fixtures import write_kdd
-from workflow_project import _pin, dpdl, make_project, snakemake
+from workflow_project import _pin, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 from dpdl.runs import read_run
 
@@ -75,6 +75,12 @@ def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
         "tuning_protocol": "per_epsilon",
         "tuning_scope": "per_method",
     }
+
+
+def test_judging_the_snapshot_gives_the_build_s_scorecard(built: dict) -> None:
+    """`dpdl publish --rejudge` judges from what a snapshot holds: the same scorecard as the build's claims step."""
+    judged, built_card = judged_from_a_snapshot(built, "wddp")
+    assert judged == built_card
 
 
 def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:

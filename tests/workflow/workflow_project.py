@@ -110,3 +110,20 @@ def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.Comp
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "dpdl", *args]
     return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
+
+
+def judged_from_a_snapshot(project: dict, study: str) -> tuple[str, str]:
+    """The study's scorecard judged from a snapshot-like copy of the build (its per-seed tables in
+    ``aggregates/``, its dataset cards in ``cards/``, as ``dpdl publish`` lays them out), and the build's own."""
+    from dpdl.config import load_config
+    from dpdl.studies import study_module
+
+    work = project["work"]
+    snapshot = work.parent / f"snapshot_{study}"
+    shutil.copytree(work / "results" / study / "aggregates", snapshot / "aggregates", dirs_exist_ok=True)
+    (snapshot / "cards").mkdir(exist_ok=True)
+    for card in (work / "data" / "processed" / study).glob("*.json"):
+        shutil.copy(card, snapshot / "cards" / card.name)
+    config = load_config(work / "config" / "config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    judged = study_module(study).judge_snapshot(snapshot, config).to_csv(index=False, lineterminator="\n")
+    return judged, (work / "results" / "claims" / f"{study}.csv").read_text()

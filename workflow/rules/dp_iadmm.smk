@@ -239,7 +239,7 @@ rule dp_iadmm_claims:
         aggregates=partial(
             dp_iadmm_grid.claim_aggregates_input, config, get_availability
         ),
-        femnist_card=partial(dp_iadmm_grid.femnist_card_input, get_availability),
+        cards=partial(dp_iadmm_grid.cards_input, get_availability),
     output:
         csv="results/claims/dp_iadmm.csv",
         md="results/claims/dp_iadmm.md",
@@ -256,5 +256,5 @@ rule dp_iadmm_claims:
         settings=json.dumps(dp_iadmm_grid.claim_settings(config)),
     shell:
         "python -m dpdl dp_iadmm claims --aggregates {input.aggregates}"
-        " --femnist-card {input.femnist_card} --settings {params.settings:q}"
+        " --cards {input.cards} --settings {params.settings:q}"
         " --out {output.csv} {output.md} > {log} 2>&1"

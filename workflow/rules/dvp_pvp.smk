@@ -262,6 +262,7 @@ rule dvp_pvp_table:
 rule dvp_pvp_claims:
     input:
         **dvp_pvp_grid.claim_inputs(),
+        card=DVP_PVP_CARD,
     output:
         csv=dvp_pvp_grid.claims_path("csv"),
         md=dvp_pvp_grid.claims_path("md"),
@@ -280,4 +281,4 @@ rule dvp_pvp_claims:
         aggregates=dvp_pvp_grid.claims_aggregates_option(),
     shell:
         "python -m dpdl dvp_pvp claims --aggregates {params.aggregates} --settings {params.settings:q}"
-        " --scale {params.scale:q} --out {output.csv} {output.md} > {log} 2>&1"
+        " --scale {params.scale:q} --card {input.card} --out {output.csv} {output.md} > {log} 2>&1"

@@ -10,44 +10,58 @@ justified once below; none was chosen after seeing a result unless its justifica
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
-from itertools import pairwise
-
 import numpy as np
-import pandas as pd
 
-from dpdl.claims import IMPLEMENTATION_CHECK, MECHANISM_PROPERTY, PAPER_NUMBER, PAPER_STATEMENT, Claim
+from dpdl.claims import (
+    IMPLEMENTATION_CHECK,
+    MECHANISM_PROPERTY,
+    PAPER_NUMBER,
+    PAPER_STATEMENT,
+    Claim,
+    majority_class_error,
+)
 from dpdl.studies.dp_iadmm.aggregate import (
     Extractor,
-    MissingCells,
-    a_values,
-    at_fraction,
-    cell,
-    checkpoint,
-    epsilons,
-    final,
-    hitting_time,
     pair_cells,
-    peak_ratio,
-    time_average,
 )
-from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, STUDY, a_variant
+from dpdl.studies.dp_iadmm.extract import (
+    AUTHORS_NOISE,
+    AUTHORS_NOISE_TOLERANCE,
+    CURVE,
+    CV_EARLY,
+    CV_ZERO,
+    EXACT,
+    FEMNIST,
+    GAP_FRACTION,
+    LONG,
+    MAIN,
+    TOLERANCE_PP,
+    a_cells,
+    authors_noise,
+    below,
+    cv_checkpoints,
+    cv_to_zero,
+    epsilon_matters,
+    equal_in_epsilon,
+    error_at,
+    faster,
+    gap_at,
+    near_reference,
+    noise_above_outp,
+    noise_rises,
+    noiseless,
+    nonprivate,
+    objt_insensitive,
+    outp_best_at_1,
+    outp_noise_decays,
+    penalty,
+    rho_equal,
+    same_privacy,
+    trend_in_epsilon,
+)
+from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, STUDY, a_variant
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
-from dpdl.verdicts import Equivalence, Exact, Ordering, Outcome, Series, StatedNumber, Trend, Unidentified
-
-INF = math.inf
-MAIN = {"iterations": 20_000, "seeds": 10}  # the paper's T = 2e4 and its 10 instances (Section 4)
-FEMNIST = {**MAIN, "femnist_train_shards": 36}  # and LEAF's 5% sample as in the authors' data (Table 1)
-LONG = {"long_iterations": 1_000_000, "long_seeds": 2}  # Remark 3's T = 1e6; no seed count stated, 2 give an interval
-EXACT = {"mnist": {"iterations": 20_000}, "femnist": {"iterations": 20_000, "femnist_train_shards": 36}}
-TOLERANCE_PP = {"mnist": 2.0, "femnist": 5.0}  # note 8.8
-GAP_FRACTION = 0.25  # of the paper's gap, both ways
-CV_ZERO = 0.01  # "goes down to zero": two decades below the curve's peak
-AUTHORS_NOISE = 0.157  # the authors' ObjT MNIST log at epsilon-bar 0.05, t = 0 (note 2.1)
-AUTHORS_NOISE_TOLERANCE = 0.02  # relative
-CV_EARLY, CURVE = (0.01, 0.1), (0.1, 0.5, 1.0)  # checkpoints (fractions of T) of the curve claims
-HALVINGS = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)  # six points (chosen when trends were a rank test)
+from dpdl.verdicts import Equivalence, Exact, Ordering, Outcome, StatedNumber, Trend
 
 TOLERANCE = (
     "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is a reasonable "
@@ -79,250 +93,6 @@ FASTER = (
 )
 
 
-# ------------------------------------------------------------------------------------ extractors
-
-
-def _pct(table: pd.DataFrame, dataset: str, variant: str, epsilon: float) -> pd.Series:
-    """Each seed's testing error (%) at the last logged t."""
-    return 100 * final(cell(table, dataset, variant, epsilon))
-
-
-def _error(dataset: str, variant: str, epsilon: float):
-    return lambda table: _pct(table, dataset, variant, epsilon).to_numpy()
-
-
-def _gap(dataset: str, epsilon: float):
-    def strict(table: pd.DataFrame) -> np.ndarray:
-        outp, objt = _pct(table, dataset, "outp", epsilon), _pct(table, dataset, "objt", epsilon)
-        common = outp.index.intersection(objt.index)
-        return (outp[common] - objt[common]).to_numpy()
-
-    return strict
-
-
-def _reference(table: pd.DataFrame, dataset: str) -> float:
-    return float(_pct(table, dataset, NONPRIVATE, INF).iloc[0])
-
-
-def _nonprivate(dataset: str):
-    paper, tolerance = PAPER_NONPRIVATE_PCT[dataset], TOLERANCE_PP[dataset]
-
-    def strict(table: pd.DataFrame) -> Outcome:
-        ours = _reference(table, dataset)
-        detail = f"non-private run at t = T: {ours:.2f}% against {paper}% +- {tolerance:g} pp"
-        return Outcome(abs(ours - paper) <= tolerance, f"{ours:.4g}", detail)
-
-    return strict
-
-
-def _near_reference(dataset: str, epsilon: float):
-    def build(table):
-        reference = _reference(table, dataset)
-        yield f"ObjT at {epsilon:g} - non-private {reference:.2f}%", _pct(table, dataset, "objt", epsilon), reference
-
-    return pair_cells(build)
-
-
-def _trend_in_epsilon(dataset: str, variants: Iterable[str]):
-    def strict(table: pd.DataFrame) -> list[Series]:
-        found = []
-        for name in variants:
-            grid = epsilons(table, dataset, name)
-            if len(grid) < 2:
-                raise MissingCells(f"{dataset} {name}: one epsilon-bar, no trend")
-            found.append(Series(name, grid, [_pct(table, dataset, name, e).to_numpy() for e in grid]))
-        return found
-
-    return strict
-
-
-def _noise(table, variant, epsilon) -> pd.Series:
-    return time_average(cell(table, "mnist", variant, epsilon, "noise_magnitude"))
-
-
-def _noise_rises(table):
-    for name in BASE_ALGORITHMS:
-        for small, large in pairwise(epsilons(table, "mnist", name)):
-            yield f"{name}: epsilon-bar {large:g} below {small:g}", *(_noise(table, name, e) for e in (large, small))
-
-
-def _noise_above_outp(table):
-    for e in epsilons(table, "mnist", "outp"):
-        for name in ("objp", "objt"):
-            yield f"OutP below {name} at {e:g}", _noise(table, "outp", e), _noise(table, name, e)
-
-
-def _below(dataset: str, pairs: Iterable[tuple[str, str]], only: Callable | None = None):
-    """Final testing error of ``low`` below ``high`` at each epsilon-bar of ``low`` (or of ``only``)."""
-
-    def build(table):
-        for low, high in pairs:
-            for e in only(table) if only else epsilons(table, dataset, low):
-                yield f"{low} below {high} at {e:g}", _pct(table, dataset, low, e), _pct(table, dataset, high, e)
-
-    return pair_cells(build)
-
-
-def _faster(dataset: str, pairs: Iterable[tuple[str, str]]):
-    """The iteration each seed first reaches the common level: ``fast`` before ``slow`` (see FASTER)."""
-
-    def build(table):
-        for fast, slow in pairs:
-            for e in epsilons(table, dataset, fast):
-                curves = cell(table, dataset, fast, e), cell(table, dataset, slow, e)
-                level = max(final(rows).mean() for rows in curves) + TOLERANCE_PP[dataset] / 100
-                name = f"{fast} before {slow} at {e:g} (level {100 * level:.2f}%)"
-                yield name, hitting_time(curves[0], level), hitting_time(curves[1], level)
-
-    return pair_cells(build)
-
-
-def _equal_in_epsilon(table):
-    grid = epsilons(table, "femnist", "objp")
-    for e in grid[:-1]:
-        yield f"ObjP at {e:g} vs {grid[-1]:g}", *(_pct(table, "femnist", "objp", x) for x in (e, grid[-1]))
-
-
-def _rho_settings(table: pd.DataFrame, dataset: str) -> list[str]:
-    names = table.loc[(table["dataset"] == dataset) & table["variant"].str.match(r"^outp_(plus|rho)"), "variant"]
-    return sorted(names.unique())
-
-
-def _rho_equal(dataset: str):
-    def build(table):
-        for e in epsilons(table, dataset, "outp"):
-            for name in _rho_settings(table, dataset):
-                yield f"{name} vs rho-hat at {e:g}", _pct(table, dataset, name, e), _pct(table, dataset, "outp", e)
-
-    return pair_cells(build)
-
-
-def _epsilon_matters(table):
-    for dataset in ("mnist", "femnist"):
-        for name in ["outp", *_rho_settings(table, dataset)]:
-            grid = epsilons(table, dataset, name)
-            if len(grid) > 1:
-                low, high = _pct(table, dataset, name, grid[-1]), _pct(table, dataset, name, grid[0])
-                yield f"{dataset} {name}: {grid[-1]:g} below {grid[0]:g}", low, high
-
-
-def _cv(table, variant, epsilon) -> pd.DataFrame:
-    return cell(table, "mnist", variant, epsilon, "cv_sum")
-
-
-def _cv_to_zero(table):
-    for name in ("outp", "outp_plus", "objp", "objt"):
-        for e in epsilons(table, "mnist", name):
-            yield f"{name} at {e:g}: final / peak CV", peak_ratio(_cv(table, name, e)), CV_ZERO
-
-
-def _cv_checkpoints(low_high: Iterable[tuple[str, str]], fractions: Iterable[float]):
-    def build(table):
-        for low, high in low_high:
-            for e in epsilons(table, "mnist", low):
-                curves = _cv(table, low, e), _cv(table, high, e)
-                for t, f in {checkpoint(curves[0]["iteration"], f): f for f in fractions}.items():
-                    yield f"CV {low} below {high} at {e:g}, t = {t}", *(at_fraction(c, f) for c in curves)
-
-    return pair_cells(build)
-
-
-def _tied_in_a(table: pd.DataFrame, algorithm: str) -> str | None:
-    """Unidentified when every seed's error is the same at every a (the error does not depend on a)."""
-    for e in epsilons(table, "femnist", algorithm):
-        errors = pd.concat([_pct(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1)
-        if errors.shape[1] < 2 or not (errors.nunique(axis=1) == 1).all():
-            return None
-    return f"{algorithm}'s testing error is the same at every a for every seed: it does not depend on a"
-
-
-def _outp_best_at_1(table):
-    tied = _tied_in_a(table, "outp")
-    if tied:
-        return Unidentified(tied)
-    return pair_cells(_a_cells(lambda a: ("outp", a_variant("outp", a)), lambda a: a != 1))(table)
-
-
-def _a_cells(sides: Callable[[float], tuple[str, str]], which: Callable[[float], bool]):
-    def build(table):
-        for a in filter(which, a_values(table)):
-            low, high = sides(a)
-            for e in epsilons(table, "femnist", low):
-                yield f"{low} below {high} at {e:g}", _pct(table, "femnist", low, e), _pct(table, "femnist", high, e)
-
-    return build
-
-
-def _a_range(table, algorithm: str, e: float) -> pd.Series:
-    errors = pd.concat([_pct(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1)
-    if errors.shape[1] < 2:
-        raise MissingCells("one value of a: no range")
-    return errors.max(axis=1) - errors.min(axis=1)
-
-
-def _objt_insensitive(table):
-    for e in epsilons(table, "femnist", "objt"):
-        yield f"range over a: ObjT below ObjP at {e:g}", _a_range(table, "objt", e), _a_range(table, "objp", e)
-
-
-def _noiseless(dataset: str):
-    def strict(table: pd.DataFrame) -> Outcome:
-        objp, outp = (cell(table, dataset, f"nonprivate_{name}", INF) for name in ("objp", "outp"))
-        gaps = {}
-        for f in CURVE:
-            t = checkpoint(objp["iteration"], f)
-            gaps[t] = 100 * abs(float(at_fraction(objp, f).iloc[0]) - float(at_fraction(outp, f).iloc[0]))
-        worst = max(gaps.values())
-        detail = "|ObjP - OutP| without noise (pp): " + ", ".join(f"t = {t}: {g:.2f}" for t, g in gaps.items())
-        return Outcome(worst <= TOLERANCE_PP[dataset], f"{worst:.4g}", detail)
-
-    return strict
-
-
-def _penalty(table: pd.DataFrame) -> Outcome:
-    from dpdl.privacy.dp_iadmm import PENALTY_MAX
-
-    rho = table[table["metric"] == "rho"]
-    if rho.empty:
-        raise MissingCells("no rho trace in this table")
-    steps = rho.sort_values("iteration").groupby(["variant", "epsilon", "seed"])["value"].diff().dropna()
-    holds = bool((steps >= 0).all() and (rho["value"] <= PENALTY_MAX).all())
-    detail = f"{len(rho)} logged rho^t; smallest step {steps.min():.3g}; largest rho {rho['value'].max():.4g}"
-    return Outcome(holds, f"max {rho['value'].max():.4g}", detail)
-
-
-def _same_privacy(table: pd.DataFrame) -> Outcome:
-    pld = table[(table["metric"] == "eps_composed_pld") & np.isfinite(table["epsilon"])]
-    composed = pld.groupby(["epsilon", "variant"])["value"].mean().unstack()
-    if composed.empty or not {"objt", "outp"} <= set(composed.columns):
-        raise MissingCells("ObjT or OutP is not in this grid")
-    both = sorted(set(epsilons(table, "mnist", "objt")) & set(epsilons(table, "mnist", "outp")))
-    if not both:
-        raise MissingCells("ObjT and OutP share no epsilon-bar in this grid")
-    composed = composed.loc[both]  # the epsilon-bars both ran at (a narrowed grid may have one at others)
-    holds = bool(composed[["objt", "outp"]].notna().all().all())
-    detail = "per-iteration epsilon-bar is each run's input; composed epsilon (PLD, delta 1e-6) over T: " + "; ".join(
-        f"{e:g}: ObjT {row['objt']:.4g}, OutP {row['outp']:.4g}" for e, row in composed.iterrows()
-    )
-    return Outcome(holds, "same per-iteration epsilon-bar", detail)
-
-
-def _authors_noise(table: pd.DataFrame) -> np.ndarray:
-    rows = cell(table, "mnist", "objt", 0.05, "noise_magnitude")
-    return rows[rows["iteration"] == rows["iteration"].min()]["value"].to_numpy()
-
-
-def _outp_noise_decays(table: pd.DataFrame) -> list[Series]:
-    found = []
-    for e in epsilons(table, "mnist", "outp"):
-        rows = cell(table, "mnist", "outp", e, "noise_magnitude")
-        points = sorted({checkpoint(rows["iteration"], f): f for f in HALVINGS}.items())
-        found.append(
-            Series(f"OutP at {e:g}", [t for t, _ in points], [at_fraction(rows, f).to_numpy() for _, f in points])
-        )
-    return found
-
-
 # ----------------------------------------------------------------------------------------- claims
 
 _EMPTY = {StatedNumber: np.array([]), Exact: Outcome(False, "", "a cell of this claim is not in this grid")}
@@ -341,14 +111,15 @@ def _number(cid, where, aggregate, dataset, variant, epsilon, paper, needs) -> C
         StatedNumber(paper, TOLERANCE_PP[dataset]),
         f"{TOLERANCE}. Our 95% interval over seeds must lie inside it",
     )
-    return _claim(cid, where, statement, PAPER_NUMBER, form, why, aggregate, _error(dataset, variant, epsilon), needs)
+    return _claim(cid, where, statement, PAPER_NUMBER, form, why, aggregate, error_at(dataset, variant, epsilon), needs,
+                  reference=majority_class_error(f"dataset_{dataset}", percent=True))  # fmt: skip
 
 
 def _gap_claim(cid, where, aggregate, dataset, epsilon, paper, needs) -> Claim:
     statement = f"{dataset.upper()}: ObjT improves on OutP by {paper:.2f} pp at epsilon-bar {epsilon:g}"
     form = StatedNumber(paper, GAP_FRACTION, relative=True)
     # the gap re-reads the runs of the stated OutP (and ObjT) numbers: listed beside them, not counted again
-    return _claim(cid, where, statement, PAPER_NUMBER, form, GAP, aggregate, _gap(dataset, epsilon), needs,
+    return _claim(cid, where, statement, PAPER_NUMBER, form, GAP, aggregate, gap_at(dataset, epsilon), needs,
                   same_runs_as=f"{STUDY}.{cid.replace('gap', 'outp')}")  # fmt: skip
 
 
@@ -356,8 +127,9 @@ def _reference_claim(dataset: str, where: str) -> Claim:
     paper = PAPER_NONPRIVATE_PCT[dataset]
     statement = f"{dataset.upper()}: a nonprivate algorithm's testing error is {paper}%"
     why, aggregate = f"{DETERMINISTIC}; tolerance: {TOLERANCE}. {REFERENCE}", FIG2[dataset]
-    return _claim(f"{dataset}_nonprivate", where, statement, PAPER_NUMBER, Exact(), why, aggregate,
-                  _nonprivate(dataset), EXACT[dataset], paper)  # fmt: skip
+    majority = majority_class_error(f"dataset_{dataset}", percent=True)
+    return _claim(f"{dataset}_nonprivate", where, statement, PAPER_NUMBER, Exact(), why, aggregate, nonprivate(dataset),
+                  EXACT[dataset], paper, reference=majority)  # fmt: skip
 
 
 S4, R3, FIG2 = "Section 4", "Remark 3", {"mnist": "fig2a", "femnist": "fig2b"}
@@ -385,113 +157,113 @@ CLAIMS: list[Claim] = [
              "50% and 100% of T", PAPER_STATEMENT, Exact(), f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp)"
              f"; 'equivalent' means the same algorithm, so the margin is the tolerance at which we tell one testing "
              f"error from another ({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to "
-             "fail: different eta, gradient scaling and update order)", "noiseless", _noiseless(d), EXACT[d])
+             "fail: different eta, gradient scaling and update order)", "noiseless", noiseless(d), EXACT[d])
       for d in ("mnist", "femnist")),
     _claim("mnist_objt_eps5_near_nonprivate", FIG2A, "MNIST: ObjT at epsilon-bar 5 (7.84%) is close to the "
            "nonprivate algorithm (7.42%)", PAPER_STATEMENT, Equivalence(TOLERANCE_PP["mnist"]),
            f"{CLOSE}; the non-private run is deterministic and enters as a constant. {REFERENCE}", "fig2a",
-           _near_reference("mnist", 5.0), MAIN, same_runs_as=f"{STUDY}.mnist_nonprivate"),
+           near_reference("mnist", 5.0), MAIN, same_runs_as=f"{STUDY}.mnist_nonprivate"),
     _claim("mnist_objt_eps1_accurate", f"{S4}, Fig. 1 text", "MNIST: 'ObjT provides an accurate solution even when "
            "epsilon-bar = 1' (the reason Fig. 1 leaves out 3 and 5): within the tolerance of the nonprivate error",
            PAPER_STATEMENT, Equivalence(TOLERANCE_PP["mnist"]), f"'accurate' read like 'close to' above: {CLOSE}. "
-           f"{REFERENCE}", "fig2a", _near_reference("mnist", 1.0), MAIN),
+           f"{REFERENCE}", "fig2a", near_reference("mnist", 1.0), MAIN),
     _claim("femnist_objt_eps5_near_nonprivate", FIG2B, "FEMNIST: ObjT at epsilon-bar 5 (36.29%) is close to the "
            "nonprivate algorithm (35.25%)", PAPER_STATEMENT, Equivalence(TOLERANCE_PP["femnist"]),
            f"{CLOSE}; the non-private run enters as a constant. {REFERENCE}", "fig2b",
-           _near_reference("femnist", 5.0), FEMNIST, same_runs_as=f"{STUDY}.femnist_nonprivate"),
+           near_reference("femnist", 5.0), FEMNIST, same_runs_as=f"{STUDY}.femnist_nonprivate"),
     _claim("fig1_noise_rises", f"{S4}, Fig. 1 top", "MNIST: the average noise magnitudes of all algorithms increase "
            "as epsilon-bar decreases", MECHANISM_PROPERTY, Ordering(), f"per seed the time average of Fig. 1's noise "
            f"magnitude; each step down the epsilon-bar grid is a cell ({ORDER}); three grid points are too few for "
-           "Kendall's exact p", "fig1", pair_cells(_noise_rises), MAIN),
+           "Kendall's exact p", "fig1", pair_cells(noise_rises), MAIN),
     _claim("fig1_noise_above_outp", f"{S4}, Fig. 1 top; conclusion ('our algorithm requires larger noises')",
            "MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and ObjP are greater than OutP's",
            PAPER_STATEMENT, Ordering(), f"time-averaged noise magnitude per seed; {ORDER}", "fig1",
-           pair_cells(_noise_above_outp), MAIN),
+           pair_cells(noise_above_outp), MAIN),
     _claim("fig1_error_below_outp", f"{S4}, Fig. 1 bottom", "MNIST: the testing errors of ObjT and ObjP are less "
            "than OutP's", PAPER_STATEMENT, Ordering(), f"testing error at t = T per seed; {ORDER}", "fig1",
-           _below("mnist", [("objp", "outp"), ("objt", "outp")]), MAIN),
+           below("mnist", [("objp", "outp"), ("objt", "outp")]), MAIN),
     _claim("fig1_objt_least", f"{S4}, FEMNIST results ('similar to the result from Figure 1')", "MNIST: ObjT "
            "produces the least testing error", PAPER_STATEMENT, Ordering(), f"testing error at t = T; {ORDER}",
-           "fig1", _below("mnist", [("objt", "objp"), ("objt", "outp")]), MAIN),
+           "fig1", below("mnist", [("objt", "objp"), ("objt", "outp")]), MAIN),
     _claim("fig1_converges_faster", f"{S4}, Fig. 1; abstract ('converges faster than the existing algorithm')",
            "MNIST: the solutions of ObjT and ObjP converge faster than OutP's", PAPER_STATEMENT, Ordering(),
-           f"{FASTER}; {ORDER}", "fig1", _faster("mnist", [("objt", "outp"), ("objp", "outp")]), MAIN),
+           f"{FASTER}; {ORDER}", "fig1", faster("mnist", [("objt", "outp"), ("objp", "outp")]), MAIN),
     _claim("fig2a_monotone", FIG2A, "MNIST: as epsilon-bar decreases the testing errors of all algorithms increase",
            MECHANISM_PROPERTY, Trend("decreasing"), "error at T against the epsilon-bar grid per algorithm; the change "
            "needs no minimum (the engine's default: any increase within seeds)", "fig2a",
-           _trend_in_epsilon("mnist", BASE_ALGORITHMS), MAIN),
+           trend_in_epsilon("mnist", BASE_ALGORITHMS), MAIN),
     _claim("fig2b_monotone", FIG2B, "FEMNIST: as epsilon-bar decreases the testing errors of ObjT and OutP increase",
            MECHANISM_PROPERTY, Trend("decreasing"), "as fig2a_monotone; ObjP is left out because the same section says "
-           "its effect is not significant (fig2b_objp_flat)", "fig2b", _trend_in_epsilon("femnist", ("objt", "outp")),
+           "its effect is not significant (fig2b_objp_flat)", "fig2b", trend_in_epsilon("femnist", ("objt", "outp")),
            FEMNIST),
     _claim("fig2b_objp_flat", f"{S4}, FEMNIST results (Fig. 3 text, Fig. 2b blue line)", "FEMNIST: the effect of "
            "epsilon-bar on the testing error of ObjP is not significant", PAPER_STATEMENT,
            Equivalence(TOLERANCE_PP["femnist"]), "each epsilon-bar against the largest; 'not significant' read as "
            "within the FEMNIST tolerance of one testing error (note 8.8), a TOST margin", "fig2b",
-           pair_cells(_equal_in_epsilon), FEMNIST),
+           pair_cells(equal_in_epsilon), FEMNIST),
     _claim("remark3_ours_below_outp", R3, "MNIST, T = 1e6: 'the results demonstrate the outperformance of our "
            "algorithms': ObjT and ObjP below OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "remark3",
-           _below("mnist", [("objt", "outp"), ("objp", "outp")]), LONG),
+           below("mnist", [("objt", "outp"), ("objp", "outp")]), LONG),
     _claim("fig3_objt_least", f"{S4}, Fig. 3", "FEMNIST: ObjT produces the least testing error", PAPER_STATEMENT,
-           Ordering(), f"error at T; {ORDER}", "fig3", _below("femnist", [("objt", "objp"), ("objt", "outp")]),
+           Ordering(), f"error at T; {ORDER}", "fig3", below("femnist", [("objt", "objp"), ("objt", "outp")]),
            FEMNIST),
     _claim("fig3_objt_fastest", f"{S4}, Fig. 3", "FEMNIST: ObjT converges fastest", PAPER_STATEMENT, Ordering(),
-           f"{FASTER}; {ORDER}", "fig3", _faster("femnist", [("objt", "objp"), ("objt", "outp")]), FEMNIST),
+           f"{FASTER}; {ORDER}", "fig3", faster("femnist", [("objt", "objp"), ("objt", "outp")]), FEMNIST),
     _claim("fig3_objp_vs_outp_eps1", f"{S4}, Fig. 3", "FEMNIST, epsilon-bar = 1: the testing error of ObjP is "
            "greater than that of OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig3",
-           _below("femnist", [("outp", "objp")], lambda table: [1.0]), FEMNIST),
+           below("femnist", [("outp", "objp")], lambda table: [1.0]), FEMNIST),
     # ---- Appendix A.9-A.11
     *(_claim(f"fig4_{d}_rho_insensitive", "A.9, Fig. 4", f"{d.upper()}: the performance of OutP is not greatly "
              "affected by the choice of rho", PAPER_STATEMENT, Equivalence(TOLERANCE_PP[d]), "each rho setting "
              "against rho-hat at T; 'not greatly affected' read as within the dataset's tolerance of one testing "
-             "error (note 8.8), a TOST margin", "fig4", _rho_equal(d), FEMNIST)
+             "error (note 8.8), a TOST margin", "fig4", rho_equal(d), FEMNIST)
       for d in ("mnist", "femnist")),
     _claim("fig4_outp_eps_sensitive", "A.9, Fig. 4", "OutP's performance is affected by epsilon-bar: its error is "
            "lower at the largest epsilon-bar than at the smallest, for every rho", MECHANISM_PROPERTY, Ordering(),
-           f"error at T; {ORDER}", "fig4", pair_cells(_epsilon_matters), FEMNIST),
+           f"error at T; {ORDER}", "fig4", pair_cells(epsilon_matters), FEMNIST),
     _claim("fig5_cv_to_zero", "A.10, Fig. 5; Remark 3 ('feasible')", "MNIST: the consensus violation of all "
            "algorithms goes down to zero", MECHANISM_PROPERTY, Ordering(), f"per seed the final CV over its peak must "
            f"be below {CV_ZERO:.0%}: 'zero' on Fig. 5's log axis read as two decades below the peak (one-sided, "
-           f"fixed before any CV was seen); {ORDER}", "fig5", pair_cells(_cv_to_zero), LONG),
+           f"fixed before any CV was seen); {ORDER}", "fig5", pair_cells(cv_to_zero), LONG),
     _claim("fig5_outp_cv_fastest", "A.10, Fig. 5", "MNIST: the CV of OutP drops quickly compared with ours",
            PAPER_STATEMENT, Ordering(), f"OutP's CV below ObjP's and ObjT's at 1% and 10% of T ('quickly'); {ORDER}",
-           "fig5", _cv_checkpoints([("outp", "objp"), ("outp", "objt")], CV_EARLY), LONG),
+           "fig5", cv_checkpoints([("outp", "objp"), ("outp", "objt")], CV_EARLY), LONG),
     _claim("fig5_outp_plus_cv_larger", "A.10, Fig. 5 top", "MNIST: the CV of OutP+ is larger than that of ObjP and "
            "ObjT", PAPER_STATEMENT, Ordering(), f"CV at 10%, 50% and 100% of T; {ORDER}", "fig5",
-           _cv_checkpoints([("objp", "outp_plus"), ("objt", "outp_plus")], CURVE), LONG),
+           cv_checkpoints([("objp", "outp_plus"), ("objt", "outp_plus")], CURVE), LONG),
     _claim("fig5_ours_beat_outp_plus", "A.10, Fig. 5 bottom", "MNIST: our algorithms still outperform OutP+",
            PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig5",
-           _below("mnist", [("objp", "outp_plus"), ("objt", "outp_plus")]), LONG),
+           below("mnist", [("objp", "outp_plus"), ("objt", "outp_plus")]), LONG),
     _claim("fig6_outp_best_at_1", "A.11, Fig. 6", "FEMNIST: OutP with a = 1 (as in [10]) produces the best "
            "performance", PAPER_STATEMENT, Ordering(), f"OutP at a = 1 below OutP at each other a, error at T; "
-           f"{ORDER}; not identifiable if OutP's error does not depend on a", "fig6", _outp_best_at_1, FEMNIST),
+           f"{ORDER}; not identifiable if OutP's error does not depend on a", "fig6", outp_best_at_1, FEMNIST),
     _claim("fig6_objp_improves", "A.11, Fig. 6", "FEMNIST: the testing errors of ObjP with a in {100, 1000} are "
            "less than those of OutP with a = 1", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig6",
-           pair_cells(_a_cells(lambda a: (a_variant("objp", a), "outp"), lambda a: a >= 100)), FEMNIST),
+           pair_cells(a_cells(lambda a: (a_variant("objp", a), "outp"), lambda a: a >= 100)), FEMNIST),
     _claim("fig6_objp_beats_objt_some", "A.11, Fig. 6", "FEMNIST: 'even for some cases, ObjP outperforms ObjT' "
            "(a in {100, 1000})", PAPER_STATEMENT, Ordering(required_fraction=0.1), "'some cases' read as at least "
            "one (a, epsilon-bar) cell; 10% of the paper's 6 cells rounds up to one; one-sided t", "fig6",
-           pair_cells(_a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
+           pair_cells(a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
            FEMNIST),
     _claim("fig6_objt_insensitive", "A.11, Fig. 6", "FEMNIST: the testing errors of ObjT vary less with a than "
            "those of ObjP", PAPER_STATEMENT, Ordering(), f"per seed index the range over a of the error at T; "
-           f"ObjT's below ObjP's; {ORDER}", "fig6", pair_cells(_objt_insensitive), FEMNIST),
+           f"ObjT's below ObjP's; {ORDER}", "fig6", pair_cells(objt_insensitive), FEMNIST),
     # ---- implementation checks: hold by construction or come from the note, never counted as reproductions
     _claim("fig1_noise_scale", "note 2.1 (the authors' log, not the paper)", "MNIST, ObjT at epsilon-bar 0.05: the "
            "noise magnitude at the first iteration is 0.157", IMPLEMENTATION_CHECK,
            StatedNumber(AUTHORS_NOISE, AUTHORS_NOISE_TOLERANCE, relative=True), "the log prints 3 digits (+-0.3%) "
            "and the mean of |Laplace| over P J K = 78,400 draws varies by 1/sqrt(78,400) = 0.36% per seed: 2% "
            "leaves room for both, about five such spreads; needs the paper's 10 instances, not its T", "fig1",
-           _authors_noise, {"seeds": 10}),
+           authors_noise, {"seeds": 10}),
     _claim("fig1_outp_noise_decays", f"{S4} ('Gaussian mechanism with decreasing variance as in [10]')", "MNIST: "
            "OutP's noise magnitude decreases over t", IMPLEMENTATION_CHECK, Trend("decreasing"), "holds by "
            "construction (sigma is proportional to 1/(rho + 1/eta-hat), 1/eta-hat grows like sqrt(t)); six points "
-           "halving back from T, any fall within seeds", "fig1", _outp_noise_decays, MAIN),
+           "halving back from T, any fall within seeds", "fig1", outp_noise_decays, MAIN),
     _claim("penalty_nondecreasing_bounded", f"{S4}, (21)", "rho-hat^t is nondecreasing and bounded above (1e9), "
            "as Assumption 1(ii) needs", IMPLEMENTATION_CHECK, Exact(), "holds by construction of (21); checked "
-           "exactly on every logged rho^t of Fig. 5's long runs", "fig5", _penalty, LONG),
+           "exactly on every logged rho^t of Fig. 5's long runs", "fig5", penalty, LONG),
     _claim("abstract_same_privacy", "abstract ('while achieving the same level of data privacy')", "ObjT and OutP "
            "run at the same per-iteration epsilon-bar (OutP with delta-bar 1e-6)", IMPLEMENTATION_CHECK, Exact(),
            "holds by construction (epsilon-bar is an input of both); the detail shows the composed epsilon of each, "
-           "which the paper does not compare", "fig2a", _same_privacy, MAIN),
+           "which the paper does not compare", "fig2a", same_privacy, MAIN),
 ]  # fmt: skip

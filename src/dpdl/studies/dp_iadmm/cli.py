@@ -146,26 +146,29 @@ def claim_tables(paths, grid_aggregates) -> dict:
     return tables
 
 
-def judge(settings: dict, aggregates: list, femnist_card: str | Path | None):
-    """The scorecard on the per-seed tables that exist (:func:`judge_claims`); the FEMNIST card, where FEMNIST
-    could be prepared, gives the shards its runs used."""
+def judge(settings: dict, aggregates: list, cards: list):
+    """The scorecard on the per-seed tables that exist (:func:`judge_claims`) and the cards of the datasets that
+    could be prepared: their class shares (``dataset_<name>``, beside the testing errors) and, FEMNIST's, the
+    shards its runs used."""
+    from dpdl.claims import class_shares
     from dpdl.io import read_json
 
+    found = {read_json(path)["dataset"]: read_json(path) for path in cards}
     tables = claim_tables(aggregates, settings["grid_aggregates"])
-    shards = len(read_json(femnist_card)["shards_train"]) if femnist_card else 0
+    tables |= {f"dataset_{name}": class_shares(card) for name, card in found.items()}
+    shards = len(found["femnist"]["shards_train"]) if "femnist" in found else 0
     return judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
 
 
 def judge_snapshot(folder: Path, config: dict):
-    """The scorecard judged from a published snapshot: ``aggregates/`` and, if FEMNIST was built, ``cards/``."""
+    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards/``."""
     from dpdl.studies.dp_iadmm.grid import claim_settings
 
     settings = claim_settings(config)
     aggregates = [
         p for p in (folder / "aggregates" / f"{n}_seeds.csv" for n in settings["grid_aggregates"]) if p.is_file()
     ]
-    card = folder / "cards" / "femnist.json"
-    return judge(settings, aggregates, card if card.is_file() else None)
+    return judge(settings, aggregates, sorted((folder / "cards").glob("*.json")))
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
@@ -173,7 +176,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     from dpdl.io import write_table
 
     settings = parse_settings(args.settings, CLAIM_SETTING_KEYS, STUDY, MADE_BY + "claim_settings(config)")
-    card = judge(settings, args.aggregates, args.femnist_card)
+    card = judge(settings, args.aggregates, args.cards)
     title = "# Ryu & Kim (dp_iadmm): the paper's claims beside ours, judged from per-seed values"
     write_table(card, *args.out, title=title)
     return 0
@@ -220,6 +223,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     sub = step("claims", _cmd_claims, "Judge the paper's claims on the per-seed tables; write the scorecard.")
     sub.add_argument("--aggregates", nargs="*", default=[], help="per-seed CSVs (their file stem names them)")
-    sub.add_argument("--femnist-card", type=Path, nargs="?", default=None, help="the FEMNIST card (shards used)")
+    sub.add_argument("--cards", type=Path, nargs="*", default=[], help="the cards of the datasets prepared here")
     sub.add_argument("--settings", required=True, help="JSON of the dp_iadmm config section")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)

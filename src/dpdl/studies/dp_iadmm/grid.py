@@ -479,10 +479,9 @@ def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> l
     return [seeds_path(name) for name in available_aggregates(config, set(availability().buildable))]
 
 
-def femnist_card_input(availability: Callable, wildcards) -> list[str]:
-    """The FEMNIST card when FEMNIST can be prepared here (it lists the shards used)."""
-    name = f"{STUDY}/femnist"
-    return [f"data/processed/{name}.json"] if name in availability().buildable else []
+def cards_input(availability: Callable, wildcards) -> list[str]:
+    """The cards of the study's datasets that can be prepared here (class shares; FEMNIST's lists its shards)."""
+    return [f"data/processed/{STUDY}/{d}.json" for d in DATASETS if f"{STUDY}/{d}" in availability().buildable]
 
 
 def optimum_data_input(availability: Callable, wildcards) -> list[str]:

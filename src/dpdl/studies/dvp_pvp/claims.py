@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dpdl.claims import IMPLEMENTATION_CHECK, PAPER_NUMBER, PAPER_STATEMENT, Claim
+from dpdl.claims import (
+    IMPLEMENTATION_CHECK,
+    MECHANISM_PROPERTY,
+    PAPER_NUMBER,
+    PAPER_STATEMENT,
+    Claim,
+    majority_class_error,
+)
 from dpdl.studies.dvp_pvp.extract import (
     CONSTANT_NAMES,
     MEASURED_ERROR,
@@ -52,6 +59,8 @@ OSCILLATION = "per run, the loss's variation beyond its net change over the iter
 # ------------------------------------------------------------------------------ the claims
 
 _TREND = "Trend with the engine's default (no minimum change, tested within seeds): the paper gives no size"
+# A misclassification rate is read beside the error of a constant classifier (the majority class; 0.248 on Adult)
+MAJORITY = majority_class_error("dataset")
 _MEASURED = (
     "PVP's error on its own f_p(t), as the note specifies (G21: 'MER of f_p'); the reading 'released' measures "
     "it on V_p(t) = f_p(t) + noise, what PVP broadcasts (post hoc); DVP releases its f_p(t)"
@@ -146,7 +155,7 @@ CLAIMS = [
         where="J Fig. 5a / C Fig. 7; J/C Section 5 ('the accuracy of the algorithm increases as alpha becomes "
         "larger'); Assumption 6",
         statement="the final empirical risk (t = T + 1) decreases in alpha, for DVP and for PVP",
-        kind=PAPER_STATEMENT,
+        kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"{_TREND}; both mechanisms ('for both perturbations'); the final output is released by both",
         aggregate="final_risk",
@@ -158,11 +167,12 @@ CLAIMS = [
         study=STUDY,
         where="J Fig. 5b / C Fig. 8; Section 5 ('the accuracy of the algorithm increases as alpha becomes larger')",
         statement="the misclassification rate at t = 100 decreases in alpha, DVP and PVP",
-        kind=PAPER_STATEMENT,
+        kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"{_TREND}; {_MEASURED}",
         aggregate="mer",
         extract=decreasing(MEASURED_ERROR),
+        reference=MAJORITY,
         needs=FIGURE_SCALE,
     ),
     Claim(
@@ -176,6 +186,7 @@ CLAIMS = [
         justification=f"'for most of alpha': more than half of the alpha cells, one hypothesis; {_MEASURED}",
         aggregate="mer",
         extract=below(MEASURED_ERROR, "dvp", "pvp"),
+        reference=MAJORITY,
         needs=FIGURE_SCALE,
     ),
     Claim(
@@ -198,11 +209,13 @@ CLAIMS = [
         where="J Fig. 3 text ('a larger alpha leads to faster convergence'; 'Larger values of alpha yield better "
         "convergence for both perturbations') / C Fig. 4",
         statement="the loss along the iterations (mean over t = 1..T) decreases in alpha, for DVP and for PVP",
-        kind=PAPER_STATEMENT,
+        kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"{_TREND}. 'Faster/better convergence' read as a lower area under the loss-vs-t curve "
-        "(C-bar(t) on f_p(t), the paper's definition); on the main alpha grid, because Kendall's test on the "
-        "figure's 4 alphas cannot reach p < 0.025 (Holm over 2 series)",
+        "(C-bar(t) on f_p(t), the paper's definition): a level, not a speed, so a mechanism property (less noise, "
+        "lower loss), not counted with the substantive claims; a speed (iterations to reach a level) needs every "
+        "iteration's per-seed loss, which the aggregates do not store. On the main alpha grid (chosen when the "
+        "trend was a pooled rank test that the figure's 4 alphas could not pass)",
         aggregate="final_risk",
         extract=decreasing("loss_mean"),
         needs=FIGURE_SCALE,
@@ -346,6 +359,7 @@ CLAIMS += [
         f"iterations'), which no run checks; {_MEASURED}",
         aggregate="mer",
         extract=below(MEASURED_ERROR, "dvp", "pvp"),
+        reference=MAJORITY,
         needs=FIGURE_SCALE,
     ),
 ]

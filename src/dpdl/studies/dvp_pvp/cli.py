@@ -142,7 +142,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
     values = grid.parse_section_settings(args.settings)
     scale = parse_json_object(args.scale, "--scale")
-    card = judge(values, scale, parse_named_paths(args.aggregates))
+    card = judge(values, scale, parse_named_paths(args.aggregates), args.card)
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], claims.scorecard_markdown(card))
     for row in card.itertuples():
@@ -150,20 +150,21 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def judge(values: dict, scale: dict, aggregates: dict[str, str | Path]):
-    """The scorecard of the claims on the per-seed tables by name (a missing file: None)."""
+def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: str | Path | None = None):
+    """The scorecard of the claims on the per-seed tables by name (a missing file: None) and Adult's card."""
     from dpdl.claims import scorecard
+    from dpdl.io import read_json
 
     read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
-    return scorecard(
-        claims.CLAIMS, extract.claim_tables(read, values["pvp_error_of"]), scale=scale, switches=grid.switches(values)
-    )
+    found = read_json(card) if card is not None and Path(card).is_file() else None
+    tables = extract.claim_tables(read, values["pvp_error_of"], found)
+    return scorecard(claims.CLAIMS, tables, scale=scale, switches=grid.switches(values))
 
 
 def judge_snapshot(folder: Path, config: dict):
     """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
     tables = {name: folder / "aggregates" / Path(path).name for name, path in grid.claim_inputs().items()}
-    return judge(grid.settings(config), grid.claim_scale(config), tables)
+    return judge(grid.settings(config), grid.claim_scale(config), tables, folder / "cards" / "adult.json")
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -218,4 +219,5 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV", help="the per-seed tables")
     sub.add_argument("--settings", required=True, help=settings_help)
     sub.add_argument("--scale", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.claim_scale(config)")
+    sub.add_argument("--card", default=None, help="the prepared Adult's card (its class balance, shown beside errors)")
     sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))

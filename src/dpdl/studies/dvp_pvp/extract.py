@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from dpdl.claims import pairs, trend_series
+from dpdl.claims import class_shares, pairs, trend_series
 from dpdl.studies.dvp_pvp.aggregate import RHO_TIE_RTOL, oscillation
 from dpdl.studies.dvp_pvp.grid import PRIVATE
 from dpdl.verdicts import Outcome, Pair, Unidentified
@@ -25,17 +25,19 @@ ERROR_OF = {"local": "mer", "released": "mer_released"}  # pvp_error_of -> the M
 
 
 def claim_tables(
-    tables: Mapping[str, pd.DataFrame | None], pvp_error_of: str = "local"
+    tables: Mapping[str, pd.DataFrame | None], pvp_error_of: str = "local", card: Mapping | None = None
 ) -> dict[str, pd.DataFrame | None]:
     """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one (None if either is).
 
     The MER table gains the metric :data:`MEASURED_ERROR`: the rows of ``mer`` (every node's own
     f_p, G21) or, with ``pvp_error_of = "released"``, of ``mer_released`` (PVP's broadcast V_p; DVP
-    releases its f_p, so its rows are the same under both).
+    releases its f_p, so its rows are the same under both). ``dataset`` holds the class shares of the
+    prepared Adult (its ``card``; None without one).
     """
     both = [tables.get("tradeoff_dvp"), tables.get("tradeoff_pvp")]
     combined = None if any(t is None for t in both) else pd.concat(both, ignore_index=True)
     found = {**tables, "tradeoff": combined}
+    found["dataset"] = None if card is None else class_shares(card)
     mer = tables.get("mer")
     if mer is not None:
         measured = mer[mer["metric"] == ERROR_OF[pvp_error_of]].assign(metric=MEASURED_ERROR)
