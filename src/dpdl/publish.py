@@ -218,6 +218,9 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     manifests = published_studies(out)
     if not manifests:
         raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
+    judged_by = code_version()  # the snapshot and the README it rewrites are its outputs, not its code
+    outputs = (f"{out.as_posix().rstrip('/')}/", *([readme.as_posix()] if readme is not None else []))
+    judged_by["modified_files"] = [f for f in judged_by["modified_files"] if not f[3:].startswith(outputs)]
     for study, manifest in manifests.items():
         folder = out / study
         sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
@@ -250,7 +253,7 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
         order = [r.name for r in declared]
         manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
         manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
-        manifest["judged"] = code_version()
+        manifest["judged"] = judged_by
         manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
         write_json(folder / MANIFEST, manifest)
     write_merged(out)
