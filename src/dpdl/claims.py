@@ -82,11 +82,14 @@ class Reference:
 
     label: str
     aggregate: str
-    compute: Callable[[pd.DataFrame], float]
+    compute: Callable[[pd.DataFrame], float | str]
 
     def shown(self, tables: Mapping[str, pd.DataFrame | None]) -> str:
         table = tables.get(self.aggregate)
-        return "" if table is None else f"{self.label}: {self.compute(table):.4g}"
+        if table is None:
+            return ""
+        value = self.compute(table)
+        return f"{self.label}: {value:.4g}" if isinstance(value, float) else f"{self.label}: {value}"
 
 
 def class_shares(card: Mapping) -> pd.DataFrame:

@@ -71,7 +71,17 @@ def test_package_has_the_study_shape_and_imports_flow_one_way() -> None:
     assert set(MODULES) <= modules <= set(MODULES) | set(OPTIONAL_MODULES)
     assert set(package.__all__) == {"STUDY", "CLAIMS", "targets", "runs", "add_commands", "judge_snapshot"}
     assert all(len((PACKAGE / f"{m}.py").read_text().splitlines()) <= 500 for m in modules)
-    layer = {"grid": 0, "run": 1, "tune": 1, "aggregate": 2, "tables": 3, "figures": 3, "extract": 3, "claims": 4, "cli": 5}
+    layer = {
+        "grid": 0,
+        "run": 1,
+        "tune": 1,
+        "aggregate": 2,
+        "tables": 3,
+        "figures": 3,
+        "extract": 3,
+        "claims": 4,
+        "cli": 5,
+    }
     for module in modules:
         for imported in _package_imports(module):
             assert layer[imported] < layer[module] or (module, imported) == ("tune", "run"), (module, imported)

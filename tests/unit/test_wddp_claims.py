@@ -360,3 +360,14 @@ def test_much_better_leaves_out_the_even_split_and_needs_a_percentage_point() ->
     cells = claim.extract(good["runs"])
     assert not any("split=u=1 " in c.name for c in cells) and any("split=random" in c.name for c in cells)
     assert len(cells) == 2 * (len(CLIENTS) * len(EPSILONS) + 3 * (len(UNEVENNESS) - 1))
+
+
+def test_every_accuracy_claim_shows_the_majority_class_accuracy_beside_it() -> None:
+    """A test accuracy is read against a constant classifier's: the majority class's share, from the cards."""
+    cards = [{"dataset": "kdd", "rows": 70000, "class_balance": {"0": 0.2, "1": 0.8}}]
+    tables = aggregate.claim_tables({}, cards)
+    with_reference = {c.id for c in claims.CLAIMS if c.reference is not None}
+    assert {c.id for c in claims.CLAIMS if "accuracy" in c.id} <= with_reference
+    assert not any("_gap" in i and "accuracy" not in i for i in with_reference)
+    reference = next(c for c in claims.CLAIMS if c.id == "wddp.equal_at_u1_accuracy").reference
+    assert reference.shown(tables) == "majority-class accuracy: kdd 0.8"

@@ -174,7 +174,8 @@ def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -
     """The claims' inputs from the per-seed tables (figure id -> table) and the dataset cards.
 
     ``versus_epsilon`` and ``versus_unevenness`` stack the figures of each experiment, ``runs``
-    stacks both, ``nonprivate_<dataset>`` holds theta*'s row, ``datasets`` the cards' sizes; a
+    stacks both, ``nonprivate_<dataset>`` holds theta*'s row, ``datasets`` the cards' sizes and majority-class
+    shares; a
     table is None (its claims: data unavailable) when nothing was built for it.
     """
     grouped: dict[str, list[pd.DataFrame]] = {"versus_epsilon": [], "versus_unevenness": []}
@@ -187,7 +188,14 @@ def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -
         rows = [f[(f["algorithm"] == NONPRIVATE) & (f["dataset"] == dataset)] for f in every]
         rows = [r for r in rows if not r.empty]
         tables[f"nonprivate_{dataset}"] = pd.concat(rows, ignore_index=True) if rows else None
-    sizes = [{"dataset": card["dataset"], "rows": card["rows"]} for card in cards]
+    sizes = [
+        {
+            "dataset": card["dataset"],
+            "rows": card["rows"],
+            "majority": max(card.get("class_balance", {}).values(), default=None),
+        }
+        for card in cards
+    ]
     tables["datasets"] = pd.DataFrame(sizes) if sizes else None
     return tables
 
