@@ -51,7 +51,6 @@ from dpdl.judgement import (  # noqa: F401  (the verdict words and Judgement are
     decide,
     fmt,
     one_sided_need,
-    required_cells,
     share_text,
 )
 from dpdl.seed_statistics import (
@@ -268,6 +267,28 @@ def _shared_seeds(series: Series) -> np.ndarray | None:
     return matrix if len(matrix) >= 2 else None
 
 
+def _trend_cell(name: str, change: Difference, margin: float, p_rank: tuple, rank_need: tuple, line: str) -> Cell:
+    """One series of a trend claim from its rank test (p-values rising and falling, and the seeds at which
+    each reaches a level) and its end-to-end ``change`` against ``margin``: for the claim both must hold;
+    against it either (each at half the level)."""
+    p_rise, p_fall = p_rank
+    need_rise, need_fall = rank_need
+    p_change = change.p_greater(margin)
+    p_for = math.nan if math.isnan(p_change) else (p_change if math.isnan(p_rise) else max(p_rise, p_change))
+    against = [p for p in (p_fall, change.p_less(margin)) if not math.isnan(p)]
+    p_against = min(1.0, 2 * min(against)) if against else math.nan
+
+    def need_for(level: float) -> int | None:
+        needs = [need_rise(level), one_sided_need(change, change.mean - margin, level)]
+        return None if None in needs else max(needs)
+
+    def need_against(level: float) -> int | None:
+        needs = (need_fall(level / 2), one_sided_need(change, margin - change.mean, level / 2))
+        return min((s for s in needs if s), default=None)
+
+    return Cell(name, change, p_for, p_against, need_for, need_against, line)
+
+
 @dataclass(frozen=True)
 class Trend:
     """Each series falls (or rises) along its grid, in at least ``required_fraction`` of the series.
@@ -334,12 +355,6 @@ class Trend:
         taus = [stats.kendalltau(np.arange(points), row).statistic for row in z] if points >= 3 else []
         median_tau = float(np.median(taus)) if taus else math.nan
         monotone = int(np.sum(np.all(np.diff(z, axis=1) > 0, axis=1)))
-        p_change = change.p_greater(margin)
-        p_for = p_change if math.isnan(p_rise) else max(p_rise, p_change)
-        against = [
-            p for p in (p_fall, change.p_less(margin) if margin > 0 else change.p_less(0.0)) if not math.isnan(p)
-        ]
-        p_against = min(1.0, 2 * min(against)) if against else math.nan
         ci = change.interval
         line = (
             f"{name}: within {n} seeds, Page p {fmt(p_rise)}, median per-seed tau {fmt(median_tau)}, "
@@ -350,15 +365,9 @@ class Trend:
         def page_need(l_value: float, level: float) -> int | None:
             return 0 if math.isnan(l_value) else seeds_for_page(l_value, points, level)
 
-        def need_for(level: float) -> int | None:
-            needs = [page_need(mean_l, level), one_sided_need(change, change.mean - margin, level)]
-            return None if None in needs else max(needs)
-
-        def need_against(level: float) -> int | None:
-            needs = (page_need(mean_l_fall, level / 2), one_sided_need(change, margin - change.mean, level / 2))
-            return min((s for s in needs if s), default=None)
-
-        return Cell(name, change, p_for, p_against, need_for, need_against, line)
+        return _trend_cell(
+            name, change, margin, (p_rise, p_fall), (partial(page_need, mean_l), partial(page_need, mean_l_fall)), line
+        )
 
     def _pooled(self, series: Series, sign: float, margin: float, first, last) -> Cell:
         """Seeds not shared over the grid: Kendall's tau pooled over seeds and a Welch end-to-end change."""
@@ -372,10 +381,6 @@ class Trend:
         else:
             tau, p_rise, p_fall = math.nan, math.nan, math.nan
         change = _difference(sign * np.asarray(first, float), sign * np.asarray(last, float), False)
-        p_change = change.p_greater(margin)
-        p_for = math.nan if math.isnan(p_change) else (p_change if math.isnan(p_rise) else max(p_rise, p_change))
-        against = [p for p in (p_fall, change.p_less(margin)) if not math.isnan(p)]
-        p_against = min(1.0, 2 * min(against)) if against else math.nan
         ci = change.interval
         line = (
             f"{series.name}: pooled tau {fmt(tau)} as claimed (p {fmt(p_rise)}), change {fmt(change.mean)} "
@@ -387,15 +392,9 @@ class Trend:
                 return 0
             return seeds_for_kendall(abs(tau), len(kept), level) if p < 0.5 else None
 
-        def need_for(level: float) -> int | None:
-            needs = [tau_need(p_rise, level), one_sided_need(change, change.mean - margin, level)]
-            return None if None in needs else max(needs)
-
-        def need_against(level: float) -> int | None:
-            needs = (tau_need(p_fall, level / 2), one_sided_need(change, margin - change.mean, level / 2))
-            return min((s for s in needs if s), default=None)
-
-        return Cell(series.name, change, p_for, p_against, need_for, need_against, line)
+        return _trend_cell(
+            series.name, change, margin, (p_rise, p_fall), (partial(tau_need, p_rise), partial(tau_need, p_fall)), line
+        )
 
     def judge(self, series: Sequence[Series]) -> Judgement:
         if not series:
