@@ -22,6 +22,7 @@ include: "workflow/rules/dp_iadmm.smk"
 include: "workflow/rules/dzoa.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/readings.smk"
+include: "workflow/rules/audit.smk"
 
 
 # Everything the config asks for whose raw data can be obtained here; skipped items are

@@ -10,7 +10,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.runs import load_schema, schema_errors, validate_run
-from dpdl.summary import scorecard_path
+from dpdl.summary import registered_claim_ids, scorecard_path
 
 log = logging.getLogger("dpdl")
 
@@ -94,11 +94,10 @@ def scorecard_problems(path: Path) -> list[str]:
     import pandas as pd
 
     from dpdl.claims import SCORECARD_COLUMNS
-    from dpdl.studies import ALL, study_module
     from dpdl.verdicts import VERDICTS
 
     card = pd.read_csv(path, dtype=str, keep_default_na=False)
-    registered = [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    registered = registered_claim_ids()
     problems = []
     if list(card.get("id", [])) != registered:
         missing = sorted(set(registered) - set(card.get("id", [])))

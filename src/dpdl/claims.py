@@ -27,7 +27,8 @@ PAPER_STATEMENT = "paper statement"  # the paper says this of its methods (a com
 MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any working calibrated mechanism does it
 # (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
 IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
-KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK)
+PRIVACY_CLAIM = "privacy claim"  # the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
+KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM)
 SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
 HEADLINE_KINDS = (*SUBSTANTIVE_KINDS, MECHANISM_PROPERTY)  # the paper's own claims, shown and counted by kind
 

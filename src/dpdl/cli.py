@@ -83,13 +83,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv"
     )
     sub.add_argument("--readings", type=Path, default=None, help="results/readings.csv, to add under which readings")
+    sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, results/audit/<study>.csv")
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
+
+    sub = command("audit", cmd_audit, "Audit a study's privacy claims: runs on neighbouring data -> eps lower bounds.")
+    sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
+    sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (>= 20)")
+    sub.add_argument("--seed", type=int, default=0, help="the audit's seed (default 0)")
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = command(
         "privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config."
     )
     sub.add_argument("--config", required=True, help="the workflow's validated config, as a JSON object")
     sub.add_argument("--buildable", nargs="*", default=[], help="prepared datasets that can be built here")
+    sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, for the eps_LB column")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = command("status", cmd_status, "Summarize the runs a config needs: finished, left, and CPU time left.")
@@ -142,6 +150,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--rejudge",
         action="store_true",
         help="judge every claim again from the snapshot alone (its per-seed tables and manifests), no build needed",
+    )
+    sub.add_argument(
+        "--audit",
+        action="store_true",
+        help="publish only the studies' audits (results/audit/<study>.*) into <study>/audit/",
     )
     sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
@@ -233,11 +246,39 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}"
         )
-    card = merge_scorecards(args.studies, scorecards, readings=args.readings)
+    card = merge_scorecards(args.studies, scorecards, readings=args.readings, audits=_audits(args.audits))
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], scorecard_markdown(card))
     write_text(args.out[2], scorecard_html(card))
     log.info("scorecard: %d claims, %s", len(card), card["verdict"].value_counts().to_dict())
+    return 0
+
+
+def _audits(paths: list[Path]) -> dict:
+    """``results/audit/<study>.csv`` paths -> study -> audit table (a clear error for a wrong name)."""
+    from dpdl.audit_report import read_audit
+    from dpdl.studies import ALL
+
+    unknown = sorted({path.stem for path in paths} - set(ALL))
+    if unknown:
+        raise ConfigError(f"--audits: unknown studies {unknown} (audit tables are results/audit/<study>.csv)")
+    return {path.stem: read_audit(path) for path in paths}
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Write one study's audit table (CSV, Markdown)."""
+    from dpdl.audit_report import audit_markdown, audit_study
+    from dpdl.io import write_text
+    from dpdl.studies import ALL
+
+    if args.study not in ALL:
+        raise ConfigError(f"--study: unknown {args.study!r}; expected one of {ALL}")
+    if args.runs < 20 or args.seed < 0:
+        raise ConfigError(f"--runs must be >= 20 and --seed >= 0, got {args.runs} and {args.seed}")
+    table = audit_study(args.study, args.runs, args.seed)
+    write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))
+    write_text(args.out[1], audit_markdown(args.study, table))
+    log.info("audit %s: %d cells x scores, %d refute a claim", args.study, len(table), int(table["refutes"].sum()))
     return 0
 
 
@@ -278,14 +319,18 @@ def cmd_readings(args: argparse.Namespace) -> int:
 
 def cmd_privacy_table(args: argparse.Namespace) -> int:
     """Write the privacy table of every run of the config."""
+    from dpdl.audit_report import privacy_with_audit
     from dpdl.config import parse_json_object
     from dpdl.io import write_table
     from dpdl.summary import privacy_table
     from dpdl.targets import study_runs
 
     runs = study_runs(parse_json_object(args.config, "--config"), set(args.buildable))
-    title = "# Privacy: per iteration as the paper states it, composed over the run (RDP, PLD) at delta"
-    write_table(privacy_table(runs), *args.out, title=title)
+    title = (
+        "# Privacy: per iteration as the paper states it, composed over the run (RDP, PLD) at delta, and the\n"
+        "audit's 95% lower bound eps_LB for the audited iterations (`audit_cells`, results/audit/)"
+    )
+    write_table(privacy_with_audit(privacy_table(runs), _audits(args.audits)), *args.out, title=title)
     return 0
 
 
@@ -376,11 +421,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
-    from dpdl.publish import publish, rejudge
+    from dpdl.publish import publish, publish_audits, rejudge
     from dpdl.studies import ALL
 
     if args.rejudge:
-        if args.configfile is not None or args.studies is not None:
+        if args.configfile is not None or args.studies is not None or args.audit:
             raise ConfigError(
                 "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
             )
@@ -392,8 +437,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
     unknown = sorted(set(args.studies) - set(ALL))
     if unknown:
         raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")
-    publish(args.studies, args.configfile, args.out, args.readme)
-    log.info("published %s into %s", ", ".join(args.studies), args.out)
+    if args.audit:
+        publish_audits(args.studies, args.configfile, args.out, args.readme)
+    else:
+        publish(args.studies, args.configfile, args.out, args.readme)
+    log.info("published %s%s into %s", ", ".join(args.studies), " (audits)" if args.audit else "", args.out)
     return 0
 
 

@@ -29,6 +29,8 @@ BOUND_FAILS = "paper's bound does not hold"
 PREMISE_FAILS = "numbers reproduced, premise not met"
 NOT_AT_SCALE = "not run at this scale"
 UNAVAILABLE = "data unavailable"
+REFUTED = "privacy claim refuted by experiment"  # an audit's eps_LB above the claimed epsilon
+NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim, never prove it
 VERDICTS = (
     REPRODUCED,
     NOT_REPRODUCED,
@@ -38,6 +40,8 @@ VERDICTS = (
     PREMISE_FAILS,
     NOT_AT_SCALE,
     UNAVAILABLE,
+    REFUTED,
+    NOT_REFUTED,
 )
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpdl.audit_report import audit_path, privacy_with_audit, read_audit
 from dpdl.claims import MECHANISM_PROPERTY, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
@@ -52,6 +53,7 @@ MANIFEST = "MANIFEST.json"
 RESULTS = "RESULTS.md"
 README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
 README_END = "<!-- results: end -->"
+AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 
@@ -174,6 +176,8 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
             outputs[f"readings/{name}.csv"] = path
             for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
                 outputs[f"readings/{name}/aggregates/{table.name}"] = table
+    for ext in ("csv", "md") if Path(audit_path(study, "csv")).is_file() else ():
+        outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
     folder = out / study
     if folder.exists():
@@ -196,6 +200,45 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
     }
     write_json(folder / MANIFEST, manifest)
     return manifest
+
+
+def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+    """Copy each study's audit (``results/audit/<study>.*``) into ``out/<study>/audit/``, leaving the rest.
+
+    The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
+    ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
+    study's privacy claims. The study must be published already.
+    """
+    from dpdl.config import load_config
+
+    config = load_config(configfile)
+    for study in studies:
+        folder = out / study
+        if not (folder / MANIFEST).is_file():
+            raise DpdlError(f"{study}: not published in {out}; publish the study before its audit")
+        sources = {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md")}
+        missing = [str(p) for p in sources.values() if not p.is_file()]
+        if missing:
+            raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
+        for name, source in sources.items():
+            with atomic_path(folder / name) as tmp:
+                shutil.copyfile(source, tmp)
+        audit = read_audit(folder / AUDIT_TABLE)
+        privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
+        write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
+        manifest = read_json(folder / MANIFEST)
+        manifest["audit"] = {
+            "code": code_version(),
+            "configfile": configfile.as_posix(),
+            "config": config["audit"],
+            "cpu_seconds": round(float(audit["cpu_s"].sum()), 1),
+        }
+        names = {*manifest["files"], *sources}
+        manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+        write_json(folder / MANIFEST, manifest)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
 def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
@@ -298,7 +341,10 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         (study, name): engine for study, m in manifests.items() for name, engine in m.get("reading_engines", {}).items()
     }
     table, summary, readings_csv = judged_readings(cards, baselines, engines)
-    card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests})
+    audits = {
+        study: read_audit(out / study / AUDIT_TABLE) for study in manifests if (out / study / AUDIT_TABLE).is_file()
+    }
+    card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests}, audits=audits)
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     return {
         "readings.csv": readings_csv,

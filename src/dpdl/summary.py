@@ -20,16 +20,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpdl.audit_report import audit_module, privacy_claim_rows
 from dpdl.claims import (
     HEADLINE_KINDS,
     IMPLEMENTATION_CHECK,
     MECHANISM_PROPERTY,
+    PRIVACY_CLAIM,
     SCORECARD_COLUMNS,
     SUBSTANTIVE_KINDS,
     scorecard,
 )
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
+from dpdl.judgement import NOT_REFUTED, REFUTED
 from dpdl.runs import package_versions, read_run
 from dpdl.studies import ALL, study_module
 from dpdl.verdicts import (
@@ -82,6 +85,8 @@ VERDICT_COLOURS = {
     PREMISE_FAILS: "#f2dcc0",
     NOT_AT_SCALE: "#e8e8e8",
     UNAVAILABLE: "#fbe9c6",
+    REFUTED: "#e8a39a",
+    NOT_REFUTED: "#e6eef5",
 }
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
@@ -118,16 +123,26 @@ def summary_table(name: str, ext: str) -> str:
     return f"results/tables/{name}.{ext}"
 
 
+def registered_claim_ids() -> list[str]:
+    """Every registered claim in scorecard order: each study's claims, then its privacy claims."""
+    return [claim.id for study in ALL for claim in (*study_module(study).CLAIMS, *audit_module(study).PRIVACY_CLAIMS)]
+
+
 def merge_scorecards(
-    enabled: Iterable[str], study_scorecards: Mapping[str, str | Path], readings: str | Path | None = None
+    enabled: Iterable[str],
+    study_scorecards: Mapping[str, str | Path],
+    readings: str | Path | None = None,
+    audits: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """One row per registered claim of every study, in study order.
+    """One row per registered claim of every study, in study order, each study's privacy claims last.
 
     ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
     could not build its data (verdict ``data unavailable``), a study the config leaves out gets
     ``not run at this scale``. ``readings`` (``results/readings.csv``) adds, per claim, under how
-    many of its study's readings it holds.
+    many of its study's readings it holds. ``audits`` maps a study to its audit table, which
+    judges its privacy claims (:func:`dpdl.audit_report.privacy_claim_rows`; not built without one).
     """
+    audits = audits or {}
     enabled = set(enabled)
     frames = []
     for study in ALL:
@@ -139,11 +154,13 @@ def merge_scorecards(
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
+        frames.append(privacy_claim_rows(study, audits.get(study), *([] if study in enabled else [NOT_ENABLED])))
     card = pd.concat(frames, ignore_index=True)
     card["readings"] = NO_READINGS
     if readings is not None:
         found = pd.read_csv(readings, dtype=str, keep_default_na=False).drop_duplicates("id").set_index("id")
         card["readings"] = card["id"].map(found["readings"]).fillna(NO_READINGS)
+    card.loc[card["kind"] == PRIVACY_CLAIM, "readings"] = ""  # an audited cell names its own switches
     return card
 
 
@@ -228,6 +245,9 @@ def headline_counts(card: pd.DataFrame) -> str:
         + "\nMechanism properties (statements any working calibrated mechanism satisfies: the error falls as\n"
         "the budget grows, the iterates converge), counted apart:\n\n"
         + markdown_table(verdict_counts(counted(card, (MECHANISM_PROPERTY,))))
+        + "\nPrivacy claims (each paper's (epsilon, delta)-DP guarantee), tested by the empirical audit, which can\n"
+        "refute a claim but never prove one (`results/audit/`):\n\n"
+        + markdown_table(verdict_counts(counted(card, (PRIVACY_CLAIM,))))
     )
 
 
@@ -241,6 +261,8 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
         + headline_counts(card)
         + "\n## The papers' claims\n\n"
         + markdown_table(headline(shown)[SCORECARD_SHOWN])
+        + "\n## The papers' privacy claims, tested by the audit\n\n"
+        + markdown_table(shown[shown["kind"] == PRIVACY_CLAIM][SCORECARD_SHOWN])
         + "\n## Implementation checks (not reproductions, not counted above)\n\n"
         + markdown_table(checks[SCORECARD_SHOWN])
         + "\nSwitch settings, scale and the detail of each row: `results/claims.csv`.\n"
@@ -280,8 +302,10 @@ def scorecard_html(card: pd.DataFrame) -> str:
     return (
         f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
         f"<p>{len(counted(card))} substantive claims of four papers counted, and "
-        f"{len(counted(card, (MECHANISM_PROPERTY,)))} mechanism properties apart ({len(card) - len(headline(card))} "
-        f"implementation checks and {len(headline(card)) - len(counted(card, HEADLINE_KINDS))} claims re-reading "
+        f"{len(counted(card, (MECHANISM_PROPERTY,)))} mechanism properties and "
+        f"{len(counted(card, (PRIVACY_CLAIM,)))} privacy claims apart "
+        f"({int((card['kind'] == IMPLEMENTATION_CHECK).sum())} implementation checks and "
+        f"{len(headline(card)) - len(counted(card, HEADLINE_KINDS))} claims re-reading "
         f"another's runs are listed, not counted). Verdicts: {legend}</p>"
         + table(verdict_counts(counted(card)), None)
         + table(_shown(card)[SCORECARD_LANDING], "verdict")

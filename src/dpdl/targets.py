@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from dpdl.audit_report import audit_path
 from dpdl.data.availability import FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options, prepared_names
@@ -88,7 +89,13 @@ def summary_targets(config: dict) -> list[str]:
     """The cross-study outputs: the merged scorecard, the privacy and provenance tables (and the readings)."""
     paths = [scorecard_path(ext) for ext in ("csv", "md", "html")]
     paths += [readings_path(ext) for ext in TABLE_EXTENSIONS] if config["readings"] else []
+    paths += audit_tables(config, TABLE_EXTENSIONS) if config["audit"]["enabled"] else []
     return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
+
+
+def audit_tables(config: dict, extensions=("csv",)) -> list[str]:
+    """The audit tables of the studies ``config`` enables (the audit needs no dataset: its data are generated)."""
+    return [audit_path(study, ext) for study in ALL if study in config["studies"] for ext in extensions]
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:

@@ -8,8 +8,9 @@ import pandas as pd
 import pytest
 from test_runs import provenance, trace
 
+from dpdl.audit_report import NOT_BUILT
 from dpdl.check import scorecard_problems
-from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, scorecard
+from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, scorecard
 from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.io import write_json
@@ -21,6 +22,7 @@ from dpdl.summary import (
     merge_scorecards,
     privacy_table,
     provenance_table,
+    registered_claim_ids,
     scorecard_html,
     scorecard_markdown,
     status,
@@ -42,7 +44,11 @@ def judged(study: str, verdict: str, tmp_path: Path) -> Path:
 
 def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_judged(tmp_path: Path) -> None:
     card = merge_scorecards(["dzoa", "wddp"], {"dzoa": judged("dzoa", REPRODUCED, tmp_path)})
-    assert list(card["id"]) == [claim.id for study in ALL for claim in study_module(study).CLAIMS]
+    assert list(card["id"]) == registered_claim_ids()
+    assert registered_claim_ids()[: len(study_module(ALL[0]).CLAIMS)] == [c.id for c in study_module(ALL[0]).CLAIMS]
+    privacy = card[card["kind"] == PRIVACY_CLAIM]  # no audit table given: not built, or not enabled
+    assert set(privacy["verdict"]) == {NOT_AT_SCALE} and set(privacy["detail"]) == {NOT_BUILT, NOT_ENABLED}
+    card = card[card["kind"] != PRIVACY_CLAIM]
     by_study = card.groupby("study")["verdict"].agg(set)
     assert by_study["dzoa"] == {REPRODUCED}
     assert by_study["wddp"] == {UNAVAILABLE}  # enabled, but no scorecard: its data could not be built

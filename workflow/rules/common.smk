@@ -6,6 +6,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from dpdl import audit_report as dpdl_audit
 from dpdl import readings as dpdl_readings
 from dpdl import summary, targets
 from dpdl.config import validate_config
@@ -91,11 +92,34 @@ def get_study_scorecards(wildcards):
 
 
 def get_study_scorecard_inputs(wildcards):
-    """The per-study scorecards, and the readings table when the config asks for readings."""
+    """The per-study scorecards, the readings table when the config asks for readings, and the
+    audit tables when it enables the audit."""
     inputs = {"claims": get_study_scorecards(wildcards)}
     if config["readings"]:
         inputs["readings"] = dpdl_readings.readings_path("csv")
-    return inputs
+    return {**inputs, **get_enabled_audits(wildcards)}
+
+
+def get_enabled_audits(wildcards):
+    """``{"audits": [...]}`` when the config enables the audit, else nothing (an optional input)."""
+    return (
+        {"audits": targets.audit_tables(config)} if config["audit"]["enabled"] else {}
+    )
+
+
+def get_privacy_inputs(wildcards):
+    """The run artifacts of the privacy table, and the audit tables when the audit is enabled."""
+    return {"runs": get_study_runs(wildcards), **get_enabled_audits(wildcards)}
+
+
+def get_audit_option(wildcards, input):
+    """The ``--audits`` option of a step given the audit tables, or nothing."""
+    return f"--audits {input.audits}" if "audits" in input.keys() else ""
+
+
+def get_all_audits(wildcards):
+    """Every enabled study's audit tables (``snakemake audit``, whatever ``audit.enabled`` says)."""
+    return targets.audit_tables(config, ("csv", "md"))
 
 
 def get_reading_scorecards(wildcards):

@@ -28,15 +28,17 @@ rule summary_scorecard:
         readings=lambda wildcards, input: (
             f"--readings {input.readings}" if "readings" in input.keys() else ""
         ),
+        audits=get_audit_option,
     shell:
         "python -m dpdl scorecard --studies {params.studies} --claims {input.claims} {params.readings}"
+        " {params.audits}"
         " --out {output.csv} {output.md} {output.html} > {log} 2>&1"
 
 
 # Privacy per iteration as each paper states it, and composed over every run (RDP, PLD).
 rule summary_privacy:
     input:
-        get_study_runs,
+        unpack(get_privacy_inputs),
     output:
         csv=report(
             summary.summary_table("privacy", "csv"),
@@ -56,9 +58,10 @@ rule summary_privacy:
     params:
         config=json.dumps(config, sort_keys=True),
         buildable=get_buildable,
+        audits=get_audit_option,
     shell:
         "python -m dpdl privacy-table --config {params.config:q} --buildable {params.buildable}"
-        " --out {output.csv} {output.md} > {log} 2>&1"
+        " {params.audits} --out {output.csv} {output.md} > {log} 2>&1"
 
 
 # The hashes of every raw file and prepared dataset, and the versions of the packages.

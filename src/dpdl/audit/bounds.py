@@ -126,7 +126,8 @@ def gaussian_dp_delta(mu: float, epsilon: float) -> float:
     """delta(eps) of mu-Gaussian DP (Dong, Roth & Su 2022, Corollary 2.13)."""
     if mu <= 0:
         return 0.0
-    return float(stats.norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * stats.norm.cdf(-epsilon / mu - mu / 2))
+    tail = math.exp(epsilon + float(stats.norm.logcdf(-epsilon / mu - mu / 2)))  # e^eps Phi(.), in logs: no overflow
+    return float(stats.norm.cdf(-epsilon / mu + mu / 2)) - tail
 
 
 def gaussian_dp_epsilon(mu: float, delta: float) -> float:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
-MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli")  # every study package has these
+MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study package has these
 OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these, under these names only
 
 

@@ -1,0 +1,231 @@
+"""The audit stage: every study's audited cells, their epsilon lower bounds, and the privacy claims' verdicts.
+
+A study declares its privacy claims and audited cells in ``dpdl.studies.<study>.audit``
+(:mod:`dpdl.audit.cells`). :func:`audit_study` runs each cell ``runs`` times per side, scores what
+the paper's threat model releases, and turns the scores into a lower bound eps_LB
+(:mod:`dpdl.audit.bounds`). A claim tested by m (cell, score) pairs is refuted when one of them
+gives eps_LB above the claimed epsilon, each bound at confidence 1 - 0.05 / m (Bonferroni), so the
+claim is wrongly refuted with probability at most 5%. Otherwise the audit reports eps_LB beside
+the claimed and the accountant's epsilon, as a measure of how tight the claim could be: an audit
+can refute a privacy claim, never prove one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pandas as pd
+
+from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit
+from dpdl.audit.cells import WHITE_BOX
+from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
+from dpdl.errors import ArtifactError
+from dpdl.io import markdown_table
+from dpdl.judgement import NOT_AT_SCALE, NOT_REFUTED, REFUTED
+
+CONFIDENCE = 0.95  # the issue's and the field's level (Jagielski et al. 2020 report 95% bounds)
+NOT_BUILT = "audit not built (set audit.enabled: true, or run `snakemake audit`)"
+AUDIT_COLUMNS = [
+    "claim",
+    "cell",
+    "algorithm",
+    "switches",
+    "score",
+    "iterations",
+    "runs",
+    "claimed_epsilon",
+    "delta",
+    "accountant_epsilon",
+    "eps_lb",
+    "ceiling",
+    "confidence",
+    "threshold",
+    "tpr",
+    "fpr",
+    "refutes",
+    "above_accountant",
+    "gdp_mu",
+    "eps_gdp",
+    "eps_gdp_low",
+    "released",
+    "canary",
+    "score_reads",
+    "cpu_s",
+]
+AUDIT_SHOWN = [
+    "claim",
+    "cell",
+    "score",
+    "runs",
+    "claimed_epsilon",
+    "accountant_epsilon",
+    "eps_lb",
+    "ceiling",
+    "tpr",
+    "fpr",
+    "refutes",
+    "eps_gdp",
+]
+
+
+def audit_path(study: str, ext: str) -> str:
+    """Path of one study's audit table (``csv`` or ``md``)."""
+    return f"results/audit/{study}.{ext}"
+
+
+def audit_module(study: str) -> ModuleType:
+    """``dpdl.studies.<study>.audit``: the study's privacy claims, audited cells and scores."""
+    return importlib.import_module(f"dpdl.studies.{study}.audit")
+
+
+def _cell_seed(seed: int, index: int) -> int:
+    """One independent seed per cell, derived from the audit's seed (a run is a function of both)."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def audit_study(study: str, runs: int, seed: int) -> pd.DataFrame:
+    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and what it rests on."""
+    module = audit_module(study)
+    measured = []
+    for index, cell in enumerate(module.AUDIT_CELLS):
+        start = time.process_time()
+        scores = module.audit_scores(cell, runs, _cell_seed(seed, index))
+        seconds = time.process_time() - start
+        measured.extend((cell, kind, samples, seconds / len(scores)) for kind, samples in scores.items())
+    tests = {claim.id: sum(1 for cell, *_ in measured if cell.claim == claim.id) for claim in module.PRIVACY_CLAIMS}
+    rows = []
+    for cell, kind, samples, seconds in measured:
+        confidence = 1 - (1 - CONFIDENCE) / tests[cell.claim]
+        bound = epsilon_lower_bound(samples, cell.delta, confidence)
+        fit = (
+            gaussian_dp_fit(samples, cell.delta, CONFIDENCE) if kind == WHITE_BOX and cell.noise == "gaussian" else None
+        )
+        accountant = math.nan if cell.accountant_epsilon is None else cell.accountant_epsilon
+        rows.append(
+            {
+                "claim": cell.claim,
+                "cell": cell.name,
+                "algorithm": cell.algorithm,
+                "switches": json.dumps(dict(cell.switches), sort_keys=True),
+                "score": kind,
+                "iterations": cell.iterations,
+                "runs": runs,
+                "claimed_epsilon": cell.claimed_epsilon,
+                "delta": cell.delta,
+                "accountant_epsilon": accountant,
+                "eps_lb": bound.epsilon,
+                "ceiling": bound.ceiling,
+                "confidence": confidence,
+                "threshold": bound.threshold,
+                "tpr": bound.tpr,
+                "fpr": bound.fpr,
+                "refutes": bool(bound.epsilon > cell.claimed_epsilon),
+                "above_accountant": bool(bound.epsilon > accountant),
+                "gdp_mu": math.nan if fit is None else fit.mu,
+                "eps_gdp": math.nan if fit is None else fit.epsilon,
+                "eps_gdp_low": math.nan if fit is None else fit.epsilon_low,
+                "released": cell.released,
+                "canary": cell.canary,
+                "score_reads": samples.what,
+                "cpu_s": round(seconds, 3),
+            }
+        )
+    return pd.DataFrame(rows, columns=AUDIT_COLUMNS)
+
+
+def read_audit(path: str | Path) -> pd.DataFrame:
+    """An audit table written by :func:`audit_study`, checked for its columns."""
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, pd.errors.ParserError) as err:
+        raise ArtifactError(f"{path}: cannot read the audit table ({err})") from err
+    if list(frame.columns) != AUDIT_COLUMNS:
+        raise ArtifactError(f"{path}: not an audit table (columns differ); rebuild it with `snakemake audit`")
+    return frame
+
+
+def audit_markdown(study: str, table: pd.DataFrame) -> str:
+    """The audit table as Markdown, with how to read it."""
+    return (
+        f"# Privacy audit: {study}\n\n"
+        "Each cell ran `runs` times on each of two neighbouring datasets; the threshold was chosen on the\n"
+        "first half of the runs and the rates counted on the second. `eps_lb` is the Clopper-Pearson lower\n"
+        "bound on epsilon at `confidence` (Bonferroni over the claim's cells and scores); `ceiling` is the\n"
+        "largest bound these runs could give. `refutes`: eps_lb above the claimed epsilon. `eps_gdp` is a\n"
+        "Gaussian-DP fit to the white-box scores (an estimate, not a bound).\n\n"
+        + markdown_table(table[AUDIT_SHOWN].map(lambda v: f"{v:.3g}" if isinstance(v, float) else v))
+        + "\nWhat each cell releases, its canary and what each score reads: the CSV beside this file.\n"
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT_BUILT) -> pd.DataFrame:
+    """The scorecard rows of ``study``'s privacy claims, judged from its audit table (or not built)."""
+    rows = []
+    for claim in audit_module(study).PRIVACY_CLAIMS:
+        own = None if table is None else table[table["claim"] == claim.id]
+        row = dict.fromkeys(SCORECARD_COLUMNS, "")
+        row.update(
+            id=claim.id,
+            study=study,
+            kind=PRIVACY_CLAIM,
+            form="audit",
+            where=claim.where,
+            statement=claim.statement,
+            tolerance="refuted when eps_LB > the claimed epsilon (an audit cannot prove a claim)",
+            justification="DP bounds every test's TPR by e^eps FPR + delta (Kairouz et al. 2015)",
+            verdict=NOT_AT_SCALE,
+            detail=detail,
+        )
+        if own is not None and len(own):
+            deciding = own.loc[(own["eps_lb"] - own["claimed_epsilon"]).idxmax()]
+            refuting = own[own["refutes"]]
+            row.update(
+                paper_value=", ".join(sorted({f"eps {_number(e)}" for e in own["claimed_epsilon"]})),
+                our_value=f"eps_LB {_number(deciding['eps_lb'])} (ceiling {_number(deciding['ceiling'])})",
+                effect=_number(deciding["eps_lb"]),
+                ci_low=_number(deciding["eps_lb"]),
+                test=f"Clopper-Pearson eps_LB at {deciding['confidence']:.4g} (Bonferroni over {len(own)})",
+                n_seeds=int(own["runs"].max()),
+                verdict=REFUTED if len(refuting) else NOT_REFUTED,
+                cells_for=len(refuting),
+                cells_against=len(own) - len(refuting),
+                deciding_cell=f"{deciding['cell']} ({deciding['score']})",
+                detail=f"claimed eps {_number(deciding['claimed_epsilon'])}, accountant "
+                f"{_number(deciding['accountant_epsilon'])}, TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}",
+                switches=deciding["switches"],
+                scale=json.dumps({"audit_runs": int(own["runs"].max())}),
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
+
+
+def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The privacy table with each row's eps_LB: the largest over the audited cells of its study and
+    algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none)."""
+    table = privacy.copy()
+    lower, cells = [], []
+    for _, row in table.iterrows():
+        audit = audits.get(row["study"])
+        claimed = row["eps_per_iteration"] if pd.notna(row["eps_per_iteration"]) else row["epsilon"]
+        match = (
+            None
+            if audit is None
+            else audit[(audit["algorithm"] == row["algorithm"]) & np.isclose(audit["claimed_epsilon"], claimed)]
+        )
+        found = match is not None and len(match) > 0
+        lower.append(match["eps_lb"].max() if found else math.nan)
+        cells.append(";".join(sorted(set(match["cell"]))) if found else "")
+    table["audit_eps_lb"] = lower
+    table["audit_cells"] = cells
+    return table

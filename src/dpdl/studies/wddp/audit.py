@@ -1,0 +1,283 @@
+"""wddp's privacy audit: WD-DP's whole short run, per round and one shot, on neighbouring datasets.
+
+Theorem 1 (Section 3) states one (epsilon, delta) for the whole of Algorithm 1 (T rounds), so each
+cell runs all T rounds of a short run (T = ``ITERATIONS``) and compares with that total. Threat
+model: a trusted server aggregates; Algorithm 1 returns theta^(c) and Definition 1 bounds the
+distribution of that output. Under ``per_round`` aggregation (gap A1, what the proof's eq. (4)
+analyses) the server also broadcasts the common model theta_t^(c) to the parties every round, so
+the noisy aggregates M_t of eq. (4) are released and the proof composes them over the T rounds;
+under ``one_shot`` (Algorithm 1 as printed) the local models go to the trusted server only and
+theta^(c) is all that is released.
+
+Scores: the black box reads the released theta^(c) only: its coordinate against the canary's
+gradient change at the known start. The white box is the log-likelihood ratio of what is
+released given the declared sigma: per round, the sum over t of the Gaussian LLR of
+M_t = (theta_t - theta_{t+1}) / eta under N(grad L_D(theta_t), sigma^2 I) against
+N(grad L_D'(theta_t), sigma^2 I) (eqs. (4), (7)), exact given the history; one shot, the LLR of
+theta^(c) under N(mean_D, s^2 I) against N(mean_D', s^2 I), mean the noiseless run and
+s = eta sigma sqrt(T sum_j (n_j/n)^2) the declared per-party noise carried through the average
+(linearised: exact where the gradients are constant along the run).
+
+Everything runs through the study's code: ``run.partition`` (two groups, u = 1: equal sizes),
+``run.noise_std`` and ``run.privacy_events`` with the config defaults
+(``workflow/schemas/wddp.schema.yaml``), and ``run.descend``, which dispatches to
+``per_round_descent`` or ``one_shot_descent`` as the run step does. Section and gap numbers refer
+to ``notes/wddp.md``; equation numbers are the paper's (arXiv 1910.10308 v2).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import yaml
+from scipy.special import expit
+
+from dpdl import privacy
+from dpdl.algorithms import wddp as algo
+from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.studies.wddp import grid
+from dpdl.studies.wddp import run as study_run
+
+SCHEMA = Path(__file__).resolve().parents[4] / "workflow" / "schemas" / "wddp.schema.yaml"
+AUDIT_DATASET = "audit"  # the dataset name the run step's seed streams are keyed by
+N_ROWS, FEATURES = 128, 5  # n records (divisible by every m of the grid), p features
+ITERATIONS = 10  # T of the audited run (the paper's 1000 would cost 100x for the same mu)
+STEP_SIZE = 0.1  # eta, from the paper's grid; privacy does not depend on it
+CANARY_PARTY = 0  # the party holding the canary (its shard's first row)
+DATA_SEED = 0  # the synthetic data and the study's partition / theta_0 streams
+START_NORM = 100.0  # R: ||theta_0 - init|| for the "mirrored" canary
+CANARY_LOGIT = 8.0  # x . theta_0 of the mirrored canary (h = 0.9997: its gradient saturates)
+CLAIM = f"{grid.STUDY}.privacy.wddp"
+
+PRIVACY_CLAIMS = (
+    PrivacyClaim(
+        CLAIM,
+        grid.STUDY,
+        "Theorem 1, eq. (3), Section 3 'Differential Privacy' (proof: eqs. (4)-(7)); the text has no page numbers",
+        "'In Algorithm 1, for epsilon, delta >= 0, if l(theta, x, y) is G-Lipschitz over theta and sigma^2 = c G^2 T "
+        "ln(1/delta) / (n^2 epsilon^2) (3), it is (epsilon, delta)-DP for some constant c': one (epsilon, delta) for "
+        "the whole T-round run, n the total number of records, whatever m and the n_j",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class _Spec:
+    aggregation: str  # the study's A1 switch: "per_round" or "one_shot"
+    clients: int  # m, equal sizes n / m
+    epsilon: float  # the run's total epsilon (Theorem 1)
+    canary: str  # "mirrored" or "flipped"
+
+
+_CANARIES = {
+    "mirrored": "party {party}'s first record: on D, x_a = cos(phi) e_2 + sin(phi) e_1 with label 0; on D', its mirror "
+    "image x_b = cos(phi) e_2 - sin(phi) e_1 with label 1 (both unit norm), from the start theta_0 = {R:g} e_1 + "
+    "the study's N(0, init_std^2 I) draw with R sin(phi) = {logit:g}: both gradients saturate, so one record changes "
+    "the aggregate gradient by nearly 2G/n = the declared sensitivity, at every round",
+    "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 on D' (flipped), "
+    "from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient moves by exactly ||x||/n = G/n "
+    "at every theta, half the declared 2G/n",
+}
+_RELEASED = {
+    "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the noisy aggregates M_t of "
+    "eq. (4) the proof composes); black box: the returned theta^(c) = theta_T alone",
+    "one_shot": "theta^(c) = sum_j (n_j/n) theta_T^(j), the model Algorithm 1 returns (local models go only to the "
+    "trusted server); white box linearised (module docstring)",
+}
+
+
+def _spec_name(spec: _Spec) -> str:
+    return f"wddp_{spec.aggregation}_m{spec.clients}_eps{spec.epsilon:g}_T{ITERATIONS}_{spec.canary}"
+
+
+@functools.cache
+def _schema_defaults() -> dict:
+    properties = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))["properties"]
+    values = {key: spec["default"] for key, spec in properties.items() if "default" in spec}
+    values["tuning"] = {key: spec["default"] for key, spec in properties["tuning"]["properties"].items()}
+    return values
+
+
+def study_settings(spec: _Spec) -> dict:
+    """The wddp config section's defaults with the cell's T and aggregation switch."""
+    return {**_schema_defaults(), "iterations": ITERATIONS, "aggregation": spec.aggregation}
+
+
+def audit_data() -> tuple[np.ndarray, np.ndarray]:
+    """D' before its canary: N_ROWS synthetic records, ||x|| <= 1 (gap A8) and labels in {0, 1} (eq. 17)."""
+    rng = np.random.default_rng(DATA_SEED)
+    x = rng.standard_normal((N_ROWS, FEATURES))
+    x *= rng.uniform(0.2, 1.0, size=(N_ROWS, 1)) / np.linalg.norm(x, axis=1, keepdims=True)
+    labels = (x @ rng.standard_normal(FEATURES) + 0.1 * rng.standard_normal(N_ROWS) > 0).astype(float)
+    return x, labels
+
+
+def shards(spec: _Spec) -> list[np.ndarray]:
+    """The parties' rows: the run step's Experiment B partition at u = 1 (m equal shards, wddp.md 4.3)."""
+    return study_run.partition(AUDIT_DATASET, N_ROWS, "unevenness", spec.clients, DATA_SEED, unevenness=1)
+
+
+def start(spec: _Spec) -> np.ndarray:
+    """theta_0: the study's ``initial_model`` draw (gap A6), moved by R e_1 for the mirrored canary."""
+    theta0 = study_run.initial_model(AUDIT_DATASET, DATA_SEED, FEATURES, _schema_defaults()["init_std"])
+    if spec.canary == "mirrored":
+        theta0 = theta0 + START_NORM * np.eye(FEATURES)[0]
+    return theta0
+
+
+def neighbours(spec: _Spec) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((x_D, y_D), (x_D', y_D')): one record of party CANARY_PARTY replaced (Section 1.1 adjacency)."""
+    x, labels = audit_data()
+    row = int(shards(spec)[CANARY_PARTY][0])
+    x_d, y_d, x_n, y_n = x.copy(), labels.copy(), x.copy(), labels.copy()
+    if spec.canary == "mirrored":
+        sin = CANARY_LOGIT / START_NORM
+        base = math.sqrt(1 - sin**2) * np.eye(FEATURES)[1]
+        x_d[row], y_d[row] = base + sin * np.eye(FEATURES)[0], 0.0
+        x_n[row], y_n[row] = base - sin * np.eye(FEATURES)[0], 1.0
+    else:
+        unit = x[row] / np.linalg.norm(x[row])
+        x_d[row], y_d[row] = unit, 1.0
+        x_n[row], y_n[row] = unit, 0.0
+    return (x_d, y_d), (x_n, y_n)
+
+
+def declared_noise(spec: _Spec) -> tuple[float, np.ndarray]:
+    """(sigma, n_j): the run step's sigma for WD-DP at the cell's epsilon (eq. (3), gap A3) and the sizes."""
+    sizes = np.array([len(shard) for shard in shards(spec)])
+    sigma, _ = study_run.noise_std(study_settings(spec), "wddp", spec.epsilon, sizes)
+    return sigma, sizes
+
+
+def accountant_epsilon(spec: _Spec) -> float:
+    """dp-accounting's (PLD) epsilon of the run, from ``run.privacy_events`` as the run records it.
+
+    Per round: T Gaussian releases of sensitivity 2G/n. One shot: the study charges each party's
+    T local steps (sensitivity 2G/n_(1), the local models as if released), an upper bound for
+    theta^(c); :func:`final_model_epsilon` is the released model's own.
+    """
+    sigma, sizes = declared_noise(spec)
+    settings = study_settings(spec)
+    return privacy.composed_epsilon(study_run.privacy_events(settings, "wddp", sigma, sizes), settings["delta"], "pld")
+
+
+def final_model_epsilon(spec: _Spec) -> float:
+    """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
+
+    Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot, party j's own
+    draws enter theta^(c) with weight w_j = n_j / n, so the average's noise is sigma sqrt(sum_j w_j^2).
+    """
+    sigma, sizes = declared_noise(spec)
+    weights = sizes / sizes.sum()
+    spread = sigma * (math.sqrt(np.sum(weights**2)) if spec.aggregation == "one_shot" else 1.0)
+    multiplier = spread / privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    event = privacy.PrivacyEvent("gaussian", multiplier, ITERATIONS)
+    return privacy.composed_epsilon(event, study_settings(spec)["delta"], "pld")
+
+
+def _make_cell(spec: _Spec) -> AuditCell:
+    settings = study_settings(spec)
+    return AuditCell(
+        study=grid.STUDY,
+        name=_spec_name(spec),
+        claim=CLAIM,
+        algorithm="wddp",
+        claimed_epsilon=spec.epsilon,  # Theorem 1: the whole run's epsilon, T = ITERATIONS rounds
+        delta=settings["delta"],
+        iterations=ITERATIONS,
+        released=_RELEASED[spec.aggregation],
+        canary=_CANARIES[spec.canary].format(party=CANARY_PARTY + 1, R=START_NORM, logit=CANARY_LOGIT),
+        switches={**grid.switches(settings), "clients": str(spec.clients), "step_size": str(STEP_SIZE)},
+        accountant_epsilon=accountant_epsilon(spec),
+        noise="gaussian",
+    )
+
+
+_EPSILON = max(_schema_defaults()["epsilons"])  # 0.25, the grid's largest: the most runs-efficient
+_AUDITED = (
+    _Spec("per_round", 4, _EPSILON, "mirrored"),
+    _Spec("one_shot", 4, _EPSILON, "mirrored"),
+    _Spec("one_shot", 32, _EPSILON, "mirrored"),  # the paper's largest m (Figs 1, 3)
+    _Spec("per_round", 4, _EPSILON, "flipped"),
+)
+_SPECS = {_spec_name(spec): spec for spec in _AUDITED}
+AUDIT_CELLS = tuple(_make_cell(spec) for spec in _AUDITED)
+
+
+def released_models(spec: _Spec, data, sigma: float, seeds, record_at) -> np.ndarray:
+    """``(len(record_at), p, runs)`` models of one run per SeedSequence, through ``run.descend``."""
+    x, labels = data
+    settings = study_settings(spec)
+    group = study_run.Group(DATA_SEED, 1, shards(spec), start(spec))
+    columns = [
+        study_run.Column("wddp", spec.epsilon, DATA_SEED, 1, 0, sigma, N_ROWS, STEP_SIZE, f"audit/{i}")
+        for i in range(len(seeds))
+    ]
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    return study_run.descend(settings, x, labels, [group], columns, rngs, record_at, _spec_name(spec))
+
+
+def _canary_direction(spec: _Spec) -> np.ndarray:
+    """Unit vector of the canary record's gradient change at theta_0 (D minus D'), the black box's axis."""
+    (x_d, y_d), (x_n, y_n) = neighbours(spec)
+    row, theta0 = int(shards(spec)[CANARY_PARTY][0]), start(spec)
+    change = x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
+    return change / np.linalg.norm(change)  # grad l = x (h(z) - y), eq. (17) with gap A10's sign
+
+
+def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
+    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I), eqs. (4), (7)."""
+    weights = algo.record_weights("wddp", shards(spec), N_ROWS)  # n_j / n per party = 1 / n per record (4)
+    l2 = _schema_defaults()["l2"]
+    score = np.zeros(models.shape[-1])
+    for t in range(ITERATIONS):
+        released = (models[t] - models[t + 1]) / STEP_SIZE  # M_t: theta_{t+1} = theta_t - eta M_t
+        mean_d, mean_n = (algo.weighted_gradient(models[t], x, y, weights, l2) for x, y in datasets)
+        score += (np.sum((released - mean_n) ** 2, axis=0) - np.sum((released - mean_d) ** 2, axis=0)) / (2 * sigma**2)
+    return score
+
+
+def _white_one_shot(finals, means, sigma: float, sizes: np.ndarray) -> list[np.ndarray]:
+    """Gaussian LLR of theta^(c) with noise s = eta sigma sqrt(T sum_j w_j^2) around the noiseless means."""
+    weights = sizes / sizes.sum()  # Algorithm 1 server step: theta^(c) = sum_j (n_j / n) theta_T^(j)
+    spread = STEP_SIZE * sigma * math.sqrt(ITERATIONS * np.sum(weights**2))
+    mean_d, mean_n = (mean[:, 0] for mean in means)
+    return [
+        (np.sum((r - mean_n[:, None]) ** 2, axis=0) - np.sum((r - mean_d[:, None]) ** 2, axis=0)) / (2 * spread**2)
+        for r in finals
+    ]
+
+
+def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
+    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D', a function of (cell, runs, seed)."""
+    if cell.name not in _SPECS:
+        raise ValueError(f"unknown wddp audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
+    if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 2:
+        raise ValueError(f"an audit needs at least 2 runs per side; got runs={runs!r}")
+    spec = _SPECS[cell.name]
+    datasets = neighbours(spec)
+    sigma, sizes = declared_noise(spec)
+    sides = np.random.SeedSequence(seed).spawn(2)  # canary side, neighbour side
+    record_at = list(range(ITERATIONS + 1)) if spec.aggregation == "per_round" else [ITERATIONS]
+    models = [
+        released_models(spec, data, sigma, side.spawn(int(runs)), record_at)
+        for data, side in zip(datasets, sides, strict=True)
+    ]
+    direction = _canary_direction(spec)
+    black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]  # theta moves against the gradient
+    if spec.aggregation == "per_round":
+        white = [_white_per_round(spec, m, datasets, sigma) for m in models]
+        white_what = "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"
+    else:
+        noiseless = np.random.SeedSequence(0).spawn(1)
+        means = [released_models(spec, data, 0.0, noiseless, record_at)[-1] for data in datasets]
+        white = _white_one_shot([m[-1] for m in models], means, sigma, sizes)
+        white_what = "Gaussian LLR of theta^(c) around the noiseless means, s = eta sigma sqrt(T sum w_j^2)"
+    return {
+        BLACK_BOX: AuditSamples(*black, what="theta^(c)'s coordinate against the canary's gradient change at theta_0"),
+        WHITE_BOX: AuditSamples(*white, what=white_what),
+    }

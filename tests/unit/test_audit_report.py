@@ -1,0 +1,116 @@
+"""The audit stage on a made-up study: bounds per cell, the privacy claims' verdicts, the privacy table."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpdl import audit_report
+from dpdl.audit.bounds import gaussian_dp_epsilon
+from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
+from dpdl.judgement import NOT_AT_SCALE, NOT_REFUTED, REFUTED
+
+CLAIMED = 1.0
+SIGMA = 1 / 0.2  # mu = 0.2: 0.2-GDP is (0.75, 1e-5)-DP, within the claimed 1
+
+
+def _cell(name: str, claim: str) -> AuditCell:
+    return AuditCell(
+        study="fake",
+        name=name,
+        claim=claim,
+        algorithm="gauss",
+        claimed_epsilon=CLAIMED,
+        delta=1e-5,
+        iterations=1,
+        released="one Gaussian value",
+        canary="mean shifted by 1",
+        accountant_epsilon=gaussian_dp_epsilon(1 / SIGMA, 1e-5),
+        noise="gaussian",
+    )
+
+
+def _fake_study(bug_factor: float) -> SimpleNamespace:
+    """One claim tested by one cell; the cell's noise is ``bug_factor`` times smaller than declared."""
+
+    def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
+        rng = np.random.default_rng(seed)
+        sigma = SIGMA / bug_factor
+        canary, neighbour = rng.normal(1.0, sigma, runs), rng.normal(0.0, sigma, runs)
+        llr = lambda x: (x - 0.5) / SIGMA**2  # noqa: E731  (log-likelihood ratio under the declared sigma)
+        return {
+            BLACK_BOX: AuditSamples(canary, neighbour, "the value"),
+            WHITE_BOX: AuditSamples(llr(canary), llr(neighbour), "its log-likelihood ratio"),
+        }
+
+    claim = PrivacyClaim(id="fake.privacy.gauss", study="fake", where="Theorem 1", statement="(1, 1e-5)-DP")
+    return SimpleNamespace(
+        PRIVACY_CLAIMS=(claim,), AUDIT_CELLS=(_cell("gauss_eps1", claim.id),), audit_scores=audit_scores
+    )
+
+
+@pytest.fixture
+def study(monkeypatch: pytest.MonkeyPatch):
+    def use(bug_factor: float) -> None:
+        monkeypatch.setattr(audit_report, "audit_module", lambda name: _fake_study(bug_factor))
+
+    return use
+
+
+def test_a_correct_mechanism_is_not_refuted_and_its_table_says_why(study) -> None:
+    study(1.0)
+    table = audit_report.audit_study("fake", 2000, seed=3)
+    assert list(table.columns) == audit_report.AUDIT_COLUMNS
+    assert list(table["score"]) == [BLACK_BOX, WHITE_BOX]
+    assert not table["refutes"].any()
+    assert (table["eps_lb"] <= table["ceiling"]).all()
+    assert table["confidence"].tolist() == pytest.approx([0.975, 0.975])  # Bonferroni over 2 scores
+    assert math.isnan(table.loc[0, "gdp_mu"]) and table.loc[1, "gdp_mu"] == pytest.approx(0.2, abs=0.1)
+    rows = audit_report.privacy_claim_rows("fake", table)
+    assert list(rows.columns) == SCORECARD_COLUMNS
+    assert rows.loc[0, "verdict"] == NOT_REFUTED and rows.loc[0, "kind"] == PRIVACY_CLAIM
+
+
+def test_noise_10x_smaller_than_declared_is_refuted(study) -> None:
+    study(10.0)
+    table = audit_report.audit_study("fake", 2000, seed=3)
+    assert table["refutes"].all()
+    rows = audit_report.privacy_claim_rows("fake", table)
+    assert rows.loc[0, "verdict"] == REFUTED
+    assert float(rows.loc[0, "effect"]) > CLAIMED and rows.loc[0, "cells_for"] == 2
+
+
+def test_an_audit_is_a_pure_function_of_its_seed(study) -> None:
+    study(1.0)
+    first = audit_report.audit_study("fake", 100, seed=5).drop(columns="cpu_s")
+    pd.testing.assert_frame_equal(first, audit_report.audit_study("fake", 100, seed=5).drop(columns="cpu_s"))
+    assert not first["threshold"].equals(audit_report.audit_study("fake", 100, seed=6)["threshold"])
+
+
+def test_a_claim_without_an_audit_is_not_run(study) -> None:
+    study(1.0)
+    rows = audit_report.privacy_claim_rows("fake", None)
+    assert rows.loc[0, "verdict"] == NOT_AT_SCALE and "snakemake audit" in rows.loc[0, "detail"]
+
+
+def test_the_privacy_table_gains_the_audits_bound_where_a_cell_matches(study, tmp_path) -> None:
+    study(1.0)
+    table = audit_report.audit_study("fake", 200, seed=3)
+    path = tmp_path / "fake.csv"
+    table.to_csv(path, index=False)
+    privacy = pd.DataFrame(
+        {
+            "study": ["fake", "fake"],
+            "algorithm": ["gauss", "gauss"],
+            "epsilon": [1.0, 2.0],
+            "eps_per_iteration": [1.0, 2.0],
+        }
+    )
+    merged = audit_report.privacy_with_audit(privacy, {"fake": audit_report.read_audit(path)})
+    assert merged.loc[0, "audit_eps_lb"] == table["eps_lb"].max() and merged.loc[0, "audit_cells"] == "gauss_eps1"
+    assert math.isnan(merged.loc[1, "audit_eps_lb"]) and merged.loc[1, "audit_cells"] == ""

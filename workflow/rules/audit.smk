@@ -1,0 +1,34 @@
+# The empirical privacy audit (dpdl.audit_report): each study's audited cells run many times on
+# two neighbouring datasets (generated: the audit needs no download), and the scores give a 95%
+# lower bound on epsilon that can refute the paper's privacy claim. `snakemake audit` builds it.
+
+
+# One study's audit: every cell of dpdl.studies.<study>.audit, `audit.runs` runs per side.
+rule audit_study:
+    output:
+        csv=report(
+            dpdl_audit.audit_path("{study}", "csv"),
+            caption="../report/summary/audit.rst",
+            category=summary.report_category("summary"),
+        ),
+        md=dpdl_audit.audit_path("{study}", "md"),
+    log:
+        "logs/audit/{study}.log",
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=60,
+    params:
+        runs=config["audit"]["runs"],
+        seed=config["audit"]["seed"],
+    shell:
+        "python -m dpdl audit --study {wildcards.study} --runs {params.runs} --seed {params.seed}"
+        " --out {output.csv} {output.md} > {log} 2>&1"
+
+
+# Every enabled study's audit.
+rule audit:
+    input:
+        get_all_audits,
