@@ -65,6 +65,7 @@ class AuditCell:
     switches: Mapping[str, str] = field(default_factory=dict)
     accountant_epsilon: float | None = None
     noise: str = ""  # "gaussian" when the released noise is Gaussian (a Gaussian-DP fit applies)
+    runs_scale: int = 1  # this cell runs audit.runs x runs_scale per side (cheap cells with a small claimed epsilon)
 
 
 @dataclass(frozen=True)
