@@ -16,7 +16,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _registered(study: str) -> list[str]:
-    return [claim.id for claim in import_module(f"dpdl.studies.{study}.claims").CLAIMS]
+    claims = (
+        *import_module(f"dpdl.studies.{study}.claims").CLAIMS,
+        *import_module(f"dpdl.studies.{study}.audit").PRIVACY_CLAIMS,
+    )
+    return [claim.id for claim in claims]
 
 
 @pytest.mark.parametrize("study", sorted(ALL_CLAIMS))
