@@ -170,6 +170,10 @@ def _number(value: float) -> str:
     return f"{value:.3g}"
 
 
+def _accountant(value: float) -> str:
+    return "n/a (pure DP)" if math.isnan(value) else _number(value)
+
+
 def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT_BUILT) -> pd.DataFrame:
     """The scorecard rows of ``study``'s privacy claims, judged from its audit table (or not built)."""
     rows = []
@@ -203,8 +207,9 @@ def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT
                 cells_for=len(refuting),
                 cells_against=len(own) - len(refuting),
                 deciding_cell=f"{deciding['cell']} ({deciding['score']})",
-                detail=f"claimed eps {_number(deciding['claimed_epsilon'])}, accountant "
-                f"{_number(deciding['accountant_epsilon'])}, TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}",
+                detail=f"claimed eps {_number(deciding['claimed_epsilon'])} at delta {deciding['delta']:g}, "
+                f"accountant {_accountant(deciding['accountant_epsilon'])}, "
+                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side",
                 switches=deciding["switches"],
                 scale=json.dumps({"audit_runs": int(own["runs"].max())}),
             )
@@ -214,7 +219,8 @@ def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT
 
 def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The privacy table with each row's eps_LB: the largest over the audited cells of its study and
-    algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none)."""
+    algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none) at
+    the row's delta (any delta for a pure-DP cell)."""
     table = privacy.copy()
     lower, cells = [], []
     for _, row in table.iterrows():
@@ -223,7 +229,11 @@ def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]
         match = (
             None
             if audit is None
-            else audit[(audit["algorithm"] == row["algorithm"]) & np.isclose(audit["claimed_epsilon"], claimed)]
+            else audit[
+                (audit["algorithm"] == row["algorithm"])
+                & np.isclose(audit["claimed_epsilon"], claimed)
+                & ((audit["delta"] == 0) | np.isclose(audit["delta"], row["delta"], rtol=1e-6, atol=0))
+            ]
         )
         found = match is not None and len(match) > 0
         lower.append(match["eps_lb"].max() if found else math.nan)

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.audit_report import audit_path, privacy_with_audit, read_audit
-from dpdl.claims import MECHANISM_PROPERTY, SUBSTANTIVE_KINDS
+from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
 from dpdl.readings import (
@@ -54,6 +54,7 @@ RESULTS = "RESULTS.md"
 README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
 README_END = "<!-- results: end -->"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
+PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 
@@ -211,11 +212,12 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     """
     from dpdl.config import load_config
 
+    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
+    if unpublished:
+        raise DpdlError(f"{unpublished[0]}: not published in {out}; publish the study before its audit")
     config = load_config(configfile)
     for study in studies:
         folder = out / study
-        if not (folder / MANIFEST).is_file():
-            raise DpdlError(f"{study}: not published in {out}; publish the study before its audit")
         sources = {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md")}
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
@@ -228,7 +230,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
         manifest = read_json(folder / MANIFEST)
         manifest["audit"] = {
-            "code": code_version(),
+            "code": _code_without(out, readme),
             "configfile": configfile.as_posix(),
             "config": config["audit"],
             "cpu_seconds": round(float(audit["cpu_s"].sum()), 1),
@@ -239,6 +241,14 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def _code_without(out: Path, readme: Path | None) -> dict:
+    """The code version, not counting the snapshot and the README a command rewrites (its outputs)."""
+    code = code_version()
+    outputs = (f"{out.as_posix().rstrip('/')}/", *([readme.as_posix()] if readme is not None else []))
+    code["modified_files"] = [f for f in code["modified_files"] if not f[3:].startswith(outputs)]
+    return code
 
 
 def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
@@ -261,9 +271,7 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     manifests = published_studies(out)
     if not manifests:
         raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
-    judged_by = code_version()  # the snapshot and the README it rewrites are its outputs, not its code
-    outputs = (f"{out.as_posix().rstrip('/')}/", *([readme.as_posix()] if readme is not None else []))
-    judged_by["modified_files"] = [f for f in judged_by["modified_files"] if not f[3:].startswith(outputs)]
+    judged_by = _code_without(out, readme)
     for study, manifest in manifests.items():
         folder = out / study
         sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
@@ -419,7 +427,11 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         columns=["study", "config", "code", "readings built", "runs' wall time (h)", "machine"],
     )
     published = card[card["study"].isin(list(manifests))]
-    groups = {"substantive": SUBSTANTIVE_KINDS, "mechanism property": (MECHANISM_PROPERTY,)}
+    groups = {
+        "substantive": SUBSTANTIVE_KINDS,
+        "mechanism property": (MECHANISM_PROPERTY,),
+        "privacy claim": (PRIVACY_CLAIM,),
+    }
     counts = [verdict_counts(counted(published, kinds)).assign(kind=name) for name, kinds in groups.items()]
     by_kind = pd.concat(counts, ignore_index=True).fillna(0)
     verdicts = [c for c in by_kind.columns if c not in ("study", "kind")]
@@ -437,6 +449,9 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         "calibrated mechanism does). Each independent set of runs counts once (`same_runs_as`); choices made "
         "after a result was seen are flagged per claim (`post_hoc`, docs/post_hoc.md).\n\n"
         + markdown_table(by_kind.sort_values(["study", "kind"], key=_study_order))
+        + "\nThe papers' privacy claims, tested by the empirical audit (runs on neighbouring datasets; eps_LB is "
+        "a 95% lower bound on epsilon; an audit can refute a claim, never prove it; `<study>/audit/`):\n\n"
+        + markdown_table(published[published["kind"] == PRIVACY_CLAIM][PRIVACY_SHOWN])
         + "\nHeadline claims whose verdict differs under another reading (a sensitivity analysis: the default "
         "gives the headline; n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
         + _reading_dependent(table, set(headline(published)["id"]))

@@ -105,12 +105,14 @@ def test_the_privacy_table_gains_the_audits_bound_where_a_cell_matches(study, tm
     table.to_csv(path, index=False)
     privacy = pd.DataFrame(
         {
-            "study": ["fake", "fake"],
-            "algorithm": ["gauss", "gauss"],
-            "epsilon": [1.0, 2.0],
-            "eps_per_iteration": [1.0, 2.0],
+            "study": ["fake"] * 3,
+            "algorithm": ["gauss"] * 3,
+            "epsilon": [1.0, 2.0, 1.0],
+            "delta": [1e-5, 1e-5, 1e-3],
+            "eps_per_iteration": [1.0, 2.0, 1.0],
         }
     )
     merged = audit_report.privacy_with_audit(privacy, {"fake": audit_report.read_audit(path)})
     assert merged.loc[0, "audit_eps_lb"] == table["eps_lb"].max() and merged.loc[0, "audit_cells"] == "gauss_eps1"
-    assert math.isnan(merged.loc[1, "audit_eps_lb"]) and merged.loc[1, "audit_cells"] == ""
+    for other in (1, 2):  # another epsilon, another delta
+        assert math.isnan(merged.loc[other, "audit_eps_lb"]) and merged.loc[other, "audit_cells"] == ""

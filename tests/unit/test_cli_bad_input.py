@@ -182,6 +182,15 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         ],
         "no arrays ['offsets_train'], so not the prepared femnist data",
     ),
+    "audit_unknown_study": (
+        "audit --study nope --runs 100 --out x.csv x.md".split(),
+        "--study: unknown 'nope'",
+    ),
+    "audit_too_few_runs": ("audit --study dzoa --runs 5 --out x.csv x.md".split(), "--runs must be >= 20"),
+    "publish_audit_unpublished": (
+        "publish --audit --configfile config/ci.yaml --studies dzoa --out nowhere".split(),
+        "dzoa: not published in nowhere",
+    ),
     "dzoa_settings_wrong_type": (
         [*"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(), BAD_DZOA_SETTINGS],
         "rho: 'big' is not of type",
