@@ -95,7 +95,8 @@ def reading(study: str, name: str) -> Reading:
 
 
 def reading_config(config: dict, study: str, name: str) -> dict:
-    """``config`` with only ``study`` enabled, its section set to the reading's switches, readings off."""
+    """``config`` with only ``study`` enabled, its section set to the reading's switches, readings and
+    the audit off (the audit's cells fix their own switches, so a reading would only repeat it)."""
     chosen = reading(study, name)
     unknown = sorted(set(chosen.switches) - set(config[study]))
     if unknown:
@@ -103,6 +104,8 @@ def reading_config(config: dict, study: str, name: str) -> dict:
     result = copy.deepcopy(config)
     result["studies"] = [study]
     result["readings"] = False
+    if "audit" in result:
+        result["audit"] = {**result["audit"], "enabled": False}
     _merge(result[study], chosen.switches)
     return result
 

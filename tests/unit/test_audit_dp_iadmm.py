@@ -44,7 +44,7 @@ def _separation(samples) -> float:
 
 def test_claims_and_cells_are_consistent() -> None:
     claims = {claim.id for claim in audit.PRIVACY_CLAIMS}
-    assert claims == {f"dp_iadmm.privacy.{a}" for a in ("objp", "objt", "outp")}
+    assert claims == {f"dp_iadmm.privacy.{a}" for a in ("objp", "objt", "outp", "outp_authors_code")}
     assert {cell.claim for cell in audit.AUDIT_CELLS} == claims
     for cell in audit.AUDIT_CELLS:
         assert cell.iterations == 1 and cell.study == "dp_iadmm"

@@ -145,19 +145,19 @@ WRITTEN = {
     "dvp_pvp_late_mer": (with_values(dvp_pvp__mer_iteration=16), r"^dvp_pvp\.mer_iteration \(16\) exceeds"),
     "kdd_no_test_rows": (with_values(data__kdd__train_size=70000), r"^data\.kdd\.train_size \(70000\) must be smaller"),
     # repeated keys (Snakemake's loader, like PyYAML's, would keep the last silently)
-    "duplicate_top_key": (CI_TEXT + "readings: true\n", r"line 56: duplicate key 'readings' \(first on line 4\)"),
-    "duplicate_section": (CI_TEXT + "wddp:\n  seeds: 3\n", r"line 56: duplicate key 'wddp' \(first on line 23\)"),
+    "duplicate_top_key": (CI_TEXT + "readings: true\n", r"line 57: duplicate key 'readings' \(first on line 4\)"),
+    "duplicate_section": (CI_TEXT + "wddp:\n  seeds: 3\n", r"line 57: duplicate key 'wddp' \(first on line 24\)"),
     "duplicate_nested_key": (edited("  iterations: 40\n", "  iterations: 40\n  iterations: 400\n"), "'iterations'"),
     "duplicate_flow_key": (
         edited("seed: 0}", "seed: 0, seed: 1}"),
-        r"line 8: duplicate key 'seed' \(first on line 8\)",
+        r"line 9: duplicate key 'seed' \(first on line 9\)",
     ),
     # YAML syntax errors
     "unclosed_list": (edited("epsilons: [0.01, 0.25]", "epsilons: [0.01, 0.25"), r"line \d+: not valid YAML: "),
     "unclosed_quote": (edited("mirror: null", 'mirror: "../shared'), r"line \d+: not valid YAML: "),
-    "tab_indent": (edited("  delta: 0.001\n", "\tdelta: 0.001\n"), r"line 25: not valid YAML: .*'\\t'"),
-    "deeper_indent": (edited("  delta: 0.001\n", "    delta: 0.001\n"), r"line 25: not valid YAML: "),
-    "two_colons": (edited("  seeds: 2\n", "  seeds: 2: 3\n"), r"line 16: not valid YAML: "),
+    "tab_indent": (edited("  delta: 0.001\n", "\tdelta: 0.001\n"), r"line 26: not valid YAML: .*'\\t'"),
+    "deeper_indent": (edited("  delta: 0.001\n", "    delta: 0.001\n"), r"line 26: not valid YAML: "),
+    "two_colons": (edited("  seeds: 2\n", "  seeds: 2: 3\n"), r"line 17: not valid YAML: "),
     "bell_character": (edited("seed: 0}", "seed: 0\x07}"), r"not valid YAML: unacceptable character"),
 }
 REJECTED = GENERATED | WRITTEN

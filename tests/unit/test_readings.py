@@ -37,9 +37,19 @@ def test_a_reading_needs_a_folder_name_and_a_reason() -> None:
 
 
 def test_the_reading_config_sets_only_its_switches(demo: None) -> None:
-    config = {"studies": ["dvp_pvp", "wddp"], "readings": True, "dvp_pvp": {"eta": "tuned", "pvp_center": "paper"}}
+    config = {
+        "studies": ["dvp_pvp", "wddp"],
+        "readings": True,
+        "audit": {"enabled": True, "runs": 200},
+        "dvp_pvp": {"eta": "tuned", "pvp_center": "paper"},
+    }
     built = reading_config(config, "dvp_pvp", "eta_1")
-    assert built == {"studies": ["dvp_pvp"], "readings": False, "dvp_pvp": {"eta": 1.0, "pvp_center": "paper"}}
+    assert built == {
+        "studies": ["dvp_pvp"],
+        "readings": False,
+        "audit": {"enabled": False, "runs": 200},  # the main build audits; a reading would repeat it
+        "dvp_pvp": {"eta": 1.0, "pvp_center": "paper"},
+    }
     assert config["dvp_pvp"]["eta"] == "tuned"  # the caller's config is not changed
     with pytest.raises(ConfigError, match="dvp_pvp has no reading 'eta_3'; declared: default, eta_1, plain"):
         reading_config(config, "dvp_pvp", "eta_3")
