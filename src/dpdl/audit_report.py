@@ -58,7 +58,6 @@ AUDIT_COLUMNS = [
     "released",
     "canary",
     "score_reads",
-    "cpu_s",
 ]
 AUDIT_SHOWN = [
     "claim",
@@ -77,7 +76,7 @@ AUDIT_SHOWN = [
 
 
 def audit_path(study: str, ext: str) -> str:
-    """Path of one study's audit table (``csv`` or ``md``)."""
+    """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
     return f"results/audit/{study}.{ext}"
 
 
@@ -91,18 +90,20 @@ def _cell_seed(seed: int, index: int) -> int:
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
 
 
-def audit_study(study: str, runs: int, seed: int) -> pd.DataFrame:
-    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and what it rests on."""
+def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
+    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and what it rests on;
+    and the audit's provenance, with the CPU seconds of each cell under ``timing`` (kept out of the
+    table, which is a function of the code, ``runs`` and ``seed`` alone)."""
     module = audit_module(study)
-    measured = []
+    measured, seconds = [], {}
     for index, cell in enumerate(module.AUDIT_CELLS):
         start = time.process_time()
         scores = module.audit_scores(cell, runs * cell.runs_scale, _cell_seed(seed, index))
-        seconds = time.process_time() - start
-        measured.extend((cell, kind, samples, seconds / len(scores)) for kind, samples in scores.items())
+        seconds[cell.name] = round(time.process_time() - start, 3)
+        measured.extend((cell, kind, samples) for kind, samples in scores.items())
     tests = {claim.id: sum(1 for cell, *_ in measured if cell.claim == claim.id) for claim in module.PRIVACY_CLAIMS}
     rows = []
-    for cell, kind, samples, seconds in measured:
+    for cell, kind, samples in measured:
         confidence = 1 - (1 - CONFIDENCE) / tests[cell.claim]
         bound = epsilon_lower_bound(samples, cell.delta, confidence)
         fit = (
@@ -135,10 +136,15 @@ def audit_study(study: str, runs: int, seed: int) -> pd.DataFrame:
                 "released": cell.released,
                 "canary": cell.canary,
                 "score_reads": samples.what,
-                "cpu_s": round(seconds, 3),
             }
         )
-    return pd.DataFrame(rows, columns=AUDIT_COLUMNS)
+    provenance = {
+        "study": study,
+        "runs": runs,
+        "seed": seed,
+        "timing": {"cpu_seconds": round(sum(seconds.values()), 1), "cells": seconds},
+    }
+    return pd.DataFrame(rows, columns=AUDIT_COLUMNS), provenance
 
 
 def read_audit(path: str | Path) -> pd.DataFrame:

@@ -90,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
     sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (>= 20)")
     sub.add_argument("--seed", type=int, default=0, help="the audit's seed (default 0)")
-    sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
+    sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "JSON"), required=True)
 
     sub = command(
         "privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config."
@@ -266,18 +266,19 @@ def _audits(paths: list[Path]) -> dict:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Write one study's audit table (CSV, Markdown)."""
+    """Write one study's audit table (CSV, Markdown) and its provenance (JSON)."""
     from dpdl.audit_report import audit_markdown, audit_study
-    from dpdl.io import write_text
+    from dpdl.io import write_json, write_text
     from dpdl.studies import ALL
 
     if args.study not in ALL:
         raise ConfigError(f"--study: unknown {args.study!r}; expected one of {ALL}")
     if args.runs < 20 or args.seed < 0:
         raise ConfigError(f"--runs must be >= 20 and --seed >= 0, got {args.runs} and {args.seed}")
-    table = audit_study(args.study, args.runs, args.seed)
+    table, provenance = audit_study(args.study, args.runs, args.seed)
     write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], audit_markdown(args.study, table))
+    write_json(args.out[2], provenance)
     log.info("audit %s: %d cells x scores, %d refute a claim", args.study, len(table), int(table["refutes"].sum()))
     return 0
 

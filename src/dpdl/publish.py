@@ -177,7 +177,7 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
             outputs[f"readings/{name}.csv"] = path
             for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
                 outputs[f"readings/{name}/aggregates/{table.name}"] = table
-    for ext in ("csv", "md") if Path(audit_path(study, "csv")).is_file() else ():
+    for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
     folder = out / study
@@ -218,7 +218,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     config = load_config(configfile)
     for study in studies:
         folder = out / study
-        sources = {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md")}
+        sources = {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md", "json")}
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
             raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
@@ -233,7 +233,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
             "code": _code_without(out, readme),
             "configfile": configfile.as_posix(),
             "config": config["audit"],
-            "cpu_seconds": round(float(audit["cpu_s"].sum()), 1),
+            "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
         }
         names = {*manifest["files"], *sources}
         manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}

@@ -89,7 +89,7 @@ def summary_targets(config: dict) -> list[str]:
     """The cross-study outputs: the merged scorecard, the privacy and provenance tables (and the readings)."""
     paths = [scorecard_path(ext) for ext in ("csv", "md", "html")]
     paths += [readings_path(ext) for ext in TABLE_EXTENSIONS] if config["readings"] else []
-    paths += audit_tables(config, TABLE_EXTENSIONS) if config["audit"]["enabled"] else []
+    paths += audit_tables(config, (*TABLE_EXTENSIONS, "json")) if config["audit"]["enabled"] else []
     return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
 
 

@@ -64,7 +64,7 @@ def study(monkeypatch: pytest.MonkeyPatch):
 
 def test_a_correct_mechanism_is_not_refuted_and_its_table_says_why(study) -> None:
     study(1.0)
-    table = audit_report.audit_study("fake", 2000, seed=3)
+    table, _ = audit_report.audit_study("fake", 2000, seed=3)
     assert list(table.columns) == audit_report.AUDIT_COLUMNS
     assert list(table["score"]) == [BLACK_BOX, WHITE_BOX]
     assert not table["refutes"].any()
@@ -78,7 +78,7 @@ def test_a_correct_mechanism_is_not_refuted_and_its_table_says_why(study) -> Non
 
 def test_noise_10x_smaller_than_declared_is_refuted(study) -> None:
     study(10.0)
-    table = audit_report.audit_study("fake", 2000, seed=3)
+    table, _ = audit_report.audit_study("fake", 2000, seed=3)
     assert table["refutes"].all()
     rows = audit_report.privacy_claim_rows("fake", table)
     assert rows.loc[0, "verdict"] == REFUTED
@@ -87,9 +87,10 @@ def test_noise_10x_smaller_than_declared_is_refuted(study) -> None:
 
 def test_an_audit_is_a_pure_function_of_its_seed(study) -> None:
     study(1.0)
-    first = audit_report.audit_study("fake", 100, seed=5).drop(columns="cpu_s")
-    pd.testing.assert_frame_equal(first, audit_report.audit_study("fake", 100, seed=5).drop(columns="cpu_s"))
-    assert not first["threshold"].equals(audit_report.audit_study("fake", 100, seed=6)["threshold"])
+    first, provenance = audit_report.audit_study("fake", 100, seed=5)
+    pd.testing.assert_frame_equal(first, audit_report.audit_study("fake", 100, seed=5)[0])
+    assert not first["threshold"].equals(audit_report.audit_study("fake", 100, seed=6)[0]["threshold"])
+    assert (provenance["runs"], provenance["seed"], list(provenance["timing"]["cells"])) == (100, 5, ["gauss_eps1"])
 
 
 def test_a_claim_without_an_audit_is_not_run(study) -> None:
@@ -100,7 +101,7 @@ def test_a_claim_without_an_audit_is_not_run(study) -> None:
 
 def test_the_privacy_table_gains_the_audits_bound_where_a_cell_matches(study, tmp_path) -> None:
     study(1.0)
-    table = audit_report.audit_study("fake", 200, seed=3)
+    table, _ = audit_report.audit_study("fake", 200, seed=3)
     path = tmp_path / "fake.csv"
     table.to_csv(path, index=False)
     privacy = pd.DataFrame(

@@ -183,10 +183,10 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         "no arrays ['offsets_train'], so not the prepared femnist data",
     ),
     "audit_unknown_study": (
-        "audit --study nope --runs 100 --out x.csv x.md".split(),
+        "audit --study nope --runs 100 --out x.csv x.md x.json".split(),
         "--study: unknown 'nope'",
     ),
-    "audit_too_few_runs": ("audit --study dzoa --runs 5 --out x.csv x.md".split(), "--runs must be >= 20"),
+    "audit_too_few_runs": ("audit --study dzoa --runs 5 --out x.csv x.md x.json".split(), "--runs must be >= 20"),
     "publish_audit_unpublished": (
         "publish --audit --configfile config/ci.yaml --studies dzoa --out nowhere".split(),
         "dzoa: not published in nowhere",

@@ -12,6 +12,7 @@ rule audit_study:
             category=summary.report_category("summary"),
         ),
         md=dpdl_audit.audit_path("{study}", "md"),
+        json=dpdl_audit.audit_path("{study}", "json"),
     log:
         "logs/audit/{study}.log",
     conda:
@@ -25,7 +26,7 @@ rule audit_study:
         seed=config["audit"]["seed"],
     shell:
         "python -m dpdl audit --study {wildcards.study} --runs {params.runs} --seed {params.seed}"
-        " --out {output.csv} {output.md} > {log} 2>&1"
+        " --out {output.csv} {output.md} {output.json} > {log} 2>&1"
 
 
 # Every enabled study's audit.

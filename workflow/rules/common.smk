@@ -119,7 +119,7 @@ def get_audit_option(wildcards, input):
 
 def get_all_audits(wildcards):
     """Every enabled study's audit tables (``snakemake audit``, whatever ``audit.enabled`` says)."""
-    return targets.audit_tables(config, ("csv", "md"))
+    return targets.audit_tables(config, ("csv", "md", "json"))
 
 
 def get_reading_scorecards(wildcards):
