@@ -12,13 +12,11 @@ can refute a privacy claim, never prove one.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -30,6 +28,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
 from dpdl.judgement import NOT_AT_SCALE, NOT_REFUTED, REFUTED
 from dpdl.post_hoc import flags
+from dpdl.studies import audit_module
 
 CONFIDENCE = 0.95  # the issue's and the field's level (Jagielski et al. 2020 report 95% bounds)
 NOT_BUILT = "audit not built (set audit.enabled: true, or run `snakemake audit`)"
@@ -78,11 +77,6 @@ AUDIT_SHOWN = [
 def audit_path(study: str, ext: str) -> str:
     """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
     return f"results/audit/{study}.{ext}"
-
-
-def audit_module(study: str) -> ModuleType:
-    """``dpdl.studies.<study>.audit``: the study's privacy claims, audited cells and scores."""
-    return importlib.import_module(f"dpdl.studies.{study}.audit")
 
 
 def _cell_seed(seed: int, index: int) -> int:

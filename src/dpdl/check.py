@@ -9,8 +9,9 @@ from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
+from dpdl.publish import published_problems
 from dpdl.runs import load_schema, schema_errors, validate_run
-from dpdl.summary import registered_claim_ids, scorecard_path
+from dpdl.summary import scorecard_path, scorecard_problems
 
 log = logging.getLogger("dpdl")
 
@@ -45,8 +46,6 @@ def check_card(path: Path) -> list[str]:
 
 def check_artifacts(paths: list[Path]) -> list[str]:
     """Problems with each given artifact: ``.json`` cards, ``.npz`` runs, a published snapshot folder."""
-    from dpdl.publish import published_problems
-
     problems = []
     for path in map(Path, paths):
         if path.is_dir():
@@ -86,31 +85,6 @@ def claim_problems() -> list[str]:
                 problems.append(f"{where}: an equivalence needs a margin > 0")
             if not claim.justification.strip() or not claim.form.describe():
                 problems.append(f"{where}: its tolerance or margin is not declared with a justification")
-    return problems
-
-
-def scorecard_problems(path: Path) -> list[str]:
-    """Problems with the merged scorecard: a row for every registered claim, in order, each with a verdict."""
-    import pandas as pd
-
-    from dpdl.claims import SCORECARD_COLUMNS
-    from dpdl.verdicts import VERDICTS
-
-    card = pd.read_csv(path, dtype=str, keep_default_na=False)
-    registered = registered_claim_ids()
-    problems = []
-    if list(card.get("id", [])) != registered:
-        missing = sorted(set(registered) - set(card.get("id", [])))
-        problems.append(
-            f"{path}: not one row per registered claim "
-            f"(missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
-        )
-    missing_columns = [column for column in SCORECARD_COLUMNS if column not in card.columns]
-    if missing_columns:
-        problems.append(f"{path}: columns {missing_columns} are missing; rebuild it with snakemake")
-    bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
-    if bad:
-        problems.append(f"{path}: verdicts {bad} are not among {VERDICTS}")
     return problems
 
 

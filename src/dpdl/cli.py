@@ -191,9 +191,9 @@ def cmd_fetch(args: argparse.Namespace) -> int:
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     """Build one prepared dataset."""
-    from dpdl.config import parse_json_object
     from dpdl.data.prepared import prepare
     from dpdl.io import save_npz, sha256_file, write_json
+    from dpdl.validation import parse_json_object
 
     arrays, card = prepare(
         args.name, parse_json_object(args.options, "--options"), cache=args.raw_dir, mirror=_mirror(args)
@@ -285,8 +285,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_reading_build(args: argparse.Namespace) -> int:
     """Build one reading of one study in its own folder."""
-    from dpdl.config import parse_json_object
     from dpdl.readings import build_reading, reading_config
+    from dpdl.validation import parse_json_object
 
     config = parse_json_object(args.config, "--config")
     if not args.snakefile.is_file():
@@ -321,10 +321,10 @@ def cmd_readings(args: argparse.Namespace) -> int:
 def cmd_privacy_table(args: argparse.Namespace) -> int:
     """Write the privacy table of every run of the config."""
     from dpdl.audit_report import privacy_with_audit
-    from dpdl.config import parse_json_object
     from dpdl.io import write_table
     from dpdl.summary import privacy_table
     from dpdl.targets import study_runs
+    from dpdl.validation import parse_json_object
 
     runs = study_runs(parse_json_object(args.config, "--config"), set(args.buildable))
     title = (

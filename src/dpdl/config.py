@@ -8,89 +8,29 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 import math
 import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 import jsonschema
-import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from dpdl.errors import ConfigError
+from dpdl.studies import ALL, study_module
+from dpdl.validation import key_path, read_yaml, strict_validator_class
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
-
-
-def parse_json_object(text: str, option: str) -> dict:
-    """Parse a JSON object given on the command line, with an error naming the option."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise ConfigError(f"{option} is not valid JSON ({err}): {text!r}") from None
-    if not isinstance(value, dict):
-        raise ConfigError(f"{option} must be a JSON object; got {text!r}")
-    return value
-
-
-def require_exact_keys(values: dict, expected, what: str, hint: str) -> dict:
-    """Return ``values`` if its keys are exactly ``expected``; else a ConfigError naming both differences."""
-    missing, unknown = set(expected) - values.keys(), values.keys() - set(expected)
-    if missing or unknown:
-        raise ConfigError(f"{what}: missing {sorted(missing)}, unknown {sorted(unknown)}; {hint}")
-    return values
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, except that a key repeated in one mapping is an error, not an override."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        first_line: dict = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # `<<: *anchor`: its keys are meant to be overridden
-            key, mark = self.construct_object(key_node, deep=deep), key_node.start_mark
-            if not isinstance(key, Hashable):
-                continue  # the base class reports it
-            if key in first_line:
-                raise ConfigError(
-                    f"{mark.name} line {mark.line + 1}: duplicate key {key!r} (first on line {first_line[key]}); "
-                    "keep one of them"
-                )
-            first_line[key] = mark.line + 1
-        return super().construct_mapping(node, deep)
-
-
-def read_yaml(path: str | Path) -> object:
-    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line."""
-    try:
-        with open(path, "rb") as stream:  # bytes: YAML's reader reports undecodable input as a YAMLError
-            return yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} not found") from None
-    except yaml.MarkedYAMLError as err:
-        what = ", ".join(filter(None, (err.context, err.problem)))
-        raise ConfigError(
-            f"{path} line {err.problem_mark.line + 1}: not valid YAML: {what}; fix the syntax there"
-        ) from None
-    except yaml.YAMLError as err:  # a character YAML does not allow: no line to point at
-        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
-
-
-def _key_path(parts: Iterable) -> str:
-    """``wddp.epsilons[0]`` from ``("wddp", "epsilons", 0)``."""
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "(top level)"
 
 
 def _reject_non_finite(value: object, parts: tuple = ()) -> None:
     """A ConfigError naming the first NaN or infinity anywhere in ``value`` (the schema cannot say "finite")."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(
-            f"{_key_path(parts)}: {value} is not a finite number; write a finite number (.nan and .inf are never valid)"
+            f"{key_path(parts)}: {value} is not a finite number; write a finite number (.nan and .inf are never valid)"
         )
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
@@ -117,11 +57,7 @@ def _retrieve_local(uri: str) -> Resource:
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
     schema = {**_schema_file(schema_path), "$id": schema_path.resolve().as_uri()}  # relative $refs resolve beside it
-    base = jsonschema.validators.validator_for(schema)
-    strict = base.TYPE_CHECKER.redefine(
-        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool)
-    )
-    return jsonschema.validators.extend(base, type_checker=strict)(schema, registry=Registry(retrieve=_retrieve_local))
+    return strict_validator_class(schema)(schema, registry=Registry(retrieve=_retrieve_local))
 
 
 def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
@@ -155,25 +91,15 @@ def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> Path
 
 def _check_relations(config: dict) -> None:
     """The rules between keys that the schema cannot state: the data section's, then each enabled study's."""
-    from dpdl.studies.dp_iadmm.grid import check_settings as check_dp_iadmm  # here: the grids import this module
-    from dpdl.studies.dvp_pvp.grid import settings as check_dvp_pvp
-    from dpdl.studies.dzoa.grid import check_config as check_dzoa
-    from dpdl.studies.wddp.grid import check_settings as check_wddp
-
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
         raise ConfigError(
             f"data.kdd.train_size ({kdd['train_size']}) must be smaller than data.kdd.sample_size "
             f"({kdd['sample_size']}): the rest of the sample is the test set"
         )
-    checks = {
-        "dvp_pvp": check_dvp_pvp,  # trade-off and MER iterations within its iterations
-        "wddp": lambda c: check_wddp(c["wddp"]),
-        "dp_iadmm": lambda c: check_dp_iadmm(c["dp_iadmm"]),
-        "dzoa": check_dzoa,
-    }
-    for study in config["studies"]:
-        checks[study](config)
+    for name in ALL:
+        if name in config["studies"]:
+            study_module(name).check_config(config)
 
 
 def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[str | Path] = ()) -> dict:
@@ -193,7 +119,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[st
         raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
     errors = sorted(_validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        problems = "; ".join(f"{_key_path(e.absolute_path)}: {e.message}" for e in errors)
+        problems = "; ".join(f"{key_path(e.absolute_path)}: {e.message}" for e in errors)
         documented = ", ".join(sorted({str(_documented_in(e, schema_path)) for e in errors}))
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)

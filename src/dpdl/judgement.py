@@ -31,6 +31,7 @@ NOT_AT_SCALE = "not run at this scale"
 UNAVAILABLE = "data unavailable"
 REFUTED = "privacy claim refuted by experiment"  # an audit's eps_LB above the claimed epsilon
 NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim, never prove it
+NOT_PUBLISHED = "not yet published"  # registered after the scorecard it is read from was written
 VERDICTS = (
     REPRODUCED,
     NOT_REPRODUCED,
@@ -42,6 +43,7 @@ VERDICTS = (
     UNAVAILABLE,
     REFUTED,
     NOT_REFUTED,
+    NOT_PUBLISHED,
 )
 
 

@@ -18,7 +18,6 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Iterable
-from importlib import import_module
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +43,7 @@ from dpdl.summary import (
     headline,
     merge_scorecards,
     scorecard_markdown,
+    scorecard_problems,
     summary_table,
     verdict_counts,
 )
@@ -277,7 +277,7 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
         sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
         config = validate_config({**sections, **manifest["config"], "studies": [study]})
         declared = study_readings(study)
-        claims_step = set(getattr(import_module(f"dpdl.studies.{study}.grid"), "CLAIMS_STEP_KEYS", ()))
+        claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
         engines = dict(manifest.get("reading_engines", {}))
         judged = {DEFAULT: (folder, config)}
         for reading in declared[1:]:
@@ -386,8 +386,6 @@ def readme_results(readme: Path) -> str:
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
     """Problems with a snapshot: each study's files against its manifest, the merged files against its studies."""
-    from dpdl.check import scorecard_problems
-
     problems = []
     manifests = published_studies(out)
     if not manifests:

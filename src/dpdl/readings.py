@@ -1,9 +1,9 @@
 """Readings: the papers' unstated settings as named sets of switch values, and which make each claim hold.
 
 A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which algorithm is
-"non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.grid.READINGS``: one
-per reasonable choice, each with the sentence of the paper (or the reason) behind it, the
-default first. The default reading is the config itself; every other reading is the config
+"non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.readings.READINGS``
+(its package exports them): one per reasonable choice, each with the sentence of the paper (or the
+reason) behind it, the default first. The default reading is the config itself; every other reading is the config
 with the reading's switches set, built in a folder of its own
 (``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/`` and reuses
 the main build's jobs the reading does not change).
@@ -20,15 +20,16 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from dpdl.errors import ConfigError
+from dpdl.studies import study_module
+from dpdl.studies.common import DEFAULT as DEFAULT  # re-exported: the readings API in one place
+from dpdl.studies.common import READING_SEPARATOR as READING_SEPARATOR
+from dpdl.studies.common import Reading as Reading
 
-DEFAULT = "default"
-READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)
 READINGS_DIR = Path("results/readings")
 READINGS_COLUMNS = [
     "id",
@@ -50,34 +51,9 @@ CURRENT_ENGINE = "current"
 COMPARED = ["verdict", "our_value", "effect", "ci_low", "ci_high", "n_seeds", "test", "detail"]
 
 
-@dataclass(frozen=True)
-class Reading:
-    """A named set of values for settings the paper leaves open.
-
-    ``switches`` are keys of the study's config section and their values (empty for the default,
-    which is the config as given). ``why`` quotes or cites the paper's text that makes this a
-    reasonable reading; ``post_hoc`` marks a setting chosen after a verdict was seen.
-    """
-
-    name: str
-    why: str
-    switches: Mapping[str, object] = field(default_factory=dict)
-    post_hoc: bool = False
-
-    def __post_init__(self) -> None:
-        if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
-            raise ValueError(
-                f"reading name {self.name!r} must be letters, digits and single underscores (it names a folder)"
-            )
-        if not self.why.strip():
-            raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
-
-
 def study_readings(study: str) -> tuple[Reading, ...]:
     """The readings a study declares, the default first."""
-    from importlib import import_module
-
-    readings = tuple(import_module(f"dpdl.studies.{study}.grid").READINGS)
+    readings = tuple(study_module(study).READINGS)
     if not readings or readings[0].name != DEFAULT or readings[0].switches:
         raise ValueError(f"{study}: the first reading must be {DEFAULT!r} with no switches (the config as given)")
     names = [reading.name for reading in readings]

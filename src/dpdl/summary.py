@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.audit_report import audit_module, privacy_claim_rows
+from dpdl.audit_report import privacy_claim_rows
 from dpdl.claims import (
     HEADLINE_KINDS,
     IMPLEMENTATION_CHECK,
@@ -32,9 +32,9 @@ from dpdl.claims import (
 )
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
-from dpdl.judgement import NOT_REFUTED, REFUTED
+from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
 from dpdl.runs import package_versions, read_run
-from dpdl.studies import ALL, study_module
+from dpdl.studies import ALL, audit_module, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -92,14 +92,12 @@ PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_it
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
 
 
-# The report's sections, in reading order (Snakemake lists categories by name).
+# The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
+# the data.
 REPORT_CATEGORIES = {
     "summary": "1. Scorecard and privacy",
-    "dvp_pvp": "2. dvp_pvp: Zhang & Zhu, DVP and PVP on Adult",
-    "wddp": "3. wddp: Kang, Liu & Wang, weighted DP-ERM",
-    "dp_iadmm": "4. dp_iadmm: Ryu & Kim, DP inexact ADMM",
-    "dzoa": "5. dzoa: Gratton et al., zeroth-order ADMM",
-    "data": "6. Datasets and provenance",
+    **{name: f"{number}. {name}: {study_module(name).TITLE}" for number, name in enumerate(ALL, start=2)},
+    "data": f"{len(ALL) + 2}. Datasets and provenance",
 }
 
 
@@ -148,7 +146,7 @@ def merge_scorecards(
     for study in ALL:
         claims = study_module(study).CLAIMS
         if study in study_scorecards:
-            frame = _read_scorecard(study_scorecards[study], [claim.id for claim in claims])
+            frame = _read_scorecard(study_scorecards[study], claims)
         else:
             frame = scorecard(claims, {}, scale={}, switches={}).astype(object)
             if study not in enabled:
@@ -164,12 +162,20 @@ def merge_scorecards(
     return card
 
 
-def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
+def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
+    """A study's scorecard as written by its claims step (or published), one row per registered claim.
+
+    A claim registered after the file was written gets a row "not yet published" (its claims step or
+    ``dpdl publish --rejudge`` judges it), so that adding a claim needs no rebuild first. A row whose claim
+    is no longer registered, rows out of order or unknown verdicts are errors.
+    """
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError) as err:
         raise ArtifactError(f"{path}: cannot read the scorecard ({err})") from err
-    if list(frame.columns) != SCORECARD_COLUMNS or list(frame["id"]) != ids:
+    ids = [claim.id for claim in claims]
+    written = list(frame["id"]) if "id" in frame.columns else None
+    if list(frame.columns) != SCORECARD_COLUMNS or written != [i for i in ids if i in set(written)]:
         raise ArtifactError(
             f"{path}: not the scorecard of the registered claims ({', '.join(ids)}); rebuild it with "
             f"`snakemake --cores 1 --forcerun {Path(path).stem}_claims {path}`"
@@ -177,7 +183,34 @@ def _read_scorecard(path: str | Path, ids: list[str]) -> pd.DataFrame:
     unknown = sorted(set(frame["verdict"]) - set(VERDICTS))
     if unknown:
         raise ArtifactError(f"{path}: unknown verdicts {unknown}; expected one of {VERDICTS}")
-    return frame
+    new = [claim for claim in claims if claim.id not in set(written)]
+    if not new:
+        return frame
+    rows = scorecard(new, {}, scale={}, switches={}).astype(object)
+    rows["verdict"] = NOT_PUBLISHED
+    rows["detail"] = f"registered after {path} was written; rebuild the study's claims step or `dpdl publish --rejudge`"
+    merged = pd.concat([frame, rows], ignore_index=True)
+    return merged.set_index("id").loc[ids].reset_index()[SCORECARD_COLUMNS]
+
+
+def scorecard_problems(path: Path) -> list[str]:
+    """Problems with the merged scorecard: a row for every registered claim, in order, each with a verdict."""
+    card = pd.read_csv(path, dtype=str, keep_default_na=False)
+    registered = registered_claim_ids()
+    problems = []
+    if list(card.get("id", [])) != registered:
+        missing = sorted(set(registered) - set(card.get("id", [])))
+        problems.append(
+            f"{path}: not one row per registered claim "
+            f"(missing: {missing or 'none'}; {len(card)} rows for {len(registered)} claims)"
+        )
+    missing_columns = [column for column in SCORECARD_COLUMNS if column not in card.columns]
+    if missing_columns:
+        problems.append(f"{path}: columns {missing_columns} are missing; rebuild it with snakemake")
+    bad = sorted(set(card.get("verdict", ["(no verdict column)"])) - set(VERDICTS))
+    if bad:
+        problems.append(f"{path}: verdicts {bad} are not among {VERDICTS}")
+    return problems
 
 
 def headline(card: pd.DataFrame) -> pd.DataFrame:

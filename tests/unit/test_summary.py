@@ -9,11 +9,11 @@ import pytest
 from test_runs import provenance, trace
 
 from dpdl.audit_report import NOT_BUILT
-from dpdl.check import scorecard_problems
 from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, scorecard
 from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.io import write_json
+from dpdl.judgement import NOT_PUBLISHED
 from dpdl.runs import RunResult, run_timing, write_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import (
@@ -25,6 +25,7 @@ from dpdl.summary import (
     registered_claim_ids,
     scorecard_html,
     scorecard_markdown,
+    scorecard_problems,
     status,
     verdict_counts,
 )
@@ -57,12 +58,25 @@ def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_
     assert set(card.loc[card["study"] == "dzoa", "our_value"]) == {"0.5"}
 
 
+def test_a_claim_registered_after_its_scorecard_is_not_yet_published(tmp_path: Path) -> None:
+    path = judged("dzoa", REPRODUCED, tmp_path)
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame.drop(index=2).to_csv(path, index=False)  # as if claim 2 were added after the file was written
+    card = merge_scorecards(["dzoa"], {"dzoa": path})
+    dzoa = card[(card["study"] == "dzoa") & (card["kind"] != PRIVACY_CLAIM)].reset_index(drop=True)
+    assert list(dzoa["id"]) == list(frame["id"])  # in registration order
+    assert dzoa.loc[2, "verdict"] == NOT_PUBLISHED and "dpdl publish --rejudge" in dzoa.loc[2, "detail"]
+    assert set(dzoa.drop(index=2)["verdict"]) == {REPRODUCED}
+    assert verdict_counts(card).set_index("study").loc["dzoa", NOT_PUBLISHED] == 1
+
+
 def test_a_stale_or_foreign_scorecard_is_refused(tmp_path: Path) -> None:
     path = judged("dzoa", REPRODUCED, tmp_path)
     frame = pd.read_csv(path)
-    frame.iloc[:-1].to_csv(path, index=False)
-    with pytest.raises(ArtifactError, match="not the scorecard of the registered claims"):
-        merge_scorecards(["dzoa"], {"dzoa": path})
+    for stale in (frame.iloc[::-1], frame.assign(id=frame["id"].str.replace("dzoa.", "dzoa.old.", regex=False))):
+        stale.to_csv(path, index=False)  # out of order; claims no longer registered
+        with pytest.raises(ArtifactError, match="not the scorecard of the registered claims"):
+            merge_scorecards(["dzoa"], {"dzoa": path})
     frame.assign(verdict="holds").to_csv(path, index=False)
     with pytest.raises(ArtifactError, match=r"unknown verdicts \['holds'\]"):
         merge_scorecards(["dzoa"], {"dzoa": path})

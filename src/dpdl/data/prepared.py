@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 
 import dpdl
-from dpdl.config import require_exact_keys
 from dpdl.data import adult, femnist, kdd, lasso, mnist
 from dpdl.data.fetch import RemoteFile, fetch
 from dpdl.data.partition import equal_shards, size_summary
 from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
 from dpdl.io import read_json, sha256_file
+from dpdl.validation import require_exact_keys
 
 STUDY_DATASETS = {
     "dvp_pvp": ("adult",),

@@ -1,25 +1,35 @@
-"""The studies: one package per paper, every package the same shape.
+"""The studies: the registry of papers, one package per paper, every package the same shape.
+
+This module is the one place that lists the studies (:data:`ALL`); everything that needs "each
+study" (config validation, the workflow's targets, ``dpdl status`` and ``dpdl check``, the
+scorecard and the report, the readings and the audit, publishing) iterates over it through
+:func:`study_module`, which returns the package as a :class:`Study`.
 
 ``dpdl.studies.<study>`` is a package with these modules, each holding one concern:
 
-==============  ===================================================================================
-``grid.py``     the runs, paths and Snakemake input functions a config implies; ``targets`` and
-                ``runs`` below
-``run.py``      one run (or one batch of seeds): arrays and parameters in, trace and provenance out
-``tune.py``     optional: hyperparameter selection and the reference solutions runs are compared to
+================  =================================================================================
+``grid.py``       the runs, paths and Snakemake input functions a config implies; ``targets``,
+                  ``runs`` and ``check_config`` below
+``run.py``        one run (or one batch of seeds): arrays and parameters in, trace and provenance out
 ``aggregate.py``  runs -> one tidy aggregate per figure or table (bands over seeds)
-``tables.py``   optional: the study's tables beyond its figures
-``figures.py``  aggregate -> figure (PNG and PDF); plotting computes no statistics
-``claims.py``   ``CLAIMS``: the paper's checkable statements, judged from the aggregates
-``extract.py``  optional: the extractors the claims declare (per-seed tables -> the forms' inputs)
-``cli.py``      ``add_commands``: the ``dpdl <study> <step>`` subcommands its rule file calls
-==============  ===================================================================================
+``figures.py``    aggregate -> figure (PNG and PDF); plotting computes no statistics
+``claims.py``     ``CLAIMS``: the paper's checkable statements, judged from the aggregates
+``cli.py``        ``add_commands``: the ``dpdl <study> <step>`` subcommands its rule file calls
+``audit.py``      ``PRIVACY_CLAIMS``, ``AUDIT_CELLS``, ``audit_scores``: the empirical privacy audit
+``readings.py``   ``READINGS``: the paper's open settings as named switch sets, the default first
+``tune.py``       optional: hyperparameter selection and the reference solutions runs are compared to
+``tables.py``     optional: the study's tables beyond its figures
+``extract.py``    optional: the extractors the claims declare (per-seed tables -> the forms' inputs)
+``_*.py``         optional, private: a further concern of the study's own (imported by its modules)
+================  =================================================================================
 
-The package's ``__init__`` exposes the :class:`Study` protocol, which is all that the workflow's
-default target, ``dpdl status``, ``dpdl check`` and the scorecard use. Adding a paper means
-filling in the same files and listing it in ``ALL``. Pieces several studies share (bands over
-seeds, trend tests, settings parsing, number formatting, the command skeleton) live below the
-studies: :mod:`dpdl.aggregate`, :mod:`dpdl.claims` and :mod:`dpdl.studies.common`.
+Adding a paper means writing its package (``dpdl.studies.<name>``, whose ``__init__`` exports
+what :class:`Study` lists), its config schema and rule file, its prepared datasets in
+:mod:`dpdl.data.prepared`, and then listing it in :data:`ALL`, the Snakefile's includes and the
+configs; the schemas' study enums are checked against :data:`ALL` by a test. Pieces several
+studies share (bands over seeds, trend tests, settings parsing, the reading type, number
+formatting, the command skeleton) live below the studies: :mod:`dpdl.aggregate`,
+:mod:`dpdl.claims` and :mod:`dpdl.studies.common`.
 """
 
 from __future__ import annotations
@@ -27,23 +37,33 @@ from __future__ import annotations
 import argparse
 import importlib
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, cast
-
-from dpdl.claims import Claim
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from dpdl.claims import Claim
+    from dpdl.studies.common import Reading
+
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
-MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study package has these
-OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these, under these names only
+MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli", "audit", "readings")  # every package has these
+OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these, and private ``_*.py`` modules
 
 
 class Study(Protocol):
     """What a study package exposes (its ``__init__`` re-exports these from its modules)."""
 
-    STUDY: str
+    STUDY: str  # its id, the name of its package, config section, rule file and output folders
+    TITLE: str  # authors and subject: the report's section and the scorecard's heading
     CLAIMS: list[Claim]
+    READINGS: tuple[Reading, ...]  # the default first
+    CLAIMS_STEP_KEYS: tuple[str, ...]  # config keys read by the claims step alone (a reading of these reuses
+    # the default's tables)
+
+    def check_config(self, config: dict) -> None:
+        """Raise a one-line ConfigError for what the study's schema cannot state (relations between keys)."""
+        ...
 
     def targets(self, config: dict, buildable: set[str]) -> list[str]:
         """Every artifact the study promises for ``config``, given the prepared datasets buildable here."""
@@ -54,7 +74,7 @@ class Study(Protocol):
         ...
 
     def add_commands(self, commands: argparse._SubParsersAction) -> None:
-        """Register ``dpdl <study> <step>``."""
+        """Register ``dpdl <study>``."""
         ...
 
     def judge_snapshot(self, folder: Path, config: dict) -> pd.DataFrame:
@@ -63,8 +83,19 @@ class Study(Protocol):
         ...
 
 
-def study_module(name: str) -> Study:
-    """The package of a study."""
+def _check_name(name: str) -> None:
     if name not in ALL:
         raise KeyError(f"study {name!r} is not implemented; implemented: {', '.join(ALL)}")
+
+
+def study_module(name: str) -> Study:
+    """The package of a study (imported on first use: a job of one study never loads the others)."""
+    _check_name(name)
     return cast(Study, importlib.import_module(f"dpdl.studies.{name}"))
+
+
+def audit_module(name: str) -> ModuleType:
+    """``dpdl.studies.<name>.audit``: the study's privacy claims, audited cells and scores (imported on first
+    use: the audit's harness loads what the run jobs never need)."""
+    _check_name(name)
+    return importlib.import_module(f"dpdl.studies.{name}.audit")

@@ -1,4 +1,4 @@
-"""What every study's commands share: number labels, ``--settings`` parsing, the step skeleton.
+"""What every study shares: its readings' type, number labels, ``--settings`` parsing, the step skeleton.
 
 Each study's rule file passes the config values a job depends on as one JSON ``--settings``
 argument (so a change of one of them reruns the job); :func:`parse_settings` reads it back and
@@ -11,16 +11,43 @@ from __future__ import annotations
 
 import argparse
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from dpdl.config import parse_json_object, require_exact_keys
 from dpdl.errors import ConfigError
+from dpdl.validation import parse_json_object, require_exact_keys
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
+
+DEFAULT = "default"  # the reading that is the config as given
+READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A named set of values for settings the paper leaves open.
+
+    ``switches`` are keys of the study's config section and their values (empty for the default,
+    which is the config as given). ``why`` quotes or cites the paper's text that makes this a
+    reasonable reading; ``post_hoc`` marks a setting chosen after a verdict was seen.
+    """
+
+    name: str
+    why: str
+    switches: Mapping[str, object] = field(default_factory=dict)
+    post_hoc: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
+            raise ValueError(
+                f"reading name {self.name!r} must be letters, digits and single underscores (it names a folder)"
+            )
+        if not self.why.strip():
+            raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
 
 
 def format_number(value: float | None) -> str:

@@ -11,6 +11,19 @@ per-seed tables (``claims``) and the ``dpdl dp_iadmm`` commands (``cli``). Secti
 
 from dpdl.studies.dp_iadmm.claims import CLAIMS
 from dpdl.studies.dp_iadmm.cli import add_commands, judge_snapshot
-from dpdl.studies.dp_iadmm.grid import STUDY, runs, targets
+from dpdl.studies.dp_iadmm.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
 
-__all__ = ["STUDY", "CLAIMS", "targets", "runs", "add_commands", "judge_snapshot"]
+TITLE = "Ryu & Kim, DP inexact ADMM"  # the report's section and the scorecard's heading
+
+__all__ = [
+    "CLAIMS",
+    "CLAIMS_STEP_KEYS",
+    "READINGS",
+    "STUDY",
+    "TITLE",
+    "add_commands",
+    "check_config",
+    "judge_snapshot",
+    "runs",
+    "targets",
+]

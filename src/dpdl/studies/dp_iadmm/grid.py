@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from dpdl.errors import ConfigError
-from dpdl.readings import DEFAULT, Reading
-from dpdl.studies.common import format_number
+from dpdl.studies.common import DEFAULT, Reading, format_number
 
 STUDY = "dp_iadmm"
+CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 DATASETS = ("mnist", "femnist")
 HORIZONS = ("main", "long")
 BASE_ALGORITHMS = ("objp", "objt", "outp")
@@ -497,3 +497,8 @@ def run_memory_input(config: dict, horizon: str, wildcards) -> int:
 def run_minutes_input(config: dict, horizon: str, wildcards) -> int:
     """``runtime`` of a run job (see :func:`run_minutes`)."""
     return run_minutes(config, wildcards.dataset, horizon)
+
+
+def check_config(config: dict) -> None:
+    """The cross-key checks of the dp_iadmm section that the schema cannot express (config validation runs them)."""
+    check_settings(config[STUDY])

@@ -11,6 +11,19 @@ from __future__ import annotations
 
 from dpdl.studies.dvp_pvp.claims import CLAIMS
 from dpdl.studies.dvp_pvp.cli import add_commands, judge_snapshot
-from dpdl.studies.dvp_pvp.grid import STUDY, runs, targets
+from dpdl.studies.dvp_pvp.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]
+TITLE = "Zhang & Zhu, DVP and PVP on Adult"  # the report's section and the scorecard's heading
+
+__all__ = [
+    "CLAIMS",
+    "CLAIMS_STEP_KEYS",
+    "READINGS",
+    "STUDY",
+    "TITLE",
+    "add_commands",
+    "check_config",
+    "judge_snapshot",
+    "runs",
+    "targets",
+]

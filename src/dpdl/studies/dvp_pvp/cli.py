@@ -24,11 +24,11 @@ import logging
 import math
 from pathlib import Path
 
-from dpdl.config import parse_json_object
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, study_steps
 from dpdl.studies.dvp_pvp import aggregate, claims, extract, figures, grid, run, tables, tune
+from dpdl.validation import parse_json_object
 
 log = logging.getLogger(__name__)
 

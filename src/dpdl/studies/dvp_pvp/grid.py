@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 from dpdl.errors import ConfigError
-from dpdl.readings import DEFAULT, Reading
-from dpdl.studies.common import format_number, parse_settings
+from dpdl.studies.common import DEFAULT, Reading, format_number, parse_settings
 
 STUDY = "dvp_pvp"
 DATASET = "dvp_pvp/adult"
@@ -497,3 +496,8 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
         return []
     values = settings(config)
     return main_runs(values) + rho_runs(values) + eta_runs(values)
+
+
+def check_config(config: dict) -> None:
+    """The cross-key checks of the dvp_pvp section that the schema cannot express (config validation runs them)."""
+    settings(config)

@@ -15,6 +15,19 @@ need them.
 
 from dpdl.studies.dzoa.claims import CLAIMS
 from dpdl.studies.dzoa.cli import add_commands, judge_snapshot
-from dpdl.studies.dzoa.grid import STUDY, runs, targets
+from dpdl.studies.dzoa.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]
+TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
+
+__all__ = [
+    "CLAIMS",
+    "CLAIMS_STEP_KEYS",
+    "READINGS",
+    "STUDY",
+    "TITLE",
+    "add_commands",
+    "check_config",
+    "judge_snapshot",
+    "runs",
+    "targets",
+]

@@ -39,7 +39,8 @@ from dpdl.data import lasso as lasso_data
 from dpdl.models import lasso
 from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 from dpdl.studies.dzoa import grid, tune
-from dpdl.studies.dzoa import run as study_run
+from dpdl.studies.dzoa._dpadmm import dpadmm_schedules
+from dpdl.studies.dzoa._inputs import split_agents
 
 _IN_TREE = Path(__file__).resolve().parents[4] / "workflow" / "schemas"  # src layout; else the workflow's cwd
 SCHEMAS = _IN_TREE if _IN_TREE.is_dir() else Path("workflow/schemas")
@@ -193,7 +194,7 @@ def audit_data(values: dict) -> tuple[np.ndarray, np.ndarray]:
     """D': the study's lasso data of trial 0, split by agent: X (K, N_k, P), y (K, N_k)."""
     options = data_options()
     data = lasso_data.generate(trials=1, seed=DATA_SEED, **options)
-    X, y = study_run.split_agents(data["X"], data["y"], options["agents"])
+    X, y = split_agents(data["X"], data["y"], options["agents"])
     return X[0], y[0]
 
 
@@ -228,7 +229,7 @@ def exact_update(X_k, y_k, *, degree: int, values: dict, scale: float, history=N
 def dpadmm_schedule(spec_epsilon: float, delta: float, values: dict) -> tuple[float, float]:
     """(1/eta_1, sigma_1) of DP-ADMM's first iteration, from the run step's ``dpadmm_schedules``."""
     samples = data_options()["samples_per_agent"]
-    inverse, noise = study_run.dpadmm_schedules(
+    inverse, noise = dpadmm_schedules(
         {**values, "outer_iterations": 1}, spec_epsilon, delta, samples, [DPADMM_PENALTY], [DPADMM_PROX_STEP]
     )
     return float(inverse[0, 0]), float(noise[0, 0])

@@ -3,7 +3,7 @@
 D-ZOA runs one batch per evaluation trial with every grid point at once (the zeroth-order
 directions are common random numbers across the privacy grid); DP-ADMM runs one batch of all
 evaluation trials and grid points with the hyperparameters ``dzoa tune`` chose. The readers of
-the prepared data and of the earlier steps' outputs live here too (tuning uses them).
+the prepared data and of the earlier steps' outputs are in :mod:`._inputs` (tuning uses them too).
 """
 
 from __future__ import annotations
@@ -15,6 +15,17 @@ import pandas as pd
 
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
+from dpdl.studies.dzoa._dpadmm import dpadmm_batch, dpadmm_schedules
+from dpdl.studies.dzoa._inputs import (
+    agent_rngs,
+    check_trials,
+    data_shape,
+    load_calibration,
+    load_centralized,
+    load_data,
+    read_card,
+    split_agents,
+)
 from dpdl.studies.dzoa.grid import (
     ALGORITHMS,
     DATASET,
@@ -31,123 +42,6 @@ log = logging.getLogger(__name__)
 
 # the fields of a grid point's privacy record (dzoa calibrate) that every run's provenance carries
 PRIVACY_KEYS = ("delta", "eps_per_iteration", "eps_composed_rdp", "eps_composed_pld", "accountant", "noise_scales")
-
-
-# ------------------------------------------------------------------------------------- inputs
-
-
-def load_data(path: str) -> dict[str, np.ndarray]:
-    """The prepared trials: ``X`` (trials, N, P) and ``y`` (trials, N)."""
-    from dpdl.io import load_npz
-
-    arrays = load_npz(path)
-    for key in ("X", "y"):
-        if key not in arrays:
-            raise ArtifactError(f"{path}: no array {key!r}; rebuild data/processed/dzoa/lasso.npz")
-    return arrays
-
-
-def split_agents(X: np.ndarray, y: np.ndarray, n_agents: int) -> tuple[np.ndarray, np.ndarray]:
-    """(trials, N, P) -> (trials, K, N_k, P): agent k holds rows k N_k .. (k + 1) N_k - 1."""
-    n_trials, n_rows, n_params = X.shape
-    if n_rows % n_agents:
-        raise ArtifactError(f"{n_rows} rows cannot be split equally over {n_agents} agents")
-    return X.reshape(n_trials, n_agents, -1, n_params), y.reshape(n_trials, n_agents, -1)
-
-
-def data_shape(card: dict) -> tuple[int, int]:
-    """(K, N_k) from a prepared dataset's card options."""
-    options = card.get("options", {})
-    try:
-        return int(options["agents"]), int(options["samples_per_agent"])
-    except KeyError:
-        raise ArtifactError(
-            "the dzoa/lasso card has no options.agents / options.samples_per_agent; rebuild it"
-        ) from None
-
-
-def read_card(path: str) -> dict:
-    """The prepared dataset's card (its options and the sha256 of its arrays)."""
-    from dpdl.io import read_json
-
-    card = read_json(path)
-    if not isinstance(card, dict) or "npz_sha256" not in card:
-        raise ArtifactError(f"{path}: not a prepared-dataset card (no npz_sha256)")
-    return card
-
-
-def load_centralized(path: str, n_trials: int) -> np.ndarray:
-    """beta^c of every trial, (trials, P), as ``dzoa centralized`` wrote it."""
-    from dpdl.io import load_npz
-
-    arrays = load_npz(path)
-    if "beta" not in arrays or arrays["beta"].shape[0] != n_trials:
-        raise ArtifactError(
-            f"{path}: no centralized solution for each of the {n_trials} trials; rerun dzoa centralized"
-        )
-    return arrays["beta"]
-
-
-def load_calibration(path: str) -> dict:
-    """The privacy of every grid point, as ``dzoa calibrate`` wrote it."""
-    from dpdl.io import read_json
-
-    calibration = read_json(path)
-    if not isinstance(calibration, dict) or "points" not in calibration:
-        raise ArtifactError(f"{path}: not a dzoa calibration (no 'points'); rerun dzoa calibrate")
-    return calibration
-
-
-def check_trials(trials: list[int], n_trials: int) -> None:
-    """Refuse trials that are not in the prepared data."""
-    bad = [t for t in trials if not 0 <= t < n_trials]
-    if bad or not trials:
-        raise ConfigError(
-            f"trials {bad or trials} are not in the prepared data's 0..{n_trials - 1}; check data.lasso.trials"
-        )
-
-
-def agent_rngs(algorithm: str, trial: int, n_agents: int) -> list[np.random.Generator]:
-    """One generator per agent: spawned children of the run's root seed.
-
-    The root is ``run_seed_sequence("dzoa", "dzoa/lasso", algorithm, None, trial)``: no epsilon,
-    because every privacy setting of a trial shares the same draws (common random numbers).
-    """
-    from dpdl.runs import run_seed_sequence
-
-    root = run_seed_sequence(STUDY, DATASET, algorithm, None, trial)
-    return [np.random.default_rng(child) for child in root.spawn(n_agents)]
-
-
-def dpadmm_schedules(
-    values: dict, epsilon: float, delta: float, samples: int, penalties, prox_steps
-) -> tuple[np.ndarray, np.ndarray]:
-    """DP-ADMM's inverse proximal step 1 / eta_m = sqrt(m) / eta0 and noise std per (setting, m) (note 4.3-4.4).
-
-    ``penalties`` (rho) and ``prox_steps`` (eta0) give one setting each; returns two (settings, M) arrays.
-    """
-    from dpdl import privacy
-
-    n_outer = values["outer_iterations"]
-    iterations = np.arange(1, n_outer + 1)
-    # eta_m = eta0 / sqrt(m)
-    inverse_prox_step = np.sqrt(iterations)[None, :] / np.asarray(prox_steps, dtype=float)[:, None]
-    noise_std = np.array(
-        [
-            [
-                privacy.outp_noise_std(
-                    epsilon,
-                    delta,
-                    sensitivity=privacy.outp_sensitivity(rho, inverse, n_samples=samples, c1=GRADIENT_BOUND),
-                    outp_noise="sigma",
-                    constant=float(values["dpadmm_gauss_constant"]),
-                )
-                for inverse in row
-            ]
-            for rho, row in zip(penalties, inverse_prox_step, strict=True)
-        ]
-    )
-    return inverse_prox_step, noise_std
 
 
 # --------------------------------------------------------------------------------------- runs
@@ -311,7 +205,6 @@ def perturbation_column(agent: int) -> str:
 
 
 def _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples):
-    from dpdl.algorithms.dzoa_dpadmm import dp_admm
     from dpdl.io import read_json
 
     if tuning_path is None:
@@ -328,19 +221,8 @@ def _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, 
     ]
     inverse_prox_step = np.concatenate([s[0] for s in schedules])
     noise_std = np.concatenate([s[1] for s in schedules])
-    n_agents = X.shape[1]
     scale = loss_scale(values, samples)
-    result = dp_admm(
-        X,
-        y,
-        beta_c,
-        [agent_rngs("dpadmm", t, n_agents) for t in trials],
-        penalty=np.array(penalties, dtype=float),
-        inverse_prox_step=inverse_prox_step,
-        noise_std=noise_std,
-        l1_weight=values["eta"],
-        loss_scale=scale,
-    )
+    result = dpadmm_batch(values, X, y, beta_c, trials, samples, penalties, inverse_prox_step, noise_std)
 
     def params(i: int, b: int) -> dict:
         return {

@@ -17,22 +17,19 @@ import pandas as pd
 
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
-from dpdl.studies.dzoa.grid import GRADIENT_BOUND, graph_edges, grid, loss_scale
-from dpdl.studies.dzoa.run import (
-    agent_rngs,
+from dpdl.studies.dzoa._dpadmm import dpadmm_batch, dpadmm_schedules
+from dpdl.studies.dzoa._inputs import (
     check_trials,
     data_shape,
-    dpadmm_schedules,
     load_calibration,
     load_centralized,
     load_data,
     read_card,
     split_agents,
 )
+from dpdl.studies.dzoa.grid import GRADIENT_BOUND, THEOREM1_MAX_EPSILON, graph_edges, grid, loss_scale
 
 log = logging.getLogger(__name__)
-
-THEOREM1_MAX_EPSILON = 1.0  # Theorem 1 assumes epsilon in (0, 1] (G11)
 
 
 def centralized(values: dict, data_path: str, card_path: str, out: str) -> None:
@@ -41,7 +38,7 @@ def centralized(values: dict, data_path: str, card_path: str, out: str) -> None:
     from dpdl.models import lasso
 
     arrays = load_data(data_path)
-    _, samples = data_shape(read_card(card_path))
+    n_agents, samples = data_shape(read_card(card_path))
     scale = loss_scale(values, samples)
     solution = lasso.solve(arrays["X"], arrays["y"], l1_weight=values["eta"], scale=scale)
     squared_norms = np.sum(solution.beta**2, axis=-1)
@@ -194,7 +191,6 @@ def tune(
     out_table: str,
 ) -> None:
     """Pick DP-ADMM's (rho, eta0) per grid point: lowest mean final error over the tuning trials."""
-    from dpdl.algorithms.dzoa_dpadmm import dp_admm
     from dpdl.io import write_json, write_text
 
     n_agents, samples = data_shape(read_card(card_path))
@@ -214,17 +210,7 @@ def tune(
         progress.update(done)
         epsilon = calibration[point.label]["epsilon"]
         inverse_prox_step, noise_std = dpadmm_schedules(values, epsilon, point.delta, samples, penalties, prox_steps)
-        result = dp_admm(
-            X,
-            y,
-            beta_c,
-            [agent_rngs("dpadmm", t, n_agents) for t in trials],
-            penalty=np.array(penalties, dtype=float),
-            inverse_prox_step=inverse_prox_step,
-            noise_std=noise_std,
-            l1_weight=values["eta"],
-            loss_scale=loss_scale(values, samples),
-        )
+        result = dpadmm_batch(values, X, y, beta_c, trials, samples, penalties, inverse_prox_step, noise_std)
         final = result.error[:, :, -1]
         finite = np.isfinite(final).all(axis=1)
         score = np.where(finite, np.mean(np.where(np.isfinite(final), final, 0.0), axis=1), np.inf)

@@ -10,6 +10,19 @@ from __future__ import annotations
 
 from dpdl.studies.wddp.claims import CLAIMS
 from dpdl.studies.wddp.cli import add_commands, judge_snapshot
-from dpdl.studies.wddp.grid import STUDY, runs, targets
+from dpdl.studies.wddp.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
 
-__all__ = ["CLAIMS", "STUDY", "add_commands", "judge_snapshot", "runs", "targets"]
+TITLE = "Kang, Liu & Wang, weighted DP-ERM"  # the report's section and the scorecard's heading
+
+__all__ = [
+    "CLAIMS",
+    "CLAIMS_STEP_KEYS",
+    "READINGS",
+    "STUDY",
+    "TITLE",
+    "add_commands",
+    "check_config",
+    "judge_snapshot",
+    "runs",
+    "targets",
+]

@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dpdl.config import require_exact_keys
 from dpdl.errors import ConfigError
-from dpdl.readings import DEFAULT, Reading
-from dpdl.studies.common import format_number, parse_settings
+from dpdl.studies.common import DEFAULT, Reading, format_number, parse_settings
+from dpdl.validation import require_exact_keys
 
 if TYPE_CHECKING:
     from dpdl.data.availability import Availability
 
 STUDY = "wddp"
+CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
 PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
 NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
@@ -150,17 +150,21 @@ def settings_from_json(text: str) -> dict:
     made_by = "the validated config's wddp section (dpdl.studies.wddp.grid.settings_json)"
     settings = parse_settings(text, SETTINGS_KEYS, STUDY, made_by)  # the schema: tuning is an object
     require_exact_keys(settings["tuning"], TUNING_KEYS, "--settings tuning", f"pass {made_by}")
-    return dict(check_settings(settings))
-
-
-def check_settings(settings: Mapping) -> Mapping:
-    """Cross-key checks the schema cannot express; return ``settings``."""
-    if settings["trace_points"] > settings["iterations"]:
-        raise ConfigError(
-            f"wddp.trace_points ({settings['trace_points']}) must not exceed wddp.iterations "
-            f"({settings['iterations']}); lower trace_points"
-        )
+    _check_section(settings)
     return settings
+
+
+def check_config(config: Mapping) -> None:
+    """The cross-key checks of the wddp section that the schema cannot express (config validation runs them)."""
+    _check_section(config[STUDY])
+
+
+def _check_section(section: Mapping) -> None:
+    if section["trace_points"] > section["iterations"]:
+        raise ConfigError(
+            f"wddp.trace_points ({section['trace_points']}) must not exceed wddp.iterations "
+            f"({section['iterations']}); lower trace_points"
+        )
 
 
 def switches(settings: Mapping) -> dict[str, str]:

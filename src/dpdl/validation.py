@@ -1,0 +1,91 @@
+"""Strict reading and checking of what a user gives: JSON objects on the command line, YAML files, key sets,
+schema validators whose integers are ints.
+
+The lowest layer of configuration: :mod:`dpdl.config` (the workflow config), the studies' settings
+checks and the data preparation all build on it, and it imports nothing else of dpdl but errors.
+Every problem is a :class:`ConfigError` of one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Hashable, Iterable
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from dpdl.errors import ConfigError
+
+
+def parse_json_object(text: str, option: str) -> dict:
+    """Parse a JSON object given on the command line, with an error naming the option."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{option} is not valid JSON ({err}): {text!r}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{option} must be a JSON object; got {text!r}")
+    return value
+
+
+def require_exact_keys(values: dict, expected, what: str, hint: str) -> dict:
+    """Return ``values`` if its keys are exactly ``expected``; else a ConfigError naming both differences."""
+    missing, unknown = set(expected) - values.keys(), values.keys() - set(expected)
+    if missing or unknown:
+        raise ConfigError(f"{what}: missing {sorted(missing)}, unknown {sorted(unknown)}; {hint}")
+    return values
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error, not an override."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        first_line: dict = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *anchor`: its keys are meant to be overridden
+            key, mark = self.construct_object(key_node, deep=deep), key_node.start_mark
+            if not isinstance(key, Hashable):
+                continue  # the base class reports it
+            if key in first_line:
+                raise ConfigError(
+                    f"{mark.name} line {mark.line + 1}: duplicate key {key!r} (first on line {first_line[key]}); "
+                    "keep one of them"
+                )
+            first_line[key] = mark.line + 1
+        return super().construct_mapping(node, deep)
+
+
+def read_yaml(path: str | Path) -> object:
+    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line."""
+    try:
+        with open(path, "rb") as stream:  # bytes: YAML's reader reports undecodable input as a YAMLError
+            return yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} not found") from None
+    except yaml.MarkedYAMLError as err:
+        what = ", ".join(filter(None, (err.context, err.problem)))
+        raise ConfigError(
+            f"{path} line {err.problem_mark.line + 1}: not valid YAML: {what}; fix the syntax there"
+        ) from None
+    except yaml.YAMLError as err:  # a character YAML does not allow: no line to point at
+        raise ConfigError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
+
+
+def key_path(parts: Iterable) -> str:
+    """``wddp.epsilons[0]`` from ``("wddp", "epsilons", 0)``."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "(top level)"
+
+
+def strict_validator_class(schema: dict, finite_numbers: bool = False) -> type:
+    """jsonschema's validator class for ``schema`` with strict types: an integer is an int (not 2.0, not True)
+    and, with ``finite_numbers``, a number is finite."""
+    base = jsonschema.validators.validator_for(schema)
+    checks = {"integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool)}
+    if finite_numbers:
+        checks["number"] = lambda _, value: (
+            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        )
+    return jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine_many(checks))
