@@ -34,7 +34,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
 from dpdl.runs import package_versions, read_run
-from dpdl.studies import ALL, audit_module, study_module
+from dpdl.studies import ALL, audit_module, common, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -107,8 +107,8 @@ def report_category(section: str) -> str:
 
 
 def claims_path(study: str) -> str:
-    """Path of one study's scorecard (its ``<study>_claims`` rule writes it)."""
-    return f"results/claims/{study}.csv"
+    """Path of one study's scorecard as CSV (its ``<study>_claims`` rule writes it)."""
+    return common.claims_path(study, "csv")
 
 
 def scorecard_path(ext: str) -> str:

@@ -179,7 +179,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
             figure=dp_iadmm_figure,
         shell:
             "python -m dpdl dp_iadmm figure {params.figure} --aggregate {input}"
-            " --png {output.png} --pdf {output.pdf} > {log} 2>&1"
+            " --out {output.png} {output.pdf} > {log} 2>&1"
 
 
 # Remark 3 (MNIST, long horizon, epsilon-bar 0.01): final testing errors beside the paper's.

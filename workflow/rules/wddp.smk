@@ -229,8 +229,8 @@ rule wddp_claims:
         seeds=wddp_grid.seeds_targets(config["wddp"]),
         cards=partial(wddp_grid.cards_input, get_availability),
     output:
-        csv=wddp_grid.claims_paths()[0],
-        md=wddp_grid.claims_paths()[1],
+        csv=wddp_grid.claims_path("csv"),
+        md=wddp_grid.claims_path("md"),
     log:
         "logs/wddp/claims.log",
     localrule: True

@@ -22,6 +22,13 @@ from dpdl.validation import parse_json_object, require_exact_keys
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
+CLAIMS_DIR = Path("results/claims")
+
+
+def claims_path(study: str, ext: str) -> str:
+    """Path of a study's scorecard, written by its ``<study>_claims`` rule: ``csv`` or ``md``."""
+    return str(CLAIMS_DIR / f"{study}.{ext}")
+
 
 DEFAULT = "default"  # the reading that is the config as given
 READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake input name, a --cards key)

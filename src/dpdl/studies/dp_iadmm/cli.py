@@ -88,7 +88,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 def _cmd_figure(args: argparse.Namespace) -> int:
     """Draw one figure from its aggregate."""
-    draw_figure(args.figure, read_aggregate(args.aggregate), args.png, args.pdf)
+    draw_figure(args.figure, read_aggregate(args.aggregate), *args.out)
     return 0
 
 
@@ -209,8 +209,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub = step("figure", _cmd_figure, "Draw one figure (PNG and PDF) from its aggregate.")
     sub.add_argument("figure", choices=FIGURES)
     sub.add_argument("--aggregate", type=Path, required=True)
-    sub.add_argument("--png", type=Path, required=True)
-    sub.add_argument("--pdf", type=Path, required=True)
+    sub.add_argument("--out", type=Path, nargs=2, metavar=("PNG", "PDF"), required=True)
 
     sub = step("remark3", _cmd_remark3, "Write the Remark 3 table from its aggregate.")
     sub.add_argument("--aggregate", type=Path, required=True)

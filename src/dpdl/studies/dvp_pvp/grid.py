@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 from dpdl.errors import ConfigError
+from dpdl.studies import common
 from dpdl.studies.common import DEFAULT, Reading, format_number, parse_settings
 
 STUDY = "dvp_pvp"
@@ -25,7 +26,6 @@ RESULTS = Path("results/dvp_pvp")
 RUNS = RESULTS / "runs" / "adult"
 TABLES_DIR = Path("results/tables/dvp_pvp")
 FIGURES_DIR = Path("figures/dvp_pvp")
-CLAIMS_DIR = Path("results/claims")
 # Every key of the dvp_pvp config section (workflow/schemas/dvp_pvp.schema.yaml fills them all in):
 # the --settings of the aggregate, table and claims steps.
 SETTINGS_KEYS = (
@@ -268,8 +268,8 @@ def table_path(name: str, ext: str) -> str:
 
 
 def claims_path(ext: str) -> str:
-    """Return the path of the scorecard (``csv`` or ``md``)."""
-    return str(CLAIMS_DIR / f"{STUDY}.{ext}")
+    """Path of the study's scorecard: ``csv`` or ``md``."""
+    return common.claims_path(STUDY, ext)
 
 
 # ------------------------------------------------------------------------------ runs and jobs

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpdl.errors import ConfigError
+from dpdl.studies import common
 from dpdl.studies.common import DEFAULT, Reading
 
 STUDY = "dzoa"
@@ -24,7 +25,6 @@ FIGURES = ("fig1", "fig2", "fig3a", "fig3b")
 SEED_FIGURES = ("fig2", "fig3a", "fig3b")  # figures whose aggregate step also writes a per-seed table
 RESULTS = Path("results/dzoa")
 FIGURES_DIR = Path("figures/dzoa")
-CLAIMS_DIR = Path("results/claims")
 GRADIENT_BOUND = 1.0  # c1 [P section VI]; nominal for the squared loss (note 3.6)
 THEOREM1_MAX_EPSILON = 1.0  # Theorem 1 assumes epsilon in (0, 1] (G11)
 SETTINGS_KEYS = (
@@ -244,8 +244,8 @@ def figure_path(figure: str, ext: str) -> str:
 
 
 def claims_path(ext: str) -> str:
-    """Path of the scorecard (csv or md)."""
-    return str(CLAIMS_DIR / f"{STUDY}.{ext}")
+    """Path of the study's scorecard: ``csv`` or ``md``."""
+    return common.claims_path(STUDY, ext)
 
 
 def targets(config: dict, buildable: set[str]) -> list[str]:

@@ -48,18 +48,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
         sub.add_argument("--card", type=Path, required=True, help="its JSON card (for the dataset hash)")
         sub.add_argument("--settings", required=True, help="the config's wddp section as JSON")
 
-    sub = step("optimum", cmd_optimum, "Compute theta*, the non-private optimum of one dataset.")
+    sub = step("optimum", _cmd_optimum, "Compute theta*, the non-private optimum of one dataset.")
     dataset_inputs(sub)
     sub.add_argument("--out", type=Path, required=True)
 
-    sub = step("tune", cmd_tune, "Select each method's step size by K-fold cross-validation on the training set.")
+    sub = step("tune", _cmd_tune, "Select each method's step size by K-fold cross-validation on the training set.")
     dataset_inputs(sub)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "JSON"), required=True)
     sub.add_argument(
         "--batch", default=None, help="tuning.protocol per_setting: the batch whose settings to tune (epsilon_m32)"
     )
 
-    sub = step("run", cmd_run, "Run one batch (all methods, epsilons or u, and seeds of a figure grid).")
+    sub = step("run", _cmd_run, "Run one batch (all methods, epsilons or u, and seeds of a figure grid).")
     dataset_inputs(sub)
     sub.add_argument("--experiment", choices=("epsilon", "unevenness"), required=True)
     sub.add_argument("--clients", type=int, required=True, help="m")
@@ -67,24 +67,24 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--tuning", type=Path, required=True, help="the selected step sizes (JSON)")
     sub.add_argument("--optimum", type=Path, required=True, help="theta* of the dataset")
 
-    sub = step("aggregate", cmd_aggregate, "Aggregate the runs of one figure over seeds; keep the per-seed values.")
+    sub = step("aggregate", _cmd_aggregate, "Aggregate the runs of one figure over seeds; keep the per-seed values.")
     sub.add_argument("figure", choices=sorted(FIGURES))
     sub.add_argument("--runs", type=Path, nargs="*", default=[])
     sub.add_argument("--optima", type=Path, nargs="*", default=[])
     sub.add_argument("--out", type=Path, required=True, help="the banded aggregate (the figure reads it)")
     sub.add_argument("--seeds-out", type=Path, required=True, help="the per-seed table (the claims read it)")
 
-    sub = step("figure", cmd_figure, "Draw one figure from its aggregate.")
+    sub = step("figure", _cmd_figure, "Draw one figure from its aggregate.")
     sub.add_argument("figure", choices=sorted(FIGURES))
     sub.add_argument("--aggregate", type=Path, required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("PNG", "PDF"), required=True)
 
-    sub = step("table1", cmd_table1, "Write Table 1: the bounds and the computed sigma of every cell.")
+    sub = step("table1", _cmd_table1, "Write Table 1: the bounds and the computed sigma of every cell.")
     sub.add_argument("--cards", type=Path, nargs="*", default=[])
     sub.add_argument("--settings", required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    sub = step("claims", cmd_claims, "Judge the study's claims from the figures' per-seed tables.")
+    sub = step("claims", _cmd_claims, "Judge the study's claims from the figures' per-seed tables.")
     sub.add_argument("--seeds", type=Path, nargs="*", default=[], help="results/wddp/aggregates/<figure>_seeds.csv")
     sub.add_argument("--cards", type=Path, nargs="*", default=[], help="the prepared datasets' JSON cards")
     sub.add_argument("--settings", required=True)
@@ -96,7 +96,7 @@ def _dataset_sha(args: argparse.Namespace) -> str:
     return verified_card(args.card, args.data)["npz_sha256"]
 
 
-def cmd_optimum(args: argparse.Namespace) -> int:
+def _cmd_optimum(args: argparse.Namespace) -> int:
     """``dpdl wddp optimum``."""
     settings = settings_from_json(args.settings)
     dataset_sha256 = _dataset_sha(args)
@@ -112,7 +112,7 @@ def cmd_optimum(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
+def _cmd_tune(args: argparse.Namespace) -> int:
     """``dpdl wddp tune``."""
     settings = settings_from_json(args.settings)
     per_setting = settings["tuning"]["protocol"] == PER_SETTING
@@ -136,7 +136,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _cmd_run(args: argparse.Namespace) -> int:
     """``dpdl wddp run``."""
     from dpdl.runs import write_run
 
@@ -161,7 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_aggregate(args: argparse.Namespace) -> int:
+def _cmd_aggregate(args: argparse.Namespace) -> int:
     """``dpdl wddp aggregate``."""
     optima = {Path(p).stem: p for p in args.optima}
     bands, seeds = tables(args.figure, args.runs, optima)
@@ -170,13 +170,13 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_figure(args: argparse.Namespace) -> int:
+def _cmd_figure(args: argparse.Namespace) -> int:
     """``dpdl wddp figure``."""
     draw_figure(args.figure, read_csv(args.aggregate), *args.out)
     return 0
 
 
-def cmd_table1(args: argparse.Namespace) -> int:
+def _cmd_table1(args: argparse.Namespace) -> int:
     """``dpdl wddp table1``."""
     settings = settings_from_json(args.settings)
     cards = sorted((read_json(p) for p in args.cards), key=lambda card: DATASETS.index(card["dataset"]))
@@ -185,7 +185,7 @@ def cmd_table1(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_claims(args: argparse.Namespace) -> int:
+def _cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
     card = judge(settings_from_json(args.settings), args.seeds, args.cards)
     write_table(card, *args.out, title=f"# {STUDY} claims (Kang, Liu & Wang)")

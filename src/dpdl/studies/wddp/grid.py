@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dpdl.errors import ConfigError
+from dpdl.studies import common
 from dpdl.studies.common import DEFAULT, Reading, format_number, parse_settings
 from dpdl.validation import require_exact_keys
 
@@ -305,9 +306,9 @@ def table1_paths() -> tuple[str, str]:
     return f"results/tables/{STUDY}/table1.csv", f"results/tables/{STUDY}/table1.md"
 
 
-def claims_paths() -> tuple[str, str]:
-    """The claims scorecard, CSV and Markdown."""
-    return f"results/claims/{STUDY}.csv", f"results/claims/{STUDY}.md"
+def claims_path(ext: str) -> str:
+    """Path of the study's scorecard: ``csv`` or ``md``."""
+    return common.claims_path(STUDY, ext)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,7 +363,7 @@ def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
     paths = []
     for figure in figure_ids(settings):
         paths += [aggregate_path(figure), seeds_path(figure), *figure_paths(figure)]
-    return paths + [*table1_paths(), *claims_paths()]
+    return paths + [*table1_paths(), claims_path("csv"), claims_path("md")]
 
 
 def runs(config: Mapping, buildable: Iterable[str]) -> list[str]:
