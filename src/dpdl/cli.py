@@ -159,6 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 
+    sub = command(
+        "config-reference",
+        cmd_config_reference,
+        "The configuration reference (config/README.md): every config key, from the schemas.",
+    )
+    sub.add_argument("--out", type=Path, default=None, help="write the Markdown here (default: print it)")
+
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument(
         "paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs, a published snapshot)"
@@ -469,4 +476,20 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"{len(problems)} problem(s) in {checked} artifact(s), listed above; the first: {problems[0]}"
         )
     print(f"dpdl check: {checked} artifact(s) OK")
+    return 0
+
+
+def cmd_config_reference(args: argparse.Namespace) -> int:
+    """Print or write the configuration reference generated from workflow/schemas/."""
+    from dpdl.config_reference import config_reference
+    from dpdl.io import write_text
+
+    text = config_reference()
+    if args.out is None:
+        print(text, end="")
+    else:
+        try:
+            write_text(args.out, text)
+        except OSError as err:
+            raise ConfigError(f"--out {args.out}: cannot write it ({err.strerror or err})") from None
     return 0

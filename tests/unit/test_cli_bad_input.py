@@ -191,6 +191,10 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         "publish --audit --configfile config/ci.yaml --studies dzoa --out nowhere".split(),
         "dzoa: not published in nowhere",
     ),
+    "config_reference_outside_the_project": (
+        ["config-reference"],
+        "config schema workflow/schemas/config.schema.yaml not found; run dpdl from the project root",
+    ),
     "dzoa_settings_wrong_type": (
         [*"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(), BAD_DZOA_SETTINGS],
         "rho: 'big' is not of type",
