@@ -18,6 +18,22 @@ from dpdl.studies.common import DEFAULT
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
+# The package's layers (docs/development.md): a module imports only from its own layer or those below.
+PACKAGE_LAYERS = {
+    **dict.fromkeys(["errors", "io", "progress", "validation"], 0),
+    **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
+    **dict.fromkeys(
+        ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2
+    ),
+    "studies.<study>": 3,
+    "studies": 4,
+    **dict.fromkeys(
+        ["config", "readings", "audit_report", "summary", "targets", "publish", "check", "compare", "report"], 5
+    ),
+    "config_reference": 5,
+    "cli": 6,
+    "__main__": 7,
+}
 # A study package's modules, lowest first: a module imports only modules of a lower layer of its own study.
 STUDY_LAYERS = {
     "readings": 0,
@@ -86,6 +102,29 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
 
 def test_the_imports_form_no_cycle() -> None:
     assert find_cycle(import_graph()) == []
+
+
+def package_layer(name: str) -> int:
+    """The layer of module ``dpdl.<name>`` (a module of a subpackage is in its subpackage's layer)."""
+    if name == "dpdl":
+        return 0  # the package's __init__: its version only
+    short = name.removeprefix("dpdl.")
+    if short.startswith("studies.") and short != "studies.common":
+        return PACKAGE_LAYERS["studies.<study>"]
+    while short not in PACKAGE_LAYERS:
+        assert "." in short, f"{name} is in no layer of PACKAGE_LAYERS (docs/development.md); add it"
+        short = short.rsplit(".", 1)[0]
+    return PACKAGE_LAYERS[short]
+
+
+def test_every_import_points_down_the_layers() -> None:
+    up = [
+        f"{name} (layer {package_layer(name)}) imports {imported} (layer {package_layer(imported)})"
+        for name, imports in import_graph().items()
+        for imported in imports
+        if package_layer(imported) > package_layer(name)
+    ]
+    assert not up, up
 
 
 def test_the_cycle_finder_finds_a_planted_cycle(tmp_path: Path) -> None:
