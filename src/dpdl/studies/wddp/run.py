@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -198,16 +198,7 @@ def build_batch(
     groups, columns = [], []
     cells = settings["unevenness"] if experiment == "unevenness" else [None]
     for u in cells:
-        for seed in seeds(settings):
-            shards = partition(
-                dataset,
-                n_rows,
-                experiment,
-                clients,
-                seed,
-                unevenness=u or 1,
-                threshold_fraction=settings["threshold_fraction"],
-            )
+        for seed, shards in cell_partitions(settings, dataset, n_rows, experiment, clients, u):
             groups.append(Group(seed, u, shards, initial_model(dataset, seed, dim, settings["init_std"])))
             sizes = groups[-1].sizes
             epsilons = settings["epsilons"] if experiment == "epsilon" else [epsilon]
@@ -218,6 +209,23 @@ def build_batch(
                     eta = step_sizes[method][step_size_key(settings, experiment, eps, u)]
                     columns.append(Column(method, eps, seed, u, len(groups) - 1, sigma, n_eff, eta, path))
     return groups, columns
+
+
+def cell_partitions(
+    settings: Mapping, dataset: str, n_rows: int, experiment: str, clients: int, unevenness: float | None
+) -> Iterator[tuple[int, list[np.ndarray]]]:
+    """(seed, shards) of each repetition of one grid cell, in seed order (the runs and Table 1 share them)."""
+    for seed in seeds(settings):
+        shards = partition(
+            dataset,
+            n_rows,
+            experiment,
+            clients,
+            seed,
+            unevenness=unevenness or 1,
+            threshold_fraction=settings["threshold_fraction"],
+        )
+        yield seed, shards
 
 
 def noise_generator(dataset: str, column: Column, experiment: str, clients: int) -> np.random.Generator:

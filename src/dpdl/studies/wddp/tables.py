@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name, seeds
-from dpdl.studies.wddp.run import LIPSCHITZ, noise_std, partition, run_privacy
+from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name
+from dpdl.studies.wddp.run import LIPSCHITZ, cell_partitions, noise_std, run_privacy
 from dpdl.verdicts import Outcome
 
 SIZE_RELATIVE_SLACK = 1e-9  # sigma ratios are exact up to floating point
@@ -74,18 +74,10 @@ def table1(settings: Mapping, rows_train: Mapping[str, int]) -> pd.DataFrame:
         cells = [("epsilon", m, eps, None) for m in settings["clients"] for eps in settings["epsilons"]]
         cells += [("unevenness", m, eps, u) for m, eps, _ in UNEVENNESS_SETTINGS for u in settings["unevenness"]]
         for experiment, clients, epsilon, u in cells:
-            sizes = []  # n_j of each client, per repetition
-            for seed in seeds(settings):
-                shards = partition(
-                    dataset,
-                    n_rows,
-                    experiment,
-                    clients,
-                    seed,
-                    unevenness=u or 1,
-                    threshold_fraction=settings["threshold_fraction"],
-                )
-                sizes.append(np.array([len(s) for s in shards]))
+            sizes = [  # n_j of each client, per repetition
+                np.array([len(s) for s in shards])
+                for _, shards in cell_partitions(settings, dataset, n_rows, experiment, clients, u)
+            ]
             cell = f"{dataset} {batch_name(experiment, clients, epsilon)} {cell_name(experiment, epsilon, u)}"
             for method in PRIVATE_METHODS:
                 sigmas = [noise_std(settings, method, epsilon, s)[0] for s in sizes]
