@@ -1,7 +1,7 @@
 """Readings: the papers' unstated settings as named sets of switch values, and which make each claim hold.
 
 A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which algorithm is
-"non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.grid.READINGS``: one
+"non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.readings.READINGS``: one
 per reasonable choice, each with the sentence of the paper (or the reason) behind it, the
 default first. The default reading is the config itself; every other reading is the config
 with the reading's switches set, built in a folder of its own
@@ -77,7 +77,7 @@ def study_readings(study: str) -> tuple[Reading, ...]:
     """The readings a study declares, the default first."""
     from importlib import import_module
 
-    readings = tuple(import_module(f"dpdl.studies.{study}.grid").READINGS)
+    readings = tuple(import_module(f"dpdl.studies.{study}.readings").READINGS)
     if not readings or readings[0].name != DEFAULT or readings[0].switches:
         raise ValueError(f"{study}: the first reading must be {DEFAULT!r} with no switches (the config as given)")
     names = [reading.name for reading in readings]
