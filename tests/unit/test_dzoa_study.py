@@ -13,7 +13,7 @@ import yaml
 
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings
-from dpdl.studies.dzoa import aggregate, cli, grid, tune
+from dpdl.studies.dzoa import aggregate, cli, grid, readings, tune
 
 SCHEMA = Path(__file__).resolve().parents[2] / "workflow/schemas/dzoa.schema.yaml"
 
@@ -302,10 +302,10 @@ def test_every_reading_sets_valid_values_of_the_open_settings():
     from dpdl.readings import DEFAULT, reading_config
 
     config = load_config(SCHEMA.parents[2] / "config/config.yaml")
-    names = [r.name for r in grid.READINGS]
-    assert names[0] == DEFAULT and not grid.READINGS[0].switches and 2 <= len(names) - 1 <= 4
+    names = [r.name for r in readings.READINGS]
+    assert names[0] == DEFAULT and not readings.READINGS[0].switches and 2 <= len(names) - 1 <= 4
     opened = set()
-    for reading in grid.READINGS[1:]:
+    for reading in readings.READINGS[1:]:
         assert set(reading.switches) <= {"loss_scale", "lipschitz", "topology"}, reading.name
         built = validate_config(reading_config(config, "dzoa", reading.name))  # the schema accepts the values
         changed = {key for key in config["dzoa"] if built["dzoa"][key] != config["dzoa"][key]}

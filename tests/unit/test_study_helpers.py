@@ -153,23 +153,3 @@ def test_parse_named_paths() -> None:
     assert parse_named_paths(["fig1=a.csv", "fig2=b=c.csv"]) == {"fig1": "a.csv", "fig2": "b=c.csv"}
     with pytest.raises(ConfigError, match="NAME=PATH items; got 'fig1'"):
         parse_named_paths(["fig1"])
-
-
-def test_every_study_package_has_the_same_shape() -> None:
-    import dpdl.studies as studies
-
-    root = Path(studies.__file__).parent
-    for study in studies.ALL:
-        modules = {path.stem for path in (root / study).glob("*.py")} - {"__init__"}
-        assert set(studies.MODULES) <= modules, f"{study} lacks {set(studies.MODULES) - modules}"
-        assert modules <= set(studies.MODULES) | set(studies.OPTIONAL_MODULES), f"{study}: {modules}"
-        package = studies.study_module(study)
-        assert package.STUDY == study and package.CLAIMS and callable(package.targets) and callable(package.runs)
-
-
-def test_no_source_module_is_longer_than_500_lines() -> None:
-    import dpdl
-
-    root = Path(dpdl.__file__).parent
-    long = {str(p.relative_to(root)): n for p in root.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500}
-    assert not long, f"split these modules: {long}"

@@ -1,4 +1,4 @@
-"""The wddp readings (grid.READINGS) and the per_setting tuning protocol they add (gap A16)."""
+"""The wddp readings (readings.READINGS) and the per_setting tuning protocol they add (gap A16)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # Readings: every claim judged under each reading of its study, the named sets of values for the
-# settings a paper leaves open (dpdl.readings; each study's grid.READINGS). The default reading is
+# settings a paper leaves open (dpdl.readings; each study's readings.READINGS). The default reading is
 # the main build; each other reading is a nested Snakemake run in results/readings/<study>/<reading>/
 # that shares data/ and keeps its own cache.
 

@@ -47,8 +47,14 @@ if TYPE_CHECKING:
     from dpdl.studies.common import Reading
 
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
-MODULES = ("grid", "run", "aggregate", "figures", "claims", "cli", "audit", "readings")  # every package has these
-OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these, and private ``_*.py`` modules
+MODULES = ("grid", "readings", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study has these
+OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these; besides them, only private _<name>.py
+LONG_MODULE_LINES = 800  # past this a module is worth a look for a second concern (a warning, not a limit)
+
+
+def is_study_module(name: str) -> bool:
+    """Whether ``name`` (a module's file stem) may stand in a study package: fixed, optional or private."""
+    return name in MODULES or name in OPTIONAL_MODULES or (name.startswith("_") and name != "__init__")
 
 
 class Study(Protocol):

@@ -11,7 +11,8 @@ per-seed tables (``claims``) and the ``dpdl dp_iadmm`` commands (``cli``). Secti
 
 from dpdl.studies.dp_iadmm.claims import CLAIMS
 from dpdl.studies.dp_iadmm.cli import add_commands, judge_snapshot
-from dpdl.studies.dp_iadmm.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
+from dpdl.studies.dp_iadmm.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
+from dpdl.studies.dp_iadmm.readings import READINGS
 
 TITLE = "Ryu & Kim, DP inexact ADMM"  # the report's section and the scorecard's heading
 

@@ -19,7 +19,7 @@ import pandas as pd
 
 from dpdl.aggregate import seed_bands
 from dpdl.studies.dp_iadmm.grid import CLAIM_METRICS, FIGURE_SPECS
-from dpdl.verdicts import Pair
+from dpdl.verdicts.inputs import Pair
 
 PRIVACY_METRICS = ("eps_composed_rdp", "eps_composed_pld", "privacy_delta")
 CELL_COLUMNS = ["dataset", "variant", "algorithm", "epsilon", "a", "rho_setting"]

@@ -28,7 +28,7 @@ from dpdl.studies.dp_iadmm.aggregate import (
 )
 from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, a_variant
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
-from dpdl.verdicts import Outcome, Series, Unidentified
+from dpdl.verdicts.inputs import Outcome, Series, Unidentified
 
 INF = math.inf
 MAIN = {"iterations": 20_000, "seeds": 10}  # the paper's T = 2e4 and its 10 instances (Section 4)

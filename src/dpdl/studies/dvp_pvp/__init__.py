@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dpdl.studies.dvp_pvp.claims import CLAIMS
 from dpdl.studies.dvp_pvp.cli import add_commands, judge_snapshot
-from dpdl.studies.dvp_pvp.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
+from dpdl.studies.dvp_pvp.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
+from dpdl.studies.dvp_pvp.readings import READINGS
 
 TITLE = "Zhang & Zhu, DVP and PVP on Adult"  # the report's section and the scorecard's heading
 

@@ -13,7 +13,7 @@ import pandas as pd
 from dpdl.claims import class_shares, pairs, trend_series
 from dpdl.studies.dvp_pvp.aggregate import RHO_TIE_RTOL, oscillation
 from dpdl.studies.dvp_pvp.grid import PRIVATE
-from dpdl.verdicts import Outcome, Pair, Unidentified
+from dpdl.verdicts.inputs import Outcome, Pair, Unidentified
 
 PAPER_FIT = {"dvp": {"a": 0.2, "b": 25.0}, "pvp": {"a": 20.0, "b": 20.0}}  # [PAPER] c4, c5 of C(30)
 CONSTANT_NAMES = {"a": "amplitude c4", "b": "decay rate c5"}

@@ -1,409 +1,85 @@
-"""The dvp_pvp grid: the settings, runs, paths and Snakemake input functions a config implies.
+"""The dvp_pvp grid as the rule file reads it: the claims step's inputs, Snakemake input functions, targets.
 
 Gap numbers (G#) and outputs (O#) refer to ``notes/zhang_zhu.md``; J(n) / C(n) are equations of
 the journal / conference version. The rule file ``workflow/rules/dvp_pvp.smk`` reads its outputs,
 input functions and ``--settings`` from here; :func:`targets` and :func:`runs` are the study's
-part of the default target, ``dpdl status`` and ``dpdl check``.
+part of the default target, ``dpdl status`` and ``dpdl check``. What they are built from lives in
+private modules, one concern each, and is re-exported below:
+
+- :mod:`._layout`: the algorithms, figures and tables, and the path of every run and output;
+- :mod:`._settings`: the section's checks, the ``--settings`` each step takes, the switches in force;
+- :mod:`._jobs`: the runs a config implies, the run jobs and what each figure and table reads;
+- :mod:`._paper`: the values the paper prints.
 """
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from dpdl.errors import ConfigError
-from dpdl.studies import common
-from dpdl.studies.common import DEFAULT, Reading, format_number, parse_settings
-
-STUDY = "dvp_pvp"
-DATASET = "dvp_pvp/adult"
-ALGORITHMS = ("nonprivate", "dvp", "pvp")
-PRIVATE = ("dvp", "pvp")
-ALGORITHM_NAMES = {"nonprivate": "non-private (Alg. 1)", "dvp": "DVP (Alg. 2)", "pvp": "PVP (Alg. 3)"}
-FIGURES = ("convergence", "tradeoff_dvp", "tradeoff_pvp", "final_risk", "mer", "rho_selection")
-TABLES = ("table1_rho", "table2_cr", "optimal_alpha", "calibration", "privacy", "eta_selection")
-RESULTS = Path("results/dvp_pvp")
-RUNS = RESULTS / "runs" / "adult"
-TABLES_DIR = Path("results/tables/dvp_pvp")
-FIGURES_DIR = Path("figures/dvp_pvp")
-# Every key of the dvp_pvp config section (workflow/schemas/dvp_pvp.schema.yaml fills them all in):
-# the --settings of the aggregate, table and claims steps.
-SETTINGS_KEYS = (
-    "agents",
-    "partition_seed",
-    "row_norm",
-    "graph",
-    "edge_probability",
-    "graph_seed",
-    "alphas",
-    "convergence_alphas",
-    "seeds",
-    "iterations",
-    "tradeoff_iterations",
-    "mer_iteration",
-    "rho",
-    "c_r",
-    "eta",
-    "eta_grid",
-    "rho_selection",
-    "dvp_zeta_mode",
-    "pvp_center",
-    "init",
-    "init_scale",
-    "evaluation",
-    "loss_unit",
-    "pvp_error_of",
-    "accounting_delta",
+# The names the rule file, the config validation, the other modules and the tests read from ``grid``.
+from dpdl.studies.dvp_pvp._jobs import (  # noqa: F401
+    eta_inputs,
+    eta_job_outputs,
+    eta_runs,
+    figure_runs,
+    job_arguments,
+    main_runs,
+    own_eta_job_outputs,
+    own_eta_runs,
+    rho_job_outputs,
+    rho_runs,
+    rho_selection_alpha,
+    run_job_outputs,
+    table_inputs,
+    table_names,
 )
-# Config keys a run depends on (the --settings of run jobs; other keys never rerun a run).
-RUN_KEYS = (
-    "agents",
-    "partition_seed",
-    "row_norm",
-    "graph",
-    "edge_probability",
-    "graph_seed",
-    "iterations",
-    "rho",
-    "c_r",
-    "eta",
-    "dvp_zeta_mode",
-    "pvp_center",
-    "init",
-    "init_scale",
-    "evaluation",
-    "accounting_delta",
+from dpdl.studies.dvp_pvp._layout import (  # noqa: F401
+    ALGORITHM_NAMES,
+    ALGORITHMS,
+    DATASET,
+    FIGURES,
+    FIGURES_DIR,
+    PRIVATE,
+    RESULTS,
+    RUNS,
+    STUDY,
+    TABLES,
+    TABLES_DIR,
+    aggregate_path,
+    claims_path,
+    eta_path,
+    eta_run_path,
+    figure_path,
+    own_eta_path,
+    own_eta_run_path,
+    own_eta_table,
+    rho_run_path,
+    run_path,
+    seeds_path,
+    table_path,
 )
-SWITCH_KEYS = ("dvp_zeta_mode", "pvp_center", "graph", "agents", "evaluation", "init", "row_norm", "eta")
-# Switches of the aggregates (loss_unit) and the claims (pvp_error_of): in the scorecard's provenance, not a run's.
-AGGREGATE_SWITCH_KEYS = ("loss_unit", "pvp_error_of")
-CLAIMS_STEP_KEYS = ("pvp_error_of",)  # read by the claims step alone: a reading of these needs no other table
-# The eta modes of the config (G14): one eta tuned on the non-private run for all three algorithms
-# (the note's resolution), or each algorithm's own (C Section 5.3's rho protocol applied to eta).
-ETA_TUNED = "tuned"
-ETA_PER_ALGORITHM = "tuned_per_algorithm"
-# [PAPER] C Tables 1-2 and the paper-constant reference values derived in zhang_zhu.md 6.4.
-PAPER_RHO_EXPONENT = {"nonprivate": -10.0, "dvp": -2.5, "pvp": -1.0}
-PAPER_C_R = {"nonprivate": 1750, "dvp": 1750, "pvp": 146}
-PAPER_OPTIMAL_ALPHA = {"dvp": 0.1422, "pvp": 0.4533}
-
-# The eta grid of the per-algorithm reading: G14's 0.1 .. 10 and the default's extension below it.
-WIDE_ETA_GRID = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10]
-
-# ------------------------------------------------------------------------------ readings
-
-# The settings the papers leave open, one reading per reasonable resolution (dpdl.readings). The
-# paper never gives the ADMM penalty eta (notes 5.2 'NOT given anywhere: eta'; G14) nor the base of
-# the log in L_LR (C(26) prints 'log'; note 5.3, G21). Each cites the text behind it; the ones chosen or
-# changed after a result was seen are post_hoc (the register, docs/post_hoc.md, says what was known).
-READINGS = (
-    Reading(
-        DEFAULT,
-        "the config: eta tuned once on the non-private run and frozen for all three algorithms (G14: 'Tune once "
-        "on the non-private algorithm ... Criterion: gap to the centralised optimum at t = 100. Freeze it for all "
-        "three algorithms'), over eta_grid; the loss in ln (C(26) L_LR = log(1 + exp(-y f'x)) with the stated "
-        "|L'| <= 1 and L'' <= 1/4, c1 = 1/4, the natural-log logistic loss's bounds)",
-        post_hoc=True,
-    ),
-    Reading(
-        "eta_note_grid",
-        "G14 taken literally: 'Tune once on the non-private algorithm over eta in {0.1, 0.3, 1, 3, 10}' (the "
-        "default keeps G14's criterion but extends its grid below 0.1, where the gap keeps falling)",
-        {"eta_grid": [0.1, 0.3, 1, 3, 10]},
-    ),
-    Reading(
-        "eta_1",
-        "G14: 'Fallback default eta = 1' for all three algorithms; the paper gives no eta (note 5.2: 'NOT given "
-        "anywhere: ... eta')",
-        {"eta": 1.0},
-        post_hoc=True,
-    ),
-    Reading(
-        "eta_per_algorithm",
-        "each algorithm its own eta, by the paper's own protocol for its other penalty (C Section 5.3: 'we tried a "
-        "few fixed values of rho and test the empirical loss ... selected the value of rho that minimizes the "
-        "empirical loss for a fixed alpha_p (0.3 in this experiment) ... for each algorithm'): the mean final "
-        "training loss at alpha = 0.3 and the algorithm's own rho and C^R, over G14's grid and the default's",
-        {"eta": ETA_PER_ALGORITHM, "eta_grid": WIDE_ETA_GRID},
-        post_hoc=True,
-    ),
-    Reading(
-        "released",
-        "PVP's error measured on what it broadcasts, V_p(t) = f_p(t) + noise (the default: G21's f_p(t)), in every "
-        "claim on PVP's error (runs record f_p's loss only); chosen after DVP was below PVP at 0 of 16 alphas on f_p",
-        {"pvp_error_of": "released"},
-        post_hoc=True,
-    ),
-    Reading(
-        "loss_log10",
-        "the loss in log10 (note 5.3: the paper's c3 = 0.135 'is below the natural-log logistic training loss "
-        "typical of linear models on Adult (~0.30-0.35) but close to that value in log10 (~0.13-0.15). The "
-        "authors may have used log10'; G21: 'also store ... log10 variant'); C(26) prints 'log' without a base",
-        {"loss_unit": "log10"},
-    ),
+from dpdl.studies.dvp_pvp._paper import PAPER_C_R, PAPER_OPTIMAL_ALPHA, PAPER_RHO_EXPONENT  # noqa: F401
+from dpdl.studies.dvp_pvp._settings import (  # noqa: F401
+    AGGREGATE_SWITCH_KEYS,
+    CLAIMS_STEP_KEYS,
+    ETA_PER_ALGORITHM,
+    ETA_TUNED,
+    RUN_KEYS,
+    SETTINGS_KEYS,
+    SWITCH_KEYS,
+    all_alphas,
+    check_config,
+    eta_tuned,
+    parse_run_settings,
+    parse_section_settings,
+    run_settings,
+    run_settings_json,
+    settings,
+    settings_json,
+    switches,
 )
 
-# ------------------------------------------------------------------------------ settings
-
-
-def settings(config: dict) -> dict:
-    """The dvp_pvp config section; ConfigError if a trade-off or MER iteration exceeds ``iterations``."""
-    values = dict(config[STUDY])
-    late = [t for t in values["tradeoff_iterations"] if t > values["iterations"]]
-    if late:
-        raise ConfigError(
-            f"dvp_pvp.tradeoff_iterations {late} exceed dvp_pvp.iterations ({values['iterations']}); "
-            "lower them or raise iterations"
-        )
-    if values["mer_iteration"] > values["iterations"]:
-        raise ConfigError(
-            f"dvp_pvp.mer_iteration ({values['mer_iteration']}) exceeds dvp_pvp.iterations "
-            f"({values['iterations']}); lower it or raise iterations"
-        )
-    return values
-
-
-def run_settings(config: dict) -> dict:
-    """Return the config values a run depends on (the run jobs' ``--settings`` JSON)."""
-    return {key: settings(config)[key] for key in RUN_KEYS}
-
-
-def settings_json(config: dict) -> str:
-    """Return the dvp_pvp section as JSON (``--settings`` of the aggregate, table and claims steps)."""
-    return json.dumps(settings(config), sort_keys=True)
-
-
-def run_settings_json(config: dict) -> str:
-    """Return :func:`run_settings` as JSON (``--settings`` of the run jobs; a change reruns them)."""
-    return json.dumps(run_settings(config), sort_keys=True)
-
-
-def parse_section_settings(text: str) -> dict:
-    """Parse ``--settings`` of the aggregate, table and claims steps: the whole section."""
-    return parse_settings(text, SETTINGS_KEYS, STUDY, "dpdl.studies.dvp_pvp.grid.settings_json(config)")
-
-
-def parse_run_settings(text: str) -> dict:
-    """Parse ``--settings`` of a run job: exactly the keys of :data:`RUN_KEYS`."""
-    return parse_settings(text, RUN_KEYS, STUDY, "dpdl.studies.dvp_pvp.grid.run_settings_json(config)")
-
-
-def switches(values: dict) -> dict:
-    """Return the fidelity switches in force (for run provenance and the scorecard).
-
-    ``values`` is the run settings (run provenance: :data:`SWITCH_KEYS`) or the whole section
-    (the scorecard: also :data:`AGGREGATE_SWITCH_KEYS`).
-    """
-    eta_mode = values["eta"] if eta_tuned(values) else f"fixed {values['eta']}"
-    found = {key: values[key] if key != "eta" else eta_mode for key in SWITCH_KEYS}
-    return found | {key: values[key] for key in AGGREGATE_SWITCH_KEYS if key in values}
-
-
-def eta_tuned(values: dict) -> bool:
-    """Whether eta is selected by a grid of runs (either mode of G14) rather than fixed in the config."""
-    return values["eta"] in (ETA_TUNED, ETA_PER_ALGORITHM)
-
-
-def all_alphas(values: dict) -> list[float]:
-    """Return every alpha the main grid runs: the figures' alphas and the convergence panels'."""
-    return sorted(set(values["alphas"]) | set(values["convergence_alphas"]))
-
-
-# ------------------------------------------------------------------------------ paths
-
-
-def run_path(algorithm: str, alpha: float | None, seed: int) -> str:
-    """Return the path of one main-grid run (``alpha`` None for the non-private algorithm)."""
-    return str(RUNS / algorithm / f"eps{format_number(alpha)}" / f"seed{seed}.npz")
-
-
-def rho_run_path(algorithm: str, exponent: float, seed: int) -> str:
-    """Return the path of one rho-selection run (rho = 10^exponent)."""
-    return str(RUNS / "rho_selection" / algorithm / f"rho{format_number(exponent)}" / f"seed{seed}.npz")
-
-
-def eta_run_path(eta: float) -> str:
-    """Return the path of the non-private eta-selection run at ``eta`` (seed 0)."""
-    return str(RUNS / "eta_selection" / "nonprivate" / f"eta{format_number(eta)}" / "seed0.npz")
-
-
-def eta_path() -> str:
-    """Return the path of the selected eta (JSON)."""
-    return str(RESULTS / "eta.json")
-
-
-def own_eta_run_path(algorithm: str, eta: float, seed: int) -> str:
-    """Return the path of one run of an algorithm's own eta selection (``eta: tuned_per_algorithm``)."""
-    return str(RUNS / "eta_selection_own" / algorithm / f"eta{format_number(eta)}" / f"seed{seed}.npz")
-
-
-def own_eta_path(algorithm: str) -> str:
-    """Return the path of an algorithm's own selected eta (JSON, ``eta: tuned_per_algorithm``)."""
-    return str(RESULTS / "eta" / f"{algorithm}.json")
-
-
-def own_eta_table(algorithm: str) -> str:
-    """Return the name of an algorithm's own eta-selection table (``eta: tuned_per_algorithm``)."""
-    return f"eta_selection_{algorithm}"
-
-
-def aggregate_path(name: str) -> str:
-    """Return the path of an aggregate CSV."""
-    return str(RESULTS / "aggregates" / f"{name}.csv")
-
-
-def seeds_path(name: str) -> str:
-    """Return the path of the per-seed table written beside the aggregate ``name`` (what the claims read)."""
-    return str(RESULTS / "aggregates" / f"{name}_seeds.csv")
-
-
-def figure_path(name: str, ext: str) -> str:
-    """Return the path of a figure file (``png`` or ``pdf``)."""
-    return str(FIGURES_DIR / f"{name}.{ext}")
-
-
-def table_path(name: str, ext: str) -> str:
-    """Return the path of a table file (``csv`` or ``md``)."""
-    return str(TABLES_DIR / f"{name}.{ext}")
-
-
-def claims_path(ext: str) -> str:
-    """Path of the study's scorecard: ``csv`` or ``md``."""
-    return common.claims_path(STUDY, ext)
-
-
-# ------------------------------------------------------------------------------ runs and jobs
-
-
-def main_runs(values: dict, algorithms: tuple[str, ...] = ALGORITHMS, alphas: list[float] | None = None) -> list[str]:
-    """Return the main-grid runs of ``algorithms`` at ``alphas`` (default: every alpha), all seeds."""
-    alphas = all_alphas(values) if alphas is None else alphas
-    paths = []
-    for algorithm in algorithms:
-        levels = [None] if algorithm == "nonprivate" else alphas
-        paths += [run_path(algorithm, alpha, seed) for alpha in levels for seed in range(values["seeds"])]
-    return paths
-
-
-def rho_runs(values: dict) -> list[str]:
-    """Return every rho-selection run."""
-    selection = values["rho_selection"]
-    return [
-        rho_run_path(algorithm, exponent, seed)
-        for algorithm in ALGORITHMS
-        for exponent in selection["exponents"]
-        for seed in range(selection["seeds"])
-    ]
-
-
-def eta_runs(values: dict) -> list[str]:
-    """Return the eta-selection runs: the non-private grid (``tuned``), every algorithm's own grid
-    (``tuned_per_algorithm``) or none (eta fixed in the config)."""
-    if values["eta"] == ETA_PER_ALGORITHM:
-        return [path for algorithm in ALGORITHMS for path in own_eta_runs(values, algorithm)]
-    return eta_job_outputs(values) if values["eta"] == ETA_TUNED else []
-
-
-def own_eta_runs(values: dict, algorithm: str) -> list[str]:
-    """Return the runs of one algorithm's own eta selection: every eta of the grid and rho-selection seed."""
-    seeds = range(values["rho_selection"]["seeds"])
-    return [own_eta_run_path(algorithm, eta, seed) for eta in values["eta_grid"] for seed in seeds]
-
-
-def own_eta_job_outputs(values: dict) -> list[str]:
-    """Return the outputs of one algorithm's own eta-selection job (wildcard algorithm), eta-major."""
-    return [
-        str(RUNS / "eta_selection_own" / "{algorithm}" / f"eta{format_number(eta)}" / f"seed{seed}.npz")
-        for eta in values["eta_grid"]
-        for seed in range(values["rho_selection"]["seeds"])
-    ]
-
-
-def eta_job_outputs(values: dict) -> list[str]:
-    """Return the outputs of the eta-selection job: one run per eta of the grid, in grid order."""
-    return [eta_run_path(eta) for eta in values["eta_grid"]]
-
-
-def run_job_outputs(values: dict) -> list[str]:
-    """Return the outputs of one main-grid job (wildcards algorithm, alpha): one run per seed."""
-    return [str(RUNS / "{algorithm}" / "eps{alpha}" / f"seed{seed}.npz") for seed in range(values["seeds"])]
-
-
-def rho_job_outputs(values: dict) -> list[str]:
-    """Return the outputs of one rho-selection job (wildcard algorithm), exponent-major."""
-    selection = values["rho_selection"]
-    return [
-        str(RUNS / "rho_selection" / "{algorithm}" / f"rho{format_number(exponent)}" / f"seed{seed}.npz")
-        for exponent in selection["exponents"]
-        for seed in range(selection["seeds"])
-    ]
-
-
-def job_arguments(values: dict, job: str) -> str:
-    """Return the grid options of a run job: ``--seeds`` and the rho exponents or etas it runs."""
-    etas = " ".join(format_number(eta) for eta in values["eta_grid"])
-    if job == "eta":
-        return f"--seeds 0 --etas {etas}"
-    if job == "eta_own":
-        return f"--seeds {' '.join(map(str, range(values['rho_selection']['seeds'])))} --etas {etas}"
-    if job == "rho":
-        selection = values["rho_selection"]
-        exponents = " ".join(format_number(e) for e in selection["exponents"])
-        return f"--seeds {' '.join(map(str, range(selection['seeds'])))} --rho-exponents {exponents}"
-    return f"--seeds {' '.join(map(str, range(values['seeds'])))}"
-
-
-def eta_inputs(values: dict, algorithm: str | None = None) -> list[str]:
-    """Return the selected-eta file the runs of ``algorithm`` read: ``[eta.json]`` when eta is tuned
-    on the non-private run, ``[eta/<algorithm>.json]`` when tuned per algorithm, else ``[]``."""
-    if values["eta"] == ETA_PER_ALGORITHM:
-        if algorithm is None:
-            raise ConfigError("eta is tuned per algorithm: the selected eta depends on the algorithm")
-        return [own_eta_path(algorithm)]
-    return [eta_path()] if values["eta"] == ETA_TUNED else []
-
-
-def rho_selection_alpha(values: dict, algorithm: str) -> str:
-    """Return the ``--alpha`` of a rho-selection run (the selection's alpha; 'inf' if non-private)."""
-    return "inf" if algorithm == "nonprivate" else format_number(values["rho_selection"]["alpha"])
-
-
-def figure_runs(values: dict, figure: str) -> list[str]:
-    """Return the runs one figure's aggregate reads."""
-    if figure == "convergence":
-        return main_runs(values, alphas=sorted(values["convergence_alphas"]))
-    if figure in ("tradeoff_dvp", "tradeoff_pvp"):
-        return main_runs(values, (figure.removeprefix("tradeoff_"),), sorted(values["alphas"]))
-    if figure in ("final_risk", "mer"):
-        return main_runs(values, alphas=sorted(values["alphas"]))
-    if figure == "rho_selection":
-        return rho_runs(values)
-    raise ConfigError(f"unknown dvp_pvp figure {figure!r}; expected one of {', '.join(FIGURES)}")
-
-
-def table_names(values: dict) -> list[str]:
-    """Return the tables this config writes (eta_selection when eta is tuned on the non-private run,
-    eta_selection_<algorithm> for each algorithm when it is tuned per algorithm)."""
-    names = [name for name in TABLES if name != "eta_selection" or values["eta"] == ETA_TUNED]
-    if values["eta"] == ETA_PER_ALGORITHM:
-        names += [own_eta_table(algorithm) for algorithm in ALGORITHMS]
-    return names
-
-
-def table_inputs(values: dict, table: str) -> list[str]:
-    """Return the files one table is computed from."""
-    if table == "table1_rho":
-        return [aggregate_path("rho_selection")]
-    if table == "table2_cr":
-        smallest = min(all_alphas(values))
-        return [run_path(algorithm, None if algorithm == "nonprivate" else smallest, 0) for algorithm in ALGORITHMS]
-    if table == "optimal_alpha":
-        return [aggregate_path("tradeoff_dvp"), aggregate_path("tradeoff_pvp")]
-    if table in ("calibration", "privacy"):
-        return main_runs(values, PRIVATE)
-    if table == "eta_selection":
-        return eta_runs(values)
-    raise ConfigError(f"unknown dvp_pvp table {table!r}; expected one of {', '.join(TABLES)}")
+# ------------------------------------------------------------------------------ the claims step
 
 
 def claim_inputs() -> dict[str, str]:
@@ -496,8 +172,3 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
         return []
     values = settings(config)
     return main_runs(values) + rho_runs(values) + eta_runs(values)
-
-
-def check_config(config: dict) -> None:
-    """The cross-key checks of the dvp_pvp section that the schema cannot express (config validation runs them)."""
-    settings(config)

@@ -15,7 +15,8 @@ need them.
 
 from dpdl.studies.dzoa.claims import CLAIMS
 from dpdl.studies.dzoa.cli import add_commands, judge_snapshot
-from dpdl.studies.dzoa.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
+from dpdl.studies.dzoa.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
+from dpdl.studies.dzoa.readings import READINGS
 
 TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
 

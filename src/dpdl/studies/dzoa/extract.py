@@ -16,7 +16,7 @@ from dpdl.claims import pairs, trend_series
 from dpdl.privacy.accounting import gaussian_exact_epsilon  # Balle & Wang (2018), Theorem 8, no grid
 from dpdl.studies.dzoa.aggregate import perturbation_floor
 from dpdl.studies.dzoa.grid import ALGORITHM_NAMES
-from dpdl.verdicts import Outcome, Unidentified
+from dpdl.verdicts.inputs import Outcome, Unidentified
 
 AGENTS = 5  # K [P section VI]: the normalized error starts at K (beta_k = 0, G15)
 CONVERGED_FRACTION = 0.01  # "converge": the error falls by at least 99% of its initial value K

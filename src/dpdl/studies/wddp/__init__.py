@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dpdl.studies.wddp.claims import CLAIMS
 from dpdl.studies.wddp.cli import add_commands, judge_snapshot
-from dpdl.studies.wddp.grid import CLAIMS_STEP_KEYS, READINGS, STUDY, check_config, runs, targets
+from dpdl.studies.wddp.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
+from dpdl.studies.wddp.readings import READINGS
 
 TITLE = "Kang, Liu & Wang, weighted DP-ERM"  # the report's section and the scorecard's heading
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from dpdl import claims as claims_lib
 from dpdl.studies.wddp.aggregate import accuracy_drops, against_smallest, private_rows, seed_deviations
-from dpdl.verdicts import Outcome, Pair, Series
+from dpdl.verdicts.inputs import Outcome, Pair, Series
 
 Extractor = Callable[[pd.DataFrame], object]
 

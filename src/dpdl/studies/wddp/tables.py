@@ -10,7 +10,7 @@ import pandas as pd
 
 from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name
 from dpdl.studies.wddp.run import LIPSCHITZ, cell_partitions, noise_std, run_privacy
-from dpdl.verdicts import Outcome
+from dpdl.verdicts.inputs import Outcome
 
 SIZE_RELATIVE_SLACK = 1e-9  # sigma ratios are exact up to floating point
 BUDGET_RELATIVE_SLACK = 1e-6  # the accountants' numerical slack on a composed epsilon
