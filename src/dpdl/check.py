@@ -62,29 +62,16 @@ def check_artifacts(paths: list[Path]) -> list[str]:
 
 
 def claim_problems() -> list[str]:
-    """Problems with the registered claims: each has a kind, a verdict form, a tolerance or margin and its reason."""
-    from dpdl.claims import KINDS
+    """Problems across the registered claims: an id registered twice (each claim checks its own kind, form,
+    tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`)."""
     from dpdl.studies import ALL, study_module
-    from dpdl.verdicts import FORMS, Equivalence, StatedNumber
 
     problems, seen = [], set()
     for study in ALL:
         for claim in study_module(study).CLAIMS:
-            where = f"claim {claim.id} ({study})"
             if claim.id in seen:
-                problems.append(f"{where}: its id is registered twice")
+                problems.append(f"claim {claim.id} ({study}): its id is registered twice")
             seen.add(claim.id)
-            if claim.kind not in KINDS:
-                problems.append(f"{where}: kind {claim.kind!r} is not one of {KINDS}")
-            if not isinstance(claim.form, tuple(FORMS.values())):
-                problems.append(f"{where}: form {claim.form!r} is not one of {sorted(FORMS)}")
-                continue
-            if isinstance(claim.form, StatedNumber) and not claim.form.tolerance > 0:
-                problems.append(f"{where}: a stated number needs a tolerance > 0")
-            if isinstance(claim.form, Equivalence) and not claim.form.margin > 0:
-                problems.append(f"{where}: an equivalence needs a margin > 0")
-            if not claim.justification.strip() or not claim.form.describe():
-                problems.append(f"{where}: its tolerance or margin is not declared with a justification")
     return problems
 
 

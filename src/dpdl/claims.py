@@ -126,9 +126,16 @@ class Claim:
     same_runs_as: str = ""  # the claim whose runs this one only re-reads: listed, not counted again
 
     def __post_init__(self) -> None:
+        """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin, and its reason."""
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
-        if not self.justification.strip():
+        if not isinstance(self.form, tuple(verdicts.FORMS.values())):
+            raise ValueError(f"claim {self.id}: form {self.form!r} is not one of {sorted(verdicts.FORMS)}")
+        if isinstance(self.form, StatedNumber) and not self.form.tolerance > 0:
+            raise ValueError(f"claim {self.id}: a stated number needs a tolerance > 0")
+        if isinstance(self.form, verdicts.Equivalence) and not self.form.margin > 0:
+            raise ValueError(f"claim {self.id}: an equivalence needs a margin > 0")
+        if not self.justification.strip() or not self.form.describe():
             raise ValueError(f"claim {self.id}: a tolerance or margin needs its justification")
 
     @property

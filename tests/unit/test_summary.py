@@ -194,18 +194,22 @@ def test_check_wants_one_scorecard_row_per_registered_claim(tmp_path: Path) -> N
     assert scorecard_problems(path) == [f"{path}: verdicts ['maybe'] are not among {VERDICTS}"]
 
 
-def test_dpdl_check_flags_claims_without_a_form_or_margin(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_claim_without_a_form_or_margin_is_refused_and_dpdl_check_flags_a_repeated_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from dpdl.check import claim_problems
     from dpdl.claims import PAPER_STATEMENT, Claim
-    from dpdl.verdicts import Equivalence
+    from dpdl.verdicts import Equivalence, StatedNumber
 
     def claim(id_: str, form: object) -> Claim:
         return Claim(id_, "dzoa", "Fig. 2", "x", PAPER_STATEMENT, form, "why", "fig2", lambda table: [])
 
+    with pytest.raises(ValueError, match="claim a: form '±2 pp' is not one of"):
+        claim("a", "±2 pp")
+    with pytest.raises(ValueError, match="claim b: an equivalence needs a margin > 0"):
+        claim("b", Equivalence(margin=0.0))
+    with pytest.raises(ValueError, match="claim c: a stated number needs a tolerance > 0"):
+        claim("c", StatedNumber(paper_value=1.0, tolerance=0.0))
     assert claim_problems() == []  # the registered claims as they are
-    bad = [claim("a", "±2 pp"), claim("b", Equivalence(margin=0.0)), claim("b", Equivalence(margin=0.1))]
-    monkeypatch.setattr(study_module("dzoa"), "CLAIMS", bad)
-    problems = claim_problems()
-    assert any("claim a (dzoa): form '±2 pp' is not one of" in p for p in problems)
-    assert any("claim b (dzoa): an equivalence needs a margin > 0" in p for p in problems)
-    assert any("claim b (dzoa): its id is registered twice" in p for p in problems)
+    monkeypatch.setattr(study_module("dzoa"), "CLAIMS", [claim("b", Equivalence(margin=0.1))] * 2)
+    assert claim_problems() == ["claim b (dzoa): its id is registered twice"]
