@@ -5,7 +5,8 @@
 # the same target (`dpdl compare`: a run's provenance timing aside, every file must be equal).
 # Every step that can block shares one deadline (DPDL_SLURM_TIMEOUT seconds, default 900), so a
 # hang fails; the daemons this script started are stopped on exit. Skips where it cannot install
-# SLURM (not root, or no apt-get). Needs the cluster extra: pip install -e '.[cluster]'.
+# SLURM (not root, or no apt-get). Runs in the project's environment, with the cluster extra:
+# `uv run bash tests/cluster/run_slurm.sh` (uv syncs it), or activated after pip install -e '.[cluster]'.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 deadline=$((SECONDS + ${DPDL_SLURM_TIMEOUT:-900}))
@@ -35,7 +36,7 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     exit 0
 fi
 if ! python -c 'import snakemake_executor_plugin_slurm' 2>/dev/null; then
-    echo "run_slurm.sh: the SLURM executor plugin is missing: pip install -e '.[cluster]'" >&2
+    echo "run_slurm.sh: the SLURM executor plugin is missing: run it as uv run bash $0, or pip install -e '.[cluster]'" >&2
     exit 1
 fi
 

@@ -104,7 +104,9 @@ def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.Comp
     if mirror:
         env["DPDL_DATA_MIRROR"] = str(project["mirror"])
     command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=600)
+    # A guard against a hang, not a speed test: under pytest-xdist two study builds share 2 cores, and
+    # dp_iadmm's took over 600 s on a loaded 2-core machine even alone.
+    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=1800)
 
 
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
