@@ -15,7 +15,7 @@ import yaml
 from dpdl.claims import scorecard
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.runs import read_run, validate_run, write_run
-from dpdl.studies import dvp_pvp as study
+from dpdl.studies import study_module
 from dpdl.studies.dvp_pvp import aggregate, claims, cli, extract, figures, grid, run, tables, tune
 from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE
 
@@ -392,6 +392,7 @@ def test_rounded_keeps_six_significant_digits() -> None:
 
 
 def test_package_exposes_the_study_protocol() -> None:
+    study = study_module("dvp_pvp")
     assert study.STUDY == "dvp_pvp" and study.CLAIMS is claims.CLAIMS
     assert study.targets is grid.targets and study.runs is grid.runs and study.add_commands is cli.add_commands
     parser = argparse.ArgumentParser()

@@ -17,7 +17,8 @@ import pytest
 
 from dpdl.claims import IMPLEMENTATION_CHECK, judge
 from dpdl.config import load_config
-from dpdl.studies.dzoa import CLAIMS, grid
+from dpdl.studies.dzoa import grid
+from dpdl.studies.dzoa.claims import CLAIMS
 from dpdl.studies.dzoa.cli import write_claims
 from dpdl.studies.dzoa.grid import claim_scale
 from dpdl.verdicts import BOUND_FAILS, NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE

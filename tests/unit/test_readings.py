@@ -135,7 +135,7 @@ def test_every_study_declares_a_default_first_and_valid_switches() -> None:
 
 def test_a_study_without_a_default_reading_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = types.SimpleNamespace(READINGS=(Reading("eta_1", "why", {"eta": 1}),))
-    monkeypatch.setattr("importlib.import_module", lambda name: fake)
+    monkeypatch.setattr(readings, "study_module", lambda name: fake)
     with pytest.raises(ValueError, match="the first reading must be 'default'"):
         readings.study_readings("dvp_pvp")
 

@@ -23,8 +23,12 @@ scorecard and the report, the readings and the audit, publishing) iterates over 
 ``_*.py``         optional, private: a further concern of the study's own (imported by its modules)
 ================  =================================================================================
 
-Adding a paper means writing its package (``dpdl.studies.<name>``, whose ``__init__`` exports
-what :class:`Study` lists), its config schema and rule file, its prepared datasets in
+A study's ``__init__`` holds only its docstring: :func:`study_module` gives each name of
+:class:`Study` from the module :data:`PROTOCOL` names, imported on first use, so a run job (which
+needs the grid and the run) never imports the claims, pandas' statistics or the other studies.
+
+Adding a paper means writing its package (``dpdl.studies.<name>``, whose modules define what
+:data:`PROTOCOL` lists), its config schema and rule file, its prepared datasets in
 :mod:`dpdl.data.prepared`, and then listing it in :data:`ALL`, the Snakefile's includes and the
 configs; the schemas' study enums are checked against :data:`ALL` by a test. Pieces several
 studies share (bands over seeds, trend tests, settings parsing, the reading type, number
@@ -35,6 +39,7 @@ formatting, the command skeleton) live below the studies: :mod:`dpdl.aggregate`,
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 from pathlib import Path
 from types import ModuleType
@@ -58,7 +63,7 @@ def is_study_module(name: str) -> bool:
 
 
 class Study(Protocol):
-    """What a study package exposes (its ``__init__`` re-exports these from its modules)."""
+    """What a study exposes, each name defined in the study module :data:`PROTOCOL` gives."""
 
     STUDY: str  # its id, the name of its package, config section, rule file and output folders
     TITLE: str  # authors and subject: the report's section and the scorecard's heading
@@ -89,15 +94,45 @@ class Study(Protocol):
         ...
 
 
+PROTOCOL = {  # each name of Study: the study module that defines it
+    "STUDY": "grid",
+    "TITLE": "grid",
+    "CLAIMS_STEP_KEYS": "grid",
+    "check_config": "grid",
+    "targets": "grid",
+    "runs": "grid",
+    "READINGS": "readings",
+    "CLAIMS": "claims",
+    "add_commands": "cli",
+    "judge_snapshot": "cli",
+}
+
+
+class _LazyStudy:
+    """A study as :class:`Study`: each name imported from its module (:data:`PROTOCOL`) on first use."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, attr: str) -> object:
+        if attr not in PROTOCOL:
+            raise AttributeError(f"a study exposes {', '.join(PROTOCOL)}; not {attr!r}")
+        value = getattr(importlib.import_module(f"dpdl.studies.{self.name}.{PROTOCOL[attr]}"), attr)
+        setattr(self, attr, value)  # the next lookup finds it without __getattr__
+        return value
+
+
 def _check_name(name: str) -> None:
     if name not in ALL:
         raise KeyError(f"study {name!r} is not implemented; implemented: {', '.join(ALL)}")
 
 
+@functools.cache
 def study_module(name: str) -> Study:
-    """The package of a study (imported on first use: a job of one study never loads the others)."""
+    """A study (each of its names imported on first use: a job of one study never loads the others, and a
+    run job never loads the claims)."""
     _check_name(name)
-    return cast(Study, importlib.import_module(f"dpdl.studies.{name}"))
+    return cast(Study, _LazyStudy(name))
 
 
 def audit_module(name: str) -> ModuleType:

@@ -8,23 +8,3 @@ table (``tables``), one plotting function per figure (``figures``), the claims j
 per-seed tables (``claims``) and the ``dpdl dp_iadmm`` commands (``cli``). Section numbers refer to
 ``notes/iadmm.md``.
 """
-
-from dpdl.studies.dp_iadmm.claims import CLAIMS
-from dpdl.studies.dp_iadmm.cli import add_commands, judge_snapshot
-from dpdl.studies.dp_iadmm.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
-from dpdl.studies.dp_iadmm.readings import READINGS
-
-TITLE = "Ryu & Kim, DP inexact ADMM"  # the report's section and the scorecard's heading
-
-__all__ = [
-    "CLAIMS",
-    "CLAIMS_STEP_KEYS",
-    "READINGS",
-    "STUDY",
-    "TITLE",
-    "add_commands",
-    "check_config",
-    "judge_snapshot",
-    "runs",
-    "targets",
-]

@@ -22,6 +22,7 @@ from dpdl.studies.common import format_number
 from dpdl.studies.dp_iadmm._variants import BASE_ALGORITHMS, NOISELESS, NONPRIVATE, a_variant, is_nonprivate
 
 STUDY = "dp_iadmm"
+TITLE = "Ryu & Kim, DP inexact ADMM"  # the report's section and the scorecard's heading
 DATASETS = ("mnist", "femnist")
 HORIZONS = ("main", "long")
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")

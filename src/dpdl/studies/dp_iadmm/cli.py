@@ -1,6 +1,7 @@
 """``dpdl dp_iadmm run|aggregate|figure|remark3|optimum|claims``: the steps its rule file calls.
 
-Each command parses its options, calls the study's modules and writes the result.
+Each command parses its options, calls the study's modules and writes the result. A command imports
+the modules it calls when it runs: a run job never loads the claims, the figures or scipy.stats.
 """
 
 from __future__ import annotations
@@ -11,9 +12,6 @@ from pathlib import Path
 
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings, study_steps
-from dpdl.studies.dp_iadmm.aggregate import bands, empty_seed_table, read_aggregate, seed_values
-from dpdl.studies.dp_iadmm.claims import CLAIMS
-from dpdl.studies.dp_iadmm.figures import draw_figure
 from dpdl.studies.dp_iadmm.grid import (
     AGGREGATES,
     CLAIM_SETTING_KEYS,
@@ -27,9 +25,6 @@ from dpdl.studies.dp_iadmm.grid import (
     run_setting_keys,
     variant,
 )
-from dpdl.studies.dp_iadmm.run import run_job
-from dpdl.studies.dp_iadmm.tables import remark3_table
-from dpdl.studies.dp_iadmm.tune import optimum_table
 
 MADE_BY = "dpdl.studies.dp_iadmm.grid."  # the functions that write each --settings
 
@@ -48,6 +43,7 @@ def _epsilon(text: str) -> float:
 def _cmd_run(args: argparse.Namespace) -> int:
     """Run every seed of one job and write one run artifact per seed."""
     from dpdl.data.prepared import verified_card
+    from dpdl.studies.dp_iadmm.run import run_job
 
     if args.dataset not in DATASETS:
         raise ConfigError(f"--dataset must be one of {', '.join(DATASETS)}; got {args.dataset!r}")
@@ -79,6 +75,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     """Write the per-seed table and the banded aggregate of one figure (or of Remark 3, or the noiseless runs)."""
     from dpdl.io import write_text
+    from dpdl.studies.dp_iadmm.aggregate import bands, seed_values
 
     seeds = seed_values(args.figure, args.runs)
     write_text(args.seeds_out, seeds.to_csv(index=False, lineterminator="\n"))
@@ -88,6 +85,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 def _cmd_figure(args: argparse.Namespace) -> int:
     """Draw one figure from its aggregate."""
+    from dpdl.studies.dp_iadmm.aggregate import read_aggregate
+    from dpdl.studies.dp_iadmm.figures import draw_figure
+
     draw_figure(args.figure, read_aggregate(args.aggregate), *args.out)
     return 0
 
@@ -95,6 +95,8 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 def _cmd_remark3(args: argparse.Namespace) -> int:
     """Write the Remark 3 table from its aggregate."""
     from dpdl.io import write_table
+    from dpdl.studies.dp_iadmm.aggregate import read_aggregate
+    from dpdl.studies.dp_iadmm.tables import remark3_table
 
     title = "# Ryu & Kim, Remark 3 (MNIST, long horizon): final testing error, ours beside the paper's (T = 1e6)"
     write_table(remark3_table(read_aggregate(args.aggregate)), *args.out, title=title)
@@ -104,6 +106,7 @@ def _cmd_remark3(args: argparse.Namespace) -> int:
 def _cmd_optimum(args: argparse.Namespace) -> int:
     """Write the table of the minimiser of (1) on each prepared dataset."""
     from dpdl.io import write_table
+    from dpdl.studies.dp_iadmm.tune import optimum_table
 
     settings = parse_settings(args.settings, OPTIMUM_SETTING_KEYS, STUDY, MADE_BY + "optimum_settings(config)")
     title = (
@@ -123,6 +126,7 @@ def judge_claims(tables: dict, scale: dict, switches: dict):
     data cannot be obtained here) is "data unavailable".
     """
     from dpdl.claims import scorecard
+    from dpdl.studies.dp_iadmm.claims import CLAIMS
     from dpdl.verdicts import NOT_AT_SCALE
 
     card = scorecard(CLAIMS, tables, scale=scale, switches=switches)
@@ -139,6 +143,8 @@ def judge_claims(tables: dict, scale: dict, switches: dict):
 
 def claim_tables(paths, grid_aggregates) -> dict:
     """The per-seed tables by name; an aggregate outside the config's grid (``cells``) as an empty table."""
+    from dpdl.studies.dp_iadmm.aggregate import empty_seed_table, read_aggregate
+
     tables = {Path(path).stem: read_aggregate(path) for path in paths}
     for name in AGGREGATES:
         if name not in grid_aggregates:

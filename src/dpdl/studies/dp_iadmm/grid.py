@@ -34,6 +34,7 @@ from dpdl.studies.dp_iadmm._cells import (  # noqa: F401
     REMARK3_VARIANTS,
     RUN_PATH,
     STUDY,
+    TITLE,
     FigureSpec,
     cell_name,
     figure_cells,

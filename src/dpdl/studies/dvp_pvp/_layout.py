@@ -8,6 +8,7 @@ from dpdl.studies import common
 from dpdl.studies.common import format_number
 
 STUDY = "dvp_pvp"
+TITLE = "Zhang & Zhu, DVP and PVP on Adult"  # the report's section and the scorecard's heading
 DATASET = "dvp_pvp/adult"
 ALGORITHMS = ("nonprivate", "dvp", "pvp")
 PRIVATE = ("dvp", "pvp")

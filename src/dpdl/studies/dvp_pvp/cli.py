@@ -14,7 +14,8 @@
    the privacy side table and the eta selection; the scorecard (``dpdl.verdicts`` on the per-seed
    tables).
 
-Each command parses its options, calls the study's modules and writes the result.
+Each command parses its options, calls the study's modules and writes the result. A command imports
+the modules it calls when it runs: a run job never loads the claims or the figures.
 """
 
 from __future__ import annotations
@@ -25,9 +26,8 @@ import math
 from pathlib import Path
 
 from dpdl.errors import ArtifactError, ConfigError
-from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, study_steps
-from dpdl.studies.dvp_pvp import aggregate, claims, extract, figures, grid, run, tables, tune
+from dpdl.studies.dvp_pvp import grid
 from dpdl.validation import parse_json_object
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from dpdl.data.prepared import verified_card
     from dpdl.io import load_npz
     from dpdl.runs import write_run
+    from dpdl.studies.dvp_pvp import run, tune
 
     values = grid.parse_run_settings(args.settings)
     alpha = None if args.alpha == "inf" else _positive_float(args.alpha, "--alpha")
@@ -91,7 +92,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_select_eta(args: argparse.Namespace) -> int:
     from dpdl.io import write_json, write_table
+    from dpdl.studies.dvp_pvp import tables, tune
 
+    if args.criterion not in tune.CRITERIA:
+        raise ConfigError(f"--criterion must be one of {', '.join(tune.CRITERIA)}; got {args.criterion!r}")
     if args.criterion == "final_loss":
         eta, table = tune.select_eta_by_loss(args.runs)
     else:
@@ -105,6 +109,7 @@ def _cmd_select_eta(args: argparse.Namespace) -> int:
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from dpdl.io import write_text
+    from dpdl.studies.dvp_pvp import aggregate
 
     values = grid.parse_section_settings(args.settings)
     frame, provenances = aggregate.load_runs(args.runs)
@@ -119,7 +124,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 
 def _cmd_figure(args: argparse.Namespace) -> int:
+    from dpdl.io import read_csv
     from dpdl.plotting import save_figure
+    from dpdl.studies.dvp_pvp import figures
 
     frame = read_csv(args.aggregate)
     if frame.empty:
@@ -130,6 +137,7 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 
 def _cmd_table(args: argparse.Namespace) -> int:
     from dpdl.io import write_table
+    from dpdl.studies.dvp_pvp import tables
 
     values = grid.parse_section_settings(args.settings)
     table, title = tables.build_table(args.table, args.inputs, values)
@@ -139,6 +147,7 @@ def _cmd_table(args: argparse.Namespace) -> int:
 
 def _cmd_claims(args: argparse.Namespace) -> int:
     from dpdl.io import write_text
+    from dpdl.studies.dvp_pvp import claims
 
     values = grid.parse_section_settings(args.settings)
     scale = parse_json_object(args.scale, "--scale")
@@ -153,7 +162,8 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: str | Path | None = None):
     """The scorecard of the claims on the per-seed tables by name (a missing file: None) and Adult's card."""
     from dpdl.claims import scorecard
-    from dpdl.io import read_json
+    from dpdl.io import read_csv, read_json
+    from dpdl.studies.dvp_pvp import claims, extract
 
     read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
     found = read_json(card) if card is not None and Path(card).is_file() else None
@@ -189,7 +199,6 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--runs", nargs="+", required=True)
     sub.add_argument(
         "--criterion",
-        choices=tuple(tune.CRITERIA),
         default="objective_gap",
         help="objective_gap: the non-private run closest to the centralized optimum (eta: tuned); final_loss: "
         "one algorithm's smallest mean final training loss (eta: tuned_per_algorithm)",

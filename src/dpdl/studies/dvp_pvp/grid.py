@@ -45,6 +45,7 @@ from dpdl.studies.dvp_pvp._layout import (  # noqa: F401
     STUDY,
     TABLES,
     TABLES_DIR,
+    TITLE,
     aggregate_path,
     claims_path,
     eta_path,

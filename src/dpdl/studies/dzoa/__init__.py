@@ -12,23 +12,3 @@ Only light modules are imported at the top of each (no privacy accounting, plott
 every ``dpdl`` command builds its parser from this package, and the per-trial D-ZOA jobs never
 need them.
 """
-
-from dpdl.studies.dzoa.claims import CLAIMS
-from dpdl.studies.dzoa.cli import add_commands, judge_snapshot
-from dpdl.studies.dzoa.grid import CLAIMS_STEP_KEYS, STUDY, check_config, runs, targets
-from dpdl.studies.dzoa.readings import READINGS
-
-TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
-
-__all__ = [
-    "CLAIMS",
-    "CLAIMS_STEP_KEYS",
-    "READINGS",
-    "STUDY",
-    "TITLE",
-    "add_commands",
-    "check_config",
-    "judge_snapshot",
-    "runs",
-    "targets",
-]

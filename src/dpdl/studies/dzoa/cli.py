@@ -1,4 +1,7 @@
-"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims (rules/dzoa.smk)."""
+"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims (rules/dzoa.smk).
+
+A command imports the modules it calls when it runs: a run job never loads the claims or the figures.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +9,7 @@ import argparse
 from pathlib import Path
 
 from dpdl.errors import ConfigError
-from dpdl.io import read_csv
 from dpdl.studies.common import parse_named_paths, parse_settings, study_steps
-from dpdl.studies.dzoa.aggregate import perturbation_table, tables
-from dpdl.studies.dzoa.claims import CLAIMS
-from dpdl.studies.dzoa.figures import draw_figure
 from dpdl.studies.dzoa.grid import (
     ALGORITHMS,
     FIGURES,
@@ -23,8 +22,6 @@ from dpdl.studies.dzoa.grid import (
     figure_run_paths,
     switches,
 )
-from dpdl.studies.dzoa.run import run
-from dpdl.studies.dzoa.tune import calibrate, centralized, tune
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -96,21 +93,29 @@ def _data_values(args: argparse.Namespace) -> dict:
 
 
 def _cmd_centralized(args: argparse.Namespace) -> int:
+    from dpdl.studies.dzoa.tune import centralized
+
     centralized(_data_values(args), args.data, args.card, args.out)
     return 0
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
+    from dpdl.studies.dzoa.tune import calibrate
+
     calibrate(_data_values(args), args.data, args.card, args.centralized, *args.out)
     return 0
 
 
 def _cmd_tune(args: argparse.Namespace) -> int:
+    from dpdl.studies.dzoa.tune import tune
+
     tune(_data_values(args), args.trials, args.data, args.card, args.centralized, args.calibration, *args.out)
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from dpdl.studies.dzoa.run import run
+
     run(
         _data_values(args),
         args.algorithm,
@@ -127,6 +132,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     from dpdl.io import write_text
+    from dpdl.studies.dzoa.aggregate import tables
 
     expected = 2 if args.figure in SEED_FIGURES else 1
     if len(args.out) != expected:
@@ -141,6 +147,7 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 def _cmd_perturbation(args: argparse.Namespace) -> int:
     from dpdl.io import write_text
+    from dpdl.studies.dzoa.aggregate import perturbation_table
 
     table = perturbation_table(evaluation_run_paths(_values(args), args.trials))
     write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
@@ -148,6 +155,9 @@ def _cmd_perturbation(args: argparse.Namespace) -> int:
 
 
 def _cmd_figure(args: argparse.Namespace) -> int:
+    from dpdl.io import read_csv
+    from dpdl.studies.dzoa.figures import draw_figure
+
     draw_figure(args.figure, read_csv(args.aggregate), *args.out)
     return 0
 
@@ -163,6 +173,8 @@ CLAIM_TABLES = ("fig2_seeds", "fig3a_seeds", "fig3b_seeds", "privacy", "perturba
 def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
     """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables (a missing file: None)."""
     from dpdl.claims import scorecard
+    from dpdl.io import read_csv
+    from dpdl.studies.dzoa.claims import CLAIMS
 
     frames = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
     return scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))

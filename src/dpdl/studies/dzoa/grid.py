@@ -16,6 +16,7 @@ from dpdl.errors import ConfigError
 from dpdl.studies import common
 
 STUDY = "dzoa"
+TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 DATASET = "dzoa/lasso"
 ALGORITHMS = ("dzoa", "dpadmm")

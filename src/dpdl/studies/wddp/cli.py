@@ -1,4 +1,7 @@
-"""``dpdl wddp <step>``: optimum, tune, run, aggregate, figure, table1, claims (called by workflow/rules/wddp.smk)."""
+"""``dpdl wddp <step>``: optimum, tune, run, aggregate, figure, table1, claims (called by workflow/rules/wddp.smk).
+
+A command imports the modules it calls when it runs: a run job never loads the claims or the figures.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +9,8 @@ import argparse
 import logging
 from pathlib import Path
 
-from dpdl import claims as claims_lib
-from dpdl.data.prepared import verified_card
 from dpdl.errors import ConfigError
-from dpdl.io import read_csv, read_json, write_json, write_table, write_text
 from dpdl.studies.common import study_steps
-from dpdl.studies.wddp.aggregate import claim_tables, tables
-from dpdl.studies.wddp.claims import CLAIMS, claims_scale
-from dpdl.studies.wddp.figures import draw_figure
 from dpdl.studies.wddp.grid import (
     DATASETS,
     FIGURES,
@@ -23,16 +20,6 @@ from dpdl.studies.wddp.grid import (
     run_epsilons,
     settings_from_json,
     switches,
-)
-from dpdl.studies.wddp.run import load_dataset, run_batch
-from dpdl.studies.wddp.tables import table1, table1_title
-from dpdl.studies.wddp.tune import (
-    compute_optimum,
-    cross_validate,
-    cross_validate_setting,
-    read_optimum,
-    select_step_sizes,
-    write_optimum,
 )
 
 log = logging.getLogger(__name__)
@@ -93,11 +80,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _dataset_sha(args: argparse.Namespace) -> str:
     """The hash of ``--data`` that the job records, from its ``--card`` once checked against the file."""
+    from dpdl.data.prepared import verified_card
+
     return verified_card(args.card, args.data)["npz_sha256"]
 
 
 def _cmd_optimum(args: argparse.Namespace) -> int:
     """``dpdl wddp optimum``."""
+    from dpdl.studies.wddp.run import load_dataset
+    from dpdl.studies.wddp.tune import compute_optimum, write_optimum
+
     settings = settings_from_json(args.settings)
     dataset_sha256 = _dataset_sha(args)
     optimum = compute_optimum(load_dataset(args.data), settings["l2"])
@@ -114,6 +106,10 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
 
 def _cmd_tune(args: argparse.Namespace) -> int:
     """``dpdl wddp tune``."""
+    from dpdl.io import write_json, write_text
+    from dpdl.studies.wddp.run import load_dataset
+    from dpdl.studies.wddp.tune import cross_validate, cross_validate_setting, select_step_sizes
+
     settings = settings_from_json(args.settings)
     per_setting = settings["tuning"]["protocol"] == PER_SETTING
     if per_setting != (args.batch is not None):
@@ -138,7 +134,10 @@ def _cmd_tune(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     """``dpdl wddp run``."""
+    from dpdl.io import read_json
     from dpdl.runs import write_run
+    from dpdl.studies.wddp.run import load_dataset, run_batch
+    from dpdl.studies.wddp.tune import read_optimum
 
     settings = settings_from_json(args.settings)
     if (args.experiment == "unevenness") != (args.epsilon is not None):
@@ -163,6 +162,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
     """``dpdl wddp aggregate``."""
+    from dpdl.io import write_text
+    from dpdl.studies.wddp.aggregate import tables
+
     optima = {Path(p).stem: p for p in args.optima}
     bands, seeds = tables(args.figure, args.runs, optima)
     write_text(args.out, bands.to_csv(index=False, lineterminator="\n"))
@@ -172,12 +174,18 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
 
 def _cmd_figure(args: argparse.Namespace) -> int:
     """``dpdl wddp figure``."""
+    from dpdl.io import read_csv
+    from dpdl.studies.wddp.figures import draw_figure
+
     draw_figure(args.figure, read_csv(args.aggregate), *args.out)
     return 0
 
 
 def _cmd_table1(args: argparse.Namespace) -> int:
     """``dpdl wddp table1``."""
+    from dpdl.io import read_json, write_table
+    from dpdl.studies.wddp.tables import table1, table1_title
+
     settings = settings_from_json(args.settings)
     cards = sorted((read_json(p) for p in args.cards), key=lambda card: DATASETS.index(card["dataset"]))
     rows_train = {card["dataset"]: int(card["rows_train"]) for card in cards}
@@ -187,6 +195,8 @@ def _cmd_table1(args: argparse.Namespace) -> int:
 
 def _cmd_claims(args: argparse.Namespace) -> int:
     """``dpdl wddp claims``."""
+    from dpdl.io import write_table
+
     card = judge(settings_from_json(args.settings), args.seeds, args.cards)
     write_table(card, *args.out, title=f"# {STUDY} claims (Kang, Liu & Wang)")
     return 0
@@ -194,6 +204,11 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 def judge(settings: dict, seeds: list, cards: list):
     """The scorecard of the claims on the per-seed tables (``<figure>_seeds.csv``) and the dataset cards."""
+    from dpdl import claims as claims_lib
+    from dpdl.io import read_csv, read_json
+    from dpdl.studies.wddp.aggregate import claim_tables
+    from dpdl.studies.wddp.claims import CLAIMS, claims_scale
+
     frames = {Path(p).stem.removesuffix("_seeds"): read_csv(p) for p in seeds}
     cards = [read_json(p) for p in cards]
     return claims_lib.scorecard(

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from dpdl.data.availability import Availability
 
 STUDY = "wddp"
+TITLE = "Kang, Liu & Wang, weighted DP-ERM"  # the report's section and the scorecard's heading
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
 PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
