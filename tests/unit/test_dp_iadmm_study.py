@@ -162,7 +162,7 @@ def test_job_seeds_are_one_for_the_nonprivate_run() -> None:
     assert grid.job_seeds(grid.NONPRIVATE, 3) == [0] and grid.job_seeds("nonprivate_outp", 3) == [0]
     assert grid.seeds(SECTION, "long", "outp") == [0, 1]
     assert grid.seeds({**SECTION, "long_seeds": 5}, "long", "outp") == [0, 1, 2, 3, 4]
-    assert grid.run_output_patterns(CONFIG, "main")[-1].endswith("/eps{epsilon}/seed1.npz")
+    assert grid.seeds(CONFIG["dp_iadmm"], "main", "any") == [0, 1]  # the run rule's one file per seed
 
 
 def test_run_resources_grow_with_the_grid() -> None:

@@ -1,7 +1,7 @@
 # dp_iadmm: Ryu & Kim, DP inexact ADMM on MNIST and FEMNIST. Runs (one job per dataset, variant
 # and epsilon-bar, all seeds at once) -> per figure a per-seed table and its bands over seeds ->
-# figures and the Remark 3 table (bands), claims (per-seed values). Grids, paths, settings and input
-# functions live in dpdl.studies.dp_iadmm.grid.
+# figures and the Remark 3 table (bands), claims (per-seed values). Each rule writes the paths its
+# output names; the grids, settings and input functions live in dpdl.studies.dp_iadmm.grid.
 import json
 from functools import partial
 
@@ -14,7 +14,10 @@ rule dp_iadmm_run:
         data="data/processed/dp_iadmm/{dataset}.npz",
         card="data/processed/dp_iadmm/{dataset}.json",
     output:
-        dp_iadmm_grid.run_output_patterns(config, "main"),
+        expand(
+            "results/dp_iadmm/runs/main/{{dataset}}/{{variant}}/eps{{epsilon}}/seed{seed}.npz",
+            seed=dp_iadmm_grid.seeds(config["dp_iadmm"], "main", "any"),
+        ),
     log:
         "logs/dp_iadmm/run/main/{dataset}/{variant}/eps{epsilon}.log",
     benchmark:
@@ -71,7 +74,7 @@ rule dp_iadmm_run_noiseless:
         data="data/processed/dp_iadmm/{dataset}.npz",
         card="data/processed/dp_iadmm/{dataset}.json",
     output:
-        dp_iadmm_grid.NOISELESS_RUN_PATH,
+        "results/dp_iadmm/runs/main/{dataset}/nonprivate_{algorithm}/epsinf/seed0.npz",
     log:
         "logs/dp_iadmm/run/main/{dataset}/nonprivate_{algorithm}/epsinf.log",
     benchmark:
@@ -103,7 +106,10 @@ if dp_iadmm_grid.long_horizon_distinct(config):
             data="data/processed/dp_iadmm/{dataset}.npz",
             card="data/processed/dp_iadmm/{dataset}.json",
         output:
-            dp_iadmm_grid.run_output_patterns(config, "long"),
+            expand(
+                "results/dp_iadmm/runs/long/{{dataset}}/{{variant}}/eps{{epsilon}}/seed{seed}.npz",
+                seed=dp_iadmm_grid.seeds(config["dp_iadmm"], "long", "any"),
+            ),
         log:
             "logs/dp_iadmm/run/long/{dataset}/{variant}/eps{epsilon}.log",
         benchmark:
@@ -133,8 +139,8 @@ rule dp_iadmm_aggregate:
     input:
         runs=partial(dp_iadmm_grid.figure_runs_input, config),
     output:
-        bands=dp_iadmm_grid.aggregate_path("{figure}"),
-        seeds=dp_iadmm_grid.seeds_path("{figure}"),
+        bands="results/dp_iadmm/aggregates/{figure}.csv",
+        seeds="results/dp_iadmm/aggregates/{figure}_seeds.csv",
     log:
         "logs/dp_iadmm/aggregate/{figure}.log",
     wildcard_constraints:
@@ -158,7 +164,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
         name:
             f"dp_iadmm_figure_{dp_iadmm_figure}"
         input:
-            dp_iadmm_grid.aggregate_path(dp_iadmm_figure),
+            f"results/dp_iadmm/aggregates/{dp_iadmm_figure}.csv",
         output:
             png=report(
                 f"figures/dp_iadmm/{dp_iadmm_figure}.png",
@@ -185,7 +191,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
 # Remark 3 (MNIST, long horizon, epsilon-bar 0.01): final testing errors beside the paper's.
 rule dp_iadmm_remark3:
     input:
-        dp_iadmm_grid.aggregate_path("remark3"),
+        "results/dp_iadmm/aggregates/remark3.csv",
     output:
         csv=report(
             "results/tables/dp_iadmm/remark3.csv",

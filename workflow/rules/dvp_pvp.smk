@@ -1,8 +1,9 @@
 # dvp_pvp: Zhang & Zhu, DVP and PVP for network ADMM on Adult. eta selection (non-private runs, or
 # each algorithm's own with eta: tuned_per_algorithm) -> runs (one job per algorithm and alpha over
 # the seeds; one rho-selection job per algorithm; one run artifact per run) -> one aggregate per
-# figure -> figures, tables, claims. Grids, paths, target lists and input functions live in
-# dpdl.studies.dvp_pvp.grid.
+# figure -> figures, tables, claims. A run job's outputs come from dpdl.studies.dvp_pvp.grid, in the
+# order of the command's --seeds/--etas/--rho-exponents (a test keeps the two in step); every other
+# rule writes the paths its output names. Target lists and input functions live in the grid too.
 from functools import partial
 
 from dpdl.studies.dvp_pvp import grid as dvp_pvp_grid
@@ -209,14 +210,14 @@ for dvp_pvp_figure in dvp_pvp_grid.FIGURES:
         name:
             f"dvp_pvp_figure_{dvp_pvp_figure}"
         input:
-            dvp_pvp_grid.aggregate_path(dvp_pvp_figure),
+            f"results/dvp_pvp/aggregates/{dvp_pvp_figure}.csv",
         output:
             png=report(
-                dvp_pvp_grid.figure_path(dvp_pvp_figure, "png"),
+                f"figures/dvp_pvp/{dvp_pvp_figure}.png",
                 caption=f"../report/dvp_pvp/{dvp_pvp_figure}.rst",
                 category=summary.report_category("dvp_pvp"),
             ),
-            pdf=dvp_pvp_grid.figure_path(dvp_pvp_figure, "pdf"),
+            pdf=f"figures/dvp_pvp/{dvp_pvp_figure}.pdf",
         log:
             f"logs/dvp_pvp/figure/{dvp_pvp_figure}.log",
         localrule: True
@@ -264,8 +265,8 @@ rule dvp_pvp_claims:
         **dvp_pvp_grid.claim_inputs(),
         card=DVP_PVP_CARD,
     output:
-        csv=dvp_pvp_grid.claims_path("csv"),
-        md=dvp_pvp_grid.claims_path("md"),
+        csv="results/claims/dvp_pvp.csv",
+        md="results/claims/dvp_pvp.md",
     log:
         "logs/dvp_pvp/claims.log",
     localrule: True

@@ -1,8 +1,8 @@
 # dzoa: Gratton et al., D-ZOA against DP-ADMM on distributed lasso. Centralized solution ->
 # calibration (privacy, step constants) -> DP-ADMM tuning -> runs (D-ZOA one job per trial with
 # the whole privacy grid, DP-ADMM one job) -> one aggregate per figure and D-ZOA's perturbation
-# table -> figures, claims. Grids and target lists live in dpdl.studies.dzoa.grid; each rule calls
-# one `dpdl dzoa <step>`.
+# table -> figures, claims. Each rule writes the paths its output names; the grid points, trials and
+# target lists come from dpdl.studies.dzoa.grid; each rule calls one `dpdl dzoa <step>`.
 from dpdl.studies.dzoa import grid as dzoa_grid
 
 
@@ -12,7 +12,7 @@ rule dzoa_centralized:
         data="data/processed/dzoa/lasso.npz",
         card="data/processed/dzoa/lasso.json",
     output:
-        dzoa_grid.intermediate_path("centralized.npz"),
+        "results/dzoa/centralized.npz",
     log:
         "logs/dzoa/centralized.log",
     conda:
@@ -35,9 +35,9 @@ rule dzoa_calibrate:
         card="data/processed/dzoa/lasso.json",
         centralized=rules.dzoa_centralized.output[0],
     output:
-        json=dzoa_grid.intermediate_path("calibration.json"),
-        npz=dzoa_grid.intermediate_path("calibration.npz"),
-        table=dzoa_grid.aggregate_path("privacy"),
+        json="results/dzoa/calibration.json",
+        npz="results/dzoa/calibration.npz",
+        table="results/dzoa/aggregates/privacy.csv",
     log:
         "logs/dzoa/calibrate.log",
     conda:
@@ -62,8 +62,8 @@ rule dzoa_tune:
         centralized=rules.dzoa_centralized.output[0],
         calibration=rules.dzoa_calibrate.output.json,
     output:
-        json=dzoa_grid.intermediate_path("dpadmm_tuning.json"),
-        table=dzoa_grid.aggregate_path("dpadmm_tuning"),
+        json="results/dzoa/dpadmm_tuning.json",
+        table="results/dzoa/aggregates/dpadmm_tuning.csv",
     log:
         "logs/dzoa/tune.log",
     conda:
@@ -90,7 +90,10 @@ rule dzoa_run_dzoa:
         calibration=rules.dzoa_calibrate.output.json,
         steps=rules.dzoa_calibrate.output.npz,
     output:
-        dzoa_grid.run_patterns(config, "dzoa"),
+        expand(
+            "results/dzoa/runs/dzoa/{point}/trial{{trial}}.npz",
+            point=dzoa_grid.point_labels(config),
+        ),
     log:
         "logs/dzoa/run/dzoa/trial{trial}.log",
     benchmark:
@@ -121,8 +124,10 @@ rule dzoa_run_dpadmm:
         calibration=rules.dzoa_calibrate.output.json,
         tuning=rules.dzoa_tune.output.json,
     output:
-        dzoa_grid.run_paths(
-            dzoa_grid.settings(config), "dpadmm", dzoa_grid.evaluation_trials(config)
+        expand(
+            "results/dzoa/runs/dpadmm/{point}/trial{trial:03d}.npz",
+            point=dzoa_grid.point_labels(config),
+            trial=dzoa_grid.evaluation_trials(config),
         ),
     log:
         "logs/dzoa/run/dpadmm.log",
@@ -159,7 +164,13 @@ for dzoa_figure in dzoa_grid.FIGURES:
                 dzoa_figure,
             ),
         output:
-            dzoa_grid.aggregate_outputs(dzoa_figure),
+            f"results/dzoa/aggregates/{dzoa_figure}.csv",
+            # and, for a figure whose claims are judged on it, the per-seed table
+            (
+                [f"results/dzoa/aggregates/{dzoa_figure}_seeds.csv"]
+                if dzoa_figure in dzoa_grid.SEED_FIGURES
+                else []
+            ),
         log:
             f"logs/dzoa/aggregate/{dzoa_figure}.log",
         localrule: True
@@ -187,7 +198,7 @@ rule dzoa_perturbation:
             dzoa_grid.settings(config), dzoa_grid.evaluation_trials(config)
         ),
     output:
-        dzoa_grid.aggregate_path(dzoa_grid.PERTURBATION),
+        "results/dzoa/aggregates/perturbation.csv",
     log:
         "logs/dzoa/aggregate/perturbation.log",
     localrule: True
@@ -212,14 +223,14 @@ for dzoa_figure in dzoa_grid.FIGURES:
         name:
             f"dzoa_figure_{dzoa_figure}"
         input:
-            dzoa_grid.aggregate_path(dzoa_figure),
+            f"results/dzoa/aggregates/{dzoa_figure}.csv",
         output:
             png=report(
-                dzoa_grid.figure_path(dzoa_figure, "png"),
+                f"figures/dzoa/{dzoa_figure}.png",
                 caption=f"../report/dzoa/{dzoa_figure}.rst",
                 category=summary.report_category("dzoa"),
             ),
-            pdf=dzoa_grid.figure_path(dzoa_figure, "pdf"),
+            pdf=f"figures/dzoa/{dzoa_figure}.pdf",
         log:
             f"logs/dzoa/figure/{dzoa_figure}.log",
         localrule: True
@@ -240,14 +251,14 @@ for dzoa_figure in dzoa_grid.FIGURES:
 # the one verdict engine (scale: evaluation trials, iterations, grids).
 rule dzoa_claims:
     input:
-        fig2_seeds=dzoa_grid.seeds_path("fig2"),
-        fig3a_seeds=dzoa_grid.seeds_path("fig3a"),
-        fig3b_seeds=dzoa_grid.seeds_path("fig3b"),
-        privacy=dzoa_grid.aggregate_path("privacy"),
+        fig2_seeds="results/dzoa/aggregates/fig2_seeds.csv",
+        fig3a_seeds="results/dzoa/aggregates/fig3a_seeds.csv",
+        fig3b_seeds="results/dzoa/aggregates/fig3b_seeds.csv",
+        privacy=rules.dzoa_calibrate.output.table,
         perturbation=rules.dzoa_perturbation.output[0],
     output:
-        csv=dzoa_grid.claims_path("csv"),
-        md=dzoa_grid.claims_path("md"),
+        csv="results/claims/dzoa.csv",
+        md="results/claims/dzoa.md",
     log:
         "logs/dzoa/claims.log",
     localrule: True

@@ -12,7 +12,7 @@ rule wddp_optimum:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
     output:
-        wddp_grid.optimum_path("{dataset}"),
+        "results/wddp/optimum/{dataset}.npz",
     log:
         "logs/wddp/optimum/{dataset}.log",
     benchmark:
@@ -36,8 +36,8 @@ rule wddp_tune:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
     output:
-        scores=wddp_grid.tuning_paths("{dataset}")[0],
-        selected=wddp_grid.tuning_paths("{dataset}")[1],
+        scores="results/wddp/tuning/{dataset}.csv",
+        selected="results/wddp/tuning/{dataset}.json",
     log:
         "logs/wddp/tune/{dataset}.log",
     benchmark:
@@ -63,8 +63,8 @@ rule wddp_tune_setting:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
     output:
-        scores=wddp_grid.setting_tuning_paths("{dataset}", "{batch}")[0],
-        selected=wddp_grid.setting_tuning_paths("{dataset}", "{batch}")[1],
+        scores="results/wddp/tuning/{dataset}/{batch}.csv",
+        selected="results/wddp/tuning/{dataset}/{batch}.json",
     log:
         "logs/wddp/tune/{dataset}/{batch}.log",
     benchmark:
@@ -90,9 +90,14 @@ rule wddp_run_epsilon:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
         tuning=wddp_grid.run_tuning_input(config["wddp"], "epsilon"),
-        optimum=wddp_grid.optimum_path("{dataset}"),
+        optimum=rules.wddp_optimum.output[0],
     output:
-        wddp_grid.run_outputs(config["wddp"], "epsilon"),
+        expand(
+            "results/wddp/runs/{{dataset}}/epsilon_m{{clients}}/{method}/{cell}/seed{seed}.npz",
+            method=wddp_grid.PRIVATE_METHODS,
+            cell=wddp_grid.batch_cells(config["wddp"], "epsilon"),
+            seed=wddp_grid.seeds(config["wddp"]),
+        ),
     log:
         "logs/wddp/run/{dataset}/epsilon_m{clients}.log",
     benchmark:
@@ -119,9 +124,14 @@ rule wddp_run_unevenness:
         data="data/processed/wddp/{dataset}.npz",
         card="data/processed/wddp/{dataset}.json",
         tuning=wddp_grid.run_tuning_input(config["wddp"], "unevenness"),
-        optimum=wddp_grid.optimum_path("{dataset}"),
+        optimum=rules.wddp_optimum.output[0],
     output:
-        wddp_grid.run_outputs(config["wddp"], "unevenness"),
+        expand(
+            "results/wddp/runs/{{dataset}}/unevenness_m{{clients}}_eps{{epsilon}}/{method}/{cell}/seed{seed}.npz",
+            method=wddp_grid.PRIVATE_METHODS,
+            cell=wddp_grid.batch_cells(config["wddp"], "unevenness"),
+            seed=wddp_grid.seeds(config["wddp"]),
+        ),
     log:
         "logs/wddp/run/{dataset}/unevenness_m{clients}_eps{epsilon}.log",
     benchmark:
@@ -151,8 +161,8 @@ rule wddp_aggregate:
         runs=partial(wddp_grid.figure_runs_input, config["wddp"], get_availability),
         optima=partial(wddp_grid.optima_input, get_availability),
     output:
-        aggregate=wddp_grid.aggregate_path("{figure}"),
-        seeds=wddp_grid.seeds_path("{figure}"),
+        aggregate="results/wddp/aggregates/{figure}.csv",
+        seeds="results/wddp/aggregates/{figure}_seeds.csv",
     log:
         "logs/wddp/aggregate/{figure}.log",
     wildcard_constraints:
@@ -176,14 +186,14 @@ for wddp_figure in wddp_grid.FIGURES:
         name:
             f"wddp_figure_{wddp_figure}"
         input:
-            wddp_grid.aggregate_path(wddp_figure),
+            f"results/wddp/aggregates/{wddp_figure}.csv",
         output:
             png=report(
-                wddp_grid.figure_paths(wddp_figure)[0],
+                f"figures/wddp/{wddp_figure}.png",
                 caption=f"../report/wddp/{wddp_figure}.rst",
                 category=summary.report_category("wddp"),
             ),
-            pdf=wddp_grid.figure_paths(wddp_figure)[1],
+            pdf=f"figures/wddp/{wddp_figure}.pdf",
         log:
             f"logs/wddp/figure/{wddp_figure}.log",
         localrule: True
@@ -205,8 +215,8 @@ rule wddp_table1:
     input:
         cards=partial(wddp_grid.cards_input, get_availability),
     output:
-        csv=wddp_grid.table1_paths()[0],
-        md=wddp_grid.table1_paths()[1],
+        csv="results/tables/wddp/table1.csv",
+        md="results/tables/wddp/table1.md",
     log:
         "logs/wddp/table1.log",
     localrule: True
@@ -229,8 +239,8 @@ rule wddp_claims:
         seeds=wddp_grid.seeds_targets(config["wddp"]),
         cards=partial(wddp_grid.cards_input, get_availability),
     output:
-        csv=wddp_grid.claims_path("csv"),
-        md=wddp_grid.claims_path("md"),
+        csv="results/claims/wddp.csv",
+        md="results/claims/wddp.md",
     log:
         "logs/wddp/claims.log",
     localrule: True

@@ -243,9 +243,3 @@ def figure_run_paths(figure: str, config: dict) -> list[str]:
         for horizon, dataset, name, epsilon in figure_cells(figure, section)
         for seed in seeds(section, horizon, name)
     ]
-
-
-def run_output_patterns(config: dict, horizon: str) -> list[str]:
-    """Output patterns of the run rule of ``horizon`` (one file per seed; wildcards stay)."""
-    pattern = RUN_PATH.replace("{horizon}", horizon)
-    return [pattern.replace("{seed}", str(seed)) for seed in seeds(config[STUDY], horizon, "any")]

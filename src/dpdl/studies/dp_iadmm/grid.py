@@ -44,7 +44,6 @@ from dpdl.studies.dp_iadmm._cells import (  # noqa: F401
     job_seeds,
     long_horizon_distinct,
     resolved_horizon,
-    run_output_patterns,
     run_path,
     seeds,
 )

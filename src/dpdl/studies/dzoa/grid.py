@@ -154,9 +154,9 @@ def run_path(algorithm: str, label: str, trial: int) -> str:
     return str(RESULTS / "runs" / algorithm / label / f"trial{trial:03d}.npz")
 
 
-def run_patterns(config: dict, algorithm: str) -> list[str]:
-    """Run artifacts of one trial (the ``{trial}`` wildcard, three digits) for every grid point."""
-    return [str(RESULTS / "runs" / algorithm / p.label / "trial{trial}.npz") for p in grid(settings(config))]
+def point_labels(config: dict) -> list[str]:
+    """The labels of the config's grid points, in grid order (a run's folder: ``runs/<algorithm>/<label>``)."""
+    return [point.label for point in grid(settings(config))]
 
 
 def run_paths(values: dict, algorithm: str, trials: list[int], figure: str | None = None) -> list[str]:
@@ -185,16 +185,6 @@ def aggregate_path(name: str) -> str:
 def seeds_path(figure: str) -> str:
     """Path of a figure's per-seed table (one row per run: the claims are judged from it)."""
     return aggregate_path(f"{figure}_seeds")
-
-
-def aggregate_outputs(figure: str) -> list[str]:
-    """What a figure's aggregate step writes: its banded table, then its per-seed table (not for fig1)."""
-    return [aggregate_path(figure), *([seeds_path(figure)] if figure in SEED_FIGURES else [])]
-
-
-def intermediate_path(name: str) -> str:
-    """``centralized.npz``, ``calibration.json``, ``calibration.npz``, ``dpadmm_tuning.json``."""
-    return str(RESULTS / name)
 
 
 def figure_path(figure: str, ext: str) -> str:

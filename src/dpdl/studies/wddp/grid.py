@@ -214,30 +214,20 @@ def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | st
     return f"results/{STUDY}/runs/{dataset}/{batch}/{algorithm}/{cell}/seed{seed}.npz"
 
 
-def _batch_cells(settings: Mapping, experiment: str) -> list[str]:
+def batch_cells(settings: Mapping, experiment: str) -> list[str]:
+    """The cell folders of one batch of ``experiment``: ``eps<epsilon>`` or ``u<unevenness>``, in grid order."""
     if experiment == "epsilon":
         return [cell_name(experiment, e, None) for e in settings["epsilons"]]
     return [cell_name(experiment, None, u) for u in settings["unevenness"]]
 
 
-def run_outputs(settings: Mapping, experiment: str) -> list[str]:
-    """The run artifacts of one batch as Snakemake patterns (``{dataset}``, ``{clients}``[, ``{epsilon}``])."""
-    batch = batch_name(experiment, "{clients}", "{epsilon}")
-    return [
-        run_path("{dataset}", batch, method, cell, seed)
-        for method in PRIVATE_METHODS
-        for cell in _batch_cells(settings, experiment)
-        for seed in seeds(settings)
-    ]
-
-
 def batch_runs(settings: Mapping, dataset: str, experiment: str, clients: int, epsilon: float | None) -> list[str]:
-    """The run artifacts of one batch (the concrete paths of :func:`run_outputs`)."""
+    """The run artifacts of one batch (what its run rule writes)."""
     batch = batch_name(experiment, clients, epsilon)
     return [
         run_path(dataset, batch, method, cell, seed)
         for method in PRIVATE_METHODS
-        for cell in _batch_cells(settings, experiment)
+        for cell in batch_cells(settings, experiment)
         for seed in seeds(settings)
     ]
 
