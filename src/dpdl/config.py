@@ -38,8 +38,8 @@ def _reject_non_finite(value: object, parts: tuple = ()) -> None:
 
 
 @functools.cache
-def _schema_file(path: Path) -> dict:
-    """A schema file's contents (read once, strictly; never modify the result)."""
+def schema_file(path: Path) -> dict:
+    """A schema file's contents (read once, strictly; never modify the result); the config reference reads them too."""
     return read_yaml(path)
 
 
@@ -49,24 +49,24 @@ def _retrieve_local(uri: str) -> Resource:
     Its ``$schema`` is left out: jsonschema would check that file with its own validator class, not
     with :func:`_validator`'s strict integers.
     """
-    contents = _schema_file(Path(url2pathname(urlparse(uri).path)))
+    contents = schema_file(Path(url2pathname(urlparse(uri).path)))
     return Resource.from_contents({k: v for k, v in contents.items() if k != "$schema"}, DRAFT202012)
 
 
 @functools.cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
-    schema = {**_schema_file(schema_path), "$id": schema_path.resolve().as_uri()}  # relative $refs resolve beside it
+    schema = {**schema_file(schema_path), "$id": schema_path.resolve().as_uri()}  # relative $refs resolve beside it
     return strict_validator_class(schema)(schema, registry=Registry(retrieve=_retrieve_local))
 
 
-def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
+def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
     """Follow a ``$ref`` to a schema file beside ``folder`` (with an optional ``#/json/pointer``)."""
     while "$ref" in schema:
         file_name, _, pointer = schema["$ref"].partition("#")
         if file_name:
             folder = (folder / file_name).parent
-            schema = _schema_file(folder / Path(file_name).name)
+            schema = schema_file(folder / Path(file_name).name)
         for key in filter(None, pointer.split("/")):
             schema = schema[key]
     return schema, folder
@@ -74,7 +74,7 @@ def _resolve(schema: dict, folder: Path) -> tuple[dict, Path]:
 
 def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
     """Set every missing key that has a ``default``, descending into objects and ``$ref`` files."""
-    schema, folder = _resolve(schema, folder)
+    schema, folder = resolve_ref(schema, folder)
     for key, subschema in schema.get("properties", {}).items():
         if key not in instance and "default" in subschema:
             instance[key] = copy.deepcopy(subschema["default"])
@@ -85,7 +85,7 @@ def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
 def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> Path:
     """The schema file that documents the key of ``error`` (a study's section has its own file)."""
     top = next(iter(error.absolute_path), None)
-    ref = _schema_file(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
+    ref = schema_file(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
     return schema_path.parent / ref.partition("#")[0] if ref else schema_path
 
 
@@ -123,7 +123,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[st
         documented = ", ".join(sorted({str(_documented_in(e, schema_path)) for e in errors}))
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)
-    _fill_defaults(config, _schema_file(schema_path), schema_path.parent)
+    _fill_defaults(config, schema_file(schema_path), schema_path.parent)
     _check_relations(config)
     return config
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from dpdl.config import SCHEMA, _resolve, _schema_file
+from dpdl.config import SCHEMA, resolve_ref, schema_file
 from dpdl.errors import ConfigError
 
 OUT = Path("config/README.md")
@@ -103,7 +103,7 @@ def _merged(schema: dict, folder: Path) -> tuple[dict, Path]:
     """``schema`` with its ``$ref`` resolved and the keys beside the ``$ref`` applied over the target."""
     if "$ref" not in schema:
         return schema, folder
-    target, folder = _merged(*_resolve({"$ref": schema["$ref"]}, folder))
+    target, folder = _merged(*resolve_ref({"$ref": schema["$ref"]}, folder))
     merged = {k: v for k, v in target.items() if k not in ("$schema", "$defs")}
     for key, value in schema.items():
         if key == "$ref":
@@ -263,7 +263,7 @@ def _root(schema_path: Path) -> tuple[dict, Path]:
     schema_path = Path(schema_path)
     if not schema_path.is_file():
         raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
-    return _schema_file(schema_path), schema_path.parent
+    return schema_file(schema_path), schema_path.parent
 
 
 def config_reference(schema_path: Path = SCHEMA) -> str:
