@@ -177,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _mirror(args: argparse.Namespace) -> Path | None:
     from dpdl.data.fetch import mirror_from
 
-    return mirror_from(args.mirror)
+    return mirror_from(args.mirror, "--mirror")
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ from dpdl import readings as dpdl_readings
 from dpdl import summary, targets
 from dpdl.config import validate_config
 from dpdl.data import prepared
+from dpdl.data.fetch import mirror_from
 from dpdl.errors import ConfigError
 
 # dpdl's check (the config files re-read for repeated keys, NaN and infinity, the schema, the
@@ -24,6 +25,7 @@ try:
             files=workflow.configfiles,
         )
     )
+    mirror_from(config["data"]["mirror"])  # a mirror that is set must be a folder
 except ConfigError as err:
     sys.exit(f"ConfigError: {err}")
 

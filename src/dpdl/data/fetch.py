@@ -38,7 +38,7 @@ from http.client import HTTPException
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
-from dpdl.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError
+from dpdl.errors import ChecksumMismatchError, ConfigError, DataFormatError, DataUnavailableError
 from dpdl.io import CHUNK_BYTES, atomic_path
 
 log = logging.getLogger(__name__)
@@ -120,10 +120,20 @@ class HostMemo:
 HOSTS = HostMemo()
 
 
-def mirror_from(configured: str | os.PathLike | None) -> Path | None:
-    """The mirror folder to use: ``DPDL_DATA_MIRROR`` if set, else the configured one, else none."""
-    value = os.environ.get(MIRROR_ENV) or configured
-    return Path(value) if value else None
+def mirror_from(configured: str | os.PathLike | None, name: str = "data.mirror") -> Path | None:
+    """The mirror folder to use: ``DPDL_DATA_MIRROR`` if set, else the configured one (``name``), else none.
+
+    A mirror that is set must be a folder: a typo would otherwise read as "the mirror lacks them".
+    """
+    source, value = (MIRROR_ENV, os.environ[MIRROR_ENV]) if os.environ.get(MIRROR_ENV) else (name, configured)
+    if not value:
+        return None
+    if not Path(value).is_dir():
+        raise ConfigError(
+            f"{source} is {str(value)!r}, which is not a folder; point it at the data mirror's folder "
+            "(one subfolder per dataset, see data/README.md) or unset it"
+        )
+    return Path(value)
 
 
 def file_digest(path: Path, algorithm: str) -> str:
