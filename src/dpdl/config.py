@@ -72,6 +72,15 @@ def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
     return schema, folder
 
 
+def _message(error: jsonschema.ValidationError) -> str:
+    """jsonschema's message, its long offending value shortened (3,000 epsilons would fill the screen)."""
+    text = repr(error.instance)
+    if len(text) <= 80 or not error.message.startswith(text):
+        return error.message
+    short = f"a list of {len(error.instance)} values" if isinstance(error.instance, list) else text[:60] + "..."
+    return short + error.message[len(text) :]
+
+
 def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
     """Set every missing key that has a ``default``, descending into objects and ``$ref`` files."""
     schema, folder = resolve_ref(schema, folder)
@@ -119,7 +128,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[st
         raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
     errors = sorted(_validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
-        problems = "; ".join(f"{key_path(e.absolute_path)}: {e.message}" for e in errors)
+        problems = "; ".join(f"{key_path(e.absolute_path)}: {_message(e)}" for e in errors)
         documented = ", ".join(sorted({str(_documented_in(e, schema_path)) for e in errors}))
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)

@@ -62,6 +62,30 @@ def format_number(value: float | None) -> str:
     return "inf" if value is None or math.isinf(value) else f"{value:g}"
 
 
+def check_labels(section: Mapping, study: str, *groups: tuple[str, ...]) -> None:
+    """Refuse two values that :func:`format_number` writes alike within a group of list keys whose values
+    name one kind of folder (``eps0.05``): they would write one path and be counted twice.
+
+    A group lists keys of ``section`` (dotted for nested ones, ``rho_selection.exponents``) that share
+    their folders, such as the epsilon-bar lists that all name ``eps<value>``.
+    """
+    for keys in groups:
+        seen: dict[str, tuple[str, float]] = {}
+        for key in keys:
+            values: object = section
+            for part in key.split("."):
+                values = values[part]  # type: ignore[index]
+            for value in values:  # type: ignore[union-attr]
+                label = format_number(value)
+                first_key, first = seen.setdefault(label, (key, value))
+                if first != value:
+                    raise ConfigError(
+                        f"{study}.{first_key} value {first!r} and {study}.{key} value {value!r} are both written "
+                        f"{label!r} in paths (6 significant digits), so they would share one folder; make them differ "
+                        "within those digits"
+                    )
+
+
 def parse_settings(text: str, keys: Iterable[str], study: str, made_by: str) -> dict:
     """Parse ``--settings``: a JSON object with exactly ``keys``, as ``made_by`` writes it.
 

@@ -8,6 +8,7 @@ only, so a reading reruns the runs its switch reaches and no others.
 from __future__ import annotations
 
 from dpdl.errors import ConfigError
+from dpdl.studies.common import check_labels
 from dpdl.studies.dp_iadmm._cells import (
     AGGREGATES,
     HORIZON_KEYS,
@@ -44,6 +45,9 @@ def check_config(config: dict) -> None:
 
 def check_section(section: dict) -> dict:
     """Cross-key checks of the dp_iadmm section (:func:`check_config`); return ``section``."""
+    check_labels(
+        section, STUDY, ("epsilons", "curve_epsilons", "remark3_epsilons"), ("a_values",), ("outp_static_rhos",)
+    )
     for prefix in ("", "long_"):
         step = section[f"{prefix}log_every"]
         length = section[f"{prefix}iterations"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from dpdl.errors import ConfigError
-from dpdl.studies.common import parse_settings
+from dpdl.studies.common import check_labels, parse_settings
 from dpdl.studies.dvp_pvp._layout import STUDY
 
 # Every key of the dvp_pvp config section (workflow/schemas/dvp_pvp.schema.yaml fills them all in):
@@ -79,6 +79,7 @@ def check_config(config: dict) -> None:
 def settings(config: dict) -> dict:
     """The dvp_pvp config section; ConfigError if a trade-off or MER iteration exceeds ``iterations``."""
     values = dict(config[STUDY])
+    check_labels(values, STUDY, ("alphas", "convergence_alphas"), ("eta_grid",), ("rho_selection.exponents",))
     late = [t for t in values["tradeoff_iterations"] if t > values["iterations"]]
     if late:
         raise ConfigError(

@@ -117,6 +117,7 @@ def check_config(config: Mapping) -> None:
 
 def check_section(section: Mapping) -> None:
     """Cross-key checks of the wddp section (:func:`check_config`; ``--settings`` read back)."""
+    common.check_labels(section, STUDY, ("epsilons",))
     if section["trace_points"] > section["iterations"]:
         raise ConfigError(
             f"wddp.trace_points ({section['trace_points']}) must not exceed wddp.iterations "
