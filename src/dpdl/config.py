@@ -26,15 +26,21 @@ from dpdl.validation import key_path, read_yaml, strict_validator_class
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
 
 
-def _reject_non_finite(value: object, parts: tuple = ()) -> None:
-    """A ConfigError naming the first NaN or infinity anywhere in ``value`` (the schema cannot say "finite")."""
+def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None = None) -> None:
+    """A ConfigError naming the first NaN or infinity anywhere in ``value`` (the schema cannot say "finite").
+
+    A list or mapping that YAML aliases share is walked once (``seen``): an alias bomb costs its text's size.
+    """
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(
             f"{key_path(parts)}: {value} is not a finite number; write a finite number (.nan and .inf are never valid)"
         )
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        _reject_non_finite(item, (*parts, key))
+    seen = set() if seen is None else seen
+    if not isinstance(value, dict | list) or id(value) in seen:
+        return
+    seen.add(id(value))
+    for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+        _reject_non_finite(item, (*parts, key), seen)
 
 
 @functools.cache
@@ -74,8 +80,10 @@ def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
 
 def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message, its long offending value shortened (3,000 epsilons would fill the screen)."""
-    text = repr(error.instance)
-    if len(text) <= 80 or not error.message.startswith(text):
+    if len(error.message) <= 200:
+        return error.message  # and no repr of the instance: it may be a whole config holding an alias bomb
+    text = repr(error.instance)  # as long as the message that holds it
+    if not error.message.startswith(text):
         return error.message
     short = f"a list of {len(error.instance)} values" if isinstance(error.instance, list) else text[:60] + "..."
     return short + error.message[len(text) :]

@@ -68,6 +68,8 @@ def read_json(path: str | os.PathLike) -> object:
         raise ArtifactError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError) as err:
         raise ArtifactError(f"{path}: not valid JSON ({err})") from None
+    except OSError as err:  # no permission, an I/O error
+        raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
@@ -79,6 +81,8 @@ def read_csv(path: str | os.PathLike) -> pd.DataFrame:
         raise ArtifactError(f"{path}: file not found") from None
     except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise ArtifactError(f"{path}: not a CSV table ({err})") from None
+    except OSError as err:  # no permission, an I/O error
+        raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
 
 
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:

@@ -59,12 +59,15 @@ class _StrictLoader(yaml.SafeLoader):
 
 
 def read_yaml(path: str | Path) -> object:
-    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line."""
+    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line;
+    so is a file that cannot be read and an alias that contains itself."""
     try:
         with open(path, "rb") as stream:  # bytes: YAML's reader reports undecodable input as a YAMLError
-            return yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
+            tree = yaml.load(stream, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found") from None
+    except OSError as err:  # a folder, no permission
+        raise ConfigError(f"config file {path} cannot be read ({err.strerror}); give a readable YAML file") from None
     except yaml.MarkedYAMLError as err:
         what = ", ".join(filter(None, (err.context, err.problem)))
         raise ConfigError(
@@ -72,6 +75,26 @@ def read_yaml(path: str | Path) -> object:
         ) from None
     except yaml.YAMLError as err:  # a character YAML does not allow: no line to point at
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
+    _reject_cycles(tree, (), set(), set(), path)
+    return tree
+
+
+def _reject_cycles(node: object, keys: tuple, on_path: set[int], seen: set[int], path: str | Path) -> None:
+    """Refuse a mapping or list that contains itself (``epsilons: &r [0.15, *r]``), naming its key.
+
+    An alias used many times is walked once (``seen``), so an alias bomb costs what its text does.
+    """
+    if not isinstance(node, dict | list) or id(node) in seen:
+        return
+    if id(node) in on_path:
+        raise ConfigError(
+            f"{path}: {key_path(keys)} is an alias of the list or mapping that holds it; write the values out"
+        )
+    on_path.add(id(node))
+    for key, child in node.items() if isinstance(node, dict) else enumerate(node):
+        _reject_cycles(child, (*keys, key), on_path, seen, path)
+    on_path.discard(id(node))
+    seen.add(id(node))
 
 
 def key_path(parts: Iterable) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,34 @@ def test_missing_or_malformed_file(tmp_path: Path) -> None:
     broken.write_text("studies: [dzoa\n")
     with pytest.raises(ConfigError, match="broken.yaml line 2: not valid YAML"):
         load_config(broken, SCHEMA)
+
+
+def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:
+    """#36, case 5: a folder (or an unreadable file) is named, not an IsADirectoryError traceback."""
+    with pytest.raises(ConfigError, match=r"^config file .* cannot be read \(Is a directory\); give a readable YAML"):
+        load_config(tmp_path, SCHEMA)
+
+
+def test_an_alias_that_holds_itself_is_one_line(tmp_path: Path) -> None:
+    """#36, case 5: ``epsilons: &r [0.15, *r]`` was 990 lines of RecursionError."""
+    looped = tmp_path / "looped.yaml"
+    looped.write_text("studies: [wddp]\nwddp:\n  epsilons: &r [0.15, *r]\n")
+    with pytest.raises(ConfigError, match=r"looped\.yaml: wddp\.epsilons\[1\] is an alias of the list or mapping"):
+        load_config(looped, SCHEMA)
+
+
+def test_an_alias_bomb_is_rejected_without_expanding_it(tmp_path: Path) -> None:
+    """#36, case 6: nine levels of ten aliases (1e9 values once expanded) under an unknown key. The checks walk each
+    aliased list once, so the error comes at once; walking the expanded tree would not end within the timeout."""
+    lines = ["studies: [wddp]", "bomb:", "  l0: &l0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
+    lines += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    code = f"from dpdl.config import load_config; load_config({str(bomb)!r}, {str(SCHEMA)!r})"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert (
+        "ConfigError: invalid configuration: (top level): Additional properties are not allowed ('bomb'" in done.stderr
+    )
 
 
 def one_line_error(config: dict) -> str:
