@@ -202,13 +202,35 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from dpdl.io import save_npz, sha256_file, write_json
     from dpdl.validation import parse_json_object
 
-    arrays, card = prepare(
-        args.name, parse_json_object(args.options, "--options"), cache=args.raw_dir, mirror=_mirror(args)
-    )
+    opts = parse_json_object(args.options, "--options")
+    _check_prepare_options(args.name, opts)
+    arrays, card = prepare(args.name, opts, cache=args.raw_dir, mirror=_mirror(args))
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
     log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)
     return 0
+
+
+def _check_prepare_options(name: str, opts: dict) -> None:
+    """``--options`` checked as the config values they come from (their schema and the relations between keys):
+    a value the config would refuse never reaches the preparation."""
+    from dpdl.config import validate_config
+    from dpdl.data.prepared import OPTION_SOURCES, check_options
+    from dpdl.studies import ALL
+    from dpdl.studies.common import SCHEMAS
+
+    check_options(name, opts)
+    config: dict = {"studies": [name.split("/")[0]], "data": {}, **{study: {} for study in ALL}}
+    for key, dotted in OPTION_SOURCES[name].items():
+        *parents, last = dotted.split(".")
+        target = config
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = opts[key]
+    try:
+        validate_config(config, SCHEMAS / "config.schema.yaml", study_relations=False)
+    except ConfigError as err:
+        raise ConfigError(f"--options of {name}, read as the config keys they come from: {err}") from None
 
 
 def cmd_availability(args: argparse.Namespace) -> int:
@@ -224,14 +246,15 @@ def cmd_availability(args: argparse.Namespace) -> int:
 def cmd_tables(args: argparse.Namespace) -> int:
     """Write the dataset table or Table 1 from cards."""
     from dpdl.data import tables
-    from dpdl.io import read_json, write_table
+    from dpdl.io import write_table
+    from dpdl.runs import read_card
 
     if args.kind == "provenance":
         from dpdl.summary import provenance_table
 
         write_table(provenance_table(args.cards), *args.out, title="# Provenance: data hashes and package versions")
         return 0
-    cards = [read_json(path) for path in args.cards]
+    cards = [read_card(path) for path in args.cards]
     if args.kind == "datasets":
         write_table(tables.datasets_table(cards, args.unavailable), *args.out, title="# Prepared datasets")
     else:
@@ -325,15 +348,27 @@ def cmd_readings(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_option(text: str) -> dict:
+    """``--config``: the JSON of a whole config (a rule passes the validated one), validated like a config file."""
+    from dpdl.config import validate_config
+    from dpdl.studies.common import SCHEMAS
+    from dpdl.validation import parse_json_object
+
+    config = parse_json_object(text, "--config")
+    try:
+        return validate_config(config, SCHEMAS / "config.schema.yaml")
+    except ConfigError as err:
+        raise ConfigError(f"--config: {err}") from None
+
+
 def cmd_privacy_table(args: argparse.Namespace) -> int:
     """Write the privacy table of every run of the config."""
     from dpdl.audit_report import privacy_with_audit
     from dpdl.io import write_table
     from dpdl.summary import privacy_table
     from dpdl.targets import study_runs
-    from dpdl.validation import parse_json_object
 
-    runs = study_runs(parse_json_object(args.config, "--config"), set(args.buildable))
+    runs = study_runs(_config_option(args.config), set(args.buildable))
     title = (
         "# Privacy: per iteration as the paper states it, composed over the run (RDP, PLD) at delta, and the\n"
         "audit's 95% lower bound eps_LB for the audited iterations (`audit_cells`, results/audit/)"

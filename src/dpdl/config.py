@@ -24,6 +24,7 @@ from dpdl.studies import ALL, study_module
 from dpdl.validation import key_path, read_yaml, strict_validator_class
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
+LASSO_MAX_BYTES = 4 * 2**30  # the prepared lasso's design matrices, all trials (the paper's: 0.9 MB)
 
 
 def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None = None) -> None:
@@ -106,27 +107,40 @@ def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> Path
     return schema_path.parent / ref.partition("#")[0] if ref else schema_path
 
 
-def _check_relations(config: dict) -> None:
-    """The rules between keys that the schema cannot state: the data section's, then each enabled study's."""
+def _check_relations(config: dict, studies: bool) -> None:
+    """The rules between keys that the schema cannot state: the data section's, then (``studies``) each enabled
+    study's."""
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
         raise ConfigError(
             f"data.kdd.train_size ({kdd['train_size']}) must be smaller than data.kdd.sample_size "
             f"({kdd['sample_size']}): the rest of the sample is the test set"
         )
+    lasso = config["data"]["lasso"]
+    values = lasso["trials"] * lasso["agents"] * lasso["samples_per_agent"] * lasso["features"]
+    if values * 8 > LASSO_MAX_BYTES:  # float64 design matrices of every trial
+        raise ConfigError(
+            f"data.lasso: trials x agents x samples_per_agent x features = {values:,} values, "
+            f"{values * 8 / 2**30:.1f} GiB as float64, more than the {LASSO_MAX_BYTES / 2**30:.0f} GiB allowed; "
+            "lower one of them"
+        )
     for name in ALL:
-        if name in config["studies"]:
+        if studies and name in config["studies"]:
             study_module(name).check_config(config)
 
 
-def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[str | Path] = ()) -> dict:
+def validate_config(
+    config: dict, schema_path: Path = SCHEMA, files: Iterable[str | Path] = (), study_relations: bool = True
+) -> dict:
     """Check ``config``; return a copy with the schema's defaults filled in.
 
     In order: ``files`` (the YAML files ``config`` was merged from, re-read strictly because
     Snakemake's loader, like PyYAML's, lets a repeated key silently replace the first), NaN and
     infinity anywhere, the schema (every violation at once, each with its dotted key:
     ``wddp.epsilons[0]: -0.1 is less than or equal to the minimum of 0``), then the relations
-    between keys of the data section and of every enabled study. Each problem is one line.
+    between keys of the data section and (``study_relations``) of every enabled study. Each problem is one
+    line. A config assembled from one job's values, whose other keys are defaults, leaves the studies'
+    relations out: they would judge keys the job does not use.
     """
     for path in files:
         read_yaml(path)
@@ -141,7 +155,7 @@ def validate_config(config: dict, schema_path: Path = SCHEMA, files: Iterable[st
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)
     _fill_defaults(config, schema_file(schema_path), schema_path.parent)
-    _check_relations(config)
+    _check_relations(config, study_relations)
     return config
 
 

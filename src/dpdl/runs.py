@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.errors import ArtifactError
-from dpdl.io import dumps_json, load_npz, save_npz
+from dpdl.io import dumps_json, load_npz, read_json, save_npz
 
 TRACE_PREFIX = "trace/"
 VERSIONED_PACKAGES = ("dpdl", "numpy", "scipy", "pandas", "dp-accounting")
@@ -129,6 +129,17 @@ def validate_run(path: str | Path) -> list[str]:
         return [str(err)]
     except json.JSONDecodeError as err:
         return [f"{path}: its provenance is not valid JSON ({err})"]
+
+
+def read_card(path: str | Path) -> dict:
+    """A prepared dataset's card, checked against its schema: an ArtifactError names the first problem."""
+    card = read_json(path)
+    errors = schema_errors(card, load_schema("card"))
+    if errors:
+        raise ArtifactError(
+            f"{path}: not a prepared dataset's card ({errors[0]}); rebuild it: snakemake --forcerun data_prepare"
+        )
+    return card
 
 
 def load_schema(name: str) -> dict:

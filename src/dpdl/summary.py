@@ -31,9 +31,9 @@ from dpdl.claims import (
     scorecard,
 )
 from dpdl.errors import ArtifactError
-from dpdl.io import markdown_table, read_json
+from dpdl.io import markdown_table
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
-from dpdl.runs import package_versions, read_run
+from dpdl.runs import package_versions, read_card, read_run
 from dpdl.studies import ALL, audit_module, common, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
@@ -395,7 +395,7 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
     """The raw files and prepared datasets behind the results (with hashes), and package versions."""
     rows = []
     for path in cards:
-        card = read_json(path)
+        card = read_card(path)
         for raw in card["raw_inputs"]:
             rows.append(
                 {

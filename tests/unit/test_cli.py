@@ -163,7 +163,7 @@ def test_bad_switch_value_is_a_config_error(tmp_path: Path, capsys: pytest.Captu
         )
         == 1
     )
-    assert "row_norm must be one of" in capsys.readouterr().err
+    assert "data.lasso.row_norm: 'l2' is not one of ['project', 'unit', 'global_max']" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

@@ -144,6 +144,12 @@ def iadmm_run(settings: dict, dataset: str = "mnist") -> list[str]:
     return [*words.split(), "--settings", json.dumps(settings), "--out", "x.npz"]
 
 
+def lasso_prepare(**changes: int) -> list[str]:
+    """``dpdl prepare dzoa/lasso`` with the ci config's options, ``changes`` applied."""
+    options = json.dumps({**prepared_options("dzoa/lasso", CONFIG), **changes})
+    return ["prepare", "dzoa/lasso", "--options", options, "--out", "x.npz", "--card", "x.json"]
+
+
 BAD_DZOA_SETTINGS = json.dumps({**json.loads(SETTINGS["dzoa"]), "rho": "big"})
 CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one line must say
     "fetch_missing_config": (["fetch", "--configfile", "no.yaml"], "config file no.yaml not found"),
@@ -165,6 +171,23 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         ["prepare", "dzoa/lasso", "--options", '{"trials": 2}', "--out", "x.npz", "--card", "x.json"],
         "options for dzoa/lasso",
     ),
+    # #36, case 4: option values are checked as the config keys they come from, before any array is allocated
+    "prepare_negative_samples": (lasso_prepare(samples_per_agent=-5), "data.lasso.samples_per_agent: -5 is less than"),
+    "prepare_huge_samples": (lasso_prepare(samples_per_agent=10**9), "is greater than the maximum of 100000"),
+    "prepare_zero_trials": (lasso_prepare(trials=0), "data.lasso.trials: 0 is less than the minimum of 1"),
+    "prepare_lasso_too_large": (
+        lasso_prepare(trials=1000, samples_per_agent=100000),
+        "data.lasso: trials x agents x samples_per_agent x features = 5,000,000,000 values, 37.3 GiB",
+    ),
+    "privacy_table_empty_config": (
+        ["privacy-table", "--config", "{}", "--out", "x.csv", "x.md"],
+        "--config: invalid configuration: (top level): 'studies' is a required property",
+    ),
+    "tables_card_not_a_card": (
+        ["tables", "datasets", "--cards", "{empty}", "--out", "x.csv", "x.md"],
+        "not a prepared",
+    ),
+    "status_folder_config": (["status", "--configfile", "{folder}"], "cannot be read (Is a directory)"),
     "reading_build_no_snakefile": (
         [*f"reading-build --study dzoa --reading {VALUES['reading']} --snakefile no.smk".split(), "--config", "{}"],
         "no.smk",
@@ -211,7 +234,9 @@ def prepared(tmp_path_factory) -> dict[str, str]:
     write_json(card, {"name": "dp_iadmm/mnist", "dataset": "mnist", "npz_sha256": sha256_file(npz)})
     (folder / "femnist.npz").write_bytes(npz.read_bytes())
     (folder / "garbage.npz").write_bytes(np.random.default_rng(0).bytes(200))
+    (folder / "empty.json").write_text("{}")
     paths = {"npz": npz, "card": card, "femnist": folder / "femnist.npz", "garbage": folder / "garbage.npz"}
+    paths |= {"empty": folder / "empty.json", "folder": folder}
     return {name: str(path) for name, path in paths.items()}
 
 

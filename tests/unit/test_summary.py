@@ -142,12 +142,19 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
 
 def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> None:
     card = {
+        "name": "wddp/kdd",
         "study": "wddp",
         "dataset": "kdd",
+        **{"rows": 50, "rows_train": 40, "rows_test": 10, "features": 3, "classes": 2, "class_balance": None},
+        **{"agents": None, "samples_per_agent": None, "options": {}, "notes": [], "arrays": {"X_train": {}}},
         "npz_sha256": "a" * 64,
+        "dpdl_version": "0.1.0",
         "raw_inputs": [{"path": "kdd/kddcup.data_10_percent.gz", "algorithm": "sha256", "digest": "b" * 64}],
     }
     write_json(tmp_path / "kdd.json", card)
+    write_json(tmp_path / "kdd-part.json", {key: card[key] for key in ("study", "raw_inputs")})
+    with pytest.raises(ArtifactError, match=r"kdd-part\.json: not a prepared dataset's card \(.*'name' is a required"):
+        provenance_table([tmp_path / "kdd-part.json"])
     table = provenance_table([tmp_path / "kdd.json"])
     assert table.iloc[0].to_dict() == {
         "kind": "raw file",

@@ -28,24 +28,27 @@ STUDY_DATASETS = {
     "dzoa": ("lasso",),
 }
 PREPARED = tuple(f"{study}/{dataset}" for study, datasets in STUDY_DATASETS.items() for dataset in datasets)
-OPTION_KEYS = {
-    "dvp_pvp/adult": {"agents", "partition_seed", "row_norm"},
-    "wddp/adult": set(),
-    "wddp/kdd": {"sample_size", "train_size", "seed"},
-    "dp_iadmm/mnist": {"agents"},
-    "dp_iadmm/femnist": {"shards", "missing_shards"},  # and "missing_files" when some cannot be obtained
-    "dzoa/lasso": {
-        "trials",
-        "seed",
-        "agents",
-        "samples_per_agent",
-        "features",
-        "noise_variance",
-        "y_from",
-        "col_norm",
-        "row_norm",
-    },
+_LASSO = (
+    "trials",
+    "seed",
+    "agents",
+    "samples_per_agent",
+    "features",
+    "noise_variance",
+    "y_from",
+    "col_norm",
+    "row_norm",
+)
+OPTION_SOURCES = {  # each option of a prepared dataset: the config key it comes from (dotted)
+    "dvp_pvp/adult": {key: f"dvp_pvp.{key}" for key in ("agents", "partition_seed", "row_norm")},
+    "wddp/adult": {},
+    "wddp/kdd": {key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
+    "dp_iadmm/mnist": {"agents": "dp_iadmm.mnist_agents"},
+    # and "missing_files" when some cannot be obtained (not a config key)
+    "dp_iadmm/femnist": {"shards": "data.femnist.shards", "missing_shards": "data.femnist.missing_shards"},
+    "dzoa/lasso": {key: f"data.lasso.{key}" for key in _LASSO},
 }
+OPTION_KEYS = {name: set(sources) for name, sources in OPTION_SOURCES.items()}
 
 
 def prepared_names(config: dict) -> list[str]:
@@ -55,25 +58,17 @@ def prepared_names(config: dict) -> list[str]:
 
 def options(name: str, config: dict) -> dict:
     """The configuration values that determine prepared dataset ``name`` (its rule's params)."""
-    data = config["data"]
-    if name == "dvp_pvp/adult":
-        study = config["dvp_pvp"]
-        return {key: study[key] for key in ("agents", "partition_seed", "row_norm")}
-    if name == "wddp/adult":
-        return {}
-    if name == "wddp/kdd":
-        return dict(data["kdd"])
-    if name == "dp_iadmm/mnist":
-        return {"agents": config["dp_iadmm"]["mnist_agents"]}
+    if name not in OPTION_SOURCES:
+        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
+    opts = {}
+    for key, dotted in OPTION_SOURCES[name].items():
+        value = config
+        for part in dotted.split("."):
+            value = value[part]
+        opts[key] = value
     if name == "dp_iadmm/femnist":
-        shards = data["femnist"]["shards"]
-        return {
-            "shards": list(range(femnist.N_SHARDS)) if shards == "all" else sorted(shards),
-            "missing_shards": data["femnist"]["missing_shards"],
-        }
-    if name == "dzoa/lasso":
-        return dict(data["lasso"])
-    raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
+        opts["shards"] = list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"])
+    return opts
 
 
 def raw_files(name: str, opts: dict) -> list[RemoteFile]:
