@@ -135,7 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--under",
         nargs="+",
-        default=["results", "figures"],
+        default=None,
         help="folders or files to compare (default: results figures)",
     )
 
@@ -455,7 +455,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for folder in (args.first, args.second):
         if not folder.is_dir():
             raise ConfigError(f"{folder} is not a folder; pass two build folders (checkouts that ran snakemake)")
-    compared, differences = compare_builds(args.first, args.second, args.under)
+    if args.under is not None:
+        missing = [part for part in args.under if not ((args.first / part).exists() or (args.second / part).exists())]
+        if missing:
+            raise ConfigError(f"--under {' '.join(missing)}: in neither build; give paths inside the build folders")
+    compared, differences = compare_builds(args.first, args.second, args.under or ["results", "figures"])
     for difference in differences:
         print(f"{difference.path}: {difference.reason}")
     print(f"{compared} file(s) in both builds, {len(differences)} difference(s)")

@@ -16,6 +16,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 import jsonschema
+import yaml
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -81,6 +82,11 @@ def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
 
 def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message, its long offending value shortened (3,000 epsilons would fill the screen)."""
+    if error.validator == "type" and isinstance(error.instance, str) and _reads_as_other_than_text(error.instance):
+        return (
+            f"{error.message} (text that reads as a number: Snakemake's --config passes the values inside a "
+            "mapping given on the command line, such as wddp={...}, as text; put them in a --configfile)"
+        )
     if len(error.message) <= 200:
         return error.message  # and no repr of the instance: it may be a whole config holding an alias bomb
     text = repr(error.instance)  # as long as the message that holds it
@@ -88,6 +94,14 @@ def _message(error: jsonschema.ValidationError) -> str:
         return error.message
     short = f"a list of {len(error.instance)} values" if isinstance(error.instance, list) else text[:60] + "..."
     return short + error.message[len(text) :]
+
+
+def _reads_as_other_than_text(text: str) -> bool:
+    """Whether YAML reads ``text`` as a number, boolean, list or mapping (so it was quoted somewhere on its way)."""
+    try:
+        return not isinstance(yaml.safe_load(text), str | None)
+    except yaml.YAMLError:
+        return False
 
 
 def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:

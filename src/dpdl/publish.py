@@ -401,10 +401,14 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
                 problems.append(f"{path}: listed in the manifest but missing")
             elif sha256_file(path) != digest:
                 problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
-    for name, text in merged_files(out).items():
+    merged = merged_files(out)
+    for name, text in merged.items():
         path = out / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             problems.append(f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`")
+    for path in sorted(out.iterdir()):
+        if not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
+            problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
     return problems + scorecard_problems(out / "scorecard.csv")
 
 

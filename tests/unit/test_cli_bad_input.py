@@ -218,6 +218,10 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         ["config-reference"],
         "config schema workflow/schemas/config.schema.yaml not found; run dpdl from the project root",
     ),
+    "dzoa_claims_zero_trials": (
+        [*"dzoa claims --aggregates fig2=x.csv --trials 0 --out x.csv x.md --settings".split(), SETTINGS["dzoa"]],
+        "--trials is the number of evaluation trials the tables hold (>= 1); got 0",
+    ),
     "dzoa_settings_wrong_type": (
         [*"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(), BAD_DZOA_SETTINGS],
         "rho: 'big' is not of type",

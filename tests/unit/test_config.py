@@ -121,6 +121,13 @@ def test_missing_or_malformed_file(tmp_path: Path) -> None:
         load_config(broken, SCHEMA)
 
 
+def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
+    """#36, case 6: ``--config 'wddp={"seeds": 3}'`` reaches the config as ``{"seeds": "3"}``; the message says why."""
+    message = one_line_error(set_key(minimal(), "wddp.seeds", "3"))
+    assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: Snakemake's --config" in message
+    assert "Snakemake" not in one_line_error(set_key(minimal(), "wddp.aggregation", "loud"))
+
+
 def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:
     """#36, case 5: a folder (or an unreadable file) is named, not an IsADirectoryError traceback."""
     with pytest.raises(ConfigError, match=r"^config file .* cannot be read \(Is a directory\); give a readable YAML"):

@@ -202,7 +202,12 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     tampered = out / "dzoa" / "aggregates" / "fig2.csv"
     tampered.write_text(tampered.read_text() + "\n")
     (out / "dzoa" / "extra.csv").write_text("a\n")
+    (out / "notes.txt").write_text("a stray file\n")  # #36, case 6: extra entries at the top of the snapshot
+    (out / "extra_study").mkdir()
+    (out / "extra_study" / "claims.csv").write_text("id\n")
     checked = dpdl(built, "check", "published")
     assert checked.returncode == 1
     assert "aggregates/fig2.csv: sha256 differs from the manifest" in checked.stdout
     assert "extra.csv: not in dzoa's manifest" in checked.stdout
+    for stray in ("notes.txt", "extra_study"):
+        assert f"published/{stray}: neither a published study nor a merged file of the snapshot" in checked.stdout

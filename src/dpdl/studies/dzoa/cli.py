@@ -63,7 +63,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", nargs=2, required=True, metavar=("PNG", "PDF"))
     sub = _with_settings(step("claims", _cmd_claims, "Judge the claims and write the scorecard."))
     sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV")
-    sub.add_argument("--trials", type=int, required=True, help="number of evaluation trials")
+    sub.add_argument("--trials", type=int, required=True, help="number of evaluation trials (>= 1)")
     sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))
 
 
@@ -163,6 +163,8 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:
+    if args.trials < 1:
+        raise ConfigError(f"--trials is the number of evaluation trials the tables hold (>= 1); got {args.trials}")
     write_claims(_values(args), args.trials, parse_named_paths(args.aggregates), *args.out)
     return 0
 
