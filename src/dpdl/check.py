@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 from dpdl.data.prepared import check_arrays
@@ -10,7 +11,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.publish import published_problems
-from dpdl.runs import load_schema, schema_errors, validate_run
+from dpdl.runs import load_schema, read_run, schema_errors, validate_run
 from dpdl.summary import scorecard_path, scorecard_problems
 
 log = logging.getLogger("dpdl")
@@ -75,6 +76,33 @@ def claim_problems() -> list[str]:
     return problems
 
 
+def run_identity_problems(runs: list[Path]) -> list[str]:
+    """Runs that are not what their path says: a seed or trial other than their file name's (a copied or
+    swapped file), or made from a prepared dataset other than the one its card now describes."""
+    problems, cards = [], {}
+    for run in runs:
+        try:
+            provenance = read_run(run).provenance
+        except ArtifactError:
+            continue  # validate_run names it
+        named = re.search(r"(seed|trial)(\d+)\.npz$", run.name)
+        if named and int(named.group(2)) != provenance.get("seed"):
+            problems.append(
+                f"{run}: named {named.group(1)} {int(named.group(2))} but holds {named.group(1)} "
+                f"{provenance.get('seed')} (a copied or swapped file); delete it and rerun, Snakemake rebuilds it"
+            )
+        card = Path("data/processed") / f"{provenance.get('dataset')}.json"
+        if card.is_file() and card not in cards:
+            cards[card] = str(read_json(card).get("npz_sha256"))
+        made_from = str(provenance.get("dataset_sha256"))
+        if card in cards and made_from != cards[card]:
+            problems.append(
+                f"{run}: made from {provenance.get('dataset')} with sha256 {made_from[:12]}, not the "
+                f"{cards[card][:12]} its card {card} now describes; delete it and rerun"
+            )
+    return problems
+
+
 def check_config_outputs(config: dict) -> tuple[list[str], int]:
     """Problems with the outputs ``config`` promises: each exists and is non-empty, cards and runs valid.
 
@@ -97,6 +125,12 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
         problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
     problems += [problem for run in runs for problem in validate_run(run)]
+    problems += run_identity_problems(runs)
+    problems += [
+        f"{path}: left by an interrupted write; delete it (the build writes the file again)"
+        for folder in ("data", "results", "figures")
+        for path in sorted(Path(folder).rglob("*.part-*"))
+    ]
     for difference in sorted({d for run in runs for d in lock_differences(run)}):
         log.warning("runs were made with %s: not the tested environment", difference)
     return problems, len(targets) + len(runs)

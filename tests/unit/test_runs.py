@@ -133,3 +133,24 @@ def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> N
     assert stored["eps_composed_rdp"] == pytest.approx(35.08, abs=0.01)
     assert stored["eps_composed_pld"] == pytest.approx(33.10, abs=0.01)
     assert stored["accountant"]["name"] == "dp_accounting"
+
+
+def test_check_names_a_run_that_is_not_what_its_path_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#36, case 1: a run copied over another's file, and runs of an older prepared dataset: each named by
+    ``dpdl check --configfile``'s run checks, with the fix."""
+    from dpdl.check import run_identity_problems
+    from dpdl.io import write_json
+
+    monkeypatch.chdir(tmp_path)
+    runs = Path("results/wddp/runs/kdd/wddp/eps0.5")
+    for seed in (0, 1):
+        write_run(runs / f"seed{seed}.npz", execute(trace, provenance(seed=seed), iterations=3))
+    write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "0" * 64})
+    paths = sorted(runs.glob("*.npz"))
+    assert run_identity_problems(paths) == []
+    (runs / "seed1.npz").write_bytes((runs / "seed0.npz").read_bytes())
+    write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "f" * 64})
+    problems = run_identity_problems(paths)
+    assert f"{runs}/seed1.npz: named seed 1 but holds seed 0 (a copied or swapped file); delete it" in problems[1]
+    assert problems[0].startswith(f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff")
+    assert len(problems) == 3  # seed1.npz is both swapped and stale
