@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 
 from dpdl.data.prepared import check_arrays
@@ -76,21 +75,15 @@ def claim_problems() -> list[str]:
     return problems
 
 
-def run_identity_problems(runs: list[Path]) -> list[str]:
-    """Runs that are not what their path says: a seed or trial other than their file name's (a copied or
-    swapped file), or made from a prepared dataset other than the one its card now describes."""
+def stale_run_problems(runs: list[Path]) -> list[str]:
+    """Runs made from a prepared dataset other than the one its card now describes (a run holding another seed
+    or trial than its file name's is refused by :func:`dpdl.runs.read_run`, so ``validate_run`` names it)."""
     problems, cards = [], {}
     for run in runs:
         try:
             provenance = read_run(run).provenance
         except ArtifactError:
             continue  # validate_run names it
-        named = re.search(r"(seed|trial)(\d+)\.npz$", run.name)
-        if named and int(named.group(2)) != provenance.get("seed"):
-            problems.append(
-                f"{run}: named {named.group(1)} {int(named.group(2))} but holds {named.group(1)} "
-                f"{provenance.get('seed')} (a copied or swapped file); delete it and rerun, Snakemake rebuilds it"
-            )
         card = Path("data/processed") / f"{provenance.get('dataset')}.json"
         if card.is_file() and card not in cards:
             cards[card] = str(read_json(card).get("npz_sha256"))
@@ -125,7 +118,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
         problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
     problems += [problem for run in runs for problem in validate_run(run)]
-    problems += run_identity_problems(runs)
+    problems += stale_run_problems(runs)
     problems += [
         f"{path}: left by an interrupted write; delete it (the build writes the file again)"
         for folder in ("data", "results", "figures")

@@ -409,7 +409,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
     for path in sorted(out.iterdir()):
         if not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
             problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
-    return problems + scorecard_problems(out / "scorecard.csv")
+    scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
+    return problems + (scorecard_problems(scorecard) if scorecard.is_file() else [])
 
 
 def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[str, dict]) -> str:

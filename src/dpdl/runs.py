@@ -16,6 +16,7 @@ import hashlib
 import importlib.metadata
 import json
 import platform
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,6 +103,9 @@ def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
     return timing
 
 
+SEED_IN_NAME = re.compile(r"(seed|trial)(\d+)\.npz$")  # a run file's name: the seed (trial) it holds
+
+
 def write_run(path: str | Path, result: RunResult) -> None:
     """Store a run as ``.npz`` (trace columns and provenance JSON), atomically, after validating it."""
     errors = _schema_errors(result)
@@ -112,13 +116,27 @@ def write_run(path: str | Path, result: RunResult) -> None:
     save_npz(path, arrays)
 
 
-def read_run(path: str | Path) -> RunResult:
-    """Load a stored run."""
+def read_run(path: str | Path, study: str | None = None) -> RunResult:
+    """Load a stored run; one whose file name (``seed3.npz``, ``trial003.npz``) says another seed or trial than
+    the one it holds is refused, so every step that reads runs stops at a copied or swapped file; so is, with
+    ``study``, a run of another study (a step given the wrong study's runs)."""
     arrays = load_npz(path)
     if "provenance" not in arrays:
         raise ArtifactError(f"{path}: no provenance record; not a dpdl run artifact")
     columns = {k[len(TRACE_PREFIX) :]: v for k, v in arrays.items() if k.startswith(TRACE_PREFIX)}
-    return RunResult(pd.DataFrame(columns), json.loads(str(arrays["provenance"])))
+    result = RunResult(pd.DataFrame(columns), json.loads(str(arrays["provenance"])))
+    if study is not None and result.provenance.get("study") != study:
+        raise ArtifactError(
+            f"{path}: a run of {result.provenance.get('study')}, not of {study}; give this step {study}'s runs"
+        )
+    named = SEED_IN_NAME.search(Path(path).name)
+    if named and int(named.group(2)) != result.provenance.get("seed"):
+        kind = named.group(1)
+        raise ArtifactError(
+            f"{path}: named {kind} {int(named.group(2))} but holds {kind} {result.provenance.get('seed')} (a copied "
+            "or swapped file); delete it and rerun, Snakemake rebuilds it"
+        )
+    return result
 
 
 def validate_run(path: str | Path) -> list[str]:

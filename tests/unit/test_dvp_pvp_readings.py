@@ -194,7 +194,7 @@ def test_ties_go_to_the_smaller_eta(monkeypatch: pytest.MonkeyPatch) -> None:
             self.provenance = {"algorithm": "dvp", "epsilon": 0.3, "seed": 0, "params": {"eta": eta, "iterations": 1}}
             self.trace = pd.DataFrame({"iteration": [0, 1, 2], "loss": [1.0, 0.5, 0.25], "mer": [0.5, 0.4, 0.3]})
 
-    monkeypatch.setattr("dpdl.runs.read_run", lambda path: Found(float(path)))
+    monkeypatch.setattr("dpdl.runs.read_run", lambda path, study=None: Found(float(path)))
     eta, table = tune.select_eta_by_loss(["1", "0.1", "10"])
     assert eta == 0.1 and table["selected"].tolist() == [True, False, False]
 

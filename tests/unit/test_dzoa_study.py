@@ -176,7 +176,7 @@ def fake_runs(monkeypatch, figure: str, values: dict, trials: list[int]) -> list
     points = {p.label: p for p in grid.figure_points(values, figure)}
     n = values["outer_iterations"] + 1
 
-    def read_run(path):
+    def read_run(path, study=None):
         algorithm, label, name = Path(path).parts[-3:]
         point, trial = points[label], int(name[5:8])
         floor = (1e-3 if algorithm == "dpadmm" else 1e-5) * trial
@@ -240,7 +240,7 @@ def fake_dzoa_runs(monkeypatch, values: dict, trials: list[int], *, realised: fl
     n = values["outer_iterations"] + 1
     degrees, sigma, sensitivity = [3, 2, 3, 2, 2], [0.02, 0.03, 0.02, 0.03, 0.03], [1 / 240, 1 / 160] * 2 + [1 / 160]
 
-    def read_run(path):
+    def read_run(path, study=None):
         _, label, name = Path(path).parts[-3:]
         point, trial = points[label], int(name[5:8])
         trace = pd.DataFrame({"iteration": np.arange(n), "error": np.full(n, 1e-5)})
@@ -279,7 +279,7 @@ def test_perturbation_table_keeps_a_diverged_run_and_refuses_runs_without_the_tr
     paths = fake_dzoa_runs(monkeypatch, values, [1], realised=np.inf)
     table = aggregate.perturbation_table(paths[:1])
     assert np.isinf(table["perturbation_rms"]).all() and table["eps_realised_total"].isna().all()
-    monkeypatch.setattr("dpdl.runs.read_run", lambda path: RunResult(pd.DataFrame({"iteration": [0]}), {}))
+    monkeypatch.setattr("dpdl.runs.read_run", lambda path, study=None: RunResult(pd.DataFrame({"iteration": [0]}), {}))
     with pytest.raises((ArtifactError, KeyError)):
         aggregate.perturbation_table(paths[:1])
 

@@ -56,7 +56,7 @@ def _seed(name: str) -> int:
 
 def _fake_runs(monkeypatch, make) -> None:
     """``dpdl.runs.read_run`` returns ``make(path)``: a run fabricated from its path."""
-    monkeypatch.setattr("dpdl.runs.read_run", lambda path: make(str(path)))
+    monkeypatch.setattr("dpdl.runs.read_run", lambda path, study=None: make(str(path)))
 
 
 def _privacy(epsilon: float | None, delta: float, releases: int) -> dict:

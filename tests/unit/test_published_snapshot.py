@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -23,6 +24,16 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_snapshot_matches_its_manifests_and_its_studies(at_root: Path) -> None:
     assert published_problems(PUBLISHED) == []
+
+
+def test_a_deleted_merged_scorecard_is_named_not_a_traceback(at_root: Path, tmp_path: Path) -> None:
+    """#36, case 5: a snapshot without its scorecard.csv was a 35-line traceback in ``dpdl check``."""
+    copy = tmp_path / "published"
+    shutil.copytree(PUBLISHED, copy)
+    (copy / "scorecard.csv").unlink()
+    assert published_problems(copy) == [
+        f"{copy / 'scorecard.csv'}: missing or not what its study folders give; rewrite it with `dpdl publish`"
+    ]
 
 
 def test_the_readme_results_block_is_the_snapshots(at_root: Path) -> None:

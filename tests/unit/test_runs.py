@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -135,10 +136,10 @@ def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> N
     assert stored["accountant"]["name"] == "dp_accounting"
 
 
-def test_check_names_a_run_that_is_not_what_its_path_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """#36, case 1: a run copied over another's file, and runs of an older prepared dataset: each named by
-    ``dpdl check --configfile``'s run checks, with the fix."""
-    from dpdl.check import run_identity_problems
+def test_a_run_that_is_not_what_its_path_says_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#36, case 1: a run copied over another's file is refused wherever it is read (so the aggregate step and
+    ``dpdl check`` name it); a run of an older prepared dataset is named by ``dpdl check --configfile``."""
+    from dpdl.check import stale_run_problems
     from dpdl.io import write_json
 
     monkeypatch.chdir(tmp_path)
@@ -147,10 +148,14 @@ def test_check_names_a_run_that_is_not_what_its_path_says(tmp_path: Path, monkey
         write_run(runs / f"seed{seed}.npz", execute(trace, provenance(seed=seed), iterations=3))
     write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "0" * 64})
     paths = sorted(runs.glob("*.npz"))
-    assert run_identity_problems(paths) == []
+    assert stale_run_problems(paths) == [] and validate_run(paths[1]) == []
     (runs / "seed1.npz").write_bytes((runs / "seed0.npz").read_bytes())
+    message = f"{runs}/seed1.npz: named seed 1 but holds seed 0 (a copied or swapped file); delete it and rerun"
+    with pytest.raises(ArtifactError, match=re.escape(message)):
+        read_run(runs / "seed1.npz")
+    assert validate_run(runs / "seed1.npz")[0].startswith(message)
+    with pytest.raises(ArtifactError, match=re.escape(f"{runs}/seed0.npz: a run of wddp, not of dzoa; give this step")):
+        read_run(runs / "seed0.npz", "dzoa")  # a wddp run given to a dzoa step (was a KeyError)
     write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "f" * 64})
-    problems = run_identity_problems(paths)
-    assert f"{runs}/seed1.npz: named seed 1 but holds seed 0 (a copied or swapped file); delete it" in problems[1]
-    assert problems[0].startswith(f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff")
-    assert len(problems) == 3  # seed1.npz is both swapped and stale
+    (problem,) = stale_run_problems(paths)  # the swapped file is validate_run's to name
+    assert problem.startswith(f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff")

@@ -14,7 +14,7 @@ from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.io import write_json
 from dpdl.judgement import NOT_PUBLISHED
-from dpdl.runs import RunResult, run_timing, write_run
+from dpdl.runs import SEED_IN_NAME, RunResult, run_timing, write_run
 from dpdl.studies import ALL, study_module
 from dpdl.summary import (
     NOT_ENABLED,
@@ -104,8 +104,11 @@ def test_headline_counts_only_the_papers_claims_and_html(tmp_path: Path) -> None
 def write_private_run(
     path: Path, *, algorithm: str, eps_pld: float, wall: float, cpu: float | None = None, study: str = "dzoa"
 ) -> None:
-    """A run; with ``cpu`` None, one made before runs recorded their CPU time."""
-    record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld)
+    """A run (of the seed or trial its file name says); with ``cpu`` None, one made before runs recorded their
+    CPU time."""
+    named = SEED_IN_NAME.search(path.name)
+    seed = int(named.group(2)) if named else 0
+    record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld, seed=seed)
     timing = run_timing(wall, cpu or 0.0, 3)
     if cpu is None:
         del timing["cpu_time_s"]

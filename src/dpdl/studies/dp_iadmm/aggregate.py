@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.aggregate import seed_bands
-from dpdl.studies.dp_iadmm.grid import CLAIM_METRICS, FIGURE_SPECS
+from dpdl.studies.dp_iadmm.grid import CLAIM_METRICS, FIGURE_SPECS, STUDY
 from dpdl.verdicts.inputs import Pair
 
 PRIVACY_METRICS = ("eps_composed_rdp", "eps_composed_pld", "privacy_delta")
@@ -42,7 +42,7 @@ def seed_values(figure: str, paths: Iterable[str | Path]) -> pd.DataFrame:
     metrics = (*spec.metrics, *CLAIM_METRICS.get(figure, ()))
     frames = []
     for path in paths:
-        run = read_run(path)
+        run = read_run(path, STUDY)
         prov, trace = run.provenance, run.trace
         keys = {
             "dataset": prov["dataset"].split("/")[1],

@@ -18,7 +18,7 @@ import pandas as pd
 
 from dpdl.aggregate import seed_bands
 from dpdl.errors import ArtifactError, ConfigError
-from dpdl.studies.dvp_pvp.grid import FIGURES
+from dpdl.studies.dvp_pvp.grid import FIGURES, STUDY
 
 PVP_OFFSET_FIRST_ITERATION = 20  # PVP's c6 averages the loss over t = 20..100 (G22)
 CURVE_POINTS = 200  # alphas at which fitted and paper curves are drawn
@@ -73,7 +73,7 @@ def load_runs(paths: list[str]) -> tuple[pd.DataFrame, list[dict]]:
 
     frames, provenances = [], []
     for path in paths:
-        run = read_run(path)
+        run = read_run(path, STUDY)
         prov = run.provenance
         params = prov["params"]
         frame = run.trace.copy()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from dpdl.errors import ArtifactError, ConfigError
+from dpdl.studies.dvp_pvp.grid import STUDY
 
 CRITERION = "smallest relative gap of Z(f-bar(T)) to the centralized optimum (G14)"
 LOSS_CRITERION = (
@@ -35,7 +36,7 @@ def select_eta(runs: list[str]) -> tuple[float, pd.DataFrame]:
 
     rows = []
     for path in runs:
-        run = read_run(path)
+        run = read_run(path, STUDY)
         params = run.provenance["params"]
         trace = run.trace.set_index("iteration")
         last = params["iterations"]
@@ -72,7 +73,7 @@ def select_eta_by_loss(runs: list[str]) -> tuple[float, pd.DataFrame]:
 
     rows = []
     for path in runs:
-        run = read_run(path)
+        run = read_run(path, STUDY)
         params = run.provenance["params"]
         trace = run.trace.set_index("iteration")
         final = params["iterations"] + 1

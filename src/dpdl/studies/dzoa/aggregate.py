@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.errors import ArtifactError, ConfigError
-from dpdl.studies.dzoa.grid import graph_edges
+from dpdl.studies.dzoa.grid import STUDY, graph_edges
 
 LAST_ITERATIONS = 10  # "last10" measure: mean error over the last 10 outer iterations (G14)
 RUN_KEYS = [
@@ -83,7 +83,7 @@ def seed_table(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def _run_row(path: str) -> dict:
     from dpdl.runs import read_run
 
-    result = read_run(path)
+    result = read_run(path, STUDY)
     prov = result.provenance
     error = result.trace["error"].to_numpy()
     return {
@@ -178,7 +178,7 @@ def perturbation_table(run_files: list[str]) -> pd.DataFrame:
 
     rows = []
     for path in run_files:
-        result = read_run(path)
+        result = read_run(path, STUDY)
         prov, trace = result.provenance, result.trace
         params = prov["params"]
         if prov["algorithm"] != "dzoa":

@@ -17,7 +17,7 @@ import pandas as pd
 
 from dpdl.aggregate import seed_bands
 from dpdl.errors import ArtifactError
-from dpdl.studies.wddp.grid import DATASETS, FIGURES, NONPRIVATE
+from dpdl.studies.wddp.grid import DATASETS, FIGURES, NONPRIVATE, STUDY
 from dpdl.studies.wddp.tune import read_optimum
 
 AGGREGATE_COLUMNS = (  # the leading columns of every figure aggregate, in this order (those it has)
@@ -63,7 +63,7 @@ def _run_rows(figure: str, runs: Sequence[str | Path]) -> pd.DataFrame:
     metric_column = {"accuracy": "test_accuracy", "gap": "gap"}[spec.metric]
     rows = []
     for path in runs:
-        result = read_run(path)
+        result = read_run(path, STUDY)
         prov, last = result.provenance, result.trace.iloc[-1]
         params = prov["params"]
         if int(last["iteration"]) != params["iterations"]:
