@@ -203,11 +203,13 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     build's finished outputs (:func:`seed_from_main_build`), and keeps its own Snakemake cache: the
     build runs only the jobs the reading changes, and a later call only what is left.
     """
+    import os
     import subprocess
     import sys
 
     import yaml
 
+    from dpdl.data.fetch import MIRROR_ENV
     from dpdl.errors import DpdlError
     from dpdl.io import write_text
 
@@ -215,6 +217,12 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build results/claims/{study}.csv")
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
+    # The nested build runs in its own folder: a mirror given as a relative path must name the same folder there.
+    env = dict(os.environ)
+    if env.get(MIRROR_ENV):
+        env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
+    if config["data"].get("mirror"):
+        config = {**config, "data": {**config["data"], "mirror": str(Path(config["data"]["mirror"]).resolve())}}
     write_text(folder / "config.yaml", yaml.safe_dump(config, sort_keys=True))
     data = folder / "data"
     if not data.is_symlink():
@@ -226,7 +234,7 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), "--cores", str(cores)),
         *("--rerun-incomplete", f"results/claims/{study}.csv"),
     ]
-    result = subprocess.run(command, check=False)
+    result = subprocess.run(command, check=False, env=env)
     if result.returncode != 0:
         raise DpdlError(
             f"the build of reading {study}/{name} failed (exit {result.returncode}); "

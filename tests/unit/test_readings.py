@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from dpdl import readings
 from dpdl.errors import ConfigError
@@ -186,3 +187,26 @@ def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monk
     assert not (folder / "results/toy/runs/b.txt").samefile(runs / "b.txt")
     assert (runs / "b.txt").read_text() == "1\n"
     assert readings.seed_from_main_build("toy", folder) == 0  # what the reading has is never replaced
+
+
+def test_the_nested_build_finds_a_mirror_given_as_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reading builds in its own folder: ``DPDL_DATA_MIRROR=../shared/data`` (as CI sets it) and a relative
+    ``data.mirror`` reach it as absolute paths, or the mirror check there refuses them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "mirror").mkdir()
+    monkeypatch.setenv("DPDL_DATA_MIRROR", "mirror")
+    seen = {}
+
+    def run(command: list, check: bool, env: dict) -> types.SimpleNamespace:
+        seen["env"] = env
+        return types.SimpleNamespace(returncode=0)
+
+    monkeypatch.setattr("subprocess.run", run)
+    name = readings.study_readings("dzoa")[1].name
+    readings.build_reading("dzoa", name, {"data": {"mirror": "mirror"}}, "Snakefile", 1)
+    assert seen["env"]["DPDL_DATA_MIRROR"] == str(tmp_path / "mirror")
+    written = yaml.safe_load((readings.reading_folder("dzoa", name) / "config.yaml").read_text())
+    assert written["data"]["mirror"] == str(tmp_path / "mirror")
