@@ -74,11 +74,6 @@ AUDIT_SHOWN = [
 ]
 
 
-def audit_path(study: str, ext: str) -> str:
-    """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
-    return f"results/audit/{study}.{ext}"
-
-
 def _cell_seed(seed: int, index: int) -> int:
     """One independent seed per cell, derived from the audit's seed (a run is a function of both)."""
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])

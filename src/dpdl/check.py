@@ -9,9 +9,10 @@ from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
+from dpdl.paths import scorecard_path
 from dpdl.publish import published_problems
 from dpdl.runs import load_schema, read_run, schema_errors, validate_run
-from dpdl.summary import scorecard_path, scorecard_problems
+from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
 

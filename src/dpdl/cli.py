@@ -383,7 +383,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     from dpdl.config import load_config
     from dpdl.io import markdown_table
-    from dpdl.summary import headline_counts, scorecard_path, status
+    from dpdl.paths import scorecard_path
+    from dpdl.summary import headline_counts, status
     from dpdl.targets import plan
 
     config = load_config(args.configfile)

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.audit_report import audit_path, privacy_with_audit, read_audit
+from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
+from dpdl.paths import audit_path, summary_table
 from dpdl.readings import (
     CURRENT_ENGINE,
     DEFAULT,
@@ -37,14 +38,13 @@ from dpdl.readings import (
 )
 from dpdl.runs import read_run
 from dpdl.studies import ALL, study_module
+from dpdl.studies.common import claims_path
 from dpdl.summary import (
-    claims_path,
     counted,
     headline,
     merge_scorecards,
     scorecard_markdown,
     scorecard_problems,
-    summary_table,
     verdict_counts,
 )
 
@@ -66,7 +66,7 @@ def published_name(path: str | Path, study: str) -> str:
         Path("results", "tables", study): "tables",
         Path("results", study, "aggregates"): "aggregates",
     }
-    if path == Path(claims_path(study)):
+    if path == Path(claims_path(study, "csv")):
         return "claims.csv"
     for prefix, folder in prefixes.items():
         if path.parent == prefix:
@@ -80,7 +80,7 @@ def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[st
     aggregates = sorted(Path("results", study, "aggregates").glob("*.csv"))
     outputs = {}
     for path in [*targets, *aggregates]:
-        if path.suffix in PUBLISHED_SUFFIXES and path != Path(claims_path(study)).with_suffix(".md"):
+        if path.suffix in PUBLISHED_SUFFIXES and path != Path(claims_path(study, "csv")).with_suffix(".md"):
             outputs[published_name(path, study)] = path
     missing = sorted(str(path) for path in outputs.values() if not path.is_file())
     if missing:
@@ -93,7 +93,7 @@ def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[st
 
 def built_readings(study: str) -> dict[str, Path]:
     """Scorecards of the readings of ``study`` built here (the default is the main build's)."""
-    found = {DEFAULT: Path(claims_path(study))}
+    found = {DEFAULT: Path(claims_path(study, "csv"))}
     for reading in study_readings(study)[1:]:
         path = Path(reading_scorecard(study, reading.name))
         if path.is_file():

@@ -34,7 +34,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
 from dpdl.runs import package_versions, read_card, read_run
-from dpdl.studies import ALL, audit_module, common, study_module
+from dpdl.studies import ALL, audit_module, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -90,35 +90,6 @@ VERDICT_COLOURS = {
 }
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
-
-
-# The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
-# the data.
-REPORT_CATEGORIES = {
-    "summary": "1. Scorecard and privacy",
-    **{name: f"{number}. {name}: {study_module(name).TITLE}" for number, name in enumerate(ALL, start=2)},
-    "data": f"{len(ALL) + 2}. Datasets and provenance",
-}
-
-
-def report_category(section: str) -> str:
-    """The report category of a section (``summary``, a study id, ``data``)."""
-    return REPORT_CATEGORIES[section]
-
-
-def claims_path(study: str) -> str:
-    """Path of one study's scorecard as CSV (its ``<study>_claims`` rule writes it)."""
-    return common.claims_path(study, "csv")
-
-
-def scorecard_path(ext: str) -> str:
-    """Path of the merged scorecard: ``csv``, ``md`` or ``html`` (the report's first page)."""
-    return f"results/claims.{ext}"
-
-
-def summary_table(name: str, ext: str) -> str:
-    """Path of a cross-study table (``privacy``, ``provenance``)."""
-    return f"results/tables/{name}.{ext}"
 
 
 def registered_claim_ids() -> list[str]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from dpdl.audit_report import audit_path
 from dpdl.data.availability import FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options, prepared_names
+from dpdl.paths import audit_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
-from dpdl.summary import claims_path, scorecard_path, summary_table
+from dpdl.studies.common import claims_path
 
 RAW_DIR = Path("data/raw")
 PROCESSED_DIR = Path("data/processed")
@@ -115,7 +115,7 @@ def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:
 def study_scorecards(config: dict, available: Availability) -> list[str]:
     """The per-study scorecards ``config`` promises (none for a study whose data cannot be built)."""
     promised = set(default_study_targets(config, available))
-    return [claims_path(s) for s in ALL if claims_path(s) in promised]
+    return [claims_path(s, "csv") for s in ALL if claims_path(s, "csv") in promised]
 
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:

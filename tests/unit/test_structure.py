@@ -29,7 +29,8 @@ PACKAGE_LAYERS = {
     "studies.<study>": 3,
     "studies": 4,
     **dict.fromkeys(
-        ["config", "readings", "audit_report", "summary", "targets", "publish", "check", "compare", "report"], 5
+        ["config", "readings", "paths", "audit_report", "summary", "targets", "publish", "check", "compare", "report"],
+        5,
     ),
     "config_reference": 5,
     "cli": 6,

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from workflow_project import dpdl, make_project, snakemake
 
-from dpdl import summary
+from dpdl import paths, summary
 from dpdl.audit_report import NOT_BUILT
 from dpdl.claims import PRIVACY_CLAIM
 from dpdl.errors import DpdlError
@@ -134,7 +134,7 @@ def test_report_holds_the_scorecard_and_every_figure(built: dict) -> None:
         entry = contents["results"][f"figures/dzoa/{figure}.png"]
         assert entry["data_uri"].startswith("data:image/png;") and entry["caption"]
     # the menu lists categories by name: the scorecard first, the study, then data and provenance
-    assert sorted(contents["categories"]) == [summary.REPORT_CATEGORIES[s] for s in ("summary", "dzoa", "data")]
+    assert sorted(contents["categories"]) == [paths.REPORT_CATEGORIES[s] for s in ("summary", "dzoa", "data")]
     if find_browser_or_none() is None:
         pytest.skip("no Chromium here (CI installs it and sets DPDL_REQUIRE_BROWSER=1)")
     dom = render(built["work"] / "report.html", screenshot=built["work"] / "report.png")

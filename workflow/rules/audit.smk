@@ -7,12 +7,12 @@
 rule audit_study:
     output:
         csv=report(
-            dpdl_audit.audit_path("{study}", "csv"),
+            paths.audit_path("{study}", "csv"),
             caption="../report/summary/audit.rst",
-            category=summary.report_category("summary"),
+            category=paths.report_category("summary"),
         ),
-        md=dpdl_audit.audit_path("{study}", "md"),
-        json=dpdl_audit.audit_path("{study}", "json"),
+        md=paths.audit_path("{study}", "md"),
+        json=paths.audit_path("{study}", "json"),
     log:
         "logs/audit/{study}.log",
     conda:

@@ -6,9 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from dpdl import audit_report as dpdl_audit
 from dpdl import readings as dpdl_readings
-from dpdl import summary, targets
+from dpdl import paths, targets
 from dpdl.config import validate_config
 from dpdl.data import prepared
 from dpdl.data.fetch import mirror_from

@@ -30,7 +30,7 @@ rule data_datasets_table:
         csv=report(
             "results/tables/datasets.csv",
             caption="../report/data/datasets.rst",
-            category=summary.report_category("data"),
+            category=paths.report_category("data"),
         ),
         md="results/tables/datasets.md",
     log:
@@ -57,7 +57,7 @@ rule data_table1:
         csv=report(
             "results/tables/dp_iadmm_table1.csv",
             caption="../report/data/table1.rst",
-            category=summary.report_category("data"),
+            category=paths.report_category("data"),
         ),
         md="results/tables/dp_iadmm_table1.md",
     log:

@@ -169,7 +169,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
             png=report(
                 f"figures/dp_iadmm/{dp_iadmm_figure}.png",
                 caption=f"../report/dp_iadmm/{dp_iadmm_figure}.rst",
-                category=summary.report_category("dp_iadmm"),
+                category=paths.report_category("dp_iadmm"),
             ),
             pdf=f"figures/dp_iadmm/{dp_iadmm_figure}.pdf",
         log:
@@ -196,7 +196,7 @@ rule dp_iadmm_remark3:
         csv=report(
             "results/tables/dp_iadmm/remark3.csv",
             caption="../report/dp_iadmm/remark3.rst",
-            category=summary.report_category("dp_iadmm"),
+            category=paths.report_category("dp_iadmm"),
         ),
         md="results/tables/dp_iadmm/remark3.md",
     log:
@@ -220,7 +220,7 @@ rule dp_iadmm_optimum:
         csv=report(
             "results/tables/dp_iadmm/optimum.csv",
             caption="../report/dp_iadmm/optimum.rst",
-            category=summary.report_category("dp_iadmm"),
+            category=paths.report_category("dp_iadmm"),
         ),
         md="results/tables/dp_iadmm/optimum.md",
     log:

@@ -215,7 +215,7 @@ for dvp_pvp_figure in dvp_pvp_grid.FIGURES:
             png=report(
                 f"figures/dvp_pvp/{dvp_pvp_figure}.png",
                 caption=f"../report/dvp_pvp/{dvp_pvp_figure}.rst",
-                category=summary.report_category("dvp_pvp"),
+                category=paths.report_category("dvp_pvp"),
             ),
             pdf=f"figures/dvp_pvp/{dvp_pvp_figure}.pdf",
         log:

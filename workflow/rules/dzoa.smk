@@ -228,7 +228,7 @@ for dzoa_figure in dzoa_grid.FIGURES:
             png=report(
                 f"figures/dzoa/{dzoa_figure}.png",
                 caption=f"../report/dzoa/{dzoa_figure}.rst",
-                category=summary.report_category("dzoa"),
+                category=paths.report_category("dzoa"),
             ),
             pdf=f"figures/dzoa/{dzoa_figure}.pdf",
         log:

@@ -41,7 +41,7 @@ rule readings_table:
         csv=report(
             dpdl_readings.readings_path("csv"),
             caption="../report/summary/readings.rst",
-            category=summary.report_category("summary"),
+            category=paths.report_category("summary"),
         ),
         md=dpdl_readings.readings_path("md"),
     log:

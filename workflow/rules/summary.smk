@@ -1,5 +1,5 @@
 # What holds across the four studies: the merged scorecard (the report's first page), the privacy
-# of every run, the provenance of the data and software. Paths live in dpdl.summary.
+# of every run, the provenance of the data and software. Paths live in dpdl.paths.
 
 
 # One row per registered claim of every study: paper value, ours, tolerance, verdict.
@@ -8,12 +8,12 @@ rule summary_scorecard:
         unpack(get_study_scorecard_inputs),
     output:
         csv=report(
-            summary.scorecard_path("csv"),
+            paths.scorecard_path("csv"),
             caption="../report/summary/scorecard.rst",
-            category=summary.report_category("summary"),
+            category=paths.report_category("summary"),
         ),
-        md=summary.scorecard_path("md"),
-        html=summary.scorecard_path("html"),
+        md=paths.scorecard_path("md"),
+        html=paths.scorecard_path("html"),
     log:
         "logs/summary/scorecard.log",
     localrule: True
@@ -41,11 +41,11 @@ rule summary_privacy:
         unpack(get_privacy_inputs),
     output:
         csv=report(
-            summary.summary_table("privacy", "csv"),
+            paths.summary_table("privacy", "csv"),
             caption="../report/summary/privacy.rst",
-            category=summary.report_category("summary"),
+            category=paths.report_category("summary"),
         ),
-        md=summary.summary_table("privacy", "md"),
+        md=paths.summary_table("privacy", "md"),
     log:
         "logs/summary/privacy.log",
     localrule: True
@@ -70,11 +70,11 @@ rule summary_provenance:
         cards=get_available_cards,
     output:
         csv=report(
-            summary.summary_table("provenance", "csv"),
+            paths.summary_table("provenance", "csv"),
             caption="../report/summary/provenance.rst",
-            category=summary.report_category("data"),
+            category=paths.report_category("data"),
         ),
-        md=summary.summary_table("provenance", "md"),
+        md=paths.summary_table("provenance", "md"),
     log:
         "logs/summary/provenance.log",
     localrule: True

@@ -191,7 +191,7 @@ for wddp_figure in wddp_grid.FIGURES:
             png=report(
                 f"figures/wddp/{wddp_figure}.png",
                 caption=f"../report/wddp/{wddp_figure}.rst",
-                category=summary.report_category("wddp"),
+                category=paths.report_category("wddp"),
             ),
             pdf=f"figures/wddp/{wddp_figure}.pdf",
         log:

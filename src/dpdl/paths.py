@@ -1,0 +1,39 @@
+"""Where the build writes its cross-study artifacts, and the report's sections they go to.
+
+The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here. The module
+is light on purpose: the Snakefile imports it whenever Snakemake parses the workflow (every build, dry
+run and ``dpdl status``), so it must not pull in the statistics. A study's own outputs are named in
+its rule file and its ``grid``; its scorecard path in :func:`dpdl.studies.common.claims_path`.
+"""
+
+from __future__ import annotations
+
+from dpdl.studies import ALL, study_module
+
+# The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
+# the data.
+REPORT_CATEGORIES = {
+    "summary": "1. Scorecard and privacy",
+    **{name: f"{number}. {name}: {study_module(name).TITLE}" for number, name in enumerate(ALL, start=2)},
+    "data": f"{len(ALL) + 2}. Datasets and provenance",
+}
+
+
+def report_category(section: str) -> str:
+    """The report category of a section (``summary``, a study id, ``data``)."""
+    return REPORT_CATEGORIES[section]
+
+
+def scorecard_path(ext: str) -> str:
+    """Path of the merged scorecard: ``csv``, ``md`` or ``html`` (the report's first page)."""
+    return f"results/claims.{ext}"
+
+
+def summary_table(name: str, ext: str) -> str:
+    """Path of a cross-study table (``privacy``, ``provenance``)."""
+    return f"results/tables/{name}.{ext}"
+
+
+def audit_path(study: str, ext: str) -> str:
+    """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
+    return f"results/audit/{study}.{ext}"
