@@ -36,20 +36,30 @@ def new_figure(
 
 
 def _wrapped(fig: Figure, text: str, **props) -> str:
-    """``text`` with its lines broken between words to fit the figure's width less the margins."""
+    """``text`` with its lines broken between words to fit the figure's width less the margins.
+
+    Each line takes as many words as fit (at least one), found by bisection: a text's width grows with
+    every word added, so this breaks exactly where a word-by-word scan would, with a few measurements.
+    """
     renderer, probe = fig.canvas.get_renderer(), Text(figure=fig, **props)
     room = (fig.get_figwidth() - 2 * MARGIN) * fig.dpi
+
+    def fits(words: list[str]) -> bool:
+        probe.set_text(" ".join(words))
+        return probe.get_window_extent(renderer).width <= room
+
     lines = []
     for paragraph in text.split("\n"):
-        line = ""
-        for word in paragraph.split(" "):
-            probe.set_text(f"{line} {word}" if line else word)
-            if line and probe.get_window_extent(renderer).width > room:
-                lines.append(line)
-                line = word
-            else:
-                line = probe.get_text()
-        lines.append(line)
+        words = paragraph.split(" ")
+        while True:
+            low, high = 1, len(words)  # words[:low] is a line; find the most words that fit
+            while low < high:
+                middle = (low + high + 1) // 2
+                low, high = (middle, high) if fits(words[:middle]) else (low, middle - 1)
+            lines.append(" ".join(words[:low]))
+            words = words[low:]
+            if not words:
+                break
     return "\n".join(lines)
 
 
