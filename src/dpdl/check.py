@@ -11,7 +11,7 @@ from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.paths import scorecard_path
 from dpdl.publish import published_problems
-from dpdl.runs import load_schema, read_run, schema_errors, validate_run
+from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
@@ -76,25 +76,31 @@ def claim_problems() -> list[str]:
     return problems
 
 
-def stale_run_problems(runs: list[Path]) -> list[str]:
-    """Runs made from a prepared dataset other than the one its card now describes (a run holding another seed
-    or trial than its file name's is refused by :func:`dpdl.runs.read_run`, so ``validate_run`` names it)."""
-    problems, cards = [], {}
+def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
+    """Problems with each run, from one read of it, and how their package versions differ from the lock.
+
+    A run fails :func:`dpdl.runs.checked_run` (its schema; a copied or swapped file: held under another path
+    than it was written to, so a second copy of one cell and seed) or was made from a prepared dataset other
+    than the one its card now describes. The differences (``lock_differences``) are warnings, not problems.
+    """
+    problems, differences, card_hashes = [], set(), {}
     for run in runs:
-        try:
-            provenance = read_run(run).provenance
-        except ArtifactError:
-            continue  # validate_run names it
+        result, found = checked_run(run)
+        problems += found
+        if result is None:
+            continue
+        provenance = result.provenance
+        differences.update(lock_differences(provenance.get("versions", {})))
         card = Path("data/processed") / f"{provenance.get('dataset')}.json"
-        if card.is_file() and card not in cards:
-            cards[card] = str(read_json(card).get("npz_sha256"))
+        if card not in card_hashes:
+            card_hashes[card] = str(read_json(card).get("npz_sha256")) if card.is_file() else None
         made_from = str(provenance.get("dataset_sha256"))
-        if card in cards and made_from != cards[card]:
+        if card_hashes[card] is not None and made_from != card_hashes[card]:
             problems.append(
                 f"{run}: made from {provenance.get('dataset')} with sha256 {made_from[:12]}, not the "
-                f"{cards[card][:12]} its card {card} now describes; delete it and rerun"
+                f"{card_hashes[card][:12]} its card {card} now describes; delete it and rerun"
             )
-    return problems
+    return problems, sorted(differences)
 
 
 def check_config_outputs(config: dict) -> tuple[list[str], int]:
@@ -118,13 +124,13 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
-    problems += [problem for run in runs for problem in validate_run(run)]
-    problems += stale_run_problems(runs)
+    found, differences = run_problems(runs)
+    problems += found
     problems += [
         f"{path}: left by an interrupted write; delete it (the build writes the file again)"
         for folder in ("data", "results", "figures")
         for path in sorted(Path(folder).rglob("*.part-*"))
     ]
-    for difference in sorted({d for run in runs for d in lock_differences(run)}):
+    for difference in differences:
         log.warning("runs were made with %s: not the tested environment", difference)
     return problems, len(targets) + len(runs)

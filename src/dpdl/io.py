@@ -85,6 +85,18 @@ def read_csv(path: str | os.PathLike) -> pd.DataFrame:
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
 
 
+def read_table_as(path: str | os.PathLike, name: str, columns: list[str]) -> pd.DataFrame:
+    """The CSV table ``path`` that a step reads as ``name``, refused in one line unless its columns are
+    ``columns`` in order: another table given in its place (swapped arguments, a copied file)."""
+    table = read_csv(path)
+    if list(table.columns) != list(columns):
+        raise ArtifactError(
+            f"{path}: given as {name}, but its columns ({', '.join(map(str, table.columns))}) are not {name}'s "
+            f"({', '.join(columns)}); give this step the {name} table"
+        )
+    return table
+
+
 def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
     """Write arrays to a compressed ``.npz`` atomically, with fixed timestamps and no pickle.
 
@@ -103,18 +115,21 @@ def save_npz(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> None:
                     np.lib.format.write_array(member, array, allow_pickle=False)
 
 
+REWRITE = "delete it and rerun: Snakemake writes a missing file again"  # the fix for a damaged artifact
+
+
 def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     """Load every array of an ``.npz`` file into memory, refusing pickled objects."""
     path = Path(path)
     if not path.exists():
         raise ArtifactError(f"{path}: file not found")
     if not zipfile.is_zipfile(path):  # np.load would read it as a .npy or a pickle
-        raise ArtifactError(f"{path}: not an .npz archive (not a zip file; truncated, or another format)")
+        raise ArtifactError(f"{path}: not an .npz archive (not a zip file; truncated, or another format); {REWRITE}")
     try:
         with np.load(path, allow_pickle=False) as data:
             return {name: data[name] for name in data.files}
     except (ValueError, zipfile.BadZipFile, OSError) as err:
-        raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err})") from None
+        raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err}); {REWRITE}") from None
 
 
 def sha256_file(path: str | os.PathLike) -> str:

@@ -10,8 +10,6 @@ import functools
 import re
 from pathlib import Path
 
-from dpdl.runs import read_run
-
 LOCK = Path("requirements.lock")
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", re.MULTILINE)
 
@@ -27,8 +25,9 @@ def read_lock(path: Path = LOCK) -> dict[str, str]:
     return {normalize(name): version for name, version in _PIN.findall(path.read_text(encoding="utf-8"))}
 
 
-def lock_differences(run: str | Path, lock: str | Path = LOCK) -> list[str]:
-    """Each package whose version ``run`` recorded is not the one ``lock`` pins, as
+def lock_differences(recorded: dict[str, str], lock: str | Path = LOCK) -> list[str]:
+    """Each package whose version a run recorded (``recorded``: its provenance's ``versions``) is not the one
+    ``lock`` pins, as
     ``"numpy 2.4.5 (requirements.lock pins 2.4.6)"``. Packages the lock does not pin (Python, dpdl
     itself) are not compared; without a lock file there is nothing to compare.
     """
@@ -36,7 +35,6 @@ def lock_differences(run: str | Path, lock: str | Path = LOCK) -> list[str]:
     if not lock.is_file():
         return []
     pins = read_lock(lock)
-    recorded = read_run(run).provenance["versions"]
     return [
         f"{name} {version} ({lock.name} pins {pins[normalize(name)]})"
         for name, version in sorted(recorded.items())

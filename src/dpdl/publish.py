@@ -13,6 +13,7 @@ when the two disagree). :func:`published_problems` is what ``dpdl check publishe
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import shutil
@@ -50,6 +51,7 @@ from dpdl.summary import (
 
 PUBLISHED = Path("published")
 MANIFEST = "MANIFEST.json"
+log = logging.getLogger("dpdl")
 RESULTS = "RESULTS.md"
 README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
 README_END = "<!-- results: end -->"
@@ -384,6 +386,42 @@ def readme_results(readme: Path) -> str:
     return text.partition(README_BEGIN + "\n")[2].partition(README_END)[0]
 
 
+def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
+    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records: each value the
+    file sets in the manifest's sections must be the manifest's (which adds the schema's defaults). Nothing to
+    compare where that file was modified at publication or the commit is not in this checkout (a warning)."""
+    import yaml
+
+    commit, configfile = manifest["code"]["commit"], manifest["configfile"]
+    if configfile in " ".join(manifest["code"]["modified_files"]):
+        return []
+    try:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:{configfile}"], capture_output=True, text=True, check=True
+        ).stdout
+        committed = yaml.safe_load(text) or {}
+    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
+        log.warning("%s: %s at %s cannot be read here; its config is not compared", study, configfile, commit[:12])
+        return []
+    where = out / study / MANIFEST
+    return [
+        f"{where}: config {key} is {recorded!r}, but {configfile} at {commit[:12]} sets {value!r}; "
+        "publish again with `dpdl publish`"
+        for section in manifest["config"]
+        for key, value, recorded in _set_values(committed.get(section), manifest["config"][section], section)
+    ]
+
+
+def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple[str, object, object]]:
+    """``(dotted key, committed value, recorded value)`` wherever a value ``committed`` sets differs."""
+    if isinstance(committed, dict):
+        for name, value in committed.items():
+            below = recorded.get(name) if isinstance(recorded, dict) else None
+            yield from _set_values(value, below, f"{key}.{name}")
+    elif committed is not None and committed != recorded:
+        yield key, committed, recorded
+
+
 def published_problems(out: Path = PUBLISHED) -> list[str]:
     """Problems with a snapshot: each study's files against its manifest, the merged files against its studies."""
     problems = []
@@ -401,6 +439,7 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
                 problems.append(f"{path}: listed in the manifest but missing")
             elif sha256_file(path) != digest:
                 problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
+        problems += committed_config_problems(study, manifest, out)
     merged = merged_files(out)
     for name, text in merged.items():
         path = out / name

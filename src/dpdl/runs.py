@@ -112,14 +112,25 @@ def write_run(path: str | Path, result: RunResult) -> None:
     if errors:
         raise ArtifactError(f"run for {path} does not satisfy the run schema:\n  " + "\n  ".join(errors))
     arrays = {TRACE_PREFIX + column: result.trace[column].to_numpy() for column in result.trace.columns}
-    arrays["provenance"] = np.array(dumps_json(result.provenance))
+    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path)}))
     save_npz(path, arrays)
 
 
+def stored_name(path: str | Path) -> str:
+    """What a run is stored as: its path from ``results/<study>/runs/`` on (the folders and the name spell its
+    study, cell and seed), or its file name where it lies elsewhere."""
+    parts = Path(path).parts
+    for i in range(len(parts) - 3, -1, -1):
+        if parts[i] == "results" and parts[i + 2] == "runs":
+            return "/".join(parts[i:])
+    return parts[-1]
+
+
 def read_run(path: str | Path, study: str | None = None) -> RunResult:
-    """Load a stored run; one whose file name (``seed3.npz``, ``trial003.npz``) says another seed or trial than
-    the one it holds is refused, so every step that reads runs stops at a copied or swapped file; so is, with
-    ``study``, a run of another study (a step given the wrong study's runs)."""
+    """Load a stored run. Refused, so that every step that reads runs stops at a copied or swapped file: a run
+    held under another path than it was written to (the ``stored_as`` its provenance records: another cell or
+    seed), or whose file name (``seed3.npz``, ``trial003.npz``) says another seed or trial than it holds; and,
+    with ``study``, a run of another study (a step given the wrong study's runs)."""
     arrays = load_npz(path)
     if "provenance" not in arrays:
         raise ArtifactError(f"{path}: no provenance record; not a dpdl run artifact")
@@ -128,6 +139,14 @@ def read_run(path: str | Path, study: str | None = None) -> RunResult:
     if study is not None and result.provenance.get("study") != study:
         raise ArtifactError(
             f"{path}: a run of {result.provenance.get('study')}, not of {study}; give this step {study}'s runs"
+        )
+    stored_as = str(result.provenance.get("stored_as", ""))
+    here, there = Path(stored_name(path)).parts, Path(stored_as).parts
+    common = min(len(here), len(there))
+    if stored_as and here[-common:] != there[-common:]:
+        raise ArtifactError(
+            f"{path}: holds the run written as {stored_as} (a copied or swapped file); delete it and rerun, "
+            "Snakemake rebuilds it"
         )
     named = SEED_IN_NAME.search(Path(path).name)
     if named and int(named.group(2)) != result.provenance.get("seed"):
@@ -139,14 +158,20 @@ def read_run(path: str | Path, study: str | None = None) -> RunResult:
     return result
 
 
+def checked_run(path: str | Path) -> tuple[RunResult | None, list[str]]:
+    """A stored run (None where it cannot be read) and its problems, each naming the file."""
+    try:
+        result = read_run(path)
+    except ArtifactError as err:  # its message names the file
+        return None, [str(err)]
+    except json.JSONDecodeError as err:
+        return None, [f"{path}: its provenance is not valid JSON ({err})"]
+    return result, [f"{path}: {error}" for error in _schema_errors(result)]
+
+
 def validate_run(path: str | Path) -> list[str]:
     """Problems with a stored run, each naming the file (empty if it satisfies the contract)."""
-    try:
-        return [f"{path}: {error}" for error in _schema_errors(read_run(path))]
-    except ArtifactError as err:  # its message names the file
-        return [str(err)]
-    except json.JSONDecodeError as err:
-        return [f"{path}: its provenance is not valid JSON ({err})"]
+    return checked_run(path)[1]
 
 
 def read_card(path: str | Path) -> dict:

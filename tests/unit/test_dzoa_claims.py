@@ -8,6 +8,7 @@ the privacy table from the calibration's formulas. ``FIXTURES`` must name every 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,7 +18,9 @@ import pytest
 
 from dpdl.claims import IMPLEMENTATION_CHECK, judge
 from dpdl.config import load_config
+from dpdl.errors import ArtifactError
 from dpdl.studies.dzoa import grid
+from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
 from dpdl.studies.dzoa.claims import CLAIMS
 from dpdl.studies.dzoa.cli import write_claims
 from dpdl.studies.dzoa.grid import claim_scale
@@ -305,14 +308,22 @@ def test_the_perturbation_check_allows_six_standard_errors_and_reports_the_reali
 
 def test_write_claims_reads_the_named_tables_and_marks_a_missing_one(tmp_path: Path) -> None:
     values = grid.settings(load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml"))
+    tables = {
+        "fig2_seeds": fig2_table(BASE),
+        "fig3a_seeds": fig3a_table(BASE),
+        "fig3b_seeds": fig3b_table(BASE),
+        "privacy": privacy_table(),
+        "perturbation": perturbation_table(),
+    }
     paths = {}
-    for name, table in (("fig2_seeds", fig2_table(BASE)), ("fig3a_seeds", fig3a_table(BASE))):
+    for name, table in tables.items():  # each with its columns as the aggregate steps write them
         paths[name] = str(tmp_path / f"{name}.csv")
-        table.to_csv(paths[name], index=False)
-    paths["privacy"] = str(tmp_path / "privacy.csv")
-    privacy_table().to_csv(paths["privacy"], index=False)
-    paths["perturbation"] = str(tmp_path / "perturbation.csv")
-    perturbation_table().to_csv(paths["perturbation"], index=False)
+        table.reindex(columns=CLAIM_TABLE_COLUMNS[name]).to_csv(paths[name], index=False)
+    swapped = {**paths, "fig3a_seeds": paths["fig3b_seeds"], "fig3b_seeds": paths["fig3a_seeds"]}
+    message = f"{paths['fig3b_seeds']}: given as fig3a_seeds, but its columns (algorithm, epsilon, delta, measure, "
+    with pytest.raises(ArtifactError, match=re.escape(message)):  # #36: was a KeyError, or judged the wrong table
+        write_claims(values, 100, swapped, str(tmp_path / "card.csv"), str(tmp_path / "card.md"))
+    assert not (tmp_path / "card.csv").exists()
     paths["fig3b_seeds"] = str(tmp_path / "absent.csv")
     write_claims(values, 100, paths, str(tmp_path / "card.csv"), str(tmp_path / "card.md"))
     card = pd.read_csv(tmp_path / "card.csv").set_index("id")

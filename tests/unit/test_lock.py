@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
-from dpdl.io import dumps_json, save_npz
 from dpdl.lock import lock_differences, normalize, read_lock
 
 LOCK_TEXT = """\
@@ -32,11 +29,6 @@ def write_lock(tmp_path: Path) -> Path:
     return path
 
 
-def write_run_versions(path: Path, versions: dict[str, str]) -> Path:
-    save_npz(path, {"provenance": np.array(dumps_json({"versions": versions}))})
-    return path
-
-
 def test_read_lock_takes_every_pin_and_nothing_else(tmp_path: Path) -> None:
     pins = read_lock(write_lock(tmp_path))
     assert pins == {"colorama": "0.4.6", "dp-accounting": "0.6.0", "numpy": "2.4.6", "pyyaml": "6.0.3"}
@@ -47,23 +39,24 @@ def test_names_are_compared_normalized() -> None:
 
 
 def test_a_run_that_matches_the_lock_has_no_difference(tmp_path: Path) -> None:
-    run = write_run_versions(
-        tmp_path / "run.npz", {"python": "3.11.7", "dpdl": "0.1.0", "numpy": "2.4.6", "dp_accounting": "0.6.0"}
-    )
-    assert lock_differences(run, write_lock(tmp_path)) == []
+    versions = {"python": "3.11.7", "dpdl": "0.1.0", "numpy": "2.4.6", "dp_accounting": "0.6.0"}
+    assert lock_differences(versions, write_lock(tmp_path)) == []
 
 
 def test_each_differing_pinned_package_is_named_with_both_versions(tmp_path: Path) -> None:
-    run = write_run_versions(
-        tmp_path / "run.npz",
-        {"python": "3.12.1", "dpdl": "0.2.0", "numpy": "2.4.5", "dp-accounting": "not installed", "scipy": "1.17.1"},
-    )
-    assert lock_differences(run, write_lock(tmp_path)) == [
+    versions = {
+        "python": "3.12.1",
+        "dpdl": "0.2.0",
+        "numpy": "2.4.5",
+        "dp-accounting": "not installed",
+        "scipy": "1.17.1",
+    }
+    assert lock_differences(versions, write_lock(tmp_path)) == [
         "dp-accounting not installed (requirements.lock pins 0.6.0)",
         "numpy 2.4.5 (requirements.lock pins 2.4.6)",
     ]
 
 
 def test_without_a_lock_file_there_is_nothing_to_compare(tmp_path: Path) -> None:
-    run = write_run_versions(tmp_path / "run.npz", {"python": "3.11.7", "dpdl": "0.1.0", "numpy": "1.0"})
-    assert lock_differences(run, tmp_path / "missing.lock") == []
+    versions = {"python": "3.11.7", "dpdl": "0.1.0", "numpy": "1.0"}
+    assert lock_differences(versions, tmp_path / "missing.lock") == []

@@ -211,3 +211,21 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     assert "extra.csv: not in dzoa's manifest" in checked.stdout
     for stray in ("notes.txt", "extra_study"):
         assert f"published/{stray}: neither a published study nor a merged file of the snapshot" in checked.stdout
+
+
+def test_a_copied_run_stops_the_check_and_the_next_build(built: dict) -> None:
+    """#36, case 1: trial001.npz copied over trial002.npz was "115 artifact(s) OK" and counted one trial twice."""
+    runs = built["work"] / "results/dzoa/runs/dpadmm/eps0.15-delta1e-06"
+    original = (runs / "trial002.npz").read_bytes()
+    (runs / "trial002.npz").write_bytes((runs / "trial001.npz").read_bytes())
+    message = (
+        "results/dzoa/runs/dpadmm/eps0.15-delta1e-06/trial002.npz: holds the run written as "
+        "results/dzoa/runs/dpadmm/eps0.15-delta1e-06/trial001.npz (a copied or swapped file); delete it and rerun"
+    )
+    try:
+        checked = dpdl(built, "check", "--configfile", "config/config.yaml")
+        assert checked.returncode == 1 and message in checked.stdout + checked.stderr
+        rebuilt = snakemake(built, "results/dzoa/aggregates/fig2.csv")
+        assert rebuilt.returncode != 0 and message in (built["work"] / "logs/dzoa/aggregate/fig2.log").read_text()
+    finally:
+        (runs / "trial002.npz").write_bytes(original)

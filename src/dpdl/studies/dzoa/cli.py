@@ -169,16 +169,22 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-CLAIM_TABLES = ("fig2_seeds", "fig3a_seeds", "fig3b_seeds", "privacy", "perturbation")  # the claims step's inputs
-
-
 def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
     """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables (a missing file: None)."""
     from dpdl.claims import scorecard
-    from dpdl.io import read_csv
+    from dpdl.io import read_table_as
+    from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.claims import CLAIMS
 
-    frames = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
+    unknown = sorted(set(aggregates) - set(CLAIM_TABLE_COLUMNS))
+    if unknown:
+        raise ConfigError(
+            f"--aggregates: no claim reads {', '.join(unknown)}; the names are {', '.join(CLAIM_TABLE_COLUMNS)}"
+        )
+    frames = {
+        name: read_table_as(path, name, CLAIM_TABLE_COLUMNS[name]) if Path(path).is_file() else None
+        for name, path in aggregates.items()
+    }
     return scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
 
 
@@ -192,7 +198,8 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
 
 def judge_snapshot(folder: Path, config: dict):
     """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
+    from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.grid import evaluation_trials, settings
 
-    tables = {name: folder / "aggregates" / f"{name}.csv" for name in CLAIM_TABLES}
+    tables = {name: folder / "aggregates" / f"{name}.csv" for name in CLAIM_TABLE_COLUMNS}
     return judge(settings(config), len(evaluation_trials(config)), tables)

@@ -27,6 +27,7 @@ from dpdl.studies.dzoa._inputs import (
     read_card,
     split_agents,
 )
+from dpdl.studies.dzoa.aggregate import PRIVACY_TABLE_COLUMNS
 from dpdl.studies.dzoa.grid import GRADIENT_BOUND, THEOREM1_MAX_EPSILON, graph_edges, grid, loss_scale
 
 log = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ def calibrate(
         records[point.label]["dzoa"]["sensitivity"] = sensitivity
     write_json(out_json, {"degrees": degree.tolist(), "points": records})
     save_npz(out_npz, {"labels": np.array([p.label for p in grid(values)]), "step_scale": np.stack(per_point)})
-    write_text(out_table, pd.DataFrame(rows).to_csv(index=False, lineterminator="\n"))
+    write_text(out_table, pd.DataFrame(rows, columns=PRIVACY_TABLE_COLUMNS).to_csv(index=False, lineterminator="\n"))
     log.info("calibrated %d grid points for %d trials", len(records), len(beta_c))
 
 
