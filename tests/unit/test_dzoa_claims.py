@@ -20,8 +20,7 @@ from dpdl.claims import IMPLEMENTATION_CHECK, judge
 from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.studies.dzoa import grid
-from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
-from dpdl.studies.dzoa.claims import CLAIMS
+from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS, CLAIMS
 from dpdl.studies.dzoa.cli import write_claims
 from dpdl.studies.dzoa.grid import claim_scale
 from dpdl.verdicts import BOUND_FAILS, NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE

@@ -155,27 +155,6 @@ PERTURBATION_COLUMNS = [
     "eps_realised_iteration",
     "eps_realised_total",
 ]
-PRIVACY_TABLE_COLUMNS = [  # the calibrate step's privacy table (tune.calibrate): one row per grid point and algorithm
-    "algorithm",
-    "label",
-    "epsilon",
-    "delta",
-    "epsilon_total_given",
-    "epsilon_total_29",
-    "eps_composed_rdp",
-    "eps_composed_pld",
-    "noise_multiplier",
-    "outer_iterations",
-    "noise_std_min",
-    "noise_std_max",
-    "step_scale_min",
-    "step_scale_max",
-]
-CLAIM_TABLE_COLUMNS = {  # each table the claims step reads, by the name it is given as: its columns, in order
-    **{f"{figure}_seeds": [*keys, "seed", "value"] for figure, keys in FIGURE_KEYS.items()},
-    "privacy": PRIVACY_TABLE_COLUMNS,
-    "perturbation": PERTURBATION_COLUMNS,
-}
 
 
 def perturbation_table(run_files: list[str]) -> pd.DataFrame:

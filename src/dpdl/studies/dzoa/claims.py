@@ -11,7 +11,7 @@ note, cited in each ``justification``; sections (G.., 8.4) refer to ``notes/dzoa
 from __future__ import annotations
 
 from dpdl.claims import IMPLEMENTATION_CHECK, MECHANISM_PROPERTY, PAPER_STATEMENT, Claim, Premise
-from dpdl.studies.dzoa.aggregate import PERTURBATION_STANDARD_ERRORS
+from dpdl.studies.dzoa.aggregate import FIGURE_KEYS, PERTURBATION_COLUMNS, PERTURBATION_STANDARD_ERRORS
 from dpdl.studies.dzoa.extract import (
     AGENTS,
     CONVERGED_FRACTION,
@@ -34,6 +34,7 @@ from dpdl.studies.dzoa.extract import (
     trend,
 )
 from dpdl.studies.dzoa.grid import PERTURBATION, STUDY
+from dpdl.studies.dzoa.tune import PRIVACY_TABLE_COLUMNS
 from dpdl.verdicts import BOUND_FAILS, Exact, Ordering, StatedNumber, Trend
 
 _RUNS = {"trials": 10, "outer_iterations": 200, "inner_iterations": 100, "directions": 30}
@@ -42,6 +43,13 @@ _FIG3B = {**_RUNS, "delta_grid": 5}
 _PRIVACY = {"outer_iterations": 200, "epsilon_grid": 5, "delta_grid": 5}
 _NEEDS = "Needs: the paper's M = 200, T = 100, J = 30 [P section VI]; at least 10 trials (3 is a smoke test)"
 _GRID_NEEDS = "at least 5 grid points (set when the trend was a rank test of the grid; kept)"
+
+
+CLAIM_TABLE_COLUMNS = {  # each table the claims step reads, by the name it is given as: its columns, in order
+    **{f"{figure}_seeds": [*keys, "seed", "value"] for figure, keys in FIGURE_KEYS.items()},
+    "privacy": PRIVACY_TABLE_COLUMNS,
+    "perturbation": PERTURBATION_COLUMNS,
+}
 
 
 # ----------------------------------------------------------------------------------------- claims

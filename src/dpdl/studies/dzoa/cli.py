@@ -173,8 +173,7 @@ def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
     """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables (a missing file: None)."""
     from dpdl.claims import scorecard
     from dpdl.io import read_table_as
-    from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
-    from dpdl.studies.dzoa.claims import CLAIMS
+    from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS, CLAIMS
 
     unknown = sorted(set(aggregates) - set(CLAIM_TABLE_COLUMNS))
     if unknown:
@@ -198,7 +197,7 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
 
 def judge_snapshot(folder: Path, config: dict):
     """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
-    from dpdl.studies.dzoa.aggregate import CLAIM_TABLE_COLUMNS
+    from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.grid import evaluation_trials, settings
 
     tables = {name: folder / "aggregates" / f"{name}.csv" for name in CLAIM_TABLE_COLUMNS}

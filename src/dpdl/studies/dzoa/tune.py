@@ -27,10 +27,27 @@ from dpdl.studies.dzoa._inputs import (
     read_card,
     split_agents,
 )
-from dpdl.studies.dzoa.aggregate import PRIVACY_TABLE_COLUMNS
 from dpdl.studies.dzoa.grid import GRADIENT_BOUND, THEOREM1_MAX_EPSILON, graph_edges, grid, loss_scale
 
 log = logging.getLogger(__name__)
+
+
+PRIVACY_TABLE_COLUMNS = [  # calibrate's privacy table: one row per grid point and algorithm
+    "algorithm",
+    "label",
+    "epsilon",
+    "delta",
+    "epsilon_total_given",
+    "epsilon_total_29",
+    "eps_composed_rdp",
+    "eps_composed_pld",
+    "noise_multiplier",
+    "outer_iterations",
+    "noise_std_min",
+    "noise_std_max",
+    "step_scale_min",
+    "step_scale_max",
+]
 
 
 def centralized(values: dict, data_path: str, card_path: str, out: str) -> None:
