@@ -218,15 +218,12 @@ def _check_prepare_options(name: str, opts: dict) -> None:
     from dpdl.data.prepared import OPTION_SOURCES, check_options
     from dpdl.studies import ALL
     from dpdl.studies.common import SCHEMAS
+    from dpdl.validation import set_dotted
 
     check_options(name, opts)
     config: dict = {"studies": [name.split("/")[0]], "data": {}, **{study: {} for study in ALL}}
     for key, dotted in OPTION_SOURCES[name].items():
-        *parents, last = dotted.split(".")
-        target = config
-        for part in parents:
-            target = target.setdefault(part, {})
-        target[last] = opts[key]
+        set_dotted(config, dotted, opts[key])
     try:
         validate_config(config, SCHEMAS / "config.schema.yaml", study_relations=False)
     except ConfigError as err:

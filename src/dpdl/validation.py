@@ -97,6 +97,24 @@ def _reject_cycles(node: object, keys: tuple, on_path: set[int], seen: set[int],
     seen.add(id(node))
 
 
+def get_dotted(tree: dict, dotted: str) -> object:
+    """The value of ``tree`` at a dotted key (``data.lasso.trials``); a KeyError where it is absent."""
+    value: object = tree
+    for part in dotted.split("."):
+        value = value[part]  # type: ignore[index]
+    return value
+
+
+def set_dotted(tree: dict, dotted: str, value: object) -> dict:
+    """``tree`` with its dotted key (``data.lasso.trials``) set to ``value``, inner mappings made as needed."""
+    *parents, last = dotted.split(".")
+    target = tree
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[last] = value
+    return tree
+
+
 def key_path(parts: Iterable) -> str:
     """``wddp.epsilons[0]`` from ``("wddp", "epsilons", 0)``."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "(top level)"

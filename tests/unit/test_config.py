@@ -13,6 +13,7 @@ import yaml
 
 from dpdl.config import load_config, validate_config
 from dpdl.errors import ConfigError
+from dpdl.validation import set_dotted
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -123,9 +124,9 @@ def test_missing_or_malformed_file(tmp_path: Path) -> None:
 
 def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
     """#36, case 6: ``--config 'wddp={"seeds": 3}'`` reaches the config as ``{"seeds": "3"}``; the message says why."""
-    message = one_line_error(set_key(minimal(), "wddp.seeds", "3"))
+    message = one_line_error(set_dotted(minimal(), "wddp.seeds", "3"))
     assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: Snakemake's --config" in message
-    assert "Snakemake" not in one_line_error(set_key(minimal(), "wddp.aggregation", "loud"))
+    assert "Snakemake" not in one_line_error(set_dotted(minimal(), "wddp.aggregation", "loud"))
 
 
 def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:
@@ -165,16 +166,6 @@ def one_line_error(config: dict) -> str:
     return message
 
 
-def set_key(config: dict, dotted: str, value: object) -> dict:
-    """``config`` with the dotted key set to ``value`` (inner mappings created as needed)."""
-    *parents, last = dotted.split(".")
-    target = config
-    for key in parents:
-        target = target.setdefault(key, {})
-    target[last] = value
-    return config
-
-
 @pytest.mark.parametrize(
     ("key", "value", "shown"),
     [
@@ -186,7 +177,7 @@ def set_key(config: dict, dotted: str, value: object) -> dict:
     ],
 )
 def test_non_finite_numbers_are_rejected_with_their_key(key: str, value: object, shown: str) -> None:
-    assert re.search(shown + " is not a finite number", one_line_error(set_key(minimal(), key, value)))
+    assert re.search(shown + " is not a finite number", one_line_error(set_dotted(minimal(), key, value)))
 
 
 @pytest.mark.parametrize(
@@ -236,7 +227,7 @@ def test_every_error_is_reported_at_once_on_one_line() -> None:
     ],
 )
 def test_counts_are_bounded_integers(key: str, value: object, message: str) -> None:
-    assert re.search(message, one_line_error(set_key(minimal(), key, value)))
+    assert re.search(message, one_line_error(set_dotted(minimal(), key, value)))
 
 
 RELATIONS = {
@@ -300,11 +291,11 @@ RELATIONS = {
 def test_inconsistent_keys_are_rejected_before_anything_runs(changes: dict, message: str) -> None:
     config = minimal()
     for key, value in changes.items():
-        set_key(config, key, value)
+        set_dotted(config, key, value)
     assert re.search(message, one_line_error(config))
 
 
 def test_relations_of_a_disabled_study_are_not_checked() -> None:
-    config = set_key(minimal(), "dzoa.tuning_trials", 4)  # no evaluation trial left, but dzoa is off
+    config = set_dotted(minimal(), "dzoa.tuning_trials", 4)  # no evaluation trial left, but dzoa is off
     config["studies"] = ["wddp"]
     validate_config(config, SCHEMA)

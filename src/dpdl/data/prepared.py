@@ -19,7 +19,7 @@ from dpdl.data.fetch import RemoteFile, fetch
 from dpdl.data.partition import equal_shards, size_summary
 from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
 from dpdl.io import read_json, sha256_file
-from dpdl.validation import require_exact_keys
+from dpdl.validation import get_dotted, require_exact_keys
 
 STUDY_DATASETS = {
     "dvp_pvp": ("adult",),
@@ -60,12 +60,7 @@ def options(name: str, config: dict) -> dict:
     """The configuration values that determine prepared dataset ``name`` (its rule's params)."""
     if name not in OPTION_SOURCES:
         raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-    opts = {}
-    for key, dotted in OPTION_SOURCES[name].items():
-        value = config
-        for part in dotted.split("."):
-            value = value[part]
-        opts[key] = value
+    opts = {key: get_dotted(config, dotted) for key, dotted in OPTION_SOURCES[name].items()}
     if name == "dp_iadmm/femnist":
         opts["shards"] = list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"])
     return opts

@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from dpdl.errors import ConfigError
-from dpdl.validation import parse_json_object, require_exact_keys
+from dpdl.validation import get_dotted, parse_json_object, require_exact_keys
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
@@ -72,10 +72,7 @@ def check_labels(section: Mapping, study: str, *groups: tuple[str, ...]) -> None
     for keys in groups:
         seen: dict[str, tuple[str, float]] = {}
         for key in keys:
-            values: object = section
-            for part in key.split("."):
-                values = values[part]  # type: ignore[index]
-            for value in values:  # type: ignore[union-attr]
+            for value in get_dotted(section, key):  # type: ignore[union-attr]
                 label = format_number(value)
                 first_key, first = seen.setdefault(label, (key, value))
                 if first != value:
