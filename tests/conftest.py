@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fixtures import (  # noqa: F401  (re-exported for the test modules)
     ADULT_ROWS,
@@ -19,6 +21,11 @@ from fixtures import (  # noqa: F401  (re-exported for the test modules)
     write_mnist,
     write_raw_mirror,
 )
+
+from dpdl.data import mnist
+from dpdl.io import save_npz, sha256_file, write_json
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # The suite starts hundreds of `python -m dpdl` jobs: let them keep the bytecode of dpdl's own modules (an
 # editable install, so not compiled at install). Where PYTHONDONTWRITEBYTECODE is set, as on the CI machine,
@@ -37,3 +44,34 @@ def raw_mirror(tmp_path: Path) -> Path:
 def _no_mirror_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see a developer's DPDL_DATA_MIRROR (hermetic)."""
     monkeypatch.delenv("DPDL_DATA_MIRROR", raising=False)
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory) -> dict[str, str]:
+    """The MNIST fixture (real idx format) prepared as ``dpdl prepare`` would, its card, and copies."""
+    folder = tmp_path_factory.mktemp("prepared")
+    npz, card = folder / "mnist.npz", folder / "mnist.json"
+    save_npz(npz, mnist.prepare(*write_mnist(folder / "raw").values()))
+    write_json(card, {"name": "dp_iadmm/mnist", "dataset": "mnist", "npz_sha256": sha256_file(npz)})
+    (folder / "femnist.npz").write_bytes(npz.read_bytes())
+    (folder / "garbage.npz").write_bytes(np.random.default_rng(0).bytes(200))
+    (folder / "empty.json").write_text("{}")
+    paths = {"npz": npz, "card": card, "femnist": folder / "femnist.npz", "garbage": folder / "garbage.npz"}
+    paths |= {"empty": folder / "empty.json", "folder": folder}
+    return {name: str(path) for name, path in paths.items()}
+
+
+@pytest.fixture
+def stderr_logging():
+    """Let ``main`` configure logging to the captured stderr (pytest's handlers would stop it)."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    root.handlers = []
+    yield
+    root.handlers, root.level = handlers, level
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(ROOT)
+    return ROOT

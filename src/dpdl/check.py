@@ -103,6 +103,15 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
     return problems, sorted(differences)
 
 
+def leftover_problems(folders: tuple[str, ...] = ("data", "results", "figures")) -> list[str]:
+    """The temporary files an interrupted write left (:func:`dpdl.io.atomic_path` names them ``*.part-*``)."""
+    return [
+        f"{path}: left by an interrupted write; delete it (the build writes the file again)"
+        for folder in folders
+        for path in sorted(Path(folder).rglob("*.part-*"))
+    ]
+
+
 def check_config_outputs(config: dict) -> tuple[list[str], int]:
     """Problems with the outputs ``config`` promises: each exists and is non-empty, cards and runs valid.
 
@@ -126,11 +135,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     runs = sorted(Path().glob(RUNS_GLOB))
     found, differences = run_problems(runs)
     problems += found
-    problems += [
-        f"{path}: left by an interrupted write; delete it (the build writes the file again)"
-        for folder in ("data", "results", "figures")
-        for path in sorted(Path(folder).rglob("*.part-*"))
-    ]
+    problems += leftover_problems()
     for difference in differences:
         log.warning("runs were made with %s: not the tested environment", difference)
     return problems, len(targets) + len(runs)

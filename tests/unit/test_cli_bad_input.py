@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from fixtures import write_mnist
 
 from dpdl.cli import build_parser, main
 from dpdl.config import validate_config
-from dpdl.data import mnist
 from dpdl.data.prepared import options as prepared_options
 from dpdl.io import save_npz, sha256_file, write_json
 from dpdl.readings import READING_SEPARATOR, study_readings
@@ -171,23 +168,6 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         ["prepare", "dzoa/lasso", "--options", '{"trials": 2}', "--out", "x.npz", "--card", "x.json"],
         "options for dzoa/lasso",
     ),
-    # #36, case 4: option values are checked as the config keys they come from, before any array is allocated
-    "prepare_negative_samples": (lasso_prepare(samples_per_agent=-5), "data.lasso.samples_per_agent: -5 is less than"),
-    "prepare_huge_samples": (lasso_prepare(samples_per_agent=10**9), "is greater than the maximum of 100000"),
-    "prepare_zero_trials": (lasso_prepare(trials=0), "data.lasso.trials: 0 is less than the minimum of 1"),
-    "prepare_lasso_too_large": (
-        lasso_prepare(trials=1000, samples_per_agent=100000),
-        "data.lasso: trials x agents x samples_per_agent x features = 5,000,000,000 values, 37.3 GiB",
-    ),
-    "privacy_table_empty_config": (
-        ["privacy-table", "--config", "{}", "--out", "x.csv", "x.md"],
-        "--config: invalid configuration: (top level): 'studies' is a required property",
-    ),
-    "tables_card_not_a_card": (
-        ["tables", "datasets", "--cards", "{empty}", "--out", "x.csv", "x.md"],
-        "not a prepared",
-    ),
-    "status_folder_config": (["status", "--configfile", "{folder}"], "cannot be read (Is a directory)"),
     "reading_build_no_snakefile": (
         [*f"reading-build --study dzoa --reading {VALUES['reading']} --snakefile no.smk".split(), "--config", "{}"],
         "no.smk",
@@ -218,40 +198,11 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         ["config-reference"],
         "config schema workflow/schemas/config.schema.yaml not found; run dpdl from the project root",
     ),
-    "dzoa_claims_zero_trials": (
-        [*"dzoa claims --aggregates fig2=x.csv --trials 0 --out x.csv x.md --settings".split(), SETTINGS["dzoa"]],
-        "--trials is the number of evaluation trials the tables hold (>= 1); got 0",
-    ),
     "dzoa_settings_wrong_type": (
         [*"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(), BAD_DZOA_SETTINGS],
         "rho: 'big' is not of type",
     ),
 }
-
-
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory) -> dict[str, str]:
-    """The MNIST fixture (real idx format) prepared as ``dpdl prepare`` would, its card, and copies."""
-    folder = tmp_path_factory.mktemp("prepared")
-    npz, card = folder / "mnist.npz", folder / "mnist.json"
-    save_npz(npz, mnist.prepare(*write_mnist(folder / "raw").values()))
-    write_json(card, {"name": "dp_iadmm/mnist", "dataset": "mnist", "npz_sha256": sha256_file(npz)})
-    (folder / "femnist.npz").write_bytes(npz.read_bytes())
-    (folder / "garbage.npz").write_bytes(np.random.default_rng(0).bytes(200))
-    (folder / "empty.json").write_text("{}")
-    paths = {"npz": npz, "card": card, "femnist": folder / "femnist.npz", "garbage": folder / "garbage.npz"}
-    paths |= {"empty": folder / "empty.json", "folder": folder}
-    return {name: str(path) for name, path in paths.items()}
-
-
-@pytest.fixture
-def stderr_logging():
-    """Let ``main`` configure logging to the captured stderr (pytest's handlers would stop it)."""
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    root.handlers = []
-    yield
-    root.handlers, root.level = handlers, level
 
 
 def assert_one_clear_line(argv: list[str], capsys: pytest.CaptureFixture) -> str:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -122,39 +120,12 @@ def test_missing_or_malformed_file(tmp_path: Path) -> None:
         load_config(broken, SCHEMA)
 
 
-def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
-    """#36, case 6: ``--config 'wddp={"seeds": 3}'`` reaches the config as ``{"seeds": "3"}``; the message says why."""
-    message = one_line_error(set_dotted(minimal(), "wddp.seeds", "3"))
-    assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: Snakemake's --config" in message
-    assert "Snakemake" not in one_line_error(set_dotted(minimal(), "wddp.aggregation", "loud"))
-
-
-def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:
-    """#36, case 5: a folder (or an unreadable file) is named, not an IsADirectoryError traceback."""
-    with pytest.raises(ConfigError, match=r"^config file .* cannot be read \(Is a directory\); give a readable YAML"):
-        load_config(tmp_path, SCHEMA)
-
-
-def test_an_alias_that_holds_itself_is_one_line(tmp_path: Path) -> None:
-    """#36, case 5: ``epsilons: &r [0.15, *r]`` was 990 lines of RecursionError."""
-    looped = tmp_path / "looped.yaml"
-    looped.write_text("studies: [wddp]\nwddp:\n  epsilons: &r [0.15, *r]\n")
-    with pytest.raises(ConfigError, match=r"looped\.yaml: wddp\.epsilons\[1\] is an alias of the list or mapping"):
-        load_config(looped, SCHEMA)
-
-
-def test_an_alias_bomb_is_rejected_without_expanding_it(tmp_path: Path) -> None:
-    """#36, case 6: nine levels of ten aliases (1e9 values once expanded) under an unknown key. The checks walk each
-    aliased list once, so the error comes at once; walking the expanded tree would not end within the timeout."""
-    lines = ["studies: [wddp]", "bomb:", "  l0: &l0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
-    lines += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]
-    bomb = tmp_path / "bomb.yaml"
-    bomb.write_text("\n".join(lines) + "\n")
-    code = f"from dpdl.config import load_config; load_config({str(bomb)!r}, {str(SCHEMA)!r})"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (
-        "ConfigError: invalid configuration: (top level): Additional properties are not allowed ('bomb'" in done.stderr
-    )
+def changed(changes: dict) -> dict:
+    """The ci config with each dotted key of ``changes`` set to its value."""
+    config = minimal()
+    for key, value in changes.items():
+        set_dotted(config, key, value)
+    return config
 
 
 def one_line_error(config: dict) -> str:
@@ -256,32 +227,6 @@ RELATIONS = {
         {"data.lasso.agents": 3},
         r"dzoa\.topology: topology 'ring_chord' needs at least 4 agents; got 3 \(the agents are data\.lasso\.agents\)",
     ),
-    "dzoa_labels": ({"dzoa.epsilons": [0.15, 0.1500000001]}, r"share the label"),
-    # two values written alike in paths would share one folder (#36, case 2)
-    "dvp_pvp_alpha_labels": (
-        {"dvp_pvp.alphas": [0.1, 0.10000000001, 1]},
-        r"^dvp_pvp\.alphas value 0\.1 and dvp_pvp\.alphas value 0\.10000000001 are both written '0\.1' in paths",
-    ),
-    "dvp_pvp_rho_labels": (
-        {"dvp_pvp.rho_selection.exponents": [-10, -10.0000001]},
-        r"dvp_pvp\.rho_selection\.exponents value -10 and dvp_pvp\.rho_selection\.exponents value -10\.0000001",
-    ),
-    "dp_iadmm_epsilon_labels": (
-        {"dp_iadmm.epsilons": [0.05, 0.0500000001, 5]},
-        r"dp_iadmm\.epsilons value 0\.05 and dp_iadmm\.epsilons value 0\.0500000001",
-    ),
-    "dp_iadmm_curve_labels": (
-        {"dp_iadmm.curve_epsilons": [0.0500000001]},
-        r"dp_iadmm\.epsilons value 0\.05 and dp_iadmm\.curve_epsilons value 0\.0500000001",
-    ),
-    "wddp_epsilon_labels": (
-        {"wddp.epsilons": [0.01, 0.0100000001, 0.25]},
-        r"wddp\.epsilons value 0\.01 and wddp\.epsilons value 0\.0100000001",
-    ),
-    "grid_list_maximum": (
-        {"wddp.epsilons": [i / 10 for i in range(1, 3001)]},
-        r"^invalid configuration: wddp\.epsilons: a list of 3000 values is too long",
-    ),
     "dvp_pvp_tradeoff": ({"dvp_pvp.tradeoff_iterations": [2, 16]}, r"dvp_pvp\.tradeoff_iterations \[16\] exceed"),
     "dvp_pvp_mer": ({"dvp_pvp.mer_iteration": 16}, r"dvp_pvp\.mer_iteration \(16\) exceeds dvp_pvp\.iterations"),
 }
@@ -289,10 +234,7 @@ RELATIONS = {
 
 @pytest.mark.parametrize(("changes", "message"), RELATIONS.values(), ids=RELATIONS.keys())
 def test_inconsistent_keys_are_rejected_before_anything_runs(changes: dict, message: str) -> None:
-    config = minimal()
-    for key, value in changes.items():
-        set_dotted(config, key, value)
-    assert re.search(message, one_line_error(config))
+    assert re.search(message, one_line_error(changed(changes)))
 
 
 def test_relations_of_a_disabled_study_are_not_checked() -> None:

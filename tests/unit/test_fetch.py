@@ -44,7 +44,7 @@ from dpdl.data.fetch import (
     locate,
     probe,
 )
-from dpdl.errors import ChecksumMismatchError, ConfigError, DataFormatError, DataUnavailableError
+from dpdl.errors import ChecksumMismatchError, DataFormatError, DataUnavailableError
 
 HOMEPAGE = "https://example.org/dataset"
 PAYLOAD = bytes(range(256)) * 8 + b"tail of the payload\n"  # 2,068 bytes, every byte value
@@ -295,19 +295,6 @@ def test_mirror_from_environment_overrides_config(tmp_path: Path, monkeypatch: p
     assert fetch_module.mirror_from(tmp_path / "configured") == tmp_path / "configured"
     monkeypatch.setenv(MIRROR_ENV, str(tmp_path / "env"))
     assert fetch_module.mirror_from(tmp_path / "configured") == tmp_path / "env"
-
-
-@pytest.mark.parametrize("where", ["missing", "file"])
-def test_a_mirror_that_is_not_a_folder_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
-    """A typo in the mirror reads as an error naming it, not as "the mirror lacks them" (#36, case 3)."""
-    wrong = tmp_path / "typo"
-    if where == "file":
-        wrong.write_text("not a folder")
-    with pytest.raises(ConfigError, match=r"^data\.mirror is '.*typo', which is not a folder"):
-        fetch_module.mirror_from(wrong)
-    monkeypatch.setenv(MIRROR_ENV, str(wrong))
-    with pytest.raises(ConfigError, match=rf"^{MIRROR_ENV} is '.*typo', which is not a folder"):
-        fetch_module.mirror_from(None)
 
 
 def test_corrupt_mirror_copy_is_skipped_and_next_source_used(tmp_path: Path, server: LocalServer) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -135,63 +133,3 @@ def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> N
     assert stored["eps_composed_rdp"] == pytest.approx(35.08, abs=0.01)
     assert stored["eps_composed_pld"] == pytest.approx(33.10, abs=0.01)
     assert stored["accountant"]["name"] == "dp_accounting"
-
-
-def test_a_run_that_is_not_what_its_path_says_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """#36, case 1: a run copied over another's file (another seed, or the same seed of another cell) is refused
-    wherever it is read, so the aggregate step and ``dpdl check`` name it; a run of an older prepared dataset is
-    named by ``dpdl check --configfile``."""
-    from dpdl.check import run_problems
-    from dpdl.io import write_json
-
-    monkeypatch.chdir(tmp_path)
-    runs = Path("results/wddp/runs/kdd/wddp/eps0.5")
-    other_cell = Path("results/wddp/runs/kdd/wddp/eps1")
-    for folder in (runs, other_cell):
-        for seed in (0, 1):
-            write_run(folder / f"seed{seed}.npz", execute(trace, provenance(seed=seed), iterations=3))
-    write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "0" * 64})
-    paths = sorted(runs.glob("*.npz"))
-    assert run_problems(paths) == ([], []) and validate_run(paths[1]) == []
-    assert read_run(runs / "seed1.npz").provenance["stored_as"] == f"{runs}/seed1.npz"
-    (runs / "seed1.npz").write_bytes((runs / "seed0.npz").read_bytes())
-    (other_cell / "seed0.npz").write_bytes((runs / "seed0.npz").read_bytes())
-    for copy in (runs / "seed1.npz", other_cell / "seed0.npz"):
-        message = f"{copy}: holds the run written as {runs}/seed0.npz (a copied or swapped file); delete it and rerun"
-        with pytest.raises(ArtifactError, match=re.escape(message)):
-            read_run(copy)
-        assert validate_run(copy)[0].startswith(message)
-    elsewhere = tmp_path / "kept" / "seed0.npz"  # a run moved out of results/ under its name: still readable
-    elsewhere.parent.mkdir()
-    elsewhere.write_bytes((runs / "seed0.npz").read_bytes())
-    assert read_run(elsewhere).provenance["seed"] == 0
-    with pytest.raises(ArtifactError, match=re.escape(f"{runs}/seed0.npz: a run of wddp, not of dzoa; give this step")):
-        read_run(runs / "seed0.npz", "dzoa")  # a wddp run given to a dzoa step (was a KeyError)
-    write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "f" * 64})
-    problems, _ = run_problems(paths)
-    assert problems[0].startswith(f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff")
-    assert problems[1].startswith(f"{runs}/seed1.npz: holds the run written as {runs}/seed0.npz")
-
-
-def test_a_run_without_its_stored_path_is_still_checked_by_its_seed(tmp_path: Path) -> None:
-    """Runs made before ``stored_as`` was recorded: a file name that says another seed than the run holds."""
-    from dpdl.io import save_npz
-
-    write_run(tmp_path / "seed0.npz", execute(trace, provenance(seed=0), iterations=3))
-    with np.load(tmp_path / "seed0.npz") as stored:
-        arrays = dict(stored)
-    record = json.loads(str(arrays["provenance"]))
-    del record["stored_as"]
-    save_npz(tmp_path / "seed2.npz", {**arrays, "provenance": np.array(json.dumps(record))})
-    with pytest.raises(ArtifactError, match=re.escape("seed2.npz: named seed 2 but holds seed 0")):
-        read_run(tmp_path / "seed2.npz")
-
-
-def test_a_truncated_run_is_named_with_its_fix(tmp_path: Path) -> None:
-    """#36, case 6: a run cut short (a full disk, a copy interrupted) says what to do, not only what is wrong."""
-    path = tmp_path / "seed0.npz"
-    write_run(path, execute(trace, provenance(seed=0), iterations=3))
-    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    message = f"{path}: not an .npz archive (not a zip file; truncated, or another format); delete it and rerun: "
-    with pytest.raises(ArtifactError, match=re.escape(message + "Snakemake writes a missing file again")):
-        read_run(path)
