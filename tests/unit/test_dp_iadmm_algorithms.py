@@ -634,3 +634,55 @@ def test_params_reject_unknown_switch_values() -> None:
         params("objt", trust_radius="paper")
     with pytest.raises(ValueError, match="epsilon must be in"):
         params("objt", epsilon=0.0)
+
+
+def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, beta=1e-6, delta=1e-6):
+    """OutP under the authors' switches, written out from notes/iadmm.md 2.5 and the authors' src/Models.py
+    (Base_First_Block_Problem_ClosedForm, Base_Second_Block_Problem_ClosedForm, the dual update), with (37)'s
+    regulariser: the update the replay against their code (benchmarks/replay_outp_authors.py) pins."""
+    n_agents, n_classes = len(offsets) - 1, labels.max() + 1
+    onehot = np.eye(n_classes)[labels]
+    w = np.zeros((x.shape[1], n_classes))
+    z, lam = np.zeros((n_agents, *w.shape)), np.zeros((n_agents, *w.shape))
+    for t in range(1, iterations + 1):
+        rho = min(1e9, 2.0 * 1.2 ** math.floor(t / 10_000) + 5.0 / epsilon)  # (21), MNIST's constants
+        for p in range(n_agents):
+            rows = slice(offsets[p], offsets[p + 1])
+            n_p = offsets[p + 1] - offsets[p]
+            scores = np.exp(x[rows] @ z[p])
+            residual = scores / scores.sum(axis=1, keepdims=True) - onehot[rows]
+            gradient = x[rows].T @ residual / n_p + 2.0 * beta / n_agents * z[p]  # agent mean, (37)
+            inverse_eta = 0.25 * n_p + 2.0 * math.sqrt(t * math.log(1.25 / delta)) / epsilon  # 1/eta-hat, a = 1
+            z[p] = (rho * w + lam[p] - gradient + inverse_eta * z[p]) / (rho + inverse_eta)
+            sigma = 2.0 * math.sqrt(2.0 * math.log(1.25 / delta)) / (epsilon * (rho + inverse_eta))
+            z[p] += sigma**2 * unit_noise[t - 1, p]  # the code's std: sigma^2 ("variance")
+        w = np.mean(z - lam / rho, axis=0)
+        lam += rho * (w - z)
+    return w, z, lam
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 1.0])
+def test_outp_replays_the_update_written_out_from_the_note(epsilon: float) -> None:
+    """#40: the reference's OutP, under the authors' switches, is the update written out above, iterate by
+    iterate from injected noise; a change to its eta-hat, rho, noise std, order of steps or gradient fails."""
+    rng = np.random.default_rng(3)
+    x = rng.random((21, 5))
+    labels = rng.integers(0, 3, 21)
+    offsets = np.array([0, 7, 14, 21])
+    unit_noise = rng.standard_normal((6, 3, 5, 3))
+    params = iadmm.IadmmParams(
+        algorithm="outp",
+        epsilon=epsilon,
+        iterations=6,
+        penalty=iadmm.PenaltySchedule(c1=2.0, c2=5.0, t_c=10_000),
+        outp_noise="variance",
+        outp_gradient="agent_mean",
+    )
+    agents = reference.agents_from_rows(x, labels, offsets, 3)
+    state = reference.initial_state(3, 5, 3)
+    for t in range(1, 7):
+        state = reference.iteration(state, agents, params, t, unit_noise[t - 1])
+    w, z, lam = _outp_as_written(x, labels, offsets, epsilon, unit_noise, 6)
+    np.testing.assert_allclose(state.w, w, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.z, z, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(state.lam, lam, rtol=0, atol=1e-10)
