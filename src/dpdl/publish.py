@@ -393,7 +393,7 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
-    if configfile in " ".join(manifest["code"]["modified_files"]):
+    if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:  # `git status --porcelain` lines
         return []
     try:
         text = subprocess.run(
