@@ -157,6 +157,28 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
     }  # fig4 needs a FEMNIST cell too
 
 
+def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
+    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid: the jobs of Figs 1 and 2a."""
+    import yaml
+
+    from dpdl.config import load_config
+
+    text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist")}
+    cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
+    narrowed = {"studies": text["paper"]["studies"], "audit": text["paper"]["audit"]}  # the audit is paper.yaml's
+    assert text["paper_mnist"] | narrowed == text["paper"]
+    assert text["paper_mnist"]["studies"] == ["dp_iadmm"] and text["paper_mnist"]["readings"] is True
+    chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist", "paper"))
+    both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
+    figures = {path for name in ("fig1", "fig2a") for path in grid.figure_run_paths(name, paper)}
+    assert len(cells) == len(set(cells)) == 16
+    assert set(cells) == {path.rsplit("/", 1)[0].removeprefix("results/dp_iadmm/runs/") for path in figures}
+    assert cells[:2] == ["main/mnist/objp/eps0.05", "main/mnist/outp/eps0.05"]  # the most claims first
+    assert set(grid.runs(chosen, both)) == figures
+    for variant in ("objp", "objt", "outp", "nonprivate"):
+        assert grid.run_settings(chosen, "main", variant) == grid.run_settings(paper, "main", variant)
+
+
 def test_job_seeds_are_one_for_the_nonprivate_run() -> None:
     assert grid.job_seeds("objt_a100", 3) == [0, 1, 2]
     assert grid.job_seeds(grid.NONPRIVATE, 3) == [0] and grid.job_seeds("nonprivate_outp", 3) == [0]
