@@ -16,16 +16,18 @@ scipy alone). The authors' OutP (``src/Models.py``: ``Base_First_Block_Problem_C
 noise with ``np.random.normal(M, sigma^2, (J, K))`` from numpy's global generator, seeded here; numpy's
 legacy normal is ``loc + scale`` times the stream's standard normal draw, so dpdl's float64 reference
 (:mod:`dpdl.algorithms.dp_iadmm_reference`) is fed those standard normal draws, in the same order, as
-its unit noise, under the authors' switches (``outp_noise`` variance, ``outp_gradient`` agent_mean).
+its unit noise, under the authors' switches (``outp_noise`` variance, ``outp_gradient`` agent_mean,
+``outp_regulariser`` code_server_w: the reading ``outp_noise_variance``).
 
 The authors' iteration ``k`` (0, 1, ..., T) is dpdl's t = k + 1. Printed per epsilon-bar, at the
 checkpoints: the largest absolute difference of w, z_p, lambda_p (and the largest absolute value, for
 scale), rho and eta-hat, and each side's test error.
 
-One departure remains under the authors' switches: their gradient's regulariser is ``2 gamma W`` at the
-server's w (``src/Functions.py``, ``calculate_gradient``: ``+ 2. * par.gamma * par.W_val``), where dpdl's
-is (37)'s (2 beta / P) z_p. With ``--regulariser authors`` this script swaps the authors' form into the
-reference for the replay (dpdl's runs keep (37)), which shows whether anything else departs.
+The replay found one departure of the authors' code from the paper: their gradient's regulariser is
+``2 gamma W`` at the server's w (``src/Functions.py``, ``calculate_gradient``: ``+ 2. * par.gamma *
+par.W_val``), where (37) has (2 beta / P) z_p. dpdl's switch ``outp_regulariser`` (``code_server_w``, set by
+the reading ``outp_noise_variance``) is the authors' form; ``--outp-regulariser eq37`` replays (37)'s instead
+(the default reading's), which shows how far that one term moves the iterates.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from dpdl.algorithms import dp_iadmm_reference as reference
-from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
+from dpdl.algorithms.dp_iadmm import OUTP_REGULARISERS, IadmmParams, PenaltySchedule
 from dpdl.data.mnist import read_idx
 from dpdl.privacy import outp_inverse_proximity
 from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
@@ -91,29 +93,14 @@ def authors_parameters(epsilon: float, x_agents: list, n_total: int) -> types.Si
     )
 
 
-def use_the_authors_regulariser() -> None:
-    """Make the reference's gradient regulariser the authors' 2 gamma w (w: the server's iterate the agents'
-    step starts from) instead of (37)'s (2 beta / P) z_p, for this replay only."""
-    at = {}
-    outp_iteration, local_gradient = reference.outp_iteration, reference.local_gradient
-
-    def remember_w(state, *args):
-        at["w"] = state.w
-        return outp_iteration(state, *args)
-
-    def authors_gradient(agent, z, scale, beta, n_agents):
-        gradient, residual = local_gradient(agent, z, scale, beta, n_agents)
-        return gradient - 2.0 * beta / n_agents * z + 2.0 * beta * at["w"], residual
-
-    reference.outp_iteration, reference.local_gradient = remember_w, authors_gradient
-
-
 def test_error(w: np.ndarray, x_test: np.ndarray, y_test: np.ndarray) -> float:
     """The share of test images whose largest score is not their label (the authors' 1 - accuracy)."""
     return float(np.mean(np.argmax(x_test @ w, axis=1) != y_test))
 
 
-def replay(models, epsilon: float, arrays: tuple, iterations: int, seed: int, checkpoints: set[int]) -> list[dict]:
+def replay(
+    models, epsilon: float, arrays: tuple, iterations: int, seed: int, checkpoints: set[int], regulariser: str
+) -> list[dict]:
     """Run both sides for ``iterations`` iterations (authors' k = 0..iterations-1); a row per checkpoint t."""
     x_train, y_train, x_test, y_test = arrays
     x_agents, y_agents = np.split(x_train, AGENTS), np.split(y_train, AGENTS)
@@ -127,6 +114,7 @@ def replay(models, epsilon: float, arrays: tuple, iterations: int, seed: int, ch
         beta=GAMMA,
         outp_noise="variance",
         outp_gradient="agent_mean",
+        outp_regulariser=regulariser,
     )
     state = reference.initial_state(AGENTS, 784, 10)
     np.random.seed(seed)  # the authors' noise: numpy's global generator
@@ -170,27 +158,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, default=None, help="use only the first training rows (a quick check)")
     parser.add_argument(
-        "--regulariser",
-        choices=("dpdl", "authors"),
-        default="dpdl",
-        help="the reference's regulariser: (37)'s (2 beta / P) z_p (dpdl's runs), or the authors' 2 gamma w",
+        "--outp-regulariser",
+        choices=OUTP_REGULARISERS,
+        default="code_server_w",
+        help="dpdl's switch: the authors' 2 gamma w (code_server_w, default) or (37)'s (2 beta / P) z_p (eq37)",
     )
     args = parser.parse_args(argv)
     if not (args.authors / "src" / "Models.py").is_file():
         parser.error(f"--authors {args.authors}: no src/Models.py; clone the authors' code at {AUTHORS_COMMIT}")
     models = authors_modules(args.authors)
-    if args.regulariser == "authors":
-        use_the_authors_regulariser()
     arrays = mnist(args.mnist, args.limit)
     checkpoints = {t for t in (1, 2, 10, 50, 100, 200, 300, 400, 500, 1000) if t <= args.iterations}
     checkpoints.add(args.iterations)
     print(
         f"OutP, MNIST ({len(arrays[0])} training rows, {AGENTS} agents), seed {args.seed}, "
-        f"authors at {AUTHORS_COMMIT[:7]}, dpdl's reference with the {args.regulariser} regulariser"
+        f"authors at {AUTHORS_COMMIT[:7]}, dpdl's reference with outp_regulariser {args.outp_regulariser}"
     )
     for epsilon in args.epsilons:
         start = time.perf_counter()
-        rows = replay(models, epsilon, arrays, args.iterations, args.seed, checkpoints)
+        rows = replay(models, epsilon, arrays, args.iterations, args.seed, checkpoints, args.outp_regulariser)
         print(f"\nepsilon-bar {epsilon:g} ({time.perf_counter() - start:.0f} s): largest absolute differences")
         print("| t | w | z_p | lambda_p | max abs w | max abs lambda | rho | eta-hat | test error dpdl | authors |")
         print("|---|---|---|---|---|---|---|---|---|---|")

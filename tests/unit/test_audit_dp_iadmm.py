@@ -203,7 +203,7 @@ def _outp_worst_ratio(records: int, divisor: float = 1.0) -> float:
             new, sums = np.zeros_like(z), (np.zeros_like(w), np.zeros_like(w))
             kernel.fused_step(
                 kernel.ALGORITHM_CODES["outp"], z.copy(), lam.copy(), w, gradient, chunk.feature_rows,
-                np.float32(2 * params.beta), np.zeros((STATES, 0, 0, 0), DTYPE), np.zeros((0, STATES), DTYPE),
+                np.float32(2 * params.beta), False, np.zeros((STATES, 0, 0, 0), DTYPE), np.zeros((0, STATES), DTYPE),
                 step["rho"], step["inverse_rho"], step["radius"], inverse_eta.astype(DTYPE), step["objp_factor"],
                 step["dual_rho"], new, *sums,
             )  # fmt: skip

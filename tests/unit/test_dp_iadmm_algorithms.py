@@ -98,6 +98,7 @@ def fused(
     inverse_eta=(1.0, 1.0),
     dual_rho: float = 0.0,
     beta_term: float = 0.0,
+    regularise_server: bool = False,
     feature_rows=None,
     loss_gradient=None,
     noise_scale=None,
@@ -117,6 +118,7 @@ def fused(
         s["grad"] if loss_gradient is None else loss_gradient,
         rows,
         f32(beta_term),
+        regularise_server,
         noise,
         scale,
         f32(rho),
@@ -503,6 +505,7 @@ REPLAY_CASES = {  # algorithm, epsilon-bar, options
     "objt_paper_radius": ("objt", 0.5, {"a": 0.2, "trust_radius": "paper_inv_t2"}),
     "outp": ("outp", 0.5, {}),
     "outp_sigma_global_mean": ("outp", 0.5, {"outp_noise": "sigma", "outp_gradient": "global_mean"}),
+    "outp_code_server_w": ("outp", 0.5, {"outp_regulariser": "code_server_w"}),  # the authors' 2 beta w (#40)
     "objp_nonprivate": ("objp", math.inf, {"a": 0.5}),
     "outp_nonprivate": ("outp", math.inf, {}),
 }
@@ -636,10 +639,11 @@ def test_params_reject_unknown_switch_values() -> None:
         params("objt", epsilon=0.0)
 
 
-def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, beta=1e-6, delta=1e-6):
+def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, regulariser, beta=1e-6, delta=1e-6):
     """OutP under the authors' switches, written out from notes/iadmm.md 2.5 and the authors' src/Models.py
     (Base_First_Block_Problem_ClosedForm, Base_Second_Block_Problem_ClosedForm, the dual update), with (37)'s
-    regulariser: the update the replay against their code (benchmarks/replay_outp_authors.py) pins."""
+    regulariser or their src/Functions.py's (``code_server_w``): the update the replay against their code
+    (benchmarks/replay_outp_authors.py) pins."""
     n_agents, n_classes = len(offsets) - 1, labels.max() + 1
     onehot = np.eye(n_classes)[labels]
     w = np.zeros((x.shape[1], n_classes))
@@ -651,7 +655,8 @@ def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, beta=1
             n_p = offsets[p + 1] - offsets[p]
             scores = np.exp(x[rows] @ z[p])
             residual = scores / scores.sum(axis=1, keepdims=True) - onehot[rows]
-            gradient = x[rows].T @ residual / n_p + 2.0 * beta / n_agents * z[p]  # agent mean, (37)
+            gradient = x[rows].T @ residual / n_p  # agent mean
+            gradient += 2.0 * beta * w if regulariser == "code_server_w" else 2.0 * beta / n_agents * z[p]  # (37)
             inverse_eta = 0.25 * n_p + 2.0 * math.sqrt(t * math.log(1.25 / delta)) / epsilon  # 1/eta-hat, a = 1
             z[p] = (rho * w + lam[p] - gradient + inverse_eta * z[p]) / (rho + inverse_eta)
             sigma = 2.0 * math.sqrt(2.0 * math.log(1.25 / delta)) / (epsilon * (rho + inverse_eta))
@@ -661,8 +666,9 @@ def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, beta=1
     return w, z, lam
 
 
+@pytest.mark.parametrize("regulariser", ["eq37", "code_server_w"])
 @pytest.mark.parametrize("epsilon", [0.05, 1.0])
-def test_outp_replays_the_update_written_out_from_the_note(epsilon: float) -> None:
+def test_outp_replays_the_update_written_out_from_the_note(epsilon: float, regulariser: str) -> None:
     """#40: the reference's OutP, under the authors' switches, is the update written out above, iterate by
     iterate from injected noise; a change to its eta-hat, rho, noise std, order of steps or gradient fails."""
     rng = np.random.default_rng(3)
@@ -677,12 +683,13 @@ def test_outp_replays_the_update_written_out_from_the_note(epsilon: float) -> No
         penalty=iadmm.PenaltySchedule(c1=2.0, c2=5.0, t_c=10_000),
         outp_noise="variance",
         outp_gradient="agent_mean",
+        outp_regulariser=regulariser,
     )
     agents = reference.agents_from_rows(x, labels, offsets, 3)
     state = reference.initial_state(3, 5, 3)
     for t in range(1, 7):
         state = reference.iteration(state, agents, params, t, unit_noise[t - 1])
-    w, z, lam = _outp_as_written(x, labels, offsets, epsilon, unit_noise, 6)
+    w, z, lam = _outp_as_written(x, labels, offsets, epsilon, unit_noise, 6, regulariser)
     np.testing.assert_allclose(state.w, w, rtol=0, atol=1e-12)
     np.testing.assert_allclose(state.z, z, rtol=0, atol=1e-12)
     np.testing.assert_allclose(state.lam, lam, rtol=0, atol=1e-10)

@@ -63,6 +63,7 @@ TRUST_RADII = ("code_const", "paper_inv_t2")  # note 7.1
 OUTP_NOISES = ("variance", "sigma")  # note 7.5(b)
 SENSITIVITIES = ("eq20", "worst_case")  # note 7.3
 OUTP_GRADIENTS = ("agent_mean", "global_mean")  # note 7.5(c)
+OUTP_REGULARISERS = ("eq37", "code_server_w")  # issue 40: the authors' code regularises at the server's w
 TRACE_COLUMNS = (
     "iteration",
     "test_error",
@@ -137,6 +138,10 @@ class IadmmParams:
     outp_gradient : {"agent_mean", "global_mean"}
         OutP's loss normalisation 1/I_p as in Huang et al. and the code (default), or the
         paper's 1/I of (2c) (note 7.5(c)); the noise calibration is the same for both.
+    outp_regulariser : {"eq37", "code_server_w"}
+        OutP's gradient of the regulariser: (37)'s (2 beta / P) z_p (default), or the authors'
+        code's 2 beta w at the server's w^t (``src/Functions.py``, ``calculate_gradient``:
+        ``+ 2. * par.gamma * par.W_val``; found by replaying their code, issue 40).
     feature_bound : float
         Known bound on |x_ij| for the worst-case sensitivity (1 for pixels in [0, 1]).
     """
@@ -153,6 +158,7 @@ class IadmmParams:
     outp_noise: str = "variance"
     sensitivity: str = "eq20"
     outp_gradient: str = "agent_mean"
+    outp_regulariser: str = "eq37"
     feature_bound: float = 1.0
 
     def __post_init__(self) -> None:
@@ -162,6 +168,7 @@ class IadmmParams:
             ("outp_noise", OUTP_NOISES),
             ("sensitivity", SENSITIVITIES),
             ("outp_gradient", OUTP_GRADIENTS),
+            ("outp_regulariser", OUTP_REGULARISERS),
         ):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
@@ -332,10 +339,14 @@ def run_iadmm(
     noise_buffer = np.zeros(replicas * widest * n_features * n_classes, dtype=DTYPE)  # a chunk's (B, g, J, K)
     no_noise, no_scale = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas))
     algorithm_code = ALGORITHM_CODES[params.algorithm]
-    beta_term = np.float32(2.0 * params.beta / n_agents)  # (37): the gradient of (2 beta / P) ||z||^2
+    outp = params.algorithm == "outp"
+    regularise_server = outp and params.outp_regulariser == "code_server_w"
+    if regularise_server:
+        beta_term = np.float32(2.0 * params.beta)  # the authors' code: + 2 gamma W (src/Functions.py) at w^t
+    else:
+        beta_term = np.float32(2.0 * params.beta / n_agents)  # (37): the gradient of (2 beta / P) ||z||^2
     sums = {key: np.zeros(z.shape[1:], dtype=DTYPE) for key in ("z", "lam", "next_z", "next_lam")}
     w = np.zeros(z.shape[1:], dtype=DTYPE)
-    outp = params.algorithm == "outp"
     sizes = data.sizes.astype(np.float64)
     if outp and params.outp_gradient == "agent_mean":
         grad_scale = 1.0 / sizes  # Huang et al.: the agent-average loss (note 7.5(c))
@@ -399,6 +410,7 @@ def run_iadmm(
                 loss_gradient,
                 chunk.feature_rows,
                 beta_term,
+                regularise_server,
                 noise,
                 scale.astype(DTYPE),
                 step_constants["rho"],

@@ -32,6 +32,7 @@ def fused_step(
     loss_gradient,
     feature_row,
     beta_term,
+    regularise_server,
     noise,
     noise_scale,
     rho,
@@ -47,7 +48,8 @@ def fused_step(
     """One iteration's elementwise work for a chunk of agents, in one compiled pass over their state.
 
     For every agent p, feature j, replica b and class k, with the gradient of (37)
-    f'_p = loss_gradient[p, feature_row[j]] (zero where feature_row[j] < 0) + beta_term z_p:
+    f'_p = loss_gradient[p, feature_row[j]] (zero where feature_row[j] < 0) + beta_term z_p
+    (+ beta_term w when ``regularise_server``: OutP's ``outp_regulariser`` code_server_w):
 
     - ObjP (``algorithm`` 0): z_p^{t+1} of (8),
       (rho w + lambda - xi - f'(z^t) + z^t / eta) / (rho + 1/eta), then lambda_p += rho (w - z_p^{t+1}) (4c);
@@ -75,12 +77,13 @@ def fused_step(
             for b in range(replicas):
                 for k in range(n_classes):
                     z_old = z[a, j, b, k]
-                    gradient = z_old * beta_term  # (37): (2 beta / P) z ...
+                    server = w[j, b, k]
+                    # (37): (2 beta / P) z, or the authors' code's 2 gamma w (src/Functions.py), plus ...
+                    gradient = (server if regularise_server else z_old) * beta_term
                     if row >= 0:
-                        gradient = gradient + loss_gradient[a, row, b, k]  # ... + (1/I) sum x (h - y)
+                        gradient = gradient + loss_gradient[a, row, b, k]  # ... (1/I) sum x (h - y)
                     xi = noise[b, a, j, k] * noise_scale[a, b] if private else np.float32(0.0)
                     dual = lam[a, j, b, k]
-                    server = w[j, b, k]
                     if algorithm == 2:
                         if dual_rho > 0:
                             dual = dual + (server - z_old) * dual_rho  # (4c) of iteration t-1

@@ -83,14 +83,28 @@ def probabilities(features: np.ndarray, z: np.ndarray) -> np.ndarray:
 
 
 def local_gradient(
-    agent: Agent, z: np.ndarray, scale: float, beta: float, n_agents: int
+    agent: Agent, z: np.ndarray, scale: float, beta: float, n_agents: int, server: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """f'_p(z) = scale sum_i x_pi (h(z; x_pi) - y_pi)^T + (2 beta / P) z (37), and the residuals h - y.
 
     ``scale`` is the global 1/I of (2c) (ObjP, ObjT) or OutP's agent-average 1/I_p (note 7.5(c)).
+    With ``server`` (the server's w^t), the regulariser's gradient is the authors' code's 2 beta w
+    instead (OutP's ``outp_regulariser`` code_server_w; issue 40).
     """
     residual = probabilities(agent.features, z) - agent.labels
+    if server is not None:  # the authors' src/Functions.py, calculate_gradient: + 2. * par.gamma * par.W_val
+        return scale * (agent.features.T @ residual) + 2.0 * beta * server, residual
     return scale * (agent.features.T @ residual) + 2.0 * beta / n_agents * z, residual  # (37)
+
+
+def outp_gradient(
+    agent: Agent, z: np.ndarray, w: np.ndarray, params: IadmmParams, n_agents: int, n_total: int
+) -> np.ndarray:
+    """OutP's f'_p(z_p^t) under its switches: the loss scaled 1/I_p or 1/I (note 7.5(c)), the regulariser at
+    z_p (37) or at the server's w^t (``outp_regulariser``)."""
+    scale = 1.0 / agent.size if params.outp_gradient == "agent_mean" else 1.0 / n_total  # note 7.5(c)
+    server = w if params.outp_regulariser == "code_server_w" else None
+    return local_gradient(agent, z, scale, params.beta, n_agents, server)[0]  # (37)
 
 
 def sensitivity(agent: Agent, residual: np.ndarray, n_total: int) -> float:
@@ -217,8 +231,7 @@ def outp_iteration(
     n_params = state.w.size  # J K
     z_next, lam_next = np.empty_like(state.z), np.empty_like(state.lam)
     for p, agent in enumerate(agents):
-        scale = 1.0 / agent.size if params.outp_gradient == "agent_mean" else 1.0 / n_total  # note 7.5(c)
-        gradient, _ = local_gradient(agent, state.z[p], scale, params.beta, n_agents)  # (37)
+        gradient = outp_gradient(agent, state.z[p], state.w, params, n_agents, n_total)  # (37)
         inverse_eta = outp_inverse_proximity(
             t, params.epsilon, params.delta, n_samples=agent.size, n_params=n_params, a=params.a
         )  # 1 / eta-hat_p^t (note 2.5)

@@ -20,7 +20,7 @@ from dpdl.studies.dp_iadmm._cells import (
 )
 from dpdl.studies.dp_iadmm._variants import NONPRIVATE, VARIANT_PATTERN
 
-PARAM_SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient")  # fields of IadmmParams
+PARAM_SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient", "outp_regulariser")  # IadmmParams
 SWITCHES = (*PARAM_SWITCHES, "nonprivate_algorithm")
 # Copied from the section into a run's settings (beside the horizon's keys).
 RUN_SECTION_KEYS = ("mnist_agents", "beta", "delta", "outp_plus_factor", *PARAM_SWITCHES)
@@ -31,7 +31,7 @@ REFERENCE_RUN_SETTING_KEYS = (*RUN_SETTING_KEYS, "nonprivate_algorithm")
 ALGORITHM_SWITCHES = {
     "objp": ("sensitivity",),
     "objt": ("sensitivity", "trust_radius"),
-    "outp": ("outp_noise", "outp_gradient"),
+    "outp": ("outp_noise", "outp_gradient", "outp_regulariser"),
 }
 CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
 CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")

@@ -192,8 +192,7 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
     rho = params.penalty(1, params.epsilon)  # (21)
     n_total = AGENTS * RECORDS
     if params.algorithm == "outp":
-        scale = 1.0 / agent.size if params.outp_gradient == "agent_mean" else 1.0 / n_total  # note 7.5(c)
-        gradient, _ = reference.local_gradient(agent, z, scale, params.beta, len(agents))  # (37)
+        gradient = reference.outp_gradient(agent, z, start.w, params, len(agents), n_total)  # (37)
         inverse_eta = calibration.outp_inverse_proximity(
             1, params.epsilon, params.delta, n_samples=agent.size, n_params=z.size, a=params.a
         )  # note 2.5

@@ -45,10 +45,12 @@ READINGS = (
     ),
     Reading(
         "outp_noise_variance",
-        "OutP's noise as the authors' code draws it, which made the paper's figures: np.random.normal(0, "
-        "sigma*sigma), sigma^2 passed as the std (note 7.5b); the paper itself says only 'the Gaussian mechanism "
-        "with decreasing variance as in [10]' (Section 4), which the code's std sigma^2 also decreases",
-        {"outp_noise": "variance"},
+        "OutP as the authors' code runs it, which made the paper's figures: np.random.normal(0, sigma*sigma), "
+        "sigma^2 passed as the std (note 7.5b); the paper itself says only 'the Gaussian mechanism with "
+        "decreasing variance as in [10]' (Section 4), which the code's std sigma^2 also decreases. With it the "
+        "code's regulariser gradient 2 gamma W at the server's w (src/Functions.py, calculate_gradient) in place "
+        "of (37)'s (2 beta / P) z_p, so that the reading is the authors' OutP to float64 rounding (issue 40)",
+        {"outp_noise": "variance", "outp_regulariser": "code_server_w"},
     ),
     Reading(
         "outp_global_mean",
