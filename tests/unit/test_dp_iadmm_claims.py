@@ -297,6 +297,27 @@ def test_a_missing_cell_is_not_run_at_this_scale_with_the_cell_named(paper_world
     assert small.loc["dp_iadmm.fig3_objp_vs_outp_eps1", "detail"].startswith("not in this config's grid")
 
 
+def test_fig4_and_the_noiseless_pair_are_judged_on_mnist_alone(paper_world) -> None:
+    """#38: without FEMNIST, Fig. 4 and the noiseless pair hold MNIST's jobs; their FEMNIST claims are "data
+    unavailable" where the grid reaches FEMNIST, and "not run at this scale" where the config's cells leave it out."""
+    tables = {name: table for name, table in paper_world.items() if name not in ("fig2b_seeds", "fig3_seeds")}
+    for name in ("fig4_seeds", "noiseless_seeds"):
+        tables[name] = paper_world[name][paper_world[name]["dataset"] == "mnist"]
+    tables["fig6_seeds"] = tables["dataset_femnist"] = None
+    scale = {**PAPER_SCALE, "femnist_train_shards": 0}  # no FEMNIST card
+    offline = judge_claims(tables, scale, {}).set_index("id")  # the whole grid, FEMNIST not at hand
+    narrowed = {name: ["mnist"] for name in grid.AGGREGATES}  # cells naming MNIST's jobs alone
+    cells = judge_claims(tables, scale, {}, narrowed).set_index("id")
+    for card in (offline, cells):
+        for claim in ("fig4_mnist_rho_insensitive", "nonprivate_equivalence_mnist"):
+            assert card.loc[f"dp_iadmm.{claim}", "verdict"] == REPRODUCED, claim
+    for claim in ("fig4_femnist_rho_insensitive", "fig4_outp_eps_sensitive", "nonprivate_equivalence_femnist"):
+        assert offline.loc[f"dp_iadmm.{claim}", "verdict"] == UNAVAILABLE, claim
+        assert cells.loc[f"dp_iadmm.{claim}", "verdict"] == NOT_AT_SCALE, claim
+        assert cells.loc[f"dp_iadmm.{claim}", "detail"].startswith("not in this config's grid"), claim
+        assert "femnist" in cells.loc[f"dp_iadmm.{claim}", "detail"], claim
+
+
 MNIST_CELLS_JUDGED = {  # what the cells of config/paper_mnist_cells.yaml decide; every other claim is not run
     "mnist_nonprivate", "mnist_objt_eps5", "mnist_objt_eps0.05", "mnist_outp_eps0.05", "mnist_gap_eps0.05",
     "mnist_objt_eps5_near_nonprivate",  # the same two cells as mnist_objt_eps5 and mnist_nonprivate

@@ -104,7 +104,11 @@ def test_targets_leave_out_figures_without_data() -> None:
     assert "results/tables/dp_iadmm/remark3.csv" in everything
     mnist_only = grid.targets(CONFIG, {"dp_iadmm/mnist"})
     assert "figures/dp_iadmm/fig1.png" in mnist_only
-    assert not any(f in p for p in mnist_only for f in ("fig2b", "fig3", "fig4", "fig6", "noiseless"))
+    assert not any(f in p for p in mnist_only for f in ("fig2b", "fig3", "fig6"))
+    # Fig. 4 and the noiseless pair span both datasets: built from MNIST's jobs when FEMNIST is not at hand
+    assert {"figures/dp_iadmm/fig4.png", grid.seeds_path("noiseless")} <= set(mnist_only)
+    runs = grid.runs(CONFIG, {"dp_iadmm/mnist"})
+    assert any("/main/mnist/outp_rho0.1/" in p for p in runs) and not any("/femnist/" in p for p in runs)
     assert grid.targets(CONFIG, set()) == []
 
 
@@ -118,9 +122,10 @@ def test_cells_narrow_the_grid_to_the_jobs_they_name() -> None:
         "results/dp_iadmm/runs/main/mnist/objt/eps5/seed0.npz",
         "results/dp_iadmm/runs/main/mnist/objt/eps5/seed1.npz",
     ]
-    assert grid.grid_aggregates(narrowed["dp_iadmm"]) == ["fig2a"]  # fig1's curve_epsilons hold no 5
-    assert grid.claim_settings(narrowed)["grid_aggregates"] == ["fig2a"]
-    assert grid.claim_settings(CONFIG)["grid_aggregates"] == list(grid.AGGREGATES)  # null: the whole grid
+    assert grid.grid_aggregates(narrowed["dp_iadmm"]) == {"fig2a": ["mnist"]}  # fig1's curve_epsilons hold no 5
+    assert grid.claim_settings(narrowed)["grid_aggregates"] == {"fig2a": ["mnist"]}
+    whole = {name: list(grid.FIGURE_SPECS[name].datasets) for name in grid.AGGREGATES}
+    assert grid.claim_settings(CONFIG)["grid_aggregates"] == whole  # null: the whole grid
     promised = grid.targets(narrowed, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
     assert "figures/dp_iadmm/fig2a.png" in promised and "results/claims/dp_iadmm.csv" in promised
     assert not any(f"/{f}" in p for p in promised for f in ("fig1", "fig2b", "fig5", "remark3", "noiseless"))
@@ -160,7 +165,7 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
 
 
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
-    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid: the jobs of Figs 1 and 2a."""
+    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid: every MNIST job at T = 2e4."""
     import yaml
 
     from dpdl.config import load_config
@@ -172,13 +177,26 @@ def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell(
     assert text["paper_mnist"]["studies"] == ["dp_iadmm"] and text["paper_mnist"]["readings"] is True
     chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist", "paper"))
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
-    figures = {path for name in ("fig1", "fig2a") for path in grid.figure_run_paths(name, paper)}
-    assert len(cells) == len(set(cells)) == 16
-    assert set(cells) == {path.rsplit("/", 1)[0].removeprefix("results/dp_iadmm/runs/") for path in figures}
+    mnist = {path for path in grid.runs(paper, both) if "/main/mnist/" in path}
+    assert len(cells) == len(set(cells)) == 30
+    assert set(cells) == {path.rsplit("/", 1)[0].removeprefix("results/dp_iadmm/runs/") for path in mnist}
     assert cells[:2] == ["main/mnist/objp/eps0.05", "main/mnist/outp/eps0.05"]  # the most claims first
-    assert set(grid.runs(chosen, both)) == figures
+    assert set(grid.runs(chosen, both)) == mnist
+    assert set(grid.grid_aggregates(chosen[grid.STUDY])) == {"fig1", "fig2a", "fig4", "noiseless"}
     for variant in ("objp", "objt", "outp", "nonprivate"):
         assert grid.run_settings(chosen, "main", variant) == grid.run_settings(paper, "main", variant)
+
+
+def test_cells_keep_an_aggregate_over_two_datasets_by_every_job_on_one() -> None:
+    """Fig. 4 spans MNIST and FEMNIST: cells naming every MNIST job of it build it from MNIST alone (#38); one
+    MNIST job fewer, and it is out of the grid, as an aggregate the cells reach on one dataset only."""
+    mnist = [grid.cell_name(*cell) for cell in grid.figure_cells("fig4", SECTION) if cell[1] == "mnist"]
+    narrowed = {**SECTION, "cells": mnist}
+    assert grid.grid_aggregates(narrowed)["fig4"] == ["mnist"]
+    assert {p.split("/")[4] for p in grid.figure_run_paths("fig4", {"dp_iadmm": narrowed})} == {"mnist"}
+    assert "fig4" not in grid.grid_aggregates({**SECTION, "cells": mnist[1:]})
+    both = {**SECTION, "cells": [*mnist[1:], "main/femnist/outp/eps0.05"]}  # reaching each dataset keeps it
+    assert grid.grid_aggregates(both)["fig4"] == ["mnist", "femnist"]
 
 
 def test_job_seeds_are_one_for_the_nonprivate_run() -> None:

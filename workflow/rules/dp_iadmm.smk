@@ -137,7 +137,7 @@ if dp_iadmm_grid.long_horizon_distinct(config):
 # figures) of what one figure (or Remark 3, or the noiseless runs) shows, from the same runs.
 rule dp_iadmm_aggregate:
     input:
-        runs=partial(dp_iadmm_grid.figure_runs_input, config),
+        runs=partial(dp_iadmm_grid.figure_runs_input, config, get_availability),
     output:
         bands="results/dp_iadmm/aggregates/{figure}.csv",
         seeds="results/dp_iadmm/aggregates/{figure}_seeds.csv",

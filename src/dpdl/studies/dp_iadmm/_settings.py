@@ -103,8 +103,8 @@ def optimum_settings(config: dict) -> dict:
 def claim_settings(config: dict) -> dict:
     """The config values the claims depend on (the claims rule's params); keys CLAIM_SETTING_KEYS.
 
-    ``grid_aggregates`` tells an aggregate ``cells`` leave out (its claims: not run at this scale)
-    from one without data.
+    ``grid_aggregates`` (each aggregate of the grid with the datasets its jobs reach) tells an
+    aggregate or a dataset ``cells`` leave out (its claims: not run at this scale) from one without data.
     """
     section = config[STUDY]
     copied = {key: section[key] for key in CLAIM_CONFIG_KEYS}

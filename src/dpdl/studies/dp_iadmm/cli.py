@@ -16,6 +16,7 @@ from dpdl.studies.dp_iadmm.grid import (
     AGGREGATES,
     CLAIM_SETTING_KEYS,
     DATASETS,
+    FIGURE_SPECS,
     FIGURES,
     HORIZONS,
     OPTIMUM_SETTING_KEYS,
@@ -117,21 +118,37 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     return 0
 
 
-def judge_claims(tables: dict, scale: dict, switches: dict):
+def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = None):
     """The scorecard of every claim on the per-seed ``tables`` (by name, e.g. ``fig2a_seeds``).
 
     A claim one of whose cells is not in its table's grid (an empty table: the config's ``cells``
-    leave out the whole aggregate) is "not run at this scale", with the missing cell as its detail
-    and no value: the config's runs are smaller than the claim needs. A table that is None (its
-    data cannot be obtained here) is "data unavailable".
+    leave out the whole aggregate, or one dataset of Fig. 4 or the noiseless pair) is "not run at
+    this scale", with the missing cell as its detail and no value: the config's runs are smaller than
+    the claim needs. A table that is None (its data cannot be obtained here) is "data unavailable",
+    and so is a claim that needs FEMNIST when the grid (``grid``: each aggregate with the datasets its
+    jobs reach; None: all of them) reaches FEMNIST but no FEMNIST shard could be prepared (``scale``).
     """
+    import pandas as pd
+
     from dpdl.claims import scorecard
     from dpdl.studies.dp_iadmm.claims import CLAIMS
     from dpdl.verdicts import NOT_AT_SCALE
 
+    grid = grid if grid is not None else {name: FIGURE_SPECS[name].datasets for name in AGGREGATES}
+
+    def claim_table(claim):
+        reaches = "femnist" in grid.get(claim.aggregate.removesuffix("_seeds"), ())
+        unprepared = "femnist_train_shards" in claim.needs and not scale.get("femnist_train_shards")
+        return None if reaches and unprepared else tables.get(claim.aggregate)
+
     card = scorecard(CLAIMS, tables, scale=scale, switches=switches)
+    unavailable = [row for row, claim in enumerate(CLAIMS) if claim_table(claim) is None]
+    if unavailable:  # judged again as the claims of a table that is None
+        without = {**tables, **{CLAIMS[row].aggregate: None for row in unavailable}}
+        again = scorecard(CLAIMS, without, scale=scale, switches=switches)
+        card = pd.concat([card.drop(index=unavailable), again.iloc[unavailable]]).sort_index()
     for row, claim in enumerate(CLAIMS):
-        table = tables.get(claim.aggregate)
+        table = claim_table(claim)
         missing = None if table is None else claim.extract.missing(table)
         if missing:
             card.loc[row, ["verdict", "our_value", "test"]] = [NOT_AT_SCALE, "", ""]
@@ -163,7 +180,8 @@ def judge(settings: dict, aggregates: list, cards: list):
     tables = claim_tables(aggregates, settings["grid_aggregates"])
     tables |= {f"dataset_{name}": class_shares(card) for name, card in found.items()}
     shards = len(found["femnist"]["shards_train"]) if "femnist" in found else 0
-    return judge_claims(tables, claim_scale(settings, shards), {name: settings[name] for name in SWITCHES})
+    switches = {name: settings[name] for name in SWITCHES}
+    return judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"])
 
 
 def judge_snapshot(folder: Path, config: dict):

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.studies.dp_iadmm.aggregate import PRIVACY_METRICS
-from dpdl.studies.dp_iadmm.grid import DATASETS
+from dpdl.studies.dp_iadmm.grid import DATASETS, FIGURE_SPECS
 
 SERIES_ORDER = ["ObjT", "ObjP", "OutP", "OutP+"]
 PALETTE = {"ObjT": "#d62728", "ObjP": "#1f77b4", "OutP": "#2ca02c", "OutP+": "#9467bd", "non-private": "black"}
@@ -113,9 +113,14 @@ def plot_fig3(agg: pd.DataFrame, axes) -> None:
     plot_curve_grid(agg, axes, [({"metric": "test_error"}, METRIC_LABELS["test_error"], False)], "algorithm")
 
 
+def _datasets(agg: pd.DataFrame) -> list[str]:
+    """The study's datasets the aggregate has rows of, in the paper's order."""
+    return [dataset for dataset in DATASETS if dataset in set(agg["dataset"])]
+
+
 def plot_fig4(agg: pd.DataFrame, axes) -> None:
-    """Fig. 4: OutP's testing error under five penalty settings (MNIST top, FEMNIST bottom)."""
-    rows = [({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in DATASETS]
+    """Fig. 4: OutP's testing error under five penalty settings (MNIST top, FEMNIST bottom; a row per dataset run)."""
+    rows = [({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in _datasets(agg)]
     plot_curve_grid(agg, axes, rows, "rho_setting")
 
 
@@ -170,14 +175,20 @@ def privacy_notes(agg: pd.DataFrame) -> list[str]:
 
 PAPER = "Ryu & Kim"
 FIGURE_LAYOUT = {
-    # figure: (plotting function, panel rows (None = one per a in the aggregate), one panel per epsilon-bar?, subject)
+    # figure: (plotting function, panel rows (a column: one row per value of it in the aggregate), one panel per
+    # epsilon-bar?, subject)
     "fig1": (plot_fig1, 2, True, "average noise magnitude (top) and testing error (bottom) [MNIST]"),
     "fig2a": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [MNIST]"),
     "fig2b": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [FEMNIST]"),
     "fig3": (plot_fig3, 1, True, "testing error [FEMNIST]"),
-    "fig4": (plot_fig4, 2, True, "OutP's testing error under each penalty setting, MNIST (top) and FEMNIST (bottom)"),
+    "fig4": (
+        plot_fig4,
+        "dataset",
+        True,
+        "OutP's testing error under each penalty setting, a row per dataset (MNIST, FEMNIST)",
+    ),
     "fig5": (plot_fig5, 2, True, "consensus violation (top) and testing error (bottom) [MNIST]"),
-    "fig6": (plot_fig6, None, True, "testing error with the proximity parameters scaled by a [FEMNIST]"),
+    "fig6": (plot_fig6, "a", True, "testing error with the proximity parameters scaled by a [FEMNIST]"),
 }
 
 
@@ -186,11 +197,18 @@ def draw(figure: str, agg: pd.DataFrame):
     from dpdl.plotting import figure_item, label_figure, new_figure
 
     function, panel_rows, per_epsilon, subject = FIGURE_LAYOUT[figure]
-    panel_rows = panel_rows or agg["a"].nunique()
+    if isinstance(panel_rows, str):
+        panel_rows = agg[panel_rows].nunique()
     cols = len(_epsilons(agg)) if per_epsilon else 1
     fig, axes = new_figure(panel_rows, cols, width=4.2 if cols > 1 else 6.0, height=3.0)
     function(agg, axes if per_epsilon else axes[0][0])
-    label_figure(fig, PAPER, figure_item(figure), subject, privacy_notes(agg))
+    left_out = [
+        f"{dataset.upper()}'s row is not drawn: no {dataset.upper()} run in this build (its data was not available "
+        "here, or the config's cells leave it out)."
+        for dataset in FIGURE_SPECS[figure].datasets
+        if dataset not in set(agg["dataset"])
+    ]
+    label_figure(fig, PAPER, figure_item(figure), subject, [*left_out, *privacy_notes(agg)])
     return fig
 
 

@@ -125,9 +125,10 @@ def claims_path(ext: str) -> str:
 
 
 def available_aggregates(config: dict, buildable: set[str]) -> list[str]:
-    """Aggregates of the config's grid (:func:`grid_aggregates`) whose datasets can be prepared here."""
-    names = grid_aggregates(config[STUDY])
-    return [name for name in names if all(f"{STUDY}/{d}" in buildable for d in FIGURE_SPECS[name].datasets)]
+    """Aggregates of the config's grid (:func:`grid_aggregates`) with a dataset that can be prepared here (an
+    aggregate over two datasets is built from those at hand; its claims on the other say data unavailable)."""
+    found = grid_aggregates(config[STUDY])
+    return [name for name, datasets in found.items() if any(f"{STUDY}/{d}" in buildable for d in datasets)]
 
 
 def optimum_datasets(buildable: set[str]) -> list[str]:
@@ -151,16 +152,17 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
 
 def runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact the study makes for ``config`` (those of the buildable figures, once each)."""
-    paths = (path for name in available_aggregates(config, buildable) for path in figure_run_paths(name, config))
+    names = available_aggregates(config, buildable)
+    paths = (path for name in names for path in figure_run_paths(name, config, buildable))
     return list(dict.fromkeys(paths))
 
 
 # --- input and resource functions of the rules (bound with functools.partial in dp_iadmm.smk) ---
 
 
-def figure_runs_input(config: dict, wildcards) -> list[str]:
-    """Run artifacts the aggregate of ``wildcards.figure`` reads."""
-    return figure_run_paths(wildcards.figure, config)
+def figure_runs_input(config: dict, availability: Callable, wildcards) -> list[str]:
+    """Run artifacts the aggregate of ``wildcards.figure`` reads: its jobs on the datasets that can be prepared here."""
+    return figure_run_paths(wildcards.figure, config, set(availability().buildable))
 
 
 def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> list[str]:
