@@ -3,7 +3,8 @@
 The replay holds the JAX run (float32, every replica in one ``lax.scan`` program) to the tolerance
 the numba kernel meets (``test_dp_iadmm_algorithms``): from the same injected unit-scale draws, each
 iterate of 6 iterations within 1e-6 of its largest entry, for every case of ``REPLAY_CASES`` on an
-equal and an unequal split of the agents.
+equal and an unequal split of the agents. Measured at T = 6: at most 6.4e-7 of the largest entry (ObjT
+with the paper's radius, unequal split; the numba kernel's worst is 4.5e-7).
 """
 
 from __future__ import annotations

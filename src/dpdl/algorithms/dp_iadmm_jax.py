@@ -206,7 +206,8 @@ def objective_perturbation_iteration(
         inverse_eta = row.inverse_eta[:, None, None, None]
         z_next = (rho * w + lam - xi - gradient + z * inverse_eta) / (rho + inverse_eta)  # (8)
     else:
-        z_next = jnp.clip(w + (lam - xi - gradient) / rho, z - row.radius, z + row.radius)  # (9), region (6b)
+        step = w + (lam - xi - gradient) / rho - z  # the minimiser of G^t (10) minus z^t
+        z_next = z + jnp.clip(step, -row.radius, row.radius)  # (9), region (6b)
     return State(w, z_next, lam + rho * (w - z_next))  # (4c)
 
 
