@@ -84,13 +84,29 @@ def test_the_own_stream_is_deterministic_in_the_seed_and_differs_across_seeds(ti
     np.testing.assert_array_equal(first.test_error[-1], softmax.error_rate(tiny["x"], w, tiny["y"]))
 
 
+@pytest.mark.parametrize("algorithm", ["objp", "outp"])
+def test_the_own_stream_run_is_the_injected_run_of_its_draws(tiny, algorithm) -> None:
+    """Mode (b) runs the iteration the replay checks, on the draws of ``drawn_unit_noise``."""
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    p = params(algorithm, 0.5, 3)
+    seeds = np.random.SeedSequence(11).spawn(2)
+    program = jax_iadmm.Program(algorithm, private=True, worst_case=False, regularise_server=False)
+    keys = jax_iadmm.replica_keys(seeds)
+    shape = (len(padded.sizes), J, K)
+    draws = np.stack([np.asarray(jax_iadmm.drawn_unit_noise(program, keys, t, shape)) for t in (1, 2, 3)])
+    stream = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds)
+    injected = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=draws)
+    assert_replays(stream.local, injected.local, "z^4")  # XLA may fuse the two programs' float32 steps apart
+    assert_replays(stream.duals, injected.duals, "lambda^4")
+
+
 @pytest.mark.parametrize("algorithm, expected_abs_mean", [("objp", 1.0), ("outp", math.sqrt(2 / math.pi))])
 def test_the_own_stream_draws_unit_laplace_or_gaussian_independent_across_iterations(
     algorithm, expected_abs_mean
 ) -> None:
     """E|X| is 1 for Laplace(0, 1) and sqrt(2 / pi) for N(0, 1); held to 4 standard errors (sd(|X|) <= 1)."""
     program = jax_iadmm.Program(algorithm, private=True, worst_case=False, regularise_server=False)
-    keys = jax.random.wrap_key_data(np.array([[0, 1], [0, 2]], dtype=np.uint32), impl="threefry2x32")
+    keys = jax_iadmm.replica_keys(np.random.SeedSequence(5).spawn(2))
     shape = (3, 40, 50)
     first, second = (np.asarray(jax_iadmm.drawn_unit_noise(program, keys, t, shape)) for t in (1, 2))
     assert first.shape == (2, *shape) and first.dtype == np.float32

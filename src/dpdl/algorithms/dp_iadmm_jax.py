@@ -227,6 +227,12 @@ def outp_iteration(
     return State(w_next, z_next, lam + rho * (w_next - z_next))  # (4c)
 
 
+def replica_keys(seeds: Sequence[np.random.SeedSequence]) -> jax.Array:
+    """One threefry key per replica, (B,): the first two 32-bit state words of its run's ``SeedSequence``."""
+    words = np.stack([seed.generate_state(2, np.uint32) for seed in seeds])
+    return jax.random.wrap_key_data(jnp.asarray(words), impl="threefry2x32")
+
+
 def drawn_unit_noise(program: Program, keys: jax.Array, t: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     """Replica b's unit-scale draws of iteration t, (B, *shape): Gaussian (OutP) or Laplace, from fold_in(key_b, t)."""
     sample = jax.random.normal if program.algorithm == "outp" else jax.random.laplace
@@ -354,10 +360,7 @@ def run_iadmm_jax(
         params.sensitivity == "worst_case",
         regularise_server,
     )
-    keys = None
-    if seeds is not None:
-        words = np.stack([seed.generate_state(2, np.uint32) for seed in seeds])
-        keys = jax.random.wrap_key_data(jnp.asarray(words), impl="threefry2x32")
+    keys = None if seeds is None else replica_keys(seeds)
     rows = iteration_schedule(params, agents.sizes, n_features * n_classes)
     device_agents = PaddedAgents(
         jnp.asarray(agents.features), jnp.asarray(agents.onehot), jnp.asarray(agents.feature_l1), agents.sizes
