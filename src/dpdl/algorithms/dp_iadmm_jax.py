@@ -6,8 +6,11 @@ The same iteration as :func:`dpdl.algorithms.dp_iadmm.run_iadmm` (numba, CPU) an
 job, which share the data) sit on an axis of the state, so each of the two matrix products per
 agent reads the agent's features once for all of them (``B K`` columns). Agents keep their original
 order and are padded with zero rows to the largest I_p; a zero row adds nothing to a product, a
-gradient or the sensitivity (20), so the padding needs no other mask. Everything is float32 with
-full-precision products (``Precision.HIGHEST``: no TF32 or bf16 on a GPU).
+gradient or the sensitivity (20), so only the trace's objective (1) masks it (its loss would be ln K),
+by its all-zero one-hot label. Everything is float32 with full-precision products
+(``Precision.HIGHEST``: no TF32 or bf16 on a GPU). :func:`run_iadmm_jax` returns what
+:func:`~dpdl.algorithms.dp_iadmm.run_iadmm` returns, traces included, computed in the program at the
+logged iterations only (``lax.cond``).
 
 What does not depend on the iterates is computed on the host, for every t, by the functions the
 numba run uses (:func:`~dpdl.algorithms.dp_iadmm.fused_constants`,
@@ -33,9 +36,17 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pandas as pd
 from jax import lax
 
-from dpdl.algorithms.dp_iadmm import IadmmParams, fused_constants, logged_iterations, outp_calibration
+from dpdl.algorithms.dp_iadmm import (
+    TRACE_COLUMNS,
+    IadmmParams,
+    IadmmResult,
+    fused_constants,
+    logged_iterations,
+    outp_calibration,
+)
 from dpdl.algorithms.dp_iadmm_data import checked_rows
 from dpdl.privacy import objp_laplace_scale, objp_sensitivity
 
@@ -81,7 +92,8 @@ class Schedule(NamedTuple):
 
     ``t`` (T,) int32; ``logged`` (T,) bool; ``rho`` (T,); ``radius`` (T,) ObjT's delta^t;
     ``inverse_eta`` (T, P): 1/eta^t (ObjP, every agent) or 1/eta-hat_p^t (OutP); ``outp_std`` (T, P)
-    OutP's Gaussian std (sigma or sigma^2 by ``outp_noise``); all float32 but ``t`` and ``logged``.
+    OutP's Gaussian std (sigma or sigma^2 by ``outp_noise``) and ``outp_sensitivity`` (T, P) its
+    output's sensitivity; float64 on the host, float32 in the program.
     """
 
     t: np.ndarray
@@ -90,6 +102,7 @@ class Schedule(NamedTuple):
     radius: np.ndarray
     inverse_eta: np.ndarray
     outp_std: np.ndarray
+    outp_sensitivity: np.ndarray
 
 
 def iteration_schedule(params: IadmmParams, sizes: np.ndarray, n_params: int) -> Schedule:
@@ -97,27 +110,20 @@ def iteration_schedule(params: IadmmParams, sizes: np.ndarray, n_params: int) ->
     iterations, n_agents = params.iterations, len(sizes)
     unique_sizes, size_index = np.unique(sizes, return_inverse=True)
     rho, radius = np.empty(iterations), np.empty(iterations)
-    inverse_eta, outp_std = np.zeros((iterations, n_agents)), np.zeros((iterations, n_agents))
+    inverse_eta, outp_std, outp_sensitivity = (np.zeros((iterations, n_agents)) for _ in range(3))
     for t in range(1, iterations + 1):
         rho[t - 1] = params.penalty(t, params.epsilon)  # (21)
         constants = fused_constants(params, t, rho[t - 1], None)
         radius[t - 1] = constants["radius"]  # ObjT's delta^t (note 7.1)
         if params.algorithm == "outp":
-            agent_inverse_eta, _, std = outp_calibration(params, t, rho[t - 1], unique_sizes, n_params)  # note 2.5
-            inverse_eta[t - 1], outp_std[t - 1] = agent_inverse_eta[size_index], std[size_index]
+            calibration = outp_calibration(params, t, rho[t - 1], unique_sizes, n_params)  # note 2.5
+            inverse_eta[t - 1], outp_sensitivity[t - 1], outp_std[t - 1] = (v[size_index] for v in calibration)
         else:
             inverse_eta[t - 1] = constants["inverse_eta"]  # ObjP: 1/eta^t = sqrt(t) / a (A.11)
     logged = np.zeros(iterations, dtype=bool)
     logged[logged_iterations(iterations, params.log_every) - 1] = True
-    as_float = functools.partial(np.asarray, dtype=np.float32)
-    return Schedule(
-        np.arange(1, iterations + 1, dtype=np.int32),
-        logged,
-        as_float(rho),
-        as_float(radius),
-        as_float(inverse_eta),
-        as_float(outp_std),
-    )
+    steps = np.arange(1, iterations + 1, dtype=np.int32)
+    return Schedule(steps, logged, rho, radius, inverse_eta, outp_std, outp_sensitivity)
 
 
 @dataclass(frozen=True)
@@ -146,22 +152,28 @@ class Constants(NamedTuple):
     laplace_per_sensitivity: jax.Array  # b / Delta-bar = 1 / epsilon-bar (11a); 0 when non-private
     worst_case_sensitivity: jax.Array  # the replace-one Delta-bar (note 7.3), used by ``worst_case``
     n_total: jax.Array  # I
+    beta: jax.Array  # the weight of r(w) in (1)
 
 
-@dataclass(frozen=True)
-class JaxIadmmResult:
-    """A job's final iterates and the test error of the server's w at the logged iterations.
+class Step(NamedTuple):
+    """An iteration's new state and its noise: xi (P, J, B, K) as added, its scale and sensitivity (P, B)."""
 
-    ``weights`` (B, J, K), ``local`` and ``duals`` (B, P, J, K) float32, agents in the original
-    order (the layout of :class:`~dpdl.algorithms.dp_iadmm.IadmmResult`); ``iterations`` (L,) the
-    logged t (:func:`~dpdl.algorithms.dp_iadmm.logged_iterations`) and ``test_error`` (L, B).
-    """
+    state: State
+    xi: jax.Array
+    noise_scale: jax.Array
+    sensitivity: jax.Array
 
-    weights: np.ndarray
-    local: np.ndarray
-    duals: np.ndarray
-    iterations: np.ndarray
-    test_error: np.ndarray
+
+class TraceSums(NamedTuple):
+    """Per replica (B,) at a logged iteration: what the trace columns are made of (normalised on the host)."""
+
+    test_mistakes: jax.Array
+    train_cost: jax.Array
+    noise_sum: jax.Array  # sum |xi|
+    z_change_sum: jax.Array  # sum |z^{t+1} - z^t|
+    cv_sum: jax.Array  # sum_p ||w^{t+1} - z_p^{t+1}||_1 (A.10)
+    noise_scale_sum: jax.Array  # sum over agents
+    sensitivity_sum: jax.Array  # sum over agents
 
 
 # --- one iteration -------------------------------------------------------------------------------
@@ -187,16 +199,17 @@ def sensitivity_eq20(agents: PaddedAgents, residual_l1: jax.Array, n_total: jax.
 
 def objective_perturbation_iteration(
     program: Program, agents: PaddedAgents, constants: Constants, state: State, row: Schedule, unit: jax.Array | None
-) -> State:
+) -> Step:
     """ObjP (Algorithm 1) or ObjT (Algorithm 2): server (4a) -> agents (8) or (9) -> duals (4c)."""
     z, lam, rho = state.z, state.lam, row.rho
     w = jnp.mean(z - lam / rho, axis=0)  # (4a)
     loss, residual_l1 = loss_gradient(agents, z, constants.grad_scale)
     gradient = loss + constants.beta_term * z  # (37)
     xi = jnp.zeros_like(z)
+    n_agents, _, replicas = residual_l1.shape
+    scale = delta_bar = jnp.zeros((n_agents, replicas), DTYPE)
     if program.private:
         if program.worst_case:
-            n_agents, _, replicas = residual_l1.shape
             delta_bar = jnp.broadcast_to(constants.worst_case_sensitivity, (n_agents, replicas))
         else:
             delta_bar = sensitivity_eq20(agents, residual_l1, constants.n_total)
@@ -208,12 +221,12 @@ def objective_perturbation_iteration(
     else:
         step = w + (lam - xi - gradient) / rho - z  # the minimiser of G^t (10) minus z^t
         z_next = z + jnp.clip(step, -row.radius, row.radius)  # (9), region (6b)
-    return State(w, z_next, lam + rho * (w - z_next))  # (4c)
+    return Step(State(w, z_next, lam + rho * (w - z_next)), xi, scale, delta_bar)  # (4c)
 
 
 def outp_iteration(
     program: Program, agents: PaddedAgents, constants: Constants, state: State, row: Schedule, unit: jax.Array | None
-) -> State:
+) -> Step:
     """OutP (Huang et al., note 2.5): agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c)."""
     w, z, lam, rho = state.w, state.z, state.lam, row.rho
     loss, _ = loss_gradient(agents, z, constants.grad_scale)
@@ -221,10 +234,14 @@ def outp_iteration(
     gradient = loss + constants.beta_term * regularised  # (37)
     inverse_eta = row.inverse_eta[:, None, None, None]  # 1 / eta-hat_p^t
     z_next = (rho * w + lam - gradient + z * inverse_eta) / (rho + inverse_eta)  # note 2.5 step 1
+    xi = jnp.zeros_like(z)
     if program.private:
-        z_next = z_next + row.outp_std[:, None, None, None] * unit  # note 2.5 step 2: Gaussian output noise
+        xi = row.outp_std[:, None, None, None] * unit  # note 2.5 step 2: Gaussian output noise
+    z_next = z_next + xi
     w_next = jnp.mean(z_next - lam / rho, axis=0)  # (4a), after the agents (note 7.5(d))
-    return State(w_next, z_next, lam + rho * (w_next - z_next))  # (4c)
+    replicas = z.shape[2]
+    scale, sensitivity = (jnp.repeat(v[:, None], replicas, axis=1) for v in (row.outp_std, row.outp_sensitivity))
+    return Step(State(w_next, z_next, lam + rho * (w_next - z_next)), xi, scale, sensitivity)  # (4c)
 
 
 def replica_keys(seeds: Sequence[np.random.SeedSequence]) -> jax.Array:
@@ -248,6 +265,34 @@ def mistakes(features: jax.Array, labels: jax.Array, w: jax.Array) -> jax.Array:
     return jnp.sum(predicted != labels[:, None], axis=0, dtype=jnp.int32)
 
 
+def training_objective(agents: PaddedAgents, w: jax.Array, beta: jax.Array, n_total: jax.Array) -> jax.Array:
+    """(1) at the server's w (J, B, K): (1/I) sum_p sum_i l(w; x_pi, y_pi) + beta r(w), per replica, (B,)."""
+    n_features, replicas, n_classes = w.shape
+    scores = jnp.matmul(agents.features, w.reshape(n_features, replicas * n_classes), precision=HIGHEST)
+    scores = scores.reshape(*agents.features.shape[:2], replicas, n_classes)
+    valid = agents.onehot.sum(axis=-1)[..., None]  # 0 on padding rows
+    label_scores = jnp.sum(agents.onehot[:, :, None, :] * scores, axis=-1)
+    loss = jax.nn.logsumexp(scores, axis=-1) * valid - label_scores  # -ln h_y(w; x_pi) (A.8)
+    return loss.sum(axis=(0, 1)) / n_total + beta * jnp.square(w).sum(axis=(0, 2))  # (1)
+
+
+def trace_sums(
+    agents: PaddedAgents, constants: Constants, previous: State, step: Step, test_set: tuple[jax.Array, jax.Array]
+) -> TraceSums:
+    """What the trace records of an iteration (``dpdl.algorithms.dp_iadmm.TRACE_COLUMNS``), as sums per replica."""
+    w, z = step.state.w, step.state.z
+    per_replica = functools.partial(jnp.sum, axis=(0, 1, 3))
+    return TraceSums(
+        mistakes(*test_set, w),
+        training_objective(agents, w, constants.beta, constants.n_total),
+        per_replica(jnp.abs(step.xi)),
+        per_replica(jnp.abs(z - previous.z)),
+        per_replica(jnp.abs(w - z)),  # A.10
+        step.noise_scale.sum(axis=0),
+        step.sensitivity.sum(axis=0),
+    )
+
+
 @functools.partial(jax.jit, static_argnames=("program",))
 def _run(
     program: Program,
@@ -258,8 +303,8 @@ def _run(
     keys: jax.Array | None,
     test_features: jax.Array,
     test_labels: jax.Array,
-) -> tuple[State, jax.Array]:
-    """Run every iteration of ``rows`` with ``lax.scan``; return the final state and the test mistakes (T, B)."""
+) -> tuple[State, TraceSums]:
+    """Run every iteration of ``rows`` with ``lax.scan``; return the final state and the trace sums, (T, B) each."""
     n_agents, _, n_features = agents.features.shape
     replicas = keys.shape[0] if noise is None else noise.shape[1]
     n_classes = agents.onehot.shape[-1]
@@ -267,21 +312,20 @@ def _run(
     start = State(zeros[0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
     iteration = outp_iteration if program.algorithm == "outp" else objective_perturbation_iteration
 
-    def step(state: State, inputs: tuple[Schedule, jax.Array | None]) -> tuple[State, jax.Array]:
+    def step(state: State, inputs: tuple[Schedule, jax.Array | None]) -> tuple[State, TraceSums]:
         row, injected = inputs
         unit = None
         if program.private:
             if injected is None:
                 injected = drawn_unit_noise(program, keys, row.t, (n_agents, n_features, n_classes))
             unit = jnp.transpose(injected, (1, 2, 0, 3))  # (B, P, J, K) -> the state's (P, J, B, K)
-        state = iteration(program, agents, constants, state, row, unit)
-        error = lax.cond(
+        taken = iteration(program, agents, constants, state, row, unit)
+        sums = lax.cond(
             row.logged,
-            lambda w: mistakes(test_features, test_labels, w),
-            lambda w: jnp.zeros(replicas, jnp.int32),
-            state.w,
+            lambda: trace_sums(agents, constants, state, taken, (test_features, test_labels)),
+            lambda: TraceSums(jnp.zeros(replicas, jnp.int32), *(jnp.zeros(replicas, DTYPE) for _ in range(6))),
         )
-        return state, error
+        return taken.state, sums
 
     return lax.scan(step, start, (rows, noise))
 
@@ -294,7 +338,7 @@ def run_iadmm_jax(
     *,
     seeds: Sequence[np.random.SeedSequence] | None = None,
     unit_noise: np.ndarray | None = None,
-) -> JaxIadmmResult:
+) -> IadmmResult:
     """Run ObjP, ObjT or OutP for T iterations on every replica at once, as one compiled program.
 
     Parameters
@@ -317,7 +361,9 @@ def run_iadmm_jax(
 
     Returns
     -------
-    JaxIadmmResult
+    IadmmResult
+        As :func:`~dpdl.algorithms.dp_iadmm.run_iadmm` returns it: the traces (``TRACE_COLUMNS`` at
+        the logged iterations), the final w, z_p and lambda_p, the noise multipliers, ``finite``.
     """
     if (seeds is None) == (unit_noise is None):
         raise ValueError("give exactly one of seeds (the program's own stream) and unit_noise (injected draws)")
@@ -353,6 +399,7 @@ def run_iadmm_jax(
         jnp.asarray(objp_laplace_scale(1.0, params.epsilon), DTYPE),  # (11a): b = Delta-bar / epsilon-bar
         jnp.asarray(worst_case, DTYPE),
         jnp.asarray(n_total, DTYPE),
+        jnp.asarray(params.beta, DTYPE),
     )
     program = Program(
         params.algorithm,
@@ -365,21 +412,44 @@ def run_iadmm_jax(
     device_agents = PaddedAgents(
         jnp.asarray(agents.features), jnp.asarray(agents.onehot), jnp.asarray(agents.feature_l1), agents.sizes
     )
-    state, test_mistakes = _run(
+    in_float32 = Schedule(*(np.asarray(v, np.float32) if v.dtype == np.float64 else v for v in rows))
+    state, sums = _run(
         program,
         device_agents,
         constants,
-        jax.tree.map(jnp.asarray, rows),
+        jax.tree.map(jnp.asarray, in_float32),
         None if unit_noise is None else jnp.asarray(unit_noise),
         keys,
         jnp.asarray(test_features, DTYPE),
         jnp.asarray(test_labels, jnp.int32),
     )
+    logged = TraceSums(*(np.asarray(v, dtype=np.float64)[rows.logged] for v in sums))
+    per_coordinate, replicas = n_agents * n_features * n_classes, logged.cv_sum.shape[1]
+    log = {
+        "iteration": np.repeat(rows.t[rows.logged, None].astype(np.int64), replicas, axis=1),
+        "test_error": logged.test_mistakes / len(test_labels),
+        "train_cost": logged.train_cost,
+        "noise_magnitude": logged.noise_sum / per_coordinate,  # Fig. 1 top
+        "noise_scale": logged.noise_scale_sum / n_agents,
+        "sensitivity": logged.sensitivity_sum / n_agents,
+        "cv_sum": logged.cv_sum,
+        "cv_mean_agent": logged.cv_sum / n_agents,
+        "z_change": logged.z_change_sum / per_coordinate,
+        "rho": np.repeat(rows.rho[rows.logged, None], replicas, axis=1),
+    }
+    if not params.private:
+        multipliers = np.zeros(params.iterations)
+    elif outp:
+        multipliers = np.min(rows.outp_std / rows.outp_sensitivity, axis=1)  # sigma_p^t / Delta_p^t
+    else:
+        multipliers = np.full(params.iterations, objp_laplace_scale(1.0, params.epsilon))  # b / Delta-bar (11a)
     w, z, lam = (np.asarray(x) for x in state)
-    return JaxIadmmResult(
+    return IadmmResult(
+        tuple(pd.DataFrame({name: log[name][:, b] for name in TRACE_COLUMNS}) for b in range(replicas)),
         np.ascontiguousarray(np.moveaxis(w, 1, 0)),
         np.ascontiguousarray(np.moveaxis(z, 2, 0)),
         np.ascontiguousarray(np.moveaxis(lam, 2, 0)),
-        rows.t[rows.logged].astype(np.int64),
-        np.asarray(test_mistakes)[rows.logged] / len(test_labels),
+        multipliers,
+        params.iterations,
+        all(np.isfinite(values).all() for values in log.values()),
     )
