@@ -19,8 +19,9 @@ passed in as arrays over t; only the data-dependent sensitivity (20) is computed
 
 Noise: either injected unit-scale draws (the tests replay the reference from them), or the
 program's own stream: replica b's key comes from its run's ``SeedSequence`` and iteration t's draws
-from ``fold_in(key, t)``, JAX's counter-based threefry generator, which gives the same bits on CPU
-and GPU. Equation numbers are Ryu & Kim's (arXiv 2106.06127); sections refer to ``notes/iadmm.md``.
+from ``fold_in(key, t)``, JAX's counter-based threefry generator, whose bits are a function of the
+key and the shape only, on any backend (that a GPU gives the CPU's bits is for the device script to
+check). Equation numbers are Ryu & Kim's (arXiv 2106.06127); sections refer to ``notes/iadmm.md``.
 
 State layout: w (J, B, K), z and lambda (P, J, B, K), as in the numba run.
 """
