@@ -26,8 +26,8 @@ from dpdl.privacy import gaussian, laplace, objp_sensitivity
 J, K, SIZES = 6, 3, (5, 9, 7)
 
 
-@pytest.fixture(scope="module")
-def tiny() -> dict:
+@pytest.fixture(scope="module", name="tiny")
+def tiny_fixture() -> dict:  # importable as tiny_fixture (test_dp_iadmm_jax)
     rng = np.random.default_rng(3)
     n = sum(SIZES)
     x = rng.random((n, J)).astype(np.float32)

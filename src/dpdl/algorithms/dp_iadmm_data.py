@@ -114,6 +114,26 @@ def size_blocks(sizes: np.ndarray, overhead_rows: int = BLOCK_OVERHEAD_ROWS) -> 
     return blocks[::-1]
 
 
+def checked_rows(
+    features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The agents' rows as float32 features, int labels, int64 offsets and sizes I_p, after checking them.
+
+    Arguments as in :func:`federated_data`; raises ``ValueError`` naming what is wrong.
+    """
+    features = np.asarray(features, dtype=DTYPE)
+    labels = np.asarray(labels, dtype=np.intp)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    sizes = np.diff(offsets)
+    if offsets.ndim != 1 or sizes.size == 0 or offsets[0] != 0 or offsets[-1] != len(features):
+        raise ValueError(f"offsets must run from 0 to the number of rows {len(features)}; got {offsets}")
+    if np.any(sizes < 1):
+        raise ValueError(f"every agent needs at least one row; agents {np.flatnonzero(sizes < 1)} have none")
+    if labels.shape != (len(features),) or labels.min() < 0 or labels.max() >= n_classes:
+        raise ValueError(f"labels must be {len(features)} class indices in 0..{n_classes - 1}")
+    return features, labels, offsets, sizes
+
+
 def federated_data(
     features: np.ndarray,
     labels: np.ndarray,
@@ -146,16 +166,7 @@ def federated_data(
     -------
     FederatedData
     """
-    features = np.asarray(features, dtype=DTYPE)
-    labels = np.asarray(labels, dtype=np.intp)
-    offsets = np.asarray(offsets, dtype=np.int64)
-    sizes = np.diff(offsets)
-    if offsets.ndim != 1 or sizes.size == 0 or offsets[0] != 0 or offsets[-1] != len(features):
-        raise ValueError(f"offsets must run from 0 to the number of rows {len(features)}; got {offsets}")
-    if np.any(sizes < 1):
-        raise ValueError(f"every agent needs at least one row; agents {np.flatnonzero(sizes < 1)} have none")
-    if labels.shape != (len(features),) or labels.min() < 0 or labels.max() >= n_classes:
-        raise ValueError(f"labels must be {len(features)} class indices in 0..{n_classes - 1}")
+    features, labels, offsets, sizes = checked_rows(features, labels, offsets, n_classes)
     order = np.argsort(sizes, kind="stable")
     sorted_sizes = sizes[order]
     per_chunk = max(1, chunk_bytes // (features.shape[1] * replicas * n_classes * np.dtype(DTYPE).itemsize))

@@ -1,0 +1,162 @@
+"""The JAX program of DP-IADMM against the float64 reference, and its own noise stream against its seeds.
+
+The replay holds the JAX run (float32, every replica in one ``lax.scan`` program) to the tolerance
+the numba kernel meets (``test_dp_iadmm_algorithms``): from the same injected unit-scale draws, each
+iterate of 6 iterations within 1e-6 of its largest entry, for every case of ``REPLAY_CASES`` on an
+equal and an unequal split of the agents. Measured at T = 6: at most 6.4e-7 of the largest entry (ObjT
+with the paper's radius, unequal split; the numba kernel's worst is 4.5e-7).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+from test_dp_iadmm_algorithms import (  # noqa: E402
+    REPLAY_CASES,
+    REPLAY_ITERATIONS,
+    J,
+    K,
+    assert_replays,
+    params,
+    replayed_unit_noise,
+    tiny_fixture,  # noqa: F401 (the fixture ``tiny``)
+)
+
+from dpdl.algorithms import dp_iadmm as iadmm  # noqa: E402
+from dpdl.algorithms import dp_iadmm_data as chunks  # noqa: E402
+from dpdl.algorithms import dp_iadmm_jax as jax_iadmm  # noqa: E402
+from dpdl.algorithms import dp_iadmm_reference as reference  # noqa: E402
+from dpdl.privacy import gaussian, laplace  # noqa: E402
+
+SPLITS = {"unequal": None, "equal": np.array([0, 7, 14, 21])}  # None: the fixture's sizes 5, 9, 7
+
+
+def offsets_of(tiny: dict, split: str) -> np.ndarray:
+    return tiny["offsets"] if SPLITS[split] is None else SPLITS[split]
+
+
+@pytest.mark.parametrize("split", SPLITS)
+@pytest.mark.parametrize("case", REPLAY_CASES)
+def test_the_jax_run_replays_the_float64_reference_iteration_by_iteration(tiny, case, split) -> None:
+    algorithm, epsilon, options = REPLAY_CASES[case]
+    seeds = (4, 5)  # two replicas, each with its own draws
+    offsets = offsets_of(tiny, split)
+    data = chunks.federated_data(tiny["x"], tiny["y"], offsets, K)
+    sampler = gaussian if algorithm == "outp" else laplace
+    noise = np.stack([replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds], axis=1)
+    agents = reference.agents_from_rows(tiny["x"], tiny["y"], offsets, K)
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], offsets, K)
+    states = [reference.initial_state(len(agents), J, K) for _ in seeds]
+    for t in range(1, REPLAY_ITERATIONS + 1):
+        p = params(algorithm, epsilon, t, beta=0.05, **options)  # a beta whose term (37) shows
+        result = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise[:t])  # iterations 1..t
+        for b in range(len(seeds)):
+            states[b] = reference.iteration(states[b], agents, p, t, noise[t - 1, b])
+            assert_replays(result.weights[b], states[b].w, f"w^{t + 1}, replica {b}")
+            assert_replays(result.local[b], states[b].z, f"z^{t + 1}, replica {b}")
+            assert_replays(result.duals[b], states[b].lam, f"lambda^{t + 1}, replica {b}")
+
+
+@pytest.mark.parametrize("case", REPLAY_CASES)
+def test_the_jax_run_is_the_numba_run_from_its_draws_traces_included(tiny, case) -> None:
+    """From the numba run's own draws (replayed), the JAX run gives run_iadmm's result: iterates, every
+    trace column at every iteration, the noise multipliers (unequal agents, so padding is exercised)."""
+    algorithm, epsilon, options = REPLAY_CASES[case]
+    seeds = (4, 5)
+    data = chunks.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, replicas=len(seeds))
+    sampler = gaussian if algorithm == "outp" else laplace
+    noise = np.stack([replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds], axis=1)
+    p = params(algorithm, epsilon, REPLAY_ITERATIONS, beta=0.05, **options)
+    numba = iadmm.run_iadmm(data, p, tiny["x"], tiny["y"], rngs=[np.random.default_rng(seed) for seed in seeds])
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    ours = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise)
+    for name in ("weights", "local", "duals"):
+        assert_replays(getattr(ours, name), getattr(numba, name), name)
+    np.testing.assert_allclose(ours.noise_multipliers, numba.noise_multipliers, rtol=1e-12)
+    assert ours.iterations == numba.iterations and ours.finite and numba.finite
+    for b in range(len(seeds)):
+        assert list(ours.traces[b].columns) == list(iadmm.TRACE_COLUMNS)
+        assert ours.traces[b]["iteration"].dtype == numba.traces[b]["iteration"].dtype
+        for column in iadmm.TRACE_COLUMNS:
+            expected = numba.traces[b][column].to_numpy()
+            np.testing.assert_allclose(ours.traces[b][column], expected, rtol=1e-5, atol=1e-7, err_msg=column)
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
+def test_the_own_stream_is_deterministic_in_the_seed_and_differs_across_seeds(tiny, algorithm) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    p = params(algorithm, 0.5, 4)
+    seeds = np.random.SeedSequence(11).spawn(3)
+
+    def run(chosen):
+        return jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=chosen)
+
+    first, again = run(seeds[:2]), run(seeds[:2])
+    np.testing.assert_array_equal(first.local, again.local)
+    np.testing.assert_array_equal(first.duals, again.duals)
+    assert not np.allclose(first.local[0], first.local[1])  # the two replicas draw differently
+    other = run(seeds[2:])
+    assert not np.allclose(other.local[0], first.local[0]) and not np.allclose(other.local[0], first.local[1])
+    alone = run(seeds[1:2])  # replica 1 on its own: its draws depend on its seed only
+    np.testing.assert_allclose(alone.local[0], first.local[1], rtol=1e-6, atol=1e-7)
+    assert list(first.traces[0]["iteration"]) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "outp"])
+def test_the_own_stream_run_is_the_injected_run_of_its_draws(tiny, algorithm) -> None:
+    """Mode (b) runs the iteration the replay checks, on the draws of ``drawn_unit_noise``."""
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    p = params(algorithm, 0.5, 3)
+    seeds = np.random.SeedSequence(11).spawn(2)
+    program = jax_iadmm.Program(algorithm, private=True, worst_case=False, regularise_server=False)
+    keys = jax_iadmm.replica_keys(seeds)
+    shape = (len(padded.sizes), J, K)
+    draws = np.stack([np.asarray(jax_iadmm.drawn_unit_noise(program, keys, t, shape)) for t in (1, 2, 3)])
+    stream = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds)
+    injected = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=draws)
+    assert_replays(stream.local, injected.local, "z^4")  # XLA may fuse the two programs' float32 steps apart
+    assert_replays(stream.duals, injected.duals, "lambda^4")
+
+
+@pytest.mark.parametrize("algorithm, expected_abs_mean", [("objp", 1.0), ("outp", math.sqrt(2 / math.pi))])
+def test_the_own_stream_draws_unit_laplace_or_gaussian_independent_across_iterations(
+    algorithm, expected_abs_mean
+) -> None:
+    """E|X| is 1 for Laplace(0, 1) and sqrt(2 / pi) for N(0, 1); held to 4 standard errors (sd(|X|) <= 1)."""
+    program = jax_iadmm.Program(algorithm, private=True, worst_case=False, regularise_server=False)
+    keys = jax_iadmm.replica_keys(np.random.SeedSequence(5).spawn(2))
+    shape = (3, 40, 50)
+    first, second = (np.asarray(jax_iadmm.drawn_unit_noise(program, keys, t, shape)) for t in (1, 2))
+    assert first.shape == (2, *shape) and first.dtype == np.float32
+    count = first.size
+    assert abs(np.abs(first).mean() - expected_abs_mean) < 4 / math.sqrt(count)
+    series = [draws[b, p].ravel() for draws in (first, second) for b in range(2) for p in range(3)]
+    off_diagonal = np.corrcoef(series)[~np.eye(len(series), dtype=bool)]
+    assert np.abs(off_diagonal).max() < 5 / math.sqrt(series[0].size)  # replicas, agents and iterations
+
+
+def test_padded_agents_hold_each_agents_rows_and_zero_padding(tiny) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    offsets = tiny["offsets"]
+    for p, (start, stop) in enumerate(zip(offsets[:-1], offsets[1:], strict=True)):
+        n = stop - start
+        np.testing.assert_array_equal(padded.features[p, :n], tiny["x"][start:stop])
+        np.testing.assert_array_equal(padded.onehot[p, :n].argmax(axis=1), tiny["y"][start:stop])
+        assert (
+            not padded.features[p, n:].any() and not padded.onehot[p, n:].any() and not padded.feature_l1[p, n:].any()
+        )
+    equal = jax_iadmm.padded_agents(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)
+    assert np.shares_memory(equal.features, tiny["x"])  # equal agents: a view
+    with pytest.raises(ValueError, match="at least one row"):
+        jax_iadmm.padded_agents(tiny["x"], tiny["y"], np.array([0, 0, 21]), K)
+
+
+def test_run_refuses_both_or_neither_noise_source(tiny) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    with pytest.raises(ValueError, match="exactly one of seeds"):
+        jax_iadmm.run_iadmm_jax(padded, params("objp"), tiny["x"], tiny["y"])
