@@ -42,7 +42,7 @@ def offsets_of(tiny: dict, split: str) -> np.ndarray:
 
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("case", REPLAY_CASES)
-def test_the_jax_run_replays_the_float64_reference_iteration_by_iteration(tiny, case, split) -> None:
+def test_the_jax_run_replays_the_float64_reference_at_the_first_and_last_iteration(tiny, case, split) -> None:
     algorithm, epsilon, options = REPLAY_CASES[case]
     seeds = (4, 5)  # two replicas, each with its own draws
     offsets = offsets_of(tiny, split)
@@ -54,9 +54,12 @@ def test_the_jax_run_replays_the_float64_reference_iteration_by_iteration(tiny, 
     states = [reference.initial_state(len(agents), J, K) for _ in seeds]
     for t in range(1, REPLAY_ITERATIONS + 1):
         p = params(algorithm, epsilon, t, beta=0.05, **options)  # a beta whose term (37) shows
-        result = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise[:t])  # iterations 1..t
         for b in range(len(seeds)):
             states[b] = reference.iteration(states[b], agents, p, t, noise[t - 1, b])
+        if t not in (1, REPLAY_ITERATIONS):  # each T is a compilation (1 s); the numba comparison below covers
+            continue  # every iteration's trace from the same draws, and the kernel replays every iterate
+        result = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise[:t])  # iterations 1..t
+        for b in range(len(seeds)):
             assert_replays(result.weights[b], states[b].w, f"w^{t + 1}, replica {b}")
             assert_replays(result.local[b], states[b].z, f"z^{t + 1}, replica {b}")
             assert_replays(result.duals[b], states[b].lam, f"lambda^{t + 1}, replica {b}")
