@@ -2,7 +2,8 @@
 
 :func:`write_article` writes ``published/<study>/ARTICLE.md``, ``ARTICLE.html`` (the same text, figures
 inline as data URIs, so it opens offline) and ``metadata.yaml``. Every number in an article is a string
-copied from a snapshot file (``claims.csv``, ``MANIFEST.json``, the cards, ``readings.csv``, the audit,
+copied from a snapshot file (``scorecard.csv``, the study rows of which are its ``claims.csv`` and its
+audit-judged privacy claims, ``MANIFEST.json``, the cards, ``readings.csv``, the audit,
 ``RESULTS.md``); the only prose taken from the code is the claims' statements (in ``claims.csv``), the
 readings' descriptions (each study's ``READINGS``), the post hoc register (:mod:`dpdl.post_hoc`) and the
 original papers' references (:data:`REFERENCES`). :func:`article_problems` is what ``dpdl check published``
@@ -21,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from dpdl.claims import PRIVACY_CLAIM
+from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
 from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE
@@ -29,7 +30,7 @@ from dpdl.post_hoc import REGISTER, study_of
 from dpdl.publish import ARTICLE_FILES, AUDIT_TABLE, MANIFEST, PUBLISHED, published_studies
 from dpdl.readings import DEFAULT, study_readings
 from dpdl.studies import ALL
-from dpdl.summary import counted, verdict_counts
+from dpdl.summary import counted, headline, verdict_counts
 
 CODE_REFERENCE = "dpdl (this repository), commit {commit}"
 DECISIVE = (REPRODUCED, NOT_REPRODUCED)
@@ -128,12 +129,13 @@ def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
     """The article of ``study`` as blocks, from ``out`` alone."""
     folder = study_folder(study, out)
     manifest = read_json(folder / MANIFEST)
-    card = _read_card(folder / "claims.csv")
+    scorecard = _read_card(out / "scorecard.csv")  # the study's claims.csv and its privacy claims, audit-judged
+    card = scorecard[scorecard["study"] == study]
     heading, substantive = title(study, card)
     return [
         Block("heading", heading, level=1),
         *_front_matter(study, manifest),
-        *_summary(study, card, substantive, manifest, folder, out),
+        *_summary(study, card, substantive, manifest, out),
         *_sections(card, folder),
         *_sensitivity(study, out),
         *_post_hoc(study),
@@ -164,91 +166,105 @@ def _citation(ref: Reference) -> str:
     return "; ".join(part for part in (ref.authors, f'"{ref.title}"', ref.venue, ref.locator) if part) + "."
 
 
-def _summary(study, card, substantive, manifest, folder, out) -> list[Block]:
+def _ids(rows: pd.DataFrame, with_verdict: bool = False) -> str:
+    """The claims' ids, comma-separated (each with its verdict when asked), or "none"."""
+    ids = [f"{r.id} ({r.verdict})" if with_verdict else r.id for r in rows.itertuples()]
+    return ", ".join(ids) or "none"
+
+
+def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest: dict, out: Path) -> list[Block]:
+    """The reproducibility summary: the outcome in one paragraph, then scope, methodology, results, what was
+    easy and difficult, communication with the authors."""
     decisive = substantive[substantive["verdict"].isin(DECISIVE)]
-    excluded = substantive[~substantive["verdict"].isin(DECISIVE)]
     reproduced = decisive[decisive["verdict"] == REPRODUCED]
-    tested = card[~card["verdict"].isin(NOT_RUN)]
-    not_tested = card[card["verdict"].isin(NOT_RUN)]
-    cards = sorted((folder / "cards").glob("*.json")) if (folder / "cards").is_dir() else []
-    data = [f"{read_json(path)['name']}: npz sha256 {read_json(path)['npz_sha256']}" for path in cards]
-    audit = manifest.get("audit")
-    compute = (
-        f"The study's runs took {manifest['run_compute_seconds']} CPU-seconds in all (MANIFEST.json, "
-        "run_compute_seconds: each run's wall time, summed)"
-        + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
-        + ". The snapshot does not record compute per claim: every claim is judged from the study's shared "
-        "runs, so the per-claim compute is not available apart from this total."
+    mechanism = counted(card, (MECHANISM_PROPERTY,))
+    privacy = card[card["kind"] == PRIVACY_CLAIM]
+    outcome = (
+        f"Of the paper's substantive claims that received a decisive verdict, {len(reproduced)} of "
+        f"{len(decisive)} are reproduced ({len(substantive) - len(decisive)} more have no decisive verdict); "
+        f"of its mechanism properties, {(mechanism['verdict'] == REPRODUCED).sum()} of {len(mechanism)} are "
+        "reproduced; its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "."
     )
-    changed = _reading_changes(study, out)
     return [
         Block("heading", "Reproducibility summary", level=2),
-        Block("heading", "Scope", level=3),
-        Block("text", "Claims tested (every claim of claims.csv whose runs were done):"),
-        Block("list", items=tuple(f"{r.id} ({r.kind}): {r.verdict}" for r in tested.itertuples())),
-        Block(
-            "text",
-            "Claims not tested: "
-            + (", ".join(f"{r.id} ({r.verdict})" for r in not_tested.itertuples()) or "none")
-            + ".",
-        ),
-        Block("heading", "Methodology", level=3),
-        Block(
-            "text",
-            f"Code commit {manifest['code']['commit']}; config {manifest['configfile']}; machine "
-            f"{manifest['machine']['processor']}, {manifest['machine']['cores']} cores, "
-            f"{manifest['machine']['memory_gib']} GiB; Python {manifest['machine']['python']}.",
-        ),
-        Block(
-            "text",
-            "Data: "
-            + (
-                "; ".join(data)
-                if data
-                else "the snapshot holds no dataset card for this study "
-                "(its data are generated by the code from the config)"
-            )
-            + ".",
-        ),
-        Block("text", compute),
+        Block("text", outcome),
+        *_scope(card),
+        *_methodology(study, manifest, out),
         Block("heading", "Results", level=3),
         Block("text", TITLE_RULE),
         Block(
             "text",
-            f"Decisive substantive claims: {len(decisive)}, of which {len(reproduced)} reproduced. "
-            "Left out of the denominator: "
-            + (", ".join(f"{r.id} ({r.verdict})" for r in excluded.itertuples()) or "none")
-            + ".",
+            f"Decisive substantive claims: {len(decisive)}, of which {len(reproduced)} reproduced. Left out of the "
+            f"denominator: {_ids(substantive[~substantive['verdict'].isin(DECISIVE)], with_verdict=True)}.",
         ),
         Block("table", table=verdict_counts(substantive).query("study == @study")),
+        *_easy_and_difficult(study, card, out),
+        Block("heading", "Communication with the original authors", level=3),
+        Block("text", "None took place."),
+    ]
+
+
+def _scope(card: pd.DataFrame) -> list[Block]:
+    tested = card[~card["verdict"].isin(NOT_RUN)]
+    return [
+        Block("heading", "Scope", level=3),
+        Block("text", "Claims tested (every claim of the scorecard whose runs were done), by kind:"),
+        Block("list", items=tuple(f"{r.id} ({r.kind}): {r.verdict}" for r in tested.itertuples())),
+        Block("text", f"Claims not tested: {_ids(card[card['verdict'].isin(NOT_RUN)], with_verdict=True)}."),
+    ]
+
+
+def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
+    cards = sorted((out / study / "cards").glob("*.json"))
+    data = [f"{card['name']}: npz sha256 {card['npz_sha256']}" for card in map(read_json, cards)]
+    machine = manifest["machine"]
+    audit = manifest.get("audit")
+    return [
+        Block("heading", "Methodology", level=3),
+        Block(
+            "text",
+            f"Code commit {manifest['code']['commit']}; config {manifest['configfile']}; machine "
+            f"{machine['processor']}, {machine['cores']} cores, {machine['memory_gib']} GiB; "
+            f"Python {machine['python']}.",
+        ),
+        Block(
+            "text",
+            "Data: "
+            + ("; ".join(data) or "the snapshot holds no dataset card for this study (its data are generated)")
+            + ".",
+        ),
+        Block(
+            "text",
+            f"Compute: the study's runs took {manifest['run_compute_seconds']} CPU-seconds in all (MANIFEST.json, "
+            "run_compute_seconds: each run's wall time, summed)"
+            + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
+            + ". The snapshot does not record compute per claim: the claims are judged from the study's shared "
+            "runs, so only this total is available.",
+        ),
+    ]
+
+
+def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block]:
+    """The paper's own claims (not the implementation checks) by how they fared, as facts of the verdicts."""
+    own = headline(card)
+    moved = own[own["id"].isin(_readings_table(study, out)["id"])]
+    return [
         Block("heading", "What was easy", level=3),
         Block(
             "text",
-            "Reproduced under the default reading: "
-            + (", ".join(card.loc[card["verdict"] == REPRODUCED, "id"]) or "none")
-            + ".",
+            f"The paper's claims reproduced under the default reading: {_ids(own[own['verdict'] == REPRODUCED])}.",
         ),
         Block("heading", "What was difficult", level=3),
         Block(
             "list",
             items=(
-                "Not reproduced: " + (", ".join(card.loc[card["verdict"] == NOT_REPRODUCED, "id"]) or "none") + ".",
-                "Without a decisive verdict: "
-                + (
-                    ", ".join(f"{r.id} ({r.verdict})" for r in card[~card["verdict"].isin(DECISIVE)].itertuples())
-                    or "none"
-                )
-                + ".",
-                "Verdict depends on a setting the paper leaves open (see Readings): "
-                + (", ".join(changed) or "none")
-                + ".",
-                "Choices made after a result was seen (see the post hoc register): "
-                + (", ".join(card.loc[card["post_hoc"] != "", "id"]) or "none")
-                + ".",
+                f"Not reproduced: {_ids(own[own['verdict'] == NOT_REPRODUCED])}.",
+                f"Without a decisive verdict: {_ids(own[~own['verdict'].isin(DECISIVE)], with_verdict=True)}.",
+                f"The verdict depends on a setting the paper leaves open (see the readings): {_ids(moved)}.",
+                f"Judged with a choice made after a result was seen (see the post hoc register): "
+                f"{_ids(own[own['post_hoc'] != ''])}.",
             ),
         ),
-        Block("heading", "Communication with the original authors", level=3),
-        Block("text", "None took place."),
     ]
 
 
@@ -295,11 +311,6 @@ def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
 def _claims_table(rows: pd.DataFrame) -> pd.DataFrame:
     interval = ["" if r.ci_low == "" else f"[{r.ci_low}, {r.ci_high}]" for r in rows.itertuples()]
     return rows.assign(interval=interval)[CLAIM_COLUMNS]
-
-
-def _reading_changes(study: str, out: Path) -> list[str]:
-    table = _readings_table(study, out)
-    return list(dict.fromkeys(table["id"]))
 
 
 def _readings_table(study: str, out: Path) -> pd.DataFrame:
@@ -389,9 +400,9 @@ def _deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
     scales = dict.fromkeys(card["scale"][card["scale"] != ""])
     return [
         Block("heading", "Deviations from the paper, and what was not run", level=2),
-        Block("text", "Settings the paper leaves open, as the default reading sets them (claims.csv, switches):"),
+        Block("text", "Settings the paper leaves open, as the default reading sets them (scorecard, switches):"),
         Block("list", items=tuple(settings)),
-        Block("text", "The scale of the runs (claims.csv, scale):"),
+        Block("text", "The scale of the runs (scorecard, scale):"),
         Block("list", items=tuple(scales)),
         Block("text", "Claims not run, and why:"),
         Block(
@@ -401,8 +412,12 @@ def _deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
         ),
         Block(
             "text",
-            "What the runs not done would cost: the snapshot records no estimate; the runs done took "
-            f"{manifest['run_compute_seconds']} CPU-seconds.",
+            "What the runs not done would cost: "
+            + (
+                f"the snapshot records no estimate; the runs done took {manifest['run_compute_seconds']} CPU-seconds."
+                if len(not_run)
+                else "nothing: every claim was run."
+            ),
         ),
     ]
 
