@@ -32,6 +32,7 @@ from dpdl.readings import DEFAULT, study_readings
 from dpdl.studies import ALL
 from dpdl.summary import counted, headline, verdict_counts
 
+REPLICATION_TYPE = "computational: the paper's algorithms and experiments reimplemented from its text"
 CODE_REFERENCE = "dpdl (this repository), commit {commit}"
 DECISIVE = (REPRODUCED, NOT_REPRODUCED)
 NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)
@@ -156,8 +157,7 @@ def _front_matter(study: str, manifest: dict) -> list[Block]:
         ),
         Block(
             "text",
-            "Replication type: computational, from the paper's text; the original code was not used "
-            "to produce these results.",
+            f"Replication type: {REPLICATION_TYPE} (the deviations are listed at the end).",
         ),
     ]
 
@@ -502,7 +502,7 @@ def metadata(study: str, blocks: list[Block], manifest: dict) -> str:
         "replication": {"cite": _citation(ref), "bib": ref.locator, "url": "", "doi": ""},
         "code": {"url": "", "commit": manifest["code"]["commit"]},
         "data": {"url": "", "doi": "", "path": f"published/{study}/"},
-        "replication type": "computational, from the paper's text",
+        "replication type": REPLICATION_TYPE,
     }
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
 
