@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dpdl.article import article_problems
 from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
@@ -50,7 +51,7 @@ def check_artifacts(paths: list[Path]) -> list[str]:
     problems = []
     for path in map(Path, paths):
         if path.is_dir():
-            problems += published_problems(path)
+            problems += published_problems(path) + article_problems(path)
         elif not path.is_file():
             problems.append(f"{path}: not found")
         elif path.suffix == ".json":

@@ -160,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 
     sub = command(
+        "article",
+        cmd_article,
+        "Write a study's replication article (ARTICLE.md, ARTICLE.html, metadata.yaml) from the published snapshot.",
+    )
+    sub.add_argument("study", nargs="?", default=None, help="the study (or --all)")
+    sub.add_argument("--all", action="store_true", help="write the article of every published study")
+    sub.add_argument("--published", type=Path, default=Path("published"), help="the snapshot folder")
+
+    sub = command(
         "config-reference",
         cmd_config_reference,
         "The configuration reference (config/README.md): every config key, from the schemas.",
@@ -466,6 +475,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
+    from dpdl.article import write_articles
     from dpdl.publish import publish, publish_audits, rejudge
     from dpdl.studies import ALL
 
@@ -476,6 +486,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             )
         for line in rejudge(args.out, args.readme):
             print(line)
+        write_articles(args.out)
         return 0
     if args.configfile is None or args.studies is None:
         raise ConfigError("publish needs --configfile and --studies (or --rejudge to judge the snapshot again)")
@@ -486,7 +497,22 @@ def cmd_publish(args: argparse.Namespace) -> int:
         publish_audits(args.studies, args.configfile, args.out, args.readme)
     else:
         publish(args.studies, args.configfile, args.out, args.readme)
+    write_articles(args.out)  # an article reads the merged files, so every study's is written again
     log.info("published %s%s into %s", ", ".join(args.studies), " (audits)" if args.audit else "", args.out)
+    return 0
+
+
+def cmd_article(args: argparse.Namespace) -> int:
+    """Write one study's article, or every published study's (--all)."""
+    from dpdl.article import write_article, write_articles
+
+    if args.all == (args.study is not None):
+        raise ConfigError("article needs one study or --all (not both)")
+    studies = write_articles(args.published) if args.all else [args.study]
+    if not args.all:
+        write_article(args.study, args.published)
+    for study in studies:
+        print(f"{args.published / study}/ARTICLE.md, ARTICLE.html, metadata.yaml written")
     return 0
 
 

@@ -57,6 +57,7 @@ README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md
 README_END = "<!-- results: end -->"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
 PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
+ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article writes them, check regenerates
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 
@@ -430,7 +431,10 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`"]
     for study, manifest in manifests.items():
         folder = out / study
-        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {MANIFEST}
+        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
+            MANIFEST,
+            *ARTICLE_FILES,
+        }
         for name in sorted(present - set(manifest["files"])):
             problems.append(f"{folder / name}: not in {study}'s manifest")
         for name, digest in manifest["files"].items():

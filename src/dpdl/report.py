@@ -20,6 +20,7 @@ from dpdl.io import atomic_path
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 RENDER_TIMEOUT_S = 120
+HEADLESS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=10000")
 SCORECARD_MARKER = '<div id="dpdl-scorecard">'  # as rendered; inside the page's scripts it is JSON-escaped
 EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE) for name in ("results", "categories")}
 
@@ -72,14 +73,7 @@ def render(
             f"contentPath: results[{json.dumps(show)}].data_uri, resultPath: {json.dumps(show)}}}), 200));</script>"
         )
         html = html.replace("</body>", opener + "</body>")
-    command = [
-        find_browser(),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--hide-scrollbars",
-        "--virtual-time-budget=10000",
-    ]
+    command = [find_browser(), *HEADLESS]
     with tempfile.TemporaryDirectory(prefix="dpdl-report-") as folder:
         page = Path(folder) / "report.html"
         page.write_text(html, encoding="utf-8")
@@ -92,6 +86,11 @@ def render(
             with atomic_path(screenshot) as target:
                 shutil.copyfile(shot, target)
     return dom
+
+
+def page_dom(page: str | Path) -> str:
+    """Load a self-contained HTML page (a replication article) in headless Chromium; return its DOM."""
+    return _chromium([find_browser(), *HEADLESS, "--dump-dom", Path(page).resolve().as_uri()])
 
 
 def _chromium(command: list[str]) -> str:

@@ -153,6 +153,8 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
     "availability_missing_config": (["availability", "--configfile", "no.yaml"], "config file no.yaml not found"),
     "status_missing_config": (["status", "--configfile", "no.yaml"], "config file no.yaml not found"),
     "check_nothing": (["check"], "nothing to check"),
+    "article_unknown_study": (["article", "nope"], "unknown study 'nope'"),
+    "article_missing_snapshot": (["article", "--all", "--published", "nowhere"], "nowhere: no such snapshot folder"),
     "publish_nothing": (["publish"], "publish needs --configfile and --studies (or --rejudge"),
     "publish_rejudge_with_studies": (
         ["publish", "--rejudge", "--studies", "dzoa"],

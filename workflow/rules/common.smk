@@ -8,6 +8,8 @@ from pathlib import Path
 
 from dpdl import readings as dpdl_readings
 from dpdl import paths, targets
+from dpdl.article import article_paths
+from dpdl.studies import ALL as STUDIES
 from dpdl.config import validate_config
 from dpdl.data import prepared
 from dpdl.data.fetch import mirror_from

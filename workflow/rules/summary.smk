@@ -86,3 +86,23 @@ rule summary_provenance:
         runtime=5,
     shell:
         "python -m dpdl tables provenance --cards {input.cards} --out {output.csv} {output.md} > {log} 2>&1"
+
+
+# The replication article of every study (ARTICLE.md, ARTICLE.html, metadata.yaml), from published/ alone.
+rule articles:
+    input:
+        manifests=expand("published/{study}/MANIFEST.json", study=STUDIES),
+        merged="published/readings.csv",
+    output:
+        article_paths(),
+    log:
+        "logs/summary/articles.log",
+    localrule: True
+    conda:
+        "../../environment.yml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    shell:
+        "python -m dpdl article --all --published published > {log} 2>&1"

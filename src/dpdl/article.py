@@ -1,0 +1,553 @@
+"""``dpdl article``: a ReScience C style replication article per study, from the published snapshot alone.
+
+:func:`write_article` writes ``published/<study>/ARTICLE.md``, ``ARTICLE.html`` (the same text, figures
+inline as data URIs, so it opens offline) and ``metadata.yaml``. Every number in an article is a string
+copied from a snapshot file (``scorecard.csv``, the study rows of which are its ``claims.csv`` and its
+audit-judged privacy claims, ``MANIFEST.json``, the cards, ``readings.csv``, the audit,
+``RESULTS.md``); the only prose taken from the code is the claims' statements (in ``claims.csv``), the
+readings' descriptions (each study's ``READINGS``), the post hoc register (:mod:`dpdl.post_hoc`) and the
+original papers' references (:data:`REFERENCES`). :func:`article_problems` is what ``dpdl check published``
+runs: an article missing, or not what regenerating gives.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
+from dpdl.errors import DpdlError
+from dpdl.io import markdown_table, read_json, write_text
+from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE
+from dpdl.post_hoc import REGISTER, study_of
+from dpdl.publish import ARTICLE_FILES, AUDIT_TABLE, MANIFEST, PUBLISHED, published_studies
+from dpdl.readings import DEFAULT, study_readings
+from dpdl.studies import ALL
+from dpdl.summary import counted, headline, verdict_counts
+
+REPLICATION_TYPE = "computational: the paper's algorithms and experiments reimplemented from its text"
+CODE_REFERENCE = "dpdl (this repository), commit {commit}"
+DECISIVE = (REPRODUCED, NOT_REPRODUCED)
+NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)
+TITLE_RULE = (
+    "The title is [Re] when, among the default reading's substantive claims as the headline counts them "
+    "(numbers the paper prints and comparisons between methods, each independent set of runs once) that "
+    "received a decisive verdict (reproduced or not reproduced), strictly more than half are reproduced; "
+    "otherwise it is [¬Re]. Claims with any other verdict (inconclusive, not identifiable, not run at this "
+    "scale, data unavailable, and the like) are left out of the denominator and listed. The rule was fixed "
+    "before the articles were generated and is not tuned to their outcome."
+)
+EXHIBIT = re.compile(r"\b([JC] )?(Fig(?:ure|s|\.)?|Table)\s*(\d+(?:[a-z]|\([a-z]\))?)")  # J, C: Zhang & Zhu's versions
+CLAIM_COLUMNS = ["id", "where", "statement", "paper_value", "our_value", "verdict", "interval", "test", "tolerance"]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """The original paper: its authors, title, where it appeared and how to find it (text, not a result)."""
+
+    authors: str
+    title: str
+    venue: str
+    locator: str
+
+
+REFERENCES = {
+    "dvp_pvp": Reference(
+        "T. Zhang and Q. Zhu",
+        "Dynamic Differential Privacy for Distributed Machine Learning over Networks",
+        "journal version; conference version: Dynamic Privacy For Distributed Machine Learning Over Network",
+        "",
+    ),
+    "wddp": Reference(
+        "Y. Kang, Y. Liu and W. Wang",
+        "Weighted Distributed Differential Privacy ERM: Convex and Non-convex",
+        "arXiv preprint",
+        "arXiv:1910.10308v2",
+    ),
+    "dp_iadmm": Reference(
+        "M. Ryu and K. Kim",
+        "Differentially Private Federated Learning via Inexact ADMM",
+        "arXiv preprint",
+        "arXiv:2106.06127",
+    ),
+    "dzoa": Reference(
+        "C. Gratton, N. K. D. Venkategowda, R. Arablouei and S. Werner",
+        "Privacy-Preserved Distributed Learning With Zeroth-Order Optimization",
+        "IEEE Transactions on Information Forensics and Security",
+        "doi:10.1109/TIFS.2021.3139267",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of an article: a heading (``level`` > 0), a paragraph, a bullet list, a table or a figure."""
+
+    kind: str  # "heading", "text", "list", "table", "figure"
+    text: str = ""
+    level: int = 0
+    items: tuple[str, ...] = ()
+    table: pd.DataFrame | None = None
+
+
+def _read_card(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def study_folder(study: str, out: Path = PUBLISHED) -> Path:
+    """``out/<study>``, checked: a known study with a published manifest."""
+    if study not in ALL:
+        raise DpdlError(f"unknown study {study!r}; expected one of {', '.join(ALL)}")
+    folder = _snapshot(out) / study
+    if not (folder / MANIFEST).is_file():
+        raise DpdlError(f"{folder / MANIFEST}: not found; {study} is not published in {out}")
+    return folder
+
+
+def _snapshot(out: Path) -> Path:
+    if not out.is_dir():
+        raise DpdlError(f"{out}: no such snapshot folder; publish one with `dpdl publish` or pass --published")
+    return out
+
+
+def title(study: str, card: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """The article's title by :data:`TITLE_RULE`, and the substantive claims it was decided over."""
+    substantive = counted(card)
+    decisive = substantive[substantive["verdict"].isin(DECISIVE)]
+    reproduced = (decisive["verdict"] == REPRODUCED).sum()
+    mark = "[Re]" if 2 * reproduced > len(decisive) else "[¬Re]"
+    return f"{mark} {REFERENCES[study].title}", substantive
+
+
+def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
+    """The article of ``study`` as blocks, from ``out`` alone."""
+    folder = study_folder(study, out)
+    manifest = read_json(folder / MANIFEST)
+    scorecard = _read_card(out / "scorecard.csv")  # the study's claims.csv and its privacy claims, audit-judged
+    card = scorecard[scorecard["study"] == study]
+    heading, substantive = title(study, card)
+    return [
+        Block("heading", heading, level=1),
+        *_front_matter(study, manifest),
+        *_summary(study, card, substantive, manifest, out),
+        *_sections(card, folder),
+        *_sensitivity(study, out),
+        *_post_hoc(study),
+        *_audit(card, folder),
+        *_deviations(card, manifest),
+    ]
+
+
+def _front_matter(study: str, manifest: dict) -> list[Block]:
+    ref = REFERENCES[study]
+    return [
+        Block("text", "Authors: (to be filled in by the authors of this replication; see metadata.yaml)."),
+        Block("text", f"Original article: {_citation(ref)}"),
+        Block(
+            "text",
+            f"Code: {CODE_REFERENCE.format(commit=manifest['code']['commit'])}; data: the published "
+            f"snapshot published/{study}/ (MANIFEST.json lists every file with its sha256).",
+        ),
+        Block(
+            "text",
+            f"Replication type: {REPLICATION_TYPE} (the deviations are listed at the end).",
+        ),
+    ]
+
+
+def _citation(ref: Reference) -> str:
+    return "; ".join(part for part in (ref.authors, f'"{ref.title}"', ref.venue, ref.locator) if part) + "."
+
+
+def _ids(rows: pd.DataFrame, with_verdict: bool = False) -> str:
+    """The claims' ids, comma-separated (each with its verdict when asked), or "none"."""
+    ids = [f"{r.id} ({r.verdict})" if with_verdict else r.id for r in rows.itertuples()]
+    return ", ".join(ids) or "none"
+
+
+def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest: dict, out: Path) -> list[Block]:
+    """The reproducibility summary: the outcome in one paragraph, then scope, methodology, results, what was
+    easy and difficult, communication with the authors."""
+    decisive = substantive[substantive["verdict"].isin(DECISIVE)]
+    reproduced = decisive[decisive["verdict"] == REPRODUCED]
+    mechanism = counted(card, (MECHANISM_PROPERTY,))
+    privacy = card[card["kind"] == PRIVACY_CLAIM]
+    outcome = (
+        f"Of the paper's substantive claims that received a decisive verdict, {len(reproduced)} of "
+        f"{len(decisive)} are reproduced ({len(substantive) - len(decisive)} more have no decisive verdict); "
+        f"of its mechanism properties, {(mechanism['verdict'] == REPRODUCED).sum()} of {len(mechanism)} are "
+        "reproduced; its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "."
+    )
+    return [
+        Block("heading", "Reproducibility summary", level=2),
+        Block("text", outcome),
+        *_scope(card),
+        *_methodology(study, manifest, out),
+        Block("heading", "Results", level=3),
+        Block("text", TITLE_RULE),
+        Block(
+            "text",
+            f"Decisive substantive claims: {len(decisive)}, of which {len(reproduced)} reproduced. Left out of the "
+            f"denominator: {_ids(substantive[~substantive['verdict'].isin(DECISIVE)], with_verdict=True)}.",
+        ),
+        Block("table", table=verdict_counts(substantive).query("study == @study")),
+        *_easy_and_difficult(study, card, out),
+        Block("heading", "Communication with the original authors", level=3),
+        Block("text", "None took place."),
+    ]
+
+
+def _scope(card: pd.DataFrame) -> list[Block]:
+    tested = card[~card["verdict"].isin(NOT_RUN)]
+    return [
+        Block("heading", "Scope", level=3),
+        Block("text", "Claims tested (every claim of the scorecard whose runs were done), by kind:"),
+        Block("list", items=tuple(f"{r.id} ({r.kind}): {r.verdict}" for r in tested.itertuples())),
+        Block("text", f"Claims not tested: {_ids(card[card['verdict'].isin(NOT_RUN)], with_verdict=True)}."),
+    ]
+
+
+def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
+    cards = sorted((out / study / "cards").glob("*.json"))
+    data = [f"{card['name']}: npz sha256 {card['npz_sha256']}" for card in map(read_json, cards)]
+    machine = manifest["machine"]
+    audit = manifest.get("audit")
+    return [
+        Block("heading", "Methodology", level=3),
+        Block(
+            "text",
+            f"Code commit {manifest['code']['commit']}; config {manifest['configfile']}; machine "
+            f"{machine['processor']}, {machine['cores']} cores, {machine['memory_gib']} GiB; "
+            f"Python {machine['python']}.",
+        ),
+        Block(
+            "text",
+            "Data: "
+            + ("; ".join(data) or "the snapshot holds no dataset card for this study (its data are generated)")
+            + ".",
+        ),
+        Block(
+            "text",
+            f"Compute: the study's runs took {manifest['run_compute_seconds']} CPU-seconds in all (MANIFEST.json, "
+            "run_compute_seconds: each run's wall time, summed)"
+            + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
+            + ". The snapshot does not record compute per claim: the claims are judged from the study's shared "
+            "runs, so only this total is available.",
+        ),
+    ]
+
+
+def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block]:
+    """The paper's own claims (not the implementation checks) by how they fared, as facts of the verdicts."""
+    own = headline(card)
+    moved = own[own["id"].isin(_readings_table(study, out)["id"])]
+    return [
+        Block("heading", "What was easy", level=3),
+        Block(
+            "text",
+            f"The paper's claims reproduced under the default reading: {_ids(own[own['verdict'] == REPRODUCED])}.",
+        ),
+        Block("heading", "What was difficult", level=3),
+        Block(
+            "list",
+            items=(
+                f"Not reproduced: {_ids(own[own['verdict'] == NOT_REPRODUCED])}.",
+                f"Without a decisive verdict: {_ids(own[~own['verdict'].isin(DECISIVE)], with_verdict=True)}.",
+                f"The verdict depends on a setting the paper leaves open (see the readings): {_ids(moved)}.",
+                f"Judged with a choice made after a result was seen (see the post hoc register): "
+                f"{_ids(own[own['post_hoc'] != ''])}.",
+            ),
+        ),
+    ]
+
+
+def _exhibit(where: str) -> str:
+    """The first figure or table of the paper a claim's ``where`` names ("J Fig. 4a", "Table 1"), or ""."""
+    found = EXHIBIT.search(where)
+    if found is None:
+        return ""
+    version, kind, number = found.groups()
+    return f"{version or ''}{'Table' if kind == 'Table' else 'Fig.'} {number.replace('(', '').replace(')', '')}"
+
+
+def _figure_exhibit(name: str) -> str:
+    """The exhibit label of one of our figures named for the paper's (``fig02.png`` -> "Fig. 2"), or ""."""
+    found = re.fullmatch(r"fig0*(\d+[a-z]?)", Path(name).stem)
+    return f"Fig. {found.group(1)}" if found else ""
+
+
+def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
+    """One section per figure or table of the paper (the first its claims' ``where`` names), beside our figure
+    named for it; the claims that name none, and our figures no section shows, last."""
+    figures = sorted(p.relative_to(folder).as_posix() for p in (folder / "figures").glob("*.png"))
+    paper = card[card["kind"] != PRIVACY_CLAIM]
+    exhibits = paper["where"].map(_exhibit)
+    order = [e for e in dict.fromkeys(exhibits) if e] + ([""] if (exhibits == "").any() else [])
+    blocks = [Block("heading", "Claims by figure and table of the paper", level=2)]
+    placed = set()
+    for exhibit in order:
+        rows = paper[exhibits == exhibit]
+        blocks += [
+            Block("heading", exhibit or "Claims that name no figure or table", level=3),
+            Block("table", table=_claims_table(rows)),
+        ]
+        label = exhibit.removeprefix("J ").removeprefix("C ")
+        for name in (n for n in figures if exhibit and _figure_exhibit(n) == label and n not in placed):
+            blocks.append(Block("figure", name))
+            placed.add(name)
+    others = [name for name in figures if name not in placed]
+    if others:
+        blocks += [Block("heading", "Our other figures", level=3), *(Block("figure", n) for n in others)]
+    return blocks
+
+
+def _claims_table(rows: pd.DataFrame) -> pd.DataFrame:
+    interval = ["" if r.ci_low == "" else f"[{r.ci_low}, {r.ci_high}]" for r in rows.itertuples()]
+    return rows.assign(interval=interval)[CLAIM_COLUMNS]
+
+
+def _readings_table(study: str, out: Path) -> pd.DataFrame:
+    """The claims of ``study`` whose verdict differs from the default's under another built reading."""
+    table = _read_card(out / "readings.csv")
+    table = table[(table["study"] == study) & (table["reading"] != DEFAULT)]
+    differs = table[(table["unchanged"] != "yes") & (table["verdict"] != table["default_verdict"])]
+    return differs[["id", "reading", "engine", "default_verdict", "verdict"]]
+
+
+def _sensitivity(study: str, out: Path) -> list[Block]:
+    readings = study_readings(study)
+    described = pd.DataFrame(
+        [
+            {
+                "reading": r.name,
+                "post hoc": "yes" if r.post_hoc else "",
+                "switches": json.dumps(dict(r.switches)),
+                "why": r.why,
+            }
+            for r in readings
+        ]
+    )
+    return [
+        Block("heading", "Readings: a sensitivity analysis", level=2),
+        Block(
+            "text",
+            "Each reading sets the values the paper leaves open; the default gives the title and the "
+            "counts above. The readings declared:",
+        ),
+        Block("table", table=described),
+        Block(
+            "text", "Claims whose verdict differs from the default's under a built reading (published/readings.csv):"
+        ),
+        Block("table", table=_readings_table(study, out)),
+    ]
+
+
+def _post_hoc(study: str) -> list[Block]:
+    entries = [e for e in REGISTER if any(study_of(c) == study for c in e.claims)]
+    table = pd.DataFrame(
+        [
+            {
+                "subject": e.subject,
+                "kind": e.kind,
+                "commit": e.commit,
+                "claims": ", ".join(e.claims),
+                "known": e.known,
+                "what": e.what,
+            }
+            for e in entries
+        ],
+        columns=["subject", "kind", "commit", "claims", "known", "what"],
+    )
+    return [
+        Block("heading", "Post hoc register", level=2),
+        Block(
+            "text", "Choices made after a relevant result was known (src/dpdl/post_hoc.yaml), for this study's claims:"
+        ),
+        Block("table", table=table),
+    ]
+
+
+def _audit(card: pd.DataFrame, folder: Path) -> list[Block]:
+    privacy = card[card["kind"] == PRIVACY_CLAIM]
+    blocks = [
+        Block("heading", "Privacy audit", level=2),
+        Block(
+            "text",
+            "The paper's privacy claims, tested by an empirical audit (runs on neighbouring datasets; "
+            "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it):",
+        ),
+        Block("table", table=privacy[["id", "paper_value", "our_value", "verdict", "detail"]]),
+    ]
+    if (folder / AUDIT_TABLE).is_file():
+        audit = _read_card(folder / AUDIT_TABLE)
+        shown = ["claim", "cell", "algorithm", "score", "runs", "claimed_epsilon", "delta", "eps_lb", "refutes"]
+        blocks += [Block("text", "The audit's tests (audit/audit.csv):"), Block("table", table=audit[shown])]
+    else:
+        blocks.append(Block("text", "The snapshot holds no audit for this study."))
+    return blocks
+
+
+def _deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
+    not_run = card[card["verdict"].isin(NOT_RUN)]
+    settings = dict.fromkeys(card["switches"][card["switches"] != ""])
+    scales = dict.fromkeys(card["scale"][card["scale"] != ""])
+    return [
+        Block("heading", "Deviations from the paper, and what was not run", level=2),
+        Block("text", "Settings the paper leaves open, as the default reading sets them (scorecard, switches):"),
+        Block("list", items=tuple(settings)),
+        Block("text", "The scale of the runs (scorecard, scale):"),
+        Block("list", items=tuple(scales)),
+        Block("text", "Claims not run, and why:"),
+        Block(
+            "list",
+            items=tuple(f"{r.id} ({r.verdict}): {r.detail or r.justification}" for r in not_run.itertuples())
+            or ("none",),
+        ),
+        Block(
+            "text",
+            "What the runs not done would cost: "
+            + (
+                f"the snapshot records no estimate; the runs done took {manifest['run_compute_seconds']} CPU-seconds."
+                if len(not_run)
+                else "nothing: every claim was run."
+            ),
+        ),
+    ]
+
+
+def markdown(blocks: list[Block]) -> str:
+    """The article as Markdown; figures as links relative to the study folder."""
+    parts = []
+    for block in blocks:
+        if block.kind == "heading":
+            parts.append(f"{'#' * block.level} {block.text}\n")
+        elif block.kind == "text":
+            parts.append(block.text + "\n")
+        elif block.kind == "list":
+            parts.append("".join(f"- {item}\n" for item in block.items))
+        elif block.kind == "table":
+            parts.append(markdown_table(block.table) if len(block.table) else "none\n")
+        else:
+            parts.append(f"![{block.text}]({block.text})\n")
+    return "\n".join(parts)
+
+
+STYLE = (
+    "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;"
+    "padding:0 1em;color:#212529;line-height:1.5}table{border-collapse:collapse;font-size:0.85em;margin:1em 0}"
+    "th,td{border:1px solid #dee2e6;padding:0.3em 0.5em;vertical-align:top}th{background:#f8f9fa}"
+    "img{max-width:100%}h1,h2,h3{color:#343a40}"
+)
+
+
+def html_page(blocks: list[Block], folder: Path) -> str:
+    """The article as one self-contained HTML page: figures inline as data URIs, no external URL."""
+    parts = []
+    for block in blocks:
+        if block.kind == "heading":
+            parts.append(f"<h{block.level}>{html.escape(block.text)}</h{block.level}>")
+        elif block.kind == "text":
+            parts.append(f"<p>{html.escape(block.text)}</p>")
+        elif block.kind == "list":
+            parts.append("<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in block.items) + "</ul>")
+        elif block.kind == "table":
+            parts.append(_html_table(block.table))
+        else:
+            data = base64.b64encode((folder / block.text).read_bytes()).decode("ascii")
+            parts.append(
+                f'<figure><img alt="{html.escape(block.text)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html.escape(block.text)}</figcaption></figure>"
+            )
+    title_text = html.escape(blocks[0].text)
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title_text}</title>'
+        f"<style>{STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n"
+    )
+
+
+def _html_table(frame: pd.DataFrame) -> str:
+    if not len(frame):
+        return "<p>none</p>"
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
+        for row in frame.itertuples(index=False)
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def metadata(study: str, blocks: list[Block], manifest: dict) -> str:
+    """ReScience C ``metadata.yaml``: the authors left for the user to fill in."""
+    ref = REFERENCES[study]
+    data = {
+        "title": blocks[0].text,
+        "authors": [
+            {
+                "name": "(your name)",
+                "orcid": "(your ORCID)",
+                "email": "(your email)",
+                "affiliations": "(your affiliation)",
+            }
+        ],
+        "type": "Replication",
+        "language": "Python",
+        "domain": "Differential privacy; distributed machine learning",
+        "replication": {"cite": _citation(ref), "bib": ref.locator, "url": "", "doi": ""},
+        "code": {"url": "", "commit": manifest["code"]["commit"]},
+        "data": {"url": "", "doi": "", "path": f"published/{study}/"},
+        "replication type": REPLICATION_TYPE,
+    }
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def article_paths(out: Path = PUBLISHED) -> list[str]:
+    """Every article file of every study (whether published or not): the Snakemake target ``articles``."""
+    return [(out / study / name).as_posix() for study in ALL for name in ARTICLE_FILES]
+
+
+def article_files(study: str, out: Path = PUBLISHED) -> dict[str, str]:
+    """The article's files of ``study`` (name inside ``out/<study>`` -> text), generated from ``out``."""
+    folder = study_folder(study, out)
+    blocks = article_blocks(study, out)
+    texts = (markdown(blocks), html_page(blocks, folder), metadata(study, blocks, read_json(folder / MANIFEST)))
+    return dict(zip(ARTICLE_FILES, texts, strict=True))
+
+
+def write_article(study: str, out: Path = PUBLISHED) -> None:
+    """Write :func:`article_files` into ``out/<study>/``, each file atomically (all generated first)."""
+    files = article_files(study, out)
+    for name, text in files.items():
+        write_text(out / study / name, text)
+
+
+def write_articles(out: Path = PUBLISHED) -> list[str]:
+    """Write the article of every study published in ``out``; return the studies written."""
+    studies = list(published_studies(_snapshot(out)))
+    if not studies:
+        raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}); publish one with `dpdl publish`")
+    for study in studies:
+        write_article(study, out)
+    return studies
+
+
+def article_problems(out: Path = PUBLISHED) -> list[str]:
+    """An article missing or not what regenerating it from ``out`` gives, one line each with the fix."""
+    problems = []
+    for study in published_studies(out):
+        try:
+            files = article_files(study, out)
+        except (DpdlError, KeyError, OSError) as err:
+            problems.append(f"{out / study}: the article cannot be generated ({err})")
+            continue
+        for name, text in files.items():
+            path = out / study / name
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                problems.append(f"{path}: missing or not what regenerating gives; rewrite it with `dpdl article --all`")
+    return problems
