@@ -235,8 +235,8 @@ def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
         ),
         Block(
             "text",
-            f"Compute: the study's runs took {manifest['run_compute_seconds']} CPU-seconds in all (MANIFEST.json, "
-            "run_compute_seconds: each run's wall time, summed)"
+            f"Compute: the study's runs took {manifest['run_compute_seconds']} seconds in all (MANIFEST.json, "
+            "run_compute_seconds: each run's share of its single-threaded job's wall time, summed)"
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
             + ". The snapshot does not record compute per claim: the claims are judged from the study's shared "
             "runs, so only this total is available.",
@@ -414,7 +414,8 @@ def _deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
             "text",
             "What the runs not done would cost: "
             + (
-                f"the snapshot records no estimate; the runs done took {manifest['run_compute_seconds']} CPU-seconds."
+                "the snapshot records no estimate; the runs done took "
+                f"{manifest['run_compute_seconds']} seconds of run time."
                 if len(not_run)
                 else "nothing: every claim was run."
             ),
