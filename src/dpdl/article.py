@@ -178,12 +178,14 @@ def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest
     decisive = substantive[substantive["verdict"].isin(DECISIVE)]
     reproduced = decisive[decisive["verdict"] == REPRODUCED]
     mechanism = counted(card, (MECHANISM_PROPERTY,))
+    mechanism_decisive = mechanism[mechanism["verdict"].isin(DECISIVE)]
     privacy = card[card["kind"] == PRIVACY_CLAIM]
     outcome = (
         f"Of the paper's substantive claims that received a decisive verdict, {len(reproduced)} of "
         f"{len(decisive)} are reproduced ({len(substantive) - len(decisive)} more have no decisive verdict); "
-        f"of its mechanism properties, {(mechanism['verdict'] == REPRODUCED).sum()} of {len(mechanism)} are "
-        "reproduced; its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "."
+        f"of its mechanism properties with a decisive verdict, {(mechanism_decisive['verdict'] == REPRODUCED).sum()} "
+        f"of {len(mechanism_decisive)} are reproduced ({len(mechanism) - len(mechanism_decisive)} more have none); "
+        "its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "."
     )
     return [
         Block("heading", "Reproducibility summary", level=2),
