@@ -163,3 +163,19 @@ def test_run_refuses_both_or_neither_noise_source(tiny) -> None:
     padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
     with pytest.raises(ValueError, match="exactly one of seeds"):
         jax_iadmm.run_iadmm_jax(padded, params("objp"), tiny["x"], tiny["y"])
+
+
+@pytest.mark.parametrize("algorithm", ["objt", "outp"])
+def test_a_run_split_into_chunks_is_the_run_in_one_call_and_reports_each_chunk(tiny, algorithm) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    p = params(algorithm, 0.5, 5)
+    seeds = np.random.SeedSequence(3).spawn(2)
+    heard = []
+    whole = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds)
+    split = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds, chunk=2, progress=heard.append)
+    assert heard == [2, 4, 5]
+    assert_replays(split.local, whole.local, "z^6")  # two compiled programs: XLA may fuse float32 steps apart
+    assert_replays(split.duals, whole.duals, "lambda^6")
+    for b in range(len(seeds)):
+        np.testing.assert_array_equal(split.traces[b]["iteration"], whole.traces[b]["iteration"])
+        np.testing.assert_allclose(split.traces[b]["test_error"], whole.traces[b]["test_error"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -305,6 +306,67 @@ def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_p
     default = read_run(jobs["root"] / grid.run_path("main", "mnist", "nonprivate", math.inf, 0))
     assert objp.trace.equals(default.trace)  # the default is ObjP
     assert not objt.trace["train_cost"].equals(objp.trace["train_cost"])
+
+
+def test_the_backend_is_a_run_setting_only_when_it_is_not_numba_and_asks_for_the_gpu() -> None:
+    section = CONFIG["dp_iadmm"]
+    assert "backend" not in grid.run_settings(CONFIG, "main", "objt")  # numba: the runs' cache predates the key
+    on_jax = {**CONFIG, "dp_iadmm": {**section, "backend": "jax"}}
+    assert grid.run_settings(on_jax, "main", "objt")["backend"] == "jax"
+    assert grid.run_settings(on_jax, "main", grid.NONPRIVATE)["backend"] == "jax"
+    assert grid.run_gpus_input(on_jax, None) == 1 and grid.run_gpus_input(CONFIG, None) == 0
+
+
+@pytest.mark.parametrize("name, epsilon", [("objt", 0.05), ("outp", 0.05), (grid.NONPRIVATE, math.inf)])
+def test_run_job_on_the_jax_backend_writes_the_runs_numba_writes_and_says_so(jobs, tmp_path, name, epsilon) -> None:
+    pytest.importorskip("jax")
+    seeds = grid.seeds(SECTION, "main", name)
+    outputs = [str(tmp_path / f"seed{s}.npz") for s in seeds]
+    settings = {**grid.run_settings(CONFIG, "main", name), "backend": "jax"}
+    npz = jobs["root"] / "mnist.npz"
+    job = {"horizon": "main", "dataset": "mnist", "variant_name": name, "epsilon": epsilon, "npz": npz}
+    run.run_job(**job, settings=settings, card={"npz_sha256": sha256_file(npz)}, outputs=outputs)
+    for seed, path in zip(seeds, outputs, strict=True):
+        assert validate_run(path) == []
+        ours = read_run(path)
+        numba = read_run(jobs["root"] / grid.run_path("main", "mnist", name, epsilon, seed))
+        backend = ours.provenance["params"].pop("backend")
+        assert backend["name"] == "jax" and backend["device"].startswith("cpu") and "threefry" in backend["noise"]
+        assert numba.provenance["params"].pop("backend")["name"] == "numba"
+        assert ours.provenance["params"] == numba.provenance["params"]
+        for key in ("eps_composed_rdp", "eps_composed_pld", "noise_scales", "seed", "epsilon"):
+            assert ours.provenance.get(key) == numba.provenance.get(key), key
+        assert list(ours.trace.columns) == list(numba.trace.columns)
+        assert list(ours.trace["iteration"]) == list(numba.trace["iteration"])
+        if name == grid.NONPRIVATE:  # no noise: the same iterates, to float32 rounding
+            np.testing.assert_allclose(ours.trace["train_cost"], numba.trace["train_cost"], rtol=1e-5)
+        else:  # its own draws
+            assert not np.allclose(ours.trace["noise_magnitude"], numba.trace["noise_magnitude"])
+
+
+def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, monkeypatch) -> None:
+    import builtins
+
+    from dpdl.errors import ConfigError
+
+    real_import = builtins.__import__
+
+    def without_jax(name, *args, **kwargs):
+        if (
+            name == "jax"
+            or name.startswith("jax.")
+            or name.endswith("dp_iadmm_jax")
+            or "dp_iadmm_jax" in (args[2] or ())
+        ):
+            raise ImportError("No module named 'jax'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.delitem(sys.modules, "dpdl.algorithms.dp_iadmm_jax", raising=False)
+    monkeypatch.setattr(builtins, "__import__", without_jax)
+    settings = {**grid.run_settings(CONFIG, "main", "objt"), "backend": "jax"}
+    job = {"horizon": "main", "dataset": "mnist", "settings": settings, "npz": jobs["root"] / "mnist.npz", "card": {}}
+    with pytest.raises(ConfigError, match=r"dp_iadmm.backend is jax but JAX cannot be imported.*\[gpu\]"):
+        run.run_job(**job, variant_name="objt", epsilon=0.05, outputs=["a.npz", "b.npz"])
 
 
 def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> None:

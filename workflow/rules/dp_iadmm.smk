@@ -31,6 +31,7 @@ rule dp_iadmm_run:
     resources:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
+        gpu=partial(dp_iadmm_grid.run_gpus_input, config),
     params:
         settings=lambda w: json.dumps(
             dp_iadmm_grid.run_settings(config, "main", w.variant)
@@ -58,6 +59,7 @@ rule dp_iadmm_run_nonprivate:
     resources:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
+        gpu=partial(dp_iadmm_grid.run_gpus_input, config),
     params:
         settings=json.dumps(
             dp_iadmm_grid.run_settings(config, "main", dp_iadmm_grid.NONPRIVATE)
@@ -87,6 +89,7 @@ rule dp_iadmm_run_noiseless:
     resources:
         mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "main"),
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
+        gpu=partial(dp_iadmm_grid.run_gpus_input, config),
     params:
         settings=lambda w: json.dumps(
             dp_iadmm_grid.run_settings(config, "main", f"nonprivate_{w.algorithm}")
@@ -123,6 +126,7 @@ if dp_iadmm_grid.long_horizon_distinct(config):
         resources:
             mem_mb=partial(dp_iadmm_grid.run_memory_input, config, "long"),
             runtime=partial(dp_iadmm_grid.run_minutes_input, config, "long"),
+            gpu=partial(dp_iadmm_grid.run_gpus_input, config),
         params:
             settings=lambda w: json.dumps(
                 dp_iadmm_grid.run_settings(config, "long", w.variant)

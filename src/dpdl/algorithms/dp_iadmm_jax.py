@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -53,6 +53,7 @@ from dpdl.privacy import objp_laplace_scale, objp_sensitivity
 
 DTYPE = jnp.float32
 HIGHEST = lax.Precision.HIGHEST  # full float32 products on every backend (no TF32 / bf16)
+CHUNK_ITERATIONS = 1000  # iterations per call of the compiled program (progress is reported between calls)
 
 
 class PaddedAgents(NamedTuple):
@@ -299,18 +300,15 @@ def _run(
     program: Program,
     agents: PaddedAgents,
     constants: Constants,
+    start: State,
     rows: Schedule,
     noise: jax.Array | None,
     keys: jax.Array | None,
     test_features: jax.Array,
     test_labels: jax.Array,
 ) -> tuple[State, TraceSums]:
-    """Run every iteration of ``rows`` with ``lax.scan``; return the final state and the trace sums, (T, B) each."""
-    n_agents, _, n_features = agents.features.shape
-    replicas = keys.shape[0] if noise is None else noise.shape[1]
-    n_classes = agents.onehot.shape[-1]
-    zeros = jnp.zeros((n_agents, n_features, replicas, n_classes), DTYPE)
-    start = State(zeros[0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
+    """Run the iterations of ``rows`` from ``start`` (``lax.scan``); return the state and the trace sums (T, B)."""
+    n_agents, n_features, replicas, n_classes = start.z.shape
     iteration = outp_iteration if program.algorithm == "outp" else objective_perturbation_iteration
 
     def step(state: State, inputs: tuple[Schedule, jax.Array | None]) -> tuple[State, TraceSums]:
@@ -339,6 +337,8 @@ def run_iadmm_jax(
     *,
     seeds: Sequence[np.random.SeedSequence] | None = None,
     unit_noise: np.ndarray | None = None,
+    progress: Callable[[int], None] | None = None,
+    chunk: int = CHUNK_ITERATIONS,
 ) -> IadmmResult:
     """Run ObjP, ObjT or OutP for T iterations on every replica at once, as one compiled program.
 
@@ -356,6 +356,12 @@ def run_iadmm_jax(
     unit_noise : numpy.ndarray, shape (T, B, P, J, K), optional
         Injected unit-scale draws instead (Laplace for ObjP and ObjT, Gaussian for OutP), agents
         in the original order; replica b's agent p takes ``unit_noise[t - 1, b, p]`` at iteration t.
+
+    progress : callable, optional
+        Called with t after every ``chunk`` iterations and after the last (for progress logs).
+    chunk : int
+        Iterations per call of the compiled program (the state stays on the device between calls;
+        the split changes no number, only when ``progress`` hears of it).
 
     Exactly one of ``seeds`` and ``unit_noise`` is given (a non-private run reads neither's
     values, only the number of replicas).
@@ -414,18 +420,28 @@ def run_iadmm_jax(
         jnp.asarray(agents.features), jnp.asarray(agents.onehot), jnp.asarray(agents.feature_l1), agents.sizes
     )
     in_float32 = Schedule(*(np.asarray(v, np.float32) if v.dtype == np.float64 else v for v in rows))
-    state, sums = _run(
-        program,
-        device_agents,
-        constants,
-        jax.tree.map(jnp.asarray, in_float32),
-        None if unit_noise is None else jnp.asarray(unit_noise),
-        keys,
-        jnp.asarray(test_features, DTYPE),
-        jnp.asarray(test_labels, jnp.int32),
-    )
-    logged = TraceSums(*(np.asarray(v, dtype=np.float64)[rows.logged] for v in sums))
-    per_coordinate, replicas = n_agents * n_features * n_classes, logged.cv_sum.shape[1]
+    replicas = len(seeds) if unit_noise is None else unit_noise.shape[1]
+    zeros = jnp.zeros((n_agents, n_features, replicas, n_classes), DTYPE)
+    state = State(zeros[0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
+    test_set = (jnp.asarray(test_features, DTYPE), jnp.asarray(test_labels, jnp.int32))
+    parts = []
+    for begin in range(0, params.iterations, chunk):
+        stop = min(begin + chunk, params.iterations)
+        state, sums = _run(
+            program,
+            device_agents,
+            constants,
+            state,
+            Schedule(*(jnp.asarray(v[begin:stop]) for v in in_float32)),
+            None if unit_noise is None else jnp.asarray(unit_noise[begin:stop]),
+            keys,
+            *test_set,
+        )
+        parts.append(TraceSums(*(np.asarray(v)[rows.logged[begin:stop]] for v in sums)))  # waits for the chunk
+        if progress is not None:
+            progress(stop)
+    logged = TraceSums(*(np.concatenate(v).astype(np.float64) for v in zip(*parts, strict=True)))
+    per_coordinate = n_agents * n_features * n_classes
     log = {
         "iteration": np.repeat(rows.t[rows.logged, None].astype(np.int64), replicas, axis=1),
         "test_error": logged.test_mistakes / len(test_labels),

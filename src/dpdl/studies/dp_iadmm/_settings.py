@@ -36,6 +36,7 @@ ALGORITHM_SWITCHES = {
 CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
 CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
+DEFAULT_BACKEND = "numba"  # dp_iadmm.backend: the program that runs the iterations (numba, or jax for a GPU)
 
 
 def check_config(config: dict) -> None:
@@ -88,11 +89,14 @@ def run_settings(config: dict, horizon: str, variant_name: str) -> dict:
     """The config values a run job of ``variant_name`` depends on (its rule's params: a change reruns it).
 
     The keys are :func:`run_setting_keys`: a reading reruns the runs its switch reaches and no others.
+    The backend is among them only where it is not the default (numba), so that the runs built
+    before the key existed keep their params and their cache.
     """
     section = config[STUDY]
     derived = {"horizon": horizon, **horizon_settings(section, horizon)}
     copied = {key: section[key] for key in run_setting_keys(variant_name) if key not in derived}
-    return {**derived, **copied}
+    backend = section.get("backend", DEFAULT_BACKEND)
+    return {**derived, **copied} | ({} if backend == DEFAULT_BACKEND else {"backend": backend})
 
 
 def optimum_settings(config: dict) -> dict:

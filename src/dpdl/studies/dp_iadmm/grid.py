@@ -59,6 +59,7 @@ from dpdl.studies.dp_iadmm._settings import (  # noqa: F401
     ALGORITHM_SWITCHES,
     CLAIM_CONFIG_KEYS,
     CLAIM_SETTING_KEYS,
+    DEFAULT_BACKEND,
     OPTIMUM_SETTING_KEYS,
     PARAM_SWITCHES,
     REFERENCE_RUN_SETTING_KEYS,
@@ -186,6 +187,11 @@ def optimum_data_input(availability: Callable, wildcards) -> list[str]:
 def run_memory_input(config: dict, horizon: str, wildcards) -> int:
     """``mem_mb`` of a run job (see :func:`run_memory_mb`)."""
     return run_memory_mb(config, wildcards.dataset, horizon)
+
+
+def run_gpus_input(config: dict, wildcards) -> int:
+    """``gpu`` of a run job: 1 with the jax backend (``--resources gpu=1`` runs one at a time on the card), else 0."""
+    return int(config[STUDY].get("backend", DEFAULT_BACKEND) == "jax")
 
 
 def run_minutes_input(config: dict, horizon: str, wildcards) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -26,15 +27,24 @@ log = logging.getLogger(__name__)
 PRIVACY_GROUPS = 1000
 
 
-def load_federated(dataset: str, npz: str | Path, mnist_agents: int, replicas: int = 1):
-    """Load a prepared dataset as float32 (once per job) and block its agents for ``replicas`` seeds.
+class TrainingRows(NamedTuple):
+    """A prepared dataset as float32 features in [0, 1]: the agents' rows (agent p is rows
+    ``offsets[p]:offsets[p+1]``), the number of classes K and the test set."""
 
-    Returns
-    -------
-    tuple
-        (FederatedData, test features float32, test labels, original agent sizes).
+    features: np.ndarray
+    labels: np.ndarray
+    offsets: np.ndarray
+    n_classes: int
+    test_features: np.ndarray
+    test_labels: np.ndarray
+
+
+def load_rows(dataset: str, npz: str | Path, mnist_agents: int) -> TrainingRows:
+    """Load a prepared dataset as float32 (once per job) and split its rows among the agents.
+
+    MNIST: ``mnist_agents`` contiguous equal shards in file order (no rng); FEMNIST: one LEAF
+    writer per agent (``offsets_train``).
     """
-    from dpdl.algorithms.dp_iadmm_data import federated_data
     from dpdl.data.partition import equal_shards
     from dpdl.io import load_npz
 
@@ -60,8 +70,66 @@ def load_federated(dataset: str, npz: str | Path, mnist_agents: int, replicas: i
     else:
         offsets = arrays["offsets_train"]  # one LEAF writer = one agent
     n_classes = int(max(labels.max(), arrays["y_test"].max())) + 1
-    data = federated_data(train, labels, offsets, n_classes, replicas=replicas)
-    return data, test, arrays["y_test"].astype(np.intp), np.diff(offsets)
+    return TrainingRows(train, labels, offsets, n_classes, test, arrays["y_test"].astype(np.intp))
+
+
+def load_federated(dataset: str, npz: str | Path, mnist_agents: int, replicas: int = 1):
+    """:func:`load_rows`, the agents blocked for ``replicas`` seeds of the numba run.
+
+    Returns
+    -------
+    tuple
+        (FederatedData, test features float32, test labels, original agent sizes).
+    """
+    from dpdl.algorithms.dp_iadmm_data import federated_data
+
+    rows = load_rows(dataset, npz, mnist_agents)
+    data = federated_data(rows.features, rows.labels, rows.offsets, rows.n_classes, replicas=replicas)
+    return data, rows.test_features, rows.test_labels, np.diff(rows.offsets)
+
+
+def jax_program():
+    """The JAX backend's module (:mod:`dpdl.algorithms.dp_iadmm_jax`), or a line saying how to install JAX."""
+    try:
+        from dpdl.algorithms import dp_iadmm_jax
+    except ImportError as error:
+        raise ConfigError(
+            f"dp_iadmm.backend is jax but JAX cannot be imported ({error}); install it with "
+            "pip install -e '.[gpu]' (add jax[cuda12] for an NVIDIA GPU) or set dp_iadmm.backend: numba"
+        ) from None
+    return dp_iadmm_jax
+
+
+def backend_record(backend: str) -> dict:
+    """What a run's provenance says of the program that ran it: its name, its noise stream, JAX's device."""
+    if backend == "numba":
+        return {"name": "numba", "noise": "numpy default_rng (PCG64) of the run's SeedSequence"}
+    import jax
+
+    device = jax.devices()[0]
+    return {
+        "name": "jax",
+        "device": f"{device.platform}: {device.device_kind}",
+        "jax": jax.__version__,
+        "noise": "threefry2x32, key = the run's SeedSequence's first two words, fold_in(key, t) at iteration t",
+        "precision": "float32, matrix products at Precision.HIGHEST (no TF32 / bf16)",
+    }
+
+
+def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress):
+    """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult."""
+    if backend == "jax":
+        program = jax_program()
+        agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+        return lambda: program.run_iadmm_jax(
+            agents, params, rows.test_features, rows.test_labels, seeds=seeds, progress=progress
+        )
+    from dpdl.algorithms.dp_iadmm import run_iadmm
+    from dpdl.algorithms.dp_iadmm_data import federated_data
+
+    data = federated_data(rows.features, rows.labels, rows.offsets, rows.n_classes, replicas=len(seeds))
+    rngs = [np.random.default_rng(seed) for seed in seeds]
+    return lambda: run_iadmm(data, params, rows.test_features, rows.test_labels, rngs=rngs, progress=progress)
 
 
 def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> list:
@@ -104,7 +172,7 @@ def run_job(
 
     ``settings`` are the run settings (``grid.run_settings``), ``card`` the dataset's JSON card.
     """
-    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule, run_iadmm
+    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
     from dpdl.privacy import privacy_record
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
     from dpdl.runs import RunResult, execute, run_seed_sequence, run_timing, write_run
@@ -118,7 +186,8 @@ def run_job(
     seeds = job_seeds(variant_name, settings["seeds"])
     if len(outputs) != len(seeds):
         raise ConfigError(f"{len(outputs)} output paths for {len(seeds)} seeds; pass one --out per seed")
-    data, test_x, test_y, agent_sizes = load_federated(dataset, npz, settings["mnist_agents"], len(seeds))
+    rows = load_rows(dataset, npz, settings["mnist_agents"])
+    agent_sizes = np.diff(rows.offsets)
     constants = PENALTY_CONSTANTS[dataset]
     penalty = PenaltySchedule(**constants, factor=spec.rho_factor, static=spec.rho_static)
     params = IadmmParams(
@@ -133,15 +202,22 @@ def run_job(
         **{name: settings[name] for name in PARAM_SWITCHES if name in settings},  # its algorithm's (grid)
     )
     paper_epsilon = None if math.isinf(epsilon) else epsilon
-    rngs = [np.random.default_rng(run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s)) for s in seeds]
-    job = f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)} ({len(rngs)} seeds)"
-    log.info("%s: %d agents, %d samples, T = %d", job, data.n_agents, data.n_total, params.iterations)
+    sequences = [run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s) for s in seeds]
+    job = f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)} ({len(seeds)} seeds)"
+    backend = settings.get("backend", "numba")  # the default is left out of the settings (_settings.run_settings)
+    solve = solver(backend, rows, params, sequences, Progress(job, params.iterations).update)
+    log.info(
+        "%s: %d agents, %d samples, T = %d, backend %s",
+        job,
+        len(agent_sizes),
+        agent_sizes.sum(),
+        params.iterations,
+        backend,
+    )
     outcome = {}
 
     def batch() -> pd.DataFrame:
-        outcome["result"] = run_iadmm(
-            data, params, test_x, test_y, rngs=rngs, progress=Progress(job, params.iterations).update
-        )
+        outcome["result"] = solve()
         return outcome["result"].traces[0]
 
     timed = execute(batch, {}, iterations=params.iterations)
@@ -175,20 +251,21 @@ def run_job(
             "objt_radius": objt_radius,
             "outp_inverse_eta": "(I_p / 4 + 2 sqrt(t ln(1.25 / delta)) / epsilon) / a",
         },
-        "agents": data.n_agents,
-        "samples": data.n_total,
-        "features": data.n_features,
-        "classes": data.n_classes,
+        "agents": len(agent_sizes),
+        "samples": int(agent_sizes.sum()),
+        "features": rows.features.shape[1],
+        "classes": rows.n_classes,
         "samples_per_agent": {
             "min": int(agent_sizes.min()),
             "max": int(agent_sizes.max()),
             "mean": float(agent_sizes.mean()),
         },
-        "test_samples": len(test_y),
-        "replicas_in_job": len(rngs),
+        "test_samples": len(rows.test_labels),
+        "replicas_in_job": len(seeds),
         "finite": result.finite,
         "dataset_missing_files": list(card.get("missing_files", [])),
         "dtype": "float32",
+        "backend": backend_record(backend),
     }
     for seed, trace, path in zip(seeds, result.traces, outputs, strict=True):
         provenance = {
@@ -203,7 +280,7 @@ def run_job(
             # nonprivate_algorithm is in the reference run's settings alone
             "switches": {name: settings[name] for name in SWITCHES if name in settings},
             "versions": timed.provenance["versions"],
-            "timing": run_timing(job_timing["wall_time_s"], job_timing["cpu_time_s"], params.iterations, len(rngs)),
+            "timing": run_timing(job_timing["wall_time_s"], job_timing["cpu_time_s"], params.iterations, len(seeds)),
         }
         write_run(path, RunResult(trace, provenance))
     log.info("%s: done in %.1f s (%.1f CPU-s)", job, job_timing["wall_time_s"], job_timing["cpu_time_s"])
