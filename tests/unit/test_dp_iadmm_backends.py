@@ -85,3 +85,57 @@ def test_the_jax_backend_is_equivalent_to_numba_in_test_error_at_t_1000(mnist_li
         f"{algorithm} at epsilon-bar {epsilon}: numba {reference.mean():.2f} +- {reference.std(ddof=1):.2f} pp, "
         f"jax {candidate.mean():.2f} +- {candidate.std(ddof=1):.2f} pp; TOST p = {p:.3g} at margin {MARGIN_PP} pp"
     )
+
+
+def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
+    """``benchmarks/device_dp_iadmm.py --cpu`` on a generated MNIST-shaped set: every step, its files, the tarball."""
+    import json
+    import subprocess
+    import sys
+    import tarfile
+    from pathlib import Path
+
+    from dpdl.io import save_npz, sha256_file
+
+    rng = np.random.default_rng(0)
+    npz, card = tmp_path / "mnist.npz", tmp_path / "mnist.json"
+    save_npz(
+        npz,
+        {
+            "X_train": rng.integers(0, 256, (200, 784), dtype=np.uint8),
+            "y_train": rng.integers(0, 10, 200).astype(np.uint8),
+            "X_test": rng.integers(0, 256, (50, 784), dtype=np.uint8),
+            "y_test": rng.integers(0, 10, 50).astype(np.uint8),
+            "pixel_divisor": np.int32(255),
+        },
+    )
+    card.write_text(
+        json.dumps(
+            {
+                "npz_sha256": sha256_file(npz),
+                "name": "dp_iadmm/mnist",
+                "study": "dp_iadmm",
+                "dataset": "mnist",
+                "classes": 10,
+                "class_balance": {str(k): 0.1 for k in range(10)},
+            }
+        )
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out"
+    command = [sys.executable, "benchmarks/device_dp_iadmm.py", "--cpu", "--out", str(out), "--data", str(npz)]
+    done = subprocess.run([*command, "--card", str(card)], cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    values = json.loads((out / "device.json").read_text())
+    assert values["machine"]["mode"] == "cpu" and all(v["passed"] for v in values["check"].values())
+    assert values["ceilings"]["measured_ms_per_seed_iteration"] > 0 and values["cells"]["jobs"] == 5
+    assert values["paper_grid"]["projected_hours"] > 0
+    with tarfile.open(out / "dp_iadmm_device.tar.gz") as archive:
+        names = set(archive.getnames())
+    assert "results/dp_iadmm/runs/main/mnist/objt/eps0.05/seed1.npz" in names
+    assert (
+        "results/readings/dp_iadmm/nonprivate_objt/results/dp_iadmm/runs/main/mnist/nonprivate/epsinf/seed0.npz"
+        in names
+    )
+    assert {"results/claims/dp_iadmm.csv", "results/dp_iadmm/aggregates/fig2a_seeds.csv"} <= names
+    assert "3. 5 run jobs on the jax backend" in (out / "device.txt").read_text()

@@ -40,7 +40,6 @@ from dpdl.algorithms.dp_iadmm_data import (
     chunk_loss_gradients,
     chunk_sensitivities,
 )
-from dpdl.algorithms.dp_iadmm_kernel import ALGORITHM_CODES, draw_noise, fused_step
 from dpdl.algorithms.dp_iadmm_objective import training_objective
 from dpdl.models import softmax
 from dpdl.privacy import (
@@ -325,6 +324,12 @@ def run_iadmm(
     whose server step follows the agents, applies its dual step (4c) of iteration t at the start
     of the chunk's work in iteration t+1 (and once more after the last iteration).
     """
+    from dpdl.algorithms.dp_iadmm_kernel import (
+        ALGORITHM_CODES,
+        draw_noise,
+        fused_step,
+    )  # numba: the JAX path needs none
+
     rngs = list(rngs)
     if not rngs or not all(isinstance(r, np.random.Generator) for r in rngs):
         raise TypeError("rngs must be a non-empty sequence of numpy.random.Generator")

@@ -1,0 +1,394 @@
+"""dp_iadmm on one GPU (issue 37): check the JAX program there, time it against the card's floor, run the stated cells.
+
+Usage (from the project root; on the GPU machine, the prepared MNIST carried in)::
+
+    python benchmarks/device_dp_iadmm.py --out OUT [--wheels DIR] [--cpu]
+
+Three steps, each printed as it finishes, all written to ``OUT/device.txt`` and ``OUT/device.json``:
+
+1. **The same program on the GPU and on the CPU** (``jax.devices("cpu")``, always present): ObjT and
+   OutP at epsilon-bar 0.05, 2 seeds, T = 200, on the prepared MNIST, the same keys; the largest
+   difference of w, z and lambda over the largest entry must stay below ``FLOAT32_TOLERANCE`` and
+   every logged test error must agree to ``TEST_ERROR_TOLERANCE``.
+2. **The card's two ceilings and the iteration's floor**: a 1 GiB float32 copy (bytes read + written
+   per second) and an 8192^2 float32 product at ``Precision.HIGHEST`` (FLOP per second), best of 5.
+   A seed-iteration's floor is the larger of its bytes (the features read twice per iteration, shared
+   by the B seeds) over the copy rate and its FLOP (two products, 2 I J K each) over the product rate.
+   Then ObjT on MNIST, 10 seeds, 1,000 iterations after a compiling run: ms per seed-iteration and
+   its ratio to the floor, as ``benchmarks/bench_dp_iadmm.py`` reports the CPU's.
+3. **The cells of ``--config``** (default ``config/paper_mnist_cells.yaml``: the four stated MNIST
+   jobs) with ``dp_iadmm.backend: jax``, and the jobs each ``--readings`` name reaches (default
+   ``nonprivate_objt``: the second non-private reference), through ``dpdl.studies.dp_iadmm.run.run_job``:
+   the run artifacts Snakemake would write, with the device in their provenance. Then the study's
+   own steps (``python -m dpdl dp_iadmm aggregate`` and ``claims``, as its rules call them) make the
+   aggregates and the claims of the default reading, and the paper grid's GPU time is projected
+   from the measured rate. Everything goes into ``OUT/dp_iadmm_device.tar.gz`` (paths as in a
+   build folder): unpack it in the build folder (``tar xzmf``: m dates the files now, so Snakemake
+   keeps them), run ``snakemake --configfile config/paper_mnist_cells.yaml`` for figures and
+   readings, then ``dpdl publish`` (docs/performance.md, "A GPU").
+
+``--cpu`` runs every step on the CPU at toy sizes (T = 5 in step 1, 64 MiB and 1024^2 in step 2,
+20 iterations, 2 seeds and T = 20 in step 3), so the script is tested end to end where no GPU is.
+``--wheels DIR`` first installs what the GPU machine lacks from wheels prepared beforehand
+(``pip download`` of ``DEVICE_PACKAGES``; no package registry is needed). Exit status 1 when a
+check of step 1 fails; the rest still runs and is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+# What dpdl's run job needs beyond the GPU machine's Python (JAX, numpy, scipy, pandas), by import name.
+DEVICE_PACKAGES = {
+    "yaml": "pyyaml",
+    "jsonschema": "jsonschema",
+    "dp_accounting": "dp-accounting",
+    "matplotlib": "matplotlib",
+    "seaborn": "seaborn",
+}
+FLOAT32_TOLERANCE = 1e-4  # of the largest entry, after 200 iterations on two devices (reduction orders differ)
+TEST_ERROR_TOLERANCE = 0.002  # 0.2 pp: a few of 10,000 test rows on either side of a decision boundary
+CHECK_EPSILON = 0.05
+PART_BYTES = 16_000_000  # the largest file the device's output may hold (the tarball is split above it)
+
+
+def install_wheels(folder: Path) -> None:
+    """Install the missing ``DEVICE_PACKAGES`` from ``folder`` (no index)."""
+    missing = [name for module, name in DEVICE_PACKAGES.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        command = [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(folder), *missing]
+        subprocess.run(command, check=True)
+
+
+class Report:
+    """Lines printed as they come and kept for ``device.txt``; measurements kept for ``device.json``."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.values: dict = {}
+
+    def say(self, line: str = "") -> None:
+        print(line, flush=True)
+        self.lines.append(line)
+
+
+def mnist_rows(data: Path, card: Path):
+    """The prepared MNIST split among 10 agents, as the run job reads it."""
+    from dpdl.studies.dp_iadmm.run import load_rows
+
+    if not data.exists() or not card.exists():
+        raise SystemExit(
+            f"{data} or {card} is missing: prepare MNIST first (snakemake data/processed/dp_iadmm/mnist.npz) and carry "
+            "both files to the GPU machine"
+        )
+    return load_rows("mnist", data, 10)
+
+
+def params_for(algorithm: str, epsilon: float, iterations: int, log_every: int):
+    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
+    from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
+
+    return IadmmParams(
+        algorithm, epsilon, iterations, PenaltySchedule(**PENALTY_CONSTANTS["mnist"]), log_every=log_every
+    )
+
+
+def same_program_on_two_devices(report: Report, rows, iterations: int, devices) -> bool:
+    """Step 1: the program on ``devices[0]`` and ``devices[1]`` from the same keys."""
+    import jax
+    import numpy as np
+
+    from dpdl.algorithms import dp_iadmm_jax as program
+
+    report.say(f"1. the same program on {devices[0]} and on {devices[1]}: T = {iterations}, 2 seeds, the same keys")
+    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    seeds = np.random.SeedSequence(2026).spawn(2)
+    passed = True
+    for algorithm in ("objt", "outp"):
+        params = params_for(algorithm, CHECK_EPSILON, iterations, max(1, iterations // 10))
+        results = []
+        for device in devices:
+            with jax.default_device(device):
+                results.append(program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=seeds))
+        first, second = results
+        worst = {
+            name: float(np.abs(getattr(first, name) - getattr(second, name)).max() / np.abs(getattr(first, name)).max())
+            for name in ("weights", "local", "duals")
+        }
+        error_gap = max(
+            float(np.abs(a["test_error"].to_numpy() - b["test_error"].to_numpy()).max())
+            for a, b in zip(first.traces, second.traces, strict=True)
+        )
+        ok = max(worst.values()) <= FLOAT32_TOLERANCE and error_gap <= TEST_ERROR_TOLERANCE
+        passed &= ok
+        report.values.setdefault("check", {})[algorithm] = {**worst, "test_error_gap": error_gap, "passed": ok}
+        report.say(
+            f"   {algorithm}: largest difference / largest entry: w {worst['weights']:.1e}, z {worst['local']:.1e}, "
+            f"lambda {worst['duals']:.1e} (at most {FLOAT32_TOLERANCE:g}); test error {100 * error_gap:.2f} pp "
+            f"(at most {100 * TEST_ERROR_TOLERANCE:g}): {'PASS' if ok else 'FAIL'}"
+        )
+    return passed
+
+
+def best_seconds(run, repeats: int = 5) -> float:
+    """The fastest of ``repeats`` timed calls of ``run`` (after one untimed call)."""
+    run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterations: int, seeds: int) -> float:
+    """Step 2: the copy and product ceilings, the iteration's floor, its time (returned: ms per seed-iteration)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from dpdl.algorithms import dp_iadmm_jax as program
+
+    report.say("2. ceilings and the iteration against its floor")
+    source = jnp.ones(copy_bytes // 4, jnp.float32)
+    copy = jax.jit(lambda x: x * 1.0)
+    copy_s = best_seconds(lambda: copy(source).block_until_ready())
+    bandwidth = 2 * copy_bytes / copy_s  # read + write
+    a = jnp.ones((side, side), jnp.float32)
+    product = jax.jit(lambda x: jnp.matmul(x, x, precision=jax.lax.Precision.HIGHEST))
+    product_s = best_seconds(lambda: product(a).block_until_ready())
+    flops = 2 * side**3 / product_s
+    report.say(
+        f"   copy {copy_bytes / 2**30:.2f} GiB: {bandwidth / 1e9:.0f} GB/s; "
+        f"product {side}^2: {flops / 1e12:.1f} TFLOP/s"
+    )
+    rows_n, features = rows.features.shape
+    classes = rows.n_classes
+    step_bytes = 2 * rows_n * features * 4 / seeds  # the features read twice per iteration, shared by the seeds
+    step_flops = 2 * 2 * rows_n * features * classes  # the two products of (37) per seed
+    floor_ms = 1e3 * max(step_bytes / bandwidth, step_flops / flops)
+    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    params = params_for("objt", CHECK_EPSILON, iterations, iterations)
+    chosen = np.random.SeedSequence(7).spawn(seeds)
+
+    def run() -> None:
+        program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=chosen)
+
+    start = time.perf_counter()
+    run()  # compiles
+    first_s = time.perf_counter() - start
+    start = time.perf_counter()
+    run()
+    measured_ms = 1e3 * (time.perf_counter() - start) / (iterations * seeds)
+    report.values["ceilings"] = {
+        "copy_GBps": bandwidth / 1e9,
+        "product_TFLOPps": flops / 1e12,
+        "floor_ms_per_seed_iteration": floor_ms,
+        "measured_ms_per_seed_iteration": measured_ms,
+        "compile_s": first_s - measured_ms * iterations * seeds / 1e3,
+    }
+    report.say(
+        f"   ObjT, MNIST, {seeds} seeds, T = {iterations}: {measured_ms:.4f} ms per seed-iteration, "
+        f"floor {floor_ms:.4f} "
+        f"ms ({'bytes' if step_bytes / bandwidth > step_flops / flops else 'FLOP'}): {measured_ms / floor_ms:.2f}x the "
+        f"floor; compilation about {report.values['ceilings']['compile_s']:.1f} s"
+    )
+    return measured_ms
+
+
+def jobs_of(config: dict, readings: list[str]) -> list[tuple[str, dict, str]]:
+    """(folder, config, job) for each run job of ``config``'s grid on MNIST, and of each reading where it differs."""
+    from dpdl.readings import reading_config, reading_folder
+    from dpdl.studies.dp_iadmm import grid
+
+    def grid_jobs(chosen: dict) -> list[str]:
+        runs = grid.runs(chosen, {"dp_iadmm/mnist"})
+        return list(dict.fromkeys(str(Path(path).parent) for path in runs))
+
+    def settings(chosen: dict, job: str) -> dict:
+        horizon, _, name = Path(job).parts[3:6]
+        return grid.run_settings(chosen, horizon, name)
+
+    found = [("", config, job) for job in grid_jobs(config)]
+    for name in readings:
+        other = reading_config(config, grid.STUDY, name)
+        for job in grid_jobs(other):
+            if settings(other, job) != settings(config, job):  # the reading reaches it
+                found.append((str(reading_folder(grid.STUDY, name)), other, job))
+    return found
+
+
+def run_cells(report: Report, build: Path, config: dict, readings: list[str], data: Path, card: Path) -> float:
+    """Step 3: every job on the JAX backend, written under ``build``; returns the seed-iterations per second."""
+    from dpdl.studies.dp_iadmm import grid
+    from dpdl.studies.dp_iadmm.run import run_job
+
+    card_values = json.loads(card.read_text())
+    jobs = jobs_of(config, readings)
+    report.say(
+        f"3. {len(jobs)} run jobs on the jax backend (build folders: "
+        f"{', '.join(f or 'default' for f in dict.fromkeys(f for f, _, _ in jobs))})"
+    )
+    total_s, seed_iterations = 0.0, 0
+    for folder, chosen, job in jobs:
+        horizon, dataset, name, epsilon_dir = Path(job).parts[3:7]
+        epsilon = float(epsilon_dir.removeprefix("eps"))
+        seeds = grid.seeds(chosen[grid.STUDY], horizon, name)
+        outputs = [str(build / folder / grid.run_path(horizon, dataset, name, epsilon, s)) for s in seeds]
+        settings = {**grid.run_settings(chosen, horizon, name), "backend": "jax"}
+        start = time.perf_counter()
+        run_job(
+            horizon=horizon, dataset=dataset, variant_name=name, epsilon=epsilon, settings=settings,
+            npz=data, card=card_values, outputs=outputs,
+        )  # fmt: skip
+        wall = time.perf_counter() - start
+        total_s += wall
+        seed_iterations += settings["iterations"] * len(seeds)
+        report.say(
+            f"   {folder + '/' if folder else ''}{job}: {len(seeds)} seeds, T = {settings['iterations']}: {wall:.1f} s"
+        )
+    rate = seed_iterations / total_s
+    report.values["cells"] = {"jobs": len(jobs), "wall_s": total_s, "seed_iterations": seed_iterations}
+    report.say(
+        f"   all: {total_s:.1f} s for {seed_iterations:,} seed-iterations "
+        f"({rate:,.0f} per second, compilation included)"
+    )
+    return rate
+
+
+def study_steps(report: Report, build: Path, config: dict, card: Path) -> None:
+    """The default reading's aggregates and claims from the runs, by the commands the study's rules run."""
+    from dpdl.studies.dp_iadmm import grid
+
+    env = {**os.environ, "PYTHONPATH": f"{ROOT / 'src'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    names = grid.available_aggregates(config, {"dp_iadmm/mnist"})
+    card_copy = build / "data/processed/dp_iadmm/mnist.json"
+    card_copy.parent.mkdir(parents=True, exist_ok=True)
+    card_copy.write_bytes(card.read_bytes())
+    for name in names:
+        runs = grid.figure_run_paths(name, config, {"dp_iadmm/mnist"})
+        out, seeds_out = grid.aggregate_path(name), grid.seeds_path(name)
+        Path(build / out).parent.mkdir(parents=True, exist_ok=True)
+        command = ["aggregate", name, "--runs", *runs, "--out", out, "--seeds-out", seeds_out]
+        subprocess.run([sys.executable, "-m", "dpdl", "dp_iadmm", *command], cwd=build, env=env, check=True)
+    claims = [grid.claims_path("csv"), grid.claims_path("md")]
+    command = [
+        "claims", "--aggregates", *(grid.seeds_path(n) for n in names), "--cards", str(card_copy.relative_to(build)),
+        "--settings", json.dumps(grid.claim_settings(config)), "--out", *claims,
+    ]  # fmt: skip
+    Path(build / claims[0]).parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "-m", "dpdl", "dp_iadmm", *command], cwd=build, env=env, check=True)
+    report.say(f"   aggregates {', '.join(names)} and {claims[0]} written")
+
+
+def projected_paper_hours(report: Report, rate_mnist: float) -> None:
+    """The paper grid's GPU hours at the measured MNIST rate; FEMNIST's seed-iteration costs its FLOP ratio more."""
+    from dpdl.config import load_config
+    from dpdl.studies.dp_iadmm import grid
+
+    paper = load_config(ROOT / "config/paper.yaml")
+    section = paper[grid.STUDY]
+    work = {"mnist": 0, "femnist": 0}
+    for path in grid.runs(paper, {"dp_iadmm/mnist", "dp_iadmm/femnist"}):
+        horizon, dataset = Path(path).parts[3:5]
+        work[dataset] += grid.horizon_settings(section, horizon)["iterations"]  # one seed file = one seed's run
+    rows, _, classes = grid.DATA_SIZES["femnist"]
+    femnist_cost = rows * classes / (grid.DATA_SIZES["mnist"][0] * grid.DATA_SIZES["mnist"][2])  # I K ratio
+    hours = (work["mnist"] + femnist_cost * work["femnist"]) / rate_mnist / 3600
+    report.values["paper_grid"] = {**work, "femnist_cost_ratio": femnist_cost, "projected_hours": hours}
+    report.say(
+        f"   the paper grid: {work['mnist']:,} MNIST and {work['femnist']:,} FEMNIST seed-iterations; at this rate "
+        f"(FEMNIST's {femnist_cost:.1f}x MNIST's, the FLOP ratio) about {hours:.2f} GPU-hours"
+    )
+
+
+def pack(build: Path, out: Path) -> list[str]:
+    """``build`` as one tarball in ``out``, split into parts of at most ``PART_BYTES`` bytes."""
+    tarball = out / "dp_iadmm_device.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        for path in sorted(build.rglob("*")):
+            if path.is_file():
+                archive.add(path, arcname=str(path.relative_to(build)))
+    if tarball.stat().st_size <= PART_BYTES:
+        return [tarball.name]
+    data, names = tarball.read_bytes(), []
+    for i in range(0, len(data), PART_BYTES):
+        names.append(f"{tarball.name}.part{i // PART_BYTES}")
+        (out / names[-1]).write_bytes(data[i : i + PART_BYTES])
+    tarball.unlink()
+    return names  # cat the parts in order to rebuild the tarball
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True, help="folder for device.txt, device.json and the tarball")
+    parser.add_argument("--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)")
+    parser.add_argument("--config", type=Path, default=ROOT / "config/paper_mnist_cells.yaml")
+    parser.add_argument("--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too")
+    parser.add_argument("--data", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.npz")
+    parser.add_argument("--card", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.json")
+    parser.add_argument("--wheels", type=Path, help="install what is missing from these wheels first (no index)")
+    args = parser.parse_args()
+    if args.wheels:
+        install_wheels(args.wheels)
+    import jax
+
+    from dpdl.config import load_config
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    report = Report()
+    cpu = jax.devices("cpu")[0]
+    accelerators = [d for d in jax.devices() if d.platform != "cpu"]
+    if not args.cpu and not accelerators:
+        raise SystemExit("JAX finds no GPU here (jax.devices() is CPU only); install jax[cuda12] or pass --cpu")
+    device = cpu if args.cpu else accelerators[0]
+    report.values["machine"] = {
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "device": f"{device.platform}: {device.device_kind}",
+        "cpu_count": os.cpu_count(),
+        "mode": "cpu" if args.cpu else "gpu",
+    }
+    report.say(
+        f"dp_iadmm on {device.device_kind} ({device.platform}); jax {jax.__version__}, "
+        f"Python {platform.python_version()}"
+    )
+    rows = mnist_rows(args.data, args.card)
+    passed = same_program_on_two_devices(report, rows, 5 if args.cpu else 200, (device, cpu))
+    with jax.default_device(device):
+        if args.cpu:
+            ceilings_and_floor(report, rows, 2**26, 1024, iterations=3, seeds=2)
+        else:
+            ceilings_and_floor(report, rows, 2**30, 8192, iterations=1000, seeds=10)
+        config = load_config(args.config)
+        if args.cpu:
+            config["dp_iadmm"].update(iterations=20, log_every=10, seeds=2)
+        with tempfile.TemporaryDirectory() as scratch:
+            build = Path(scratch)
+            rate = run_cells(report, build, config, args.readings, args.data, args.card)
+            study_steps(report, build, config, args.card)
+            projected_paper_hours(report, rate)
+            (args.out / "device.txt").write_text("\n".join(report.lines) + "\n")
+            (args.out / "device.json").write_text(json.dumps(report.values, indent=2) + "\n")
+            parts = pack(build, args.out)
+    report.say(f"written: {args.out / 'device.txt'}, device.json, {', '.join(parts)}")
+    if not passed:
+        report.say("step 1 FAILED: the GPU's result is not the CPU's to float32 tolerance (see above)")
+    return 0 if passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
