@@ -369,6 +369,40 @@ def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, mon
         run.run_job(**job, variant_name="objt", epsilon=0.05, outputs=["a.npz", "b.npz"])
 
 
+def test_a_run_job_killed_mid_way_resumes_from_its_checkpoint_to_the_same_artifacts(
+    jobs, tmp_path, monkeypatch
+) -> None:
+    from dpdl.progress import Progress
+
+    class Killed(Exception):
+        pass
+
+    def killed_at_2(self, done: int) -> None:
+        if done == 2:
+            raise Killed
+
+    seeds = grid.seeds(SECTION, "main", "objt")
+    outputs = [str(tmp_path / "objt" / f"seed{s}.npz") for s in seeds]
+    npz = jobs["root"] / "mnist.npz"
+    job = {"horizon": "main", "dataset": "mnist", "variant_name": "objt", "epsilon": 0.05, "npz": npz}
+    job |= {"settings": grid.run_settings(CONFIG, "main", "objt"), "card": {"npz_sha256": sha256_file(npz)}}
+    monkeypatch.setattr(run, "CHECKPOINT_EVERY_S", 0.0)  # a save after every iteration
+    with monkeypatch.context() as patched:
+        patched.setattr(Progress, "update", killed_at_2)
+        with pytest.raises(Killed):
+            run.run_job(**job, outputs=outputs)
+    checkpoint = tmp_path / "objt" / run.CHECKPOINT_NAME
+    assert checkpoint.exists() and not any(Path(o).exists() for o in outputs)
+    run.run_job(**job, outputs=outputs)
+    assert not checkpoint.exists()
+    for seed, path in zip(seeds, outputs, strict=True):
+        resumed = read_run(path)
+        straight = read_run(jobs["root"] / grid.run_path("main", "mnist", "objt", 0.05, seed))
+        assert resumed.provenance["params"]["resumed_after_iteration"] == 1
+        assert straight.provenance["params"]["resumed_after_iteration"] == 0
+        assert resumed.trace.equals(straight.trace)
+
+
 def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> None:
     from dpdl.errors import ConfigError
 

@@ -41,6 +41,7 @@ from dpdl.algorithms.dp_iadmm_data import (
     chunk_sensitivities,
 )
 from dpdl.algorithms.dp_iadmm_objective import training_objective
+from dpdl.checkpoint import Checkpoint, generator_states, restore_generators
 from dpdl.models import softmax
 from dpdl.privacy import (
     gaussian,
@@ -292,6 +293,7 @@ def run_iadmm(
     *,
     rngs: Sequence[np.random.Generator],
     progress: Callable[[int], None] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> IadmmResult:
     """Run ObjP, ObjT or OutP for T iterations on every replica at once.
 
@@ -308,6 +310,9 @@ def run_iadmm(
         float32 rounding of the sums over agents, whose grouping follows the chunks).
     progress : callable, optional
         Called with t after every iteration (for progress logs).
+    checkpoint : dpdl.checkpoint.Checkpoint, optional
+        Resume from its file when it holds this run's state, and save the state to it every
+        ``checkpoint.every_s`` seconds; the result is the uninterrupted run's, bit for bit.
 
     Returns
     -------
@@ -371,8 +376,18 @@ def run_iadmm(
     log_points = logged_iterations(params.iterations, params.log_every)
     log = {name: np.full((len(log_points), replicas), np.nan) for name in TRACE_COLUMNS}
     multipliers = np.zeros(params.iterations)
-    row, previous_rho = 0, None
-    for t in range(1, params.iterations + 1):
+    row, previous_rho, start = 0, None, 0
+    saved = None if checkpoint is None else checkpoint.load()
+    if saved is not None:  # the state after iteration ``start`` of this very run (checkpoint key)
+        start, row = int(saved["iteration"]), int(saved["row"])
+        previous_rho = None if np.isnan(saved["previous_rho"]) else float(saved["previous_rho"])
+        for target, name in ((z, "z"), (lam, "lam"), (w, "w"), (sums["z"], "sum_z"), (sums["lam"], "sum_lam")):
+            target[...] = saved[name]
+        for name in TRACE_COLUMNS:
+            log[name][...] = saved[f"log_{name}"]
+        multipliers[...] = saved["multipliers"]
+        restore_generators(rngs, saved["generators"])
+    for t in range(start + 1, params.iterations + 1):
         rho = params.penalty(t, params.epsilon)
         log_now = t == log_points[row]
         totals = {key: np.zeros(replicas) for key in ("noise", "change", "cv", "scale", "sensitivity")}
@@ -457,6 +472,14 @@ def run_iadmm(
             row += 1
         if progress is not None:
             progress(t)
+        if checkpoint is not None and t < params.iterations and checkpoint.due():
+            state = {"z": z, "lam": lam, "w": w, "sum_z": sums["z"], "sum_lam": sums["lam"], "row": np.array(row)}
+            trace = {f"log_{name}": values for name, values in log.items()}
+            last_rho = np.array(np.nan if previous_rho is None else previous_rho)
+            generators = generator_states(rngs)
+            checkpoint.save(
+                t, {**state, **trace, "multipliers": multipliers, "previous_rho": last_rho, "generators": generators}
+            )
     if outp:
         for chunk in data.chunks:  # the last dual step (4c), deferred above
             agents = slice(chunk.start, chunk.stop)

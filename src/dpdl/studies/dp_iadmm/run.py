@@ -7,6 +7,7 @@ iterations.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from dpdl.checkpoint import Checkpoint
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
 from dpdl.studies.common import format_number
@@ -25,6 +27,8 @@ log = logging.getLogger(__name__)
 # OutP's per-iteration noise multipliers are composed in at most this many groups; each group
 # uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
 PRIVACY_GROUPS = 1000
+CHECKPOINT_NAME = ".checkpoint"  # a run job's saved state (an .npz) beside its outputs, unseen by the runs' *.npz glob
+CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most ten minutes of a run
 
 
 class TrainingRows(NamedTuple):
@@ -116,8 +120,33 @@ def backend_record(backend: str) -> dict:
     }
 
 
-def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress):
-    """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult."""
+def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon: float, seeds: list[int]) -> str:
+    """The checkpoint key of a run job: its settings, data, variant, epsilon, seeds and the algorithm's code."""
+    import hashlib
+
+    import dpdl
+
+    package = Path(dpdl.__file__).parent
+    code = hashlib.sha256()
+    for path in sorted(
+        [*package.glob("algorithms/dp_iadmm*.py"), *package.glob("privacy/*.py"), *package.glob("models/*.py")]
+    ):
+        code.update(path.read_bytes())
+    run = {
+        "settings": settings,
+        "data": dataset_sha256,
+        "variant": variant_name,
+        "epsilon": repr(epsilon),
+        "seeds": seeds,
+    }
+    return hashlib.sha256(json.dumps(run, sort_keys=True).encode() + code.digest()).hexdigest()
+
+
+def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None):
+    """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult.
+
+    ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`) is the numba run's; the JAX run, minutes on a GPU, has none.
+    """
     if backend == "jax":
         program = jax_program()
         agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
@@ -129,7 +158,9 @@ def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedS
 
     data = federated_data(rows.features, rows.labels, rows.offsets, rows.n_classes, replicas=len(seeds))
     rngs = [np.random.default_rng(seed) for seed in seeds]
-    return lambda: run_iadmm(data, params, rows.test_features, rows.test_labels, rngs=rngs, progress=progress)
+    return lambda: run_iadmm(
+        data, params, rows.test_features, rows.test_labels, rngs=rngs, progress=progress, checkpoint=checkpoint
+    )
 
 
 def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> list:
@@ -205,7 +236,11 @@ def run_job(
     sequences = [run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s) for s in seeds]
     job = f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)} ({len(seeds)} seeds)"
     backend = settings.get("backend", "numba")  # the default is left out of the settings (_settings.run_settings)
-    solve = solver(backend, rows, params, sequences, Progress(job, params.iterations).update)
+    checkpoint = None
+    if backend == "numba":  # saved beside the outputs every 10 minutes; a rerun of this job resumes from it
+        key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, seeds)
+        checkpoint = Checkpoint(Path(outputs[0]).parent / CHECKPOINT_NAME, key, CHECKPOINT_EVERY_S)
+    solve = solver(backend, rows, params, sequences, Progress(job, params.iterations).update, checkpoint)
     log.info(
         "%s: %d agents, %d samples, T = %d, backend %s",
         job,
@@ -222,6 +257,9 @@ def run_job(
 
     timed = execute(batch, {}, iterations=params.iterations)
     job_timing = timed.provenance["timing"]
+    wall_s, cpu_s = job_timing["wall_time_s"], job_timing["cpu_time_s"]
+    if checkpoint is not None and checkpoint.resumed_at:  # the time of the iterations kept from earlier attempts too
+        wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s
     result = outcome["result"]
     if not result.finite:
         log.warning("%s: some logged values are not finite (NaN or inf); the run was not stopped", job)
@@ -266,6 +304,7 @@ def run_job(
         "dataset_missing_files": list(card.get("missing_files", [])),
         "dtype": "float32",
         "backend": backend_record(backend),
+        "resumed_after_iteration": checkpoint.resumed_at if checkpoint is not None else 0,
     }
     for seed, trace, path in zip(seeds, result.traces, outputs, strict=True):
         provenance = {
@@ -280,7 +319,9 @@ def run_job(
             # nonprivate_algorithm is in the reference run's settings alone
             "switches": {name: settings[name] for name in SWITCHES if name in settings},
             "versions": timed.provenance["versions"],
-            "timing": run_timing(job_timing["wall_time_s"], job_timing["cpu_time_s"], params.iterations, len(seeds)),
+            "timing": run_timing(wall_s, cpu_s, params.iterations, len(seeds)),
         }
         write_run(path, RunResult(trace, provenance))
-    log.info("%s: done in %.1f s (%.1f CPU-s)", job, job_timing["wall_time_s"], job_timing["cpu_time_s"])
+    if checkpoint is not None:
+        checkpoint.remove()
+    log.info("%s: done in %.1f s (%.1f CPU-s)", job, wall_s, cpu_s)
