@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 # uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
 PRIVACY_GROUPS = 1000
 CHECKPOINT_NAME = ".checkpoint"  # a run job's saved state (an .npz) beside its outputs, unseen by the runs' *.npz glob
+# The numba run's modules: with checkpoint.py, dpdl/privacy and dpdl/models, the code a checkpoint's key holds.
+NUMBA_RUN_MODULES = ("dp_iadmm.py", "dp_iadmm_data.py", "dp_iadmm_kernel.py", "dp_iadmm_objective.py")
 CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most ten minutes of a run
 
 
@@ -128,9 +130,8 @@ def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon
 
     package = Path(dpdl.__file__).parent
     code = hashlib.sha256()
-    for path in sorted(
-        [*package.glob("algorithms/dp_iadmm*.py"), *package.glob("privacy/*.py"), *package.glob("models/*.py")]
-    ):
+    numba_run = [package / "algorithms" / name for name in NUMBA_RUN_MODULES] + [package / "checkpoint.py"]
+    for path in sorted([*numba_run, *package.glob("privacy/*.py"), *package.glob("models/*.py")]):
         code.update(path.read_bytes())
     run = {
         "settings": settings,
