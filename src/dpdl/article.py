@@ -25,7 +25,7 @@ import yaml
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
-from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE
+from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, fmt
 from dpdl.post_hoc import REGISTER, study_of
 from dpdl.publish import ARTICLE_FILES, AUDIT_TABLE, MANIFEST, PUBLISHED, published_studies
 from dpdl.readings import DEFAULT, study_readings
@@ -208,11 +208,18 @@ def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest
 
 def _scope(card: pd.DataFrame) -> list[Block]:
     tested = card[~card["verdict"].isin(NOT_RUN)]
+    untested = card[card["verdict"].isin(NOT_RUN)]
+    table = tested.rename(columns={"statement": "claim"})[["claim", "id", "kind", "verdict"]]
     return [
         Block("heading", "Scope", level=3),
-        Block("text", "Claims tested (every claim of the scorecard whose runs were done), by kind:"),
-        Block("list", items=tuple(f"{r.id} ({r.kind}): {r.verdict}" for r in tested.itertuples())),
-        Block("text", f"Claims not tested: {_ids(card[card['verdict'].isin(NOT_RUN)], with_verdict=True)}."),
+        Block("text", f"{len(tested)} claims were tested (every claim of the scorecard whose runs were done):"),
+        Block("table", table=table),
+        Block(
+            "text",
+            f"{len(untested)} were not tested: "
+            + "; ".join(f"{verdict} ({count})" for verdict, count in untested["verdict"].value_counts().items())
+            + (f" ({_ids(untested)})." if len(untested) else "none."),
+        ),
     ]
 
 
@@ -246,27 +253,62 @@ def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
     ]
 
 
+def _outcome(row) -> str:
+    """One claim as a reader meets it: the paper's sentence, its id, ours against the paper's value."""
+    ours = row.our_value
+    if row.ci_low != "":  # the interval is the effect's (ours against the paper's value or the other method's)
+        interval = f"interval [{fmt(float(row.ci_low))}, {fmt(float(row.ci_high))}]"
+        effect = "" if row.our_value.startswith("effect") else f"effect {fmt(float(row.effect))}, "
+        ours = f"{row.our_value} ({effect}{interval})"
+    paper = f"; the paper: {row.paper_value}" if row.paper_value != "" else ""
+    return f"{row.statement} (`{row.id}`): ours {ours}{paper}"
+
+
+def _undecided(row) -> str:
+    """Why a claim has no decisive verdict, from its row."""
+    if row.verdict == "inconclusive" and row.seeds_to_decide != "":
+        seeds = fmt(float(row.seeds_to_decide))
+        return f"{_outcome(row)}; inconclusive: about {seeds} seeds per cell would decide it"
+    return f"{row.statement} (`{row.id}`): {row.verdict}"
+
+
 def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block]:
-    """The paper's own claims (not the implementation checks) by how they fared, as facts of the verdicts."""
+    """The paper's own claims (not the implementation checks) by how they fared, each with its numbers and reason."""
     own = headline(card)
-    moved = own[own["id"].isin(_readings_table(study, out)["id"])]
+    readings = _readings_table(study, out).merge(own[["id", "statement"]], on="id")
+    post_hoc = own.assign(choice=own["post_hoc"].str.split("; ")).explode("choice")
+    post_hoc = post_hoc[post_hoc["choice"].fillna("") != ""]
+    by_choice = post_hoc.groupby("choice", sort=True)["id"].apply(lambda ids: ", ".join(f"`{i}`" for i in ids))
     return [
         Block("heading", "What was easy", level=3),
-        Block(
-            "text",
-            f"The paper's claims reproduced under the default reading: {_ids(own[own['verdict'] == REPRODUCED])}.",
-        ),
+        Block("text", "The paper's claims reproduced under the default reading:"),
+        Block("list", items=tuple(_outcome(r) for r in own[own["verdict"] == REPRODUCED].itertuples()) or ("none",)),
         Block("heading", "What was difficult", level=3),
         Block(
-            "list",
-            items=(
-                f"Not reproduced: {_ids(own[own['verdict'] == NOT_REPRODUCED])}.",
-                f"Without a decisive verdict: {_ids(own[~own['verdict'].isin(DECISIVE)], with_verdict=True)}.",
-                f"The verdict depends on a setting the paper leaves open (see the readings): {_ids(moved)}.",
-                f"Judged with a choice made after a result was seen (see the post hoc register): "
-                f"{_ids(own[own['post_hoc'] != ''])}.",
-            ),
+            "text",
+            "Not reproduced (our value; where the claim's test has one, its effect and the effect's interval; the "
+            "paper's value):",
         ),
+        Block(
+            "list", items=tuple(_outcome(r) for r in own[own["verdict"] == NOT_REPRODUCED].itertuples()) or ("none",)
+        ),
+        Block("text", "Without a decisive verdict, and why:"),
+        Block(
+            "list", items=tuple(_undecided(r) for r in own[~own["verdict"].isin(DECISIVE)].itertuples()) or ("none",)
+        ),
+        Block("text", "Verdicts that a setting the paper leaves open moves (the readings, below):"),
+        Block(
+            "list",
+            items=tuple(
+                f"{r.statement} (`{r.id}`): {r.default_verdict} by default, {r.verdict} under {r.reading}"
+                for r in readings.itertuples()
+            )
+            or ("none",),
+        ),
+        Block(
+            "text", "Choices made after a result was seen (the post hoc register, below), with the claims they touch:"
+        ),
+        Block("list", items=tuple(f"{choice}: {ids}" for choice, ids in by_choice.items()) or ("none",)),
     ]
 
 
@@ -311,7 +353,9 @@ def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
 
 
 def _claims_table(rows: pd.DataFrame) -> pd.DataFrame:
-    interval = ["" if r.ci_low == "" else f"[{r.ci_low}, {r.ci_high}]" for r in rows.itertuples()]
+    interval = [
+        "" if r.ci_low == "" else f"[{fmt(float(r.ci_low))}, {fmt(float(r.ci_high))}]" for r in rows.itertuples()
+    ]
     return rows.assign(interval=interval)[CLAIM_COLUMNS]
 
 

@@ -17,6 +17,7 @@ import pytest
 from dpdl.article import ARTICLE_FILES, REFERENCES, article_files, article_problems, write_article, write_articles
 from dpdl.cli import main
 from dpdl.errors import DpdlError
+from dpdl.judgement import fmt
 from dpdl.post_hoc import REGISTER
 from dpdl.readings import study_readings
 from dpdl.report import find_browser, page_dom
@@ -51,7 +52,8 @@ def source_numbers(study: str, out: Path) -> set[str]:
     texts += [f"{r.name} {json.dumps(dict(r.switches))} {r.why}" for r in study_readings(study)]
     texts += [f"{e.subject} {e.commit} {' '.join(e.claims)} {e.known} {e.what}" for e in REGISTER]
     texts.append(" ".join(vars(REFERENCES[study]).values()))
-    return set().union(*map(numbers, texts))
+    found = set().union(*map(numbers, texts))
+    return found | {fmt(float(n)) for n in found}  # and each rounded to 4 significant digits as the article prints
 
 
 def foreign_numbers(article: str, study: str, out: Path) -> set[str]:
