@@ -390,7 +390,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from dpdl.config import load_config
     from dpdl.io import markdown_table
     from dpdl.paths import scorecard_path
-    from dpdl.summary import headline_counts, status
+    from dpdl.summary import headline_counts, saved_runs, status
     from dpdl.targets import plan
 
     config = load_config(args.configfile)
@@ -417,6 +417,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if unmeasured:
         line += f", plus {', '.join(unmeasured)} (no finished run to measure yet)"
     print(line)
+    saved = saved_runs()
+    if not saved.empty:
+        print("\nRun jobs a rerun resumes from their saved state (not counted above as done):\n")
+        print(markdown_table(saved), end="")
     scorecard = Path(scorecard_path("csv"))
     if scorecard.is_file():
         card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)

@@ -423,3 +423,26 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
     rate = table["seconds_per_run"].fillna(table["study"].map(study_rate))
     table["cpu_seconds_left"] = (table["left"] * rate).where(table["left"] > 0, 0.0)
     return table[["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]]
+
+
+SAVED_COLUMNS = ["job", "saved_after_iteration", "cpu_minutes_so_far"]
+
+
+def saved_runs(root: Path = Path("results")) -> pd.DataFrame:
+    """The run jobs under ``root`` that a rerun would resume (their ``dpdl.checkpoint`` state): the job's
+    folder, the iteration the state ends and the CPU minutes its attempts had spent by then."""
+    import zipfile
+
+    import numpy as np
+
+    from dpdl.studies.dp_iadmm.run import CHECKPOINT_NAME
+
+    rows = []
+    for path in sorted(root.glob(f"**/{CHECKPOINT_NAME}")):
+        try:
+            with np.load(path, allow_pickle=False) as saved:
+                iteration, cpu_s = int(saved["iteration"]), float(saved["elapsed_s"][1])
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            continue  # unreadable: its job starts afresh
+        rows.append({"job": str(path.parent), "saved_after_iteration": iteration, "cpu_minutes_so_far": cpu_s / 60})
+    return pd.DataFrame(rows, columns=SAVED_COLUMNS).round({"cpu_minutes_so_far": 1})

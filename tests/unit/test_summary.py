@@ -193,6 +193,26 @@ def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
     assert status(config, set()).empty  # nothing can be built: nothing to run
 
 
+def test_saved_runs_lists_each_checkpoint_and_skips_an_unreadable_one(tmp_path: Path) -> None:
+    import numpy as np
+
+    from dpdl.checkpoint import Checkpoint
+    from dpdl.studies.dp_iadmm.run import CHECKPOINT_NAME
+    from dpdl.summary import saved_runs
+
+    job = tmp_path / "results/dp_iadmm/runs/main/mnist/objp/eps0.05"
+    checkpoint = Checkpoint(job / CHECKPOINT_NAME, key="k", every_s=0.0)
+    checkpoint.earlier_cpu_s = 600.0
+    checkpoint.save(1478, {"z": np.zeros(3)})
+    broken = tmp_path / "results/dp_iadmm/runs/main/mnist/outp/eps0.05" / CHECKPOINT_NAME
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"cut short")
+    table = saved_runs(tmp_path / "results")
+    assert list(table["job"]) == [str(job)] and table.loc[0, "saved_after_iteration"] == 1478
+    assert table.loc[0, "cpu_minutes_so_far"] >= 10.0
+    assert saved_runs(tmp_path / "nothing").empty
+
+
 def test_check_wants_one_scorecard_row_per_registered_claim(tmp_path: Path) -> None:
     card = merge_scorecards([], {})
     path = tmp_path / "claims.csv"
