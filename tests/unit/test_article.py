@@ -154,3 +154,11 @@ def test_the_committed_articles_are_what_regenerating_gives() -> None:
             assert (PUBLISHED / study / name).read_text(encoding="utf-8") == text, (
                 f"{study}/{name}: run `dpdl article --all`"
             )
+
+
+def test_the_readme_links_each_article_under_its_current_title() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for study in ALL:
+        title = (PUBLISHED / study / "ARTICLE.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        line = f"- {study}: [{title}](published/{study}/ARTICLE.md) ([HTML](published/{study}/ARTICLE.html))"
+        assert line in readme, f"README.md's 'What it found' should hold: {line}"
