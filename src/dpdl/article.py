@@ -334,7 +334,16 @@ def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
     paper = card[card["kind"] != PRIVACY_CLAIM]
     exhibits = paper["where"].map(_exhibit)
     order = [e for e in dict.fromkeys(exhibits) if e] + ([""] if (exhibits == "").any() else [])
-    blocks = [Block("heading", "Claims by figure and table of the paper", level=2)]
+    blocks = [
+        Block("heading", "Claims by figure and table of the paper", level=2),
+        Block(
+            "text",
+            "Each section sets the values the paper states for one of its figures or tables beside ours, with "
+            "the verdict, the interval and the test, then our figure. The paper's own figures are not shown: "
+            "this project holds the papers as text, so their plotted curves are compared through the values "
+            "and orderings the text states, not by eye.",
+        ),
+    ]
     placed = set()
     for exhibit in order:
         rows = paper[exhibits == exhibit]
