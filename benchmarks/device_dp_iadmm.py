@@ -18,7 +18,8 @@ Three steps, each printed as it finishes, all written to ``OUT/device.txt`` and 
    its ratio to the floor, as ``benchmarks/bench_dp_iadmm.py`` reports the CPU's.
 3. **The cells of ``--config``** (default ``config/paper_mnist_cells.yaml``: the four stated MNIST
    jobs) with ``dp_iadmm.backend: jax``, and the jobs each ``--readings`` name reaches (default
-   ``nonprivate_objt``: the second non-private reference), through ``dpdl.studies.dp_iadmm.run.run_job``:
+   ``nonprivate_objt``: the second non-private reference), through ``dpdl.studies.dp_iadmm.run.run_jobs_together``
+   (jobs sharing a program run as one batch, each product reading the features once for all of them):
    the run artifacts Snakemake would write, with the device in their provenance. Then the study's
    own steps (``python -m dpdl dp_iadmm aggregate`` and ``claims``, as its rules call them) make the
    aggregates and the claims of the default reading, and the paper grid's GPU time is projected
@@ -227,36 +228,38 @@ def jobs_of(config: dict, readings: list[str]) -> list[tuple[str, dict, str]]:
 
 
 def run_cells(report: Report, build: Path, config: dict, readings: list[str], data: Path, card: Path) -> float:
-    """Step 3: every job on the JAX backend, written under ``build``; returns the seed-iterations per second."""
+    """Step 3: every job on the JAX backend, those sharing a program as one batch, written under ``build``;
+    returns the seed-iterations per second."""
+    from dpdl.runs import read_run
     from dpdl.studies.dp_iadmm import grid
-    from dpdl.studies.dp_iadmm.run import run_job
+    from dpdl.studies.dp_iadmm.run import plan_job, run_jobs_together
 
     card_values = json.loads(card.read_text())
-    jobs = jobs_of(config, readings)
-    report.say(
-        f"3. {len(jobs)} run jobs on the jax backend (build folders: "
-        f"{', '.join(f or 'default' for f in dict.fromkeys(f for f, _, _ in jobs))})"
-    )
-    total_s, seed_iterations = 0.0, 0
-    for folder, chosen, job in jobs:
+    planned = []
+    for folder, chosen, job in jobs_of(config, readings):
         horizon, dataset, name, epsilon_dir = Path(job).parts[3:7]
         epsilon = float(epsilon_dir.removeprefix("eps"))
         seeds = grid.seeds(chosen[grid.STUDY], horizon, name)
         outputs = [str(build / folder / grid.run_path(horizon, dataset, name, epsilon, s)) for s in seeds]
         settings = {**grid.run_settings(chosen, horizon, name), "backend": "jax"}
-        start = time.perf_counter()
-        run_job(
-            horizon=horizon, dataset=dataset, variant_name=name, epsilon=epsilon, settings=settings,
-            npz=data, card=card_values, outputs=outputs,
+        planned.append(
+            plan_job(
+                horizon=horizon, dataset=dataset, variant_name=name, epsilon=epsilon, settings=settings,
+                card=card_values, outputs=outputs,
+            )
         )  # fmt: skip
-        wall = time.perf_counter() - start
-        total_s += wall
-        seed_iterations += settings["iterations"] * len(seeds)
-        report.say(
-            f"   {folder + '/' if folder else ''}{job}: {len(seeds)} seeds, T = {settings['iterations']}: {wall:.1f} s"
-        )
+    folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, readings)))
+    report.say(f"3. {len(planned)} run jobs on the jax backend, batched where they share a program ({folders})")
+    start = time.perf_counter()
+    run_jobs_together(planned, data)
+    total_s = time.perf_counter() - start
+    seed_iterations = sum(job.params.iterations * len(job.seeds) for job in planned)
+    for job in planned:
+        charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"]
+        where = Path(job.outputs[0]).parent.relative_to(build)
+        report.say(f"   {where}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)")
     rate = seed_iterations / total_s
-    report.values["cells"] = {"jobs": len(jobs), "wall_s": total_s, "seed_iterations": seed_iterations}
+    report.values["cells"] = {"jobs": len(planned), "wall_s": total_s, "seed_iterations": seed_iterations}
     report.say(
         f"   all: {total_s:.1f} s for {seed_iterations:,} seed-iterations "
         f"({rate:,.0f} per second, compilation included)"

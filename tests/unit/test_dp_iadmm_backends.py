@@ -138,4 +138,4 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
         in names
     )
     assert {"results/claims/dp_iadmm.csv", "results/dp_iadmm/aggregates/fig2a_seeds.csv"} <= names
-    assert "3. 5 run jobs on the jax backend" in (out / "device.txt").read_text()
+    assert "3. 5 run jobs on the jax backend, batched" in (out / "device.txt").read_text()

@@ -179,3 +179,39 @@ def test_a_run_split_into_chunks_is_the_run_in_one_call_and_reports_each_chunk(t
     for b in range(len(seeds)):
         np.testing.assert_array_equal(split.traces[b]["iteration"], whole.traces[b]["iteration"])
         np.testing.assert_allclose(split.traces[b]["test_error"], whole.traces[b]["test_error"])
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
+def test_cells_run_as_one_batch_give_what_each_gives_alone(tiny, algorithm) -> None:
+    """Cells that differ in epsilon-bar, a and the penalty, batched on the shared data (unequal agents)."""
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    cells = [
+        jax_iadmm.Cell(params(algorithm, 0.5, 4, beta=0.05), np.random.SeedSequence(1).spawn(2)),
+        jax_iadmm.Cell(params(algorithm, 2.0, 4, a=0.2), np.random.SeedSequence(2).spawn(2)),
+        jax_iadmm.Cell(
+            params(algorithm, 1.0, 4, penalty=iadmm.PenaltySchedule(c1=1.0, c2=3.0, t_c=2)),
+            np.random.SeedSequence(3).spawn(2),
+        ),
+    ]
+    batch = jax_iadmm.run_cells_jax(padded, cells, tiny["x"], tiny["y"], chunk=3)
+    for cell, ours in zip(cells, batch, strict=True):
+        alone = jax_iadmm.run_iadmm_jax(padded, cell.params, tiny["x"], tiny["y"], seeds=cell.seeds)
+        for name in ("weights", "local", "duals"):
+            assert_replays(getattr(ours, name), getattr(alone, name), name)
+        np.testing.assert_array_equal(ours.noise_multipliers, alone.noise_multipliers)
+        for b in range(2):
+            for column in iadmm.TRACE_COLUMNS:
+                np.testing.assert_allclose(ours.traces[b][column], alone.traces[b][column], rtol=1e-5, atol=1e-7)
+    assert not np.allclose(batch[0].local, batch[1].local)  # the cells are different runs
+
+
+def test_a_batch_refuses_cells_that_cannot_share_a_program(tiny) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    seeds = np.random.SeedSequence(1).spawn(2)
+    objp, outp = jax_iadmm.Cell(params("objp", 1.0, 3), seeds), jax_iadmm.Cell(params("outp", 1.0, 3), seeds)
+    with pytest.raises(ValueError, match="share the program's switches, T and log_every"):
+        jax_iadmm.run_cells_jax(padded, [objp, outp], tiny["x"], tiny["y"])
+    with pytest.raises(ValueError, match="as many replicas each"):
+        jax_iadmm.run_cells_jax(padded, [objp, objp._replace(seeds=seeds[:1])], tiny["x"], tiny["y"])
+    with pytest.raises(ValueError, match="at least one cell"):
+        jax_iadmm.run_cells_jax(padded, [], tiny["x"], tiny["y"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -342,6 +343,36 @@ def test_run_job_on_the_jax_backend_writes_the_runs_numba_writes_and_says_so(job
             np.testing.assert_allclose(ours.trace["train_cost"], numba.trace["train_cost"], rtol=1e-5)
         else:  # its own draws
             assert not np.allclose(ours.trace["noise_magnitude"], numba.trace["noise_magnitude"])
+
+
+def test_jobs_run_together_on_the_jax_backend_write_what_each_job_writes_alone(jobs, tmp_path) -> None:
+    pytest.importorskip("jax")
+    from dpdl.errors import ConfigError
+
+    npz = jobs["root"] / "mnist.npz"
+    card = {"npz_sha256": sha256_file(npz)}
+    cells = [("objt", 0.05), ("objt", 1.0), ("outp", 0.05), (grid.NONPRIVATE, math.inf)]
+    planned, alone = [], []
+    for name, epsilon in cells:
+        settings = {**grid.run_settings(CONFIG, "main", name), "backend": "jax"}
+        seeds = grid.seeds(SECTION, "main", name)
+        job = {"horizon": "main", "dataset": "mnist", "variant_name": name, "epsilon": epsilon, "settings": settings}
+        outputs = [str(tmp_path / "together" / name / f"{epsilon}-{s}.npz") for s in seeds]
+        planned.append(run.plan_job(**job, card=card, outputs=outputs))
+        alone.append([str(tmp_path / "alone" / name / f"{epsilon}-{s}.npz") for s in seeds])
+        run.run_job(**job, npz=npz, card=card, outputs=alone[-1])
+    run.run_jobs_together(planned, npz)
+    for job, paths in zip(planned, alone, strict=True):
+        for ours_path, alone_path in zip(job.outputs, paths, strict=True):
+            assert validate_run(ours_path) == []
+            ours, single = read_run(ours_path), read_run(alone_path)
+            assert ours.provenance["params"] == single.provenance["params"]
+            for column in ("test_error", "train_cost", "noise_magnitude", "cv_sum"):
+                np.testing.assert_allclose(ours.trace[column], single.trace[column], rtol=1e-4, atol=1e-6)
+    batched = read_run(planned[0].outputs[0]).provenance["timing"]["wall_time_s"]
+    assert batched == pytest.approx(read_run(planned[1].outputs[0]).provenance["timing"]["wall_time_s"])
+    with pytest.raises(ConfigError, match="the jobs of one dataset"):
+        run.run_jobs_together([planned[0], dataclasses.replace(planned[1], dataset="femnist")], npz)
 
 
 def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, monkeypatch) -> None:

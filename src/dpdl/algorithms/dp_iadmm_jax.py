@@ -295,8 +295,7 @@ def trace_sums(
     )
 
 
-@functools.partial(jax.jit, static_argnames=("program",))
-def _run(
+def _scan(
     program: Program,
     agents: PaddedAgents,
     constants: Constants,
@@ -320,13 +319,93 @@ def _run(
             unit = jnp.transpose(injected, (1, 2, 0, 3))  # (B, P, J, K) -> the state's (P, J, B, K)
         taken = iteration(program, agents, constants, state, row, unit)
         sums = lax.cond(
-            row.logged,
+            row.logged,  # the same in every cell of a batch (not batched), so a branch, not a select
             lambda: trace_sums(agents, constants, state, taken, (test_features, test_labels)),
             lambda: TraceSums(jnp.zeros(replicas, jnp.int32), *(jnp.zeros(replicas, DTYPE) for _ in range(6))),
         )
         return taken.state, sums
 
     return lax.scan(step, start, (rows, noise))
+
+
+CELL_ROWS = Schedule(None, None, 0, 0, 0, 0, 0)  # t and logged are shared by the cells of a batch; the rest per cell
+
+
+@functools.partial(jax.jit, static_argnames=("program",))
+def _run(
+    program: Program,
+    agents: PaddedAgents,
+    constants: Constants,
+    start: State,
+    rows: Schedule,
+    noise: jax.Array | None,
+    keys: jax.Array | None,
+    test_features: jax.Array,
+    test_labels: jax.Array,
+) -> tuple[State, TraceSums]:
+    """:func:`_scan` for every cell of a batch at once (leading axis C of constants, start, the per-cell rows,
+    noise and keys): ``vmap`` over the cells with the data shared, so each product reads the features once
+    for the C B K columns of every cell and replica."""
+    in_axes = (None, None, 0, 0, CELL_ROWS, None if noise is None else 0, None if keys is None else 0, None, None)
+    cells = jax.vmap(functools.partial(_scan, program), in_axes=in_axes[1:])
+    return cells(agents, constants, start, rows, noise, keys, test_features, test_labels)
+
+
+class Cell(NamedTuple):
+    """One cell of a batch: its parameters and its noise source (exactly one of ``seeds`` and ``unit_noise``)."""
+
+    params: IadmmParams
+    seeds: Sequence[np.random.SeedSequence] | None = None
+    unit_noise: np.ndarray | None = None
+
+
+def program_of(params: IadmmParams) -> Program:
+    """The static switches of ``params``' compiled program."""
+    regularise_server = params.algorithm == "outp" and params.outp_regulariser == "code_server_w"
+    return Program(params.algorithm, params.private, params.sensitivity == "worst_case", regularise_server)
+
+
+def _constants(agents: PaddedAgents, params: IadmmParams) -> Constants:
+    """The run's traced constants (host numpy, float32), from ``params`` and the data."""
+    n_agents, _, n_features = agents.features.shape
+    outp = params.algorithm == "outp"
+    n_total = int(agents.sizes.sum())
+    if outp and params.outp_gradient == "agent_mean":
+        grad_scale = 1.0 / agents.sizes  # Huang et al.: the agent-average loss (note 7.5(c))
+    else:
+        grad_scale = np.full(n_agents, 1.0 / n_total)  # (2c): f_p scaled by the global 1/I
+    worst_case = 0.0
+    if params.sensitivity == "worst_case" and not outp:
+        rows_l1 = agents.feature_l1[np.arange(agents.feature_l1.shape[1]) < agents.sizes[:, None]]  # no padding
+        worst_case = objp_sensitivity(
+            rows_l1,
+            np.zeros((rows_l1.size, 1)),
+            n_total=n_total,
+            mode="worst_case",
+            feature_l1_bound=n_features * params.feature_bound,
+        )  # note 7.3
+    regularise_server = program_of(params).regularise_server
+    values = (
+        grad_scale,
+        2.0 * params.beta if regularise_server else 2.0 * params.beta / n_agents,  # (37)
+        objp_laplace_scale(1.0, params.epsilon),  # (11a): b = Delta-bar / epsilon-bar
+        worst_case,
+        n_total,
+        params.beta,
+    )
+    return Constants(*(np.asarray(v, np.float32) for v in values))
+
+
+def _unit_noise(cell: Cell, shape: tuple[int, int, int, int]) -> np.ndarray | None:
+    """The cell's injected draws as float32, checked against (T, P, J, K) = ``shape``; None for its own stream."""
+    if (cell.seeds is None) == (cell.unit_noise is None):
+        raise ValueError("give exactly one of seeds (the program's own stream) and unit_noise (injected draws)")
+    if cell.unit_noise is None:
+        return None
+    noise = np.asarray(cell.unit_noise, dtype=np.float32)
+    if noise.ndim != 5 or (noise.shape[0], *noise.shape[2:]) != shape:
+        raise ValueError(f"unit_noise must have shape (T, B, P, J, K) with (T, P, J, K) = {shape}; got {noise.shape}")
+    return noise
 
 
 def run_iadmm_jax(
@@ -356,7 +435,6 @@ def run_iadmm_jax(
     unit_noise : numpy.ndarray, shape (T, B, P, J, K), optional
         Injected unit-scale draws instead (Laplace for ObjP and ObjT, Gaussian for OutP), agents
         in the original order; replica b's agent p takes ``unit_noise[t - 1, b, p]`` at iteration t.
-
     progress : callable, optional
         Called with t after every ``chunk`` iterations and after the last (for progress logs).
     chunk : int
@@ -372,79 +450,98 @@ def run_iadmm_jax(
         As :func:`~dpdl.algorithms.dp_iadmm.run_iadmm` returns it: the traces (``TRACE_COLUMNS`` at
         the logged iterations), the final w, z_p and lambda_p, the noise multipliers, ``finite``.
     """
-    if (seeds is None) == (unit_noise is None):
-        raise ValueError("give exactly one of seeds (the program's own stream) and unit_noise (injected draws)")
+    cell = Cell(params, seeds, unit_noise)
+    return run_cells_jax(agents, [cell], test_features, test_labels, progress=progress, chunk=chunk)[0]
+
+
+def run_cells_jax(
+    agents: PaddedAgents,
+    cells: Sequence[Cell],
+    test_features: np.ndarray,
+    test_labels: np.ndarray,
+    *,
+    progress: Callable[[int], None] | None = None,
+    chunk: int = CHUNK_ITERATIONS,
+) -> list[IadmmResult]:
+    """Run several cells on the same data as one compiled program: :func:`run_iadmm_jax` for each, batched.
+
+    The cells share the program's switches (algorithm, privacy, sensitivity mode, OutP's
+    regulariser), T, the logging interval and the number of replicas; epsilon-bar, the penalty
+    schedule, a and beta may differ. Each product then reads the features once for every replica
+    of every cell (C B K columns). A cell's result is the one it gets alone, up to float32 rounding
+    (XLA may fuse the batched program's steps differently).
+    """
+    if not cells:
+        raise ValueError("give at least one cell")
+    first = cells[0].params
+    shared = {(program_of(c.params), c.params.iterations, c.params.log_every) for c in cells}
+    if len(shared) != 1:
+        raise ValueError("the cells of a batch must share the program's switches, T and log_every; run them apart")
     n_agents, _, n_features = agents.features.shape
     n_classes = agents.onehot.shape[-1]
-    if unit_noise is not None:
-        unit_noise = np.asarray(unit_noise, dtype=np.float32)
-        expected = (params.iterations, n_agents, n_features, n_classes)
-        if unit_noise.ndim != 5 or (unit_noise.shape[0], *unit_noise.shape[2:]) != expected:
-            raise ValueError(
-                f"unit_noise must have shape (T, B, P, J, K) with (T, P, J, K) = {expected}; got {unit_noise.shape}"
-            )
-    outp = params.algorithm == "outp"
-    regularise_server = outp and params.outp_regulariser == "code_server_w"
-    n_total = int(agents.sizes.sum())
-    if outp and params.outp_gradient == "agent_mean":
-        grad_scale = 1.0 / agents.sizes  # Huang et al.: the agent-average loss (note 7.5(c))
-    else:
-        grad_scale = np.full(n_agents, 1.0 / n_total)  # (2c): f_p scaled by the global 1/I
-    worst_case = 0.0
-    if params.sensitivity == "worst_case" and not outp:
-        rows_l1 = agents.feature_l1[np.arange(agents.feature_l1.shape[1]) < agents.sizes[:, None]]  # no padding
-        worst_case = objp_sensitivity(
-            rows_l1,
-            np.zeros((rows_l1.size, 1)),
-            n_total=n_total,
-            mode="worst_case",
-            feature_l1_bound=n_features * params.feature_bound,
-        )  # note 7.3
+    noises = [_unit_noise(c, (first.iterations, n_agents, n_features, n_classes)) for c in cells]
+    replicas = {len(c.seeds) if n is None else n.shape[1] for c, n in zip(cells, noises, strict=True)}
+    if len(replicas) != 1 or {n is None for n in noises} != {noises[0] is None}:
+        raise ValueError("the cells of a batch must have as many replicas each and the same noise source")
+    replicas = replicas.pop()
+    program = program_of(first)
+    schedules = [iteration_schedule(c.params, agents.sizes, n_features * n_classes) for c in cells]
+    per_cell = Schedule(*(np.stack(v) for v in zip(*schedules, strict=True)))
+    in_float32 = Schedule(*(np.asarray(v, np.float32) if v.dtype == np.float64 else v for v in per_cell))
     constants = Constants(
-        jnp.asarray(grad_scale, DTYPE),
-        jnp.asarray(2.0 * params.beta if regularise_server else 2.0 * params.beta / n_agents, DTYPE),  # (37)
-        jnp.asarray(objp_laplace_scale(1.0, params.epsilon), DTYPE),  # (11a): b = Delta-bar / epsilon-bar
-        jnp.asarray(worst_case, DTYPE),
-        jnp.asarray(n_total, DTYPE),
-        jnp.asarray(params.beta, DTYPE),
+        *(jnp.asarray(np.stack(v)) for v in zip(*(_constants(agents, c.params) for c in cells), strict=True))
     )
-    program = Program(
-        params.algorithm,
-        params.private,
-        params.sensitivity == "worst_case",
-        regularise_server,
-    )
-    keys = None if seeds is None else replica_keys(seeds)
-    rows = iteration_schedule(params, agents.sizes, n_features * n_classes)
+    keys = None if noises[0] is not None else jnp.stack([replica_keys(c.seeds) for c in cells])
+    noise = None if noises[0] is None else np.stack(noises)
     device_agents = PaddedAgents(
         jnp.asarray(agents.features), jnp.asarray(agents.onehot), jnp.asarray(agents.feature_l1), agents.sizes
     )
-    in_float32 = Schedule(*(np.asarray(v, np.float32) if v.dtype == np.float64 else v for v in rows))
-    replicas = len(seeds) if unit_noise is None else unit_noise.shape[1]
-    zeros = jnp.zeros((n_agents, n_features, replicas, n_classes), DTYPE)
-    state = State(zeros[0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
+    zeros = jnp.zeros((len(cells), n_agents, n_features, replicas, n_classes), DTYPE)
+    state = State(zeros[:, 0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
     test_set = (jnp.asarray(test_features, DTYPE), jnp.asarray(test_labels, jnp.int32))
+    logged_rows = schedules[0].logged
     parts = []
-    for begin in range(0, params.iterations, chunk):
-        stop = min(begin + chunk, params.iterations)
+    for begin in range(0, first.iterations, chunk):
+        stop = min(begin + chunk, first.iterations)
+        rows = Schedule(
+            in_float32.t[0, begin:stop],
+            in_float32.logged[0, begin:stop],
+            *(jnp.asarray(v[:, begin:stop]) for v in in_float32[2:]),
+        )
         state, sums = _run(
             program,
             device_agents,
             constants,
             state,
-            Schedule(*(jnp.asarray(v[begin:stop]) for v in in_float32)),
-            None if unit_noise is None else jnp.asarray(unit_noise[begin:stop]),
+            Schedule(*(jnp.asarray(v) for v in rows)),
+            None if noise is None else jnp.asarray(noise[:, begin:stop]),
             keys,
             *test_set,
         )
-        parts.append(TraceSums(*(np.asarray(v)[rows.logged[begin:stop]] for v in sums)))  # waits for the chunk
+        parts.append(TraceSums(*(np.asarray(v)[:, logged_rows[begin:stop]] for v in sums)))  # waits for the chunk
         if progress is not None:
             progress(stop)
-    logged = TraceSums(*(np.concatenate(v).astype(np.float64) for v in zip(*parts, strict=True)))
+    logged = TraceSums(*(np.concatenate(v, axis=1).astype(np.float64) for v in zip(*parts, strict=True)))
+    finals = [np.asarray(x) for x in state]
+    return [
+        _result(
+            cell.params, schedule, TraceSums(*(v[c] for v in logged)), [x[c] for x in finals], agents, len(test_labels)
+        )
+        for c, (cell, schedule) in enumerate(zip(cells, schedules, strict=True))
+    ]
+
+
+def _result(
+    params: IadmmParams, rows: Schedule, logged: TraceSums, state: list[np.ndarray], agents: PaddedAgents, n_test: int
+) -> IadmmResult:
+    """One cell's :class:`~dpdl.algorithms.dp_iadmm.IadmmResult` from its schedule, logged sums and final state."""
+    n_agents, _, n_features = agents.features.shape
+    n_classes = agents.onehot.shape[-1]
+    replicas = logged.cv_sum.shape[1]
     per_coordinate = n_agents * n_features * n_classes
     log = {
         "iteration": np.repeat(rows.t[rows.logged, None].astype(np.int64), replicas, axis=1),
-        "test_error": logged.test_mistakes / len(test_labels),
+        "test_error": logged.test_mistakes / n_test,
         "train_cost": logged.train_cost,
         "noise_magnitude": logged.noise_sum / per_coordinate,  # Fig. 1 top
         "noise_scale": logged.noise_scale_sum / n_agents,
@@ -456,11 +553,11 @@ def run_iadmm_jax(
     }
     if not params.private:
         multipliers = np.zeros(params.iterations)
-    elif outp:
+    elif params.algorithm == "outp":
         multipliers = np.min(rows.outp_std / rows.outp_sensitivity, axis=1)  # sigma_p^t / Delta_p^t
     else:
         multipliers = np.full(params.iterations, objp_laplace_scale(1.0, params.epsilon))  # b / Delta-bar (11a)
-    w, z, lam = (np.asarray(x) for x in state)
+    w, z, lam = state
     return IadmmResult(
         tuple(pd.DataFrame({name: log[name][:, b] for name in TRACE_COLUMNS}) for b in range(replicas)),
         np.ascontiguousarray(np.moveaxis(w, 1, 0)),

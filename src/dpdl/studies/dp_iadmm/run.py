@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,19 @@ from dpdl.checkpoint import Checkpoint
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
 from dpdl.studies.common import format_number
-from dpdl.studies.dp_iadmm.grid import PARAM_SWITCHES, STUDY, SWITCHES, is_nonprivate, job_seeds, variant
+
+if TYPE_CHECKING:
+    from dpdl.algorithms.dp_iadmm import IadmmParams
+from dpdl.studies.dp_iadmm.grid import (
+    DEFAULT_BACKEND,
+    PARAM_SWITCHES,
+    STUDY,
+    SWITCHES,
+    Variant,
+    is_nonprivate,
+    job_seeds,
+    variant,
+)
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +202,69 @@ def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> l
     return events
 
 
+@dataclass(frozen=True)
+class Job:
+    """One run job checked and turned into the algorithm's parameters: every seed of one cell."""
+
+    horizon: str
+    dataset: str
+    variant_name: str
+    epsilon: float
+    settings: dict
+    card: dict
+    outputs: list[str]
+    spec: Variant
+    seeds: list[int]
+    params: IadmmParams
+    sequences: list[np.random.SeedSequence]
+
+    @property
+    def label(self) -> str:
+        """``main/mnist/objt/eps0.05 (10 seeds)``, for the logs."""
+        cell = f"{self.horizon}/{self.dataset}/{self.variant_name}/eps{format_number(self.epsilon)}"
+        return f"{cell} ({len(self.seeds)} seeds)"
+
+    @property
+    def backend(self) -> str:
+        """numba or jax (the default is left out of the settings: ``_settings.run_settings``)."""
+        return self.settings.get("backend", DEFAULT_BACKEND)
+
+
+def plan_job(
+    *, horizon: str, dataset: str, variant_name: str, epsilon: float, settings: dict, card: dict, outputs: list[str]
+) -> Job:
+    """Check one run job's arguments and make its parameters (``settings``: ``grid.run_settings``; ``card``: the
+    dataset's JSON card; ``outputs``: one run artifact per seed)."""
+    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
+    from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
+    from dpdl.runs import run_seed_sequence
+
+    spec = variant(variant_name, settings)
+    if is_nonprivate(variant_name) != math.isinf(epsilon):
+        raise ConfigError(
+            f"variant {variant_name!r} with epsilon {epsilon}: only 'nonprivate' runs at epsilon inf"
+            " ('nonprivate' and 'nonprivate_<algorithm>', and only at inf)"
+        )
+    seeds = job_seeds(variant_name, settings["seeds"])
+    if len(outputs) != len(seeds):
+        raise ConfigError(f"{len(outputs)} output paths for {len(seeds)} seeds; pass one --out per seed")
+    penalty = PenaltySchedule(**PENALTY_CONSTANTS[dataset], factor=spec.rho_factor, static=spec.rho_static)
+    params = IadmmParams(
+        spec.algorithm,
+        epsilon,
+        settings["iterations"],
+        penalty,
+        log_every=settings["log_every"],
+        a=spec.a,
+        beta=settings["beta"],
+        delta=settings["delta"],
+        **{name: settings[name] for name in PARAM_SWITCHES if name in settings},  # its algorithm's (grid)
+    )
+    paper_epsilon = None if math.isinf(epsilon) else epsilon
+    sequences = [run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s) for s in seeds]
+    return Job(horizon, dataset, variant_name, epsilon, settings, card, list(outputs), spec, seeds, params, sequences)
+
+
 def run_job(
     *,
     horizon: str,
@@ -204,51 +280,32 @@ def run_job(
 
     ``settings`` are the run settings (``grid.run_settings``), ``card`` the dataset's JSON card.
     """
-    from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
-    from dpdl.privacy import privacy_record
-    from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
-    from dpdl.runs import RunResult, execute, run_seed_sequence, run_timing, write_run
+    from dpdl.runs import execute
 
-    spec = variant(variant_name, settings)
-    if is_nonprivate(variant_name) != math.isinf(epsilon):
-        raise ConfigError(
-            f"variant {variant_name!r} with epsilon {epsilon}: only 'nonprivate' runs at epsilon inf"
-            " ('nonprivate' and 'nonprivate_<algorithm>', and only at inf)"
-        )
-    seeds = job_seeds(variant_name, settings["seeds"])
-    if len(outputs) != len(seeds):
-        raise ConfigError(f"{len(outputs)} output paths for {len(seeds)} seeds; pass one --out per seed")
-    rows = load_rows(dataset, npz, settings["mnist_agents"])
-    agent_sizes = np.diff(rows.offsets)
-    constants = PENALTY_CONSTANTS[dataset]
-    penalty = PenaltySchedule(**constants, factor=spec.rho_factor, static=spec.rho_static)
-    params = IadmmParams(
-        spec.algorithm,
-        epsilon,
-        settings["iterations"],
-        penalty,
-        log_every=settings["log_every"],
-        a=spec.a,
-        beta=settings["beta"],
-        delta=settings["delta"],
-        **{name: settings[name] for name in PARAM_SWITCHES if name in settings},  # its algorithm's (grid)
+    job = plan_job(
+        horizon=horizon,
+        dataset=dataset,
+        variant_name=variant_name,
+        epsilon=epsilon,
+        settings=settings,
+        card=card,
+        outputs=outputs,
     )
-    paper_epsilon = None if math.isinf(epsilon) else epsilon
-    sequences = [run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s) for s in seeds]
-    job = f"{horizon}/{dataset}/{variant_name}/eps{format_number(epsilon)} ({len(seeds)} seeds)"
-    backend = settings.get("backend", "numba")  # the default is left out of the settings (_settings.run_settings)
+    rows = load_rows(dataset, npz, settings["mnist_agents"])
     checkpoint = None
-    if backend == "numba":  # saved beside the outputs every 10 minutes; a rerun of this job resumes from it
-        key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, seeds)
+    if job.backend == "numba":  # saved beside the outputs every 10 minutes; a rerun of this job resumes from it
+        key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, job.seeds)
         checkpoint = Checkpoint(Path(outputs[0]).parent / CHECKPOINT_NAME, key, CHECKPOINT_EVERY_S)
-    solve = solver(backend, rows, params, sequences, Progress(job, params.iterations).update, checkpoint)
+    progress = Progress(job.label, job.params.iterations).update
+    solve = solver(job.backend, rows, job.params, job.sequences, progress, checkpoint)
+    sizes = np.diff(rows.offsets)
     log.info(
         "%s: %d agents, %d samples, T = %d, backend %s",
-        job,
-        len(agent_sizes),
-        agent_sizes.sum(),
-        params.iterations,
-        backend,
+        job.label,
+        len(sizes),
+        sizes.sum(),
+        job.params.iterations,
+        job.backend,
     )
     outcome = {}
 
@@ -256,20 +313,61 @@ def run_job(
         outcome["result"] = solve()
         return outcome["result"].traces[0]
 
-    timed = execute(batch, {}, iterations=params.iterations)
-    job_timing = timed.provenance["timing"]
-    wall_s, cpu_s = job_timing["wall_time_s"], job_timing["cpu_time_s"]
-    if checkpoint is not None and checkpoint.resumed_at:  # the time of the iterations kept from earlier attempts too
+    timed = execute(batch, {}, iterations=job.params.iterations)
+    timing = timed.provenance["timing"]
+    wall_s, cpu_s = timing["wall_time_s"], timing["cpu_time_s"]
+    resumed_at = checkpoint.resumed_at if checkpoint is not None else 0
+    if resumed_at:  # the time of the iterations kept from earlier attempts too
         wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s
-    result = outcome["result"]
+    write_job(job, rows, outcome["result"], (wall_s, cpu_s), timed.provenance["versions"], resumed_at)
+    if checkpoint is not None:
+        checkpoint.remove()
+
+
+def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
+    """Run jobs of one dataset on the JAX backend, those that can share a compiled program as one batch
+    (:func:`dpdl.algorithms.dp_iadmm_jax.run_cells_jax`: the same switches, T, logging and seed count), and
+    write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs."""
+    from dpdl.runs import package_versions, stopwatch
+
+    if len({job.dataset for job in jobs}) > 1 or len({job.settings["mnist_agents"] for job in jobs}) > 1:
+        raise ConfigError("run_jobs_together takes the jobs of one dataset (and one mnist_agents); call it per dataset")
+    program = jax_program()
+    rows = load_rows(jobs[0].dataset, npz, jobs[0].settings["mnist_agents"])
+    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    groups: dict[tuple, list[Job]] = {}
+    for job in jobs:
+        key = (program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
+        groups.setdefault(key, []).append(job)
+    for group in groups.values():
+        label = f"{len(group)} jobs: {', '.join(job.label for job in group)}"
+        log.info("%s: one batch on the jax backend", label)
+        elapsed = stopwatch()
+        cells = [program.Cell(job.params, job.sequences) for job in group]
+        progress = Progress(label, group[0].params.iterations).update
+        results = program.run_cells_jax(agents, cells, rows.test_features, rows.test_labels, progress=progress)
+        wall_s, cpu_s = elapsed()
+        for job, result in zip(group, results, strict=True):
+            write_job(job, rows, result, (wall_s / len(group), cpu_s / len(group)), package_versions(), 0)
+
+
+def write_job(job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int):
+    """Write one artifact per seed of ``job``: its trace and provenance, the privacy the run spends composed
+    over its iterations; ``time_s`` is the job's (wall, CPU) seconds."""
+    from dpdl.privacy import privacy_record
+    from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
+    from dpdl.runs import RunResult, run_timing, write_run
+
+    params, spec, settings, card = job.params, job.spec, job.settings, job.card
     if not result.finite:
-        log.warning("%s: some logged values are not finite (NaN or inf); the run was not stopped", job)
-    events = privacy_events(spec.algorithm, epsilon, result.noise_multipliers)
-    privacy = privacy_record(events, delta=settings["delta"], eps_per_iteration=epsilon)
+        log.warning("%s: some logged values are not finite (NaN or inf); the run was not stopped", job.label)
+    events = privacy_events(spec.algorithm, job.epsilon, result.noise_multipliers)
+    privacy = privacy_record(events, delta=settings["delta"], eps_per_iteration=job.epsilon)
     objt_radius = "a" if params.trust_radius == "code_const" else "a / t^2"
+    sizes = np.diff(rows.offsets)
     run_params = {
-        "horizon": horizon,
-        "variant": variant_name,
+        "horizon": job.horizon,
+        "variant": job.variant_name,
         "algorithm": spec.algorithm,
         "label": spec.label,
         "iterations": params.iterations,
@@ -277,7 +375,7 @@ def run_job(
         "a": spec.a,
         "rho_setting": spec.rho_setting,
         "penalty": {
-            **constants,
+            **PENALTY_CONSTANTS[job.dataset],
             "rho_max": PENALTY_MAX,
             "factor": spec.rho_factor,
             "static": spec.rho_static,
@@ -290,39 +388,34 @@ def run_job(
             "objt_radius": objt_radius,
             "outp_inverse_eta": "(I_p / 4 + 2 sqrt(t ln(1.25 / delta)) / epsilon) / a",
         },
-        "agents": len(agent_sizes),
-        "samples": int(agent_sizes.sum()),
+        "agents": len(sizes),
+        "samples": int(sizes.sum()),
         "features": rows.features.shape[1],
         "classes": rows.n_classes,
-        "samples_per_agent": {
-            "min": int(agent_sizes.min()),
-            "max": int(agent_sizes.max()),
-            "mean": float(agent_sizes.mean()),
-        },
+        "samples_per_agent": {"min": int(sizes.min()), "max": int(sizes.max()), "mean": float(sizes.mean())},
         "test_samples": len(rows.test_labels),
-        "replicas_in_job": len(seeds),
+        "replicas_in_job": len(job.seeds),
         "finite": result.finite,
         "dataset_missing_files": list(card.get("missing_files", [])),
         "dtype": "float32",
-        "backend": backend_record(backend),
-        "resumed_after_iteration": checkpoint.resumed_at if checkpoint is not None else 0,
+        "backend": backend_record(job.backend),
+        "resumed_after_iteration": resumed_at,
     }
-    for seed, trace, path in zip(seeds, result.traces, outputs, strict=True):
+    paper_epsilon = None if math.isinf(job.epsilon) else job.epsilon
+    for seed, trace, path in zip(job.seeds, result.traces, job.outputs, strict=True):
         provenance = {
             "study": STUDY,
-            "dataset": f"{STUDY}/{dataset}",
+            "dataset": f"{STUDY}/{job.dataset}",
             "dataset_sha256": card["npz_sha256"],
-            "algorithm": variant_name,
+            "algorithm": job.variant_name,
             "params": run_params,
             "seed": seed,
             "epsilon": paper_epsilon,
             **privacy,
             # nonprivate_algorithm is in the reference run's settings alone
             "switches": {name: settings[name] for name in SWITCHES if name in settings},
-            "versions": timed.provenance["versions"],
-            "timing": run_timing(wall_s, cpu_s, params.iterations, len(seeds)),
+            "versions": versions,
+            "timing": run_timing(*time_s, params.iterations, len(job.seeds)),
         }
         write_run(path, RunResult(trace, provenance))
-    if checkpoint is not None:
-        checkpoint.remove()
-    log.info("%s: done in %.1f s (%.1f CPU-s)", job, wall_s, cpu_s)
+    log.info("%s: done in %.1f s (%.1f CPU-s)", job.label, *time_s)
