@@ -235,8 +235,8 @@ def run_cells(report: Report, build: Path, config: dict, readings: list[str], da
     from dpdl.studies.dp_iadmm.run import plan_job, run_jobs_together
 
     card_values = json.loads(card.read_text())
-    planned = []
-    for folder, chosen, job in jobs_of(config, readings):
+    planned, found = [], jobs_of(config, readings)
+    for folder, chosen, job in found:
         horizon, dataset, name, epsilon_dir = Path(job).parts[3:7]
         epsilon = float(epsilon_dir.removeprefix("eps"))
         seeds = grid.seeds(chosen[grid.STUDY], horizon, name)
@@ -248,7 +248,7 @@ def run_cells(report: Report, build: Path, config: dict, readings: list[str], da
                 card=card_values, outputs=outputs,
             )
         )  # fmt: skip
-    folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, readings)))
+    folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in found))
     report.say(f"3. {len(planned)} run jobs on the jax backend, batched where they share a program ({folders})")
     start = time.perf_counter()
     run_jobs_together(planned, data)

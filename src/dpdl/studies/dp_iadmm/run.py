@@ -335,6 +335,7 @@ def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
     program = jax_program()
     rows = load_rows(jobs[0].dataset, npz, jobs[0].settings["mnist_agents"])
     agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    versions = package_versions()
     groups: dict[tuple, list[Job]] = {}
     for job in jobs:
         key = (program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
@@ -348,7 +349,7 @@ def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
         results = program.run_cells_jax(agents, cells, rows.test_features, rows.test_labels, progress=progress)
         wall_s, cpu_s = elapsed()
         for job, result in zip(group, results, strict=True):
-            write_job(job, rows, result, (wall_s / len(group), cpu_s / len(group)), package_versions(), 0)
+            write_job(job, rows, result, (wall_s / len(group), cpu_s / len(group)), versions, 0)
 
 
 def write_job(job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int):
