@@ -14,19 +14,26 @@ class Progress:
     """Log ``label: iteration i/total, elapsed, ~left`` at most every ``every_s`` seconds (and at the end).
 
     Call :meth:`update` with the number of iterations done; it costs one clock read when
-    nothing is logged, so it can sit in a hot loop.
+    nothing is logged, so it can sit in a hot loop. The time left is estimated from the pace since
+    the first update, so a run resumed from a checkpoint (whose first update is far from 0) or one
+    that compiles first is not credited with iterations it did not do in this attempt.
     """
 
     def __init__(self, label: str, total: int, *, every_s: float = LOG_EVERY_S) -> None:
         self.label, self.total, self.every_s = label, total, every_s
         self.start = self.last = time.perf_counter()
+        self.first: tuple[float, int] | None = None  # (time, done) at the first update
 
     def update(self, done: int) -> None:
         """Record that ``done`` of ``total`` iterations are finished."""
         now = time.perf_counter()
+        if self.first is None:
+            self.first = (now, done)
         if now - self.last < self.every_s and done < self.total:
             return
         self.last = now
         elapsed = now - self.start
-        left = elapsed / done * (self.total - done) if done else float("nan")
+        since, done_then = self.first
+        pace = (now - since) / (done - done_then) if done > done_then else float("nan")
+        left = pace * (self.total - done)
         log.info("%s: iteration %d/%d, elapsed %.0f s, about %.0f s left", self.label, done, self.total, elapsed, left)
