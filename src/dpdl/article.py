@@ -26,8 +26,9 @@ from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
 from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, fmt
+from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.post_hoc import REGISTER, study_of
-from dpdl.publish import ARTICLE_FILES, AUDIT_TABLE, MANIFEST, PUBLISHED, published_studies
+from dpdl.publish import AUDIT_TABLE, MANIFEST, published_studies
 from dpdl.readings import DEFAULT, study_readings
 from dpdl.studies import ALL
 from dpdl.summary import counted, headline, verdict_counts
@@ -561,11 +562,6 @@ def metadata(study: str, blocks: list[Block], manifest: dict) -> str:
         "replication type": REPLICATION_TYPE,
     }
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
-
-
-def article_paths(out: Path = PUBLISHED) -> list[str]:
-    """Every article file of every study (whether published or not): the Snakemake target ``articles``."""
-    return [(out / study / name).as_posix() for study in ALL for name in ARTICLE_FILES]
 
 
 def article_files(study: str, out: Path = PUBLISHED) -> dict[str, str]:

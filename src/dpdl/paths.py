@@ -8,7 +8,12 @@ its rule file and its ``grid``; its scorecard path in :func:`dpdl.studies.common
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from dpdl.studies import ALL, study_module
+
+PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
+ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article writes them, check regenerates
 
 # The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
 # the data.
@@ -37,3 +42,8 @@ def summary_table(name: str, ext: str) -> str:
 def audit_path(study: str, ext: str) -> str:
     """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
     return f"results/audit/{study}.{ext}"
+
+
+def article_paths(out: Path = PUBLISHED) -> list[str]:
+    """Every article file of every study (whether published or not): the Snakemake target ``articles``."""
+    return [(out / study / name).as_posix() for study in ALL for name in ARTICLE_FILES]

@@ -27,7 +27,7 @@ from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
-from dpdl.paths import audit_path, summary_table
+from dpdl.paths import ARTICLE_FILES, PUBLISHED, audit_path, summary_table
 from dpdl.readings import (
     CURRENT_ENGINE,
     DEFAULT,
@@ -49,7 +49,6 @@ from dpdl.summary import (
     verdict_counts,
 )
 
-PUBLISHED = Path("published")
 MANIFEST = "MANIFEST.json"
 log = logging.getLogger("dpdl")
 RESULTS = "RESULTS.md"
@@ -57,7 +56,6 @@ README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md
 README_END = "<!-- results: end -->"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
 PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
-ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article writes them, check regenerates
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 

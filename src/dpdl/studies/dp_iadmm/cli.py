@@ -145,8 +145,8 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
     unavailable = [row for row, claim in enumerate(CLAIMS) if claim_table(claim) is None]
     if unavailable:  # judged again as the claims of a table that is None
         without = {**tables, **{CLAIMS[row].aggregate: None for row in unavailable}}
-        again = scorecard(CLAIMS, without, scale=scale, switches=switches)
-        card = pd.concat([card.drop(index=unavailable), again.iloc[unavailable]]).sort_index()
+        again = scorecard([CLAIMS[row] for row in unavailable], without, scale=scale, switches=switches)
+        card = pd.concat([card.drop(index=unavailable), again.set_axis(unavailable)]).sort_index()
     for row, claim in enumerate(CLAIMS):
         table = claim_table(claim)
         missing = None if table is None else claim.extract.missing(table)
