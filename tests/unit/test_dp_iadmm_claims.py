@@ -358,3 +358,21 @@ def test_gap_and_reference_claims_judge_what_the_note_says() -> None:
     near = by_id["mnist_objt_eps5_near_nonprivate"].extract(world(PAPER, ["fig2a"])["fig2a_seeds"])
     assert isinstance(near[0], Pair) and len(set(near[0].high)) == 1  # the deterministic reference is a constant
     assert all("post hoc" in by_id[name].justification for name in ("mnist_nonprivate", "femnist_nonprivate"))
+
+
+def test_wide_is_pandas_pivot_of_each_seed_and_iteration_s_first_value() -> None:
+    """The numpy reshape the claims use gives ``pivot_table(aggfunc="first", dropna=False)``: sorted seeds and
+    iterations, a pair's first non-missing value (repeats and missing values included), NaN where none."""
+    from dpdl.studies.dp_iadmm.aggregate import wide
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        rows = pd.DataFrame(
+            {"seed": rng.integers(0, 4, n), "iteration": 200 * rng.integers(0, 5, n), "value": rng.normal(size=n)}
+        )
+        rows.loc[rng.random(n) < 0.3, "value"] = np.nan
+        expected = rows.pivot_table(index="seed", columns="iteration", values="value", aggfunc="first", dropna=False)
+        got = wide(rows)
+        assert got.shape == expected.shape
+        pd.testing.assert_frame_equal(got, expected, check_dtype=False, check_column_type=False, check_index_type=False)
