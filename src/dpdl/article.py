@@ -138,7 +138,7 @@ def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
         Block("heading", heading, level=1),
         *_front_matter(study, manifest),
         *_summary(study, card, substantive, manifest, out),
-        *_sections(card, folder),
+        *_sections(card, folder, manifest.get("aggregate_compute")),
         *_sensitivity(study, out),
         *_post_hoc(study),
         *_audit(card, folder),
@@ -248,9 +248,41 @@ def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
             f"Compute: the study's runs took {manifest['run_compute_seconds']} seconds in all (MANIFEST.json, "
             "run_compute_seconds: each run's share of its single-threaded job's wall time, summed)"
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
-            + ". The snapshot does not record compute per claim: the claims are judged from the study's shared "
-            "runs, so only this total is available.",
+            + ".",
         ),
+        *_compute_per_table(manifest.get("aggregate_compute")),
+    ]
+
+
+def _compute_per_table(compute: dict | None) -> list[Block]:
+    """Compute per claim, as the snapshot can give it: the runs behind each table the claims are judged from."""
+    if compute is None:
+        return [
+            Block(
+                "text",
+                "This snapshot was published before compute per table was recorded (MANIFEST.json has no "
+                "aggregate_compute), so compute per claim is not available; publishing again from a build adds it.",
+            )
+        ]
+    shown = {  # a per-seed table made by the same job as its summary repeats the summary's numbers
+        name: value
+        for name, value in compute.items()
+        if not (name.endswith("_seeds.csv") and compute.get(name.replace("_seeds.csv", ".csv")) == value)
+    }
+    table = pd.DataFrame(
+        [{"table": name, "runs": v["runs"], "CPU-seconds": v["cpu_seconds"]} for name, v in shown.items()]
+    )
+    return [
+        Block(
+            "text",
+            "Compute per claim, as far as the snapshot records it: the claims are judged from the tables below "
+            "(each section names its figure's), and each table was made from these runs (MANIFEST.json, "
+            "aggregate_compute: the inputs Snakemake recorded for the table's job, "
+            "followed down to the run files; each run's CPU time, user + system, or its wall time where the run "
+            "predates that record). Tables share runs, so the rows do not add up to the total; steps that are "
+            "not runs (tuning, calibration, the figures) are not counted.",
+        ),
+        Block("table", table=table),
     ]
 
 
@@ -328,9 +360,11 @@ def _figure_exhibit(name: str) -> str:
     return f"Fig. {found.group(1)}" if found else ""
 
 
-def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
+def _sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> list[Block]:
     """One section per figure or table of the paper (the first its claims' ``where`` names), beside our figure
-    named for it; the claims that name none, and our figures no section shows, last."""
+    named for it and the compute behind the figure's table (``compute``: the manifest's ``aggregate_compute``,
+    None in a snapshot published before it was recorded); the claims that name none, and our figures no
+    section shows, last."""
     figures = sorted(p.relative_to(folder).as_posix() for p in (folder / "figures").glob("*.png"))
     paper = card[card["kind"] != PRIVACY_CLAIM]
     exhibits = paper["where"].map(_exhibit)
@@ -354,12 +388,27 @@ def _sections(card: pd.DataFrame, folder: Path) -> list[Block]:
         ]
         label = exhibit.removeprefix("J ").removeprefix("C ")
         for name in (n for n in figures if exhibit and _figure_exhibit(n) == label and n not in placed):
-            blocks.append(Block("figure", name))
+            blocks += [Block("figure", name), *_figure_compute(name, compute)]
             placed.add(name)
     others = [name for name in figures if name not in placed]
     if others:
         blocks += [Block("heading", "Our other figures", level=3), *(Block("figure", n) for n in others)]
     return blocks
+
+
+def _figure_compute(figure: str, compute: dict | None) -> list[Block]:
+    """The runs behind our ``figure``'s table (``figures/fig2.png`` -> ``aggregates/fig2.csv``) and their CPU time."""
+    table = f"aggregates/{Path(figure).stem}.csv"
+    if not compute or table not in compute:
+        return []
+    runs, seconds = compute[table]["runs"], compute[table]["cpu_seconds"]
+    return [
+        Block(
+            "text",
+            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds (the runs its table {table} was "
+            "made from; MANIFEST.json, aggregate_compute).",
+        )
+    ]
 
 
 def _claims_table(rows: pd.DataFrame) -> pd.DataFrame:

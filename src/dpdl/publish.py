@@ -13,11 +13,14 @@ when the two disagree). :func:`published_problems` is what ``dpdl check publishe
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 import os
 import platform
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -116,6 +119,46 @@ def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
     return sum(read_run(path).provenance["timing"]["wall_time_s"] for path in runs.values())
 
 
+def aggregate_compute(study: str, configfile: str) -> dict[str, dict]:
+    """The runs behind each aggregate table of ``study`` in the build here and their compute, by the table's
+    name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``. Which runs a
+    table was made from is what Snakemake recorded for its job (``--detailed-summary``: each output's
+    inputs), followed down through intermediate files to the run files; a table whose inputs it did not
+    record (made outside this build's Snakemake) is left out."""
+    command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
+    done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DpdlError(f"{study}: Snakemake could not list the build's inputs ({last}); publish from the build folder")
+    return compute_by_aggregate(study, done.stdout)
+
+
+def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
+    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary`` (tab-separated)."""
+    rows = list(csv.DictReader(io.StringIO(summary), delimiter="\t"))
+    recorded = {row["output_file"]: row["input-file(s)"] for row in rows}  # "-": no record, "": no inputs
+    inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
+    runs_folder = f"results/{study}/runs/"
+    compute = {}
+    for output in sorted(inputs):
+        if not (output.startswith(f"results/{study}/aggregates/") and output.endswith(".csv")):
+            continue
+        runs, seen, stack = set(), set(), list(inputs[output])
+        while stack:
+            path = stack.pop()
+            if path in seen:
+                continue
+            seen.add(path)
+            if path.startswith(runs_folder) and path.endswith(".npz"):
+                runs.add(path)
+            else:
+                stack += inputs.get(path, [])
+        timings = [read_run(path).provenance["timing"] for path in sorted(runs)]
+        cpu = sum(t.get("cpu_time_s", t["wall_time_s"]) for t in timings)  # runs made before CPU time: wall
+        compute[published_name(output, study)] = {"runs": len(runs), "cpu_seconds": round(float(cpu), 1)}
+    return compute
+
+
 def code_version() -> dict:
     """The git commit of the build's checkout and whether tracked files differed from it."""
     try:
@@ -198,6 +241,7 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "config": {key: config[key] for key in ("data", study)},
         "readings": readings,
         "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
+        "aggregate_compute": aggregate_compute(study, configfile),
         "files": {name: sha256_file(folder / name) for name in files},
     }
     write_json(folder / MANIFEST, manifest)

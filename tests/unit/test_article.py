@@ -73,6 +73,30 @@ def test_a_planted_number_is_caught(snapshot: Path) -> None:
     assert foreign_numbers(planted, "dzoa", snapshot) == {"0.98765"}
 
 
+def test_compute_per_table_is_shown_where_the_manifest_records_it(snapshot: Path, tmp_path: Path) -> None:
+    """#39: with the manifest's aggregate_compute, the methodology tabulates the runs behind each table (a per-seed
+    twin of a summary once) and each figure's section gives its table's; without it, the article says so."""
+    out = tmp_path / "published"
+    shutil.copytree(snapshot, out)
+    before = (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
+    assert "compute per claim is not available" in before and "Compute behind this figure" not in before
+    path = out / "dzoa" / "MANIFEST.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    fig2 = {"runs": 2200, "cpu_seconds": 1234.5}
+    manifest["aggregate_compute"] = {
+        "aggregates/fig2.csv": fig2,
+        "aggregates/fig2_seeds.csv": fig2,
+        "aggregates/fig3a.csv": {"runs": 3000, "cpu_seconds": 42.0},
+    }
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    write_article("dzoa", out)
+    article = (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
+    assert "| aggregates/fig2.csv | 2200 | 1234.5 |" in article and "| aggregates/fig3a.csv | 3000 | 42.0 |" in article
+    assert "fig2_seeds.csv |" not in article and "compute per claim is not available" not in article
+    fig2_section = article.split("### Fig. 2\n", 1)[1].split("\n### ", 1)[0]
+    assert "Compute behind this figure: 2200 runs, 1234.5 CPU-seconds" in fig2_section
+
+
 @pytest.mark.parametrize("study", ALL)
 def test_regenerating_gives_byte_identical_files(snapshot: Path, study: str) -> None:
     before = {name: (snapshot / study / name).read_bytes() for name in ARTICLE_FILES}

@@ -79,6 +79,42 @@ def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, m
     assert run_compute_seconds("wddp", ["default", "per_setting"]) == 5.0
 
 
+def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#39: a table's compute is that of the runs its job read, directly or through an intermediate file, each
+    counted once (CPU time where the run records it, else its wall time); a table with no record is left out."""
+    import numpy as np
+
+    from dpdl.io import dumps_json, save_npz
+    from dpdl.publish import compute_by_aggregate
+
+    def run(path: str, **timing: float) -> str:
+        provenance = {"timing": timing, "seed": int(path[-7:-4])}
+        save_npz(tmp_path / path, {"provenance": np.array(dumps_json(provenance))})
+        return path
+
+    a1 = run("results/dzoa/runs/a/trial001.npz", wall_time_s=9.0, cpu_time_s=2.0)
+    a2 = run("results/dzoa/runs/a/trial002.npz", wall_time_s=4.0)  # made before CPU time was recorded
+    b1 = run("results/dzoa/runs/b/trial001.npz", wall_time_s=7.0, cpu_time_s=1.0)
+    rows = [
+        ("results/dzoa/aggregates/fig2.csv", f"{a1},results/dzoa/calibration.npz"),
+        ("results/dzoa/calibration.npz", f"{a2},data/processed/dzoa/lasso.npz,{a1}"),
+        ("results/dzoa/aggregates/fig3.csv", f"{b1},{a1}"),
+        ("results/dzoa/aggregates/fig1.csv", ""),  # a table made from no input
+        ("results/dzoa/aggregates/old.csv", "-"),  # no record of its inputs
+        ("figures/dzoa/fig2.png", "results/dzoa/aggregates/fig2.csv"),
+    ]
+    header = "output_file\tdate\trule\tlog-file(s)\tinput-file(s)\tshellcmd\tstatus\tplan\n"
+    summary = header + "".join(f"{out}\t-\tr\t-\t{inputs}\t-\tok\tno update\n" for out, inputs in rows)
+    monkeypatch.chdir(tmp_path)
+    assert compute_by_aggregate("dzoa", summary) == {
+        "aggregates/fig1.csv": {"runs": 0, "cpu_seconds": 0.0},
+        "aggregates/fig2.csv": {"runs": 2, "cpu_seconds": 6.0},
+        "aggregates/fig3.csv": {"runs": 2, "cpu_seconds": 3.0},
+    }
+
+
 def test_a_build_narrowed_to_the_stated_mnist_cells_is_publishable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

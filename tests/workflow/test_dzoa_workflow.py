@@ -179,6 +179,18 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     assert manifest["code"] == {"commit": head, "modified_files": []}
     assert manifest["readings"] == ["default"] and manifest["run_compute_seconds"] > 0
     assert manifest["config"]["dzoa"]["outer_iterations"] == 10 and manifest["machine"]["cores"] >= 1
+    # #39: the runs behind each table and their CPU time; Fig. 2 holds both algorithms at its 2 epsilons x 2
+    # deltas x 2 evaluation trials (3 less 1 for tuning)
+    settings = CONFIG["dzoa"]
+    fig2 = [
+        path
+        for epsilon in settings["epsilons"]
+        for delta in settings["deltas"]
+        for path in sorted(work.glob(f"results/dzoa/runs/*/eps{epsilon:g}-delta{delta:g}/*.npz"))
+    ]
+    cpu = sum(read_run(path).provenance["timing"]["cpu_time_s"] for path in fig2)
+    assert manifest["aggregate_compute"]["aggregates/fig2.csv"] == {"runs": len(fig2), "cpu_seconds": round(cpu, 1)}
+    assert len(fig2) == 2 * 2 * 2 * 2 and manifest["aggregate_compute"]["aggregates/privacy.csv"]["runs"] == 0
     files = set(manifest["files"])
     assert {"claims.csv", "privacy.csv", "figures/fig2.png", "aggregates/fig2_seeds.csv"} <= files
     assert not any(name.endswith((".npz", ".pdf")) for name in files)  # small: no run arrays
