@@ -30,7 +30,7 @@ from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.post_hoc import REGISTER, study_of
 from dpdl.publish import AUDIT_TABLE, MANIFEST, published_studies
 from dpdl.readings import DEFAULT, study_readings
-from dpdl.studies import ALL
+from dpdl.studies import ALL, study_module
 from dpdl.summary import counted, headline, verdict_counts
 
 REPLICATION_TYPE = "computational: the paper's algorithms and experiments reimplemented from its text"
@@ -192,7 +192,7 @@ def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest
         Block("heading", "Reproducibility summary", level=2),
         Block("text", outcome),
         *_scope(card),
-        *_methodology(study, manifest, out),
+        *_methodology(study, card, manifest, out),
         Block("heading", "Results", level=3),
         Block("text", TITLE_RULE),
         Block(
@@ -224,7 +224,7 @@ def _scope(card: pd.DataFrame) -> list[Block]:
     ]
 
 
-def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
+def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> list[Block]:
     cards = sorted((out / study / "cards").glob("*.json"))
     data = [f"{card['name']}: npz sha256 {card['npz_sha256']}" for card in map(read_json, cards)]
     machine = manifest["machine"]
@@ -250,12 +250,13 @@ def _methodology(study: str, manifest: dict, out: Path) -> list[Block]:
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
             + ".",
         ),
-        *_compute_per_table(manifest.get("aggregate_compute")),
+        *_compute_per_claim(study, card, manifest.get("aggregate_compute")),
     ]
 
 
-def _compute_per_table(compute: dict | None) -> list[Block]:
-    """Compute per claim, as the snapshot can give it: the runs behind each table the claims are judged from."""
+def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None) -> list[Block]:
+    """Compute per claim, as the snapshot records it: the runs behind the table each claim is judged from (its
+    registered ``aggregate``), where that table is one of the manifest's ``aggregate_compute``."""
     if compute is None:
         return [
             Block(
@@ -264,25 +265,31 @@ def _compute_per_table(compute: dict | None) -> list[Block]:
                 "aggregate_compute), so compute per claim is not available; publishing again from a build adds it.",
             )
         ]
-    shown = {  # a per-seed table made by the same job as its summary repeats the summary's numbers
-        name: value
-        for name, value in compute.items()
-        if not (name.endswith("_seeds.csv") and compute.get(name.replace("_seeds.csv", ".csv")) == value)
-    }
-    table = pd.DataFrame(
-        [{"table": name, "runs": v["runs"], "CPU-seconds": v["cpu_seconds"]} for name, v in shown.items()]
-    )
+    tables = {claim.id: f"aggregates/{claim.aggregate}.csv" for claim in study_module(study).CLAIMS}
+    rows = [
+        {"id": claim, "table": tables[claim], "runs": compute[tables[claim]]["runs"]}
+        | {"CPU-seconds": compute[tables[claim]]["cpu_seconds"]}
+        for claim in card["id"]
+        if tables.get(claim) in compute
+    ]
+    others = [claim for claim in card["id"] if tables.get(claim) not in compute]
     return [
         Block(
             "text",
-            "Compute per claim, as far as the snapshot records it: the claims are judged from the tables below "
-            "(each section names its figure's), and each table was made from these runs (MANIFEST.json, "
-            "aggregate_compute: the inputs Snakemake recorded for the table's job, "
-            "followed down to the run files; each run's CPU time, user + system, or its wall time where the run "
-            "predates that record). Tables share runs, so the rows do not add up to the total; steps that are "
-            "not runs (tuning, calibration, the figures) are not counted.",
+            "Compute per claim: the runs behind the table each claim is judged from, and their CPU time "
+            "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
+            "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
+            "record). Claims judged from the same table share its runs, so the rows do not add up to the total; "
+            "steps that are not runs (tuning, calibration, drawing) are not counted."
+            + (
+                f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is above, or from a "
+                "table the manifest does not record, such as one made of several; their figure's section gives "
+                "the compute behind the figure)."
+                if others
+                else ""
+            ),
         ),
-        Block("table", table=table),
+        Block("table", table=pd.DataFrame(rows, columns=["id", "table", "runs", "CPU-seconds"])),
     ]
 
 

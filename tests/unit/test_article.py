@@ -86,13 +86,17 @@ def test_compute_per_table_is_shown_where_the_manifest_records_it(snapshot: Path
     manifest["aggregate_compute"] = {
         "aggregates/fig2.csv": fig2,
         "aggregates/fig2_seeds.csv": fig2,
-        "aggregates/fig3a.csv": {"runs": 3000, "cpu_seconds": 42.0},
+        "aggregates/fig3a_seeds.csv": {"runs": 3000, "cpu_seconds": 42.0},
     }
     path.write_text(json.dumps(manifest), encoding="utf-8")
     write_article("dzoa", out)
     article = (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
-    assert "| aggregates/fig2.csv | 2200 | 1234.5 |" in article and "| aggregates/fig3a.csv | 3000 | 42.0 |" in article
-    assert "fig2_seeds.csv |" not in article and "compute per claim is not available" not in article
+    # each claim beside the table it is judged from (its registered aggregate); the others named as not listed
+    assert "| dzoa.fig2.converge | aggregates/fig2_seeds.csv | 2200 | 1234.5 |" in article
+    assert "| dzoa.fig3a.error_vs_delta | aggregates/fig3a_seeds.csv | 3000 | 42.0 |" in article
+    listed = article.split("Compute per claim", 1)[1].split("### Results", 1)[0]
+    assert "Not listed: " in listed and "dzoa.fig3b.error_vs_delta" in listed.split("Not listed: ", 1)[1]
+    assert "| dzoa.fig3b.error_vs_delta |" not in listed and "compute per claim is not available" not in article
     fig2_section = article.split("### Fig. 2\n", 1)[1].split("\n### ", 1)[0]
     assert "Compute behind this figure: 2200 runs, 1234.5 CPU-seconds" in fig2_section
 
