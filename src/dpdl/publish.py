@@ -13,8 +13,6 @@ when the two disagree). :func:`published_problems` is what ``dpdl check publishe
 
 from __future__ import annotations
 
-import csv
-import io
 import logging
 import os
 import platform
@@ -134,9 +132,14 @@ def aggregate_compute(study: str, configfile: str) -> dict[str, dict]:
 
 
 def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
-    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary`` (tab-separated)."""
-    rows = list(csv.DictReader(io.StringIO(summary), delimiter="\t"))
-    recorded = {row["output_file"]: row["input-file(s)"] for row in rows}  # "-": no record, "": no inputs
+    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then one line per
+    output, its fields joined by tabs as they are (unquoted: a shell command may hold quotes), the output first
+    and its inputs fifth, joined by commas."""
+    lines = summary.splitlines()
+    if not lines or lines[0].split("\t")[:5] != ["output_file", "date", "rule", "log-file(s)", "input-file(s)"]:
+        raise DpdlError(f"{study}: not Snakemake's detailed summary: {lines[:1]}")
+    fields = [line.split("\t") for line in lines[1:] if line]
+    recorded = {row[0]: row[4] for row in fields}  # "-": no record, "": no inputs
     inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
     runs_folder = f"results/{study}/runs/"
     compute = {}
@@ -224,16 +227,8 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
-    folder = out / study
-    if folder.exists():
-        shutil.rmtree(folder)
-    for name, source in outputs.items():
-        with atomic_path(folder / name) as tmp:
-            shutil.copyfile(source, tmp)
-    write_text(folder / "privacy.csv", privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n"))
-    files = sorted([*outputs, "privacy.csv"])
     readings = sorted(built_readings(study), key=[r.name for r in study_readings(study)].index)
-    manifest = {
+    manifest = {  # all of it read before the folder is touched, so that a failure leaves the snapshot whole
         "study": study,
         "code": code_version(),
         "machine": machine(),
@@ -242,8 +237,15 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "readings": readings,
         "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
         "aggregate_compute": aggregate_compute(study, configfile),
-        "files": {name: sha256_file(folder / name) for name in files},
     }
+    folder = out / study
+    if folder.exists():
+        shutil.rmtree(folder)
+    for name, source in outputs.items():
+        with atomic_path(folder / name) as tmp:
+            shutil.copyfile(source, tmp)
+    write_text(folder / "privacy.csv", privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n"))
+    manifest["files"] = {name: sha256_file(folder / name) for name in sorted([*outputs, "privacy.csv"])}
     write_json(folder / MANIFEST, manifest)
     return manifest
 

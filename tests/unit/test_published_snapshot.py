@@ -104,14 +104,18 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
         ("results/dzoa/aggregates/fig1.csv", ""),  # a table made from no input
         ("results/dzoa/aggregates/old.csv", "-"),  # no record of its inputs
         ("figures/dzoa/fig2.png", "results/dzoa/aggregates/fig2.csv"),
+        # a paper build lists thousands of inputs on one line (over the csv module's 131,072-character field)
+        ("results/dzoa/aggregates/wide.csv", ",".join(f"data/processed/dzoa/part{i:05d}.npz" for i in range(9000))),
     ]
     header = "output_file\tdate\trule\tlog-file(s)\tinput-file(s)\tshellcmd\tstatus\tplan\n"
-    summary = header + "".join(f"{out}\t-\tr\t-\t{inputs}\t-\tok\tno update\n" for out, inputs in rows)
+    shell = """python -m dpdl dzoa run --settings '{"a": [1, 2]}' > "log" 2>&1"""  # as Snakemake writes it: unquoted
+    summary = header + "".join(f"{out}\t-\tr\t-\t{inputs}\t{shell}\tok\tno update\n" for out, inputs in rows)
     monkeypatch.chdir(tmp_path)
     assert compute_by_aggregate("dzoa", summary) == {
         "aggregates/fig1.csv": {"runs": 0, "cpu_seconds": 0.0},
         "aggregates/fig2.csv": {"runs": 2, "cpu_seconds": 6.0},
         "aggregates/fig3.csv": {"runs": 2, "cpu_seconds": 3.0},
+        "aggregates/wide.csv": {"runs": 0, "cpu_seconds": 0.0},
     }
 
 

@@ -237,6 +237,12 @@ def test_a_copied_run_stops_the_check_and_the_next_build(built: dict) -> None:
     try:
         checked = dpdl(built, "check", "--configfile", "config/config.yaml")
         assert checked.returncode == 1 and message in checked.stdout + checked.stderr
+        # publish reads every run before it touches the snapshot, so a refusal leaves the snapshot as it was
+        snapshot = built["work"] / "published"
+        before = {path: path.read_bytes() for path in snapshot.rglob("*") if path.is_file()}
+        published = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dzoa")
+        assert published.returncode == 1 and message in published.stderr
+        assert {path: path.read_bytes() for path in snapshot.rglob("*") if path.is_file()} == before
         rebuilt = snakemake(built, "results/dzoa/aggregates/fig2.csv")
         assert rebuilt.returncode != 0 and message in (built["work"] / "logs/dzoa/aggregate/fig2.log").read_text()
     finally:
