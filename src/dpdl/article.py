@@ -267,8 +267,7 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None) -> 
         ]
     tables = {claim.id: f"aggregates/{claim.aggregate}.csv" for claim in study_module(study).CLAIMS}
     rows = [
-        {"id": claim, "table": tables[claim], "runs": compute[tables[claim]]["runs"]}
-        | {"CPU-seconds": compute[tables[claim]]["cpu_seconds"]}
+        (claim, tables[claim], compute[tables[claim]]["runs"], compute[tables[claim]]["cpu_seconds"])
         for claim in card["id"]
         if tables.get(claim) in compute
     ]

@@ -142,7 +142,7 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
     recorded = {row[0]: row[4] for row in fields}  # "-": no record, "": no inputs
     inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
     runs_folder = f"results/{study}/runs/"
-    compute = {}
+    behind = {}  # each aggregate table -> the run files it was made from
     for output in sorted(inputs):
         if not (output.startswith(f"results/{study}/aggregates/") and output.endswith(".csv")):
             continue
@@ -156,10 +156,15 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
                 runs.add(path)
             else:
                 stack += inputs.get(path, [])
-        timings = [read_run(path).provenance["timing"] for path in sorted(runs)]
-        cpu = sum(t.get("cpu_time_s", t["wall_time_s"]) for t in timings)  # runs made before CPU time: wall
-        compute[published_name(output, study)] = {"runs": len(runs), "cpu_seconds": round(float(cpu), 1)}
-    return compute
+        behind[output] = runs
+    cpu = {}  # each run read once, however many tables share it (a summary and its per-seed twin do)
+    for path in sorted(set().union(*behind.values())):
+        timing = read_run(path).provenance["timing"]
+        cpu[path] = timing.get("cpu_time_s", timing["wall_time_s"])  # runs made before CPU time: wall
+    return {
+        published_name(output, study): {"runs": len(runs), "cpu_seconds": round(float(sum(cpu[p] for p in runs)), 1)}
+        for output, runs in behind.items()
+    }
 
 
 def code_version() -> dict:
