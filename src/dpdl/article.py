@@ -25,7 +25,7 @@ import yaml
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
-from dpdl.judgement import NOT_AT_SCALE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, fmt
+from dpdl.judgement import NOT_REPRODUCED, NOT_RUN, REPRODUCED, fmt
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.post_hoc import REGISTER, study_of
 from dpdl.publish import AUDIT_TABLE, MANIFEST, published_studies
@@ -36,7 +36,6 @@ from dpdl.summary import counted, headline, verdict_counts
 REPLICATION_TYPE = "computational: the paper's algorithms and experiments reimplemented from its text"
 CODE_REFERENCE = "dpdl (this repository), commit {commit}"
 DECISIVE = (REPRODUCED, NOT_REPRODUCED)
-NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)
 TITLE_RULE = (
     "The title is [Re] when, among the default reading's substantive claims as the headline counts them "
     "(numbers the paper prints and comparisons between methods, each independent set of runs once) that "
@@ -521,16 +520,48 @@ def _deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
             items=tuple(f"{r.id} ({r.verdict}): {r.detail or r.justification}" for r in not_run.itertuples())
             or ("none",),
         ),
+        *_not_run_cost(not_run, manifest),
+    ]
+
+
+def _not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
+    """What the runs not done would cost: the manifest's projection (``not_run_cost``) where it has one."""
+    lead = "What the runs not done would cost: "
+    if not len(not_run):
+        return [Block("text", lead + "nothing: every claim was run.")]
+    cost = manifest.get("not_run_cost")
+    if cost is None:
+        return [
+            Block(
+                "text",
+                lead + "the snapshot records no estimate (published before `dpdl publish` projected it); the runs done "
+                f"took {manifest['run_compute_seconds']} seconds of run time.",
+            )
+        ]
+    rates = ", ".join(f"{group} {ms} ms" for group, ms in cost["ms_per_run_iteration"].items()) or "none measured"
+
+    def unprojected(entry: dict) -> str:
+        return ", ".join(f"{n} on {group}" for group, n in entry["runs_not_projected"].items()) or "none"
+
+    every = cost["all"]
+    rows = []
+    for row in not_run.itertuples():
+        entry = cost["claims"].get(row.id)  # a claim registered after the snapshot has none
+        if entry is not None:
+            rows.append((row.id, row.verdict, entry["runs"], entry["cpu_hours"], unprojected(entry)))
+    columns = ["claim", "verdict", "runs not done", "projected CPU-hours", "runs not projected (no run on their data)"]
+    return [
         Block(
             "text",
-            "What the runs not done would cost: "
-            + (
-                "the snapshot records no estimate; the runs done took "
-                f"{manifest['run_compute_seconds']} seconds of run time."
-                if len(not_run)
-                else "nothing: every claim was run."
-            ),
+            lead + f"the runs of `{cost['configfile']}`'s grid that each claim's table reads and this build did not "
+            "make at the grid's iterations, "
+            "projected at the CPU time per run-iteration this build's runs spent on the same data "
+            f"({rates}); a run on data never run here is counted, not projected. All of them together (claims share "
+            f"runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, not projected: "
+            f"{unprojected(every)}. A claim whose table reads no run of the grid (0 runs) needs data or a table "
+            "this project does not build.",
         ),
+        Block("table", table=pd.DataFrame(rows, columns=columns)),
     ]
 
 

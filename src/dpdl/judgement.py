@@ -32,6 +32,7 @@ UNAVAILABLE = "data unavailable"
 REFUTED = "privacy claim refuted by experiment"  # an audit's eps_LB above the claimed epsilon
 NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim, never prove it
 NOT_PUBLISHED = "not yet published"  # registered after the scorecard it is read from was written
+NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)  # the claims no run of the build decided
 VERDICTS = (
     REPRODUCED,
     NOT_REPRODUCED,

@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
+from dpdl.judgement import NOT_RUN
 from dpdl.paths import ARTICLE_FILES, PUBLISHED, audit_path, summary_table
 from dpdl.readings import (
     CURRENT_ENGINE,
@@ -57,6 +59,7 @@ README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md
 README_END = "<!-- results: end -->"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
 PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
+PAPER_CONFIG = Path("config/paper.yaml")  # the papers' full grids: what the claims not run here would take
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 
 
@@ -167,6 +170,51 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
     }
 
 
+def not_run_cost(study: str, card: pd.DataFrame, paper: dict) -> dict:
+    """What the claims of ``card`` that no run decided (not run at this scale, data unavailable) would take under
+    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build here.
+
+    For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`) that this build
+    did not make at the grid's iterations (a smaller config's run at the same path does not count), and their
+    CPU time projected at the CPU seconds per iteration this build's runs of the same rate group spent
+    (:meth:`Study.run_work`: one dataset); runs of a group with no run here are counted, not projected. ``all``
+    is the same for every such claim's runs together (claims share runs)."""
+    module = study_module(study)
+    made = {}  # each run here: the iterations it made
+    spent, iterations = defaultdict(float), defaultdict(int)
+    for path in sorted(Path().glob(f"results/{study}/runs/**/*.npz")):
+        timing = read_run(path).provenance["timing"]
+        group = module.run_work(paper, path.as_posix())[0]
+        spent[group] += timing.get("cpu_time_s", timing["wall_time_s"])  # runs made before CPU time: wall
+        iterations[group] += timing["iterations"]
+        made[path.as_posix()] = timing["iterations"]
+    rate = {group: spent[group] / iterations[group] for group in spent if iterations[group]}
+
+    def projected(paths: list[str]) -> dict:
+        seconds, unmeasured = 0.0, defaultdict(int)
+        for path in paths:
+            group, work = module.run_work(paper, path)
+            if group in rate:
+                seconds += work * rate[group]
+            else:
+                unmeasured[group] += 1
+        return {"runs": len(paths), "cpu_hours": round(seconds / 3600, 1), "runs_not_projected": dict(unmeasured)}
+
+    tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
+    claims, union = {}, {}
+    for claim in card.loc[card["verdict"].isin(NOT_RUN), "id"]:
+        needed = module.table_runs(paper, tables[claim])
+        missing = [path for path in needed if made.get(path) != module.run_work(paper, path)[1]]
+        claims[claim] = projected(missing)
+        union.update(dict.fromkeys(missing))
+    return {
+        "configfile": PAPER_CONFIG.as_posix(),
+        "ms_per_run_iteration": {group: round(1000 * value, 2) for group, value in sorted(rate.items())},
+        "claims": claims,
+        "all": projected(list(union)),
+    }
+
+
 def code_version() -> dict:
     """The git commit of the build's checkout and whether tracked files differed from it."""
     try:
@@ -243,6 +291,11 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
         "aggregate_compute": aggregate_compute(study, configfile),
     }
+    if PAPER_CONFIG.is_file():
+        from dpdl.config import load_config
+
+        card = pd.read_csv(claims_path(study, "csv"), dtype=str, keep_default_na=False)
+        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG))
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)

@@ -60,6 +60,20 @@ def foreign_numbers(article: str, study: str, out: Path) -> set[str]:
     return numbers(article) - source_numbers(study, out)
 
 
+def article_with_manifest(out: Path, study: str, key: str, value: object) -> str:
+    """The article of ``study`` written in the snapshot ``out`` after its manifest's ``key`` is set to ``value``
+    (None: removed, as in a snapshot published before the key was recorded)."""
+    path = out / study / "MANIFEST.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    if value is None:
+        manifest.pop(key, None)
+    else:
+        manifest[key] = value
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    write_article(study, out)
+    return (out / study / "ARTICLE.md").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("study", ALL)
 def test_every_number_in_an_article_is_in_its_snapshot(snapshot: Path, study: str) -> None:
     article = (snapshot / study / "ARTICLE.md").read_text(encoding="utf-8")
@@ -78,22 +92,15 @@ def test_compute_per_table_is_shown_where_the_manifest_records_it(snapshot: Path
     twin of a summary once) and each figure's section gives its table's; without it, the article says so."""
     out = tmp_path / "published"
     shutil.copytree(snapshot, out)
-    path = out / "dzoa" / "MANIFEST.json"
-    manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.pop("aggregate_compute", None)  # a snapshot published before the record
-    path.write_text(json.dumps(manifest), encoding="utf-8")
-    write_article("dzoa", out)
-    before = (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
+    before = article_with_manifest(out, "dzoa", "aggregate_compute", None)
     assert "compute per claim is not available" in before and "Compute behind this figure" not in before
     fig2 = {"runs": 2200, "cpu_seconds": 1234.5}
-    manifest["aggregate_compute"] = {
+    compute = {
         "aggregates/fig2.csv": fig2,
         "aggregates/fig2_seeds.csv": fig2,
         "aggregates/fig3a_seeds.csv": {"runs": 3000, "cpu_seconds": 42.0},
     }
-    path.write_text(json.dumps(manifest), encoding="utf-8")
-    write_article("dzoa", out)
-    article = (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
+    article = article_with_manifest(out, "dzoa", "aggregate_compute", compute)
     # each claim beside the table it is judged from (its registered aggregate); the others named as not listed
     assert "| dzoa.fig2.converge | aggregates/fig2_seeds.csv | 2200 | 1234.5 |" in article
     assert "| dzoa.fig3a.error_vs_delta | aggregates/fig3a_seeds.csv | 3000 | 42.0 |" in article
@@ -193,3 +200,27 @@ def test_the_readme_links_each_article_under_its_current_title() -> None:
         title = (PUBLISHED / study / "ARTICLE.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
         line = f"- {study}: [{title}](published/{study}/ARTICLE.md) ([HTML](published/{study}/ARTICLE.html))"
         assert line in readme, f"README.md's 'What it found' should hold: {line}"
+
+
+def test_the_cost_of_the_runs_not_done_is_tabulated_where_the_manifest_projects_it(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """#39: with the manifest's not_run_cost, the deviations section gives each claim not run its runs and projected
+    CPU-hours, and the total; without it, the article says the snapshot records no estimate."""
+    out = tmp_path / "published"
+    shutil.copytree(snapshot, out)
+    assert "the snapshot records no estimate" in article_with_manifest(out, "dp_iadmm", "not_run_cost", None)
+    long = {"runs": 30, "cpu_hours": 161.5, "runs_not_projected": {}}
+    femnist = {"runs": 90, "cpu_hours": 0.0, "runs_not_projected": {"femnist": 90}}
+    cost = {
+        "configfile": "config/paper.yaml",
+        "ms_per_run_iteration": {"mnist": 19.38},
+        "claims": {"dp_iadmm.mnist_long_objt_eps0.01": long, "dp_iadmm.femnist_nonprivate": femnist},
+        "all": {"runs": 120, "cpu_hours": 161.5, "runs_not_projected": {"femnist": 90}},
+    }
+    article = article_with_manifest(out, "dp_iadmm", "not_run_cost", cost)
+    assert "the snapshot records no estimate" not in article and "(mnist 19.38 ms)" in article
+    assert "| dp_iadmm.mnist_long_objt_eps0.01 | not run at this scale | 30 | 161.5 | none |" in article
+    assert "| dp_iadmm.femnist_nonprivate | not run at this scale | 90 | 0.0 | 90 on femnist |" in article
+    assert "120 runs, 161.5 CPU-hours projected, not projected: 90 on femnist" in article
+    assert foreign_numbers(article, "dp_iadmm", out) == set()  # the projection's numbers are the manifest's

@@ -140,3 +140,29 @@ def test_a_build_narrowed_to_the_stated_mnist_cells_is_publishable(
     assert not any(name.startswith(("figures/fig5", "tables/remark3", "aggregates/noiseless")) for name in published)
     with pytest.raises(DpdlError, match="the build is not finished"):  # the whole paper grid is not built here
         study_outputs("dp_iadmm", paper, buildable)
+
+
+@pytest.mark.parametrize("study", ["dvp_pvp", "wddp", "dp_iadmm", "dzoa"])
+def test_each_claims_paper_runs_are_runs_of_the_paper_grid_and_cost_their_horizon(study: str) -> None:
+    """#39's projection reads, for a claim not run, the runs its table reads under config/paper.yaml and the
+    iterations each makes: every such run is one of the study's paper runs, and its iterations are the config's."""
+    from dpdl.config import load_config
+    from dpdl.data.prepared import STUDY_DATASETS
+    from dpdl.studies import study_module
+
+    paper = load_config(ROOT / "config" / "paper.yaml")
+    module = study_module(study)
+    every = set(module.runs(paper, {f"{study}/{d}" for d in STUDY_DATASETS[study]}))
+    needed = {path for claim in module.CLAIMS for path in module.table_runs(paper, claim.aggregate)}
+    assert needed and needed <= every
+    section = paper[study]
+    for path in sorted(needed)[:: max(1, len(needed) // 50)]:
+        group, iterations = module.run_work(paper, path)
+        if study == "dp_iadmm":
+            expected = section["long_iterations" if "/runs/long/" in path else "iterations"]
+        else:
+            expected = section["outer_iterations" if study == "dzoa" else "iterations"]
+        assert iterations == expected and group, path
+    if study == "dp_iadmm":  # Remark 3's runs at T = 1e6, Fig. 2a's at 2e4, each on its dataset
+        assert module.run_work(paper, module.table_runs(paper, "remark3_seeds")[0]) == ("mnist", 1_000_000)
+        assert {module.run_work(paper, p) for p in module.table_runs(paper, "fig2b_seeds")} == {("femnist", 20_000)}

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+
 import pandas as pd
 import pytest
-from workflow_project import TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
+from workflow_project import ROOT, TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")
 CONFIG = {
@@ -81,3 +85,46 @@ def test_one_figure_rebuilds_only_what_it_needs(built: dict) -> None:
     assert "dp_iadmm_figure_fig2a" in planned.stdout
     for other in ("dp_iadmm_run", "dp_iadmm_aggregate", "dp_iadmm_figure_fig1", "dp_iadmm_claims"):
         assert f"rule {other}:" not in planned.stdout and f"rule {other}\n" not in planned.stdout, other
+
+
+def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> None:
+    """#39: the manifest projects the runs of config/paper.yaml's grid each claim not run would need, at the CPU
+    time per run-iteration the build's runs spent on the same dataset, and the article tabulates it. Every claim
+    of this build is not run at this scale (T = 3), so each needs all its table's paper runs (T = 2e4 or 1e6)."""
+    from dpdl.config import load_config
+    from dpdl.publish import MANIFEST
+    from dpdl.runs import read_run
+    from dpdl.studies import study_module
+
+    work = built["work"]
+    assert snakemake(built).returncode == 0  # the build whole again (a test above removes a figure)
+    shutil.copy(ROOT / "config" / "paper.yaml", work / "config" / "paper.yaml")
+    git = {"cwd": work, "check": True, "capture_output": True, "text": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "Snakefile", "workflow", "config"], **git)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build"], **git)
+    done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dp_iadmm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    cost = json.loads((work / "published" / "dp_iadmm" / MANIFEST).read_text())["not_run_cost"]
+
+    spent, iterations = {}, {}
+    for path in work.glob("results/dp_iadmm/runs/**/*.npz"):
+        timing, dataset = read_run(path).provenance["timing"], path.relative_to(work).parts[4]
+        spent[dataset] = spent.get(dataset, 0.0) + timing["cpu_time_s"]
+        iterations[dataset] = iterations.get(dataset, 0) + timing["iterations"]
+    rate = {dataset: spent[dataset] / iterations[dataset] for dataset in spent}
+    assert cost["ms_per_run_iteration"] == {d: round(1000 * rate[d], 2) for d in ("femnist", "mnist")}
+    claims = pd.read_csv(work / "results/claims/dp_iadmm.csv")
+    assert set(cost["claims"]) == set(claims["id"])  # every claim is not run here
+    # Remark 3 at the paper's epsilon-bar 0.01: ObjT, OutP and ObjP on MNIST, 10 seeds of T = 1e6 each
+    remark3 = cost["claims"]["dp_iadmm.mnist_long_objt_eps0.01"]
+    assert remark3 == {"runs": 30, "cpu_hours": round(30 * 1e6 * rate["mnist"] / 3600, 1), "runs_not_projected": {}}
+    paper = load_config(ROOT / "config" / "paper.yaml")
+    grid = study_module("dp_iadmm").runs(paper, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
+    assert cost["all"]["runs"] == len(set(grid))  # the claims' tables read every run of the paper grid
+
+    done = dpdl(built, "article", "dp_iadmm", "--published", "published")
+    assert done.returncode == 0, done.stderr[-3000:]
+    article = (work / "published" / "dp_iadmm" / "ARTICLE.md").read_text()
+    row = f"| dp_iadmm.mnist_long_objt_eps0.01 | not run at this scale | 30 | {remark3['cpu_hours']} | none |"
+    assert row in article and f"{cost['all']['runs']} runs, {cost['all']['cpu_hours']} CPU-hours" in article

@@ -9,7 +9,7 @@ scorecard and the report, the readings and the audit, publishing) iterates over 
 
 ================  =================================================================================
 ``grid.py``       the runs, paths and Snakemake input functions a config implies; ``targets``,
-                  ``runs`` and ``check_config`` below
+                  ``runs``, ``table_runs``, ``run_work`` and ``check_config`` below
 ``run.py``        one run (or one batch of seeds): arrays and parameters in, trace and provenance out
 ``aggregate.py``  runs -> one tidy aggregate per figure or table (bands over seeds)
 ``figures.py``    aggregate -> figure (PNG and PDF); plotting computes no statistics
@@ -84,6 +84,16 @@ class Study(Protocol):
         """Every run artifact among the targets (the privacy table and ``dpdl status`` read them)."""
         ...
 
+    def table_runs(self, config: dict, table: str) -> list[str]:
+        """Every run artifact the aggregate table ``table`` (a claim's ``aggregate``) reads for ``config``, on every
+        dataset whether or not it can be prepared here; none for a table not built from runs."""
+        ...
+
+    def run_work(self, config: dict, path: str) -> tuple[str, int]:
+        """The rate group of the run at ``path`` (runs in one group cost about the same CPU per iteration) and the
+        iterations it makes under ``config``: what projects the cost of a run not done (``dpdl publish``)."""
+        ...
+
     def add_commands(self, commands: argparse._SubParsersAction) -> None:
         """Register ``dpdl <study>``."""
         ...
@@ -101,6 +111,8 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "check_config": "grid",
     "targets": "grid",
     "runs": "grid",
+    "table_runs": "grid",
+    "run_work": "grid",
     "READINGS": "readings",
     "CLAIMS": "claims",
     "add_commands": "cli",

@@ -16,6 +16,7 @@ here. What it is built from lives in private modules, one concern each, and is r
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from dpdl.studies import common
 
@@ -156,6 +157,21 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
     names = available_aggregates(config, buildable)
     paths = (path for name in names for path in figure_run_paths(name, config, buildable))
     return list(dict.fromkeys(paths))
+
+
+def table_runs(config: dict, table: str) -> list[str]:
+    """Every run artifact the aggregate table ``table`` (``fig4_seeds``, a claim's ``aggregate``) reads for
+    ``config``, on every dataset, whether or not its data can be prepared here; none for a table not built
+    from runs."""
+    name = table.removesuffix("_seeds")
+    return figure_run_paths(name, config) if name in AGGREGATES else []
+
+
+def run_work(config: dict, path: str) -> tuple[str, int]:
+    """The rate group of the run at ``path`` (its dataset: runs on one dataset cost about the same CPU per
+    iteration) and the iterations it makes under ``config`` (its horizon's T)."""
+    _, _, _, horizon, dataset, *_ = Path(path).parts  # results/dp_iadmm/runs/<horizon>/<dataset>/...
+    return dataset, horizon_settings(config[STUDY], horizon)["iterations"]
 
 
 # --- input and resource functions of the rules (bound with functools.partial in dp_iadmm.smk) ---

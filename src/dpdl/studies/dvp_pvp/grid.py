@@ -167,6 +167,18 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths
 
 
+def table_runs(config: dict, table: str) -> list[str]:
+    """Every run artifact the aggregate table ``table`` (a figure's, or its ``_seeds`` twin) reads for ``config``;
+    none for a table not built from one figure's runs."""
+    name = table.removesuffix("_seeds")
+    return figure_runs(settings(config), name) if name in FIGURES else []
+
+
+def run_work(config: dict, path: str) -> tuple[str, int]:
+    """The rate group of the run at ``path`` (the study's one dataset) and the iterations it makes under ``config``."""
+    return DATASET, settings(config)["iterations"]
+
+
 def runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact the study makes for ``config``: main grid, rho and eta selection."""
     if DATASET not in buildable:

@@ -209,6 +209,18 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths + [claims_path("csv"), claims_path("md")]
 
 
+def table_runs(config: dict, table: str) -> list[str]:
+    """Every run artifact the aggregate table ``table`` (a figure's, or its ``_seeds`` twin) reads for ``config``;
+    none for a table not built from one figure's runs."""
+    name = table.removesuffix("_seeds")
+    return figure_run_paths(settings(config), evaluation_trials(config), name) if name in FIGURES else []
+
+
+def run_work(config: dict, path: str) -> tuple[str, int]:
+    """The rate group of the run at ``path`` (the study's one dataset) and its outer iterations under ``config``."""
+    return DATASET, settings(config)["outer_iterations"]
+
+
 def runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact the study makes for ``config`` (the privacy table and ``dpdl status`` read them)."""
     if DATASET not in buildable:

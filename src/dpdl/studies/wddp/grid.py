@@ -277,6 +277,23 @@ def aggregate_runs(settings: Mapping, figure: str, buildable: Iterable[str]) -> 
     return paths
 
 
+def table_runs(config: Mapping, table: str) -> list[str]:
+    """Every run artifact the table ``table`` reads for ``config``, on both datasets whether or not they can be
+    prepared here: a figure's (or its ``_seeds`` twin's) runs; ``versus_<experiment>`` and ``runs``, the claims'
+    stacks of figures (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked; none for
+    another table (the panels of data this project does not hold have no runs)."""
+    settings, name = config[STUDY], table.removesuffix("_seeds")
+    every = [f"{STUDY}/{d}" for d in DATASETS]
+    stacked = [f for f in figure_ids(settings) if name in ("runs", f"versus_{FIGURES[f].experiment}", f)]
+    return list(dict.fromkeys(path for f in stacked for path in aggregate_runs(settings, f, every)))
+
+
+def run_work(config: Mapping, path: str) -> tuple[str, int]:
+    """The rate group of the run at ``path`` (its dataset) and the iterations it makes under ``config``."""
+    dataset = path.split("/")[3]  # results/wddp/runs/<dataset>/...
+    return dataset, config[STUDY]["iterations"]
+
+
 def figure_runs_input(settings: Mapping, availability: Callable[[], Availability], wildcards) -> list[str]:
     """Snakemake input function (bind the first two arguments): the runs of ``wildcards.figure``."""
     return aggregate_runs(settings, wildcards.figure, availability().buildable)
