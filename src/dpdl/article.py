@@ -249,13 +249,14 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
             + ".",
         ),
-        *_compute_per_claim(study, card, manifest.get("aggregate_compute")),
+        *_compute_per_claim(study, card, manifest.get("aggregate_compute"), manifest.get("stacked_table_compute", {})),
     ]
 
 
-def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None) -> list[Block]:
+def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stacked: dict) -> list[Block]:
     """Compute per claim, as the snapshot records it: the runs behind the table each claim is judged from (its
-    registered ``aggregate``), where that table is one of the manifest's ``aggregate_compute``."""
+    registered ``aggregate``), where that table is one of the manifest's ``aggregate_compute`` or, for a stack of
+    several tables, its ``stacked_table_compute``."""
     if compute is None:
         return [
             Block(
@@ -264,7 +265,13 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None) -> 
                 "aggregate_compute), so compute per claim is not available; publishing again from a build adds it.",
             )
         ]
-    tables = {claim.id: f"aggregates/{claim.aggregate}.csv" for claim in study_module(study).CLAIMS}
+    tables, compute = {}, dict(compute)
+    for claim in study_module(study).CLAIMS:
+        if claim.aggregate in stacked:  # a stack of several tables: the grid's runs of it
+            tables[claim.id] = f"{claim.aggregate} (a stack of the figures' tables)"
+            compute[tables[claim.id]] = stacked[claim.aggregate]
+        else:
+            tables[claim.id] = f"aggregates/{claim.aggregate}.csv"
     rows = [
         (claim, tables[claim], compute[tables[claim]]["runs"], compute[tables[claim]]["cpu_seconds"])
         for claim in card["id"]
@@ -277,7 +284,14 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None) -> 
             "Compute per claim: the runs behind the table each claim is judged from, and their CPU time "
             "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
             "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
-            "record). Claims judged from the same table share its runs, so the rows do not add up to the total; "
+            "record)"
+            + (
+                "; for a table stacked from several figures' tables, the runs the study's grid says it reads "
+                "(stacked_table_compute)"
+                if stacked
+                else ""
+            )
+            + ". Claims judged from the same table share its runs, so the rows do not add up to the total; "
             "steps that are not runs (tuning, calibration, drawing) are not counted."
             + (
                 f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is above, or from a "

@@ -170,6 +170,23 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
     }
 
 
+def stacked_table_compute(study: str, config: dict, compute: dict[str, dict]) -> dict[str, dict]:
+    """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of the build
+    (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its figures' tables, and their
+    CPU time: the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the build holds."""
+    module = study_module(study)
+    stacked = {}
+    for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
+        if f"aggregates/{table}.csv" in compute:
+            continue
+        runs = [path for path in module.table_runs(config, table) if Path(path).is_file()]
+        if runs:
+            timings = [read_run(path).provenance["timing"] for path in runs]
+            seconds = sum(t.get("cpu_time_s", t["wall_time_s"]) for t in timings)  # runs made before CPU time: wall
+            stacked[table] = {"runs": len(runs), "cpu_seconds": round(float(seconds), 1)}
+    return stacked
+
+
 def not_run_cost(study: str, card: pd.DataFrame, paper: dict) -> dict:
     """What the claims of ``card`` that no run decided (not run at this scale, data unavailable) would take under
     the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build here.
@@ -291,6 +308,9 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
         "aggregate_compute": aggregate_compute(study, configfile),
     }
+    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"])
+    if stacked:
+        manifest["stacked_table_compute"] = stacked
     if PAPER_CONFIG.is_file():
         from dpdl.config import load_config
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 
 import pandas as pd
 import pytest
-from workflow_project import ROOT, TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
+from workflow_project import ROOT, TEST_CONFIG, commit_build, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")
 CONFIG = {
@@ -99,10 +98,7 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     work = built["work"]
     assert snakemake(built).returncode == 0  # the build whole again (a test above removes a figure)
     shutil.copy(ROOT / "config" / "paper.yaml", work / "config" / "paper.yaml")
-    git = {"cwd": work, "check": True, "capture_output": True, "text": True}
-    subprocess.run(["git", "init", "-q"], **git)
-    subprocess.run(["git", "add", "Snakefile", "workflow", "config"], **git)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build"], **git)
+    commit_build(built)
     done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dp_iadmm")
     assert done.returncode == 0, done.stderr[-3000:]
     cost = json.loads((work / "published" / "dp_iadmm" / MANIFEST).read_text())["not_run_cost"]

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 
 import pandas as pd
 import pytest
-from workflow_project import dpdl, make_project, snakemake
+from workflow_project import commit_build, dpdl, make_project, snakemake
 
 from dpdl import paths, summary
 from dpdl.audit_report import NOT_BUILT
@@ -160,11 +159,7 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     from dpdl.publish import MANIFEST, README_BEGIN, README_END, RESULTS, readme_results
 
     work = built["work"]
-    git = {"cwd": work, "check": True, "capture_output": True, "text": True}
-    subprocess.run(["git", "init", "-q"], **git)
-    subprocess.run(["git", "add", "Snakefile", "workflow", "config"], **git)
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build"], **git)
-    head = subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.strip()
+    head = commit_build(built)
     (work / "README.md").write_text(f"# x\n\n{README_BEGIN}\nold text\n{README_END}\n\nafter\n")
 
     def publish() -> None:

@@ -11,7 +11,7 @@ import json
 import pandas as pd
 import pytest
 from fixtures import write_kdd
-from workflow_project import _pin, dpdl, judged_from_a_snapshot, make_project, snakemake
+from workflow_project import _pin, commit_build, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 from dpdl.runs import read_run
 
@@ -94,3 +94,32 @@ def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     assert run.trace["iteration"].tolist() == [0, 4, 8, 12]
     checked = dpdl(built, "check", "--configfile", "config/config.yaml")
     assert checked.returncode == 0, checked.stderr
+
+
+def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> None:
+    """#39: a claim judged from a stack of the figures' tables (versus_epsilon, versus_unevenness, runs) gets the
+    runs the grid says the stack reads and their CPU time: every run of the epsilon batches for one, of the
+    unevenness batches for the other; no table that is a file of the build gets a second record."""
+    from dpdl.publish import MANIFEST
+
+    work = built["work"]
+    assert snakemake(built).returncode == 0  # the build whole (a test may have removed an output)
+    commit_build(built)
+    done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "wddp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads((work / "published" / "wddp" / MANIFEST).read_text())
+    stacked, recorded = manifest["stacked_table_compute"], manifest["aggregate_compute"]
+    assert set(stacked) == {"versus_epsilon", "versus_unevenness", "runs"}
+    assert not {f"aggregates/{name}.csv" for name in stacked} & set(recorded)
+    for experiment, batch in (("epsilon", "epsilon_m*"), ("unevenness", "unevenness_m*")):
+        runs = sorted(work.glob(f"results/wddp/runs/kdd/{batch}/*/*/seed*.npz"))
+        cpu = sum(read_run(path).provenance["timing"]["cpu_time_s"] for path in runs)
+        assert runs and stacked[f"versus_{experiment}"] == {"runs": len(runs), "cpu_seconds": round(cpu, 1)}
+    assert stacked["runs"]["runs"] == stacked["versus_epsilon"]["runs"] + stacked["versus_unevenness"]["runs"]
+    done = dpdl(built, "article", "wddp", "--published", "published")
+    assert done.returncode == 0, done.stderr[-3000:]
+    article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
+    versus = stacked["versus_epsilon"]
+    assert (
+        f"| versus_epsilon (a stack of the figures' tables) | {versus['runs']} | {versus['cpu_seconds']} |" in article
+    )

@@ -114,6 +114,16 @@ def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
 
 
+def commit_build(project: dict) -> str:
+    """Make the project copy a git checkout of its workflow and config (``dpdl publish`` stamps the commit); its
+    commit."""
+    git = {"cwd": project["work"], "check": True, "capture_output": True, "text": True}
+    subprocess.run(["git", "init", "-q"], **git)
+    subprocess.run(["git", "add", "Snakefile", "workflow", "config"], **git)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build"], **git)
+    return subprocess.run(["git", "rev-parse", "HEAD"], **git).stdout.strip()
+
+
 def judged_from_a_snapshot(project: dict, study: str) -> tuple[str, str]:
     """The study's scorecard judged from a snapshot-like copy of the build (its per-seed tables in
     ``aggregates/``, its dataset cards in ``cards/``, as ``dpdl publish`` lays them out), and the build's own."""
