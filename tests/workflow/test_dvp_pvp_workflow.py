@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
-from workflow_project import TEST_CONFIG, dpdl, judged_from_a_snapshot, make_project, snakemake
+from workflow_project import TEST_CONFIG, commit_build, dpdl, judged_from_a_snapshot, make_project, snakemake
 
 from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
 from dpdl.studies.dvp_pvp.claims import CLAIMS
@@ -68,3 +70,19 @@ def test_adding_a_figure_change_reruns_only_what_depends_on_it(built: dict) -> N
     done = snakemake(built, "--dry-run", "--forcerun", "dvp_pvp_figure_mer")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "dvp_pvp_figure_mer" in done.stdout and "dvp_pvp_run " not in done.stdout
+
+
+def test_publish_records_the_trade_off_stack_as_the_runs_behind_both_trade_off_tables(built: dict) -> None:
+    """#39: the claims' ``tradeoff`` table stacks both mechanisms' trade-off tables, so its compute, from the runs
+    the grid says it reads, is what Snakemake recorded behind the two (disjoint: one mechanism each)."""
+    from dpdl.publish import MANIFEST
+
+    assert snakemake(built).returncode == 0  # the build whole (a test may have removed an output)
+    commit_build(built)
+    done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dvp_pvp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads((built["work"] / "published" / "dvp_pvp" / MANIFEST).read_text())
+    stacked, recorded = manifest["stacked_table_compute"], manifest["aggregate_compute"]
+    parts = [recorded[f"aggregates/tradeoff_{mechanism}_seeds.csv"] for mechanism in ("dvp", "pvp")]
+    assert set(stacked) == {"tradeoff"} and stacked["tradeoff"]["runs"] == sum(p["runs"] for p in parts) > 0
+    assert stacked["tradeoff"]["cpu_seconds"] == pytest.approx(sum(p["cpu_seconds"] for p in parts), abs=0.11)
