@@ -558,22 +558,32 @@ def _not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
         return ", ".join(f"{n} on {group}" for group, n in entry["runs_not_projected"].items()) or "none"
 
     every = cost["all"]
+    table_of = {claim.id: claim.aggregate for claim in study_module(manifest["study"]).CLAIMS}
+    claims_of: dict[str, list[str]] = {}  # the projection is per table: claims judged from one table share its runs
+    for claim in not_run["id"]:
+        if claim in cost["claims"]:  # a claim registered after the snapshot has none
+            claims_of.setdefault(table_of[claim], []).append(claim)
     rows = []
-    for row in not_run.itertuples():
-        entry = cost["claims"].get(row.id)  # a claim registered after the snapshot has none
-        if entry is not None:
-            rows.append((row.id, row.verdict, entry["runs"], entry["cpu_hours"], unprojected(entry)))
-    columns = ["claim", "verdict", "runs not done", "projected CPU-hours", "runs not projected (no run on their data)"]
+    for table, claims in claims_of.items():
+        entry = cost["claims"][claims[0]]
+        rows.append((table, ", ".join(claims), entry["runs"], entry["cpu_hours"], unprojected(entry)))
+    columns = [
+        "table",
+        "claims not run",
+        "runs not done",
+        "projected CPU-hours",
+        "runs not projected (no run on their data)",
+    ]
     return [
         Block(
             "text",
-            lead + f"the runs of `{cost['configfile']}`'s grid that each claim's table reads and this build did not "
-            "make at the grid's iterations, "
+            lead + f"the runs of `{cost['configfile']}`'s grid that the table a claim is judged from reads and this "
+            "build did not make at the grid's iterations, one row per table (its claims share them), "
             "projected at the CPU time per run-iteration this build's runs spent on the same data "
-            f"({rates}); a run on data never run here is counted, not projected. All of them together (claims share "
+            f"({rates}); a run on data never run here is counted, not projected. All of them together (tables share "
             f"runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, not projected: "
-            f"{unprojected(every)}. A claim whose table reads no run of the grid (0 runs) needs data or a table "
-            "this project does not build.",
+            f"{unprojected(every)}. A table that reads no run of the grid (0 runs) needs data or a table this "
+            "project does not build.",
         ),
         Block("table", table=pd.DataFrame(rows, columns=columns)),
     ]

@@ -206,7 +206,8 @@ def test_the_cost_of_the_runs_not_done_is_tabulated_where_the_manifest_projects_
     snapshot: Path, tmp_path: Path
 ) -> None:
     """#39: with the manifest's not_run_cost, the deviations section gives each claim not run its runs and projected
-    CPU-hours, and the total; without it, the article says the snapshot records no estimate."""
+    CPU-hours, one row per table with the claims judged from it, and the total; without it, the article says the
+    snapshot records no estimate."""
     out = tmp_path / "published"
     shutil.copytree(snapshot, out)
     assert "the snapshot records no estimate" in article_with_manifest(out, "dp_iadmm", "not_run_cost", None)
@@ -220,7 +221,7 @@ def test_the_cost_of_the_runs_not_done_is_tabulated_where_the_manifest_projects_
     }
     article = article_with_manifest(out, "dp_iadmm", "not_run_cost", cost)
     assert "the snapshot records no estimate" not in article and "(mnist 19.38 ms)" in article
-    assert "| dp_iadmm.mnist_long_objt_eps0.01 | not run at this scale | 30 | 161.5 | none |" in article
-    assert "| dp_iadmm.femnist_nonprivate | not run at this scale | 90 | 0.0 | 90 on femnist |" in article
+    assert "| remark3_seeds | dp_iadmm.mnist_long_objt_eps0.01 | 30 | 161.5 | none |" in article
+    assert "| fig2b_seeds | dp_iadmm.femnist_nonprivate | 90 | 0.0 | 90 on femnist |" in article
     assert "120 runs, 161.5 CPU-hours projected, not projected: 90 on femnist" in article
     assert foreign_numbers(article, "dp_iadmm", out) == set()  # the projection's numbers are the manifest's
