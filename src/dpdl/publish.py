@@ -40,7 +40,7 @@ from dpdl.readings import (
     reading_scorecard,
     study_readings,
 )
-from dpdl.runs import read_run
+from dpdl.runs import read_run, run_cpu_seconds
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
 from dpdl.summary import (
@@ -162,34 +162,40 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
         behind[output] = runs
     cpu = {}  # each run read once, however many tables share it (a summary and its per-seed twin do)
     for path in sorted(set().union(*behind.values())):
-        timing = read_run(path).provenance["timing"]
-        cpu[path] = timing.get("cpu_time_s", timing["wall_time_s"])  # runs made before CPU time: wall
+        cpu[path] = run_cpu_seconds(read_run(path).provenance["timing"])
     return {
         published_name(output, study): {"runs": len(runs), "cpu_seconds": round(float(sum(cpu[p] for p in runs)), 1)}
         for output, runs in behind.items()
     }
 
 
-def stacked_table_compute(study: str, config: dict, compute: dict[str, dict]) -> dict[str, dict]:
+def run_timings(study: str) -> dict[str, dict]:
+    """The ``timing`` block of every run of ``study``'s main build here, by its path."""
+    paths = sorted(Path().glob(f"results/{study}/runs/**/*.npz"))
+    return {path.as_posix(): read_run(path).provenance["timing"] for path in paths}
+
+
+def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], timings: dict[str, dict]) -> dict:
     """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of the build
     (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its figures' tables, and their
-    CPU time: the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the build holds."""
+    CPU time: the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the build holds
+    (``timings``: :func:`run_timings`)."""
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
         if f"aggregates/{table}.csv" in compute:
             continue
-        runs = [path for path in module.table_runs(config, table) if Path(path).is_file()]
+        runs = [path for path in module.table_runs(config, table) if path in timings]
         if runs:
-            timings = [read_run(path).provenance["timing"] for path in runs]
-            seconds = sum(t.get("cpu_time_s", t["wall_time_s"]) for t in timings)  # runs made before CPU time: wall
+            seconds = sum(run_cpu_seconds(timings[path]) for path in runs)
             stacked[table] = {"runs": len(runs), "cpu_seconds": round(float(seconds), 1)}
     return stacked
 
 
-def not_run_cost(study: str, card: pd.DataFrame, paper: dict) -> dict:
+def not_run_cost(study: str, card: pd.DataFrame, paper: dict, timings: dict[str, dict]) -> dict:
     """What the claims of ``card`` that no run decided (not run at this scale, data unavailable) would take under
-    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build here.
+    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build's runs (``timings``:
+    :func:`run_timings`).
 
     For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`) that this build
     did not make at the grid's iterations (a smaller config's run at the same path does not count), and their
@@ -197,14 +203,11 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict) -> dict:
     (:meth:`Study.run_work`: one dataset); runs of a group with no run here are counted, not projected. ``all``
     is the same for every such claim's runs together (claims share runs)."""
     module = study_module(study)
-    made = {}  # each run here: the iterations it made
     spent, iterations = defaultdict(float), defaultdict(int)
-    for path in sorted(Path().glob(f"results/{study}/runs/**/*.npz")):
-        timing = read_run(path).provenance["timing"]
-        group = module.run_work(paper, path.as_posix())[0]
-        spent[group] += timing.get("cpu_time_s", timing["wall_time_s"])  # runs made before CPU time: wall
+    for path, timing in timings.items():
+        group = module.run_work(paper, path)[0]
+        spent[group] += run_cpu_seconds(timing)
         iterations[group] += timing["iterations"]
-        made[path.as_posix()] = timing["iterations"]
     rate = {group: spent[group] / iterations[group] for group in spent if iterations[group]}
 
     def projected(paths: list[str]) -> dict:
@@ -217,17 +220,19 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict) -> dict:
                 unmeasured[group] += 1
         return {"runs": len(paths), "cpu_hours": round(seconds / 3600, 1), "runs_not_projected": dict(unmeasured)}
 
+    def missing(table: str) -> list[str]:
+        needed = module.table_runs(paper, table)
+        return [path for path in needed if timings.get(path, {}).get("iterations") != module.run_work(paper, path)[1]]
+
     tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
-    claims, union = {}, {}
-    for claim in card.loc[card["verdict"].isin(NOT_RUN), "id"]:
-        needed = module.table_runs(paper, tables[claim])
-        missing = [path for path in needed if made.get(path) != module.run_work(paper, path)[1]]
-        claims[claim] = projected(missing)
-        union.update(dict.fromkeys(missing))
+    not_run = list(card.loc[card["verdict"].isin(NOT_RUN), "id"])
+    not_done = {table: missing(table) for table in dict.fromkeys(tables[claim] for claim in not_run)}
+    by_table = {table: projected(paths) for table, paths in not_done.items()}  # a table's claims share its runs
+    union = dict.fromkeys(path for paths in not_done.values() for path in paths)
     return {
         "configfile": PAPER_CONFIG.as_posix(),
         "ms_per_run_iteration": {group: round(1000 * value, 2) for group, value in sorted(rate.items())},
-        "claims": claims,
+        "claims": {claim: by_table[tables[claim]] for claim in not_run},
         "all": projected(list(union)),
     }
 
@@ -308,14 +313,15 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
         "aggregate_compute": aggregate_compute(study, configfile),
     }
-    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"])
+    timings = run_timings(study)
+    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"], timings)
     if stacked:
         manifest["stacked_table_compute"] = stacked
     if PAPER_CONFIG.is_file():
         from dpdl.config import load_config
 
         card = pd.read_csv(claims_path(study, "csv"), dtype=str, keep_default_na=False)
-        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG))
+        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), timings)
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)

@@ -103,6 +103,12 @@ def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
     return timing
 
 
+def run_cpu_seconds(timing: dict) -> float:
+    """The compute a run's ``timing`` block charges it: its CPU seconds, or its wall time for a run made before
+    CPU time was recorded."""
+    return timing.get("cpu_time_s", timing["wall_time_s"])
+
+
 SEED_IN_NAME = re.compile(r"(seed|trial)(\d+)\.npz$")  # a run file's name: the seed (trial) it holds
 
 

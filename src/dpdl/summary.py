@@ -33,7 +33,7 @@ from dpdl.claims import (
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
-from dpdl.runs import package_versions, read_card, read_run
+from dpdl.runs import package_versions, read_card, read_run, run_cpu_seconds
 from dpdl.studies import ALL, audit_module, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
@@ -403,8 +403,7 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
     for study in (s for s in ALL if s in config["studies"]):
         for path in study_module(study).runs(config, buildable):
             present = Path(path).is_file()
-            timing = read_run(path).provenance["timing"] if present else {}
-            seconds = timing.get("cpu_time_s", timing.get("wall_time_s", math.nan))
+            seconds = run_cpu_seconds(read_run(path).provenance["timing"]) if present else math.nan
             rows.append(
                 {"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds}
             )

@@ -167,13 +167,16 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths
 
 
+CLAIM_STACKS = {"tradeoff": ("tradeoff_dvp", "tradeoff_pvp")}  # the claims' tables stacked from figures' tables
+
+
 def table_runs(config: dict, table: str) -> list[str]:
     """Every run artifact the table ``table`` reads for ``config``: a figure's (or its ``_seeds`` twin's) runs;
     ``tradeoff``, the claims' stack of both trade-off figures (:func:`dpdl.studies.dvp_pvp.extract.claim_tables`),
     theirs; none for another table."""
     name, values = table.removesuffix("_seeds"), settings(config)
-    stacked = ("tradeoff_dvp", "tradeoff_pvp") if name == "tradeoff" else (name,) if name in FIGURES else ()
-    return list(dict.fromkeys(path for figure in stacked for path in figure_runs(values, figure)))
+    figures = CLAIM_STACKS.get(name, (name,) if name in FIGURES else ())
+    return list(dict.fromkeys(path for figure in figures for path in figure_runs(values, figure)))
 
 
 def run_work(config: dict, path: str) -> tuple[str, int]:
