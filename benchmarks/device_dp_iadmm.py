@@ -42,11 +42,13 @@ import importlib.util
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,15 +72,58 @@ def install_wheels(folder: Path) -> None:
 
 
 class Report:
-    """Lines printed as they come and kept for ``device.txt``; measurements kept for ``device.json``."""
+    """Lines printed as they come and appended to ``out/device.txt`` at once (a run stopped at the device's
+    time limit keeps what it printed); measurements written to ``out/device.json`` by :meth:`save`."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: Path) -> None:
+        self.out = out
         self.lines: list[str] = []
         self.values: dict = {}
 
     def say(self, line: str = "") -> None:
         print(line, flush=True)
         self.lines.append(line)
+        with open(self.out / "device.txt", "a") as text:
+            text.write(line + "\n")
+
+    def save(self) -> None:
+        (self.out / "device.json").write_text(json.dumps(self.values, indent=2) + "\n")
+
+    def attempt(self, step: str, run, *args, **kwargs):
+        """``run(*args, **kwargs)``; an exception is reported (its last lines) and recorded, and None returned,
+        so that one failing step leaves the others to run on the device's short lease."""
+        try:
+            return run(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - any failure of a step is reported, not fatal
+            trace = traceback.format_exc().strip().splitlines()[-6:]
+            self.values.setdefault("errors", {})[step] = [f"{type(error).__name__}: {error}", *trace]
+            self.say(f"   {step} FAILED: {type(error).__name__}: {error}")
+            for line in trace:
+                self.say(f"     {line}")
+            self.save()
+            return None
+
+
+def on(device):
+    """A context in which new arrays and programs go to ``device`` (``jax.default_device``, or the config
+    option it sets where a JAX version lacks the context manager)."""
+    import contextlib
+
+    import jax
+
+    if hasattr(jax, "default_device"):
+        return jax.default_device(device)
+
+    @contextlib.contextmanager
+    def option():
+        before = jax.config.jax_default_device
+        jax.config.update("jax_default_device", device)
+        try:
+            yield
+        finally:
+            jax.config.update("jax_default_device", before)
+
+    return option()
 
 
 def mnist_rows(data: Path, card: Path):
@@ -104,7 +149,6 @@ def params_for(algorithm: str, epsilon: float, iterations: int, log_every: int):
 
 def same_program_on_two_devices(report: Report, rows, iterations: int, devices) -> bool:
     """Step 1: the program on ``devices[0]`` and ``devices[1]`` from the same keys."""
-    import jax
     import numpy as np
 
     from dpdl.algorithms import dp_iadmm_jax as program
@@ -117,7 +161,7 @@ def same_program_on_two_devices(report: Report, rows, iterations: int, devices) 
         params = params_for(algorithm, CHECK_EPSILON, iterations, max(1, iterations // 10))
         results = []
         for device in devices:
-            with jax.default_device(device):
+            with on(device):
                 results.append(program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=seeds))
         first, second = results
         worst = {
@@ -227,16 +271,15 @@ def jobs_of(config: dict, readings: list[str]) -> list[tuple[str, dict, str]]:
     return found
 
 
-def run_cells(report: Report, build: Path, config: dict, readings: list[str], data: Path, card: Path) -> float:
-    """Step 3: every job on the JAX backend, those sharing a program as one batch, written under ``build``;
-    returns the seed-iterations per second."""
-    from dpdl.runs import read_run
+def plan_jobs(build: Path, config: dict, readings: list[str], card: Path) -> list:
+    """The run jobs of ``config``'s grid on MNIST and of the ``readings`` (where they differ), on the jax
+    backend, their artifacts under ``build`` as Snakemake would write them."""
     from dpdl.studies.dp_iadmm import grid
-    from dpdl.studies.dp_iadmm.run import plan_job, run_jobs_together
+    from dpdl.studies.dp_iadmm.run import plan_job
 
     card_values = json.loads(card.read_text())
-    planned, found = [], jobs_of(config, readings)
-    for folder, chosen, job in found:
+    planned = []
+    for folder, chosen, job in jobs_of(config, readings):
         horizon, dataset, name, epsilon_dir = Path(job).parts[3:7]
         epsilon = float(epsilon_dir.removeprefix("eps"))
         seeds = grid.seeds(chosen[grid.STUDY], horizon, name)
@@ -248,23 +291,66 @@ def run_cells(report: Report, build: Path, config: dict, readings: list[str], da
                 card=card_values, outputs=outputs,
             )
         )  # fmt: skip
-    folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in found))
-    report.say(f"3. {len(planned)} run jobs on the jax backend, batched where they share a program ({folders})")
+    return planned
+
+
+def job_folder(build: Path, job) -> str:
+    """A job's folder in the build (``results/dp_iadmm/runs/main/mnist/objt/eps5``, or under a reading's)."""
+    return str(Path(job.outputs[0]).parent.relative_to(build))
+
+
+def run_cells(report: Report, build: Path, jobs: list, data: Path) -> float:
+    """Step 3: ``jobs`` on the JAX backend, those sharing a program as one batch, written under ``build``;
+    returns the seed-iterations per second."""
+    from dpdl.runs import read_run
+    from dpdl.studies.dp_iadmm.run import run_jobs_together
+
     start = time.perf_counter()
-    run_jobs_together(planned, data)
+    run_jobs_together(jobs, data)
     total_s = time.perf_counter() - start
-    seed_iterations = sum(job.params.iterations * len(job.seeds) for job in planned)
-    for job in planned:
+    seed_iterations = sum(job.params.iterations * len(job.seeds) for job in jobs)
+    for job in jobs:
         charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"]
-        where = Path(job.outputs[0]).parent.relative_to(build)
-        report.say(f"   {where}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)")
+        report.say(f"   {job_folder(build, job)}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)")
     rate = seed_iterations / total_s
-    report.values["cells"] = {"jobs": len(planned), "wall_s": total_s, "seed_iterations": seed_iterations}
+    report.values.setdefault("cells", []).append(
+        {"jobs": len(jobs), "wall_s": total_s, "seed_iterations": seed_iterations}
+    )
     report.say(
-        f"   all: {total_s:.1f} s for {seed_iterations:,} seed-iterations "
+        f"   {len(jobs)} jobs: {total_s:.1f} s for {seed_iterations:,} seed-iterations "
         f"({rate:,.0f} per second, compilation included)"
     )
     return rate
+
+
+def chunks_of(jobs: list, size: int) -> list[list]:
+    """``jobs`` in batches of at most ``size`` that share a compiled program, in the order they come."""
+    from dpdl.algorithms.dp_iadmm_jax import program_of
+
+    groups: dict[tuple, list] = {}
+    for job in jobs:
+        key = (program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
+        groups.setdefault(key, []).append(job)
+    return [group[i : i + size] for group in groups.values() for i in range(0, len(group), size)]
+
+
+def run_until(report: Report, build: Path, jobs: list, data: Path, out: Path, size: int, deadline: float, rate):
+    """Step 4: ``jobs`` in batches of at most ``size`` (the default reading's first), packing the build after
+    each, while the next batch's time at ``rate`` (seed-iterations per second; the last batch's once measured)
+    ends before ``deadline`` (a ``time.perf_counter`` value)."""
+    reading = [job for job in jobs if job_folder(build, job).startswith("results/readings/")]
+    chunks = chunks_of([job for job in jobs if job not in reading], size) + chunks_of(reading, size)
+    report.say(f"4. {len(jobs)} more run jobs in {len(chunks)} batches of at most {size}, until the deadline")
+    for done, chunk in enumerate(chunks):
+        work = sum(job.params.iterations * len(job.seeds) for job in chunk)
+        if rate and time.perf_counter() + work / rate + 30 > deadline:
+            left = [job_folder(build, job) for later in chunks[done:] for job in later]
+            report.values["not_run"] = left
+            report.say(f"   stopped before the deadline: {len(left)} jobs not run (device.json, not_run)")
+            break
+        rate = run_cells(report, build, chunk, data)
+        pack(build, out)
+        report.save()
 
 
 def study_steps(report: Report, build: Path, config: dict, card: Path) -> None:
@@ -314,33 +400,49 @@ def projected_paper_hours(report: Report, rate_mnist: float) -> None:
 
 
 def pack(build: Path, out: Path) -> list[str]:
-    """``build`` as one tarball in ``out``, split into parts of at most ``PART_BYTES`` bytes."""
-    tarball = out / "dp_iadmm_device.tar.gz"
-    with tarfile.open(tarball, "w:gz") as archive:
+    """``build`` as one tarball in ``out``, split into parts of at most ``PART_BYTES`` bytes; the previous
+    tarball stays whole until the new one is written (a run stopped while packing keeps the last)."""
+    name = "dp_iadmm_device.tar.gz"
+    partial = out / "packing.tmp"
+    with tarfile.open(partial, "w:gz") as archive:
         for path in sorted(build.rglob("*")):
             if path.is_file():
                 archive.add(path, arcname=str(path.relative_to(build)))
-    if tarball.stat().st_size <= PART_BYTES:
-        return [tarball.name]
-    data, names = tarball.read_bytes(), []
-    for i in range(0, len(data), PART_BYTES):
-        names.append(f"{tarball.name}.part{i // PART_BYTES}")
-        (out / names[-1]).write_bytes(data[i : i + PART_BYTES])
-    tarball.unlink()
+    data = partial.read_bytes()
+    if len(data) <= PART_BYTES:
+        names = [name]
+        partial.replace(out / name)
+    else:
+        names = [f"{name}.part{i // PART_BYTES}" for i in range(0, len(data), PART_BYTES)]
+        for i, part in enumerate(names):
+            (out / f"{part}.tmp").write_bytes(data[i * PART_BYTES : (i + 1) * PART_BYTES])
+        for part in names:
+            (out / f"{part}.tmp").replace(out / part)
+        partial.unlink()
+    for older in out.glob(f"{name}*"):
+        if older.name not in names:
+            older.unlink()
     return names  # cat the parts in order to rebuild the tarball
 
 
 def main() -> int:
+    started = time.perf_counter()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="folder for device.txt, device.json and the tarball")
     parser.add_argument("--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)")
     parser.add_argument("--config", type=Path, default=ROOT / "config/paper_mnist_cells.yaml")
     parser.add_argument("--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too")
+    parser.add_argument("--more", type=Path, help="step 4: then this config's jobs (and readings), until --deadline")
+    parser.add_argument("--more-readings", nargs="*", default=[], help="the readings of step 4's config to run too")
+    parser.add_argument("--only-more", action="store_true", help="skip steps 1 to 3 (a second call on the device)")
+    parser.add_argument("--done", type=Path, help="a file of job folders step 4 skips (built by an earlier call)")
+    parser.add_argument("--batch", type=int, default=6, help="step 4's jobs per batch (10 seeds each)")
+    parser.add_argument("--deadline", type=float, default=480, help="seconds from the start by which step 4 stops")
     parser.add_argument("--data", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.npz")
     parser.add_argument("--card", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.json")
     parser.add_argument("--wheels", type=Path, help="install what is missing from these wheels first (no index)")
     args = parser.parse_args()
-    for name in ("out", "config", "data", "card", "wheels"):  # the paths as given, then work from the project root
+    for name in ("out", "config", "more", "done", "data", "card", "wheels"):  # as given, then from the project root
         if getattr(args, name) is not None:
             setattr(args, name, getattr(args, name).resolve())
     os.chdir(ROOT)  # the config's schemas are read relative to it
@@ -351,7 +453,7 @@ def main() -> int:
     from dpdl.config import load_config
 
     args.out.mkdir(parents=True, exist_ok=True)
-    report = Report()
+    report = Report(args.out)
     cpu = jax.devices("cpu")[0]
     accelerators = [d for d in jax.devices() if d.platform != "cpu"]
     if not args.cpu and not accelerators:
@@ -369,27 +471,53 @@ def main() -> int:
         f"Python {platform.python_version()}"
     )
     rows = mnist_rows(args.data, args.card)
-    passed = same_program_on_two_devices(report, rows, 5 if args.cpu else 200, (device, cpu))
-    with jax.default_device(device):
-        if args.cpu:
-            ceilings_and_floor(report, rows, 2**26, 1024, iterations=3, seeds=2)
-        else:
-            ceilings_and_floor(report, rows, 2**30, 8192, iterations=1000, seeds=10)
-        config = load_config(args.config)
+
+    def toy(config: dict) -> dict:
         if args.cpu:
             config["dp_iadmm"].update(iterations=20, log_every=10, seeds=2)
-        with tempfile.TemporaryDirectory() as scratch:
-            build = Path(scratch)
-            rate = run_cells(report, build, config, args.readings, args.data, args.card)
-            study_steps(report, build, config, args.card)
-            projected_paper_hours(report, rate)
-            (args.out / "device.txt").write_text("\n".join(report.lines) + "\n")
-            (args.out / "device.json").write_text(json.dumps(report.values, indent=2) + "\n")
-            parts = pack(build, args.out)
+        return config
+
+    passed, rate = None, None
+    build = Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
+    with on(device):
+        if not args.only_more:
+            passed = report.attempt(
+                "step 1", same_program_on_two_devices, report, rows, 5 if args.cpu else 200, (device, cpu)
+            )
+            report.save()
+            if args.cpu:
+                report.attempt("step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2)
+            else:
+                report.attempt("step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10)
+            report.save()
+            config = toy(load_config(args.config))
+            jobs = plan_jobs(build, config, args.readings, args.card)
+            folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, args.readings)))
+            report.say(f"3. {len(jobs)} run jobs on the jax backend, batched where they share a program ({folders})")
+            rate = report.attempt("step 3", run_cells, report, build, jobs, args.data)
+            if rate:
+                pack(build, args.out)
+                report.attempt("step 3's aggregates and claims", study_steps, report, build, config, args.card)
+                report.attempt("the projection", projected_paper_hours, report, rate)
+                pack(build, args.out)
+            report.save()
+        if args.more:
+            done = set(args.done.read_text().split()) if args.done else set()
+            more = [
+                job
+                for job in plan_jobs(build, toy(load_config(args.more)), args.more_readings, args.card)
+                if job_folder(build, job) not in done and not Path(job.outputs[-1]).exists()
+            ]
+            deadline = started + args.deadline
+            report.attempt("step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate)
+            report.save()
+    parts = pack(build, args.out)
+    shutil.rmtree(build)
     report.say(f"written: {args.out / 'device.txt'}, device.json, {', '.join(parts)}")
-    if not passed:
+    if passed is False or (passed is None and not args.only_more):
         report.say("step 1 FAILED: the GPU's result is not the CPU's to float32 tolerance (see above)")
-    return 0 if passed else 1
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

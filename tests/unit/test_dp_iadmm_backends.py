@@ -124,12 +124,15 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
     command = [sys.executable, "benchmarks/device_dp_iadmm.py", "--cpu", "--out", str(out), "--data", str(npz)]
-    done = subprocess.run([*command, "--card", str(card)], cwd=root, capture_output=True, text=True, timeout=600)
+    more = ["--more", "config/paper_mnist.yaml", "--deadline", "1"]  # step 4 stops at once: its deadline has passed
+    done = subprocess.run([*command, "--card", str(card), *more], cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     values = json.loads((out / "device.json").read_text())
     assert values["machine"]["mode"] == "cpu" and all(v["passed"] for v in values["check"].values())
-    assert values["ceilings"]["measured_ms_per_seed_iteration"] > 0 and values["cells"]["jobs"] == 5
+    assert values["ceilings"]["measured_ms_per_seed_iteration"] > 0 and values["cells"][0]["jobs"] == 5
     assert values["paper_grid"]["projected_hours"] > 0
+    assert "results/dp_iadmm/runs/main/mnist/objp/eps0.05" in values["not_run"]
+    assert "results/dp_iadmm/runs/main/mnist/objt/eps0.05" not in values["not_run"]  # built by step 3
     with tarfile.open(out / "dp_iadmm_device.tar.gz") as archive:
         names = set(archive.getnames())
     assert "results/dp_iadmm/runs/main/mnist/objt/eps0.05/seed1.npz" in names
