@@ -438,11 +438,21 @@ def main() -> int:
     parser.add_argument("--done", type=Path, help="a file of job folders step 4 skips (built by an earlier call)")
     parser.add_argument("--batch", type=int, default=6, help="step 4's jobs per batch (10 seeds each)")
     parser.add_argument("--deadline", type=float, default=480, help="seconds from the start by which step 4 stops")
+    parser.add_argument("--build", type=Path, help="the build folder (kept; default a temporary one, removed)")
     parser.add_argument("--data", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.npz")
     parser.add_argument("--card", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.json")
     parser.add_argument("--wheels", type=Path, help="install what is missing from these wheels first (no index)")
     args = parser.parse_args()
-    for name in ("out", "config", "more", "done", "data", "card", "wheels"):  # as given, then from the project root
+    for name in (
+        "out",
+        "config",
+        "more",
+        "done",
+        "build",
+        "data",
+        "card",
+        "wheels",
+    ):  # as given, then from the project root
         if getattr(args, name) is not None:
             setattr(args, name, getattr(args, name).resolve())
     os.chdir(ROOT)  # the config's schemas are read relative to it
@@ -478,7 +488,8 @@ def main() -> int:
         return config
 
     passed, rate = None, None
-    build = Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
+    build = args.build or Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
+    build.mkdir(parents=True, exist_ok=True)
     with on(device):
         if not args.only_more:
             passed = report.attempt(
@@ -512,7 +523,8 @@ def main() -> int:
             report.attempt("step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate)
             report.save()
     parts = pack(build, args.out)
-    shutil.rmtree(build)
+    if not args.build:
+        shutil.rmtree(build)
     report.say(f"written: {args.out / 'device.txt'}, device.json, {', '.join(parts)}")
     if passed is False or (passed is None and not args.only_more):
         report.say("step 1 FAILED: the GPU's result is not the CPU's to float32 tolerance (see above)")
