@@ -167,13 +167,15 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
 
 
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
-    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid: every MNIST job at T = 2e4."""
+    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4)
+    and in the route that built it: the jax backend, on a GPU (#37)."""
     import yaml
 
     from dpdl.config import load_config
 
     text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist")}
     cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
+    assert text["paper_mnist"]["dp_iadmm"].pop("backend") == "jax"
     narrowed = {"studies": text["paper"]["studies"], "audit": text["paper"]["audit"]}  # the audit is paper.yaml's
     assert text["paper_mnist"] | narrowed == text["paper"]
     assert text["paper_mnist"]["studies"] == ["dp_iadmm"] and text["paper_mnist"]["readings"] is True
@@ -186,7 +188,10 @@ def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell(
     assert set(grid.runs(chosen, both)) == mnist
     assert set(grid.grid_aggregates(chosen[grid.STUDY])) == {"fig1", "fig2a", "fig4", "noiseless"}
     for variant in ("objp", "objt", "outp", "nonprivate"):
-        assert grid.run_settings(chosen, "main", variant) == grid.run_settings(paper, "main", variant)
+        assert grid.run_settings(chosen, "main", variant) == {
+            **grid.run_settings(paper, "main", variant),
+            "backend": "jax",
+        }
 
 
 def test_cells_keep_an_aggregate_over_two_datasets_by_every_job_on_one() -> None:
