@@ -310,7 +310,7 @@ def run_cells(report: Report, build: Path, jobs: list, data: Path) -> float:
     total_s = time.perf_counter() - start
     seed_iterations = sum(job.params.iterations * len(job.seeds) for job in jobs)
     for job in jobs:
-        charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"]
+        charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"] * len(job.seeds)  # per seed file
         report.say(f"   {job_folder(build, job)}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)")
     rate = seed_iterations / total_s
     report.values.setdefault("cells", []).append(

@@ -245,7 +245,12 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
         Block(
             "text",
             f"Compute: the study's runs took {manifest['run_compute_seconds']} seconds in all (MANIFEST.json, "
-            "run_compute_seconds: each run's share of its single-threaded job's wall time, summed)"
+            "run_compute_seconds: each run's share of its job's wall time, summed)"
+            + "".join(
+                f"; {g['runs']} of the runs were made on an {gpu}, in {g['wall_seconds']} seconds of its time "
+                "(run_gpus)"
+                for gpu, g in manifest.get("run_gpus", {}).items()
+            )
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
             + ".",
         ),
@@ -272,8 +277,10 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, sta
             compute[tables[claim.id]] = stacked[claim.aggregate]
         else:
             tables[claim.id] = f"aggregates/{claim.aggregate}.csv"
+    gpu = any("gpu_seconds" in entry for entry in compute.values())  # a column only where some run was on a GPU
     rows = [
         (claim, tables[claim], compute[tables[claim]]["runs"], compute[tables[claim]]["cpu_seconds"])
+        + ((compute[tables[claim]].get("gpu_seconds", 0.0),) if gpu else ())
         for claim in card["id"]
         if tables.get(claim) in compute
     ]
@@ -284,7 +291,13 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, sta
             "Compute per claim: the runs behind the table each claim is judged from, and their CPU time "
             "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
             "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
-            "record)"
+            "record"
+            + (
+                "; a run made on a GPU counts its share of its batch's wall time as GPU time, not CPU time"
+                if gpu
+                else ""
+            )
+            + ")"
             + (
                 "; for a table stacked from several figures' tables, the runs the study's grid says it reads "
                 "(stacked_table_compute)"
@@ -301,7 +314,10 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, sta
                 else ""
             ),
         ),
-        Block("table", table=pd.DataFrame(rows, columns=["id", "table", "runs", "CPU-seconds"])),
+        Block(
+            "table",
+            table=pd.DataFrame(rows, columns=["id", "table", "runs", "CPU-seconds", *(["GPU-seconds"] if gpu else [])]),
+        ),
     ]
 
 
@@ -421,10 +437,11 @@ def _figure_compute(figure: str, compute: dict | None) -> list[Block]:
     if not compute or table not in compute:
         return []
     runs, seconds = compute[table]["runs"], compute[table]["cpu_seconds"]
+    gpu = f", {compute[table]['gpu_seconds']} GPU-seconds" if "gpu_seconds" in compute[table] else ""
     return [
         Block(
             "text",
-            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds (the runs its table {table} was "
+            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds{gpu} (the runs its table {table} was "
             "made from; MANIFEST.json, aggregate_compute).",
         )
     ]
@@ -563,27 +580,37 @@ def _not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
     for claim in not_run["id"]:
         if claim in cost["claims"]:  # a claim registered after the snapshot has none
             claims_of.setdefault(table_of[claim], []).append(claim)
+    gpu = "gpu_ms_per_run_iteration" in cost  # the build has runs made on a GPU: their rate projects GPU time
     rows = []
     for table, claims in claims_of.items():
         entry = cost["claims"][claims[0]]
-        rows.append((table, ", ".join(claims), entry["runs"], entry["cpu_hours"], unprojected(entry)))
+        hours = (entry["cpu_hours"], *([entry["gpu_hours"]] if gpu else []))
+        rows.append((table, ", ".join(claims), entry["runs"], *hours, unprojected(entry)))
     columns = [
         "table",
         "claims not run",
         "runs not done",
         "projected CPU-hours",
-        "runs not projected (no run on their data)",
+        *(["projected GPU-hours"] if gpu else []),
+        "runs not projected on CPU (no CPU run on their data)",
     ]
+    gpu_note = (
+        " Where this build's runs of the same data were made on a GPU, their GPU time per run-iteration ("
+        + ", ".join(f"{group} {ms} ms" for group, ms in cost["gpu_ms_per_run_iteration"].items())
+        + f") projects GPU-hours too: {every['gpu_hours']} for all of them."
+        if gpu
+        else ""
+    )
     return [
         Block(
             "text",
             lead + f"the runs of `{cost['configfile']}`'s grid that the table a claim is judged from reads and this "
             "build did not make at the grid's iterations, one row per table (its claims share them), "
-            "projected at the CPU time per run-iteration this build's runs spent on the same data "
-            f"({rates}); a run on data never run here is counted, not projected. All of them together (tables share "
-            f"runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, not projected: "
+            "projected at the CPU time per run-iteration this build's CPU runs spent on the same data "
+            f"({rates}); a run on data with no CPU run here is counted, not projected. All of them together "
+            f"(tables share runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, not projected: "
             f"{unprojected(every)}. A table that reads no run of the grid (0 runs) needs data or a table this "
-            "project does not build.",
+            "project does not build." + gpu_note,
         ),
         Block("table", table=pd.DataFrame(rows, columns=columns)),
     ]

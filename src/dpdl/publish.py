@@ -40,7 +40,7 @@ from dpdl.readings import (
     reading_scorecard,
     study_readings,
 )
-from dpdl.runs import read_run, run_cpu_seconds
+from dpdl.runs import read_run, run_charge, run_gpu
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
 from dpdl.summary import (
@@ -106,10 +106,11 @@ def built_readings(study: str) -> dict[str, Path]:
     return found
 
 
-def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
-    """CPU-seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
-    wall time); a reading still building is not counted, nor twice a run a reading reuses from the main build
-    (the same file: :func:`dpdl.readings.seed_from_main_build` links it)."""
+def run_compute(study: str, readings: Iterable[str]) -> tuple[float, dict[str, dict]]:
+    """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
+    wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``); a
+    reading still building is not counted, nor twice a run a reading reuses from the main build (the same file:
+    :func:`dpdl.readings.seed_from_main_build` links it)."""
     patterns = [f"results/{study}/runs/**/*.npz"] + [
         f"results/readings/{study}/{name}/results/{study}/runs/**/*.npz" for name in readings if name != DEFAULT
     ]
@@ -117,7 +118,30 @@ def run_compute_seconds(study: str, readings: Iterable[str]) -> float:
     for path in (path for pattern in patterns for path in Path().glob(pattern)):
         stat = path.stat()
         runs.setdefault((stat.st_dev, stat.st_ino), path)
-    return sum(read_run(path).provenance["timing"]["wall_time_s"] for path in runs.values())
+    total, gpus = 0.0, {}
+    for path in runs.values():
+        provenance = read_run(path).provenance
+        wall = provenance["timing"]["wall_time_s"]
+        total += wall
+        if gpu := run_gpu(provenance):
+            entry = gpus.setdefault(gpu, {"runs": 0, "wall_seconds": 0.0})
+            entry["runs"] += 1
+            entry["wall_seconds"] += wall
+    return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
+
+
+def charged(provenances: Iterable[dict]) -> dict:
+    """Runs and their compute (:func:`dpdl.runs.run_charge`): ``{"runs": 10, "cpu_seconds": 3456.1}``, with
+    ``gpu_seconds`` beside it where some ran on a GPU."""
+    provenances = list(provenances)
+    seconds = defaultdict(float)
+    for provenance in provenances:
+        unit, value = run_charge(provenance)
+        seconds[unit] += value
+    entry = {"runs": len(provenances), "cpu_seconds": round(float(seconds["cpu_seconds"]), 1)}
+    if "gpu_seconds" in seconds:
+        entry["gpu_seconds"] = round(float(seconds["gpu_seconds"]), 1)
+    return entry
 
 
 def aggregate_compute(study: str, configfile: str) -> dict[str, dict]:
@@ -160,81 +184,87 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
             else:
                 stack += inputs.get(path, [])
         behind[output] = runs
-    cpu = {}  # each run read once, however many tables share it (a summary and its per-seed twin do)
-    for path in sorted(set().union(*behind.values())):
-        cpu[path] = run_cpu_seconds(read_run(path).provenance["timing"])
+    provenance = {path: read_run(path).provenance for path in sorted(set().union(*behind.values()))}  # read once
     return {
-        published_name(output, study): {"runs": len(runs), "cpu_seconds": round(float(sum(cpu[p] for p in runs)), 1)}
+        published_name(output, study): charged(provenance[path] for path in sorted(runs))
         for output, runs in behind.items()
     }
 
 
-def run_timings(study: str) -> dict[str, dict]:
-    """The ``timing`` block of every run of ``study``'s main build here, by its path."""
+def run_provenances(study: str) -> dict[str, dict]:
+    """The provenance of every run of ``study``'s main build here, by its path."""
     paths = sorted(Path().glob(f"results/{study}/runs/**/*.npz"))
-    return {path.as_posix(): read_run(path).provenance["timing"] for path in paths}
+    return {path.as_posix(): read_run(path).provenance for path in paths}
 
 
-def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], timings: dict[str, dict]) -> dict:
+def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:
     """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of the build
     (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its figures' tables, and their
-    CPU time: the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the build holds
-    (``timings``: :func:`run_timings`)."""
+    compute (:func:`charged`): the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the
+    build holds (``provenances``: :func:`run_provenances`)."""
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
         if f"aggregates/{table}.csv" in compute:
             continue
-        runs = [path for path in module.table_runs(config, table) if path in timings]
+        runs = [path for path in module.table_runs(config, table) if path in provenances]
         if runs:
-            seconds = sum(run_cpu_seconds(timings[path]) for path in runs)
-            stacked[table] = {"runs": len(runs), "cpu_seconds": round(float(seconds), 1)}
+            stacked[table] = charged(provenances[path] for path in runs)
     return stacked
 
 
-def not_run_cost(study: str, card: pd.DataFrame, paper: dict, timings: dict[str, dict]) -> dict:
+def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[str, dict]) -> dict:
     """What the claims of ``card`` that no run decided (not run at this scale, data unavailable) would take under
-    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build's runs (``timings``:
-    :func:`run_timings`).
+    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build's runs (``provenances``:
+    :func:`run_provenances`).
 
     For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`) that this build
     did not make at the grid's iterations (a smaller config's run at the same path does not count), and their
-    CPU time projected at the CPU seconds per iteration this build's runs of the same rate group spent
-    (:meth:`Study.run_work`: one dataset); runs of a group with no run here are counted, not projected. ``all``
-    is the same for every such claim's runs together (claims share runs)."""
+    CPU time projected at the CPU seconds per iteration this build's CPU runs of the same rate group spent
+    (:meth:`Study.run_work`: one dataset); runs of a group with no CPU run here are counted, not projected. Where
+    the build has runs of the group made on a GPU, their GPU time is projected the same way from those
+    (``gpu_hours``). ``all`` is the same for every such claim's runs together (claims share runs)."""
     module = study_module(study)
-    spent, iterations = defaultdict(float), defaultdict(int)
-    for path, timing in timings.items():
+    spent = {"cpu_seconds": defaultdict(float), "gpu_seconds": defaultdict(float)}
+    iterations = {"cpu_seconds": defaultdict(int), "gpu_seconds": defaultdict(int)}
+    for path, provenance in provenances.items():
         group = module.run_work(paper, path)[0]
-        spent[group] += run_cpu_seconds(timing)
-        iterations[group] += timing["iterations"]
-    rate = {group: spent[group] / iterations[group] for group in spent if iterations[group]}
+        unit, seconds = run_charge(provenance)
+        spent[unit][group] += seconds
+        iterations[unit][group] += provenance["timing"]["iterations"]
+    rate = {unit: {g: spent[unit][g] / n for g, n in iterations[unit].items() if n} for unit in spent}
 
     def projected(paths: list[str]) -> dict:
-        seconds, unmeasured = 0.0, defaultdict(int)
+        seconds, unmeasured = defaultdict(float), defaultdict(int)
         for path in paths:
             group, work = module.run_work(paper, path)
-            if group in rate:
-                seconds += work * rate[group]
-            else:
+            for unit in rate:
+                seconds[unit] += work * rate[unit].get(group, 0.0)
+            if group not in rate["cpu_seconds"]:
                 unmeasured[group] += 1
-        return {"runs": len(paths), "cpu_hours": round(seconds / 3600, 1), "runs_not_projected": dict(unmeasured)}
+        entry = {"runs": len(paths), "cpu_hours": round(seconds["cpu_seconds"] / 3600, 1)}
+        if rate["gpu_seconds"]:
+            entry["gpu_hours"] = round(seconds["gpu_seconds"] / 3600, 2)
+        return entry | {"runs_not_projected": dict(unmeasured)}
 
     def missing(table: str) -> list[str]:
         needed = module.table_runs(paper, table)
-        return [path for path in needed if timings.get(path, {}).get("iterations") != module.run_work(paper, path)[1]]
+        done = {path: provenance["timing"]["iterations"] for path, provenance in provenances.items()}
+        return [path for path in needed if done.get(path) != module.run_work(paper, path)[1]]
 
     tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
     not_run = list(card.loc[card["verdict"].isin(NOT_RUN), "id"])
     not_done = {table: missing(table) for table in dict.fromkeys(tables[claim] for claim in not_run)}
     by_table = {table: projected(paths) for table, paths in not_done.items()}  # a table's claims share its runs
     union = dict.fromkeys(path for paths in not_done.values() for path in paths)
-    return {
+    cost = {
         "configfile": PAPER_CONFIG.as_posix(),
-        "ms_per_run_iteration": {group: round(1000 * value, 2) for group, value in sorted(rate.items())},
-        "claims": {claim: by_table[tables[claim]] for claim in not_run},
-        "all": projected(list(union)),
+        "ms_per_run_iteration": {group: round(1000 * value, 2) for group, value in sorted(rate["cpu_seconds"].items())},
     }
+    if rate["gpu_seconds"]:
+        gpu_rates = sorted(rate["gpu_seconds"].items())
+        cost["gpu_ms_per_run_iteration"] = {group: round(1000 * value, 4) for group, value in gpu_rates}
+    return cost | {"claims": {claim: by_table[tables[claim]] for claim in not_run}, "all": projected(list(union))}
 
 
 def code_version() -> dict:
@@ -310,18 +340,21 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "configfile": configfile,
         "config": {key: config[key] for key in ("data", study)},
         "readings": readings,
-        "run_compute_seconds": round(run_compute_seconds(study, readings), 1),
-        "aggregate_compute": aggregate_compute(study, configfile),
     }
-    timings = run_timings(study)
-    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"], timings)
+    wall, gpus = run_compute(study, readings)
+    manifest["run_compute_seconds"] = round(wall, 1)
+    if gpus:
+        manifest["run_gpus"] = gpus
+    manifest["aggregate_compute"] = aggregate_compute(study, configfile)
+    provenances = run_provenances(study)
+    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"], provenances)
     if stacked:
         manifest["stacked_table_compute"] = stacked
     if PAPER_CONFIG.is_file():
         from dpdl.config import load_config
 
         card = pd.read_csv(claims_path(study, "csv"), dtype=str, keep_default_na=False)
-        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), timings)
+        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), provenances)
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)
@@ -594,7 +627,8 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
                 "code": m["code"]["commit"][:10] + (" (modified)" if m["code"]["modified_files"] else ""),
                 "readings built": f"{len(m['readings'])} of {len(study_readings(study))}",
                 "runs' wall time (h)": f"{m['run_compute_seconds'] / 3600:.2f}",
-                "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores",
+                "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores"
+                + "".join(f"; {g['runs']} runs on an {gpu}" for gpu, g in m.get("run_gpus", {}).items()),
             }
             for study, m in manifests.items()
         ],

@@ -109,6 +109,24 @@ def run_cpu_seconds(timing: dict) -> float:
     return timing.get("cpu_time_s", timing["wall_time_s"])
 
 
+def run_gpu(provenance: dict) -> str | None:
+    """The GPU a run's iterations ran on (``"NVIDIA H200"``), from its backend record (dp_iadmm's jax backend
+    writes ``params.backend.device = "gpu: NVIDIA H200"``), or None for a run on the CPU."""
+    backend = provenance.get("params", {}).get("backend")
+    device = backend.get("device", "") if isinstance(backend, dict) else ""
+    return device.removeprefix("gpu: ") if device.startswith("gpu") else None
+
+
+def run_charge(provenance: dict) -> tuple[str, float]:
+    """The compute a run is charged, as ``(unit, seconds)``: ``("cpu_seconds", its CPU seconds)``
+    (:func:`run_cpu_seconds`) for a run on the CPU; ``("gpu_seconds", its share of its batch's wall time)`` for a
+    run on a GPU, whose host CPU time only waits on the card."""
+    timing = provenance["timing"]
+    if run_gpu(provenance):
+        return "gpu_seconds", timing["wall_time_s"]
+    return "cpu_seconds", run_cpu_seconds(timing)
+
+
 SEED_IN_NAME = re.compile(r"(seed|trial)(\d+)\.npz$")  # a run file's name: the seed (trial) it holds
 
 
