@@ -336,11 +336,13 @@ def chunks_of(jobs: list, size: int) -> list[list]:
 
 def run_until(report: Report, build: Path, jobs: list, data: Path, out: Path, size: int, deadline: float, rate):
     """Step 4: ``jobs`` in batches of at most ``size`` (the default reading's first), packing the build after
-    each, while the next batch's time at ``rate`` (seed-iterations per second; the last batch's once measured)
-    ends before ``deadline`` (a ``time.perf_counter`` value)."""
+    each, while the next batch's time at ``rate`` (seed-iterations per second: step 3's until a batch has run,
+    then step 4's batches' together, so that a small batch's compilation does not stop it early) ends before
+    ``deadline`` (a ``time.perf_counter`` value)."""
     reading = [job for job in jobs if job_folder(build, job).startswith("results/readings/")]
     chunks = chunks_of([job for job in jobs if job not in reading], size) + chunks_of(reading, size)
     report.say(f"4. {len(jobs)} more run jobs in {len(chunks)} batches of at most {size}, until the deadline")
+    worked, spent = 0, 0.0
     for done, chunk in enumerate(chunks):
         work = sum(job.params.iterations * len(job.seeds) for job in chunk)
         if rate and time.perf_counter() + work / rate + 30 > deadline:
@@ -348,7 +350,10 @@ def run_until(report: Report, build: Path, jobs: list, data: Path, out: Path, si
             report.values["not_run"] = left
             report.say(f"   stopped before the deadline: {len(left)} jobs not run (device.json, not_run)")
             break
-        rate = run_cells(report, build, chunk, data)
+        start = time.perf_counter()
+        run_cells(report, build, chunk, data)
+        worked, spent = worked + work, spent + time.perf_counter() - start
+        rate = worked / spent
         pack(build, out)
         report.save()
 
