@@ -142,3 +142,35 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     )
     assert {"results/claims/dp_iadmm.csv", "results/dp_iadmm/aggregates/fig2a_seeds.csv"} <= names
     assert "3. 5 run jobs on the jax backend, batched" in (out / "device.txt").read_text()
+
+
+def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path) -> None:
+    """``dp_iadmm.backend: jax`` reaches the run job through its Snakemake params: ``dpdl dp_iadmm run`` takes the
+    settings ``run_settings`` writes for it (the key is there only when it is not numba) and runs the JAX program,
+    as the run's provenance says."""
+    import json
+    from pathlib import Path
+
+    from dpdl.cli import main
+    from dpdl.config import load_config
+    from dpdl.runs import read_run
+    from dpdl.studies.dp_iadmm import grid
+
+    section = load_config(Path(__file__).resolve().parents[2] / "config" / "ci.yaml")["dp_iadmm"]
+    config = {"dp_iadmm": {**section, "backend": "jax", "iterations": 4, "log_every": 2, "seeds": 1}}
+    settings = grid.run_settings(config, "main", "objt")
+    assert settings["backend"] == "jax"
+    out = tmp_path / "seed0.npz"
+    argv = ["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1"]
+    argv += [
+        "--data",
+        prepared["npz"],
+        "--card",
+        prepared["card"],
+        "--settings",
+        json.dumps(settings),
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0
+    assert read_run(out).provenance["params"]["backend"]["name"] == "jax"

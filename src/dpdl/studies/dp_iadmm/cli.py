@@ -26,6 +26,7 @@ from dpdl.studies.dp_iadmm.grid import (
     run_setting_keys,
     variant,
 )
+from dpdl.validation import parse_json_object
 
 MADE_BY = "dpdl.studies.dp_iadmm.grid."  # the functions that write each --settings
 
@@ -52,6 +53,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         keys = run_setting_keys(args.variant)
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    if "backend" in parse_json_object(args.settings, "--settings"):  # run_settings names it where it is not numba
+        keys = (*keys, "backend")
     settings = parse_settings(args.settings, keys, STUDY, MADE_BY + "run_settings(config, horizon, variant)")
     try:
         variant(args.variant, settings)
