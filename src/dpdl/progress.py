@@ -34,6 +34,8 @@ class Progress:
         self.last = now
         elapsed = now - self.start
         since, done_then = self.first
-        pace = (now - since) / (done - done_then) if done > done_then else float("nan")
-        left = pace * (self.total - done)
-        log.info("%s: iteration %d/%d, elapsed %.0f s, about %.0f s left", self.label, done, self.total, elapsed, left)
+        if done > done_then:
+            left = f"about {(now - since) / (done - done_then) * (self.total - done):.0f} s left"
+        else:  # one update so far (the JAX run reports per chunk): no pace yet
+            left = "time left known at the next update"
+        log.info("%s: iteration %d/%d, elapsed %.0f s, %s", self.label, done, self.total, elapsed, left)

@@ -34,3 +34,19 @@ def test_a_resumed_run_is_timed_from_where_it_resumed(
     tracker.update(4_698)  # t = 1: the first iteration after the saved state at 4,697
     tracker.update(4_798)  # t = 31: 100 iterations in 30 s -> 15,202 left take about 4,561 s
     assert [r.getMessage() for r in caplog.records] == ["run: iteration 4798/20000, elapsed 31 s, about 4561 s left"]
+
+
+def test_a_first_update_past_the_interval_says_the_pace_is_not_yet_known(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The JAX run reports once per chunk of 1,000 iterations: its first line has no pace to go by (not 'nan')."""
+    clock = iter([0.0, 165.0, 330.0])
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    tracker = progress.Progress("run", 20_000)
+    caplog.set_level(logging.INFO, logger="dpdl.progress")
+    tracker.update(1_000)
+    tracker.update(2_000)  # 1,000 in 165 s -> 18,000 left take about 2,970 s
+    assert [r.getMessage() for r in caplog.records] == [
+        "run: iteration 1000/20000, elapsed 165 s, time left known at the next update",
+        "run: iteration 2000/20000, elapsed 330 s, about 2970 s left",
+    ]
