@@ -440,6 +440,7 @@ def main() -> int:
     parser.add_argument("--more", type=Path, help="step 4: then this config's jobs (and readings), until --deadline")
     parser.add_argument("--more-readings", nargs="*", default=[], help="the readings of step 4's config to run too")
     parser.add_argument("--only-more", action="store_true", help="skip steps 1 to 3 (a second call on the device)")
+    parser.add_argument("--readings-only", action="store_true", help="step 4 runs the readings' jobs alone")
     parser.add_argument("--done", type=Path, help="a file of job folders step 4 skips (built by an earlier call)")
     parser.add_argument("--batch", type=int, default=6, help="step 4's jobs per batch (10 seeds each)")
     parser.add_argument("--deadline", type=float, default=480, help="seconds from the start by which step 4 stops")
@@ -522,7 +523,9 @@ def main() -> int:
             more = [
                 job
                 for job in plan_jobs(build, toy(load_config(args.more)), args.more_readings, args.card)
-                if job_folder(build, job) not in done and not Path(job.outputs[-1]).exists()
+                if job_folder(build, job) not in done
+                and not Path(job.outputs[-1]).exists()
+                and (job_folder(build, job).startswith("results/readings/") or not args.readings_only)
             ]
             deadline = started + args.deadline
             report.attempt("step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate)
