@@ -288,7 +288,7 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, sta
     return [
         Block(
             "text",
-            "Compute per claim: the runs behind the table each claim is judged from, and their CPU time "
+            "Compute per claim: the runs behind the table each claim is judged from, and their compute "
             "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
             "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
             "record"
