@@ -33,7 +33,7 @@ from dpdl.claims import (
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
-from dpdl.runs import package_versions, read_card, read_run, run_cpu_seconds
+from dpdl.runs import package_versions, read_card, read_run, run_charge
 from dpdl.studies import ALL, audit_module, study_module
 from dpdl.verdicts import (
     BOUND_FAILS,
@@ -396,17 +396,15 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
     algorithm's grid). Seconds left = runs left x the group's mean measured CPU seconds per run
     (each run's share of its job's CPU time; its wall time for a run made before CPU time was
     recorded), or the study's mean where the group has no finished run yet; NaN where the study
-    has none.
+    has none. A run made on a GPU measures no CPU time (:func:`dpdl.runs.run_charge`): it counts as
+    present, not in the rate.
     """
     buildable = set(buildable)
     rows = []
     for study in (s for s in ALL if s in config["studies"]):
-        for path in study_module(study).runs(config, buildable):
-            present = Path(path).is_file()
-            seconds = run_cpu_seconds(read_run(path).provenance["timing"]) if present else math.nan
-            rows.append(
-                {"study": study, "group": str(Path(path).parent.parent), "present": present, "seconds": seconds}
-            )
+        for path in map(Path, study_module(study).runs(config, buildable)):
+            present = path.is_file()
+            rows.append({"study": study, "group": str(path.parent.parent), "present": present, "seconds": _cpu(path)})
     if not rows:
         return pd.DataFrame(
             columns=["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]
@@ -422,6 +420,14 @@ def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
     rate = table["seconds_per_run"].fillna(table["study"].map(study_rate))
     table["cpu_seconds_left"] = (table["left"] * rate).where(table["left"] > 0, 0.0)
     return table[["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]]
+
+
+def _cpu(path: Path) -> float:
+    """The CPU seconds a finished run at ``path`` measured; NaN for one not there or made on a GPU."""
+    if not path.is_file():
+        return math.nan
+    unit, seconds = run_charge(read_run(path).provenance)
+    return seconds if unit == "cpu_seconds" else math.nan
 
 
 SAVED_COLUMNS = ["job", "saved_after_iteration", "cpu_minutes_so_far"]

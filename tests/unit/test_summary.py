@@ -102,13 +102,22 @@ def test_headline_counts_only_the_papers_claims_and_html(tmp_path: Path) -> None
 
 
 def write_private_run(
-    path: Path, *, algorithm: str, eps_pld: float, wall: float, cpu: float | None = None, study: str = "dzoa"
+    path: Path,
+    *,
+    algorithm: str,
+    eps_pld: float,
+    wall: float,
+    cpu: float | None = None,
+    study: str = "dzoa",
+    device: str | None = None,
 ) -> None:
     """A run (of the seed or trial its file name says); with ``cpu`` None, one made before runs recorded their
-    CPU time."""
+    CPU time; with ``device``, one whose backend ran on it (``"gpu: NVIDIA H200"``)."""
     named = SEED_IN_NAME.search(path.name)
     seed = int(named.group(2)) if named else 0
     record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld, seed=seed)
+    if device is not None:
+        record["params"] = {"backend": {"name": "jax", "device": device}}
     timing = run_timing(wall, cpu or 0.0, 3)
     if cpu is None:
         del timing["cpu_time_s"]
@@ -191,6 +200,19 @@ def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
         charged * (len(runs) - len(dzoa_runs))
     )
     assert status(config, set()).empty  # nothing can be built: nothing to run
+
+
+def test_status_rates_cpu_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run made on a GPU is present but measures no CPU time (#37): its group's rate is its CPU runs'."""
+    config = load_config(ROOT / "config/ci.yaml")
+    monkeypatch.chdir(tmp_path)
+    config["studies"] = ["dzoa"]
+    dzoa_runs = [p for p in study_module("dzoa").runs(config, {"dzoa/lasso"}) if "/runs/dzoa/" in p]
+    write_private_run(Path(dzoa_runs[0]), algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=3.0)
+    write_private_run(Path(dzoa_runs[1]), algorithm="dzoa", eps_pld=1.0, wall=0.5, cpu=0.75, device="gpu: H200")
+    row = status(config, {"dzoa/lasso"}).set_index("group").loc["results/dzoa/runs/dzoa"]
+    assert (row["present"], row["seconds_per_run"]) == (2, 3.0)
+    assert row["cpu_seconds_left"] == pytest.approx(3.0 * (len(dzoa_runs) - 2))
 
 
 def test_saved_runs_lists_each_checkpoint_and_skips_an_unreadable_one(tmp_path: Path) -> None:
