@@ -2,9 +2,11 @@
 
 Usage (from the project root; on the GPU machine, the prepared MNIST carried in)::
 
-    python benchmarks/device_dp_iadmm.py --out OUT [--wheels DIR] [--cpu]
+    python benchmarks/device_dp_iadmm.py --out OUT [--wheels DIR] [--cpu] [--build DIR]
+        [--more CONFIG --more-readings NAME ... [--only-more] [--readings-only] [--deadline S]]
 
-Three steps, each printed as it finishes, all written to ``OUT/device.txt`` and ``OUT/device.json``:
+Steps, each printed as it finishes and appended to ``OUT/device.txt`` at once, measurements in
+``OUT/device.json``; a step that fails is reported and the next runs:
 
 1. **The same program on the GPU and on the CPU** (``jax.devices("cpu")``, always present): ObjT and
    OutP at epsilon-bar 0.05, 2 seeds, T = 200, on the prepared MNIST, the same keys; the largest
@@ -23,14 +25,22 @@ Three steps, each printed as it finishes, all written to ``OUT/device.txt`` and 
    the run artifacts Snakemake would write, with the device in their provenance. Then the study's
    own steps (``python -m dpdl dp_iadmm aggregate`` and ``claims``, as its rules call them) make the
    aggregates and the claims of the default reading, and the paper grid's GPU time is projected
-   from the measured rate. Everything goes into ``OUT/dp_iadmm_device.tar.gz`` (paths as in a
-   build folder): unpack it in the build folder (``tar xzmf``: m dates the files now, so Snakemake
-   keeps them), run ``snakemake --configfile config/paper_mnist_cells.yaml`` for figures and
-   readings, then ``dpdl publish`` (docs/performance.md, "A GPU").
+   from the measured rate.
+4. **With ``--more CONFIG``**: that config's other jobs and those of ``--more-readings``, in batches of
+   ``--batch`` jobs sharing a program (the default reading's first; ``--readings-only``: the readings'
+   alone), while the next batch fits before ``--deadline`` seconds from the start. ``--only-more`` skips
+   steps 1 to 3; ``--build DIR`` keeps the build, so a second call on a still-warm machine skips what
+   the first built (``--done FILE`` lists job folders built elsewhere).
+
+Everything goes into ``OUT/dp_iadmm_device.tar.gz`` (paths as in a build folder; parts of 16 MB when
+larger), packed again after each batch, so a call stopped at the device's time limit keeps what it
+made. To publish it, unpack it in a build folder (``tar xzmf``), give the runs Snakemake's records
+(``snakemake --touch -R dp_iadmm_run ...``) and build and publish as docs/performance.md ("Publishing
+what the card made") says.
 
 ``--cpu`` runs every step on the CPU at toy sizes (T = 5 in step 1, 64 MiB and 1024^2 in step 2,
-20 iterations, 2 seeds and T = 20 in step 3), so the script is tested end to end where no GPU is.
-``--wheels DIR`` first installs what the GPU machine lacks from wheels prepared beforehand
+20 iterations, 2 seeds and T = 20 in steps 3 and 4), so the script is tested end to end where no GPU
+is. ``--wheels DIR`` first installs what the GPU machine lacks from wheels prepared beforehand
 (``pip download`` of ``DEVICE_PACKAGES``; no package registry is needed). Exit status 1 when a
 check of step 1 fails; the rest still runs and is written.
 """
