@@ -70,6 +70,11 @@ DEVICE_PACKAGES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "dp_accounting"
 FLOAT32_TOLERANCE = 1e-4  # of the largest entry, after 200 iterations on two devices (reduction orders differ)
 TEST_ERROR_TOLERANCE = 0.002  # 0.2 pp: a few of 10,000 test rows on either side of a decision boundary
 CHECK_EPSILON = 0.05
+# Step 2b: jax_tf32 is usable where its test errors are equivalent to jax's: the 2 pp margin of note 8.8 that the
+# CPU equivalence test uses (tests/unit/test_dp_iadmm_backends.py), at the epsilon-bars of that test, declared here
+# before any TF32 run existed.
+TF32_MARGIN_PP = 2.0
+TF32_EPSILONS = (1.0, 5.0)
 PART_BYTES = 16_000_000  # the largest file the device's output may hold (the tarball is split above it)
 
 
@@ -257,6 +262,62 @@ def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterati
         f"floor; compilation about {report.values['ceilings']['compile_s']:.1f} s"
     )
     return measured_ms
+
+
+def tf32_against_highest(report: Report, rows, iterations: int, seeds: int, measured_ms: float | None) -> None:
+    """Step 2b: the backend jax_tf32 (the iteration's products at the device's default float32 precision, TF32 on
+    a recent GPU) against jax: its product rate and ObjT's time, and its test error against HIGHEST's from the
+    same keys for ObjP, ObjT and OutP at epsilon-bar 1 and 5, paired over the seeds, TOST at ``TF32_MARGIN_PP``."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from dpdl.algorithms import dp_iadmm_jax as program
+    from dpdl.seed_statistics import ALPHA, difference
+
+    report.say(f"2b. jax_tf32 against jax: T = {iterations}, {seeds} seeds, the same keys")
+    side = 1024 if iterations < 100 else 8192
+    a = jnp.ones((side, side), jnp.float32)
+    product = jax.jit(lambda x: jnp.matmul(x, x, precision=program.MATMUL_PRECISIONS["tf32"]))
+    flops = 2 * side**3 / best_seconds(lambda: product(a).block_until_ready())
+    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    chosen = np.random.SeedSequence(11).spawn(seeds)
+    objt = params_for("objt", CHECK_EPSILON, iterations, iterations)
+
+    def objt_run() -> None:
+        program.run_iadmm_jax(
+            agents, objt, rows.test_features, rows.test_labels, seeds=chosen, matmul_precision="tf32"
+        )  # fmt: skip
+
+    objt_run()  # compiles
+    start = time.perf_counter()
+    objt_run()
+    tf32_ms = 1e3 * (time.perf_counter() - start) / (iterations * seeds)
+    values = {"product_TFLOPps": flops / 1e12, "measured_ms_per_seed_iteration": tf32_ms}
+    speedup = f", {measured_ms / tf32_ms:.2f}x jax's" if measured_ms else ""
+    report.say(f"   product {side}^2 at the default precision: {flops / 1e12:.1f} TFLOP/s; ObjT {tf32_ms:.4f} ms per "
+               f"seed-iteration{speedup}")  # fmt: skip
+    for algorithm in ("objp", "objt", "outp"):
+        cells = [program.Cell(params_for(algorithm, e, iterations, iterations), chosen) for e in TF32_EPSILONS]
+        errors = {}
+        for precision in ("highest", "tf32"):
+            results = program.run_cells_jax(
+                agents, cells, rows.test_features, rows.test_labels, matmul_precision=precision
+            )  # fmt: skip
+            errors[precision] = [100 * np.array([t["test_error"].iloc[-1] for t in r.traces]) for r in results]
+        for epsilon, high, tf32 in zip(TF32_EPSILONS, errors["highest"], errors["tf32"], strict=True):
+            gap = difference(high, tf32, paired=True)
+            p = max(gap.p_greater(-TF32_MARGIN_PP), gap.p_less(TF32_MARGIN_PP))
+            ok = p < ALPHA
+            values.setdefault("equivalence", {})[f"{algorithm}_eps{epsilon:g}"] = {
+                "highest": float(high.mean()), "tf32": float(tf32.mean()), "tost_p": p, "passed": ok,
+            }  # fmt: skip
+            report.say(
+                f"   {algorithm}, epsilon-bar {epsilon:g}: test error {high.mean():.2f}% (highest) against "
+                f"{tf32.mean():.2f}% (tf32), paired TOST at +-{TF32_MARGIN_PP:g} pp: p {p:.2g}, "
+                f"{'PASS' if ok else 'FAIL'}"
+            )
+    report.values["tf32"] = values
 
 
 def jobs_of(config: dict, readings: list[str]) -> list[tuple[str, dict, str]]:
@@ -513,9 +574,15 @@ def main() -> int:
             )
             report.save()
             if args.cpu:
-                report.attempt("step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2)
+                measured = report.attempt(
+                    "step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2
+                )
+                report.attempt("step 2b", tf32_against_highest, report, rows, 5, 2, measured)
             else:
-                report.attempt("step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10)
+                measured = report.attempt(
+                    "step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10
+                )  # fmt: skip
+                report.attempt("step 2b", tf32_against_highest, report, rows, 1000, 10, measured)
             report.save()
             config = toy(load_config(args.config))
             jobs = plan_jobs(build, config, args.readings, args.card)

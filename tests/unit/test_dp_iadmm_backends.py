@@ -131,6 +131,7 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     assert values["machine"]["mode"] == "cpu" and all(v["passed"] for v in values["check"].values())
     assert values["ceilings"]["measured_ms_per_seed_iteration"] > 0 and values["cells"][0]["jobs"] == 5
     assert values["paper_grid"]["projected_hours"] > 0
+    assert len(values["tf32"]["equivalence"]) == 6 and all(v["passed"] for v in values["tf32"]["equivalence"].values())
     assert "results/dp_iadmm/runs/main/mnist/objp/eps0.05" in values["not_run"]
     assert "results/dp_iadmm/runs/main/mnist/objt/eps0.05" not in values["not_run"]  # built by step 3
     with tarfile.open(out / "dp_iadmm_device.tar.gz") as archive:
@@ -144,10 +145,11 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     assert "3. 5 run jobs on the jax backend, batched" in (out / "device.txt").read_text()
 
 
-def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path) -> None:
-    """``dp_iadmm.backend: jax`` reaches the run job through its Snakemake params: ``dpdl dp_iadmm run`` takes the
-    settings ``run_settings`` writes for it (the key is there only when it is not numba) and runs the JAX program,
-    as the run's provenance says."""
+@pytest.mark.parametrize("backend", ["jax", "jax_tf32"])
+def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path, backend) -> None:
+    """``dp_iadmm.backend: jax`` (or ``jax_tf32``) reaches the run job through its Snakemake params: ``dpdl dp_iadmm
+    run`` takes the settings ``run_settings`` writes for it (the key is there only when it is not numba) and runs
+    the JAX program, as the run's provenance says."""
     import json
     from pathlib import Path
 
@@ -157,9 +159,9 @@ def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path) -
     from dpdl.studies.dp_iadmm import grid
 
     section = load_config(Path(__file__).resolve().parents[2] / "config" / "ci.yaml")["dp_iadmm"]
-    config = {"dp_iadmm": {**section, "backend": "jax", "iterations": 4, "log_every": 2, "seeds": 1}}
+    config = {"dp_iadmm": {**section, "backend": backend, "iterations": 4, "log_every": 2, "seeds": 1}}
     settings = grid.run_settings(config, "main", "objt")
-    assert settings["backend"] == "jax"
+    assert settings["backend"] == backend
     out = tmp_path / "seed0.npz"
     argv = ["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1"]
     argv += [
@@ -173,4 +175,34 @@ def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path) -
         str(out),
     ]
     assert main(argv) == 0
-    assert read_run(out).provenance["params"]["backend"]["name"] == "jax"
+    assert read_run(out).provenance["params"]["backend"]["name"] == backend
+
+
+def test_the_tf32_switch_reaches_the_iterations_products_and_only_them(mnist_like, monkeypatch) -> None:
+    """matmul_precision "tf32" (the backend jax_tf32) puts the iteration's two products at the device's default
+    precision and keeps the logged ones (test error, objective) at HIGHEST; "highest" uses HIGHEST throughout. Seen
+    at trace time: a CPU has no TF32, so the numbers cannot show it (the device script compares them on a GPU)."""
+    import jax
+
+    x, y, offsets, (test_x, test_y) = mnist_like["x"], mnist_like["y"], mnist_like["offsets"], mnist_like["test"]
+    agents = jax_iadmm.padded_agents(x, y, offsets, CLASSES)
+    params = iadmm.IadmmParams("objt", 1.0, 2, iadmm.PenaltySchedule(**PENALTY_CONSTANTS["mnist"]), log_every=1)
+    original, seen = jax_iadmm.jnp.matmul, []
+
+    def spy(*args, precision=None, **kwargs):
+        seen.append(precision)
+        return original(*args, precision=precision, **kwargs)
+
+    monkeypatch.setattr(jax_iadmm.jnp, "matmul", spy)
+    used = {}
+    for precision in ("highest", "tf32"):
+        jax.clear_caches()  # trace again: the spy sees the products only while the program is traced
+        seen.clear()
+        seeds = np.random.SeedSequence(3).spawn(2)
+        jax_iadmm.run_iadmm_jax(agents, params, test_x, test_y, seeds=seeds, matmul_precision=precision)
+        used[precision] = list(seen)
+    default, highest = jax.lax.Precision.DEFAULT, jax.lax.Precision.HIGHEST
+    assert set(used["highest"]) == {highest}
+    assert used["tf32"].count(default) == 2 and set(used["tf32"]) == {default, highest}
+    with pytest.raises(ValueError, match="matmul_precision must be one of highest, tf32"):
+        jax_iadmm.run_iadmm_jax(agents, params, test_x, test_y, seeds=seeds, matmul_precision="bf16")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import jax
@@ -53,6 +53,10 @@ from dpdl.privacy import objp_laplace_scale, objp_sensitivity
 
 DTYPE = jnp.float32
 HIGHEST = lax.Precision.HIGHEST  # full float32 products on every backend (no TF32 / bf16)
+# The iteration's two products (loss_gradient) at "highest" (the default), or at the device's default float32
+# products, "tf32": TensorFloat-32 on a GPU of the Ampere line or newer (10-bit mantissa inputs, float32 sums),
+# unchanged on a CPU. Only for runs a device check showed equivalent (benchmarks/device_dp_iadmm.py, issue 37).
+MATMUL_PRECISIONS = {"highest": HIGHEST, "tf32": lax.Precision.DEFAULT}
 CHUNK_ITERATIONS = 1000  # iterations per call of the compiled program (progress is reported between calls)
 
 
@@ -136,6 +140,7 @@ class Program:
     private: bool
     worst_case: bool  # sensitivity worst_case (note 7.3) instead of (20)
     regularise_server: bool  # OutP's outp_regulariser code_server_w
+    matmul_precision: str = "highest"  # the iteration's products: a key of MATMUL_PRECISIONS
 
 
 class State(NamedTuple):
@@ -181,15 +186,17 @@ class TraceSums(NamedTuple):
 # --- one iteration -------------------------------------------------------------------------------
 
 
-def loss_gradient(agents: PaddedAgents, z: jax.Array, grad_scale: jax.Array) -> tuple[jax.Array, jax.Array]:
+def loss_gradient(
+    agents: PaddedAgents, z: jax.Array, grad_scale: jax.Array, precision: lax.Precision = HIGHEST
+) -> tuple[jax.Array, jax.Array]:
     """scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T, the loss part of (37), (P, J, B, K); and ||h - y||_1, (P, m, B)."""
     n_agents, n_features, replicas, n_classes = z.shape
     columns = z.reshape(n_agents, n_features, replicas * n_classes)
-    scores = jnp.matmul(agents.features, columns, precision=HIGHEST)  # x_pi z_p for every replica: (P, m, B K)
+    scores = jnp.matmul(agents.features, columns, precision=precision)  # x_pi z_p for every replica: (P, m, B K)
     scores = scores.reshape(n_agents, -1, replicas, n_classes)
     residual = jax.nn.softmax(scores, axis=-1) - agents.onehot[:, :, None, :]  # h - y (A.8)
     flat = residual.reshape(n_agents, -1, replicas * n_classes)
-    total = jnp.matmul(jnp.swapaxes(agents.features, 1, 2), flat, precision=HIGHEST)  # sum_i x_pi (h - y)^T
+    total = jnp.matmul(jnp.swapaxes(agents.features, 1, 2), flat, precision=precision)  # sum_i x_pi (h - y)^T
     scaled = total.reshape(z.shape) * grad_scale[:, None, None, None]
     return scaled, jnp.abs(residual).sum(axis=-1)
 
@@ -205,7 +212,7 @@ def objective_perturbation_iteration(
     """ObjP (Algorithm 1) or ObjT (Algorithm 2): server (4a) -> agents (8) or (9) -> duals (4c)."""
     z, lam, rho = state.z, state.lam, row.rho
     w = jnp.mean(z - lam / rho, axis=0)  # (4a)
-    loss, residual_l1 = loss_gradient(agents, z, constants.grad_scale)
+    loss, residual_l1 = loss_gradient(agents, z, constants.grad_scale, MATMUL_PRECISIONS[program.matmul_precision])
     gradient = loss + constants.beta_term * z  # (37)
     xi = jnp.zeros_like(z)
     n_agents, _, replicas = residual_l1.shape
@@ -231,7 +238,7 @@ def outp_iteration(
 ) -> Step:
     """OutP (Huang et al., note 2.5): agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c)."""
     w, z, lam, rho = state.w, state.z, state.lam, row.rho
-    loss, _ = loss_gradient(agents, z, constants.grad_scale)
+    loss, _ = loss_gradient(agents, z, constants.grad_scale, MATMUL_PRECISIONS[program.matmul_precision])
     regularised = w if program.regularise_server else z  # the authors' 2 beta w^t (issue 40), or (37)'s z_p
     gradient = loss + constants.beta_term * regularised  # (37)
     inverse_eta = row.inverse_eta[:, None, None, None]  # 1 / eta-hat_p^t
@@ -418,6 +425,7 @@ def run_iadmm_jax(
     unit_noise: np.ndarray | None = None,
     progress: Callable[[int], None] | None = None,
     chunk: int = CHUNK_ITERATIONS,
+    matmul_precision: str = "highest",
 ) -> IadmmResult:
     """Run ObjP, ObjT or OutP for T iterations on every replica at once, as one compiled program.
 
@@ -440,6 +448,9 @@ def run_iadmm_jax(
     chunk : int
         Iterations per call of the compiled program (the state stays on the device between calls;
         the split changes no number, only when ``progress`` hears of it).
+    matmul_precision : {"highest", "tf32"}
+        The iteration's two products: full float32 (default), or the device's default float32
+        products (TF32 on a recent GPU; no change on a CPU): :data:`MATMUL_PRECISIONS`.
 
     Exactly one of ``seeds`` and ``unit_noise`` is given (a non-private run reads neither's
     values, only the number of replicas).
@@ -451,7 +462,9 @@ def run_iadmm_jax(
         the logged iterations), the final w, z_p and lambda_p, the noise multipliers, ``finite``.
     """
     cell = Cell(params, seeds, unit_noise)
-    return run_cells_jax(agents, [cell], test_features, test_labels, progress=progress, chunk=chunk)[0]
+    return run_cells_jax(
+        agents, [cell], test_features, test_labels, progress=progress, chunk=chunk, matmul_precision=matmul_precision
+    )[0]
 
 
 def run_cells_jax(
@@ -462,6 +475,7 @@ def run_cells_jax(
     *,
     progress: Callable[[int], None] | None = None,
     chunk: int = CHUNK_ITERATIONS,
+    matmul_precision: str = "highest",
 ) -> list[IadmmResult]:
     """Run several cells on the same data as one compiled program: :func:`run_iadmm_jax` for each, batched.
 
@@ -484,7 +498,9 @@ def run_cells_jax(
     if len(replicas) != 1 or {n is None for n in noises} != {noises[0] is None}:
         raise ValueError("the cells of a batch must have as many replicas each and the same noise source")
     replicas = replicas.pop()
-    program = program_of(first)
+    if matmul_precision not in MATMUL_PRECISIONS:
+        raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}; got {matmul_precision!r}")
+    program = replace(program_of(first), matmul_precision=matmul_precision)
     schedules = [iteration_schedule(c.params, agents.sizes, n_features * n_classes) for c in cells]
     per_cell = Schedule(*(np.stack(v) for v in zip(*schedules, strict=True)))
     in_float32 = Schedule(*(np.asarray(v, np.float32) if v.dtype == np.float64 else v for v in per_cell))

@@ -206,8 +206,8 @@ def run_memory_input(config: dict, horizon: str, wildcards) -> int:
 
 
 def run_gpus_input(config: dict, wildcards) -> int:
-    """``gpu`` of a run job: 1 with the jax backend (``--resources gpu=1`` runs one at a time on the card), else 0."""
-    return int(config[STUDY].get("backend", DEFAULT_BACKEND) == "jax")
+    """``gpu`` of a run job: 1 with a jax backend (``--resources gpu=1`` runs one at a time on the card), else 0."""
+    return int(config[STUDY].get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND)  # jax or jax_tf32
 
 
 def run_minutes_input(config: dict, horizon: str, wildcards) -> int:

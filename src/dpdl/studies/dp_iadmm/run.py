@@ -119,6 +119,11 @@ def jax_program():
     return dp_iadmm_jax
 
 
+# Each backend's program (the schema's dp_iadmm.backend): jax_tf32 is jax with the iteration's two products at the
+# device's default float32 precision (TF32 on a recent GPU), for runs a device check showed equivalent (issue 37).
+JAX_PRECISIONS = {"jax": "highest", "jax_tf32": "tf32"}
+
+
 def backend_record(backend: str) -> dict:
     """What a run's provenance says of the program that ran it: its name, its noise stream, JAX's device."""
     if backend == "numba":
@@ -126,12 +131,17 @@ def backend_record(backend: str) -> dict:
     import jax
 
     device = jax.devices()[0]
+    precision = {
+        "highest": "float32, matrix products at Precision.HIGHEST (no TF32 / bf16)",
+        "tf32": "float32; the iteration's two products at Precision.DEFAULT (TF32 on a recent GPU), the logged ones "
+        "at HIGHEST",
+    }[JAX_PRECISIONS[backend]]
     return {
-        "name": "jax",
+        "name": backend,
         "device": f"{device.platform}: {device.device_kind}",
         "jax": jax.__version__,
         "noise": "threefry2x32, key = the run's SeedSequence's first two words, fold_in(key, t) at iteration t",
-        "precision": "float32, matrix products at Precision.HIGHEST (no TF32 / bf16)",
+        "precision": precision,
     }
 
 
@@ -161,12 +171,14 @@ def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedS
 
     ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`) is the numba run's; the JAX run, minutes on a GPU, has none.
     """
-    if backend == "jax":
+    if backend in JAX_PRECISIONS:
         program = jax_program()
         agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+        precision = JAX_PRECISIONS[backend]
         return lambda: program.run_iadmm_jax(
-            agents, params, rows.test_features, rows.test_labels, seeds=seeds, progress=progress
-        )
+            agents, params, rows.test_features, rows.test_labels, seeds=seeds, progress=progress,
+            matmul_precision=precision,
+        )  # fmt: skip
     from dpdl.algorithms.dp_iadmm import run_iadmm
     from dpdl.algorithms.dp_iadmm_data import federated_data
 
@@ -338,7 +350,7 @@ def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
     versions = package_versions()
     groups: dict[tuple, list[Job]] = {}
     for job in jobs:
-        key = (program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
+        key = (job.backend, program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
         groups.setdefault(key, []).append(job)
     for group in groups.values():
         label = f"{len(group)} jobs: {', '.join(job.label for job in group)}"
@@ -346,7 +358,10 @@ def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
         elapsed = stopwatch()
         cells = [program.Cell(job.params, job.sequences) for job in group]
         progress = Progress(label, group[0].params.iterations).update
-        results = program.run_cells_jax(agents, cells, rows.test_features, rows.test_labels, progress=progress)
+        precision = JAX_PRECISIONS[group[0].backend]
+        results = program.run_cells_jax(
+            agents, cells, rows.test_features, rows.test_labels, progress=progress, matmul_precision=precision
+        )
         wall_s, cpu_s = elapsed()
         for job, result in zip(group, results, strict=True):
             write_job(job, rows, result, (wall_s / len(group), cpu_s / len(group)), versions, 0)
