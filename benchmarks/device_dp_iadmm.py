@@ -209,23 +209,49 @@ def best_seconds(run, repeats: int = 5) -> float:
     return min(times)
 
 
+def product_rate(side: int, matmul_precision: str) -> float:
+    """FLOP per second of a ``side``^2 float32 matrix product at ``matmul_precision``, best of 5."""
+    import jax
+    import jax.numpy as jnp
+
+    from dpdl.algorithms.dp_iadmm_jax import MATMUL_PRECISIONS
+
+    a = jnp.ones((side, side), jnp.float32)
+    product = jax.jit(lambda x: jnp.matmul(x, x, precision=MATMUL_PRECISIONS[matmul_precision]))
+    return 2 * side**3 / best_seconds(lambda: product(a).block_until_ready())
+
+
+def objt_timing(rows, iterations: int, seeds: int, matmul_precision: str) -> tuple[float, float]:
+    """ObjT on ``rows``, ``seeds`` seeds, T = ``iterations`` at ``matmul_precision``: (compilation seconds, ms per
+    seed-iteration of a second, compiled run)."""
+    import numpy as np
+
+    from dpdl.algorithms import dp_iadmm_jax as program
+
+    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
+    params = params_for("objt", CHECK_EPSILON, iterations, iterations)
+    chosen = np.random.SeedSequence(7).spawn(seeds)
+    elapsed = []
+    for _ in range(2):  # the first compiles
+        start = time.perf_counter()
+        program.run_iadmm_jax(
+            agents, params, rows.test_features, rows.test_labels, seeds=chosen, matmul_precision=matmul_precision
+        )  # fmt: skip
+        elapsed.append(time.perf_counter() - start)
+    return elapsed[0] - elapsed[1], 1e3 * elapsed[1] / (iterations * seeds)
+
+
 def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterations: int, seeds: int) -> float:
     """Step 2: the copy and product ceilings, the iteration's floor, its time (returned: ms per seed-iteration)."""
     import jax
     import jax.numpy as jnp
-    import numpy as np
-
-    from dpdl.algorithms import dp_iadmm_jax as program
 
     report.say("2. ceilings and the iteration against its floor")
     source = jnp.ones(copy_bytes // 4, jnp.float32)
     copy = jax.jit(lambda x: x * 1.0)
     copy_s = best_seconds(lambda: copy(source).block_until_ready())
     bandwidth = 2 * copy_bytes / copy_s  # read + write
-    a = jnp.ones((side, side), jnp.float32)
-    product = jax.jit(lambda x: jnp.matmul(x, x, precision=jax.lax.Precision.HIGHEST))
-    product_s = best_seconds(lambda: product(a).block_until_ready())
-    flops = 2 * side**3 / product_s
+    flops = product_rate(side, "highest")
     report.say(
         f"   copy {copy_bytes / 2**30:.2f} GiB: {bandwidth / 1e9:.0f} GB/s; "
         f"product {side}^2: {flops / 1e12:.1f} TFLOP/s"
@@ -235,25 +261,13 @@ def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterati
     step_bytes = 2 * rows_n * features * 4 / seeds  # the features read twice per iteration, shared by the seeds
     step_flops = 2 * 2 * rows_n * features * classes  # the two products of (37) per seed
     floor_ms = 1e3 * max(step_bytes / bandwidth, step_flops / flops)
-    agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
-    params = params_for("objt", CHECK_EPSILON, iterations, iterations)
-    chosen = np.random.SeedSequence(7).spawn(seeds)
-
-    def run() -> None:
-        program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=chosen)
-
-    start = time.perf_counter()
-    run()  # compiles
-    first_s = time.perf_counter() - start
-    start = time.perf_counter()
-    run()
-    measured_ms = 1e3 * (time.perf_counter() - start) / (iterations * seeds)
+    compile_s, measured_ms = objt_timing(rows, iterations, seeds, "highest")
     report.values["ceilings"] = {
         "copy_GBps": bandwidth / 1e9,
         "product_TFLOPps": flops / 1e12,
         "floor_ms_per_seed_iteration": floor_ms,
         "measured_ms_per_seed_iteration": measured_ms,
-        "compile_s": first_s - measured_ms * iterations * seeds / 1e3,
+        "compile_s": compile_s,
     }
     report.say(
         f"   ObjT, MNIST, {seeds} seeds, T = {iterations}: {measured_ms:.4f} ms per seed-iteration, "
@@ -268,8 +282,6 @@ def tf32_against_highest(report: Report, rows, iterations: int, seeds: int, meas
     """Step 2b: the backend jax_tf32 (the iteration's products at the device's default float32 precision, TF32 on
     a recent GPU) against jax: its product rate and ObjT's time, and its test error against HIGHEST's from the
     same keys for ObjP, ObjT and OutP at epsilon-bar 1 and 5, paired over the seeds, TOST at ``TF32_MARGIN_PP``."""
-    import jax
-    import jax.numpy as jnp
     import numpy as np
 
     from dpdl.algorithms import dp_iadmm_jax as program
@@ -277,22 +289,10 @@ def tf32_against_highest(report: Report, rows, iterations: int, seeds: int, meas
 
     report.say(f"2b. jax_tf32 against jax: T = {iterations}, {seeds} seeds, the same keys")
     side = 1024 if iterations < 100 else 8192
-    a = jnp.ones((side, side), jnp.float32)
-    product = jax.jit(lambda x: jnp.matmul(x, x, precision=program.MATMUL_PRECISIONS["tf32"]))
-    flops = 2 * side**3 / best_seconds(lambda: product(a).block_until_ready())
+    flops = product_rate(side, "tf32")
+    tf32_ms = objt_timing(rows, iterations, seeds, "tf32")[1]
     agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
     chosen = np.random.SeedSequence(11).spawn(seeds)
-    objt = params_for("objt", CHECK_EPSILON, iterations, iterations)
-
-    def objt_run() -> None:
-        program.run_iadmm_jax(
-            agents, objt, rows.test_features, rows.test_labels, seeds=chosen, matmul_precision="tf32"
-        )  # fmt: skip
-
-    objt_run()  # compiles
-    start = time.perf_counter()
-    objt_run()
-    tf32_ms = 1e3 * (time.perf_counter() - start) / (iterations * seeds)
     values = {"product_TFLOPps": flops / 1e12, "measured_ms_per_seed_iteration": tf32_ms}
     speedup = f", {measured_ms / tf32_ms:.2f}x jax's" if measured_ms else ""
     report.say(f"   product {side}^2 at the default precision: {flops / 1e12:.1f} TFLOP/s; ObjT {tf32_ms:.4f} ms per "

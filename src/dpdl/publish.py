@@ -247,10 +247,10 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
             entry["gpu_hours"] = round(seconds["gpu_seconds"] / 3600, 2)
         return entry | {"runs_not_projected": dict(unmeasured)}
 
+    done = {path: provenance["timing"]["iterations"] for path, provenance in provenances.items()}
+
     def missing(table: str) -> list[str]:
-        needed = module.table_runs(paper, table)
-        done = {path: provenance["timing"]["iterations"] for path, provenance in provenances.items()}
-        return [path for path in needed if done.get(path) != module.run_work(paper, path)[1]]
+        return [path for path in module.table_runs(paper, table) if done.get(path) != module.run_work(paper, path)[1]]
 
     tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
     not_run = list(card.loc[card["verdict"].isin(NOT_RUN), "id"])
