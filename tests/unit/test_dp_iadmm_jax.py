@@ -31,6 +31,7 @@ from dpdl.algorithms import dp_iadmm as iadmm  # noqa: E402
 from dpdl.algorithms import dp_iadmm_data as chunks  # noqa: E402
 from dpdl.algorithms import dp_iadmm_jax as jax_iadmm  # noqa: E402
 from dpdl.algorithms import dp_iadmm_reference as reference  # noqa: E402
+from dpdl.checkpoint import Checkpoint  # noqa: E402
 from dpdl.privacy import gaussian, laplace  # noqa: E402
 
 SPLITS = {"unequal": None, "equal": np.array([0, 7, 14, 21])}  # None: the fixture's sizes 5, 9, 7
@@ -179,6 +180,37 @@ def test_a_run_split_into_chunks_is_the_run_in_one_call_and_reports_each_chunk(t
     for b in range(len(seeds)):
         np.testing.assert_array_equal(split.traces[b]["iteration"], whole.traces[b]["iteration"])
         np.testing.assert_allclose(split.traces[b]["test_error"], whole.traces[b]["test_error"])
+
+
+class Killed(Exception):
+    """Stands for the signal that ends a session."""
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
+def test_a_run_killed_after_a_save_resumes_to_the_uninterrupted_result_bit_for_bit(tiny, tmp_path, algorithm) -> None:
+    padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
+    p = params(algorithm, 0.5, 7, log_every=2)
+    seeds = np.random.SeedSequence(3).spawn(2)
+
+    def run(checkpoint=None, kill_at=None):
+        def progress(t: int) -> None:
+            if t == kill_at:
+                raise Killed
+
+        return jax_iadmm.run_iadmm_jax(
+            padded, p, tiny["x"], tiny["y"], seeds=seeds, chunk=2, progress=progress, checkpoint=checkpoint
+        )
+
+    straight = run()
+    with pytest.raises(Killed):
+        run(Checkpoint(tmp_path / "state.npz", key="run-a", every_s=0.0), kill_at=6)  # saved after 2 and 4
+    again = Checkpoint(tmp_path / "state.npz", key="run-a", every_s=0.0)
+    resumed = run(again)
+    assert again.resumed_at == 4 and again.earlier_cpu_s > 0
+    for name in ("weights", "local", "duals", "noise_multipliers"):
+        np.testing.assert_array_equal(getattr(resumed, name), getattr(straight, name), err_msg=name)
+    for ours, theirs in zip(resumed.traces, straight.traces, strict=True):
+        assert ours.equals(theirs)
 
 
 @pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])

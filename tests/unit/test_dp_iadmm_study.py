@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import matplotlib
 import numpy as np
@@ -405,8 +407,9 @@ def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, mon
         run.run_job(**job, variant_name="objt", epsilon=0.05, outputs=["a.npz", "b.npz"])
 
 
+@pytest.mark.parametrize("backend", ["numba", "jax"])
 def test_a_run_job_killed_mid_way_resumes_from_its_checkpoint_to_the_same_artifacts(
-    jobs, tmp_path, monkeypatch
+    jobs, tmp_path, monkeypatch, backend
 ) -> None:
     from dpdl.progress import Progress
 
@@ -417,11 +420,21 @@ def test_a_run_job_killed_mid_way_resumes_from_its_checkpoint_to_the_same_artifa
         if done == 2:
             raise Killed
 
+    if backend == "jax":  # one iteration per chunk, so that the JAX run saves after each as numba's does
+        jax_iadmm = pytest.importorskip("dpdl.algorithms.dp_iadmm_jax")
+        program = SimpleNamespace(
+            padded_agents=jax_iadmm.padded_agents,
+            run_iadmm_jax=functools.partial(jax_iadmm.run_iadmm_jax, chunk=1),
+        )
+        monkeypatch.setattr(run, "jax_program", lambda: program)
     seeds = grid.seeds(SECTION, "main", "objt")
-    outputs = [str(tmp_path / "objt" / f"seed{s}.npz") for s in seeds]
     npz = jobs["root"] / "mnist.npz"
     job = {"horizon": "main", "dataset": "mnist", "variant_name": "objt", "epsilon": 0.05, "npz": npz}
-    job |= {"settings": grid.run_settings(CONFIG, "main", "objt"), "card": {"npz_sha256": sha256_file(npz)}}
+    settings = {**grid.run_settings(CONFIG, "main", "objt"), "backend": backend}
+    job |= {"settings": settings, "card": {"npz_sha256": sha256_file(npz)}}
+    straight_outputs = [str(tmp_path / "straight" / f"seed{s}.npz") for s in seeds]
+    run.run_job(**job, outputs=straight_outputs)
+    outputs = [str(tmp_path / "objt" / f"seed{s}.npz") for s in seeds]
     monkeypatch.setattr(run, "CHECKPOINT_EVERY_S", 0.0)  # a save after every iteration
     with monkeypatch.context() as patched:
         patched.setattr(Progress, "update", killed_at_2)
@@ -431,9 +444,8 @@ def test_a_run_job_killed_mid_way_resumes_from_its_checkpoint_to_the_same_artifa
     assert checkpoint.exists() and not any(Path(o).exists() for o in outputs)
     run.run_job(**job, outputs=outputs)
     assert not checkpoint.exists()
-    for seed, path in zip(seeds, outputs, strict=True):
-        resumed = read_run(path)
-        straight = read_run(jobs["root"] / grid.run_path("main", "mnist", "objt", 0.05, seed))
+    for path, straight_path in zip(outputs, straight_outputs, strict=True):
+        resumed, straight = read_run(path), read_run(straight_path)
         assert resumed.provenance["params"]["resumed_after_iteration"] == 1
         assert straight.provenance["params"]["resumed_after_iteration"] == 0
         assert resumed.trace.equals(straight.trace)

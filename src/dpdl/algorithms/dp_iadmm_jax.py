@@ -49,6 +49,7 @@ from dpdl.algorithms.dp_iadmm import (
     outp_calibration,
 )
 from dpdl.algorithms.dp_iadmm_data import checked_rows
+from dpdl.checkpoint import Checkpoint
 from dpdl.privacy import objp_laplace_scale, objp_sensitivity
 
 DTYPE = jnp.float32
@@ -426,6 +427,7 @@ def run_iadmm_jax(
     progress: Callable[[int], None] | None = None,
     chunk: int = CHUNK_ITERATIONS,
     matmul_precision: str = "highest",
+    checkpoint: Checkpoint | None = None,
 ) -> IadmmResult:
     """Run ObjP, ObjT or OutP for T iterations on every replica at once, as one compiled program.
 
@@ -451,6 +453,10 @@ def run_iadmm_jax(
     matmul_precision : {"highest", "tf32"}
         The iteration's two products: full float32 (default), or the device's default float32
         products (TF32 on a recent GPU; no change on a CPU): :data:`MATMUL_PRECISIONS`.
+    checkpoint : dpdl.checkpoint.Checkpoint, optional
+        Where the state is saved after a chunk once ``checkpoint.every_s`` seconds have passed, and
+        resumed from; the resumed run is the uninterrupted one, bit for bit (the noise of iteration t
+        depends on t alone, and a resumed run's chunks are the uninterrupted run's).
 
     Exactly one of ``seeds`` and ``unit_noise`` is given (a non-private run reads neither's
     values, only the number of replicas).
@@ -463,7 +469,14 @@ def run_iadmm_jax(
     """
     cell = Cell(params, seeds, unit_noise)
     return run_cells_jax(
-        agents, [cell], test_features, test_labels, progress=progress, chunk=chunk, matmul_precision=matmul_precision
+        agents,
+        [cell],
+        test_features,
+        test_labels,
+        progress=progress,
+        chunk=chunk,
+        matmul_precision=matmul_precision,
+        checkpoint=checkpoint,
     )[0]
 
 
@@ -476,6 +489,7 @@ def run_cells_jax(
     progress: Callable[[int], None] | None = None,
     chunk: int = CHUNK_ITERATIONS,
     matmul_precision: str = "highest",
+    checkpoint: Checkpoint | None = None,
 ) -> list[IadmmResult]:
     """Run several cells on the same data as one compiled program: :func:`run_iadmm_jax` for each, batched.
 
@@ -516,8 +530,13 @@ def run_cells_jax(
     state = State(zeros[:, 0], zeros, zeros)  # w = z = lambda = 0 (note 7.7)
     test_set = (jnp.asarray(test_features, DTYPE), jnp.asarray(test_labels, jnp.int32))
     logged_rows = schedules[0].logged
-    parts = []
-    for begin in range(0, first.iterations, chunk):
+    parts, start = [], 0
+    saved = None if checkpoint is None else checkpoint.load()
+    if saved is not None:  # the state and trace sums after iteration ``start`` of this very run (checkpoint key)
+        start = int(saved["iteration"])
+        state = State(*(jnp.asarray(saved[name]) for name in State._fields))
+        parts.append(TraceSums(*(saved[f"sums_{name}"] for name in TraceSums._fields)))
+    for begin in range(start, first.iterations, chunk):
         stop = min(begin + chunk, first.iterations)
         rows = Schedule(
             in_float32.t[0, begin:stop],
@@ -537,6 +556,12 @@ def run_cells_jax(
         parts.append(TraceSums(*(np.asarray(v)[:, logged_rows[begin:stop]] for v in sums)))  # waits for the chunk
         if progress is not None:
             progress(stop)
+        if checkpoint is not None and stop < first.iterations and checkpoint.due():
+            columns = zip(TraceSums._fields, zip(*parts, strict=True), strict=True)
+            sums = {f"sums_{name}": np.concatenate(v, axis=1) for name, v in columns}
+            checkpoint.save(
+                stop, {**{name: np.asarray(x) for name, x in zip(State._fields, state, strict=True)}, **sums}
+            )
     logged = TraceSums(*(np.concatenate(v, axis=1).astype(np.float64) for v in zip(*parts, strict=True)))
     finals = [np.asarray(x) for x in state]
     return [

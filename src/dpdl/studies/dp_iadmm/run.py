@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 # uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
 PRIVACY_GROUPS = 1000
 CHECKPOINT_NAME = ".checkpoint"  # a run job's saved state (an .npz) beside its outputs, unseen by the runs' *.npz glob
-# The numba run's modules: with checkpoint.py, dpdl/privacy and dpdl/models, the code a checkpoint's key holds.
-NUMBA_RUN_MODULES = ("dp_iadmm.py", "dp_iadmm_data.py", "dp_iadmm_kernel.py", "dp_iadmm_objective.py")
+# Both backends' modules: with checkpoint.py, dpdl/privacy and dpdl/models, the code a checkpoint's key holds.
+RUN_MODULES = ("dp_iadmm.py", "dp_iadmm_data.py", "dp_iadmm_kernel.py", "dp_iadmm_objective.py", "dp_iadmm_jax.py")
 CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most ten minutes of a run
 
 
@@ -153,8 +153,8 @@ def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon
 
     package = Path(dpdl.__file__).parent
     code = hashlib.sha256()
-    numba_run = [package / "algorithms" / name for name in NUMBA_RUN_MODULES] + [package / "checkpoint.py"]
-    for path in sorted([*numba_run, *package.glob("privacy/*.py"), *package.glob("models/*.py")]):
+    modules = [package / "algorithms" / name for name in RUN_MODULES] + [package / "checkpoint.py"]
+    for path in sorted([*modules, *package.glob("privacy/*.py"), *package.glob("models/*.py")]):
         code.update(path.read_bytes())
     run = {
         "settings": settings,
@@ -169,7 +169,7 @@ def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon
 def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None):
     """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult.
 
-    ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`) is the numba run's; the JAX run, minutes on a GPU, has none.
+    ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`): where either backend saves its state and resumes from.
     """
     if backend in JAX_PRECISIONS:
         program = jax_program()
@@ -177,7 +177,7 @@ def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedS
         precision = JAX_PRECISIONS[backend]
         return lambda: program.run_iadmm_jax(
             agents, params, rows.test_features, rows.test_labels, seeds=seeds, progress=progress,
-            matmul_precision=precision,
+            matmul_precision=precision, checkpoint=checkpoint,
         )  # fmt: skip
     from dpdl.algorithms.dp_iadmm import run_iadmm
     from dpdl.algorithms.dp_iadmm_data import federated_data
@@ -304,10 +304,9 @@ def run_job(
         outputs=outputs,
     )
     rows = load_rows(dataset, npz, settings["mnist_agents"])
-    checkpoint = None
-    if job.backend == "numba":  # saved beside the outputs every 10 minutes; a rerun of this job resumes from it
-        key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, job.seeds)
-        checkpoint = Checkpoint(Path(outputs[0]).parent / CHECKPOINT_NAME, key, CHECKPOINT_EVERY_S)
+    # Saved beside the outputs every 10 minutes (a JAX run after its chunk); a rerun of this job resumes from it.
+    key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, job.seeds)
+    checkpoint = Checkpoint(Path(outputs[0]).parent / CHECKPOINT_NAME, key, CHECKPOINT_EVERY_S)
     progress = Progress(job.label, job.params.iterations).update
     solve = solver(job.backend, rows, job.params, job.sequences, progress, checkpoint)
     sizes = np.diff(rows.offsets)
@@ -328,12 +327,11 @@ def run_job(
     timed = execute(batch, {}, iterations=job.params.iterations)
     timing = timed.provenance["timing"]
     wall_s, cpu_s = timing["wall_time_s"], timing["cpu_time_s"]
-    resumed_at = checkpoint.resumed_at if checkpoint is not None else 0
+    resumed_at = checkpoint.resumed_at
     if resumed_at:  # the time of the iterations kept from earlier attempts too
         wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s
     write_job(job, rows, outcome["result"], (wall_s, cpu_s), timed.provenance["versions"], resumed_at)
-    if checkpoint is not None:
-        checkpoint.remove()
+    checkpoint.remove()
 
 
 def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
