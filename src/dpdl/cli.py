@@ -394,13 +394,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from dpdl.targets import plan
 
     config = load_config(args.configfile)
-    table = status(config, plan(config).buildable)
+    table, not_started = status(config, plan(config).buildable)
     if table.empty:
         print(f"{args.configfile}: no runs (no study enabled, or no study's data can be obtained here)")
         return 0
     if not args.groups:
         table = (
-            table.groupby("study", sort=False)
+            table.groupby(["study", "reading"], sort=False)
             .agg(
                 runs=("runs", "sum"),
                 present=("present", "sum"),
@@ -417,6 +417,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if unmeasured:
         line += f", plus {', '.join(unmeasured)} (no finished run to measure yet)"
     print(line)
+    if not_started:
+        print(f"Readings not started (their runs are counted once a build seeds them): {', '.join(not_started)}")
     saved = saved_runs()
     if not saved.empty:
         print("\nRun jobs a rerun resumes from their saved state (not counted above as done):\n")

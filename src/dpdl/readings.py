@@ -203,13 +203,10 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     build's finished outputs (:func:`seed_from_main_build`), and keeps its own Snakemake cache: the
     build runs only the jobs the reading changes, and a later call only what is left.
     """
-    import os
     import subprocess
-    import sys
 
     import yaml
 
-    from dpdl.data.fetch import MIRROR_ENV
     from dpdl.errors import DpdlError
     from dpdl.io import write_text
 
@@ -217,10 +214,6 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build results/claims/{study}.csv")
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    # The nested build runs in its own folder: a mirror given as a relative path must name the same folder there.
-    env = dict(os.environ)
-    if env.get(MIRROR_ENV):
-        env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
     if config["data"].get("mirror"):
         config = {**config, "data": {**config["data"], "mirror": str(Path(config["data"]["mirror"]).resolve())}}
     write_text(folder / "config.yaml", yaml.safe_dump(config, sort_keys=True))
@@ -229,17 +222,67 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         data.symlink_to(Path("data").resolve(), target_is_directory=True)
     seeded = seed_from_main_build(study, folder)
     print(f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes")
-    command = [
-        *(sys.executable, "-m", "snakemake", "--snakefile", str(Path(snakefile).resolve())),
-        *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), "--cores", str(cores)),
-        *("--rerun-incomplete", f"results/claims/{study}.csv"),
-    ]
-    result = subprocess.run(command, check=False, env=env)
+    command, env = _nested_snakemake(folder, snakefile, "--cores", str(cores), "--rerun-incomplete")
+    result = subprocess.run([*command, f"results/claims/{study}.csv"], check=False, env=env)
     if result.returncode != 0:
         raise DpdlError(
             f"the build of reading {study}/{name} failed (exit {result.returncode}); "
             f"its jobs' logs are in {folder / 'logs'} and Snakemake's in {folder / '.snakemake' / 'log'}"
         )
+
+
+def _nested_snakemake(folder: Path, snakefile: str | Path, *options: str) -> tuple[list[str], dict[str, str]]:
+    """The command running Snakemake on a reading's ``folder`` (its own config and cache), and its environment."""
+    import os
+    import sys
+
+    from dpdl.data.fetch import MIRROR_ENV
+
+    folder = Path(folder).resolve()
+    env = dict(os.environ)  # the nested build runs in its own folder: a relative mirror must name the same folder
+    if env.get(MIRROR_ENV):
+        env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
+    command = [
+        *(sys.executable, "-m", "snakemake", "--snakefile", str(Path(snakefile).resolve())),
+        *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), *options),
+    ]
+    return command, env
+
+
+def reading_plan(study: str, name: str, snakefile: str | Path) -> pd.DataFrame | None:
+    """What is left of a started reading build: each run the reading has or will make of its own.
+
+    Snakemake decides, as for the build (``snakemake --summary`` in the reading's folder): a run is
+    *left* when its plan is "update pending" (missing, or made under other params, as the main
+    build's runs linked in before the reading changed them are), and *made* when it is up to date
+    and is not the main build's file (a hard link to it is a run the reading shares). Returns one
+    row per such run (``path`` relative to the folder, ``left``), or None for a reading whose
+    folder has no config yet (not started: what it will rerun is known once it is seeded).
+    """
+    import subprocess
+
+    from dpdl.errors import DpdlError
+
+    folder = reading_folder(study, name)
+    if not (folder / "config.yaml").is_file():
+        return None
+    command, env = _nested_snakemake(folder, snakefile, "--cores", "1", "--nolock", "--summary")
+    result = subprocess.run([*command, f"results/claims/{study}.csv"], capture_output=True, text=True, env=env)
+    lines = result.stdout.splitlines()
+    header = next((i for i, line in enumerate(lines) if line.startswith("output_file\t")), None)
+    if result.returncode != 0 or header is None:
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise DpdlError(f"snakemake --summary in {folder} failed (exit {result.returncode}): {last}")
+    summary = [line.split("\t") for line in lines[header + 1 :] if line.count("\t") >= 5]
+    rows = []
+    for output, *_, plan in summary:
+        if not (output.startswith(f"results/{study}/runs/") and output.endswith(".npz")):
+            continue
+        left = plan == "update pending"
+        shared = not left and Path(output).is_file() and (folder / output).samefile(output)
+        if not shared:
+            rows.append({"path": output, "left": left})
+    return pd.DataFrame(rows, columns=["path", "left"])
 
 
 # The main build's outputs a reading can reuse: a study's results, its tables, and the benchmarks

@@ -35,6 +35,7 @@ from dpdl.io import markdown_table
 from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
 from dpdl.runs import package_versions, read_card, read_run, run_charge
 from dpdl.studies import ALL, audit_module, study_module
+from dpdl.studies.common import DEFAULT
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -389,37 +390,67 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "name", "value", "detail"])
 
 
-def status(config: dict, buildable: Iterable[str]) -> pd.DataFrame:
-    """Runs present and left per study and run group, with measured and estimated CPU seconds.
+STATUS_COLUMNS = ["study", "reading", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]
+
+
+def status(
+    config: dict, buildable: Iterable[str], snakefile: str | Path = "Snakefile"
+) -> tuple[pd.DataFrame, list[str]]:
+    """Runs present and left per study, reading and run group, with measured and estimated CPU seconds;
+    and the readings not started.
 
     A run group is the folder two levels above a run (e.g. ``results/dzoa/runs/dzoa``: one
-    algorithm's grid). Seconds left = runs left x the group's mean measured CPU seconds per run
-    (each run's share of its job's CPU time; its wall time for a run made before CPU time was
-    recorded), or the study's mean where the group has no finished run yet; NaN where the study
-    has none. A run made on a GPU measures no CPU time (:func:`dpdl.runs.run_charge`): it counts as
-    present, not in the rate.
+    algorithm's grid). The default reading's runs are the config's; with ``readings: true``, each
+    started reading adds the runs it makes of its own (:func:`dpdl.readings.reading_plan`: what
+    Snakemake reruns there), and a reading with no folder yet is listed as not started. Seconds left
+    = runs left x the group's mean measured CPU seconds per run (each run's share of its job's CPU
+    time; its wall time for a run made before CPU time was recorded), or the study's mean where the
+    group has no finished run yet; NaN where the study has none. A run made on a GPU measures no CPU
+    time (:func:`dpdl.runs.run_charge`): it counts as present, not in the rate.
     """
+    from dpdl.readings import reading_folder, reading_plan, study_readings
+
     buildable = set(buildable)
-    rows = []
+    rows, not_started = [], []
     for study in (s for s in ALL if s in config["studies"]):
         for path in map(Path, study_module(study).runs(config, buildable)):
-            present = path.is_file()
-            rows.append({"study": study, "group": str(path.parent.parent), "present": present, "seconds": _cpu(path)})
+            rows.append(_status_row(study, DEFAULT, path, path))
+        for reading in study_readings(study)[1:] if config.get("readings") else ():
+            plan = reading_plan(study, reading.name, snakefile)
+            if plan is None:
+                not_started.append(f"{study}/{reading.name}")
+                continue
+            folder = reading_folder(study, reading.name)
+            for path, left in zip(map(Path, plan["path"]), plan["left"], strict=True):
+                rows.append(_status_row(study, reading.name, path, None if left else folder / path))
     if not rows:
-        return pd.DataFrame(
-            columns=["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]
-        )
+        return pd.DataFrame(columns=STATUS_COLUMNS), not_started
     runs = pd.DataFrame(rows)
     study_rate = runs.groupby("study", sort=False)["seconds"].mean()
+    group_rate = runs.groupby(["study", "group"], sort=False)["seconds"].mean()
     table = (
-        runs.groupby(["study", "group"], sort=False)
-        .agg(runs=("present", "size"), present=("present", "sum"), seconds_per_run=("seconds", "mean"))
+        runs.groupby(["study", "reading", "group"], sort=False)
+        .agg(runs=("present", "size"), present=("present", "sum"))
         .reset_index()
     )
+    table["seconds_per_run"] = [group_rate[key] for key in zip(table["study"], table["group"], strict=True)]
     table["left"] = table["runs"] - table["present"]
     rate = table["seconds_per_run"].fillna(table["study"].map(study_rate))
     table["cpu_seconds_left"] = (table["left"] * rate).where(table["left"] > 0, 0.0)
-    return table[["study", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]]
+    return table[STATUS_COLUMNS], not_started
+
+
+def _status_row(study: str, reading: str, path: Path, made: Path | None) -> dict:
+    """A run of ``study`` under ``reading`` at ``path``; present if ``made`` is a file."""
+    present = made is not None and made.is_file()
+    seconds = _cpu(made) if present else math.nan
+    return {
+        "study": study,
+        "reading": reading,
+        "group": str(path.parent.parent),
+        "present": present,
+        "seconds": seconds,
+    }
 
 
 def _cpu(path: Path) -> float:

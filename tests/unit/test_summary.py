@@ -191,7 +191,7 @@ def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
     dzoa_runs = [p for p in runs if "/runs/dzoa/" in p]
     for path in dzoa_runs[:2]:
         write_private_run(Path(path), algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=cpu)
-    table = status(config, {"dzoa/lasso"}).set_index("group")
+    table = status(config, {"dzoa/lasso"})[0].set_index("group")
     row = table.loc["results/dzoa/runs/dzoa"]
     assert (row["runs"], row["present"], row["left"]) == (len(dzoa_runs), 2, len(dzoa_runs) - 2)
     assert row["cpu_seconds_left"] == pytest.approx(charged * (len(dzoa_runs) - 2))
@@ -199,7 +199,7 @@ def test_status_counts_runs_and_estimates_time_left_from_finished_ones(
     assert table.loc["results/dzoa/runs/dpadmm", "cpu_seconds_left"] == pytest.approx(
         charged * (len(runs) - len(dzoa_runs))
     )
-    assert status(config, set()).empty  # nothing can be built: nothing to run
+    assert status(config, set())[0].empty  # nothing can be built: nothing to run
 
 
 def test_status_rates_cpu_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,9 +210,45 @@ def test_status_rates_cpu_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     dzoa_runs = [p for p in study_module("dzoa").runs(config, {"dzoa/lasso"}) if "/runs/dzoa/" in p]
     write_private_run(Path(dzoa_runs[0]), algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=3.0)
     write_private_run(Path(dzoa_runs[1]), algorithm="dzoa", eps_pld=1.0, wall=0.5, cpu=0.75, device="gpu: H200")
-    row = status(config, {"dzoa/lasso"}).set_index("group").loc["results/dzoa/runs/dzoa"]
+    row = status(config, {"dzoa/lasso"})[0].set_index("group").loc["results/dzoa/runs/dzoa"]
     assert (row["present"], row["seconds_per_run"]) == (2, 3.0)
     assert row["cpu_seconds_left"] == pytest.approx(3.0 * (len(dzoa_runs) - 2))
+
+
+READING_SNAKEFILE = """
+rule claims:
+    input: expand("results/dzoa/runs/dzoa/{run}.npz", run=["a/seed0", "a/seed1", "b/seed2"])
+    output: "results/claims/dzoa.csv"
+    shell: "touch {output}"
+
+rule run:
+    output: "results/dzoa/runs/dzoa/{cell}/{name}.npz"
+    shell: "touch {output}"
+"""
+
+
+def test_status_counts_a_started_readings_own_runs_as_snakemake_plans_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """#38: a reading's runs are those Snakemake will make in its folder (left) and those it made there (present);
+    a run linked in from the main build is the main build's, and a reading with no folder is not started."""
+    config = load_config(ROOT / "config/ci.yaml") | {"studies": ["dzoa"], "readings": True}
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "Snakefile").write_text(READING_SNAKEFILE)
+    folder = tmp_path / "results/readings/dzoa/mean_loss"
+    (folder / "results/dzoa/runs/dzoa/a").mkdir(parents=True)
+    (folder / "config.yaml").write_text("studies: [dzoa]\n")
+    shared = Path("results/dzoa/runs/dzoa/a/seed0.npz")
+    write_private_run(shared, algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=3.0)
+    (folder / shared).hardlink_to(shared)
+    write_private_run(folder / "results/dzoa/runs/dzoa/a/seed1.npz", algorithm="dzoa", eps_pld=1.0, wall=6, cpu=5.0)
+    table, not_started = status(config, {"dzoa/lasso"}, tmp_path / "Snakefile")
+    row = table.set_index("reading").loc["mean_loss"]
+    assert (row["group"], row["runs"], row["present"], row["left"]) == ("results/dzoa/runs/dzoa", 2, 1, 1)
+    assert row["seconds_per_run"] == pytest.approx(5.0)  # the group's one measured run: the reading's own (5 s)
+    assert row["cpu_seconds_left"] == pytest.approx(5.0)
+    assert not_started == ["dzoa/lipschitz_2", "dzoa/lipschitz_5", "dzoa/ring"]
+    assert set(table["reading"]) == {"default", "mean_loss"}
 
 
 def test_saved_runs_lists_each_checkpoint_and_skips_an_unreadable_one(tmp_path: Path) -> None:
