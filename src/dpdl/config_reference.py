@@ -30,7 +30,10 @@ CONFIGS = {
     "run jobs of the MNIST numbers Ryu & Kim's Section 4 states (T = 20,000, 10 seeds; about 4.5 CPU-hours)",
     "paper_mnist.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` to the 30 MNIST run "
     "jobs of the main horizon (Figs 1, 2a and 4, the non-private reference and pair), the cells that decide the most "
-    "claims first (T = 20,000, 10 seeds; about 42 CPU-hours, and the readings' reruns)",
+    "claims first (T = 20,000, 10 seeds; about 27 CPU-hours, and about 39 for the readings' reruns)",
+    "paper_mnist_long.yaml": "paper_mnist.yaml and the 15 MNIST run jobs of the long horizon (T = 1e6: Remark 3, "
+    "Fig. 5), Remark 3's first; in the folder that built paper_mnist.yaml it runs only the long jobs (about 2.8 "
+    "H200-hours projected; about 48 CPU-hours per long job, so a GPU's)",
 }
 
 INTRO = f"""\

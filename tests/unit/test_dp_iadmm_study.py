@@ -196,6 +196,32 @@ def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell(
         }
 
 
+def test_the_long_mnist_config_is_the_mnist_config_with_the_long_horizon_jobs_added() -> None:
+    """config/paper_mnist_long.yaml (#38, the GPU route): config/paper_mnist.yaml's 30 jobs, then the 15 MNIST jobs
+    of the long horizon (Remark 3's first), and nothing else differs, so its main-horizon runs are that build's."""
+    import yaml
+
+    from dpdl.config import load_config
+
+    names = ("paper", "paper_mnist", "paper_mnist_long")
+    text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in names}
+    cells = text["paper_mnist_long"]["dp_iadmm"].pop("cells")
+    main_cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
+    assert text["paper_mnist_long"] == text["paper_mnist"]
+    chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_long", "paper"))
+    both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
+    mnist = {path for path in grid.runs(paper, both) if "/mnist/" in path}
+    assert cells[: len(main_cells)] == main_cells and len(cells) == len(set(cells)) == 45
+    assert cells[30:33] == ["long/mnist/objt/eps0.01", "long/mnist/outp/eps0.01", "long/mnist/objp/eps0.01"]
+    assert set(grid.runs(chosen, both)) == mnist and sum("/long/" in p for p in mnist) == 150
+    assert set(grid.grid_aggregates(chosen[grid.STUDY])) == {"fig1", "fig2a", "fig4", "noiseless", "remark3", "fig5"}
+    for variant in ("objp", "objt", "outp", "outp_plus"):
+        assert grid.run_settings(chosen, "long", variant) == {
+            **grid.run_settings(paper, "long", variant),
+            "backend": "jax",
+        }
+
+
 def test_cells_keep_an_aggregate_over_two_datasets_by_every_job_on_one() -> None:
     """Fig. 4 spans MNIST and FEMNIST: cells naming every MNIST job of it build it from MNIST alone (#38); one
     MNIST job fewer, and it is out of the grid, as an aggregate the cells reach on one dataset only."""
