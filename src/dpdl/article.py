@@ -255,6 +255,23 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
             + ".",
         ),
         *_compute_per_claim(study, card, manifest.get("aggregate_compute"), manifest.get("stacked_table_compute", {})),
+        *_compute_measured(manifest.get("compute_measured")),
+    ]
+
+
+def _compute_measured(measured: dict | None) -> list[Block]:
+    """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish --compute``), say so."""
+    if measured is None:
+        return []
+    return [
+        Block(
+            "text",
+            f"This compute per claim was measured after the snapshot, by a rebuild of its default grid at commit "
+            f"{measured['code']['commit'][:10]} on {measured['machine']['cores']} cores ({measured['runs']} runs; "
+            f"MANIFEST.json, compute_measured), whose {measured['tables_identical']} per-seed tables are the "
+            "snapshot's byte for byte: the same numbers, so their compute. It is CPU time; the total above is the "
+            "snapshot's own runs' wall time.",
+        )
     ]
 
 

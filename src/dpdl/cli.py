@@ -156,6 +156,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="publish only the studies' audits (results/audit/<study>.*) into <study>/audit/",
     )
+    sub.add_argument(
+        "--compute",
+        action="store_true",
+        help="add the compute per table to published studies, measured by this build of their default grid, "
+        "whose per-seed tables must equal the snapshot's",
+    )
     sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 
@@ -482,11 +488,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
     from dpdl.article import write_articles
-    from dpdl.publish import publish, publish_audits, rejudge
+    from dpdl.publish import publish, publish_audits, publish_compute, rejudge
     from dpdl.studies import ALL
 
+    if args.audit and args.compute:
+        raise ConfigError("--audit and --compute each add one thing to a snapshot: give one of them")
     if args.rejudge:
-        if args.configfile is not None or args.studies is not None or args.audit:
+        if args.configfile is not None or args.studies is not None or args.audit or args.compute:
             raise ConfigError(
                 "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
             )
@@ -501,10 +509,13 @@ def cmd_publish(args: argparse.Namespace) -> int:
         raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")
     if args.audit:
         publish_audits(args.studies, args.configfile, args.out, args.readme)
+    elif args.compute:
+        publish_compute(args.studies, args.configfile, args.out)
     else:
         publish(args.studies, args.configfile, args.out, args.readme)
     write_articles(args.out)  # an article reads the merged files, so every study's is written again
-    log.info("published %s%s into %s", ", ".join(args.studies), " (audits)" if args.audit else "", args.out)
+    added = " (audits)" if args.audit else " (compute)" if args.compute else ""
+    log.info("published %s%s into %s", ", ".join(args.studies), added, args.out)
     return 0
 
 

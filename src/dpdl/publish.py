@@ -407,6 +407,60 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
+def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
+    """Add to each study's snapshot the compute behind its tables, measured by a rebuild here of its default grid.
+
+    For a snapshot published before compute per table was recorded (no ``aggregate_compute``): the build
+    here must have made every per-seed table the snapshot holds (``aggregates/``) byte for byte as the
+    snapshot's, so that the compute it measured is that of the snapshot's numbers; one that differs, or
+    is missing, stops the study with its name, and nothing is written. The manifest gains
+    ``aggregate_compute``, ``stacked_table_compute`` and ``not_run_cost`` as :func:`publish_study` writes
+    them, and ``compute_measured`` (the code, machine and config of the rebuild); no file of the snapshot
+    changes.
+    """
+    from dpdl.config import load_config
+
+    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
+    if unpublished:
+        raise DpdlError(f"{unpublished[0]}: not published in {out}; --compute adds to a published study")
+    config = load_config(configfile)
+    for study in studies:
+        folder = out / study
+        manifest = read_json(folder / MANIFEST)
+        compute = aggregate_compute(study, configfile.as_posix())
+        tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
+        differ = [name for name in tables if not _built_as(study, name, manifest["files"][name], compute)]
+        if differ:
+            raise DpdlError(
+                f"{study}: the build here did not make {differ[0]} as the snapshot holds it ({len(differ)} of "
+                f"{len(tables)} tables differ or are missing), so its compute is not the snapshot's numbers'; "
+                f"build results/claims/{study}.csv with --configfile {configfile}, or publish this build"
+            )
+        provenances = run_provenances(study)
+        manifest["aggregate_compute"] = compute
+        stacked = stacked_table_compute(study, config, compute, provenances)
+        if stacked:
+            manifest["stacked_table_compute"] = stacked
+        if PAPER_CONFIG.is_file():
+            card = pd.read_csv(folder / "claims.csv", dtype=str, keep_default_na=False)
+            manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), provenances)
+        manifest["compute_measured"] = {
+            "code": _code_without(out, None),
+            "machine": machine(),
+            "configfile": configfile.as_posix(),
+            "runs": len(provenances),
+            "tables_identical": len(tables),
+        }
+        write_json(folder / MANIFEST, manifest)
+
+
+def _built_as(study: str, name: str, digest: str, compute: dict[str, dict]) -> bool:
+    """Whether this build made the snapshot's table ``name`` (``aggregates/<table>.csv``) with sha256 ``digest``
+    through Snakemake (``compute``: :func:`aggregate_compute`, which names the tables whose inputs it recorded)."""
+    built = Path("results", study, name)
+    return name in compute and built.is_file() and sha256_file(built) == digest
+
+
 def _code_without(out: Path, readme: Path | None) -> dict:
     """The code version, not counting the snapshot and the README a command rewrites (its outputs)."""
     code = code_version()

@@ -122,3 +122,40 @@ def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> No
     assert (
         f"| versus_epsilon (a stack of the figures' tables) | {versus['runs']} | {versus['cpu_seconds']} |" in article
     )
+
+
+def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(built: dict) -> None:
+    """#39: `dpdl publish --compute` gives a snapshot that predates compute per table (wddp's at c323111) the
+    compute this build measured, and only where the build made every per-seed table the snapshot holds, byte for
+    byte: a build whose table differs writes nothing."""
+    from dpdl.publish import MANIFEST
+
+    work = built["work"]
+    path = work / "published" / "wddp" / MANIFEST
+    if not path.is_file():
+        commit_build(built)
+        assert dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "wddp").returncode == 0
+    full = json.loads(path.read_text())
+    added = ("aggregate_compute", "stacked_table_compute", "not_run_cost")
+    old = {key: value for key, value in full.items() if key not in added}
+    path.write_text(json.dumps(old))
+    compute = ("publish", "--compute", "--configfile", "config/config.yaml", "--studies", "wddp")
+    table = work / "results/wddp/aggregates/fig02_seeds.csv"
+    kept = table.read_bytes()
+    table.write_bytes(kept + b"\n")  # a build whose table is not the snapshot's
+    refused = dpdl(built, *compute)
+    table.write_bytes(kept)
+    assert refused.returncode != 0 and "did not make aggregates/fig02_seeds.csv as the snapshot holds it" in (
+        refused.stderr
+    )
+    assert json.loads(path.read_text()) == old  # nothing written
+    done = dpdl(built, *compute)
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest = json.loads(path.read_text())
+    assert {key: manifest[key] for key in added if key in full} == {key: full[key] for key in added if key in full}
+    tables = [name for name in full["files"] if name.startswith("aggregates/")]
+    assert manifest["compute_measured"]["tables_identical"] == len(tables) > 0
+    assert manifest["files"] == full["files"]
+    assert dpdl(built, "check", "published").returncode == 0
+    article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
+    assert "This compute per claim was measured after the snapshot, by a rebuild of its default grid" in article
