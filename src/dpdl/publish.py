@@ -376,9 +376,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     """
     from dpdl.config import load_config
 
-    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
-    if unpublished:
-        raise DpdlError(f"{unpublished[0]}: not published in {out}; publish the study before its audit")
+    _require_published(studies, out, "publish the study before its audit")
     config = load_config(configfile)
     for study in studies:
         folder = out / study
@@ -420,9 +418,7 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
     """
     from dpdl.config import load_config
 
-    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
-    if unpublished:
-        raise DpdlError(f"{unpublished[0]}: not published in {out}; --compute adds to a published study")
+    _require_published(studies, out, "--compute adds to a published study")
     config = load_config(configfile)
     for study in studies:
         folder = out / study
@@ -459,6 +455,13 @@ def _built_as(study: str, name: str, digest: str, compute: dict[str, dict]) -> b
     through Snakemake (``compute``: :func:`aggregate_compute`, which names the tables whose inputs it recorded)."""
     built = Path("results", study, name)
     return name in compute and built.is_file() and sha256_file(built) == digest
+
+
+def _require_published(studies: Iterable[str], out: Path, fix: str) -> None:
+    """Stop at the first of ``studies`` that ``out`` does not hold, saying ``fix``."""
+    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
+    if unpublished:
+        raise DpdlError(f"{unpublished[0]}: not published in {out}; {fix}")
 
 
 def _code_without(out: Path, readme: Path | None) -> dict:
