@@ -263,14 +263,20 @@ def _compute_measured(measured: dict | None) -> list[Block]:
     """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish --compute``), say so."""
     if measured is None:
         return []
+    differences = measured["largest_relative_difference"]
+    same = (
+        f"{measured['tables_same_bytes']} of its {measured['tables']} per-seed tables are the snapshot's byte for byte"
+    )
+    if differences:
+        listed = ", ".join(f"{column} by at most {value:g}" for column, value in differences.items())
+        same += f", the others differ only in {listed} relative (within {measured['tolerance']:g})"
     return [
         Block(
             "text",
             f"This compute per claim was measured after the snapshot, by a rebuild of its default grid at commit "
             f"{measured['code']['commit'][:10]} on {measured['machine']['cores']} cores ({measured['runs']} runs; "
-            f"MANIFEST.json, compute_measured), whose {measured['tables_identical']} per-seed tables are the "
-            "snapshot's byte for byte: the same numbers, so their compute. It is CPU time; the total above is the "
-            "snapshot's own runs' wall time.",
+            f"MANIFEST.json, compute_measured): {same}. It is CPU time; the total above is the snapshot's own "
+            "runs' wall time.",
         )
     ]
 

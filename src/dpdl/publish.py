@@ -405,16 +405,23 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
+# How far a rebuilt table's floats may be from the snapshot's and still be its numbers (relative). Set on
+# 2026-11-27 after wddp's rebuild was seen to differ from its c323111 snapshot only in the composed PLD
+# epsilon, by at most 4.5e-12 relative (the accountant's floating point); no verdict depends on it.
+SAME_NUMBERS_RTOL = 1e-9
+
+
 def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
     """Add to each study's snapshot the compute behind its tables, measured by a rebuild here of its default grid.
 
     For a snapshot published before compute per table was recorded (no ``aggregate_compute``): the build
-    here must have made every per-seed table the snapshot holds (``aggregates/``) byte for byte as the
-    snapshot's, so that the compute it measured is that of the snapshot's numbers; one that differs, or
-    is missing, stops the study with its name, and nothing is written. The manifest gains
-    ``aggregate_compute``, ``stacked_table_compute`` and ``not_run_cost`` as :func:`publish_study` writes
-    them, and ``compute_measured`` (the code, machine and config of the rebuild); no file of the snapshot
-    changes.
+    here must have made, through Snakemake, every per-seed table the snapshot holds (``aggregates/``) with
+    the snapshot's numbers (:func:`table_difference`), so that the compute it measured is theirs; a table
+    that differs, or is missing, stops the study with its name, and nothing of it is written. The manifest
+    gains ``aggregate_compute``, ``stacked_table_compute`` and ``not_run_cost`` as :func:`publish_study`
+    writes them, and ``compute_measured``: the rebuild's code, machine, config and runs, how many tables
+    were the same bytes, and the largest relative difference per column of the others. No file of the
+    snapshot changes.
     """
     from dpdl.config import load_config
 
@@ -425,13 +432,18 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         manifest = read_json(folder / MANIFEST)
         compute = aggregate_compute(study, configfile.as_posix())
         tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
-        differ = [name for name in tables if not _built_as(study, name, manifest["files"][name], compute)]
+        found = {name: table_difference(Path("results", study, name), folder / name) for name in tables}
+        differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
-                f"{study}: the build here did not make {differ[0]} as the snapshot holds it ({len(differ)} of "
-                f"{len(tables)} tables differ or are missing), so its compute is not the snapshot's numbers'; "
-                f"build results/claims/{study}.csv with --configfile {configfile}, or publish this build"
+                f"{study}: the build here did not make {differ[0]} with the snapshot's numbers ({len(differ)} of "
+                f"{len(tables)} tables differ or are missing), so its compute is not theirs; build "
+                f"results/claims/{study}.csv with --configfile {configfile}, or publish this build"
             )
+        largest: dict[str, float] = {}
+        for difference in found.values():
+            for column, value in difference.items():
+                largest[column] = max(largest.get(column, 0.0), value)
         provenances = run_provenances(study)
         manifest["aggregate_compute"] = compute
         stacked = stacked_table_compute(study, config, compute, provenances)
@@ -445,16 +457,41 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
             "machine": machine(),
             "configfile": configfile.as_posix(),
             "runs": len(provenances),
-            "tables_identical": len(tables),
+            "tables": len(tables),
+            "tables_same_bytes": sum(not difference for difference in found.values()),
+            "largest_relative_difference": {column: float(f"{value:.2g}") for column, value in sorted(largest.items())},
+            "tolerance": SAME_NUMBERS_RTOL,
         }
         write_json(folder / MANIFEST, manifest)
 
 
-def _built_as(study: str, name: str, digest: str, compute: dict[str, dict]) -> bool:
-    """Whether this build made the snapshot's table ``name`` (``aggregates/<table>.csv``) with sha256 ``digest``
-    through Snakemake (``compute``: :func:`aggregate_compute`, which names the tables whose inputs it recorded)."""
-    built = Path("results", study, name)
-    return name in compute and built.is_file() and sha256_file(built) == digest
+def table_difference(built: Path, published: Path) -> dict[str, float] | None:
+    """Whether the CSV table ``built`` holds the numbers of ``published``: ``{}`` for the same bytes, ``{column:
+    largest relative difference}`` for the same columns, rows and text with every float within
+    :data:`SAME_NUMBERS_RTOL` (NaN where the other has NaN), None otherwise (or when ``built`` is missing)."""
+    import numpy as np
+
+    if not built.is_file():
+        return None
+    if built.read_bytes() == published.read_bytes():
+        return {}
+    ours, theirs = pd.read_csv(built), pd.read_csv(published)
+    if list(ours.columns) != list(theirs.columns) or ours.shape != theirs.shape:
+        return None
+    found = {}
+    for column in ours.columns:
+        a, b = ours[column], theirs[column]
+        if a.dtype.kind != "f" or b.dtype.kind != "f":
+            if not a.equals(b):
+                return None
+            continue
+        a, b = a.to_numpy(), b.to_numpy()
+        if not np.allclose(a, b, rtol=SAME_NUMBERS_RTOL, atol=0.0, equal_nan=True):
+            return None
+        differing = ~np.isnan(a) & (a != b)
+        if differing.any():
+            found[column] = float(np.max(np.abs(a[differing] - b[differing]) / np.abs(b[differing])))
+    return found
 
 
 def _require_published(studies: Iterable[str], out: Path, fix: str) -> None:

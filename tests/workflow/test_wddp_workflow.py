@@ -126,8 +126,8 @@ def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> No
 
 def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(built: dict) -> None:
     """#39: `dpdl publish --compute` gives a snapshot that predates compute per table (wddp's at c323111) the
-    compute this build measured, and only where the build made every per-seed table the snapshot holds, byte for
-    byte: a build whose table differs writes nothing."""
+    compute this build measured, and only where the build made every per-seed table the snapshot holds with its
+    numbers: a value that differs writes nothing; a float within 1e-9 relative is the same number, reported."""
     from dpdl.publish import MANIFEST
 
     work = built["work"]
@@ -142,20 +142,29 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     compute = ("publish", "--compute", "--configfile", "config/config.yaml", "--studies", "wddp")
     table = work / "results/wddp/aggregates/fig02_seeds.csv"
     kept = table.read_bytes()
-    table.write_bytes(kept + b"\n")  # a build whose table is not the snapshot's
+    seeds = pd.read_csv(table)
+    seeds.loc[0, "value"] += 0.01  # a build whose numbers are not the snapshot's
+    seeds.to_csv(table, index=False)
     refused = dpdl(built, *compute)
-    table.write_bytes(kept)
-    assert refused.returncode != 0 and "did not make aggregates/fig02_seeds.csv as the snapshot holds it" in (
+    assert refused.returncode != 0 and "did not make aggregates/fig02_seeds.csv with the snapshot's numbers" in (
         refused.stderr
     )
     assert json.loads(path.read_text()) == old  # nothing written
+    seeds.loc[0, "value"] -= 0.01
+    seeds.loc[0, "eps_composed_pld"] *= 1 + 4e-12  # the accountant's last digits, as wddp's rebuild gave
+    seeds.to_csv(table, index=False)
     done = dpdl(built, *compute)
+    table.write_bytes(kept)
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads(path.read_text())
     assert {key: manifest[key] for key in added if key in full} == {key: full[key] for key in added if key in full}
+    measured = manifest["compute_measured"]
     tables = [name for name in full["files"] if name.startswith("aggregates/")]
-    assert manifest["compute_measured"]["tables_identical"] == len(tables) > 0
+    assert measured["tables"] == len(tables) and measured["tables_same_bytes"] == len(tables) - 1
+    assert list(measured["largest_relative_difference"]) == ["eps_composed_pld"]
+    assert 1e-12 < measured["largest_relative_difference"]["eps_composed_pld"] < 1e-11
     assert manifest["files"] == full["files"]
     assert dpdl(built, "check", "published").returncode == 0
     article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
     assert "This compute per claim was measured after the snapshot, by a rebuild of its default grid" in article
+    assert "the others differ only in eps_composed_pld by at most 4e-12 relative (within 1e-09)" in article
