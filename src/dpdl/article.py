@@ -273,10 +273,10 @@ def _compute_measured(measured: dict | None) -> list[Block]:
     return [
         Block(
             "text",
-            f"This compute per claim was measured after the snapshot, by a rebuild of its default grid at commit "
-            f"{measured['code']['commit'][:10]} on {measured['machine']['cores']} cores ({measured['runs']} runs; "
-            f"MANIFEST.json, compute_measured): {same}. It is CPU time; the total above is the snapshot's own "
-            "runs' wall time.",
+            "This compute per claim was measured after the snapshot, by a rebuild of its default grid on "
+            f"{measured['machine']['cores']} cores ({measured['runs']} runs; `dpdl publish --compute` at commit "
+            f"{measured['code']['commit'][:10]}; MANIFEST.json, compute_measured): {same}. It is CPU time; the "
+            "total above is the snapshot's own runs' wall time.",
         )
     ]
 

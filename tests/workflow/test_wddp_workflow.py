@@ -166,5 +166,5 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     assert manifest["files"] == full["files"]
     assert dpdl(built, "check", "published").returncode == 0
     article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
-    assert "This compute per claim was measured after the snapshot, by a rebuild of its default grid" in article
+    assert "This compute per claim was measured after the snapshot, by a rebuild of its default grid on" in article
     assert "the others differ only in eps_composed_pld by at most 4e-12 relative (within 1e-09)" in article
