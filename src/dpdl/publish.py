@@ -191,6 +191,24 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
     }
 
 
+def compute_record(
+    study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict], claims: Path
+) -> dict:
+    """The manifest's compute of ``study``'s build here: ``aggregate_compute`` (``compute``), ``stacked_table_compute``
+    where there are stacks, and, with :data:`PAPER_CONFIG`, ``not_run_cost`` of the scorecard ``claims``
+    (``provenances``: :func:`run_provenances`)."""
+    from dpdl.config import load_config
+
+    record = {"aggregate_compute": compute}
+    stacked = stacked_table_compute(study, config, record["aggregate_compute"], provenances)
+    if stacked:
+        record["stacked_table_compute"] = stacked
+    if PAPER_CONFIG.is_file():
+        card = pd.read_csv(claims, dtype=str, keep_default_na=False)
+        record["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), provenances)
+    return record
+
+
 def run_provenances(study: str) -> dict[str, dict]:
     """The provenance of every run of ``study``'s main build here, by its path."""
     paths = sorted(Path().glob(f"results/{study}/runs/**/*.npz"))
@@ -345,16 +363,8 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
-    manifest["aggregate_compute"] = aggregate_compute(study, configfile)
-    provenances = run_provenances(study)
-    stacked = stacked_table_compute(study, config, manifest["aggregate_compute"], provenances)
-    if stacked:
-        manifest["stacked_table_compute"] = stacked
-    if PAPER_CONFIG.is_file():
-        from dpdl.config import load_config
-
-        card = pd.read_csv(claims_path(study, "csv"), dtype=str, keep_default_na=False)
-        manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), provenances)
+    compute, provenances = aggregate_compute(study, configfile), run_provenances(study)
+    manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
     folder = out / study
     if folder.exists():
         shutil.rmtree(folder)
@@ -445,13 +455,7 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
             for column, value in difference.items():
                 largest[column] = max(largest.get(column, 0.0), value)
         provenances = run_provenances(study)
-        manifest["aggregate_compute"] = compute
-        stacked = stacked_table_compute(study, config, compute, provenances)
-        if stacked:
-            manifest["stacked_table_compute"] = stacked
-        if PAPER_CONFIG.is_file():
-            card = pd.read_csv(folder / "claims.csv", dtype=str, keep_default_na=False)
-            manifest["not_run_cost"] = not_run_cost(study, card, load_config(PAPER_CONFIG), provenances)
+        manifest |= compute_record(study, config, compute, provenances, folder / "claims.csv")
         manifest["compute_measured"] = {
             "code": _code_without(out, None),
             "machine": machine(),
