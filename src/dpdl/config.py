@@ -21,6 +21,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from dpdl.errors import ConfigError
+from dpdl.readings import check_reading_cells
 from dpdl.studies import ALL, study_module
 from dpdl.validation import key_path, read_yaml, strict_validator_class
 
@@ -141,6 +142,8 @@ def _check_relations(config: dict, studies: bool) -> None:
     for name in ALL:
         if studies and name in config["studies"]:
             study_module(name).check_config(config)
+    if studies:
+        check_reading_cells(config)
 
 
 def validate_config(

@@ -31,6 +31,7 @@ from dpdl.studies.common import READING_SEPARATOR as READING_SEPARATOR
 from dpdl.studies.common import Reading as Reading
 
 READINGS_DIR = Path("results/readings")
+READING_KEY = "/"  # joins a study and a reading in reading_cells
 READINGS_COLUMNS = [
     "id",
     "study",
@@ -71,8 +72,9 @@ def reading(study: str, name: str) -> Reading:
 
 
 def reading_config(config: dict, study: str, name: str) -> dict:
-    """``config`` with only ``study`` enabled, its section set to the reading's switches, readings and
-    the audit off (the audit's cells fix their own switches, so a reading would only repeat it)."""
+    """``config`` with only ``study`` enabled, its section set to the reading's switches (and to the cells
+    ``reading_cells`` gives the reading, if any), readings and the audit off (the audit's cells fix their own
+    switches, so a reading would only repeat it)."""
     chosen = reading(study, name)
     unknown = sorted(set(chosen.switches) - set(config[study]))
     if unknown:
@@ -83,7 +85,33 @@ def reading_config(config: dict, study: str, name: str) -> dict:
     if "audit" in result:
         result["audit"] = {**result["audit"], "enabled": False}
     _merge(result[study], chosen.switches)
+    narrowed = result.pop("reading_cells", {}).get(f"{study}{READING_KEY}{name}")
+    if narrowed is not None:
+        result[study]["cells"] = list(narrowed)
+    if "reading_cells" in config:
+        result["reading_cells"] = {}
     return result
+
+
+def check_reading_cells(config: dict) -> None:
+    """``reading_cells`` names declared readings other than the default, of studies with a ``cells`` key, and
+    narrows each to some of the config's cells (a reading never builds a cell the default does not)."""
+    for key, cells in config.get("reading_cells", {}).items():
+        study, _, name = key.partition(READING_KEY)
+        where = f"reading_cells[{key!r}]"
+        if study not in config or not isinstance(config[study], dict) or "cells" not in config[study]:
+            raise ConfigError(f"{where}: {study!r} is not a study with a `cells` key; name one as <study>/<reading>")
+        if name == DEFAULT:
+            raise ConfigError(f"{where}: the default reading is the config itself; narrow {study}.cells instead")
+        reading(study, name)
+        allowed = config[study]["cells"]
+        outside = [cell for cell in cells if allowed is not None and cell not in allowed]
+        if outside:
+            raise ConfigError(
+                f"{where}: {outside} are not in {study}.cells; a reading builds some of the config's cells, "
+                "never others (add them to the config's cells, or drop them here)"
+            )
+        study_module(study).check_config(reading_config(config, study, name))  # e.g. each cell is a job of the grid
 
 
 def _merge(section: dict, switches: Mapping[str, object]) -> None:

@@ -37,11 +37,13 @@ def schema_paths(schema: dict, prefix: tuple[str, ...] = ()) -> set[str]:
 
 
 def config_paths(tree: dict, prefix: tuple[str, ...] = ()) -> set[str]:
-    """Every key path of a config file, inner keys and leaves alike."""
+    """Every key path of a config file, inner keys and leaves alike; the names of a map (a top-level key whose
+    schema constrains its ``propertyNames``, e.g. ``reading_cells``) are values, not keys."""
+    maps = {key for key, sub in yaml.safe_load(SCHEMA.read_text())["properties"].items() if "propertyNames" in sub}
     paths = set()
     for key, value in tree.items():
         paths.add(".".join((*prefix, key)))
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not (not prefix and key in maps):
             paths |= config_paths(value, (*prefix, key))
     return paths
 

@@ -169,8 +169,9 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
 
 
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
-    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4)
-    and in the route that built it: the jax backend, on a GPU (#37)."""
+    """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4,
+    and a reading still building narrowed to its finished jobs) and in the route that built it: the jax backend,
+    on a GPU (#37)."""
     import yaml
 
     from dpdl.config import load_config
@@ -178,6 +179,8 @@ def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell(
     text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist")}
     cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
     assert text["paper_mnist"]["dp_iadmm"].pop("backend") == "jax"
+    for narrowed_cells in text["paper_mnist"].pop("reading_cells", {}).values():  # a reading still building
+        assert set(narrowed_cells) < set(cells)
     narrowed = {"studies": text["paper"]["studies"], "audit": text["paper"]["audit"]}  # the audit is paper.yaml's
     assert text["paper_mnist"] | narrowed == text["paper"]
     assert text["paper_mnist"]["studies"] == ["dp_iadmm"] and text["paper_mnist"]["readings"] is True
@@ -207,6 +210,7 @@ def test_the_long_mnist_config_is_the_mnist_config_with_the_long_horizon_jobs_ad
     text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in names}
     cells = text["paper_mnist_long"]["dp_iadmm"].pop("cells")
     main_cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
+    text["paper_mnist"].pop("reading_cells", None)  # the CPU route's reading still building; a GPU builds it whole
     assert text["paper_mnist_long"] == text["paper_mnist"]
     chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_long", "paper"))
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
@@ -607,6 +611,46 @@ def test_readings_each_set_one_open_setting_away_from_its_default_and_rebuild_th
     assert {key for r in found for key in r.switches} == set(REDECIDED) - {"sensitivity"} | set(AS_WRITTEN)
     noise_variance = next(r for r in found if r.name == "outp_noise_variance")  # the authors' OutP (#40)
     assert noise_variance.switches == {"outp_noise": "variance", "outp_regulariser": "code_server_w"}
+
+
+def test_reading_cells_narrow_one_reading_to_the_jobs_it_has_finished() -> None:
+    """reading_cells (#38: a reading still building is judged on what it has): the named reading's build and its
+    claims see only its cells, so Fig. 4's claims are "not run at this scale" under it; the default and the other
+    readings keep the config's cells; a cell the config does not build, the default, or a study without cells
+    is refused in one line at validation."""
+    from dpdl.config import load_config, validate_config
+    from dpdl.errors import ConfigError
+    from dpdl.readings import reading_config
+
+    config = {**load_config(ROOT / "config" / "paper_mnist.yaml"), "reading_cells": {}}
+    cells = config[grid.STUDY]["cells"]
+    finished = [cell for cell in cells if "/outp_plus/" not in cell and "/outp_rho" not in cell]
+    assert len(finished) == 18
+    narrowed = validate_config({**config, "reading_cells": {"dp_iadmm/outp_noise_variance": finished}})
+    built = reading_config(narrowed, grid.STUDY, "outp_noise_variance")
+    assert built[grid.STUDY]["cells"] == finished and built["reading_cells"] == {}  # the nested build's own config
+    assert set(grid.claim_settings(built)["grid_aggregates"]) == {"fig1", "fig2a", "noiseless"}  # Fig. 4 left out
+    both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
+    assert not any("/outp_rho" in path for path in grid.runs(built, both))
+    for other in ("trust_inv_t2", "outp_global_mean"):  # the other readings build every cell
+        assert reading_config(narrowed, grid.STUDY, other)[grid.STUDY]["cells"] == cells
+    assert set(grid.claim_settings(reading_config(config, grid.STUDY, "outp_noise_variance"))["grid_aggregates"]) == {
+        "fig1",
+        "fig2a",
+        "fig4",
+        "noiseless",
+    }
+    bad = {
+        "dp_iadmm/outp_noise_variance": ["main/mnist/objt_a10/eps1"],
+        "dp_iadmm/default": finished,
+        "dvp_pvp/eta_1": finished,
+        "dp_iadmm/outp_variance": finished,
+    }
+    expected = [r"\['main/mnist/objt_a10/eps1'\] are not in dp_iadmm.cells", "narrow dp_iadmm.cells instead"]
+    expected += ["'dvp_pvp' is not a study with a `cells` key", "dp_iadmm has no reading 'outp_variance'"]
+    for (key, value), message in zip(bad.items(), expected, strict=True):
+        with pytest.raises(ConfigError, match=message):
+            validate_config({**config, "reading_cells": {key: value}})
 
 
 def test_only_the_reference_run_depends_on_the_nonprivate_algorithm() -> None:
