@@ -138,7 +138,7 @@ def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
         *_front_matter(study, manifest),
         *_summary(study, card, substantive, manifest, out),
         *_sections(card, folder, manifest.get("aggregate_compute")),
-        *_sensitivity(study, out),
+        *_sensitivity(study, out, manifest),
         *_post_hoc(study),
         *_audit(card, folder),
         *_deviations(card, manifest),
@@ -485,7 +485,27 @@ def _readings_table(study: str, out: Path) -> pd.DataFrame:
     return differs[["id", "reading", "engine", "default_verdict", "verdict"]]
 
 
-def _sensitivity(study: str, out: Path) -> list[Block]:
+def _narrowed(study: str, manifest: dict) -> list[Block]:
+    """The readings built on some of the config's cells (``reading_cells``), and the cells each leaves out."""
+    narrowed = manifest["config"].get("reading_cells", {})
+    cells = manifest["config"][study].get("cells")
+    lines = [
+        f"{key.partition('/')[2]} on {len(own)} of the config's {len(cells)} cells, leaving out "
+        + ", ".join(f"`{cell}`" for cell in cells if cell not in own)
+        if cells
+        else f"{key.partition('/')[2]} on {len(own)} cells of the grid: " + ", ".join(f"`{cell}`" for cell in own)
+        for key, own in narrowed.items()
+    ]
+    if not lines:
+        return []
+    text = (
+        "Built on the cells it had finished (the config's `reading_cells`), so its claims on the cells left out "
+        "are not run at this scale: "
+    )
+    return [Block("text", text + "; ".join(lines) + ".")]
+
+
+def _sensitivity(study: str, out: Path, manifest: dict) -> list[Block]:
     readings = study_readings(study)
     described = pd.DataFrame(
         [
@@ -506,6 +526,7 @@ def _sensitivity(study: str, out: Path) -> list[Block]:
             "counts above. The readings declared:",
         ),
         Block("table", table=described),
+        *_narrowed(study, manifest),
         Block(
             "text", "Claims whose verdict differs from the default's under a built reading (published/readings.csv):"
         ),

@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -106,16 +106,24 @@ def built_readings(study: str) -> dict[str, Path]:
     return found
 
 
-def run_compute(study: str, readings: Iterable[str]) -> tuple[float, dict[str, dict]]:
+def run_compute(
+    study: str, readings: Iterable[str], narrowed: Mapping[str, Iterable[str]] | None = None
+) -> tuple[float, dict[str, dict]]:
     """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
     wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``); a
     reading still building is not counted, nor twice a run a reading reuses from the main build (the same file:
-    :func:`dpdl.readings.seed_from_main_build` links it)."""
-    patterns = [f"results/{study}/runs/**/*.npz"] + [
-        f"results/readings/{study}/{name}/results/{study}/runs/**/*.npz" for name in readings if name != DEFAULT
-    ]
+    :func:`dpdl.readings.seed_from_main_build` links it). A reading in ``narrowed`` (``reading_cells``: reading ->
+    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out."""
+    narrowed = narrowed or {}
+    paths = list(Path().glob(f"results/{study}/runs/**/*.npz"))
+    for name in (name for name in readings if name != DEFAULT):
+        folder = reading_folder(study, name)
+        if name in narrowed:
+            paths += [folder / path for path in narrowed[name] if (folder / path).is_file()]
+        else:
+            paths += folder.glob(f"results/{study}/runs/**/*.npz")
     runs = {}
-    for path in (path for pattern in patterns for path in Path().glob(pattern)):
+    for path in paths:
         stat = path.stat()
         runs.setdefault((stat.st_dev, stat.st_ino), path)
     total, gpus = 0.0, {}
@@ -331,6 +339,19 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
+def narrowed_readings(study: str, config: dict, buildable: Iterable[str]) -> dict[str, dict[str, set[str]]]:
+    """The built readings of ``study`` that ``reading_cells`` narrows, each with the names of the per-seed tables
+    and the run paths of its own grid: its folder also holds the main build's tables and runs of the cells it
+    leaves out (linked in), which are not the reading's."""
+    found = {}
+    for name in built_readings(study):
+        if f"{study}/{name}" in config.get("reading_cells", {}):
+            settings, module = reading_config(config, study, name), study_module(study)
+            tables = {Path(path).name for path in module.targets(settings, set(buildable))}
+            found[name] = {"tables": tables, "runs": set(module.runs(settings, set(buildable)))}
+    return found
+
+
 def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
     """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest.
 
@@ -342,11 +363,13 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
     outputs = study_outputs(study, config, buildable)
     for card in sorted(Path("data", "processed", study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
+    narrowed = narrowed_readings(study, config, buildable)
     for name, path in built_readings(study).items():
         if name != DEFAULT:
             outputs[f"readings/{name}.csv"] = path
             for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
-                outputs[f"readings/{name}/aggregates/{table.name}"] = table
+                if name not in narrowed or table.name in narrowed[name]["tables"]:
+                    outputs[f"readings/{name}/aggregates/{table.name}"] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
@@ -359,7 +382,11 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         "config": {key: config[key] for key in ("data", study)},
         "readings": readings,
     }
-    wall, gpus = run_compute(study, readings)
+    if narrowed:  # recorded with the config, so that rejudge judges the reading on the same cells
+        manifest["config"]["reading_cells"] = {
+            key: cells for key, cells in config["reading_cells"].items() if key.startswith(f"{study}/")
+        }
+    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()})
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
@@ -557,7 +584,7 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
         for name, (source, settings) in judged.items():
             target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
             before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
-            card = study_module(study).judge_snapshot(source, settings)
+            card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
             write_text(target, card.to_csv(index=False, lineterminator="\n"))
             lines.append(f"{study}/{name}: {_changed(before, card)}")
             if name != DEFAULT:

@@ -78,6 +78,10 @@ def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, m
     reused = tmp_path / "results/readings/wddp/per_setting/results/wddp/runs/adult/b.npz"
     reused.hardlink_to(tmp_path / "results/wddp/runs/adult/a.npz")  # a run the reading reuses (seeded)
     assert run_compute("wddp", ["default", "per_setting"])[0] == 5.0
+    run("results/readings/wddp/per_setting/results/wddp/runs/adult/c.npz", 7.0)  # of a cell reading_cells leaves out
+    assert run_compute("wddp", ["default", "per_setting"])[0] == 12.0
+    narrowed = {"per_setting": ["results/wddp/runs/adult/a.npz", "results/wddp/runs/adult/b.npz"]}
+    assert run_compute("wddp", ["default", "per_setting"], narrowed)[0] == 5.0
 
 
 def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(

@@ -126,3 +126,59 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     assert len(rows) == 1 and rows[0].endswith(f" | 30 | {remark3['cpu_hours']} | none |")  # one row per table
     assert "dp_iadmm.mnist_long_objt_eps0.01, " in rows[0] and "dp_iadmm.mnist_long_outp_eps0.01" in rows[0]
     assert f"{cost['all']['runs']} runs, {cost['all']['cpu_hours']} CPU-hours" in article
+
+
+def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on_them(built: dict) -> None:
+    """reading_cells (#38): outp_noise_variance narrowed to ObjP, ObjT and OutP at 0.05 reruns OutP there and no
+    other cell; its Fig. 4 claim is "not run at this scale", naming a cell it leaves out; the snapshot holds its own
+    tables only (not the default's Fig. 4 table linked into its folder) and the narrowing in its manifest, so that
+    judging the snapshot again gives the reading's scorecard."""
+    import os
+    from pathlib import Path
+
+    import yaml
+
+    from dpdl.publish import MANIFEST
+    from dpdl.readings import reading_folder
+
+    work = built["work"]
+    cells = ["main/mnist/objp/eps0.05", "main/mnist/objt/eps0.05", "main/mnist/outp/eps0.05"]
+    config = yaml.safe_load((work / "config" / "config.yaml").read_text())
+    (work / "config" / "narrowed.yaml").write_text(
+        yaml.safe_dump({**config, "reading_cells": {"dp_iadmm/outp_noise_variance": cells}})
+    )
+    folder = reading_folder("dp_iadmm", "outp_noise_variance")
+    done = snakemake(built, f"{folder}/results/claims/dp_iadmm.csv", "--configfile", "config/narrowed.yaml")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    runs = Path("results/dp_iadmm/runs/main/mnist")
+    assert not os.path.samefile(work / folder / runs / "outp/eps0.05/seed0.npz", work / runs / "outp/eps0.05/seed0.npz")
+    assert not (work / folder / runs / "outp/eps1").exists() and (work / folder / "results/dp_iadmm/runs").is_dir()
+    left_out = [p.relative_to(work / runs).parent.as_posix() for p in (work / runs).glob("outp_*/eps*/seed0.npz")]
+    assert left_out, "the fixture's grid has Fig. 4 cells"
+    for cell in left_out:  # Fig. 4's other penalties: the main build's runs, linked in, not rerun
+        assert os.path.samefile(work / folder / runs / cell / "seed0.npz", work / runs / cell / "seed0.npz"), cell
+    claim = "dp_iadmm.fig4_mnist_rho_insensitive"
+    card = pd.read_csv(work / folder / "results/claims/dp_iadmm.csv").set_index("id")
+    default = pd.read_csv(work / "results/claims/dp_iadmm.csv").set_index("id")
+    assert card.loc[claim, "detail"].startswith("not in this config's grid: ")
+    assert not default.loc[claim, "detail"].startswith("not in this config's grid")
+
+    commit_build(built)
+    done = dpdl(built, "publish", "--configfile", "config/narrowed.yaml", "--studies", "dp_iadmm")
+    assert done.returncode == 0, done.stderr[-3000:]
+    snapshot = work / "published" / "dp_iadmm"
+    manifest = json.loads((snapshot / MANIFEST).read_text())
+    assert manifest["config"]["reading_cells"] == {"dp_iadmm/outp_noise_variance": cells}
+    assert "outp_noise_variance" in manifest["readings"]
+    tables = {p.name for p in (snapshot / "readings" / "outp_noise_variance" / "aggregates").glob("*.csv")}
+    assert (work / folder / "results/dp_iadmm/aggregates/fig4_seeds.csv").is_file()  # the default's, linked in
+    assert "fig4_seeds.csv" not in tables and {"fig1_seeds.csv", "fig2a_seeds.csv"} <= tables
+    published = (snapshot / "readings" / "outp_noise_variance.csv").read_text()
+    assert published == (work / folder / "results/claims/dp_iadmm.csv").read_text()
+    done = dpdl(built, "publish", "--rejudge")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (snapshot / "readings" / "outp_noise_variance.csv").read_text() == published
+    done = dpdl(built, "article", "dp_iadmm", "--published", "published")
+    assert done.returncode == 0, done.stderr[-3000:]
+    article = (snapshot / "ARTICLE.md").read_text()
+    assert "outp_noise_variance on 3 cells of the grid: `main/mnist/objp/eps0.05`, " in article

@@ -187,15 +187,16 @@ def judge(settings: dict, aggregates: list, cards: list):
     return judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"])
 
 
-def judge_snapshot(folder: Path, config: dict):
-    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards/``."""
+def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
+    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards``
+    (default ``folder/cards``; a reading's folder holds no cards: they are its study's)."""
     from dpdl.studies.dp_iadmm.grid import claim_settings
 
     settings = claim_settings(config)
     aggregates = [
         p for p in (folder / "aggregates" / f"{n}_seeds.csv" for n in settings["grid_aggregates"]) if p.is_file()
     ]
-    return judge(settings, aggregates, sorted((folder / "cards").glob("*.json")))
+    return judge(settings, aggregates, sorted((cards or folder / "cards").glob("*.json")))
 
 
 def _cmd_claims(args: argparse.Namespace) -> int:

@@ -195,8 +195,9 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
     write_table(card, out_csv, out_md, title="# dzoa claims (Gratton et al.): the paper's statements beside our values")
 
 
-def judge_snapshot(folder: Path, config: dict):
-    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)."""
+def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
+    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads;
+    dzoa's generated data has no card, so ``cards`` is not read)."""
     from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.grid import evaluation_trials, settings
 

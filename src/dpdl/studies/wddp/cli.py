@@ -216,11 +216,12 @@ def judge(settings: dict, seeds: list, cards: list):
     )
 
 
-def judge_snapshot(folder: Path, config: dict):
-    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards/``."""
+def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
+    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards``
+    (default ``folder/cards``; a reading's folder holds no cards: they are its study's)."""
     from dpdl.studies.wddp.grid import seeds_targets
 
     settings = config[STUDY]
     seeds = [folder / "aggregates" / Path(p).name for p in seeds_targets(settings)]
-    cards = sorted((folder / "cards").glob("*.json"))
-    return judge(settings, [p for p in seeds if p.is_file()], cards)
+    found = sorted((cards or folder / "cards").glob("*.json"))
+    return judge(settings, [p for p in seeds if p.is_file()], found)
