@@ -396,6 +396,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from dpdl.config import load_config
     from dpdl.io import markdown_table
     from dpdl.paths import scorecard_path
+    from dpdl.readings import narrowing_notes
     from dpdl.summary import headline_counts, saved_runs, status
     from dpdl.targets import plan
 
@@ -425,6 +426,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(line)
     if not_started:
         print(f"Readings not started (their runs are counted once a build seeds them): {', '.join(not_started)}")
+    for note in narrowing_notes(config) if config.get("readings") else ():
+        print(f"Reading {note}")
     saved = saved_runs()
     if not saved.empty:
         print("\nRun jobs a rerun resumes from their saved state (not counted above as done):\n")

@@ -123,6 +123,19 @@ def _merge(section: dict, switches: Mapping[str, object]) -> None:
             section[key] = copy.deepcopy(value)
 
 
+def narrowing_notes(config: dict) -> list[str]:
+    """One line per reading ``reading_cells`` narrows: how many cells it builds, so that a count of what is left
+    (``dpdl status``) says which cells it does not count."""
+    notes = []
+    for key, cells in config.get("reading_cells", {}).items():
+        study = key.partition(READING_KEY)[0]
+        every = config[study].get("cells")
+        scope = f"{len(cells)} of the config's {len(every)} cells" if every else f"{len(cells)} cells of the grid"
+        left_out = f"; the runs of the other {len(every) - len(cells)} are not counted" if every else ""
+        notes.append(f"{key}: built on {scope} (reading_cells){left_out}")
+    return notes
+
+
 def reading_folder(study: str, name: str) -> Path:
     """Where a non-default reading of a study is built (a Snakemake working directory)."""
     return READINGS_DIR / study / name

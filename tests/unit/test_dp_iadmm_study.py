@@ -620,7 +620,7 @@ def test_reading_cells_narrow_one_reading_to_the_jobs_it_has_finished() -> None:
     is refused in one line at validation."""
     from dpdl.config import load_config, validate_config
     from dpdl.errors import ConfigError
-    from dpdl.readings import reading_config
+    from dpdl.readings import narrowing_notes, reading_config
 
     config = {**load_config(ROOT / "config" / "paper_mnist.yaml"), "reading_cells": {}}
     cells = config[grid.STUDY]["cells"]
@@ -632,6 +632,11 @@ def test_reading_cells_narrow_one_reading_to_the_jobs_it_has_finished() -> None:
     assert set(grid.claim_settings(built)["grid_aggregates"]) == {"fig1", "fig2a", "noiseless"}  # Fig. 4 left out
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
     assert not any("/outp_rho" in path for path in grid.runs(built, both))
+    assert narrowing_notes(narrowed) == [  # dpdl status says which runs it does not count
+        "dp_iadmm/outp_noise_variance: built on 18 of the config's 30 cells (reading_cells); "
+        "the runs of the other 12 are not counted"
+    ]
+    assert narrowing_notes(config) == []
     for other in ("trust_inv_t2", "outp_global_mean"):  # the other readings build every cell
         assert reading_config(narrowed, grid.STUDY, other)[grid.STUDY]["cells"] == cells
     assert set(grid.claim_settings(reading_config(config, grid.STUDY, "outp_noise_variance"))["grid_aggregates"]) == {
