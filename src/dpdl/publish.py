@@ -750,7 +750,8 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
                 "study": study,
                 "config": m["configfile"],
                 "code": m["code"]["commit"][:10] + (" (modified)" if m["code"]["modified_files"] else ""),
-                "readings built": f"{len(m['readings'])} of {len(study_readings(study))}",
+                "readings built": f"{len(m['readings'])} of {len(study_readings(study))}"
+                + (f" ({len(narrowed)} on some cells)" if (narrowed := m["config"].get("reading_cells")) else ""),
                 "runs' wall time (h)": f"{m['run_compute_seconds'] / 3600:.2f}",
                 "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores"
                 + "".join(f"; {g['runs']} runs on an {gpu}" for gpu, g in m.get("run_gpus", {}).items()),
