@@ -29,7 +29,7 @@ from dpdl.judgement import NOT_REPRODUCED, NOT_RUN, REPRODUCED, fmt
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.post_hoc import REGISTER, study_of
 from dpdl.publish import AUDIT_TABLE, MANIFEST, published_studies
-from dpdl.readings import DEFAULT, study_readings
+from dpdl.readings import DEFAULT, READING_KEY, narrowed_cells, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.summary import counted, headline, verdict_counts
 
@@ -485,16 +485,14 @@ def _readings_table(study: str, out: Path) -> pd.DataFrame:
     return differs[["id", "reading", "engine", "default_verdict", "verdict"]]
 
 
-def _narrowed(study: str, manifest: dict) -> list[Block]:
+def _narrowed(manifest: dict) -> list[Block]:
     """The readings built on some of the config's cells (``reading_cells``), and the cells each leaves out."""
-    narrowed = manifest["config"].get("reading_cells", {})
-    cells = manifest["config"][study].get("cells")
     lines = [
-        f"{key.partition('/')[2]} on {len(own)} of the config's {len(cells)} cells, leaving out "
-        + ", ".join(f"`{cell}`" for cell in cells if cell not in own)
-        if cells
-        else f"{key.partition('/')[2]} on {len(own)} cells of the grid: " + ", ".join(f"`{cell}`" for cell in own)
-        for key, own in narrowed.items()
+        f"{key.partition(READING_KEY)[2]} on {len(cells)} cells of the grid: " + ", ".join(f"`{c}`" for c in cells)
+        if left_out is None
+        else f"{key.partition(READING_KEY)[2]} on {len(cells)} of the config's {len(cells) + len(left_out)} cells, "
+        "leaving out " + ", ".join(f"`{c}`" for c in left_out)
+        for key, (cells, left_out) in narrowed_cells(manifest["config"]).items()
     ]
     if not lines:
         return []
@@ -526,7 +524,7 @@ def _sensitivity(study: str, out: Path, manifest: dict) -> list[Block]:
             "counts above. The readings declared:",
         ),
         Block("table", table=described),
-        *_narrowed(study, manifest),
+        *_narrowed(manifest),
         Block(
             "text", "Claims whose verdict differs from the default's under a built reading (published/readings.csv):"
         ),

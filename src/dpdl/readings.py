@@ -123,16 +123,28 @@ def _merge(section: dict, switches: Mapping[str, object]) -> None:
             section[key] = copy.deepcopy(value)
 
 
+def narrowed_cells(config: dict) -> dict[str, tuple[list[str], list[str] | None]]:
+    """Each reading ``reading_cells`` narrows (``<study>/<reading>``): its cells, and the config's cells it leaves
+    out (None where the config's ``cells`` are the whole grid)."""
+    found = {}
+    for key, cells in config.get("reading_cells", {}).items():
+        every = config[key.partition(READING_KEY)[0]].get("cells")
+        found[key] = (list(cells), None if every is None else [cell for cell in every if cell not in cells])
+    return found
+
+
 def narrowing_notes(config: dict) -> list[str]:
     """One line per reading ``reading_cells`` narrows: how many cells it builds, so that a count of what is left
     (``dpdl status``) says which cells it does not count."""
     notes = []
-    for key, cells in config.get("reading_cells", {}).items():
-        study = key.partition(READING_KEY)[0]
-        every = config[study].get("cells")
-        scope = f"{len(cells)} of the config's {len(every)} cells" if every else f"{len(cells)} cells of the grid"
-        left_out = f"; the runs of the other {len(every) - len(cells)} are not counted" if every else ""
-        notes.append(f"{key}: built on {scope} (reading_cells){left_out}")
+    for key, (cells, left_out) in narrowed_cells(config).items():
+        if left_out is None:
+            notes.append(f"{key}: built on {len(cells)} cells of the grid (reading_cells)")
+        else:
+            scope = f"{len(cells)} of the config's {len(cells) + len(left_out)} cells"
+            notes.append(
+                f"{key}: built on {scope} (reading_cells); the runs of the other {len(left_out)} are not counted"
+            )
     return notes
 
 
