@@ -288,7 +288,7 @@ def test_a_missing_cell_is_not_run_at_this_scale_with_the_cell_named(paper_world
     card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
     row = card.loc["dp_iadmm.fig3_objp_vs_outp_eps1"]
     assert row["verdict"] == NOT_AT_SCALE and "epsilon-bar 1 " in row["detail"] and row["our_value"] == ""
-    assert row["detail"].startswith("not in this config's grid") and pd.isna(row["effect"])
+    assert row["detail"].startswith("not in this config's grid (fig3, main horizon): ") and pd.isna(row["effect"])
     assert card.loc["dp_iadmm.fig3_objt_least", "verdict"] == REPRODUCED  # the other epsilon-bars suffice
     assert card.loc["dp_iadmm.fig6_objt_insensitive", "verdict"] == UNAVAILABLE
     ci = {"iterations": 10, "seeds": 2, "long_iterations": 10, "long_seeds": 2, "femnist_train_shards": 21}
@@ -342,7 +342,12 @@ def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run
     assert {_short_id(i) for i in judged.index} == MNIST_CELLS_JUDGED
     assert (judged["verdict"] == REPRODUCED).all(), judged[["verdict", "detail"]]
     left_out = card[card["verdict"] == NOT_AT_SCALE]
-    assert left_out["detail"].str.startswith("not in this config's grid").all() and (left_out["our_value"] == "").all()
+    assert (
+        left_out["detail"].str.startswith("not in this config's grid (").all() and (left_out["our_value"] == "").all()
+    )
+    # the detail names the runs it looked in: MNIST ObjT ran, but not at Remark 3's (long) horizon
+    remark3 = left_out.loc["dp_iadmm.remark3_ours_below_outp", "detail"]
+    assert remark3 == "not in this config's grid (remark3, long horizon): no mnist objt run in this grid", remark3
 
 
 def _short_id(claim_id: str) -> str:

@@ -160,7 +160,7 @@ def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on
     claim = "dp_iadmm.fig4_mnist_rho_insensitive"
     card = pd.read_csv(work / folder / "results/claims/dp_iadmm.csv").set_index("id")
     default = pd.read_csv(work / "results/claims/dp_iadmm.csv").set_index("id")
-    assert card.loc[claim, "detail"].startswith("not in this config's grid: ")
+    assert card.loc[claim, "detail"].startswith("not in this config's grid (fig4, main horizon): ")
     assert not default.loc[claim, "detail"].startswith("not in this config's grid")
 
     commit_build(built)

@@ -124,12 +124,13 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
 def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = None):
     """The scorecard of every claim on the per-seed ``tables`` (by name, e.g. ``fig2a_seeds``).
 
-    A claim one of whose cells is not in its table's grid (an empty table: the config's ``cells``
-    leave out the whole aggregate, or one dataset of Fig. 4 or the noiseless pair) is "not run at
-    this scale", with the missing cell as its detail and no value: the config's runs are smaller than
-    the claim needs. A table that is None (its data cannot be obtained here) is "data unavailable",
-    and so is a claim that needs FEMNIST when the grid (``grid``: each aggregate with the datasets its
-    jobs reach; None: all of them) reaches FEMNIST but no FEMNIST shard could be prepared (``scale``).
+    A claim one of whose cells is not in its table's grid (an empty table: the config's ``cells`` leave
+    out the whole aggregate, or one dataset of Fig. 4 or the noiseless pair) is "not run at this scale",
+    with the missing cell and its aggregate and horizon as its detail and no value: the config's runs
+    are smaller than the claim needs. A table that is None (its data cannot be obtained here) is "data
+    unavailable", and so is a claim that needs FEMNIST when the grid (``grid``: each aggregate with the
+    datasets its jobs reach; None: all of them) reaches FEMNIST but no FEMNIST shard could be prepared
+    (``scale``).
     """
     import pandas as pd
 
@@ -154,8 +155,11 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
         table = claim_table(claim)
         missing = None if table is None else claim.extract.missing(table)
         if missing:
+            name = claim.aggregate.removesuffix("_seeds")  # which runs: "no mnist objt run" means at its horizon
             card.loc[row, ["verdict", "our_value", "test"]] = [NOT_AT_SCALE, "", ""]
-            card.loc[row, "detail"] = f"not in this config's grid: {missing}"
+            card.loc[row, "detail"] = (
+                f"not in this config's grid ({name}, {FIGURE_SPECS[name].horizon} horizon): {missing}"
+            )
             card.loc[row, ["effect", "ci_low", "ci_high", "seeds_to_decide"]] = None
             card.loc[row, "n_seeds"] = 0
     return card
