@@ -353,8 +353,9 @@ def seed_from_main_build(study: str, folder: Path) -> int:
     incremental main build, so a reading shares every run its switches do not reach (dvp_pvp's
     loss_log10 reuses all runs; dp_iadmm's nonprivate_objt all private runs). Outputs are hard links
     (a copy across file systems): jobs write by rename, so a rerun replaces the reading's link and
-    never the main build's file. An output without a record, or marked incomplete, is not linked,
-    nor is one the reading already has.
+    never the main build's file. An output without a record, or marked incomplete in the main build
+    or the reading (a job killed or still running there: its rerun resumes its own state), is not
+    linked, nor is one the reading already has.
     """
     import shutil
     from base64 import urlsafe_b64decode
@@ -373,8 +374,9 @@ def seed_from_main_build(study: str, folder: Path) -> int:
         source, target = Path(output), folder / output
         if not output.startswith(roots) or not source.is_file() or target.exists():
             continue
-        if (SNAKEMAKE_RECORDS / "incomplete" / record.relative_to(records)).exists():
-            continue
+        marker = Path("incomplete") / record.relative_to(records)
+        if (SNAKEMAKE_RECORDS / marker).exists() or (folder / SNAKEMAKE_RECORDS / marker).exists():
+            continue  # the main build's job, or the reading's own, was left incomplete (or is running)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             target.hardlink_to(source)

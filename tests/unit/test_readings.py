@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import types
 from pathlib import Path
 
@@ -187,6 +188,15 @@ def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monk
     assert not (folder / "results/toy/runs/b.txt").samefile(runs / "b.txt")
     assert (runs / "b.txt").read_text() == "1\n"
     assert readings.seed_from_main_build("toy", folder) == 0  # what the reading has is never replaced
+    # the reading's own job for a.txt killed or still running (its output gone, Snakemake's marker left):
+    # the main build's file is not linked in its place
+    records = folder / ".snakemake/metadata"
+    record = next(p for p in records.iterdir() if base64.urlsafe_b64decode(p.name).decode().endswith("runs/a.txt"))
+    marker = folder / ".snakemake/incomplete" / record.name
+    output = folder / "results/toy/runs/a.txt"
+    output.unlink()
+    marker.write_text("")
+    assert readings.seed_from_main_build("toy", folder) == 0 and not output.exists()
 
 
 def test_the_nested_build_finds_a_mirror_given_as_a_relative_path(
