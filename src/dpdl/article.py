@@ -356,10 +356,13 @@ def _outcome(row) -> str:
 
 
 def _undecided(row) -> str:
-    """Why a claim has no decisive verdict, from its row."""
+    """Why a claim has no decisive verdict, from its row. An inconclusive claim over several cells names the
+    weakest of the cells it needs (``deciding_cell``): its effect shown is the median cell's, not that one's."""
     if row.verdict == "inconclusive" and row.seeds_to_decide != "":
         seeds = fmt(float(row.seeds_to_decide))
-        return f"{_outcome(row)}; inconclusive: about {seeds} seeds per cell would decide it"
+        weakest = getattr(row, "deciding_cell", "")
+        weakest = f"; the weakest of the cells it needs: {weakest}" if weakest else ""
+        return f"{_outcome(row)}; inconclusive: about {seeds} seeds per cell would decide it{weakest}"
     return f"{row.statement} (`{row.id}`): {row.verdict}"
 
 

@@ -111,6 +111,19 @@ def test_compute_per_table_is_shown_where_the_manifest_records_it(snapshot: Path
     assert "Compute behind this figure: 2200 runs, 1234.5 CPU-seconds" in fig2_section
 
 
+def test_an_inconclusive_claim_over_cells_names_the_weakest_cell_it_needs(snapshot: Path) -> None:
+    """The effect of a claim over several cells is its median cell's; the article also names the cell that keeps
+    it from being reproduced (dp_iadmm's Fig. 4 rho claim: a 3.3 pp difference behind a median of 0.66)."""
+    import pandas as pd
+
+    card = pd.read_csv(snapshot / "dp_iadmm" / "claims.csv", dtype=str, keep_default_na=False).set_index("id")
+    row = card.loc["dp_iadmm.fig4_mnist_rho_insensitive"]
+    assert row["verdict"] == "inconclusive" and row["deciding_cell"], "the committed snapshot's case"
+    article = (snapshot / "dp_iadmm" / "ARTICLE.md").read_text(encoding="utf-8")
+    line = next(s for s in article.splitlines() if s.startswith("- ") and "`dp_iadmm.fig4_mnist_rho_insensitive`" in s)
+    assert line.endswith(f"; the weakest of the cells it needs: {row['deciding_cell']}"), line
+
+
 @pytest.mark.parametrize("study", ALL)
 def test_regenerating_gives_byte_identical_files(snapshot: Path, study: str) -> None:
     before = {name: (snapshot / study / name).read_bytes() for name in ARTICLE_FILES}
