@@ -360,8 +360,8 @@ def _undecided(row) -> str:
     weakest of the cells it needs (``deciding_cell``): its effect shown is the median cell's, not that one's."""
     if row.verdict == "inconclusive" and row.seeds_to_decide != "":
         seeds = fmt(float(row.seeds_to_decide))
-        weakest = getattr(row, "deciding_cell", "")
-        weakest = f"; the weakest of the cells it needs: {weakest}" if weakest else ""
+        cell = getattr(row, "deciding_cell", "")
+        weakest = f"; the weakest of the cells it needs: {cell}" if cell else ""
         return f"{_outcome(row)}; inconclusive: about {seeds} seeds per cell would decide it{weakest}"
     return f"{row.statement} (`{row.id}`): {row.verdict}"
 

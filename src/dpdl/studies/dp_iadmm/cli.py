@@ -140,8 +140,11 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
 
     grid = grid if grid is not None else {name: FIGURE_SPECS[name].datasets for name in AGGREGATES}
 
+    def figure(claim):  # the aggregate's name without "_seeds": the runs a claim needs
+        return claim.aggregate.removesuffix("_seeds")
+
     def claim_table(claim):
-        reaches = "femnist" in grid.get(claim.aggregate.removesuffix("_seeds"), ())
+        reaches = "femnist" in grid.get(figure(claim), ())
         unprepared = "femnist_train_shards" in claim.needs and not scale.get("femnist_train_shards")
         return None if reaches and unprepared else tables.get(claim.aggregate)
 
@@ -155,7 +158,7 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
         table = claim_table(claim)
         missing = None if table is None else claim.extract.missing(table)
         if missing:
-            name = claim.aggregate.removesuffix("_seeds")  # which runs: "no mnist objt run" means at its horizon
+            name = figure(claim)  # which runs: "no mnist objt run" means at its horizon
             card.loc[row, ["verdict", "our_value", "test"]] = [NOT_AT_SCALE, "", ""]
             card.loc[row, "detail"] = (
                 f"not in this config's grid ({name}, {FIGURE_SPECS[name].horizon} horizon): {missing}"
