@@ -32,6 +32,15 @@ Steps, each printed as it finishes and appended to ``OUT/device.txt`` at once, m
    steps 1 to 3; ``--build DIR`` keeps the build, so a second call on a still-warm machine skips what
    the first built (``--done FILE`` lists job folders built elsewhere).
 
+5. **With ``--long CONFIG``** (issue 63): that config's long-horizon jobs (T = 1e6) in the plan's order (``--plan``
+   prints it, with no device: the order that decides the most claims per card-minute, the seeds the engine says can
+   decide them, the cost at the measured rates), each cell its own batch but Fig. 5's, batched per algorithm, on
+   ``jax_tf32`` where step 2b passed at every cell and ``jax`` otherwise (the run's provenance names it). A batch
+   saves its state every ``--save-every`` seconds and, past ``--deadline`` less ``LONG_MARGIN_S``, saves and stops
+   (``dpdl.checkpoint.RunStopped``); the state is packed with the runs, and a later call given the unpacked build
+   (``--build``, carried in) resumes it, bit for bit. ``--only-long`` skips steps 1, 3 and 4 (step 2 and 2b still run:
+   step 5 needs 2b's verdict).
+
 Everything goes into ``OUT/dp_iadmm_device.tar.gz`` (paths as in a build folder; parts of 16 MB when
 larger), packed again after each batch, so a call stopped at the device's time limit keeps what it
 made. To publish it, unpack it in a build folder (``tar xzmf``), give the runs Snakemake's records
@@ -75,6 +84,15 @@ CHECK_EPSILON = 0.05
 # before any TF32 run existed.
 TF32_MARGIN_PP = 2.0
 TF32_EPSILONS = (1.0, 5.0)
+# Step 5: the margin before --deadline at which a long batch saves and stops (the last artifacts' PLD accounting, about
+# a minute per job at T = 1e6 on a CPU, and the packing come after it).
+LONG_MARGIN_S = 75.0
+LONG_SAVE_EVERY_S = 60.0
+# Step 5's fallback when jax_tf32 fails step 2b: at HIGHEST the products are FLOP-bound, so a seed costs its share, and
+# LONG_SEEDS_HIGHEST seeds keep two long jobs within one call; with TF32 the features' reads dominate and the config's
+# seeds cost about as much as fewer (the plan prints both).
+LONG_SEEDS_HIGHEST = 3
+PLAN_RATE_HIGHEST = 19_500  # seed-iterations per second of 10-seed batches at HIGHEST on an H200 (docs/performance.md)
 PART_BYTES = 16_000_000  # the largest file the device's output may hold (the tarball is split above it)
 
 
@@ -342,9 +360,9 @@ def jobs_of(config: dict, readings: list[str]) -> list[tuple[str, dict, str]]:
     return found
 
 
-def plan_jobs(build: Path, config: dict, readings: list[str], card: Path) -> list:
-    """The run jobs of ``config``'s grid on MNIST and of the ``readings`` (where they differ), on the jax
-    backend, their artifacts under ``build`` as Snakemake would write them."""
+def plan_jobs(build: Path, config: dict, readings: list[str], card: Path, backend: str = "jax") -> list:
+    """The run jobs of ``config``'s grid on MNIST and of the ``readings`` (where they differ), on ``backend`` (jax
+    or jax_tf32), their artifacts under ``build`` as Snakemake would write them."""
     from dpdl.studies.dp_iadmm import grid
     from dpdl.studies.dp_iadmm.run import plan_job
 
@@ -355,7 +373,7 @@ def plan_jobs(build: Path, config: dict, readings: list[str], card: Path) -> lis
         epsilon = float(epsilon_dir.removeprefix("eps"))
         seeds = grid.seeds(chosen[grid.STUDY], horizon, name)
         outputs = [str(build / folder / grid.run_path(horizon, dataset, name, epsilon, s)) for s in seeds]
-        settings = {**grid.run_settings(chosen, horizon, name), "backend": "jax"}
+        settings = {**grid.run_settings(chosen, horizon, name), "backend": backend}
         planned.append(
             plan_job(
                 horizon=horizon, dataset=dataset, variant_name=name, epsilon=epsilon, settings=settings,
@@ -475,6 +493,94 @@ def projected_paper_hours(report: Report, rate_mnist: float) -> None:
     )
 
 
+def long_batches(config: dict) -> list[tuple[str, list[str]]]:
+    """The long-horizon cells of ``config`` (``dp_iadmm.cells`` entries ``long/...``) in its order, as (aggregate,
+    batch): each Remark 3 cell alone (its four claims come first), then Fig. 5's cells batched per algorithm (one
+    compiled program, each product reading the features once for the batch)."""
+    cells = [cell for cell in config["dp_iadmm"].get("cells", []) if cell.startswith("long/")]
+    epsilons = {float(e) for e in config["dp_iadmm"].get("remark3_epsilons", [])}
+    batches = [("remark3", [cell]) for cell in cells if float(cell.rsplit("/eps", 1)[1]) in epsilons]
+    per_variant: dict[str, list[str]] = {}
+    for cell in cells:
+        if float(cell.rsplit("/eps", 1)[1]) not in epsilons:
+            per_variant.setdefault(cell.split("/")[2], []).append(cell)
+    return batches + [("fig5", batch) for batch in per_variant.values()]
+
+
+def print_plan(config: dict, rate_highest: float, published: Path) -> None:
+    """Item 1 of issue 63: the long jobs' order, the claims each batch feeds, the seeds the engine's
+    ``seeds_for_halfwidth`` says can decide them (from the main horizon's per-seed spread, the nearest measured
+    cells: a proxy decided before any long run exists) and their card time at ``rate_highest`` (seed-iterations
+    per second at full float32, measured on an H200; TF32's rate is step 2b's)."""
+    import pandas as pd
+
+    from dpdl.seed_statistics import seeds_for_halfwidth
+    from dpdl.studies.dp_iadmm.claims import CLAIMS
+    from dpdl.studies.dp_iadmm.extract import TOLERANCE_PP
+
+    section = config["dp_iadmm"]
+    iterations, seeds = section["long_iterations"], section["long_seeds"]
+    table = pd.read_csv(published / "aggregates/fig2a_seeds.csv")
+    final = table[(table.metric == "test_error") & (table.dataset == "mnist")]
+    final = final[final.iteration == final.iteration.max()]
+    proxy = final[final.epsilon == final.epsilon[final.epsilon > 0].min()]  # the smallest epsilon-bar measured
+    spread = {a: 100 * v.std(ddof=1) for a, v in proxy.groupby("variant")["value"]}
+    aggregates = {
+        name: [c.id.split(".", 1)[1] for c in CLAIMS if c.aggregate == f"{name}_seeds"] for name in ("remark3", "fig5")
+    }
+    print(f"Plan for the long horizon (T = {iterations:,}; config long_seeds = {seeds}):")
+    print(f"  seed spread proxy (MNIST, T = 2e4, epsilon-bar {proxy.epsilon.iloc[0]:g}, test error SD in pp): "
+          + ", ".join(f"{a} {v:.2f}" for a, v in sorted(spread.items())))  # fmt: skip
+    for number, (figure, batch) in enumerate(long_batches(config), 1):
+        variants = sorted({cell.split("/")[2] for cell in batch})
+        need = max(
+            seeds_for_halfwidth(spread.get(v, max(spread.values())), TOLERANCE_PP["mnist"]) or 99 for v in variants
+        )
+        work = len(batch) * iterations
+        print(
+            f"  {number:2d}. {', '.join(batch)}: feeds {figure} ({len(aggregates[figure])} claims: "
+            f"{', '.join(aggregates[figure])}); fewest seeds to decide at the paper's value: {need}; "
+            f"{work * seeds / rate_highest:,.0f} card-s at HIGHEST with {seeds} seeds "
+            f"({work * LONG_SEEDS_HIGHEST / rate_highest:,.0f} with {LONG_SEEDS_HIGHEST})"
+        )
+    print(f"  with jax_tf32 (step 2b passed): {seeds} seeds; with jax (HIGHEST): {LONG_SEEDS_HIGHEST} seeds")
+
+
+def run_long(report: Report, build: Path, config: dict, card: Path, data: Path, out: Path, stop_at: float, backend):
+    """Step 5: the long batches of ``config`` on ``backend`` (``jax_tf32`` or ``jax``) until ``stop_at`` (a
+    ``time.time()``), each saving its state every ``LONG_SAVE_EVERY_S`` and at the stop; packed after each."""
+    import numpy as np
+
+    from dpdl.studies.dp_iadmm.run import CHECKPOINT_NAME, run_jobs_together
+
+    if backend == "jax":
+        config["dp_iadmm"]["long_seeds"] = min(config["dp_iadmm"]["long_seeds"], LONG_SEEDS_HIGHEST)
+    jobs = {job_folder(build, job).split("/runs/", 1)[1]: job for job in plan_jobs(build, config, [], card, backend)}
+    batches = long_batches(config)
+    report.say(
+        f"5. {sum(len(b) for _, b in batches)} long jobs in {len(batches)} batches on {backend}, until the deadline"
+    )
+    for _, batch in batches:
+        chosen = [jobs[cell] for cell in batch if not Path(jobs[cell].outputs[-1]).exists()]
+        if not chosen:
+            continue
+        start, resumed = time.perf_counter(), (Path(chosen[0].outputs[0]).parent / CHECKPOINT_NAME).exists()
+        left = run_jobs_together(chosen, data, checkpoint_every_s=LONG_SAVE_EVERY_S, stop_at=stop_at)
+        spent = time.perf_counter() - start
+        record = {"cells": batch, "wall_s": spent, "resumed": resumed, "finished": not left, "backend": backend}
+        if left:
+            saved = dict(np.load(Path(chosen[0].outputs[0]).parent / CHECKPOINT_NAME, allow_pickle=False))
+            record["stopped_after_iteration"] = int(saved["iteration"])
+        report.values.setdefault("long", []).append(record)
+        state = "finished" if not left else f"stopped after iteration {record['stopped_after_iteration']:,}"
+        report.say(f"   {', '.join(batch)} ({len(chosen[0].seeds)} seeds): {spent:.1f} s, {state}"
+                   f"{' (resumed)' if resumed else ''}")  # fmt: skip
+        pack(build, out)
+        report.save()
+        if left:
+            break
+
+
 def pack(build: Path, out: Path) -> list[str]:
     """``build`` as one tarball in ``out``, split into parts of at most ``PART_BYTES`` bytes; the previous
     tarball stays whole until the new one is written (a run stopped while packing keeps the last)."""
@@ -504,7 +610,12 @@ def pack(build: Path, out: Path) -> list[str]:
 def main() -> int:
     started = time.perf_counter()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, required=True, help="folder for device.txt, device.json and the tarball")
+    parser.add_argument("--out", type=Path, help="folder for device.txt, device.json and the tarball (required)")
+    parser.add_argument(
+        "--plan", type=Path, metavar="CONFIG", help="print CONFIG's long-horizon plan and stop (no device)"
+    )
+    parser.add_argument("--long", type=Path, metavar="CONFIG", help="step 5: CONFIG's long-horizon jobs by the plan")
+    parser.add_argument("--only-long", action="store_true", help="steps 2, 2b and 5 alone")
     parser.add_argument("--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)")
     parser.add_argument("--config", type=Path, default=ROOT / "config/paper_mnist_cells.yaml")
     parser.add_argument("--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too")
@@ -520,10 +631,18 @@ def main() -> int:
     parser.add_argument("--card", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.json")
     parser.add_argument("--wheels", type=Path, help="install what is missing from these wheels first (no index)")
     args = parser.parse_args()
+    if args.plan:
+        from dpdl.config import load_config
+
+        print_plan(load_config(args.plan.resolve()), PLAN_RATE_HIGHEST, ROOT / "published/dp_iadmm")
+        return 0
+    if args.out is None:
+        parser.error("--out is required (or --plan CONFIG)")
     for name in (
         "out",
         "config",
         "more",
+        "long",
         "done",
         "build",
         "data",
@@ -568,7 +687,19 @@ def main() -> int:
     build = args.build or Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
     build.mkdir(parents=True, exist_ok=True)
     with on(device):
-        if not args.only_more:
+        if args.only_long:
+            if args.cpu:
+                measured = report.attempt(
+                    "step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2
+                )
+                report.attempt("step 2b", tf32_against_highest, report, rows, 5, 2, measured)
+            else:
+                measured = report.attempt(
+                    "step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10
+                )  # fmt: skip
+                report.attempt("step 2b", tf32_against_highest, report, rows, 1000, 10, measured)
+            report.save()
+        elif not args.only_more:
             passed = report.attempt(
                 "step 1", same_program_on_two_devices, report, rows, 5 if args.cpu else 200, (device, cpu)
             )
@@ -607,11 +738,22 @@ def main() -> int:
             deadline = started + args.deadline
             report.attempt("step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate)
             report.save()
+        if args.long:
+            cells = report.values.get("tf32", {}).get("equivalence", {})
+            backend = "jax_tf32" if cells and all(c["passed"] for c in cells.values()) else "jax"
+            long_config = load_config(args.long)
+            if args.cpu:
+                long_config["dp_iadmm"].update(long_iterations=40, long_log_every=10, long_seeds=2)
+            stop_at = time.time() + args.deadline - (time.perf_counter() - started) - LONG_MARGIN_S
+            report.attempt(
+                "step 5", run_long, report, build, long_config, args.card, args.data, args.out, stop_at, backend
+            )
+            report.save()
     parts = pack(build, args.out)
     if not args.build:
         shutil.rmtree(build)
     report.say(f"written: {args.out / 'device.txt'}, device.json, {', '.join(parts)}")
-    if passed is False or (passed is None and not args.only_more):
+    if passed is False or (passed is None and not (args.only_more or args.only_long)):
         report.say("step 1 FAILED: the GPU's result is not the CPU's to float32 tolerance (see above)")
         return 1
     return 0

@@ -25,9 +25,21 @@ from dpdl.io import load_npz, save_npz
 log = logging.getLogger(__name__)
 
 
+class RunStopped(Exception):
+    """A run saved its state at its checkpoint's ``stop_at`` and stopped: a later call resumes it (issue 63)."""
+
+    def __init__(self, iteration: int, path: Path) -> None:
+        super().__init__(f"stopped after iteration {iteration}; its state is in {path}")
+        self.iteration = iteration
+        self.path = path
+
+
 @dataclass
 class Checkpoint:
     """Where a run keeps its state, under which identity, and how often it saves.
+
+    ``stop_at`` (a ``time.time()``; None: never): the first save point after it saves the state and stops the run
+    with :class:`RunStopped`, so a run longer than a lent device's call (10 minutes) goes on in the next call.
 
     ``resumed_at`` (the iteration the saved state ends, 0 when the run started afresh) and
     ``earlier_wall_s`` / ``earlier_cpu_s`` (the time the earlier attempts spent up to the save the
@@ -37,6 +49,7 @@ class Checkpoint:
     path: Path
     key: str
     every_s: float  # wall seconds between saves
+    stop_at: float | None = None
     resumed_at: int = 0
     earlier_wall_s: float = 0.0
     earlier_cpu_s: float = 0.0
@@ -67,6 +80,10 @@ class Checkpoint:
     def due(self) -> bool:
         """Whether ``every_s`` seconds have passed since the start or the last save."""
         return time.perf_counter() - self._clock[2] >= self.every_s
+
+    def stopping(self) -> bool:
+        """Whether ``stop_at`` has passed: the run saves and stops at its next save point."""
+        return self.stop_at is not None and time.time() >= self.stop_at
 
     def save(self, iteration: int, arrays: dict[str, np.ndarray]) -> None:
         """Write the state after ``iteration`` atomically (a kill mid-write leaves the previous save)."""

@@ -247,3 +247,44 @@ def test_a_batch_refuses_cells_that_cannot_share_a_program(tiny) -> None:
         jax_iadmm.run_cells_jax(padded, [objp, objp._replace(seeds=seeds[:1])], tiny["x"], tiny["y"])
     with pytest.raises(ValueError, match="at least one cell"):
         jax_iadmm.run_cells_jax(padded, [], tiny["x"], tiny["y"])
+
+
+def schedule_by_loop(p, sizes: np.ndarray, n_params: int) -> jax_iadmm.Schedule:
+    """The per-iteration schedule as the numba run computes it, one iteration at a time (the reference)."""
+    unique_sizes, size_index = np.unique(sizes, return_inverse=True)
+    rho, radius = np.empty(p.iterations), np.empty(p.iterations)
+    inverse_eta, std, sensitivity = (np.zeros((p.iterations, len(sizes))) for _ in range(3))
+    for t in range(1, p.iterations + 1):
+        rho[t - 1] = p.penalty(t, p.epsilon)
+        constants = iadmm.fused_constants(p, t, rho[t - 1], None)
+        radius[t - 1] = constants["radius"]
+        if p.algorithm == "outp":
+            calibration = iadmm.outp_calibration(p, t, rho[t - 1], unique_sizes, n_params)
+            inverse_eta[t - 1], sensitivity[t - 1], std[t - 1] = (v[size_index] for v in calibration)
+        else:
+            inverse_eta[t - 1] = constants["inverse_eta"]
+    logged = np.zeros(p.iterations, dtype=bool)
+    logged[iadmm.logged_iterations(p.iterations, p.log_every) - 1] = True
+    steps = np.arange(1, p.iterations + 1, dtype=np.int32)
+    return jax_iadmm.Schedule(steps, logged, rho, radius, inverse_eta, std, sensitivity)
+
+
+@pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
+@pytest.mark.parametrize("epsilon", [0.05, math.inf])
+@pytest.mark.parametrize(
+    "penalty",
+    [{}, {"factor": 0.01}, {"static": 0.1}],
+    ids=["rho-hat", "outp-plus", "static"],
+)
+def test_the_schedule_on_the_whole_horizon_is_the_loops_bit_for_bit(algorithm, epsilon, penalty) -> None:
+    """Issue 63: the vectorised schedule gives the numba run's per-iteration values exactly, over several growth
+    periods of (21) (t_c = 7 here), with both ObjT radii and both OutP noise readings."""
+    sizes = np.array([5, 9, 7, 9])
+    schedule = iadmm.PenaltySchedule(c1=2.0, c2=5.0, t_c=7, **penalty)
+    for switches in ({}, {"trust_radius": "paper_inv_t2", "outp_noise": "sigma", "a": 100.0}):
+        p = iadmm.IadmmParams(algorithm, epsilon, 60, schedule, log_every=25, **switches)
+        ours, loop = jax_iadmm.iteration_schedule(p, sizes, J * K), schedule_by_loop(p, sizes, J * K)
+        for name in jax_iadmm.Schedule._fields:
+            mine, theirs = getattr(ours, name), getattr(loop, name)
+            assert mine.dtype == theirs.dtype and mine.shape == theirs.shape, name
+            np.testing.assert_array_equal(mine, theirs, err_msg=name)

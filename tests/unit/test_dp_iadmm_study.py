@@ -412,6 +412,57 @@ def test_jobs_run_together_on_the_jax_backend_write_what_each_job_writes_alone(j
         run.run_jobs_together([planned[0], dataclasses.replace(planned[1], dataset="femnist")], npz)
 
 
+def test_a_batch_stopped_at_its_deadline_resumes_in_another_folder_to_the_uninterrupted_runs(
+    jobs, tmp_path, monkeypatch
+) -> None:
+    """Issue 63: a long batch saves its state and stops at ``stop_at``; its folder travels as a tarball (the lent
+    device's output, carried into the next call) and the batch resumes there to the artifacts of a run never
+    stopped, bit for bit; past the deadline no batch starts."""
+    pytest.importorskip("jax")
+    import tarfile
+
+    npz = jobs["root"] / "mnist.npz"
+    card = {"npz_sha256": sha256_file(npz)}
+
+    def planned(root: Path) -> list:
+        found = []
+        for name, epsilon in (("outp", 0.05), ("objt", 1.0)):
+            settings = {**grid.run_settings(CONFIG, "main", name), "backend": "jax", "iterations": 7}
+            seeds = grid.seeds(SECTION, "main", name)
+            outputs = [str(root / name / f"seed{s}.npz") for s in seeds]
+            found.append(run.plan_job(horizon="main", dataset="mnist", variant_name=name, epsilon=epsilon,
+                                      settings=settings, card=card, outputs=outputs))  # fmt: skip
+        return found
+
+    straight = planned(tmp_path / "straight")
+    assert run.run_jobs_together(straight, npz, chunk=2) == []
+    first = planned(tmp_path / "first")
+    with monkeypatch.context() as patched:  # the deadline passes during each batch's first chunk
+        patched.setattr(run.Checkpoint, "stopping", lambda self: True)
+        left = run.run_jobs_together(first, npz, chunk=2, stop_at=1e18)
+    assert left == [job.label for job in first]
+    saved = [Path(job.outputs[0]).parent / run.CHECKPOINT_NAME for job in first]
+    assert saved[0].exists() and not saved[1].exists()  # the second batch was not started after the first stopped
+    assert not any(Path(p).exists() for job in first for p in job.outputs)
+    assert run.run_jobs_together(planned(tmp_path / "late"), npz, stop_at=0.0) == left  # past: nothing started
+    assert not (tmp_path / "late").exists()
+    with tarfile.open(tmp_path / "out.tar.gz", "w:gz") as archive:  # what the device's $OUT brings back
+        archive.add(tmp_path / "first", arcname=".")
+    with tarfile.open(tmp_path / "out.tar.gz") as archive:  # carried into the next call
+        archive.extractall(tmp_path / "next", filter="data")
+    again = planned(tmp_path / "next")
+    assert run.run_jobs_together(again, npz, chunk=2) == []
+    assert not any((Path(job.outputs[0]).parent / run.CHECKPOINT_NAME).exists() for job in again)
+    for ours_job, straight_job in zip(again, straight, strict=True):
+        for ours_path, straight_path in zip(ours_job.outputs, straight_job.outputs, strict=True):
+            ours, theirs = read_run(ours_path), read_run(straight_path)
+            assert ours.trace.equals(theirs.trace), ours_path
+            resumed = ours.provenance["params"].pop("resumed_after_iteration")
+            assert resumed == (2 if ours_job is again[0] else 0)
+            theirs.provenance["params"].pop("resumed_after_iteration")
+            assert ours.provenance["params"] == theirs.provenance["params"]
+
+
 def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, monkeypatch) -> None:
     import builtins
 

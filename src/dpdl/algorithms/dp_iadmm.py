@@ -106,6 +106,15 @@ class PenaltySchedule:
             return self.static
         return self.factor * iadmm_penalty(t, epsilon, c1=self.c1, c2=self.c2, t_c=self.t_c, rho_max=self.rho_max)
 
+    def over(self, iterations: int, epsilon: float) -> np.ndarray:
+        """rho^t for t = 1, ..., T, float64: (21) moves only when floor(t / t_c) does, so it is evaluated once
+        per period of t_c iterations (each value by :meth:`__call__`, the same number the loop gets)."""
+        t = np.arange(1, iterations + 1)
+        period = t // self.t_c
+        starts = np.flatnonzero(np.r_[True, period[1:] != period[:-1]])
+        values = np.array([self(int(t[s]), epsilon) for s in starts], dtype=np.float64)
+        return np.repeat(values, np.diff(np.r_[starts, iterations]))
+
 
 @dataclass(frozen=True)
 class IadmmParams:
@@ -245,33 +254,35 @@ def dual_update(lam: np.ndarray, w: np.ndarray, z: np.ndarray, rho: float, work:
 
 
 def outp_calibration(
-    params: IadmmParams, t: int, rho: float, sizes: np.ndarray, n_params: int
+    params: IadmmParams, t: int | np.ndarray, rho: float | np.ndarray, sizes: np.ndarray, n_params: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """OutP's 1/eta-hat_p^t, output sensitivity and Gaussian std for each agent size I_p (note 2.5).
 
-    Returns three arrays shaped like ``sizes``; the std is sigma or sigma^2 by ``params.outp_noise``.
+    Returns three arrays shaped like ``sizes``; the std is sigma or sigma^2 by ``params.outp_noise``. With
+    ``t`` and ``rho`` arrays of T iterations (a run's schedule at once), each array is (T, len(sizes)).
     """
-    inverse_eta = np.array(
-        [
-            outp_inverse_proximity(t, params.epsilon, params.delta, n_samples=int(n), n_params=n_params, a=params.a)
-            for n in sizes
-        ]
-    )
-    sensitivity = np.array(
-        [outp_sensitivity(rho, v, n_samples=int(n)) for v, n in zip(inverse_eta, sizes, strict=True)]
-    )
-    std = np.array(
-        [outp_noise_std(params.epsilon, params.delta, sensitivity=v, outp_noise=params.outp_noise) for v in sensitivity]
-    )
-    return inverse_eta, sensitivity, std
+    inverse_eta, sensitivity, std = [], [], []
+    for n in sizes:
+        inverse = outp_inverse_proximity(
+            t, params.epsilon, params.delta, n_samples=int(n), n_params=n_params, a=params.a
+        )
+        inverse_eta.append(inverse)
+        sensitivity.append(outp_sensitivity(rho, inverse, n_samples=int(n)))
+        std.append(
+            outp_noise_std(params.epsilon, params.delta, sensitivity=sensitivity[-1], outp_noise=params.outp_noise)
+        )
+    return tuple(np.stack(v, axis=-1) for v in (inverse_eta, sensitivity, std))
 
 
 _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a), per agent and replica
 
 
-def fused_constants(params: IadmmParams, t: int, rho: float, previous_rho: float | None) -> dict[str, np.float32]:
-    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or None)."""
-    inverse_eta = math.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t)
+def fused_constants(
+    params: IadmmParams, t: int | np.ndarray, rho: float | np.ndarray, previous_rho: float | None
+) -> dict[str, np.float32]:
+    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or None); with
+    arrays of iterations and their rho, float32 arrays (a run's schedule at once)."""
+    inverse_eta = np.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t) (A.11); t may be an array of iterations
     radius = params.a if params.trust_radius == "code_const" else params.a / t**2  # ObjT's delta (note 7.1)
     dual_rho = previous_rho if params.algorithm == "outp" and previous_rho is not None else 0.0
     values = {

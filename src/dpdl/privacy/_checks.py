@@ -9,18 +9,34 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
+
+def _first_bad(name: str, value: np.ndarray, ok: np.ndarray, allowed: str):
+    """Raise for the first element of ``value`` where ``ok`` is False (an array checked element by element)."""
+    if not ok.all():
+        raise ValueError(f"{name} must be in {allowed}; got {value[~ok].flat[0]!r}")
+
 
 def positive(name: str, value: float, *, allow_inf: bool = False) -> float:
-    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``)."""
-    number = float(value)
+    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``); an array element by element."""
     upper = "inf]" if allow_inf else "inf)"
+    if isinstance(value, np.ndarray):
+        numbers = value.astype(np.float64)
+        _first_bad(name, value, (numbers > 0) & (allow_inf | np.isfinite(numbers)), f"(0, {upper}")
+        return numbers
+    number = float(value)
     if not number > 0 or (math.isinf(number) and not allow_inf):
         raise ValueError(f"{name} must be in (0, {upper}; got {value!r}")
     return number
 
 
 def nonnegative(name: str, value: float) -> float:
-    """Return ``value`` as a float if it is finite and >= 0."""
+    """Return ``value`` as a float if it is finite and >= 0; an array element by element."""
+    if isinstance(value, np.ndarray):
+        numbers = value.astype(np.float64)
+        _first_bad(name, value, (numbers >= 0) & np.isfinite(numbers), "[0, inf)")
+        return numbers
     number = float(value)
     if not (number >= 0 and math.isfinite(number)):
         raise ValueError(f"{name} must be in [0, inf); got {value!r}")
@@ -36,7 +52,13 @@ def open_unit(name: str, value: float) -> float:
 
 
 def count(name: str, value: int, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum`` (not a float or a bool)."""
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (not a float or a bool); an array of
+    integers element by element."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "iu":
+            raise ValueError(f"{name} must hold integers >= {minimum}; got an array of {value.dtype}")
+        _first_bad(name, value, value >= minimum, f"the integers >= {minimum}")
+        return value.astype(np.int64)
     if isinstance(value, bool):
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}")
     try:

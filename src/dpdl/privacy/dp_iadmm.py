@@ -188,8 +188,8 @@ def outp_inverse_proximity(
 
     Parameters
     ----------
-    t : int
-        Iteration, >= 1.
+    t : int or numpy.ndarray of int
+        Iteration, >= 1 (an array of iterations gives an array: a run's whole schedule at once).
     epsilon : float
         Per-iteration epsilon-bar in (0, inf]; ``inf`` gives the non-private c3 / a.
     delta : float
@@ -225,7 +225,7 @@ def outp_inverse_proximity(
     c1 = _checks.positive("c1", n_samples if c1 is None else c1)
     c3 = _checks.positive("c3", 0.25 * n_samples if c3 is None else c3)
     c_w = _checks.positive("c_w", 2.0 * math.sqrt(n_params) if c_w is None else c_w)
-    growth = 4.0 * c1 * math.sqrt(n_params * t * math.log(1.25 / delta)) / (n_samples * epsilon * c_w)
+    growth = 4.0 * c1 * np.sqrt(n_params * t * math.log(1.25 / delta)) / (n_samples * epsilon * c_w)
     return (c3 + growth) / a  # iadmm.md 2.5: 1/eta-hat = c3 + 4 c1 sqrt(JK t ln(1.25/d)) / (I_p eps c_w)
 
 
@@ -234,9 +234,9 @@ def outp_sensitivity(rho: float, inverse_proximity: float, *, n_samples: int, c1
 
     Parameters
     ----------
-    rho : float
-        Penalty rho^t, > 0.
-    inverse_proximity : float
+    rho : float or numpy.ndarray
+        Penalty rho^t, > 0 (arrays of rho and 1 / eta-hat give an array).
+    inverse_proximity : float or numpy.ndarray
         1 / eta-hat_p^t from :func:`outp_inverse_proximity`, > 0.
     n_samples : int
         I_p (the local loss is the agent average, scaled 1 / I_p).
@@ -277,8 +277,8 @@ def outp_noise_std(
         Per-iteration epsilon-bar in (0, inf]; ``inf`` gives 0.
     delta : float
         Per-iteration delta-bar in (0, 1); 1e-6 in the paper.
-    sensitivity : float
-        From :func:`outp_sensitivity`, >= 0.
+    sensitivity : float or numpy.ndarray
+        From :func:`outp_sensitivity`, >= 0 (an array gives an array).
     outp_noise : {"variance", "sigma"}
         ``"variance"`` (default, what the paper's figures were made with): the authors' code calls
         ``np.random.normal(0, sigma * sigma)``, so the std actually used is sigma^2.

@@ -7,9 +7,11 @@ iterations.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import logging
 import math
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -17,7 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import pandas as pd
 
-from dpdl.checkpoint import Checkpoint
+from dpdl.checkpoint import Checkpoint, RunStopped
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.progress import Progress
 from dpdl.studies.common import format_number
@@ -334,10 +336,34 @@ def run_job(
     checkpoint.remove()
 
 
-def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
+def batch_identity(jobs: list[Job]) -> str:
+    """The checkpoint key of a batch of run jobs: each job's :func:`run_identity` and the batch's backend."""
+    import hashlib
+
+    keys = [
+        run_identity(job.settings, job.card.get("npz_sha256", ""), job.variant_name, job.epsilon, job.seeds)
+        for job in jobs
+    ]
+    return hashlib.sha256(json.dumps([jobs[0].backend, *keys]).encode()).hexdigest()
+
+
+def run_jobs_together(
+    jobs: list[Job],
+    npz: str | Path,
+    *,
+    checkpoint_every_s: float = CHECKPOINT_EVERY_S,
+    stop_at: float | None = None,
+    chunk: int | None = None,
+) -> list[str]:
     """Run jobs of one dataset on the JAX backend, those that can share a compiled program as one batch
     (:func:`dpdl.algorithms.dp_iadmm_jax.run_cells_jax`: the same switches, T, logging and seed count), and
-    write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs."""
+    write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs.
+
+    Each batch saves its state beside its first job's outputs every ``checkpoint_every_s`` seconds and resumes
+    from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a batch saves its state and
+    stops, and the batches after it are not started: returns the labels of the jobs left unfinished (issue 63:
+    a long job goes on in the next call of a lent device). ``chunk``: iterations per call of the program.
+    """
     from dpdl.runs import package_versions, stopwatch
 
     if len({job.dataset for job in jobs}) > 1 or len({job.settings["mnist_agents"] for job in jobs}) > 1:
@@ -350,19 +376,42 @@ def run_jobs_together(jobs: list[Job], npz: str | Path) -> None:
     for job in jobs:
         key = (job.backend, program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
         groups.setdefault(key, []).append(job)
+    unfinished: list[str] = []
+    # A batch's artifacts are written (their privacy composed: about a minute of PLD accounting per job at
+    # T = 1e6) while the next batch runs on the device; every write has ended when this returns.
+    writer = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    written = []
     for group in groups.values():
         label = f"{len(group)} jobs: {', '.join(job.label for job in group)}"
+        if unfinished or (stop_at is not None and time.time() >= stop_at):
+            unfinished += [job.label for job in group]
+            continue
         log.info("%s: one batch on the jax backend", label)
         elapsed = stopwatch()
         cells = [program.Cell(job.params, job.sequences) for job in group]
         progress = Progress(label, group[0].params.iterations).update
         precision = JAX_PRECISIONS[group[0].backend]
-        results = program.run_cells_jax(
-            agents, cells, rows.test_features, rows.test_labels, progress=progress, matmul_precision=precision
-        )
+        folder = Path(group[0].outputs[0]).parent
+        checkpoint = Checkpoint(folder / CHECKPOINT_NAME, batch_identity(group), checkpoint_every_s, stop_at=stop_at)
+        try:
+            results = program.run_cells_jax(
+                agents, cells, rows.test_features, rows.test_labels, progress=progress, matmul_precision=precision,
+                checkpoint=checkpoint, **({} if chunk is None else {"chunk": chunk}),
+            )  # fmt: skip
+        except RunStopped as stopped:
+            log.info("%s: %s", label, stopped)
+            unfinished += [job.label for job in group]
+            continue
         wall_s, cpu_s = elapsed()
+        wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s  # earlier calls' too
         for job, result in zip(group, results, strict=True):
-            write_job(job, rows, result, (wall_s / len(group), cpu_s / len(group)), versions, 0)
+            time_s = (wall_s / len(group), cpu_s / len(group))
+            written.append(writer.submit(write_job, job, rows, result, time_s, versions, checkpoint.resumed_at))
+        written.append(writer.submit(checkpoint.remove))  # after its jobs' artifacts
+    writer.shutdown(wait=True)
+    for done in written:
+        done.result()  # a failed write fails the call
+    return unfinished
 
 
 def write_job(job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int):
