@@ -616,6 +616,14 @@ def main() -> int:
     )
     parser.add_argument("--long", type=Path, metavar="CONFIG", help="step 5: CONFIG's long-horizon jobs by the plan")
     parser.add_argument("--only-long", action="store_true", help="steps 2, 2b and 5 alone")
+    parser.add_argument(
+        "--long-backend",
+        choices=["jax", "jax_tf32"],
+        help="step 5 alone on this backend (step 2b passed in an earlier call)",
+    )
+    parser.add_argument(
+        "--margin", type=float, default=LONG_MARGIN_S, help="step 5 stops this many seconds before --deadline"
+    )
     parser.add_argument("--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)")
     parser.add_argument("--config", type=Path, default=ROOT / "config/paper_mnist_cells.yaml")
     parser.add_argument("--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too")
@@ -687,7 +695,9 @@ def main() -> int:
     build = args.build or Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
     build.mkdir(parents=True, exist_ok=True)
     with on(device):
-        if args.only_long:
+        if args.only_long and args.long_backend:
+            pass
+        elif args.only_long:
             if args.cpu:
                 measured = report.attempt(
                     "step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2
@@ -740,11 +750,11 @@ def main() -> int:
             report.save()
         if args.long:
             cells = report.values.get("tf32", {}).get("equivalence", {})
-            backend = "jax_tf32" if cells and all(c["passed"] for c in cells.values()) else "jax"
+            backend = args.long_backend or ("jax_tf32" if cells and all(c["passed"] for c in cells.values()) else "jax")
             long_config = load_config(args.long)
             if args.cpu:
                 long_config["dp_iadmm"].update(long_iterations=40, long_log_every=10, long_seeds=2)
-            stop_at = time.time() + args.deadline - (time.perf_counter() - started) - LONG_MARGIN_S
+            stop_at = time.time() + args.deadline - (time.perf_counter() - started) - args.margin
             report.attempt(
                 "step 5", run_long, report, build, long_config, args.card, args.data, args.out, stop_at, backend
             )
