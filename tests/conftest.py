@@ -42,8 +42,12 @@ def raw_mirror(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_mirror_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never see a developer's DPDL_DATA_MIRROR (hermetic)."""
+    """Tests never see a developer's DPDL_DATA_MIRROR, package index or pip.conf, and messages print
+    commands in the plain form whether or not pytest runs under ``uv run`` (hermetic)."""
     monkeypatch.delenv("DPDL_DATA_MIRROR", raising=False)
+    for name in ("UV", "PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
 
 
 @pytest.fixture(scope="module")

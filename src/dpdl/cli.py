@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 from pathlib import Path
 
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("availability", cmd_availability, "Say which prepared datasets can be built here, and why not.")
     sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
+    sub.add_argument("--verbose", action="store_true", help="also every missing file with every source tried")
     data_locations(sub)
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
@@ -246,12 +248,14 @@ def _check_prepare_options(name: str, opts: dict) -> None:
 
 
 def cmd_availability(args: argparse.Namespace) -> int:
-    """Print the state of every prepared dataset, then every missing file; exit 1 if one cannot be built."""
+    """Print one line per prepared dataset (``--verbose``: then every missing file); exit 1 if one cannot be built."""
     from dpdl.config import load_config
-    from dpdl.data.availability import availability
+    from dpdl.data.availability import BUILD, availability
 
     plan = availability(load_config(args.configfile), args.raw_dir, _mirror(args))
-    print(plan.details())
+    if args.configfile != Path("config/config.yaml"):
+        plan.build = f"{BUILD} --configfile {shlex.quote(str(args.configfile))}"
+    print(plan.details(verbose=args.verbose))
     return 1 if plan.skipped or plan.corrupt else 0
 
 

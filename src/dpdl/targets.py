@@ -5,10 +5,11 @@ The Snakefile's ``rule all`` and ``dpdl check`` both take their target lists fro
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
-from dpdl.data.availability import FEMNIST, Availability, availability
+from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options, prepared_names
 from dpdl.paths import audit_path, scorecard_path, summary_table
@@ -50,9 +51,22 @@ def table_targets(config: dict) -> list[str]:
     return paths
 
 
-def plan(config: dict) -> Availability:
-    """Which prepared datasets of ``config`` can be built on this machine (cache, mirror, network)."""
-    return availability(config, RAW_DIR, mirror_from(config["data"]["mirror"]))
+def plan(config: dict, argv: list[str] | None = None) -> Availability:
+    """Which prepared datasets of ``config`` can be built on this machine (cache, mirror, network).
+
+    ``argv``, Snakemake's command line, is the build a fix suggests to rerun (see :func:`build_command`).
+    """
+    result = availability(config, RAW_DIR, mirror_from(config["data"]["mirror"]))
+    result.build = build_command(argv or [])
+    return result
+
+
+def build_command(argv: list[str]) -> str:
+    """The build a fix reruns: the user's own ``snakemake`` command line when ``argv`` is one, else the README's."""
+    program = Path(argv[0]).name if argv else ""
+    if len(argv) > 1 and (program == "snakemake" or argv[0].endswith("snakemake/__main__.py")):
+        return shlex.join(["snakemake", *argv[1:]])
+    return BUILD
 
 
 def prepare_options(name: str, config: dict, available: Callable[[], Availability]) -> dict:

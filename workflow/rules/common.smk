@@ -39,7 +39,7 @@ wildcard_constraints:
 @functools.cache
 def get_availability():
     """Which prepared datasets can be built here (probed once per invocation)."""
-    return targets.plan(config)
+    return targets.plan(config, sys.argv)
 
 
 def get_final_output(wildcards):

@@ -10,22 +10,51 @@ Every prepared dataset of a config gets one state:
 - ``skipped``: raw files cannot be obtained; the default target leaves the dataset out.
 
 :meth:`Availability.report` is the short text printed before and after a build (a few lines per
-dataset); :meth:`Availability.details` is ``dpdl availability``'s, with every file and source.
+dataset); :meth:`Availability.details` is ``dpdl availability``'s: one line per dataset (its state,
+what it lacks, the one fix), and with ``verbose`` every missing file with every source tried.
+
+The one fix per dataset, every command in the form the user runs (:func:`dpdl.hints.command`):
+
+- a corrupt copy: replace or delete it (:func:`~dpdl.data.fetch.corrupt_message`);
+- files missing and no mirror configured: rerun with ``DPDL_DATA_MIRROR`` set to a folder of
+  verified copies (the footnote says where one comes from);
+- files missing with a mirror that lacks them, and FEMNIST built without shards (no known mirror
+  holds the 15 large training shards): download them by hand into the cache, the first file's URL
+  given, every file's under ``--verbose``. A mirror is never suggested where it cannot help.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from dpdl.data import femnist
-from dpdl.data.fetch import MIRROR_ENV, Attempt, RemoteFile, corrupt_message, describe, locate, unavailable_message
+from dpdl.data.fetch import (
+    MIRROR_ENV,
+    Attempt,
+    RemoteFile,
+    Url,
+    ZipMember,
+    corrupt_message,
+    describe,
+    locate,
+    unavailable_message,
+)
 from dpdl.data.prepared import options, prepared_names, raw_files
+from dpdl.hints import command
 
 FEMNIST = "dp_iadmm/femnist"
 State = Literal["available", "partial", "corrupt", "skipped"]
 REPORT_PREFIX = {"partial": "PARTIAL", "corrupt": "ERROR", "skipped": "SKIPPING"}
+BUILD = "snakemake --cores 2"  # the build a fix reruns, unless the caller names the one it runs
+FOLDER = "<folder>"
+FOLDER_NOTE = (
+    f"{FOLDER}: a folder of verified copies laid out as <dataset>/<file> (adult/adult.data, ...), such as the "
+    "project's ../shared/data (its README lists every file and pin), or data/raw from a machine with internet "
+    "after `{fetch}`"
+)
 
 
 @dataclass(frozen=True)
@@ -57,6 +86,7 @@ class Availability:
     datasets: dict[str, Status] = field(default_factory=dict)
     cache: Path = Path("data/raw")
     mirror: Path | None = None
+    build: str = BUILD
 
     @property
     def buildable(self) -> list[str]:
@@ -80,8 +110,30 @@ class Availability:
             return []
         return [m.remote.path for m in status.missing if m.corrupt is None]
 
+    def _by_hand(self, name: str) -> bool:
+        """Whether ``name``'s fix is a download by hand (a mirror is set, or FEMNIST is built without shards)."""
+        return self.mirror is not None or self.datasets[name].state == "partial"
+
+    def fix(self, name: str) -> str:
+        """The one fix for dataset ``name`` (not available), every command in the form the user runs."""
+        status = self.datasets[name]
+        if status.state == "corrupt":
+            first = next(m for m in status.missing if m.corrupt)
+            return corrupt_message(first.remote, first.corrupt).partition("; fix: ")[2]
+        if not self._by_hand(name):
+            return command(self.build, {MIRROR_ENV: FOLDER})
+        paths = [PurePosixPath(m.remote.path) for m in status.missing]
+        folder = self.cache / os.path.commonpath([str(p.parent) for p in paths])
+        first = status.missing[0].remote
+        url = next((s.url for s in first.sources if isinstance(s, (Url, ZipMember))), first.homepage)
+        lacks = " (the mirror lacks them)" if self.mirror is not None else ""
+        return (
+            f"download them by hand{lacks} into {folder}/, e.g. {url}; "
+            f"every file and URL: {command('dpdl availability --verbose')}"
+        )
+
     def headline(self, name: str) -> str:
-        """One line on dataset ``name``: its state's reason and, for a missing file, the command that fixes it."""
+        """One line on dataset ``name``: its state's reason and, for a missing file, the one fix."""
         status = self.datasets[name]
         if status.state == "available":
             return name
@@ -95,11 +147,13 @@ class Availability:
             )
         else:
             reason = f"{len(status.missing)} of {status.files} raw files cannot be obtained here"
-        if self.mirror is None:
-            fix = f"{MIRROR_ENV}=<folder of verified copies> snakemake ..."
-        else:
-            fix = f"dpdl fetch {name} where there is internet (the mirror lacks them)"
-        return f"{name}: {reason}; fix: {fix}"
+        return f"{name}: {reason}; fix: {self.fix(name)}"
+
+    def notes(self) -> list[str]:
+        """The footnote a mirror fix needs: where a folder of verified copies comes from."""
+        if any(s.state == "skipped" and not self._by_hand(n) for n, s in self.datasets.items()):
+            return [FOLDER_NOTE.format(fetch=command("dpdl fetch"))]
+        return []
 
     def report(self) -> str:
         """The short report: per dataset not available, its headline and its first missing file's sources."""
@@ -109,8 +163,9 @@ class Availability:
                 lines.append(f"{REPORT_PREFIX[status.state]} {self.headline(name)}")
             if status.state in ("partial", "skipped"):
                 lines.append(f"  first: {status.missing[0].remote.path}; sources: {_sources(status.missing[0])}")
+        lines += self.notes()
         if any(status.state in ("partial", "skipped") for status in self.datasets.values()):
-            lines.append("Every missing file and every source tried: dpdl availability")
+            lines.append(f"Every missing file and every source tried: {command('dpdl availability --verbose')}")
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -130,13 +185,20 @@ class Availability:
             f"Skipped for lack of data: {', '.join(skipped) or 'none'}."
         )
 
-    def details(self) -> str:
-        """``dpdl availability``: one state per dataset, then every missing file with every source tried."""
+    def details(self, verbose: bool = False) -> str:
+        """``dpdl availability``: one line per dataset (state, what it lacks, the fix); ``verbose`` adds every
+        missing file with every source tried."""
         lines = [f"{status.state:<10} {self.headline(name)}" for name, status in self.datasets.items()]
-        for name, status in self.datasets.items():
-            if status.state in ("partial", "skipped"):
-                lines.append(f"\n{name} ({status.state}), every missing file:")
-                lines += [unavailable_message(m.remote, self.cache / m.remote.path, m.attempts) for m in status.missing]
+        lines += self.notes()
+        missing = [(n, s) for n, s in self.datasets.items() if s.state in ("partial", "skipped")]
+        if missing and not verbose:
+            lines.append(f"Every missing file and every source tried: {command('dpdl availability --verbose')}")
+        for name, status in missing if verbose else ():
+            lines.append(f"\n{name} ({status.state}), every missing file:")
+            lines += [
+                unavailable_message(m.remote, self.cache / m.remote.path, m.attempts, mirror=not self._by_hand(name))
+                for m in status.missing
+            ]
         return "\n".join(lines)
 
 

