@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -31,9 +32,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def plain_text(text: str) -> str:
+    """``text`` written for Sphinx (reST roles and literals) as a terminal shows it: ``:func:`x```, ``x`` -> x."""
+    text = re.sub(r":[a-z]+(?::[a-z]+)?:`~?([^`]+)`", r"\1", text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="dpdl", description=__doc__.splitlines()[0])
+    """The argument parser of every subcommand (its texts in plain text: :func:`plain_text`)."""
+    summary, _, details = __doc__.partition("\n\n")
+    parser = argparse.ArgumentParser(
+        prog="dpdl",
+        description=plain_text(summary),
+        epilog=plain_text(" ".join(details.split())) + " `dpdl COMMAND --help` describes a command.",
+    )
     parser.add_argument("--version", action="version", version=f"dpdl {__version__}")
     commands = parser.add_subparsers(dest="command_name", required=True, metavar="COMMAND")
 

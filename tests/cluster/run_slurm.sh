@@ -36,7 +36,7 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     exit 0
 fi
 if ! python -c 'import snakemake_executor_plugin_slurm' 2>/dev/null; then
-    echo "run_slurm.sh: the SLURM executor plugin is missing: run it as uv run bash $0, or pip install -e '.[cluster]'" >&2
+    echo "run_slurm.sh: the SLURM executor plugin is missing: uv sync --extra cluster, or pip install -e '.[cluster]'" >&2
     exit 1
 fi
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +15,7 @@ import pytest
 import yaml
 from fixtures import write_adult, write_kdd
 
-from dpdl.cli import main
+from dpdl.cli import build_parser, main, plain_text
 from dpdl.config import validate_config
 from dpdl.data.availability import Availability, Status
 from dpdl.io import save_npz, sha256_file, write_json
@@ -183,6 +185,35 @@ def test_tables_from_cards(tmp_path: Path) -> None:
 def test_module_entry_point_runs() -> None:
     done = subprocess.run([sys.executable, "-m", "dpdl", "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("dpdl ")
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and every parser under it (commands, then a study's steps)."""
+    children = [
+        child
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for child in action.choices.values()
+    ]
+    return [parser, *(p for child in children for p in _parsers(child))]
+
+
+RESTRUCTURED_TEXT = re.compile(r"``|:[a-z]+:`|`[^`]+`_")
+
+
+def test_help_is_plain_text() -> None:
+    """`dpdl --help`, each command's and each step's show no reST markup (the module docstrings' ``x``, :func:`x`)."""
+    parsers = _parsers(build_parser())
+    assert len(parsers) > 40  # the top, its commands and the four studies' steps
+    for parser in parsers:
+        shown = parser.format_help()
+        assert not RESTRUCTURED_TEXT.search(shown), f"{parser.prog} --help shows reST: {shown}"
+    assert "dpdl / python -m dpdl: every pipeline step is also a command." in parsers[0].format_help()
+
+
+def test_plain_text_drops_roles_and_literals() -> None:
+    text = "``dpdl`` runs :func:`dpdl.cli.main` and :py:class:`~dpdl.errors.DpdlError`; `dpdl X --help` stays."
+    assert plain_text(text) == "dpdl runs dpdl.cli.main and dpdl.errors.DpdlError; `dpdl X --help` stays."
 
 
 def test_option_keys_match_what_the_config_provides() -> None:

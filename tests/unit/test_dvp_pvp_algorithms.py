@@ -212,6 +212,29 @@ def dual_from_broadcasts(broadcast: np.ndarray, eta: float) -> np.ndarray:
     return dual
 
 
+def replayed_noise(seed: int, rates: list[np.ndarray]) -> np.ndarray:
+    """eps_p(t), t = 1..len(rates), replayed from each node's generator: its f_p(0) draw (G8), then one draw per
+    step at that step's rates (one zeta per node)."""
+    replay = rngs(seed)
+    for generator in replay:
+        generator.standard_normal(DIM)
+    return np.stack(
+        [
+            [norm_exponential(rng=g, zeta=z, d=DIM, size=1)[0] for g, z in zip(replay, zetas, strict=True)]
+            for zetas in rates
+        ]
+    )
+
+
+def private_run(data: NodeData, algorithm: str, alpha: float, iterations: int, seed: int):
+    """One run on the 4-cycle, its settings and calibration, checked to be in the branch alpha selects."""
+    admm = settings(algorithm, alpha, iterations=iterations)
+    result = run_admm(data, SQUARE, admm, rngs=rngs(seed))
+    calibration = calibrate(admm, data.sizes, SQUARE.sum(axis=1))
+    assert ((calibration.phi > 0) == (alpha < 0.2)).all()  # the Jacobian budget here is about 0.175
+    return admm, result, calibration
+
+
 @pytest.mark.parametrize("alpha", [0.3, 0.1], ids=["no_ridge", "ridge"])
 def test_dvp_step_satisfies_its_kkt_condition_at_a_nonzero_dual(problem, alpha: float) -> None:
     """J(13)-(16), J(28) at lambda_p(t) != 0: the noise recovered from f_p(t+1) is the noise drawn.
@@ -225,18 +248,10 @@ def test_dvp_step_satisfies_its_kkt_condition_at_a_nonzero_dual(problem, alpha: 
     """
     x_all, y_all, shards, data = problem
     iterations, seed = 6, 2
-    admm = settings("dvp", alpha, iterations=iterations)
-    result = run_admm(data, SQUARE, admm, rngs=rngs(seed))
+    admm, result, calibration = private_run(data, "dvp", alpha, iterations, seed)
     degree = SQUARE.sum(axis=1)
-    calibration = calibrate(admm, data.sizes, degree)
-    assert ((calibration.phi > 0) == (alpha < 0.2)).all()  # the Jacobian budget here is about 0.175
-    replay = rngs(seed)
-    for generator in replay:
-        generator.standard_normal(DIM)  # f_p(0) (G8)
     drawn = np.zeros((iterations + 2, N_NODES, DIM))  # eps_p(t), t = 1..T+1
-    for t in range(1, iterations + 2):
-        zetas = zip(replay, calibration.dvp_zeta, strict=True)
-        drawn[t] = [norm_exponential(rng=g, zeta=z, d=DIM, size=1)[0] for g, z in zetas]
+    drawn[1:] = replayed_noise(seed, [calibration.dvp_zeta] * (iterations + 1))
     np.testing.assert_allclose(np.linalg.norm(drawn, axis=2), result.noise_norm, rtol=1e-12)  # the run's noise
     dual = dual_from_broadcasts(result.f, admm.eta)  # DVP broadcasts f, J(16)
     np.testing.assert_allclose(np.linalg.norm(dual, axis=2), result.dual_norm, rtol=1e-10, atol=1e-12)
@@ -300,6 +315,44 @@ def test_pvp_broadcasts_the_perturbed_primal_and_ends_with_a_dvp_step(problem) -
     gaps = np.linalg.norm(result.broadcast - result.f, axis=2)
     np.testing.assert_allclose(gaps[1:-1], result.noise_norm[1:-1])  # V = f + eps, J(19)
     assert (gaps[-1] == 0).all() and (result.noise_norm[-1] > 0).all()  # the final DVP step broadcasts f
+
+
+@pytest.mark.parametrize("alpha", [0.5, 0.1], ids=["no_ridge", "ridge"])
+def test_pvp_final_step_is_one_dvp_step_at_pvp_settings(problem, alpha: float) -> None:
+    """J(21)-(23), G6, G16: PVP's step t = T -> T + 1 is one DVP step, the cause of the convergence figure's jump.
+
+    Its noise is DVP's (drawn with DVP's zeta after the T PVP draws, replayed from each node's generator),
+    calibrated at PVP's rho and C^R, and it enters through the dual: the noise recovered from the
+    optimality condition of J(13) at the output f_p(T + 1), with mu = lambda_p(T) + C^R / (2 B_p) eps, the
+    node's own f_p(T), its neighbours' released V_i(T) (G6) and lambda_p(T) from the released V's (J(20)), is
+    the noise drawn, in both branches of DVP's calibration (Phi = 0, Phi > 0). A final PVP step, one with
+    the neighbours' unreleased f_i(T) or one without DVP's Phi fails.
+    """
+    x_all, y_all, shards, data = problem
+    iterations, seed = 4, 3
+    admm, result, calibration = private_run(data, "pvp", alpha, iterations, seed)
+    degree = SQUARE.sum(axis=1)
+    assert not np.allclose(calibration.dvp_zeta, calibration.pvp_zeta)  # the two noises differ here
+    # the T PVP draws (V_p(t + 1) = f_p(t + 1) + eps_p(t + 1)), then the final step's at DVP's rate: eps_p(T + 1)
+    drawn = replayed_noise(seed, [calibration.pvp_zeta] * iterations + [calibration.dvp_zeta])[-1]
+    np.testing.assert_allclose(np.linalg.norm(drawn, axis=1), result.noise_norm[-1], rtol=1e-12)
+    f, released, last = result.f, result.broadcast, iterations
+    dual = dual_from_broadcasts(released, admm.eta)  # lambda_p(T) from the V's of the PVP steps
+    c_r, eta = admm.c_r, admm.eta
+    for p in range(N_NODES):
+        size = data.sizes[p]
+        x, y = x_all[shards[p]], y_all[shards[p]]
+        centres = degree[p] * f[last, p] + released[last, SQUARE[p]].sum(axis=0)  # f_p(T) and V_i(T), G6
+        ridge = admm.rho + calibration.phi[p] + 2 * eta * degree[p]
+        recovered = (
+            -size * logistic.gradient(f[last + 1, p], x, y)
+            - (size / c_r) * ridge * f[last + 1, p]
+            - (2 * size / c_r) * dual[last, p]
+            + (size * eta / c_r) * centres
+        )  # J(28) at PVP's rho and C^R
+        miss = np.linalg.norm(recovered - drawn[p])
+        assert miss == pytest.approx(size / c_r * result.inner_grad_norm[last + 1, p], abs=1e-9)
+        assert miss < 1e-6 * np.linalg.norm(drawn[p])
 
 
 @pytest.mark.parametrize("center", ["paper", "plain"])

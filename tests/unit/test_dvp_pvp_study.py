@@ -340,7 +340,8 @@ def test_aggregates_tables_and_figures(runs) -> None:
     assert len(axes[0, 1].lines) == 3 and axes[1, 0].get_yscale() == "symlog"
     fig, axes = new_figure(2, 3)
     figures.plot_convergence(convergence, axes)
-    assert axes[0, 0].get_yscale() == "log" and len(axes[1, 2].lines) == 3
+    curves = [line for line in axes[1, 2].lines if len(line.get_xdata()) > 1]  # t = 0..T; t = T + 1 apart
+    assert axes[0, 0].get_yscale() == "log" and len(curves) == 3
     for shown, log_y, lines in ((final, True, 3), (mer, False, 4)):
         fig, axes = new_figure()
         figures.plot_against_alpha(shown, axes[0, 0], "y", log_y=log_y)
@@ -383,6 +384,40 @@ def test_steps_dispatch_on_the_figure_and_table_name(runs, tmp_path: Path) -> No
     assert len(drawn.axes) == 1 and drawn.axes[0].get_xscale() == "log"
     with pytest.raises(ConfigError, match="unknown dvp_pvp figure"):
         figures.draw("fig9", rho)
+    plt.close("all")
+
+
+def _convergence(final_jump: float) -> pd.DataFrame:
+    """A convergence aggregate, T = 3: flat curves, PVP's final output (t = 4) ``final_jump`` above its curve."""
+    rows = []
+    for algorithm, alpha, level in (("nonprivate", math.nan, 0.3), ("dvp", 0.5, 2.0), ("pvp", 0.5, 0.4)):
+        for metric in ("loss", "mer"):
+            for t in range(5):
+                value = level + (final_jump if algorithm == "pvp" and t == 4 else 0.0)
+                private = algorithm != "nonprivate"
+                rows.append(
+                    {"algorithm": algorithm, "alpha": alpha, "metric": metric, "iteration": t, "mean": value,
+                     "lo": 0.9 * value, "hi": 1.1 * value, "n": 2, "releases": 4 if private else math.nan,
+                     "eps_composed_rdp": 2.0 if private else math.nan, "eps_composed_pld": 1.5 if private else math.nan,
+                     "delta": 1e-5}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_convergence_figure_draws_the_final_output_apart_and_says_why_pvp_jumps() -> None:
+    """The lines stop at t = T; the final output t = T + 1 (PVP's DVP step, J(21)-(23)) is a marker, explained below."""
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    fig = figures.draw("convergence", _convergence(final_jump=0.6))
+    for ax in fig.axes:
+        curves = [line for line in ax.lines if len(line.get_xdata()) > 1]
+        assert len(curves) == 3 and all(max(line.get_xdata()) == 3 for line in curves)  # t = 0..T, nothing joined
+        finals = [line for line in ax.lines if list(line.get_xdata()) == [4] and line.get_marker() == "o"]
+        assert len(finals) == 3  # one marker per algorithm at t = T + 1
+    notes = " ".join(" ".join(t.get_text() for t in fig.findobj(Text)).split())
+    assert "t = T + 1 = 4" in notes and "PVP's final iteration is one DVP step (J(21)-(23)" in notes
+    assert "final output, t = 4" in [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     plt.close("all")
 
 

@@ -12,7 +12,10 @@ FEMNIST; dvp_pvp and dzoa have one dataset). After ``fig.canvas.draw()`` (the la
     those, and a log axis may set its minor labels close);
 (c) no free text inside a plotting area (``ax.text``) covers a point of a drawn line;
 (d) the suptitle names the paper and the figure it reproduces ("Kang, Liu & Wang, Figure 12");
-(e) a figure drawn without one of its datasets says which panel is not drawn and why.
+(e) a figure drawn without one of its datasets says which panel is not drawn and why;
+(f) dp_iadmm's legends cover no point of a drawn line (its curve grids have one legend, outside the
+    panels), and Fig. 4 names each penalty setting in its notes as its legend does (OutP+ is OutP at
+    rho-hat/100: one name in both).
 
 Extents may cross by ``SLACK`` pixels (rounding); a real collision is many pixels deep.
 """
@@ -290,6 +293,31 @@ def layout_problems(fig) -> list[str]:
     return problems
 
 
+def legends_on_lines(fig) -> list[str]:
+    """Rule (f): a legend (the figure's or a panel's) that covers a point of a line drawn in any panel."""
+    problems = []
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    for legend in legends:
+        box = legend.get_window_extent()
+        for ax in fig.axes:
+            for line in ax.get_lines():
+                x, y = line.get_transform().transform(line.get_xydata()).T
+                if ((x > box.x0) & (x < box.x1) & (y > box.y0) & (y < box.y1)).any():
+                    problems.append(f"a legend covers the line {line.get_label()!r} of {ax.get_title()!r}")
+    return problems
+
+
+def fig4_names(fig) -> list[str]:
+    """Rule (f): Fig. 4's legend entries that its notes do not name ("MNIST OutP, rho = <entry>: ...")."""
+    (legend,) = fig.legends
+    notes = " ".join(" ".join(text.get_text() for text in fig.texts).split())
+    entries = [text.get_text() for text in legend.get_texts()]
+    assert "rho-hat/100 (OutP+)" in entries
+    return [
+        f"fig4: the notes do not name the legend's {entry!r}" for entry in entries if f"rho = {entry}:" not in notes
+    ]
+
+
 @pytest.mark.parametrize(("study", "datasets"), BUILDS, ids=["-".join((s, *d)) for s, d in BUILDS])
 def test_every_figure_keeps_its_text_on_the_canvas_apart_and_named(study, datasets, monkeypatch) -> None:
     figures = importlib.import_module(f"dpdl.studies.{study}.figures")
@@ -308,6 +336,8 @@ def test_every_figure_keeps_its_text_on_the_canvas_apart_and_named(study, datase
             dropped = [DATASET_NAMES[dataset] for dataset in sorted(set(DATASET_NAMES) - set(datasets))]
         if study == "dp_iadmm":
             dropped = [d.upper() for d in figures.FIGURE_SPECS[figure].datasets if d not in datasets]
+            problems += [f"{figure}: {problem}" for problem in legends_on_lines(fig)]
+            problems += fig4_names(fig) if figure == "fig4" else []
         for name in dropped:
             if not any(name in text and "not drawn" in text and "not available" in text for text in texts):
                 problems.append(f"{figure}: nothing says the {name} panel is not drawn and why")

@@ -49,12 +49,18 @@ def _draw_curves(ax, frame: pd.DataFrame, series: str) -> None:
     )
     for label, group in frame.groupby(series):
         ax.fill_between(group["iteration"], group["lo"], group["hi"], color=palette[label], alpha=0.2, linewidth=0)
-    if ax.get_legend() is not None:
-        ax.get_legend().set_title("rho" if series == "rho_setting" else None)
+
+
+def rho_name(algorithm: str, rho_setting: str) -> str:
+    """Fig. 4's name of a penalty setting, in its legend and its notes alike: OutP+ is OutP at rho-hat/100."""
+    return f"{rho_setting} (OutP+)" if algorithm == "OutP+" else rho_setting
 
 
 def plot_curve_grid(agg: pd.DataFrame, axes, rows: list[tuple[dict, str, bool]], series: str) -> None:
-    """Panels of mean curves: one row per (filter, y label, log y), one column per epsilon-bar."""
+    """Panels of mean curves: one row per (filter, y label, log y), one column per epsilon-bar.
+
+    One legend for the figure, outside the panels on the right, so that it covers no curve.
+    """
     for row, (selection, ylabel, log_y) in enumerate(rows):
         for col, eps in enumerate(_epsilons(agg)):
             ax = axes[row][col]
@@ -67,8 +73,12 @@ def plot_curve_grid(agg: pd.DataFrame, axes, rows: list[tuple[dict, str, bool]],
             ax.set_ylabel(ylabel)
             if log_y:
                 ax.set_yscale("log")
-            if (row, col) != (0, 0) and ax.get_legend() is not None:
-                ax.get_legend().remove()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in np.ravel(axes):
+        if ax.get_legend() is not None:
+            ax.get_legend().remove()
+    title = "rho" if series == "rho_setting" else None
+    axes[0][0].figure.legend(handles, labels, title=title, loc="outside right center")
 
 
 def plot_fig1(agg: pd.DataFrame, axes) -> None:
@@ -121,7 +131,8 @@ def _datasets(agg: pd.DataFrame) -> list[str]:
 def plot_fig4(agg: pd.DataFrame, axes) -> None:
     """Fig. 4: OutP's testing error under five penalty settings (MNIST top, FEMNIST bottom; a row per dataset run)."""
     rows = [({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in _datasets(agg)]
-    plot_curve_grid(agg, axes, rows, "rho_setting")
+    named = agg.assign(rho_setting=[rho_name(a, r) for a, r in zip(agg["algorithm"], agg["rho_setting"], strict=True)])
+    plot_curve_grid(named, axes, rows, "rho_setting")
 
 
 def plot_fig5(agg: pd.DataFrame, axes) -> None:
@@ -154,9 +165,11 @@ def privacy_notes(agg: pd.DataFrame) -> list[str]:
     wide = wide[wide["privacy_delta"].notna() & np.isfinite(wide["epsilon"])]  # noisy combinations that were run
     wide = wide.sort_values("dataset", key=lambda names: names.map(DATASETS.index), kind="stable")
     wide["series"] = wide["dataset"].str.upper() + " " + wide["algorithm"]
-    for key, fmt in (("a", "a = {:g}"), ("rho_setting", "rho = {}")):
-        if wide[key].nunique() > 1:
-            wide["series"] += ", " + wide[key].map(fmt.format)
+    if wide["a"].nunique() > 1:
+        wide["series"] += ", " + wide["a"].map("a = {:g}".format)
+    if wide["rho_setting"].nunique() > 1:  # Fig. 4: OutP under each penalty, named as in its legend
+        names = [rho_name(a, r) for a, r in zip(wide["algorithm"], wide["rho_setting"], strict=True)]
+        wide["series"] = wide["dataset"].str.upper() + " OutP, rho = " + pd.Series(names, index=wide.index)
     t_max, delta = int(privacy["iteration"].max()), float(wide["privacy_delta"].max())
     head = (
         f"Composed epsilon of each plotted run over T = {t_max} iterations (RDP / PLD, delta = {delta:g}); "

@@ -116,7 +116,8 @@ def jax_program():
     except ImportError as error:
         raise ConfigError(
             f"dp_iadmm.backend is jax but JAX cannot be imported ({error}); install it with "
-            "pip install -e '.[gpu]' (add jax[cuda12] for an NVIDIA GPU) or set dp_iadmm.backend: numba"
+            "uv sync --extra gpu (or pip install -e '.[gpu]'; add jax[cuda12] for an NVIDIA GPU) or set "
+            "dp_iadmm.backend: numba"
         ) from None
     return dp_iadmm_jax
 

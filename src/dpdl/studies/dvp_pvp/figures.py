@@ -43,14 +43,29 @@ def _top_axis_privacy(ax, privacy: pd.DataFrame) -> None:
     top.tick_params(labelsize=7)
 
 
+# Below the convergence figure: why PVP's final point (t = T + 1) leaves its curve in every panel.
+FINAL_STEP_NOTE = (
+    "Markers at t = T + 1 = {final}: the final output, drawn apart from the lines (t = 0..T). PVP's final "
+    "iteration is one DVP step (J(21)-(23); notes G6, G16), so PVP's last point leaves its curve by design, not "
+    "by a logging error: up to t = T the curve is PVP's f_p(t), which PVP never releases (it releases "
+    "V_p = f_p + noise), while its output f_p(T + 1) carries DVP's dual noise, calibrated at PVP's rho and C^R. "
+    "DVP and the non-private run take one more identical step."
+)
+
+
 def plot_convergence(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
     """Draw the convergence figure (J Fig. 3): loss (top row) and error rate (bottom) against t.
 
-    ``axes`` has shape (2, number of alphas); the non-private run is drawn in every panel.
+    ``axes`` has shape (2, number of alphas); the non-private run is drawn in every panel. The
+    iterations t = 0..T are lines with seed bands; the final output t = T + 1 (for PVP a DVP step,
+    :data:`FINAL_STEP_NOTE`) is a marker with its band as an error bar, not joined to the line.
     """
+    from matplotlib.lines import Line2D
+
     private = aggregate[aggregate["algorithm"] != "nonprivate"]
     alphas = sorted(private["alpha"].unique())
     reference = aggregate[aggregate["algorithm"] == "nonprivate"]
+    final = int(aggregate["iteration"].max())  # T + 1
     for column, alpha in enumerate(alphas):
         for row, metric in enumerate(("loss", "mer")):
             ax = axes[row, column]
@@ -63,10 +78,12 @@ def plot_convergence(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
                 part = part[part["metric"] == metric].sort_values("iteration")
                 if part.empty:
                     continue
-                ax.plot(
-                    part["iteration"], part["mean"], color=COLORS[algorithm], label=ALGORITHM_NAMES[algorithm], lw=1.2
-                )
-                ax.fill_between(part["iteration"], part["lo"], part["hi"], color=COLORS[algorithm], alpha=0.2, lw=0)
+                color = COLORS[algorithm]
+                steps, last = part[part["iteration"] < final], part[part["iteration"] == final]
+                ax.plot(steps["iteration"], steps["mean"], color=color, label=ALGORITHM_NAMES[algorithm], lw=1.2)
+                ax.fill_between(steps["iteration"], steps["lo"], steps["hi"], color=color, alpha=0.2, lw=0)
+                errors = [last["mean"] - last["lo"], last["hi"] - last["mean"]]
+                ax.errorbar(last["iteration"], last["mean"], yerr=errors, fmt="o", ms=3.5, color=color, capsize=2)
             ax.set_xlabel("iteration t")
             if metric == "loss":
                 ax.set_yscale("log")
@@ -75,7 +92,9 @@ def plot_convergence(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
                 ax.set_title(f"alpha = {alpha:g} per iteration\n{_composed_label(composed)}", fontsize=8)
         axes[0, column].set_ylabel("empirical loss (per sample)")
         axes[1, column].set_ylabel("misclassification rate")
-    axes[0, 0].legend(fontsize=7)
+    marker = Line2D([], [], color="0.4", marker="o", ms=3.5, ls="none", label=f"final output, t = {final}")
+    handles, _ = axes[0, 0].get_legend_handles_labels()
+    axes[0, 0].legend(handles=[*handles, marker], fontsize=7)
     return axes
 
 
@@ -187,10 +206,12 @@ def draw(figure: str, aggregate: pd.DataFrame):
     """Return the matplotlib figure ``figure`` drawn from its aggregate, titled with the paper's figure."""
     from dpdl.plotting import label_figure, new_figure
 
+    notes = []
     if figure == "convergence":
         n_alphas = aggregate.loc[aggregate["algorithm"] != "nonprivate", "alpha"].nunique()
         fig, axes = new_figure(2, n_alphas, width=3.4, height=2.8)
         plot_convergence(aggregate, axes)
+        notes = [FINAL_STEP_NOTE.format(final=int(aggregate["iteration"].max()))]
     elif figure in ("tradeoff_dvp", "tradeoff_pvp"):
         fig, axes = new_figure(2, aggregate["iteration"].nunique(), width=4.2, height=3.4)
         plot_tradeoff(aggregate, axes)
@@ -206,5 +227,5 @@ def draw(figure: str, aggregate: pd.DataFrame):
         plot_rho_selection(aggregate, axes[0, 0])
     else:
         raise ConfigError(f"unknown dvp_pvp figure {figure!r}; expected one of {', '.join(FIGURES)}")
-    label_figure(fig, PAPER, *PAPER_ITEMS[figure])
+    label_figure(fig, PAPER, *PAPER_ITEMS[figure], notes)
     return fig
