@@ -23,6 +23,7 @@ include: "workflow/rules/dzoa.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/readings.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/report.smk"
 
 
 # Everything the config asks for whose raw data can be obtained here; skipped items are
@@ -36,6 +37,7 @@ rule all:
 # At the end, the data summary again: what was built, what was skipped and why.
 onsuccess:
     print_build_summary("build finished")
+    print_scorecard_summary()
 
 
 onerror:

@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_argument("--readings", type=Path, default=None, help="results/readings.csv, to add under which readings")
     sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, results/audit/<study>.csv")
+    sub.add_argument(
+        "--published",
+        type=Path,
+        default=None,
+        help="the published snapshot (published): its verdict beside each claim this build did not run",
+    )
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
 
     sub = command("audit", cmd_audit, "Audit a study's privacy claims: runs on neighbouring data -> eps lower bounds.")
@@ -296,7 +302,7 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     """Write the merged scorecard (CSV, Markdown, HTML)."""
     from dpdl.io import write_text
     from dpdl.studies import ALL
-    from dpdl.summary import merge_scorecards, scorecard_html, scorecard_markdown
+    from dpdl.summary import merge_scorecards, scorecard_html, scorecard_markdown, with_published_verdicts
 
     scorecards = {path.stem: path for path in args.claims}
     unknown = sorted((set(scorecards) | set(args.studies)) - set(ALL))
@@ -305,6 +311,8 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
             f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}"
         )
     card = merge_scorecards(args.studies, scorecards, readings=args.readings, audits=_audits(args.audits))
+    if args.published is not None:
+        card = with_published_verdicts(card, args.published)
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], scorecard_markdown(card))
     write_text(args.out[2], scorecard_html(card))

@@ -24,6 +24,20 @@ REPORT_CATEGORIES = {
 }
 
 
+def published_verdict_inputs(wildcards: object = None) -> list[str]:
+    """The published snapshot's files the build's scorecard reads its verdicts from (``scorecard.csv``, each
+    study's ``MANIFEST.json``), those present: none in a copy of the workflow without ``published/``."""
+    found = [PUBLISHED / "scorecard.csv", *(PUBLISHED / study / "MANIFEST.json" for study in ALL)]
+    return [path.as_posix() for path in found if path.is_file()]
+
+
+def config_label(configfiles: list) -> str:
+    """The config a Snakemake invocation names: its last ``--configfile`` (relative to the working directory
+    where it lies inside), else the Snakefile's default, ``config/config.yaml``."""
+    config = Path(configfiles[-1]).absolute() if configfiles else Path("config/config.yaml").absolute()
+    return (config.relative_to(Path.cwd()) if config.is_relative_to(Path.cwd()) else config).as_posix()
+
+
 def report_category(section: str) -> str:
     """The report category of a section (``summary``, a study id, ``data``)."""
     return REPORT_CATEGORIES[section]

@@ -4,6 +4,9 @@ Snakemake's report is one self-contained page (scripts, styles and every result 
 URIs). :func:`report_contents` reads the results and menu categories it embeds; :func:`render`
 loads it in headless Chromium and returns the DOM after its scripts ran, or saves a screenshot,
 optionally after opening one result (a figure) the way a reader's click would.
+:func:`report_refusal` is the one line ``snakemake --report`` stops with while the config it names is
+not built (``workflow/rules/report.smk``): every config writes to the same paths, so the files there
+may be another config's.
 """
 
 from __future__ import annotations
@@ -17,12 +20,25 @@ from pathlib import Path
 
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path
+from dpdl.paths import config_label
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 RENDER_TIMEOUT_S = 120
 HEADLESS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=10000")
 SCORECARD_MARKER = '<div id="dpdl-scorecard">'  # as rendered; inside the page's scripts it is JSON-escaped
 EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE) for name in ("results", "categories")}
+
+
+def report_refusal(rules: list[str], configfiles: list) -> str:
+    """Why ``snakemake --report`` writes nothing: the jobs (their rule names, one per job) of the named config
+    that are not built or out of date, and how to build first."""
+    names = sorted(set(rules))
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return (
+        f"dpdl: no report written: {len(rules)} jobs of {config_label(configfiles)} are not built or out of date "
+        f"(rules {shown}), and the files at their paths may be another config's; build it first (the same "
+        "command without --report, or with --report-after-run added: it builds, then reports)"
+    )
 
 
 def report_contents(path: str | Path) -> dict:

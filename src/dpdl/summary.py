@@ -2,7 +2,9 @@
 
 - :func:`merge_scorecards`: one row per registered claim of every study (``results/claims.*``);
   a study whose data could not be built, or that the config leaves out, still lists its claims,
-  with the verdict saying why they were not judged.
+  with the verdict saying why they were not judged. :func:`with_published_verdicts` adds, beside each
+  claim the build did not run, the published paper-scale snapshot's verdict (marked as the snapshot's);
+  :func:`decided_lines` says what the build decided (the end of the main job prints it).
 - :func:`privacy_table`: per study, algorithm and privacy level, the privacy per iteration the
   paper states and the privacy composed over the run (RDP and PLD), read from the run artifacts.
 - :func:`provenance_table`: the hashes of every raw file and prepared dataset, and the versions
@@ -31,8 +33,8 @@ from dpdl.claims import (
     scorecard,
 )
 from dpdl.errors import ArtifactError
-from dpdl.io import markdown_table
-from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, REFUTED
+from dpdl.io import markdown_table, read_json
+from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, NOT_RUN, REFUTED
 from dpdl.runs import package_versions, read_card, read_run, run_charge
 from dpdl.studies import ALL, audit_module, study_module
 from dpdl.studies.common import DEFAULT
@@ -132,6 +134,103 @@ def merge_scorecards(
         card["readings"] = card["id"].map(found["readings"]).fillna(NO_READINGS)
     card.loc[card["kind"] == PRIVACY_CLAIM, "readings"] = ""  # an audited cell names its own switches
     return card
+
+
+PUBLISHED_VERDICT = "published_verdict"  # the snapshot's verdict of a claim this build did not run
+PUBLISHED_SNAPSHOT = "published_snapshot"  # which snapshot gave it: published/<study> and its code commit
+PUBLISHED_SHOWN = "paper-scale verdict (published snapshot, not this build)"
+UNDECIDED = (*NOT_RUN, INCONCLUSIVE, NOT_PUBLISHED)  # what a verdict of the build's own runs is not
+
+
+def published_verdicts(published: str | Path) -> dict[str, tuple[str, str]]:
+    """Claim id -> (verdict, snapshot) of every study published in ``published`` (``dpdl publish``'s folder).
+
+    The verdicts are those of the snapshot's merged scorecard (``scorecard.csv``: each study's ``claims.csv``
+    under its default reading, and its privacy claims as its audit judged them), for the studies with a
+    ``MANIFEST.json``; the snapshot is named ``published/<study> at <commit>``, the code that built it (and,
+    if another, the code that last judged it). No folder, or no scorecard in it: no published verdicts.
+    """
+    published = Path(published)
+    merged = published / "scorecard.csv"
+    if not merged.is_file():
+        return {}
+    try:
+        card = pd.read_csv(merged, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as err:
+        raise ArtifactError(f"{merged}: cannot read the published scorecard ({err})") from None
+    if not {"id", "study", "verdict"} <= set(card.columns):
+        raise ArtifactError(f"{merged}: not a published scorecard (no id, study and verdict columns)")
+    stamps = {}
+    for study in sorted(set(card["study"])):
+        manifest_path = published / study / "MANIFEST.json"
+        if manifest_path.is_file():
+            stamps[study] = _snapshot_stamp(published / study, read_json(manifest_path))
+    return {
+        row["id"]: (row["verdict"], stamps[row["study"]]) for row in card.to_dict("records") if row["study"] in stamps
+    }
+
+
+def _snapshot_stamp(folder: Path, manifest: object) -> str:
+    """``published/<study> at <commit>`` from a study's manifest (the code that built it, and that judged it)."""
+    try:
+        built = manifest["code"]["commit"][:10] + (" (modified)" if manifest["code"]["modified_files"] else "")
+        judged = (manifest.get("judged") or {}).get("commit", "")[:10]
+    except (TypeError, KeyError, AttributeError):
+        raise ArtifactError(f"{folder / 'MANIFEST.json'}: no code.commit (not written by dpdl publish)") from None
+    stamp = f"{folder.parent.name}/{folder.name} at {built}"
+    return stamp + (f", judged at {judged}" if judged and not built.startswith(judged) else "")
+
+
+def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.DataFrame:
+    """The merged scorecard with two more columns: for each claim this build did not run (``not run at this
+    scale``, ``data unavailable``), the published snapshot's verdict and the snapshot that gave it; empty
+    for every claim the build ran, whose verdict is the build's own. Nothing else changes."""
+    snapshot = published_verdicts(published)
+    card = card.copy()
+    shown = [
+        snapshot.get(claim, ("", "")) if verdict in NOT_RUN else ("", "")
+        for claim, verdict in zip(card["id"], card["verdict"], strict=True)
+    ]
+    card[PUBLISHED_VERDICT] = [verdict for verdict, _ in shown]
+    card[PUBLISHED_SNAPSHOT] = [stamp for _, stamp in shown]
+    return card
+
+
+def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool = True) -> list[str]:
+    """What the build decided, in a few lines: (with ``where``) where the scorecard is, how many of the papers'
+    claims (each independent set of runs once) it decided at ``scale``, why the others are not decided here,
+    and where the paper-scale verdicts are."""
+    claims = counted(card, (*HEADLINE_KINDS, PRIVACY_CLAIM))
+    verdicts = claims["verdict"]
+    decided = int((~verdicts.isin(UNDECIDED)).sum())
+    not_at_scale, unavailable = int((verdicts == NOT_AT_SCALE).sum()), int((verdicts == UNAVAILABLE).sum())
+    lines = ["The scorecard: results/claims.md (every column: results/claims.csv)."] if where else []
+    lines.append(
+        f"At {scale} scale this build decided {decided} of the papers' {len(claims)} claims "
+        f"({int((verdicts == INCONCLUSIVE).sum())} inconclusive, {not_at_scale} not run at this scale, "
+        f"{unavailable} without their data)."
+    )
+    if not_at_scale:
+        lines.append(
+            "'Not run at this scale' is expected below the papers' scale: those claims need the papers' "
+            "iterations, seeds or trials (each claim's `scale` column); no claim's rule is loosened to decide it."
+        )
+    published = PUBLISHED_VERDICT in card.columns and (card[PUBLISHED_VERDICT] != "").any()
+    lines.append(
+        "The paper-scale verdicts: published/scorecard.md (README, 'Published paper-scale results')"
+        + (
+            "; results/claims.md shows each beside the claims not run here, marked as the snapshot's, with its commit."
+            if published
+            else "."
+        )
+    )
+    return lines
+
+
+def end_message(scorecard: str | Path, config: str) -> str:
+    """The end of the main job's output: :func:`decided_lines` of the build's scorecard at ``config``'s scale."""
+    card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
+    return "dpdl: " + "\n  ".join(decided_lines(card, scale=f"{config}'s"))
 
 
 def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
@@ -257,19 +356,32 @@ def headline_counts(card: pd.DataFrame) -> str:
 
 
 def scorecard_markdown(card: pd.DataFrame) -> str:
-    """The scorecard as Markdown: the headline counts, the paper's claims, then the implementation checks."""
-    shown = _shown(card)
+    """The scorecard as Markdown: the headline counts, the paper's claims, then the implementation checks.
+
+    A build's scorecard (with :func:`with_published_verdicts`' columns) opens on what the build decided and
+    shows, beside each claim it did not run, the published snapshot's verdict, named as the snapshot's.
+    """
+    shown, columns, lead = _shown(card), SCORECARD_SHOWN, ""
+    if PUBLISHED_VERDICT in card.columns:
+        shown[PUBLISHED_SHOWN] = [
+            f"{verdict} ({stamp})" if verdict else ""
+            for verdict, stamp in zip(card[PUBLISHED_VERDICT], card[PUBLISHED_SNAPSHOT], strict=True)
+        ]
+        at = SCORECARD_SHOWN.index("verdict") + 1
+        columns = [*SCORECARD_SHOWN[:at], PUBLISHED_SHOWN, *SCORECARD_SHOWN[at:]]
+        lead = "".join(f"- {line}\n" for line in decided_lines(card, where=False)) + "\n"
     checks = shown[shown["kind"] == IMPLEMENTATION_CHECK]
     return (
         "# Replication scorecard\n\n"
+        + lead
         + COUNTS_NOTE
         + headline_counts(card)
         + "\n## The papers' claims\n\n"
-        + markdown_table(headline(shown)[SCORECARD_SHOWN])
+        + markdown_table(headline(shown)[columns])
         + "\n## The papers' privacy claims, tested by the audit\n\n"
-        + markdown_table(shown[shown["kind"] == PRIVACY_CLAIM][SCORECARD_SHOWN])
+        + markdown_table(shown[shown["kind"] == PRIVACY_CLAIM][columns])
         + "\n## Implementation checks (not reproductions, not counted above)\n\n"
-        + markdown_table(checks[SCORECARD_SHOWN])
+        + markdown_table(checks[columns])
         + "\nSwitch settings, scale and the detail of each row: `results/claims.csv`.\n"
     )
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pandas as pd
 import pytest
-from workflow_project import commit_build, dpdl, make_project, snakemake
+import yaml
+from workflow_project import ROOT, commit_build, dpdl, make_project, snakemake
 
 from dpdl import paths, summary
 from dpdl.audit_report import NOT_BUILT
@@ -48,9 +50,27 @@ FIGURES = ("fig1", "fig2", "fig3a", "fig3b")
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     project = make_project(tmp_path_factory.mktemp("dzoa"), CONFIG)
+    for name in ("scorecard.csv", *(f"{study}/MANIFEST.json" for study in ALL)):  # the snapshot's verdicts
+        (project["work"] / "published" / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / "published" / name, project["work"] / "published" / name)
     done = snakemake(project)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return project
+    return {**project, "done": done}
+
+
+def test_the_end_of_the_build_says_what_it_decided_and_where_the_published_verdicts_are(built: dict) -> None:
+    end = built["done"].stderr[built["done"].stderr.index("dpdl: build finished") :].splitlines()
+    decided = [line.removeprefix("dpdl: ").strip() for line in end if "claims.md" in line or "scale" in line]
+    assert decided[0] == "The scorecard: results/claims.md (every column: results/claims.csv)."
+    assert decided[1].startswith("At config/config.yaml's scale this build decided 0 of the papers' ")
+    assert "no claim's rule is loosened" in decided[2] and "published/scorecard.md" in decided[3]
+    card = pd.read_csv(built["work"] / "results/claims.csv", dtype=str, keep_default_na=False)
+    published = pd.read_csv(ROOT / "published/scorecard.csv", dtype=str, keep_default_na=False).set_index("id")
+    dzoa = card[card["study"] == "dzoa"]
+    assert (dzoa["verdict"] == NOT_AT_SCALE).all()  # this build's own verdicts: the scale rule is unchanged
+    assert list(dzoa["published_verdict"]) == list(published.loc[dzoa["id"], "verdict"])
+    commit = json.loads((ROOT / "published/dzoa/MANIFEST.json").read_text())["code"]["commit"][:10]
+    assert set(dzoa["published_snapshot"]) == {f"published/dzoa at {commit}"}
 
 
 def test_every_figure_and_the_claims_are_written(built: dict) -> None:
@@ -128,6 +148,7 @@ def test_forcerun_redraws_one_figure_and_nothing_upstream(built: dict) -> None:
 def test_report_holds_the_scorecard_and_every_figure(built: dict) -> None:
     made = snakemake(built, "--report", "report.html")
     assert made.returncode == 0, (made.stdout + made.stderr)[-3000:]
+    assert "Missing metadata" not in made.stderr and "Warning" not in made.stderr
     contents = report_contents(built["work"] / "report.html")
     for figure in FIGURES:
         entry = contents["results"][f"figures/dzoa/{figure}.png"]
@@ -146,6 +167,19 @@ def test_report_holds_the_scorecard_and_every_figure(built: dict) -> None:
         assert contents["results"][f"figures/dzoa/{figure}.png"]["data_uri"][:2000] in shown
 
 
+def test_the_report_of_a_config_not_built_is_refused_in_one_line(built: dict) -> None:
+    """Every config writes to the same paths: the report of one whose jobs are not built would pack another's."""
+    other = yaml.safe_dump({"dzoa": {**CONFIG["dzoa"], "outer_iterations": 12}})
+    (built["work"] / "config/other.yaml").write_text(other)
+    refused = snakemake(built, "--configfile", "config/other.yaml", "--report", "other.html")
+    assert refused.returncode == 1 and not (built["work"] / "other.html").exists()
+    lines = [line for line in refused.stderr.splitlines() if line.startswith("dpdl: no report written")]
+    assert len(lines) == 1 and "jobs of config/other.yaml are not built or out of date" in lines[0], refused.stderr
+    assert "Missing metadata" not in refused.stderr and "Traceback" not in refused.stderr
+    again = snakemake(built, "--dry-run")  # the refusal left no lock and changed nothing
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
 def find_browser_or_none() -> str | None:
     try:
         return find_browser()
@@ -159,6 +193,7 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     from dpdl.publish import MANIFEST, README_BEGIN, README_END, RESULTS, readme_results
 
     work = built["work"]
+    shutil.rmtree(work / "published")  # the real snapshot's verdicts the build showed; this test publishes its own
     head = commit_build(built)
     (work / "README.md").write_text(f"# x\n\n{README_BEGIN}\nold text\n{README_END}\n\nafter\n")
 

@@ -2,10 +2,12 @@
 # of every run, the provenance of the data and software. Paths live in dpdl.paths.
 
 
-# One row per registered claim of every study: paper value, ours, tolerance, verdict.
+# One row per registered claim of every study: paper value, ours, tolerance, verdict; beside each claim
+# the build did not run, the published snapshot's verdict (marked as the snapshot's, with its commit).
 rule summary_scorecard:
     input:
         unpack(get_study_scorecard_inputs),
+        published=paths.published_verdict_inputs,
     output:
         csv=report(
             paths.scorecard_path("csv"),
@@ -29,9 +31,10 @@ rule summary_scorecard:
             f"--readings {input.readings}" if "readings" in input.keys() else ""
         ),
         audits=get_audit_option,
+        published=paths.PUBLISHED,
     shell:
         "python -m dpdl scorecard --studies {params.studies} --claims {input.claims} {params.readings}"
-        " {params.audits}"
+        " {params.audits} --published {params.published}"
         " --out {output.csv} {output.md} {output.html} > {log} 2>&1"
 
 
