@@ -1,6 +1,7 @@
 """CI runs the README: the README's install line and its two commands are, word for word, the lines of
 `.ci/run`'s README stage, which runs them in a clean copy without the data mirror, before the mirrored
-build of the ci config, and is the only place CI runs the tests."""
+build of the ci config, and is where CI runs the whole suite (the files that skip without JAX run again
+where the extras are installed)."""
 
 from __future__ import annotations
 
@@ -43,11 +44,14 @@ def test_ci_runs_the_readmes_install_line_and_two_commands_word_for_word() -> No
     assert ci_lines(ci.replace("uv run pytest\n", "uv run pytest -x\n")) != lines
 
 
-def test_the_readme_stage_runs_without_the_mirror_before_the_mirrored_build_and_alone_runs_the_tests() -> None:
+def test_the_readme_stage_runs_without_the_mirror_before_the_mirrored_build_and_runs_the_whole_suite() -> None:
     ci = (ROOT / ".ci/run").read_text()
     before, stage = ci.split(BEGIN, 1)[0], ci.split(BEGIN, 1)[1].split(END, 1)[0]
     subshell = before[before.rindex("(\n") :]
     assert "unset DPDL_DATA_MIRROR" in subshell and 'export HOME="$readme/home"' in subshell
     assert ci.index(END) < ci.index("uv run snakemake --cores 2 --configfile config/ci.yaml")
     runs = [command(line) for line in ci.splitlines() if command(line).startswith("uv run pytest")]
-    assert runs == ["uv run pytest"] and "uv run pytest" in stage  # the suite runs once, in the README stage
+    assert "uv run pytest" in stage and runs[0] == "uv run pytest"  # the whole suite once, in the README stage
+    # then only the files that skip in the README's lean environment (no JAX), where the extras are installed
+    assert runs[1:] == ["uv run pytest $(grep -rl 'importorskip(\"jax\")' tests | sort)"]
+    assert "--all-extras" in ci[: ci.index(BEGIN)]
