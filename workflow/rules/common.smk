@@ -160,10 +160,12 @@ def get_buildable(wildcards):
 
 def print_scorecard_summary():
     """At the end of a build of the default target: where the scorecard is, what it decided at this
-    scale and why not more, and where the paper-scale verdicts are (dpdl.summary.decided_lines)."""
+    scale and why not more, and where the paper-scale verdicts are (dpdl.summary.decided_lines).
+    """
     scorecard = Path(paths.scorecard_path("csv"))
     if get_availability.cache_info().currsize and scorecard.is_file():
-        from dpdl.summary import end_message  # the statistics: only once the build is done
+        # the statistics: only once the build is done
+        from dpdl.summary import end_message
 
         named = paths.config_label(workflow.config_settings.configfiles)
         print(end_message(scorecard, named), file=sys.stderr)
