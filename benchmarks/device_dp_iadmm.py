@@ -97,11 +97,13 @@ PART_BYTES = 16_000_000  # the largest file the device's output may hold (the ta
 
 
 def install_wheels(folder: Path) -> None:
-    """Install the missing ``DEVICE_PACKAGES`` from ``folder`` (no index)."""
+    """Install every wheel of ``folder`` (no index, no dependency resolution) when a ``DEVICE_PACKAGES`` module is
+    missing: the folder holds them and their own needs, and dp-accounting 0.6.0's pin ``attrs<24`` would refuse
+    the GPU image's attrs 26.1 (seen on the H200, 2026-11-28), under which it works."""
     missing = [name for module, name in DEVICE_PACKAGES.items() if importlib.util.find_spec(module) is None]
     if missing:
-        command = [sys.executable, "-m", "pip", "install", "--no-index", "--find-links", str(folder), *missing]
-        subprocess.run(command, check=True)
+        wheels = [str(path) for path in sorted(folder.glob("*.whl"))]
+        subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", *wheels], check=True)
 
 
 class Report:
@@ -546,9 +548,12 @@ def print_plan(config: dict, rate_highest: float, published: Path) -> None:
     print(f"  with jax_tf32 (step 2b passed): {seeds} seeds; with jax (HIGHEST): {LONG_SEEDS_HIGHEST} seeds")
 
 
-def run_long(report: Report, build: Path, config: dict, card: Path, data: Path, out: Path, stop_at: float, backend):
+def run_long(
+    report: Report, build: Path, config: dict, card: Path, data: Path, out: Path, stop_at: float, backend, chunk=None
+):
     """Step 5: the long batches of ``config`` on ``backend`` (``jax_tf32`` or ``jax``) until ``stop_at`` (a
-    ``time.time()``), each saving its state every ``LONG_SAVE_EVERY_S`` and at the stop; packed after each."""
+    ``time.time()``), each saving its state every ``LONG_SAVE_EVERY_S`` and at the stop; packed after each.
+    ``chunk``: iterations per call of the program (the default's 1,000; fewer in ``--cpu``'s toy runs)."""
     import numpy as np
 
     from dpdl.studies.dp_iadmm.run import CHECKPOINT_NAME, run_jobs_together
@@ -565,7 +570,7 @@ def run_long(report: Report, build: Path, config: dict, card: Path, data: Path, 
         if not chosen:
             continue
         start, resumed = time.perf_counter(), (Path(chosen[0].outputs[0]).parent / CHECKPOINT_NAME).exists()
-        left = run_jobs_together(chosen, data, checkpoint_every_s=LONG_SAVE_EVERY_S, stop_at=stop_at)
+        left = run_jobs_together(chosen, data, checkpoint_every_s=LONG_SAVE_EVERY_S, stop_at=stop_at, chunk=chunk)
         spent = time.perf_counter() - start
         record = {"cells": batch, "wall_s": spent, "resumed": resumed, "finished": not left, "backend": backend}
         if left:
@@ -755,8 +760,9 @@ def main() -> int:
             if args.cpu:
                 long_config["dp_iadmm"].update(long_iterations=40, long_log_every=10, long_seeds=2)
             stop_at = time.time() + args.deadline - (time.perf_counter() - started) - args.margin
+            chunk = 10 if args.cpu else None  # save points within the toy runs
             report.attempt(
-                "step 5", run_long, report, build, long_config, args.card, args.data, args.out, stop_at, backend
+                "step 5", run_long, report, build, long_config, args.card, args.data, args.out, stop_at, backend, chunk
             )
             report.save()
     parts = pack(build, args.out)

@@ -145,6 +145,62 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     assert "3. 5 run jobs on the jax backend, batched" in (out / "device.txt").read_text()
 
 
+def test_the_device_scripts_long_step_stops_at_its_deadline_and_a_second_call_resumes_it(tmp_path) -> None:
+    """Step 5 (issue 63) on the CPU: with a deadline that has passed, the first long batch saves its state after
+    its first chunk and stops (the plan's later batches are not started); the tarball carries the state; a second
+    call given the unpacked build (``--long-backend``, skipping step 2b) resumes it, and finishes every long job."""
+    import json
+    import subprocess
+    import sys
+    import tarfile
+    from pathlib import Path
+
+    import yaml
+
+    from dpdl.io import save_npz, sha256_file
+
+    rng = np.random.default_rng(1)
+    npz, card = tmp_path / "mnist.npz", tmp_path / "mnist.json"
+    save_npz(npz, {
+        "X_train": rng.integers(0, 256, (200, 784), dtype=np.uint8),
+        "y_train": rng.integers(0, 10, 200).astype(np.uint8),
+        "X_test": rng.integers(0, 256, (50, 784), dtype=np.uint8), "y_test": rng.integers(0, 10, 50).astype(np.uint8),
+        "pixel_divisor": np.int32(255),
+    })  # fmt: skip
+    card.write_text(json.dumps({"npz_sha256": sha256_file(npz), "name": "dp_iadmm/mnist", "classes": 10}))
+    root = Path(__file__).resolve().parents[2]
+    config = yaml.safe_load((root / "config/paper_mnist_long.yaml").read_text())
+    config["dp_iadmm"]["cells"] = [c for c in config["dp_iadmm"]["cells"] if c.endswith("eps0.01")]  # Remark 3's
+    (tmp_path / "long.yaml").write_text(yaml.safe_dump(config))
+    build, first, second = tmp_path / "build", tmp_path / "first", tmp_path / "second"
+    command = [sys.executable, "benchmarks/device_dp_iadmm.py", "--cpu", "--data", str(npz), "--card", str(card)]
+    command += ["--only-long", "--long", str(tmp_path / "long.yaml")]
+    stopped = subprocess.run(
+        [*command, "--out", str(first), "--build", str(build), "--deadline", "0", "--margin", "0"],
+        cwd=root, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert stopped.returncode == 0, stopped.stderr[-3000:]
+    long = json.loads((first / "device.json").read_text())["long"]
+    assert len(long) == 1 and long[0]["stopped_after_iteration"] == 10 and not long[0]["finished"]
+    carried = tmp_path / "carried"
+    with tarfile.open(first / "dp_iadmm_device.tar.gz") as archive:
+        archive.extractall(carried, filter="data")
+    assert (carried / "results/dp_iadmm/runs/long/mnist/objt/eps0.01/.checkpoint").is_file()
+    resumed = subprocess.run(
+        [*command, "--out", str(second), "--build", str(carried), "--long-backend", "jax_tf32", "--deadline", "600"],
+        cwd=root, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    values = json.loads((second / "device.json").read_text())
+    assert "tf32" not in values and [r["finished"] for r in values["long"]] == [True, True, True]
+    assert [r["resumed"] for r in values["long"]] == [True, False, False]
+    with tarfile.open(second / "dp_iadmm_device.tar.gz") as archive:
+        names = set(archive.getnames())
+    for variant in ("objt", "outp", "objp"):
+        assert f"results/dp_iadmm/runs/long/mnist/{variant}/eps0.01/seed1.npz" in names
+    assert not any(name.endswith(".checkpoint") for name in names)
+
+
 @pytest.mark.parametrize("backend", ["jax", "jax_tf32"])
 def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path, backend) -> None:
     """``dp_iadmm.backend: jax`` (or ``jax_tf32``) reaches the run job through its Snakemake params: ``dpdl dp_iadmm

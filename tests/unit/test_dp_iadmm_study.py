@@ -417,7 +417,7 @@ def test_a_batch_stopped_at_its_deadline_resumes_in_another_folder_to_the_uninte
 ) -> None:
     """Issue 63: a long batch saves its state and stops at ``stop_at``; its folder travels as a tarball (the lent
     device's output, carried into the next call) and the batch resumes there to the artifacts of a run never
-    stopped, bit for bit; past the deadline no batch starts."""
+    stopped, bit for bit; once a batch has stopped, no later batch starts."""
     pytest.importorskip("jax")
     import tarfile
 
@@ -444,8 +444,11 @@ def test_a_batch_stopped_at_its_deadline_resumes_in_another_folder_to_the_uninte
     saved = [Path(job.outputs[0]).parent / run.CHECKPOINT_NAME for job in first]
     assert saved[0].exists() and not saved[1].exists()  # the second batch was not started after the first stopped
     assert not any(Path(p).exists() for job in first for p in job.outputs)
-    assert run.run_jobs_together(planned(tmp_path / "late"), npz, stop_at=0.0) == left  # past: nothing started
-    assert not (tmp_path / "late").exists()
+    late = planned(tmp_path / "late")  # started past the deadline: one chunk, saved, stopped; the next not started
+    assert run.run_jobs_together(late, npz, chunk=2, stop_at=0.0) == left
+    assert (Path(late[0].outputs[0]).parent / run.CHECKPOINT_NAME).exists() and not Path(
+        late[1].outputs[0]
+    ).parent.exists()
     with tarfile.open(tmp_path / "out.tar.gz", "w:gz") as archive:  # what the device's $OUT brings back
         archive.add(tmp_path / "first", arcname=".")
     with tarfile.open(tmp_path / "out.tar.gz") as archive:  # carried into the next call

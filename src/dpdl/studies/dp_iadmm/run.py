@@ -11,7 +11,6 @@ import concurrent.futures
 import json
 import logging
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -361,9 +360,10 @@ def run_jobs_together(
     write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs.
 
     Each batch saves its state beside its first job's outputs every ``checkpoint_every_s`` seconds and resumes
-    from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a batch saves its state and
-    stops, and the batches after it are not started: returns the labels of the jobs left unfinished (issue 63:
-    a long job goes on in the next call of a lent device). ``chunk``: iterations per call of the program.
+    from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a batch saves its state at its
+    next save point (after its first chunk, if it started past it) and stops, and the batches after it are not
+    started: returns the labels of the jobs left unfinished (issue 63: a long job goes on in the next call of a
+    lent device). ``chunk``: iterations per call of the program.
     """
     from dpdl.runs import package_versions, stopwatch
 
@@ -384,7 +384,7 @@ def run_jobs_together(
     written = []
     for group in groups.values():
         label = f"{len(group)} jobs: {', '.join(job.label for job in group)}"
-        if unfinished or (stop_at is not None and time.time() >= stop_at):
+        if unfinished:  # an earlier batch stopped at the deadline: this one is not started
             unfinished += [job.label for job in group]
             continue
         log.info("%s: one batch on the jax backend", label)

@@ -104,7 +104,7 @@ def privacy_footnote(agg: pd.DataFrame) -> str:
     mechanism: the PLD epsilon is 0.00015). A run whose composed epsilon is above its nominal one (a
     calibration that does not cover its releases) is named instead.
     """
-    from dpdl.studies.wddp.tables import BUDGET_RELATIVE_SLACK
+    from dpdl.studies.wddp.run import BUDGET_RELATIVE_SLACK
 
     private = agg[agg["algorithm"] != NONPRIVATE]
     spent = private.groupby("epsilon").agg(rdp=("eps_composed_rdp", "max"), pld=("eps_composed_pld", "max"))

@@ -9,11 +9,10 @@ import numpy as np
 import pandas as pd
 
 from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name
-from dpdl.studies.wddp.run import LIPSCHITZ, cell_partitions, noise_std, run_privacy
+from dpdl.studies.wddp.run import BUDGET_RELATIVE_SLACK, LIPSCHITZ, cell_partitions, noise_std, run_privacy
 from dpdl.verdicts.inputs import Outcome
 
 SIZE_RELATIVE_SLACK = 1e-9  # sigma ratios are exact up to floating point
-BUDGET_RELATIVE_SLACK = 1e-6  # the accountants' numerical slack on a composed epsilon
 
 # Kang, Liu & Wang, Table 1 (row labels inferred, wddp.md 3): method, noise bound, excess-risk
 # bound, distributed, non-convex, and the algorithm of ours that implements the row ("" if none).
