@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from dpdl.audit.premises import ledger_shown
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
@@ -569,8 +570,21 @@ def _audit(card: pd.DataFrame, folder: Path) -> list[Block]:
             "The paper's privacy claims, tested by an empirical audit (runs on neighbouring datasets; "
             "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it):",
         ),
-        Block("table", table=privacy[["id", "paper_value", "our_value", "verdict", "detail"]]),
+        Block("table", table=privacy[["id", "paper_value", "our_value", "verdict", "deciding_cell", "detail"]]),
     ]
+    ledger_path = folder / "audit" / "premises.csv"
+    if ledger_path.is_file():
+        ledger = pd.read_csv(ledger_path)
+        deciding = {cell.split(" (")[0] for cell in privacy["deciding_cell"] if cell}
+        blocks += [
+            Block(
+                "text",
+                "The deciding cells' premises (audit/premises.csv: each of the paper's stated assumptions, "
+                "declared within or outside and measured on the cell's canary pair; a refutation counts against "
+                "the paper only from a cell within every one):",
+            ),
+            Block("table", table=ledger_shown(ledger, deciding)),
+        ]
     if (folder / AUDIT_TABLE).is_file():
         audit = _read_card(folder / AUDIT_TABLE)
         shown = ["claim", "cell", "algorithm", "score", "runs", "claimed_epsilon", "delta", "eps_lb", "refutes"]

@@ -23,10 +23,11 @@ import pandas as pd
 
 from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit
 from dpdl.audit.cells import WHITE_BOX
+from dpdl.audit.premises import cells_within, check_ledger, left_premises, premise_ledger, project_premises
 from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
-from dpdl.judgement import NOT_AT_SCALE, NOT_REFUTED, REFUTED
+from dpdl.judgement import CODE_REFUTED, NOT_AT_SCALE, NOT_REFUTED, REFUTED, REFUTED_OUTSIDE
 from dpdl.post_hoc import flags
 from dpdl.studies import audit_module
 
@@ -169,9 +170,61 @@ def _accountant(value: float) -> str:
     return "n/a (pure DP)" if math.isnan(value) else _number(value)
 
 
-def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT_BUILT) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s privacy claims, judged from its audit table (or not built)."""
+def study_ledger(study: str) -> pd.DataFrame:
+    """The study's premise ledger (:mod:`dpdl.audit.premises`), checked: a function of the code alone."""
+    return check_ledger(premise_ledger(audit_module(study)))
+
+
+def _strongest(rows: pd.DataFrame) -> pd.Series:
+    return rows.loc[(rows["eps_lb"] - rows["claimed_epsilon"]).idxmax()]
+
+
+def privacy_verdict(claim, own: pd.DataFrame, ledger: pd.DataFrame) -> tuple[str, pd.Series, str]:
+    """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the premise ledger.
+
+    An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted". Else
+    "privacy claim refuted by experiment" only when a cell within every stated premise refutes it, decided by
+    the strongest such cell; refuting cells all outside a premise: "refuted only outside the paper's premises",
+    decided by the strongest of them. Otherwise not refuted, decided by the strongest cell within the premises
+    (any cell where none is within them).
+    """
+    missing = sorted(set(own["cell"]) - set(ledger["cell"]))
+    if missing:
+        raise ArtifactError(f"{claim.id}: audited cells {missing} have no premise ledger (dpdl.audit.premises)")
+    within = own[own["cell"].isin(cells_within(ledger))]
+    refuting = own[own["refutes"]]
+    if claim.code and len(refuting):
+        deciding = _strongest(refuting)
+        return CODE_REFUTED, deciding, f"an implementation finding on {claim.code}, not a guarantee the paper states"
+    if len(within[within["refutes"]]):
+        return REFUTED, _strongest(within[within["refutes"]]), "within every premise the paper states"
+    if len(refuting):
+        deciding = _strongest(refuting)
+        left = "; ".join(left_premises(ledger, deciding["cell"]))
+        strongest = (
+            f"; within the premises the strongest cell, {_strongest(within)['cell']}, gives eps_LB "
+            f"{_number(_strongest(within)['eps_lb'])}"
+            if len(within)
+            else "; no audited cell stays within them"
+        )
+        return REFUTED_OUTSIDE, deciding, f"its canary leaves {left}{strongest}"
+    deciding = _strongest(within if len(within) else own)
+    rests = (
+        "within every premise the paper states"
+        if len(within)
+        else "outside " + "; ".join(left_premises(ledger, deciding["cell"]))
+    )
+    return NOT_REFUTED, deciding, rests
+
+
+def privacy_claim_rows(
+    study: str, table: pd.DataFrame | None, detail: str = NOT_BUILT, ledger: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger (or not
+    built). ``ledger`` defaults to the study's, computed from the code (:func:`study_ledger`)."""
     rows = []
+    if table is not None and ledger is None:
+        ledger = study_ledger(study)
     for claim in audit_module(study).PRIVACY_CLAIMS:
         own = None if table is None else table[table["claim"] == claim.id]
         row = dict.fromkeys(SCORECARD_COLUMNS, "")
@@ -182,15 +235,18 @@ def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT
             form="audit",
             where=claim.where,
             statement=claim.statement,
-            tolerance="refuted when eps_LB > the claimed epsilon (an audit cannot prove a claim)",
-            justification="DP bounds every test's TPR by e^eps FPR + delta (Kairouz et al. 2015)",
+            tolerance="refuted when eps_LB > the claimed epsilon in a cell within every premise the paper states "
+            "(an audit cannot prove a claim)",
+            justification="DP bounds every test's TPR by e^eps FPR + delta (Kairouz et al. 2015), for the "
+            "neighbouring datasets its premises allow",
             verdict=NOT_AT_SCALE,
             post_hoc=flags(claim.id),
             detail=detail,
         )
         if own is not None and len(own):
-            deciding = own.loc[(own["eps_lb"] - own["claimed_epsilon"]).idxmax()]
+            verdict, deciding, rests = privacy_verdict(claim, own, ledger)
             refuting = own[own["refutes"]]
+            project = "; ".join(project_premises(ledger, deciding["cell"]))
             row.update(
                 paper_value=", ".join(sorted({f"eps {_number(e)}" for e in own["claimed_epsilon"]})),
                 our_value=f"eps_LB {_number(deciding['eps_lb'])} (ceiling {_number(deciding['ceiling'])})",
@@ -198,13 +254,14 @@ def privacy_claim_rows(study: str, table: pd.DataFrame | None, detail: str = NOT
                 ci_low=_number(deciding["eps_lb"]),
                 test=f"Clopper-Pearson eps_LB at {deciding['confidence']:.4g} (Bonferroni over {len(own)})",
                 n_seeds=int(own["runs"].max()),
-                verdict=REFUTED if len(refuting) else NOT_REFUTED,
+                verdict=verdict,
                 cells_for=len(refuting),
                 cells_against=len(own) - len(refuting),
                 deciding_cell=f"{deciding['cell']} ({deciding['score']})",
                 detail=f"claimed eps {_number(deciding['claimed_epsilon'])} at delta {deciding['delta']:g}, "
                 f"accountant {_accountant(deciding['accountant_epsilon'])}, "
-                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side",
+                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side; "
+                f"premises: {rests}" + (f"; the project's own choices: {project}" if project else ""),
                 switches=deciding["switches"],
                 scale=json.dumps({"audit_runs": int(own["runs"].max())}),
             )

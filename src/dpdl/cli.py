@@ -333,7 +333,7 @@ def _audits(paths: list[Path]) -> dict:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Write one study's audit table (CSV, Markdown) and its provenance (JSON)."""
-    from dpdl.audit_report import audit_markdown, audit_study
+    from dpdl.audit_report import audit_markdown, audit_study, study_ledger
     from dpdl.io import write_json, write_text
     from dpdl.studies import ALL
 
@@ -341,6 +341,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise ConfigError(f"--study: unknown {args.study!r}; expected one of {ALL}")
     if args.runs < 20 or args.seed < 0:
         raise ConfigError(f"--runs must be >= 20 and --seed >= 0, got {args.runs} and {args.seed}")
+    study_ledger(args.study)  # fails before any run when a cell's declared premises contradict its canary pair
     table, provenance = audit_study(args.study, args.runs, args.seed)
     write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], audit_markdown(args.study, table))

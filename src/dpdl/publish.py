@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.audit_report import privacy_with_audit, read_audit
+from dpdl.audit_report import privacy_with_audit, read_audit, study_ledger
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
@@ -47,6 +47,7 @@ from dpdl.summary import (
     counted,
     headline,
     merge_scorecards,
+    privacy_headline,
     scorecard_markdown,
     scorecard_problems,
     verdict_counts,
@@ -643,7 +644,9 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
     }
     card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests}, audits=audits)
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
+    ledgers = {f"{study}/audit/premises.csv": study_ledger(study) for study in audits}
     return {
+        **{name: ledger.to_csv(index=False, lineterminator="\n") for name, ledger in ledgers.items()},
         "readings.csv": readings_csv,
         "scorecard.csv": card.to_csv(index=False, lineterminator="\n"),
         "scorecard.md": scorecard_markdown(card),
@@ -786,6 +789,9 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         + "\nThe papers' privacy claims, tested by the empirical audit (runs on neighbouring datasets; eps_LB is "
         "a 95% lower bound on epsilon; an audit can refute a claim, never prove it; `<study>/audit/`):\n\n"
         + markdown_table(published[published["kind"] == PRIVACY_CLAIM][PRIVACY_SHOWN])
+        + "\n"
+        + privacy_headline(published)
+        + " Each audited cell's premises, measured on its canary pair: `<study>/audit/premises.csv`.\n"
         + "\nHeadline claims whose verdict differs under another reading (a sensitivity analysis: the default "
         "gives the headline; n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
         + _reading_dependent(table, set(headline(published)["id"]))

@@ -34,7 +34,7 @@ from dpdl.claims import (
 )
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
-from dpdl.judgement import NOT_PUBLISHED, NOT_REFUTED, NOT_RUN, REFUTED
+from dpdl.judgement import CODE_REFUTED, NOT_PUBLISHED, NOT_REFUTED, NOT_RUN, REFUTED, REFUTED_OUTSIDE
 from dpdl.runs import package_versions, read_card, read_run, run_charge
 from dpdl.studies import ALL, audit_module, study_module
 from dpdl.studies.common import DEFAULT
@@ -89,6 +89,8 @@ VERDICT_COLOURS = {
     NOT_AT_SCALE: "#e8e8e8",
     UNAVAILABLE: "#fbe9c6",
     REFUTED: "#e8a39a",
+    REFUTED_OUTSIDE: "#f0c8c2",
+    CODE_REFUTED: "#f3d6cf",
     NOT_REFUTED: "#e6eef5",
 }
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
@@ -352,7 +354,35 @@ def headline_counts(card: pd.DataFrame) -> str:
         + "\nPrivacy claims (each paper's (epsilon, delta)-DP guarantee), tested by the empirical audit, which can\n"
         "refute a claim but never prove one (`results/audit/`):\n\n"
         + markdown_table(verdict_counts(counted(card, (PRIVACY_CLAIM,))))
+        + "\n"
+        + privacy_headline(card)
+        + "\n"
     )
+
+
+def privacy_headline(card: pd.DataFrame) -> str:
+    """The privacy verdicts in one sentence, counted by the premise rules of :mod:`dpdl.audit_report` (issue 58):
+    refuted only by a cell within every premise the paper states; refutations outside a premise, and of someone's
+    code, counted apart."""
+    privacy = counted(card, (PRIVACY_CLAIM,))
+    verdicts = privacy["verdict"]
+    code = privacy[verdicts == CODE_REFUTED]
+    guarantees = privacy[verdicts != CODE_REFUTED] if len(code) else privacy
+    count = {verdict: int((guarantees["verdict"] == verdict).sum()) for verdict in (REFUTED, REFUTED_OUTSIDE)}
+    sentence = (
+        f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are refuted by a cell within "
+        f"every premise its paper states, {count[REFUTED_OUTSIDE]} only by cells outside one (named in each "
+        f"verdict's detail), {int((guarantees['verdict'] == NOT_REFUTED).sum())} are not refuted"
+    )
+    undecided = len(guarantees) - sum(count.values()) - int((guarantees["verdict"] == NOT_REFUTED).sum())
+    sentence += f" and {undecided} have no audit verdict" if undecided else ""
+    if len(code):
+        sentence += (
+            f"; apart, {len(code)} audit of someone's code refutes the code's guarantee (an implementation finding: "
+            + ", ".join(code["id"])
+            + ")"
+        )
+    return sentence + "."
 
 
 def scorecard_markdown(card: pd.DataFrame) -> str:

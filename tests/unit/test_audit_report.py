@@ -12,6 +12,7 @@ import pytest
 from dpdl import audit_report
 from dpdl.audit.bounds import gaussian_dp_epsilon
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.premises import Premise
 from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.judgement import NOT_AT_SCALE, NOT_REFUTED, REFUTED
 
@@ -32,6 +33,7 @@ def _cell(name: str, claim: str) -> AuditCell:
         canary="mean shifted by 1",
         accountant_epsilon=gaussian_dp_epsilon(1 / SIGMA, 1e-5),
         noise="gaussian",
+        premises={"neighbours": True},
     )
 
 
@@ -50,7 +52,11 @@ def _fake_study(bug_factor: float) -> SimpleNamespace:
 
     claim = PrivacyClaim(id="fake.privacy.gauss", study="fake", where="Theorem 1", statement="(1, 1e-5)-DP")
     return SimpleNamespace(
-        PRIVACY_CLAIMS=(claim,), AUDIT_CELLS=(_cell("gauss_eps1", claim.id),), audit_scores=audit_scores
+        PRIVACY_CLAIMS=(claim,),
+        AUDIT_CELLS=(_cell("gauss_eps1", claim.id),),
+        audit_scores=audit_scores,
+        PREMISES=(Premise("neighbours", "replace-one", "Def. 1", "one record replaced", 1.0, "records differing"),),
+        premise_measures=lambda cell: {"neighbours": 1.0},  # the premise ledger is tested in test_audit_premises
     )
 
 

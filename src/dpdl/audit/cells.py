@@ -66,6 +66,10 @@ class AuditCell:
     accountant_epsilon: float | None = None
     noise: str = ""  # "gaussian" when the released noise is Gaussian (a Gaussian-DP fit applies)
     runs_scale: int = 1  # this cell runs audit.runs x runs_scale per side (cheap cells with a small claimed epsilon)
+    # premise id -> True (the canary pair stays within the paper's assumption) or False (it leaves it), for every
+    # premise of the study's PREMISES; checked on the pair by dpdl.audit.premises
+    premises: Mapping[str, bool] = field(default_factory=dict)
+    project_premises: tuple[str, ...] = ()  # the project's own choices the cell rests on (named in the verdict)
 
 
 @dataclass(frozen=True)
@@ -76,3 +80,6 @@ class PrivacyClaim:
     study: str
     where: str
     statement: str
+    # an audit of someone's code rather than of a guarantee the paper states: the code and its commit
+    # (its refutation is an implementation finding, counted apart)
+    code: str = ""

@@ -25,6 +25,7 @@ J(n) / C(n) are the journal / conference equations; G# the gaps of ``notes/zhang
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from scipy.special import expit
 from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, connected_graph
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.premises import Premise, differing_records
 from dpdl.data.partition import equal_shards
 from dpdl.privacy import composed_epsilon
 from dpdl.studies.dvp_pvp import grid
@@ -73,6 +75,44 @@ PRIVACY_CLAIMS = (
         "of f_p(t) is bounded as in (17)': each broadcast V_p(t) = f_p(t) + eps_p(t) is alpha_p(t)-DP (G4)",
     ),
 )
+
+
+# The papers' stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
+PREMISES = (
+    Premise(
+        "record_norm",
+        "features of norm at most 1 (Assumption 3)",
+        "Assumption 3 (J and C)",
+        "'||x_ip|| <= 1 and |y_ip| = 1'",
+        1.0,
+        "the largest l2 norm of the canary record on D and on D'",
+    ),
+    Premise(
+        "label_domain",
+        "labels +-1 (Assumption 3)",
+        "Assumption 3 (J and C)",
+        "'||x_ip|| <= 1 and |y_ip| = 1'",
+        0.0,
+        "the number of the canary record's labels (on D and D') with |y| != 1",
+    ),
+    Premise(
+        "neighbours",
+        "neighbours at Hamming distance 1",
+        "Definition 1, J(12); Theorem 1 (17)",
+        "'for any D'_p with H_d(D, D'_p) = 1'",
+        1.0,
+        "the number of records in which D and D' differ",
+    ),
+    Premise(
+        "adversary",
+        "the adversary sees every iterate",
+        "Definition 1, J(12) (C's Type 2 adversary)",
+        "the adversary sees all intermediate iterates a node sends and the final output",
+        math.nan,
+        "by construction: the cell scores the first release given the public history",
+    ),
+)
+_WITHIN = {premise.id: True for premise in PREMISES}
 
 
 @dataclass(frozen=True)
@@ -157,6 +197,12 @@ def neighbours(algorithm: str) -> tuple[NodeData, NodeData]:
     e_2 but the canary's and rho's: f_p(1) moves by as much as J(33) allows). The canary: y = +1,
     x = (-cos phi, +sin phi) on D and its mirror image (-cos phi, -sin phi) on D'.
     """
+    return tuple(NodeData.from_shards(x, y, list(shards())) for x, y in _records(algorithm))
+
+
+@functools.cache
+def _records(algorithm: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """((x_D, y_D), (x_D', y_D')): the records behind :func:`neighbours`, one array of rows per side."""
     rng = np.random.default_rng(DATA_SEED)
     rows = AGENTS * SAMPLES_PER_NODE
     if algorithm == "dvp":
@@ -171,7 +217,7 @@ def neighbours(algorithm: str) -> tuple[NodeData, NodeData]:
         x_side, y_side = x.copy(), labels.copy()
         x_side[canary_row()] = -np.cos(CANARY_ANGLE), sign * np.sin(CANARY_ANGLE)
         y_side[canary_row()] = 1.0
-        sides.append(NodeData.from_shards(x_side, y_side, list(shards())))
+        sides.append((x_side, y_side))
     return sides[0], sides[1]
 
 
@@ -262,7 +308,20 @@ def _make_cell(spec: _Spec) -> AuditCell:
         switches={**grid.switches(values), "eta_choice": spec.why, "samples_per_node": str(SAMPLES_PER_NODE)},
         accountant_epsilon=None,  # one pure alpha-DP release at delta 0: the accountant adds nothing
         noise="norm_exponential",
+        premises=_WITHIN,
+        project_premises=(f"the penalty eta = {spec.eta:g}: {spec.why}",),
     )
+
+
+def premise_measures(cell: AuditCell) -> dict[str, float]:
+    """Each premise's bound computed on the cell's canary pair (:data:`PREMISES`), from its data alone."""
+    (x_d, y_d), (x_n, y_n) = _records(_SPECS[cell.name].algorithm)
+    row = canary_row()
+    return {
+        "record_norm": float(max(np.linalg.norm(x_d[row]), np.linalg.norm(x_n[row]))),
+        "label_domain": float(np.count_nonzero(np.abs(np.array([y_d[row], y_n[row]])) != 1.0)),
+        "neighbours": differing_records(x_d, y_d, x_n, y_n),
+    }
 
 
 _SPECS = {_spec_name(spec): spec for spec in _AUDITED}

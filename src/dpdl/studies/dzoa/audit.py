@@ -24,6 +24,7 @@ of ``tune.step_scales`` ((27) inverted), ``dpdl.algorithms.dzoa_dpadmm.dp_admm``
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from dpdl import privacy
 from dpdl.algorithms import dzoa as dzoa_algorithm
 from dpdl.algorithms import dzoa_dpadmm
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.premises import Premise, differing_records
 from dpdl.data import lasso as lasso_data
 from dpdl.models import lasso
 from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
@@ -82,6 +84,50 @@ PRIVACY_CLAIMS = (
         "(epsilon, delta)-DP",
     ),
 )
+
+
+# The papers' stated assumptions (issue 58's premise ledger), each measured on a cell's canary pair by
+# premise_measures. Assumption 3 bounds every per-record loss gradient by c1, so one replaced record changes the
+# gradient by at most 2 c1: the only use Lemma 3 (24) and DP-ADMM's Delta (note 4.3) make of it, measured here at
+# the audited point beta = 0 (every cell audits the first release from the known start). Whether the paper's own
+# records satisfy ||grad l|| <= c1 is a claim about the data, not about a canary pair (issue 58, item 3).
+PREMISES = (
+    Premise(
+        "record_norm",
+        "rows of norm at most 1",
+        "Section VI",
+        "'The data are preprocessed by ... normalizing the rows to enforce their l2-norm to be less than 1'",
+        1.0,
+        "the largest l2 norm of the replaced record on D and on D'",
+    ),
+    Premise(
+        "gradient_bound",
+        "gradient bound c1 = 1 (Assumption 3)",
+        "Assumption 3, Lemma 3 (24) and Section VI",
+        "'Under Assumption 3 ...' (Theorem 1); Section VI: 'Therefore, we have c1 = 1'",
+        2.0 * grid.GRADIENT_BOUND,
+        "||grad l(x_D, y_D; 0) - grad l(x_D', y_D'; 0)|| for the per-record loss l = (x'beta - y)^2 at the audited "
+        "start beta = 0, against 2 c1",
+    ),
+    Premise(
+        "neighbours",
+        "replace-one neighbours",
+        "Theorem 1, (26)",
+        "'datasets D and D' differing in one sample'",
+        1.0,
+        "the number of records in which D and D' differ",
+    ),
+    Premise(
+        "adversary",
+        "the adversary sees the shared estimates",
+        "Section III-D",
+        "the adversary, a network member or an eavesdropper, sees every shared local estimate, never the data",
+        math.nan,
+        "by construction: the cell scores the canary agent's first shared release only",
+    ),
+)
+_WITHIN = {"record_norm": True, "gradient_bound": True, "neighbours": True, "adversary": True}
+_OUTSIDE_GRADIENT = {**_WITHIN, "gradient_bound": False}
 
 
 @functools.cache
@@ -155,6 +201,13 @@ def _make_cell(spec: _Spec) -> AuditCell:
     released = _RELEASED[spec.algorithm].format(agent=CANARY_AGENT + 1)
     if spec.claim == TOTAL:
         released += f"; the first of the M = {values['outer_iterations']} iterations Theorem 2 covers"
+    project = [
+        f"loss_scale: {values['loss_scale']} (each agent's loss summed over its N_k records; the paper's Delta "
+        "averages them)",
+        "the first release from the known start beta = gamma = 0",
+    ]
+    if spec.algorithm == "dpadmm":
+        project.append(f"DP-ADMM's Gaussian constant {values['dpadmm_gauss_constant']} (note 4.4)")
     return AuditCell(
         study=grid.STUDY,
         name=_spec_name(spec),
@@ -168,6 +221,8 @@ def _make_cell(spec: _Spec) -> AuditCell:
         switches=switches,
         accountant_epsilon=_accountant_epsilon(spec, values),
         noise="gaussian",
+        premises=_OUTSIDE_GRADIENT if spec.canary == "extreme" else _WITHIN,
+        project_premises=tuple(project),
     )
 
 
@@ -386,6 +441,22 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
             kwargs = {"inverse_prox_step": inverse, "noise_std": noise, "values": values, "scale": scale}
             released.append(dpadmm_releases(X_k, y_k, seeds, **kwargs))
     return _scores(released, means, declared(spec, values)[1])
+
+
+def premise_measures(cell: AuditCell) -> dict[str, float]:
+    """Each premise's bound computed on the cell's canary pair (:data:`PREMISES`), from its data alone."""
+    spec, values = _SPECS[cell.name], study_values()
+    scale = grid.loss_scale(values, data_options()["samples_per_agent"])
+    (X_d, y_d), (X_n, y_n) = neighbours(spec, values, scale)
+    k, j = CANARY_AGENT, replaced_record(X_n, y_n)
+    x_d, x_n = X_d[k, j], X_n[k, j]
+    gradient_change = 2.0 * (x_d * y_d[k, j] - x_n * y_n[k, j])  # grad (x'b - y)^2 = 2 x (x'b - y), at b = 0
+    return {
+        "record_norm": float(max(np.linalg.norm(x_d), np.linalg.norm(x_n))),
+        "gradient_bound": float(np.linalg.norm(gradient_change)),
+        "neighbours": differing_records(X_d.reshape(-1, X_d.shape[-1]), y_d.ravel(), X_n.reshape(-1, X_n.shape[-1]),
+                                        y_n.ravel()),
+    }  # fmt: skip
 
 
 AUDIT_CELLS = tuple(_make_cell(spec) for spec in _AUDITED)

@@ -39,6 +39,7 @@ from scipy.special import expit
 from dpdl import privacy
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.premises import Premise, differing_records
 from dpdl.studies.wddp import grid
 from dpdl.studies.wddp import run as study_run
 
@@ -66,6 +67,52 @@ PRIVACY_CLAIMS = (
         "the whole T-round run, n the total number of records, whatever m and the n_j",
     ),
 )
+
+
+# The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
+PREMISES = (
+    Premise(
+        "record_norm",
+        "features of norm at most 1",
+        "Appendix A.2",
+        "'x is normalized', which with 0 < h < 1 and |y| <= 1 gives G = 1",
+        1.0,
+        "the largest l2 norm of the replaced record on D and on D'",
+    ),
+    Premise(
+        "label_domain",
+        "labels in {0, 1}",
+        "Appendix A.2, eq. (17)",
+        "the cross-entropy loss -[y log h(z) + (1 - y) log(1 - h(z))] of binary labels y",
+        0.0,
+        "the number of the replaced record's labels (on D and D') outside {0, 1}",
+    ),
+    Premise(
+        "gradient_bound",
+        "G-Lipschitz loss, G = 1",
+        "Theorem 1 and Appendix A.2",
+        "'if l(theta, x, y) is G-Lipschitz over theta ...'; 'G = 1' in all experiments",
+        1.0,
+        "sup over theta of ||grad l|| = ||x|| max(|y|, |1 - y|) for the replaced record on D and on D'",
+    ),
+    Premise(
+        "neighbours",
+        "replace-one neighbours",
+        "Section 3, Theorem 1's proof (eqs. 4-7)",
+        "D and D' differ in a single element (the proof's sensitivity 2G/n)",
+        1.0,
+        "the number of records in which D and D' differ",
+    ),
+    Premise(
+        "adversary",
+        "the released aggregated model",
+        "Section 3",
+        "a trusted server aggregates; differential privacy protects the released aggregated model",
+        math.nan,
+        "by construction: the cell scores the models the server releases (per_round: every broadcast theta_t)",
+    ),
+)
+_WITHIN = {premise.id: True for premise in PREMISES}
 
 
 @dataclass(frozen=True)
@@ -198,7 +245,37 @@ def _make_cell(spec: _Spec) -> AuditCell:
         accountant_epsilon=accountant_epsilon(spec),
         noise="gaussian",
         runs_scale=RUNS_SCALE,
+        premises=_WITHIN,
+        project_premises=_project_premises(spec, settings),
     )
+
+
+def _project_premises(spec: _Spec, settings: dict) -> tuple[str, ...]:
+    """The project's own choices a cell rests on (issue 58): the paper leaves each open."""
+    reading = "Algorithm 1 as printed" if spec.aggregation == "one_shot" else "the proof's reading"
+    choices = [
+        f"aggregation: {spec.aggregation} ({reading})",
+        "per-party noise draws (each party draws its own Gaussian noise)",
+        f"the constant c of (3) from calibration: {settings['calibration']} (the paper says 'some constant c')",
+    ]
+    if spec.canary == "mirrored":
+        choices.append(f"a fixed start theta_0 = {START_NORM:g} e_1 + the study's draw, far from the origin")
+    return tuple(choices)
+
+
+def premise_measures(cell: AuditCell) -> dict[str, float]:
+    """Each premise's bound computed on the cell's canary pair (:data:`PREMISES`), from its data alone."""
+    spec = _SPECS[cell.name]
+    (x_d, y_d), (x_n, y_n) = neighbours(spec)
+    row = int(shards(spec)[CANARY_PARTY][0])
+    labels = np.array([y_d[row], y_n[row]])
+    norms = np.array([np.linalg.norm(x_d[row]), np.linalg.norm(x_n[row])])
+    return {
+        "record_norm": float(norms.max()),
+        "label_domain": float(np.count_nonzero(~np.isin(labels, (0.0, 1.0)))),
+        "gradient_bound": float(np.max(norms * np.maximum(np.abs(labels), np.abs(1 - labels)))),
+        "neighbours": differing_records(x_d, y_d, x_n, y_n),
+    }
 
 
 _EPSILON = max(_schema_defaults()["epsilons"])  # 0.25, the grid's largest: the most runs-efficient
