@@ -655,9 +655,15 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
 
 
 def write_merged(out: Path = PUBLISHED) -> None:
-    """Write :func:`merged_files` into ``out``."""
+    """Write :func:`merged_files` into ``out``; a study's premise ledger enters its manifest's files."""
     for name, text in merged_files(out).items():
         write_text(out / name, text)
+        study, _, inner = name.partition("/")
+        if inner == "audit/premises.csv":
+            manifest = read_json(out / study / MANIFEST)
+            manifest["files"] = {**manifest["files"], inner: sha256_file(out / name)}
+            manifest["files"] = dict(sorted(manifest["files"].items()))
+            write_json(out / study / MANIFEST, manifest)
 
 
 def splice_readme(readme: Path, results: str) -> None:
