@@ -146,20 +146,54 @@ class Claim:
         return self.paper_value
 
 
+class SeedsMissing(ValueError):
+    """A trend claim's extractor handed the engine a series without seed ids on a grid whose points share seeds."""
+
+
+def _series_of(data: object) -> list[verdicts.Series]:
+    """Every trend series in an extractor's output (a list of series, or the parts of a disjunction)."""
+    if isinstance(data, verdicts.Series):
+        return [data]
+    if isinstance(data, list | tuple):
+        return [series for part in data for series in _series_of(part)]
+    return []
+
+
+def require_seed_ids(claim: Claim, data: object) -> None:
+    """Refuse (:class:`SeedsMissing`) a trend series without seed ids: the claim's study declares that its
+    grid points share seeds, so a series without them would be judged unpaired (pooled tau and Welch)
+    where the design is paired."""
+    bare = [series.name for series in _series_of(data) if series.seeds is None]
+    if bare:
+        raise SeedsMissing(
+            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study {claim.study} declares "
+            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them (Series(..., seeds=...) "
+            "or dpdl.claims.trend_series with a seed column) so the trend is judged within seeds"
+        )
+
+
 def at_scale(claim: Claim, scale: Mapping[str, float]) -> bool:
     """Whether the study's scale (its config values) reaches what ``claim`` needs to be judged."""
     return all(scale.get(key, 0) >= minimum for key, minimum in claim.needs.items())
 
 
 def judge(
-    claim: Claim, tables: Mapping[str, pd.DataFrame | None], scale: Mapping[str, float]
+    claim: Claim,
+    tables: Mapping[str, pd.DataFrame | None],
+    scale: Mapping[str, float],
+    shared_seeds: bool = False,
 ) -> tuple[Judgement, str, str]:
     """The judgement of ``claim`` on its per-seed table in ``tables`` (None or absent: data unavailable),
-    our value as shown, and what its premise check found (empty without a premise)."""
+    our value as shown, and what its premise check found (empty without a premise).
+
+    ``shared_seeds`` (what the claim's study declares, its ``SHARED_SEEDS``) refuses a trend series without
+    seed ids (:func:`require_seed_ids`)."""
     table = tables.get(claim.aggregate)
     if table is None:
         return Judgement(verdicts.UNAVAILABLE), "", ""
     data = claim.extract(table)
+    if shared_seeds:
+        require_seed_ids(claim, data)
     if isinstance(data, Unidentified):
         unidentified = Judgement(verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter")
         judgement, value = replace(unidentified, detail=data.reason), ""
@@ -200,13 +234,17 @@ def scorecard(
     *,
     scale: Mapping[str, float],
     switches: Mapping[str, object],
+    shared_seeds: bool,
 ) -> pd.DataFrame:
-    """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it."""
+    """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it.
+
+    ``shared_seeds``: the study's ``SHARED_SEEDS`` (a required keyword, so no study's claims step can leave it
+    out): a trend series without seed ids is then refused (:func:`require_seed_ids`)."""
     rows = []
     from dpdl.post_hoc import flags
 
     for claim in claims:
-        judgement, value, premise = judge(claim, tables, scale)
+        judgement, value, premise = judge(claim, tables, scale, shared_seeds)
         rows.append(
             {
                 "id": claim.id,

@@ -122,7 +122,7 @@ def merge_scorecards(
         if study in study_scorecards:
             frame = _read_scorecard(study_scorecards[study], claims)
         else:
-            frame = scorecard(claims, {}, scale={}, switches={}).astype(object)
+            frame = scorecard(claims, {}, scale={}, switches={}, shared_seeds=False).astype(object)
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
@@ -257,7 +257,7 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
     new = [claim for claim in claims if claim.id not in set(written)]
     if not new:
         return frame
-    rows = scorecard(new, {}, scale={}, switches={}).astype(object)
+    rows = scorecard(new, {}, scale={}, switches={}, shared_seeds=False).astype(object)
     rows["verdict"] = NOT_PUBLISHED
     rows["detail"] = f"registered after {path} was written; rebuild the study's claims step or `dpdl publish --rejudge`"
     merged = pd.concat([frame, rows], ignore_index=True)

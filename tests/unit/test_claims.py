@@ -1,13 +1,26 @@
-"""Claims: a privacy premise, the headline counts (substantive apart from mechanism properties, shared runs once)."""
+"""Claims: a privacy premise, the headline counts (substantive apart from mechanism properties, shared runs once),
+and trend series refused without seed ids where the study declares shared seeds."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from dpdl.claims import MECHANISM_PROPERTY, PAPER_NUMBER, PAPER_STATEMENT, Claim, Premise, judge, scorecard
+from dpdl import studies
+from dpdl.claims import (
+    MECHANISM_PROPERTY,
+    PAPER_NUMBER,
+    PAPER_STATEMENT,
+    Claim,
+    Premise,
+    SeedsMissing,
+    judge,
+    scorecard,
+    trend_series,
+)
 from dpdl.summary import counted, headline_counts
-from dpdl.verdicts import NOT_REPRODUCED, PREMISE_FAILS, REPRODUCED, Ordering, Outcome, Pair
+from dpdl.verdicts import NOT_REPRODUCED, PREMISE_FAILS, REPRODUCED, Ordering, Outcome, Pair, Series, Trend
 
 RNG = np.random.default_rng(3)
 
@@ -65,10 +78,42 @@ def test_the_headline_counts_substantive_claims_apart_and_shared_runs_once() -> 
         ),
         Claim("toy.falls", "toy", "F2", "falls with epsilon", MECHANISM_PROPERTY, Ordering(), "j", "errors", below),
     ]
-    card = scorecard(claims, {"errors": cells(0.2)}, scale={}, switches={}).astype(object)
+    card = scorecard(claims, {"errors": cells(0.2)}, scale={}, switches={}, shared_seeds=True).astype(object)
     card["study"] = "dvp_pvp"
     assert list(counted(card)["id"]) == ["toy.a_below_b", "toy.number"]  # toy.gap re-reads toy.number's runs
     assert list(counted(card, (MECHANISM_PROPERTY,))["id"]) == ["toy.falls"]
     text = headline_counts(card)
     assert text.index("Substantive claims") < text.index("Mechanism properties")
     assert set(card["verdict"]) == {REPRODUCED}
+
+
+def falling() -> pd.DataFrame:
+    """Ten seeds (each its own level) whose error falls along a three-point epsilon grid."""
+    level = RNG.normal(0.0, 1.0, 10)
+    rows = [(seed, e, level[seed] - 0.1 * i) for i, e in enumerate((0.1, 1.0, 10.0)) for seed in range(10)]
+    return pd.DataFrame(rows, columns=["seed", "epsilon", "value"]).assign(curve="A")
+
+
+def without_seed_ids(table: pd.DataFrame) -> list[Series]:
+    """The omission planted: the series built from the values alone (what dp_iadmm's extractor did)."""
+    return [Series(s.name, s.x, s.samples) for s in trend_series(table, series=["curve"], x="epsilon")]
+
+
+def trend_claim(extract) -> Claim:
+    return Claim("toy.falls", "toy", "F2", "falls with epsilon", MECHANISM_PROPERTY, Trend(), "j", "errors", extract)
+
+
+def test_a_trend_without_seed_ids_is_refused_where_the_study_declares_shared_seeds() -> None:
+    """Seeds shared over the grid: a series without seed ids would silently be judged unpaired (pooled tau, Welch)."""
+    tables = {"errors": falling()}
+    with pytest.raises(SeedsMissing, match=r"toy\.falls: trend series curve=A carry no seed ids.*SHARED_SEEDS"):
+        judge(trend_claim(without_seed_ids), tables, {}, shared_seeds=True)
+    paired, *_ = judge(trend_claim(lambda t: trend_series(t, series=["curve"], x="epsilon")), tables, {}, True)
+    assert paired.verdict == REPRODUCED and "within seeds (Page's L, paired t)" in paired.test
+    unpaired, *_ = judge(trend_claim(without_seed_ids), tables, {}, shared_seeds=False)  # a grid that shares none
+    assert "pooled tau and Welch" in unpaired.test
+
+
+@pytest.mark.parametrize("study", studies.ALL)
+def test_every_study_declares_that_its_grid_shares_seeds(study: str) -> None:
+    assert studies.study_module(study).SHARED_SEEDS is True
