@@ -335,9 +335,11 @@ def _number(value: object) -> str:
 
 
 COUNTS_NOTE = (
-    "Each independent set of runs is counted once: a claim that only re-reads another claim's runs\n"
-    '(`same_runs_as`) is listed but not counted. The verdict rules are in the README ("How a verdict is\n'
-    'reached"); the choices made after a result was seen are in docs/post_hoc.md and the `post_hoc` column.\n\n'
+    "Each independent set of runs is counted once: a claim whose per-seed cells are the same as, or among,\n"
+    "another counted claim's of its count (derived from the cells each judged, or declared with a reason)\n"
+    "names it (`same_runs_as`, why in `same_runs_why`) and is listed but not counted. The verdict rules are\n"
+    'in the README ("How a verdict is reached"); the choices made after a result was seen are in\n'
+    "docs/post_hoc.md and the `post_hoc` column.\n\n"
 )
 
 
