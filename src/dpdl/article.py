@@ -348,8 +348,11 @@ def _compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, sta
 def _outcome(row) -> str:
     """One claim as a reader meets it: the paper's sentence, its id, ours against the paper's value."""
     ours = row.our_value
-    if row.ci_low != "":  # the interval is the effect's (ours against the paper's value or the other method's)
-        interval = f"interval [{fmt(float(row.ci_low))}, {fmt(float(row.ci_high))}]"
+    if row.ci_low != "" and row.form == "stated number":  # its effect and interval are ours - paper's value
+        bounds = f"[{fmt(float(row.ci_low))}, {fmt(float(row.ci_high))}]"
+        ours = f"{row.our_value} (ours - paper {fmt(float(row.effect))} {bounds}; tolerance {_reach(row)})"
+    elif row.ci_low != "":  # the interval is the effect's (ours against the other method's, or the change's)
+        interval = f"interval {_interval(row)}"
         effect = "" if row.our_value.startswith("effect") else f"effect {fmt(float(row.effect))}, "
         ours = f"{row.our_value} ({effect}{interval})"
     paper = f"; the paper: {row.paper_value}" if row.paper_value != "" else ""
@@ -474,11 +477,26 @@ def _figure_compute(figure: str, compute: dict | None) -> list[Block]:
     ]
 
 
+def _interval(row) -> str:
+    """The effect's interval, labelled "ours - paper" where it is that (a stated number's)."""
+    if row.ci_low == "":
+        return ""
+    label = "ours - paper " if row.form == "stated number" else ""
+    return f"{label}[{fmt(float(row.ci_low))}, {fmt(float(row.ci_high))}]"
+
+
+def _reach(row) -> str:
+    """How far a stated number's verdict can be pushed, beside its declared tolerance (issue 59)."""
+    reproduced, refuted = (getattr(row, name, "") for name in ("tolerance_reproduced", "tolerance_not_reproduced"))
+    if reproduced == "":
+        return row.tolerance
+    refuted = "no tolerance" if refuted == "" else f"below ±{fmt(float(refuted))}"
+    return f"{row.tolerance}; reproduced from ±{fmt(float(reproduced))}, not reproduced {refuted}"
+
+
 def _claims_table(rows: pd.DataFrame) -> pd.DataFrame:
-    interval = [
-        "" if r.ci_low == "" else f"[{fmt(float(r.ci_low))}, {fmt(float(r.ci_high))}]" for r in rows.itertuples()
-    ]
-    return rows.assign(interval=interval)[CLAIM_COLUMNS]
+    shown = [(_interval(r), _reach(r)) for r in rows.itertuples()]
+    return rows.assign(interval=[i for i, _ in shown], tolerance=[r for _, r in shown])[CLAIM_COLUMNS]
 
 
 def _readings_table(study: str, out: Path) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pandas as pd
 
 from dpdl import verdicts
@@ -47,6 +48,8 @@ SCORECARD_COLUMNS = [
     "test",
     "n_seeds",
     "tolerance",
+    "tolerance_reproduced",
+    "tolerance_not_reproduced",
     "justification",
     "verdict",
     "seeds_to_decide",
@@ -56,6 +59,7 @@ SCORECARD_COLUMNS = [
     "premise",
     "reference",
     "same_runs_as",
+    "same_runs_why",
     "post_hoc",
     "detail",
     "switches",
@@ -123,7 +127,9 @@ class Claim:
     paper_value: float | str | None = None
     premise: Premise | None = None
     reference: Reference | None = None
-    same_runs_as: str = ""  # the claim whose runs this one only re-reads: listed, not counted again
+    same_runs_as: str = ""  # declared: the claim whose runs this one only re-reads (adds to what is derived,
+    # :func:`derive_same_runs`): listed, not counted again
+    same_runs_why: str = ""  # the reason for a declared same_runs_as (required with it)
 
     def __post_init__(self) -> None:
         """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin, and its reason."""
@@ -137,6 +143,8 @@ class Claim:
             raise ValueError(f"claim {self.id}: an equivalence needs a margin > 0")
         if not self.justification.strip() or not self.form.describe():
             raise ValueError(f"claim {self.id}: a tolerance or margin needs its justification")
+        if bool(self.same_runs_as) != bool(self.same_runs_why.strip()):
+            raise ValueError(f"claim {self.id}: a declared same_runs_as needs its reason (same_runs_why), and only it")
 
     @property
     def shown_paper_value(self) -> float | str | None:
@@ -146,20 +154,62 @@ class Claim:
         return self.paper_value
 
 
+class SeedsMissing(ValueError):
+    """A trend claim's extractor handed the engine a series without seed ids on a grid whose points share seeds."""
+
+
+def _series_of(data: object) -> list[verdicts.Series]:
+    """Every trend series in an extractor's output (a list of series, or the parts of a disjunction)."""
+    if isinstance(data, verdicts.Series):
+        return [data]
+    if isinstance(data, list | tuple):
+        return [series for part in data for series in _series_of(part)]
+    return []
+
+
+def require_seed_ids(claim: Claim, data: object) -> None:
+    """Refuse (:class:`SeedsMissing`) a trend series without seed ids: the claim's study declares that its
+    grid points share seeds, so a series without them would be judged unpaired (pooled tau and Welch)
+    where the design is paired."""
+    bare = [series.name for series in _series_of(data) if series.seeds is None]
+    if bare:
+        raise SeedsMissing(
+            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study {claim.study} declares "
+            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them (Series(..., seeds=...) "
+            "or dpdl.claims.trend_series with a seed column) so the trend is judged within seeds"
+        )
+
+
 def at_scale(claim: Claim, scale: Mapping[str, float]) -> bool:
     """Whether the study's scale (its config values) reaches what ``claim`` needs to be judged."""
     return all(scale.get(key, 0) >= minimum for key, minimum in claim.needs.items())
 
 
 def judge(
-    claim: Claim, tables: Mapping[str, pd.DataFrame | None], scale: Mapping[str, float]
+    claim: Claim,
+    tables: Mapping[str, pd.DataFrame | None],
+    scale: Mapping[str, float],
+    shared_seeds: bool = False,
 ) -> tuple[Judgement, str, str]:
     """The judgement of ``claim`` on its per-seed table in ``tables`` (None or absent: data unavailable),
-    our value as shown, and what its premise check found (empty without a premise)."""
+    our value as shown, and what its premise check found (empty without a premise).
+
+    ``shared_seeds`` (what the claim's study declares, its ``SHARED_SEEDS``) refuses a trend series without
+    seed ids (:func:`require_seed_ids`)."""
+    judgement, value, premise, _ = _judged(claim, tables, scale, shared_seeds)
+    return judgement, value, premise
+
+
+def _judged(
+    claim: Claim, tables: Mapping[str, pd.DataFrame | None], scale: Mapping[str, float], shared_seeds: bool
+) -> tuple[Judgement, str, str, object]:
+    """:func:`judge`, and the extractor's output the form judged (None when no table was there)."""
     table = tables.get(claim.aggregate)
     if table is None:
-        return Judgement(verdicts.UNAVAILABLE), "", ""
+        return Judgement(verdicts.UNAVAILABLE), "", "", None
     data = claim.extract(table)
+    if shared_seeds:
+        require_seed_ids(claim, data)
     if isinstance(data, Unidentified):
         unidentified = Judgement(verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter")
         judgement, value = replace(unidentified, detail=data.reason), ""
@@ -178,7 +228,91 @@ def judge(
                 judgement = replace(judgement, verdict=verdicts.PREMISE_FAILS)
     if not at_scale(claim, scale):
         judgement = replace(judgement, verdict=verdicts.NOT_AT_SCALE)
-    return judgement, value, premise
+    return judgement, value, premise, data
+
+
+SUBSTANTIVE, MECHANISM = "substantive", "mechanism"  # the headline's two counts (implementation checks and
+# privacy claims are counted elsewhere or never, so they are grouped with nothing)
+COUNT_OF = dict.fromkeys(SUBSTANTIVE_KINDS, SUBSTANTIVE) | {MECHANISM_PROPERTY: MECHANISM}
+
+
+def evidence(data: object) -> frozenset[bytes]:
+    """The per-seed cells a claim's form judged, each as the fingerprint of its per-seed values (sorted, so the
+    order the extractor read the seeds in does not matter): a stated number's values, each side of each cell of an
+    ordering or equivalence, each grid point of a trend series, the parts of a disjunction. Two claims that read
+    the same runs the same way hand the engine bit-identical vectors. A vector with fewer than two distinct finite
+    values (a deterministic run, a constant threshold) names no runs and is left out; an exact check or an
+    unidentified quantity has no per-seed cells."""
+    vectors: list = []
+    if isinstance(data, verdicts.Pair):
+        vectors = [data.low, data.high]
+    elif isinstance(data, verdicts.Series):
+        vectors = list(data.samples)
+    elif isinstance(data, list | tuple):
+        return frozenset().union(*(evidence(part) for part in data))
+    elif isinstance(data, np.ndarray | pd.Series):
+        vectors = [data]
+    found = set()
+    for vector in vectors:
+        values = np.sort(np.asarray(vector, dtype=float))
+        if len(np.unique(values[np.isfinite(values)])) >= 2:
+            found.add(values.tobytes())
+    return frozenset(found)
+
+
+def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[bytes]]) -> dict[str, tuple[str, str]]:
+    """Which claims only re-read another's runs, derived from the cells each judged (:func:`evidence`), with why.
+
+    Within each headline count (substantive claims; mechanism properties) and each form (a stated number, an
+    ordering, a trend, an equivalence: claims of one form test the same kind of statement), a claim whose cells
+    are all among another's (a subset, or the same cells with the other declared first) re-reads it: it names
+    the first declared counted claim whose cells hold all of its own, and is listed, not counted. Claims
+    of different forms on the same runs test different statements (a printed number against an ordering
+    of the same cells) and are both counted: grouping them would count one verdict for both and hide the
+    other. The counted claims
+    are the rest: no two of them rest on the same or nested cells. A declared ``same_runs_as`` (with its reason)
+    adds to this for a claim that derives none. Returns {claim id: (the claim it re-reads, why)}.
+    """
+    order = {claim.id: i for i, claim in enumerate(claims)}
+    judged = [c for c in claims if COUNT_OF.get(c.kind) and evidence_of.get(c.id)]
+
+    def covers(b: Claim, a: Claim) -> bool:
+        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b`` (b has more cells, or b comes first)."""
+        ea, eb = evidence_of[a.id], evidence_of[b.id]
+        return (
+            b is not a
+            and COUNT_OF[b.kind] == COUNT_OF[a.kind]
+            and type(b.form) is type(a.form)
+            and ea <= eb
+            and (ea < eb or order[b.id] < order[a.id])
+        )
+
+    rereads = {a.id for a in judged if any(covers(b, a) for b in judged)}
+    found = {}
+    for a in judged:
+        if a.id in rereads:
+            b = next(b for b in judged if b.id not in rereads and b is not a and COUNT_OF[b.kind] == COUNT_OF[a.kind]
+                     and type(b.form) is type(a.form) and evidence_of[a.id] <= evidence_of[b.id])  # fmt: skip
+            n_a, n_b = len(evidence_of[a.id]), len(evidence_of[b.id])
+            how = "the same" if n_a == n_b else f"{n_a} of the {n_b}"
+            found[a.id] = (b.id, f"derived: it judges {how} per-seed cells (bit-identical values) as {b.id}")
+    for claim in claims:
+        if claim.same_runs_as and claim.id not in found:
+            found[claim.id] = (claim.same_runs_as, f"declared: {claim.same_runs_why}")
+    return found
+
+
+def tolerance_reach(form: Form, judgement: Judgement) -> tuple[float | None, float | None]:
+    """How far a stated number's verdict can be pushed, from its interval of ours - paper, [lo, hi] (absolute,
+    the value's units): the smallest tolerance at which it is reproduced (the interval inside ± it: max(-lo, hi))
+    and the largest below which it is not reproduced (the interval wholly outside ± it: max(lo, -hi), None when
+    the interval holds the paper's value, so no tolerance makes it not reproduced). None for other forms or
+    without an interval."""
+    low, high = judgement.ci_low, judgement.ci_high
+    if not isinstance(form, StatedNumber) or math.isnan(low) or math.isnan(high):
+        return None, None
+    apart = max(low, -high)
+    return max(-low, high), (apart if apart > 0 else None)
 
 
 def _our_value(form: Form, data: object, judgement: Judgement) -> str:
@@ -200,13 +334,19 @@ def scorecard(
     *,
     scale: Mapping[str, float],
     switches: Mapping[str, object],
+    shared_seeds: bool,
 ) -> pd.DataFrame:
-    """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it."""
+    """One row per claim: the paper's value beside ours, the test, the verdict and the settings behind it.
+
+    ``shared_seeds``: the study's ``SHARED_SEEDS`` (a required keyword, so no study's claims step can leave it
+    out): a trend series without seed ids is then refused (:func:`require_seed_ids`)."""
     rows = []
     from dpdl.post_hoc import flags
 
+    cells = {}
     for claim in claims:
-        judgement, value, premise = judge(claim, tables, scale)
+        judgement, value, premise, data = _judged(claim, tables, scale, shared_seeds)
+        cells[claim.id] = evidence(data)
         rows.append(
             {
                 "id": claim.id,
@@ -223,6 +363,13 @@ def scorecard(
                 "test": judgement.test,
                 "n_seeds": judgement.n_seeds,
                 "tolerance": claim.form.describe(),
+                **dict(
+                    zip(
+                        ("tolerance_reproduced", "tolerance_not_reproduced"),
+                        tolerance_reach(claim.form, judgement),
+                        strict=True,
+                    )
+                ),
                 "justification": claim.justification,
                 "verdict": judgement.verdict,
                 "seeds_to_decide": judgement.seeds_to_decide,
@@ -231,13 +378,17 @@ def scorecard(
                 "deciding_cell": judgement.deciding,
                 "premise": premise,
                 "reference": "" if claim.reference is None else claim.reference.shown(tables),
-                "same_runs_as": claim.same_runs_as,
+                "same_runs_as": "",
+                "same_runs_why": "",
                 "post_hoc": flags(claim.id),
                 "detail": judgement.detail,
                 "switches": json.dumps(dict(switches), sort_keys=True),
                 "scale": json.dumps(dict(scale), sort_keys=True),
             }
         )
+    same = derive_same_runs(claims, cells)
+    for row in rows:
+        row["same_runs_as"], row["same_runs_why"] = same.get(row["id"], ("", ""))
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 

@@ -789,7 +789,8 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         + markdown_table(provenance)
         + "\nVerdicts of the papers' own claims under each study's default reading: the substantive claims (numbers "
         "the papers print, comparisons between methods) and, apart, the mechanism properties (what any working "
-        "calibrated mechanism does). Each independent set of runs counts once (`same_runs_as`); choices made "
+        "calibrated mechanism does). Claims judged on the same or nested per-seed cells count once (`same_runs_as`, "
+        "derived from the cells each claim judged, or declared with a reason: `same_runs_why`); choices made "
         "after a result was seen are flagged per claim (`post_hoc`, docs/post_hoc.md).\n\n"
         + markdown_table(by_kind.sort_values(["study", "kind"], key=_study_order))
         + "\nThe papers' privacy claims, tested by the empirical audit (runs on neighbouring datasets; eps_LB is "

@@ -124,7 +124,7 @@ def merge_scorecards(
         if study in study_scorecards:
             frame = _read_scorecard(study_scorecards[study], claims)
         else:
-            frame = scorecard(claims, {}, scale={}, switches={}).astype(object)
+            frame = scorecard(claims, {}, scale={}, switches={}, shared_seeds=False).astype(object)
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
@@ -259,7 +259,7 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
     new = [claim for claim in claims if claim.id not in set(written)]
     if not new:
         return frame
-    rows = scorecard(new, {}, scale={}, switches={}).astype(object)
+    rows = scorecard(new, {}, scale={}, switches={}, shared_seeds=False).astype(object)
     rows["verdict"] = NOT_PUBLISHED
     rows["detail"] = f"registered after {path} was written; rebuild the study's claims step or `dpdl publish --rejudge`"
     merged = pd.concat([frame, rows], ignore_index=True)
@@ -337,9 +337,11 @@ def _number(value: object) -> str:
 
 
 COUNTS_NOTE = (
-    "Each independent set of runs is counted once: a claim that only re-reads another claim's runs\n"
-    '(`same_runs_as`) is listed but not counted. The verdict rules are in the README ("How a verdict is\n'
-    'reached"); the choices made after a result was seen are in docs/post_hoc.md and the `post_hoc` column.\n\n'
+    "Each independent set of runs is counted once: a claim whose per-seed cells are the same as, or among,\n"
+    "another counted claim's of its count (derived from the cells each judged, or declared with a reason)\n"
+    "names it (`same_runs_as`, why in `same_runs_why`) and is listed but not counted. The verdict rules are\n"
+    'in the README ("How a verdict is reached"); the choices made after a result was seen are in\n'
+    "docs/post_hoc.md and the `post_hoc` column.\n\n"
 )
 
 

@@ -9,6 +9,7 @@ change of one parameter, not a typed-in table. A claim without a breaking change
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import zlib
 from pathlib import Path
@@ -17,13 +18,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl.claims import judge
+from dpdl import claims as claims_lib
 from dpdl.studies.dp_iadmm import claims, grid
 from dpdl.studies.dp_iadmm.aggregate import SEED_COLUMNS
 from dpdl.studies.dp_iadmm.cli import judge_claims
 from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, UNAVAILABLE, Pair
 
 ROOT = Path(__file__).resolve().parents[2]
+judge = functools.partial(claims_lib.judge, shared_seeds=grid.SHARED_SEEDS)  # as the claims step judges them
 SECTION = {"nonprivate_algorithm": "objt", "outp_plus_factor": 0.01}
 PAPER_SCALE = {"iterations": 20_000, "seeds": 10, "long_iterations": 1e6, "long_seeds": 10, "femnist_train_shards": 36}
 EPSILONS, CURVE, A_VALUES, RHOS = (0.05, 0.1, 1.0, 3.0, 5.0), (0.05, 0.1, 1.0), (1, 100, 1000), (0.1, 1, 10)
@@ -267,6 +269,16 @@ def test_claim_is_reproduced_where_the_paper_holds(claim, paper_world) -> None:
 def test_claim_is_not_reproduced_where_its_statement_is_broken(claim) -> None:
     judgement, *_ = judge(claim, {claim.aggregate: _broken(claim)}, PAPER_SCALE)
     assert judgement.verdict == NOT_REPRODUCED, (judgement.test, judgement.detail)
+
+
+@pytest.mark.parametrize("cid", ["fig2a_monotone", "fig2b_monotone", "fig1_outp_noise_decays"])
+def test_trends_on_the_shared_seed_grid_are_judged_within_seeds(cid, paper_world) -> None:
+    """Every epsilon-bar (and checkpoint) runs the same seeds: the trend extractors pass the seed ids (issue 59)."""
+    claim = next(c for c in claims.CLAIMS if c.id == f"{grid.STUDY}.{cid}")
+    series = claim.extract(paper_world[claim.aggregate])
+    assert all(s.seeds is not None and all(list(ids) == list(SEEDS) for ids in s.seeds) for s in series)
+    judgement, *_ = judge(claim, {claim.aggregate: paper_world[claim.aggregate]}, PAPER_SCALE)
+    assert "within seeds (Page's L, paired t)" in judgement.test, judgement.test
 
 
 def test_outp_best_at_1_is_not_identifiable_when_a_does_not_change_outp(paper_world) -> None:

@@ -353,7 +353,11 @@ def test_aggregates_tables_and_figures(runs) -> None:
     seeds["rho_selection"] = aggregate.figure_seeds("rho_selection", aggregate.load_runs(runs["rho"])[0], values)
     assert set(grid.claim_inputs()) == set(seeds)
     card = scorecard(
-        claims.CLAIMS, extract.claim_tables(seeds), scale=grid.claim_scale(config()), switches=grid.switches(values)
+        claims.CLAIMS,
+        extract.claim_tables(seeds),
+        scale=grid.claim_scale(config()),
+        switches=grid.switches(values),
+        shared_seeds=grid.SHARED_SEEDS,
     )
     assert len(card) == len(claims.CLAIMS) and list(card["id"]) == [c.id for c in claims.CLAIMS]
     # too small to judge: every claim is "not run at this scale", except that dpdl.claims.judge reports an

@@ -227,6 +227,7 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
     assert package.STUDY == study and package.TITLE.strip() and package.CLAIMS
     assert package.READINGS[0].name == DEFAULT and not package.READINGS[0].switches
     assert isinstance(package.CLAIMS_STEP_KEYS, tuple)
+    assert isinstance(package.SHARED_SEEDS, bool)
     for function in ("check_config", "targets", "runs", "add_commands", "judge_snapshot"):
         assert callable(getattr(package, function)), function
     assert studies.audit_module(study).PRIVACY_CLAIMS is not None

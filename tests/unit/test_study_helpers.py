@@ -72,7 +72,7 @@ def per_seed(mean: float, n: int = 10) -> pd.DataFrame:
     ids=["holds", "fails", "too_small", "no_data"],
 )
 def test_scorecard_verdicts(table: pd.DataFrame | None, scale: dict, verdict: str) -> None:
-    card = scorecard([stated_claim()], {"fig9": table}, scale=scale, switches={"mode": "paper"})
+    card = scorecard([stated_claim()], {"fig9": table}, scale=scale, switches={"mode": "paper"}, shared_seeds=True)
     row = card.iloc[0]
     assert list(card.columns) == SCORECARD_COLUMNS
     assert row["verdict"] == verdict and row["kind"] == PAPER_NUMBER and row["form"] == "stated number"
@@ -84,9 +84,9 @@ def test_scorecard_verdicts(table: pd.DataFrame | None, scale: dict, verdict: st
 
 def test_a_claim_whose_quantity_is_not_identified() -> None:
     claim = stated_claim(extract=lambda table: Unidentified("the loss is the same at 20 of 21 rho"))
-    row = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 10}, switches={}).iloc[0]
+    row = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 10}, switches={}, shared_seeds=True).iloc[0]
     assert row["verdict"] == NOT_IDENTIFIABLE and row["detail"] == "the loss is the same at 20 of 21 rho"
-    small = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 2}, switches={}).iloc[0]
+    small = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 2}, switches={}, shared_seeds=True).iloc[0]
     assert small["verdict"] == NOT_AT_SCALE and small["detail"] == "the loss is the same at 20 of 21 rho"
 
 

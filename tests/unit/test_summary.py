@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def judged(study: str, verdict: str, tmp_path: Path) -> Path:
     """A study scorecard CSV as its claims rule writes it, every claim with ``verdict``."""
-    card = scorecard(study_module(study).CLAIMS, {}, scale={"seeds": 2}, switches={"s": "x"})
+    card = scorecard(study_module(study).CLAIMS, {}, scale={"seeds": 2}, switches={"s": "x"}, shared_seeds=True)
     card["verdict"], card["our_value"] = verdict, "0.5"
     path = tmp_path / f"{study}.csv"
     card.to_csv(path, index=False)

@@ -308,7 +308,7 @@ def test_at_ci_scale_every_run_claim_is_not_at_scale() -> None:
     settings = yaml.safe_load((ROOT / "config/ci.yaml").read_text())["wddp"]
     scale = claims.claims_scale(settings)
     tables = world(seeds=2)
-    card = scorecard(claims.CLAIMS, tables, scale=scale, switches={})
+    card = scorecard(claims.CLAIMS, tables, scale=scale, switches={}, shared_seeds=grid.SHARED_SEEDS)
     card = card[[c.aggregate in tables for c in claims.CLAIMS]]  # the unbuilt panels: data unavailable at any scale
     built = [c for c in claims.CLAIMS if c.aggregate in tables]
     needs_runs = card[[bool(c.needs) for c in built]]
@@ -320,7 +320,7 @@ def test_at_ci_scale_every_run_claim_is_not_at_scale() -> None:
 
 def test_missing_tables_are_data_unavailable() -> None:
     tables = aggregate.claim_tables({}, [])
-    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={})
+    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS)
     assert set(card["verdict"]) == {UNAVAILABLE}
 
 
@@ -342,7 +342,9 @@ def judged(claim_id: str, tables: dict) -> str:
 def test_the_papers_other_datasets_are_data_unavailable_with_their_sizes() -> None:
     """Bank, Breast Cancer and Credit Card are never built: claim_tables has no table for their claims."""
     tables = world()
-    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}).set_index("id")
+    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS).set_index(
+        "id"
+    )
     for key, size in (("bank", 41188), ("breast_cancer", 699), ("credit_card", 984)):
         claim = next(c for c in claims.CLAIMS if c.id == f"wddp.panel_{key}")
         assert claim.aggregate not in tables

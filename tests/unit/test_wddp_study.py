@@ -367,7 +367,9 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
     assert per_seed["fig12"]["unevenness"].notna().all() and (per_seed["fig12"]["epsilon"] == 0.05).all()
 
     inputs = aggregate.claim_tables(per_seed, [{"dataset": "kdd", "rows": 200}])
-    card = scorecard(claims.CLAIMS, inputs, scale=claims.claims_scale(SETTINGS), switches=grid.switches(SETTINGS))
+    card = scorecard(
+        claims.CLAIMS, inputs, scale=claims.claims_scale(SETTINGS), switches=grid.switches(SETTINGS), shared_seeds=True
+    )
     assert len(card) == len(claims.CLAIMS)
     scaled = card[[bool(c.needs) and inputs.get(c.aggregate) is not None for c in claims.CLAIMS]]
     assert set(scaled["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale

@@ -71,6 +71,8 @@ class Study(Protocol):
     READINGS: tuple[Reading, ...]  # the default first
     CLAIMS_STEP_KEYS: tuple[str, ...]  # config keys read by the claims step alone (a reading of these reuses
     # the default's tables)
+    SHARED_SEEDS: bool  # every grid point of a figure runs the same seeds (trials): a trend series must carry
+    # its seed ids, so the engine judges it within seeds (dpdl.claims refuses one without them)
 
     def check_config(self, config: dict) -> None:
         """Raise a one-line ConfigError for what the study's schema cannot state (relations between keys)."""
@@ -108,6 +110,7 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "STUDY": "grid",
     "TITLE": "grid",
     "CLAIMS_STEP_KEYS": "grid",
+    "SHARED_SEEDS": "grid",
     "check_config": "grid",
     "targets": "grid",
     "runs": "grid",

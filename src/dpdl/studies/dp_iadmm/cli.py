@@ -20,6 +20,7 @@ from dpdl.studies.dp_iadmm.grid import (
     FIGURES,
     HORIZONS,
     OPTIMUM_SETTING_KEYS,
+    SHARED_SEEDS,
     STUDY,
     SWITCHES,
     claim_scale,
@@ -148,11 +149,13 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
         unprepared = "femnist_train_shards" in claim.needs and not scale.get("femnist_train_shards")
         return None if reaches and unprepared else tables.get(claim.aggregate)
 
-    card = scorecard(CLAIMS, tables, scale=scale, switches=switches)
+    card = scorecard(CLAIMS, tables, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS)
     unavailable = [row for row, claim in enumerate(CLAIMS) if claim_table(claim) is None]
     if unavailable:  # judged again as the claims of a table that is None
         without = {**tables, **{CLAIMS[row].aggregate: None for row in unavailable}}
-        again = scorecard([CLAIMS[row] for row in unavailable], without, scale=scale, switches=switches)
+        again = scorecard(
+            [CLAIMS[row] for row in unavailable], without, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS
+        )
         card = pd.concat([card.drop(index=unavailable), again.set_axis(unavailable)]).sort_index()
     for row, claim in enumerate(CLAIMS):
         table = claim_table(claim)

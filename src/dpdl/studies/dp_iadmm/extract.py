@@ -98,7 +98,8 @@ def trend_in_epsilon(dataset: str, variants: Iterable[str]):
             grid = epsilons(table, dataset, name)
             if len(grid) < 2:
                 raise MissingCells(f"{dataset} {name}: one epsilon-bar, no trend")
-            found.append(Series(name, grid, [percent_error(table, dataset, name, e).to_numpy() for e in grid]))
+            errors = [percent_error(table, dataset, name, e) for e in grid]  # each indexed by seed
+            found.append(Series(name, grid, [s.to_numpy() for s in errors], [s.index.to_numpy() for s in errors]))
         return found
 
     return strict
@@ -299,7 +300,13 @@ def outp_noise_decays(table: pd.DataFrame) -> list[Series]:
     for e in epsilons(table, "mnist", "outp"):
         rows = cell(table, "mnist", "outp", e, "noise_magnitude")
         points = sorted({checkpoint(rows["iteration"], f): f for f in HALVINGS}.items())
+        values = [at_fraction(rows, f) for _, f in points]  # each indexed by seed
         found.append(
-            Series(f"OutP at {e:g}", [t for t, _ in points], [at_fraction(rows, f).to_numpy() for _, f in points])
+            Series(
+                f"OutP at {e:g}",
+                [t for t, _ in points],
+                [v.to_numpy() for v in values],
+                [v.index.to_numpy() for v in values],
+            )
         )
     return found

@@ -89,6 +89,8 @@ from dpdl.studies.dp_iadmm._variants import (  # noqa: F401
 )
 
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+SHARED_SEEDS = True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
+# within seeds, and a trend claim's extractor that hands the engine series without seed ids is refused
 
 # --- paths of the outputs -----------------------------------------------------------------------
 

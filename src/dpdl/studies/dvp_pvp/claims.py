@@ -112,6 +112,16 @@ CLAIMS = [
             aggregate=f"tradeoff_{algorithm}",
             extract=fitted(algorithm, name),
             needs=FIGURE_SCALE,
+            **(
+                {
+                    "same_runs_as": "dvp_pvp.tradeoff_fit.dvp.all_iterations",
+                    "same_runs_why": "its per-seed fitted constant at t = T is, divided by the printed value, a cell "
+                    "of tradeoff_fit.dvp.all_iterations (which also reads t = 2), so the derivation from "
+                    "bit-identical cells cannot see it",
+                }
+                if algorithm == "dvp"
+                else {}
+            ),
         )
         for algorithm in PRIVATE
         for name in ("a", "b")

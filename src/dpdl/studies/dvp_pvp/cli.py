@@ -168,7 +168,7 @@ def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: st
     read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
     found = read_json(card) if card is not None and Path(card).is_file() else None
     tables = extract.claim_tables(read, values["pvp_error_of"], found)
-    return scorecard(claims.CLAIMS, tables, scale=scale, switches=grid.switches(values))
+    return scorecard(claims.CLAIMS, tables, scale=scale, switches=grid.switches(values), shared_seeds=grid.SHARED_SEEDS)
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):

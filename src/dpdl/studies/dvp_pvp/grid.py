@@ -80,6 +80,9 @@ from dpdl.studies.dvp_pvp._settings import (  # noqa: F401
     switches,
 )
 
+SHARED_SEEDS = True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
+# trend claim's extractor that hands the engine series without seed ids is refused
+
 # ------------------------------------------------------------------------------ the claims step
 
 

@@ -16,6 +16,7 @@ from dpdl.studies.dzoa.grid import (
     SEED_FIGURES,
     SETTINGS_KEYS,
     SETTINGS_MADE_BY,
+    SHARED_SEEDS,
     STUDY,
     claim_scale,
     evaluation_run_paths,
@@ -184,7 +185,9 @@ def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
         name: read_table_as(path, name, CLAIM_TABLE_COLUMNS[name]) if Path(path).is_file() else None
         for name, path in aggregates.items()
     }
-    return scorecard(CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values))
+    return scorecard(
+        CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values), shared_seeds=SHARED_SEEDS
+    )
 
 
 def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_csv: str, out_md: str) -> None:

@@ -18,6 +18,8 @@ from dpdl.studies import common
 STUDY = "dzoa"
 TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
+# judged within trials, and a trend claim's extractor that hands the engine series without trial ids is refused
 DATASET = "dzoa/lasso"
 ALGORITHMS = ("dzoa", "dpadmm")
 ALGORITHM_NAMES = {"dzoa": "D-ZOA", "dpadmm": "DP-ADMM"}

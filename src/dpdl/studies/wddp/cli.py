@@ -15,6 +15,7 @@ from dpdl.studies.wddp.grid import (
     DATASETS,
     FIGURES,
     PER_SETTING,
+    SHARED_SEEDS,
     STUDY,
     parse_batch,
     run_epsilons,
@@ -212,7 +213,11 @@ def judge(settings: dict, seeds: list, cards: list):
     frames = {Path(p).stem.removesuffix("_seeds"): read_csv(p) for p in seeds}
     cards = [read_json(p) for p in cards]
     return claims_lib.scorecard(
-        CLAIMS, claim_tables(frames, cards), scale=claims_scale(settings), switches=switches(settings)
+        CLAIMS,
+        claim_tables(frames, cards),
+        scale=claims_scale(settings),
+        switches=switches(settings),
+        shared_seeds=SHARED_SEEDS,
     )
 
 

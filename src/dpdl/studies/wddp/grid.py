@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 STUDY = "wddp"
 TITLE = "Kang, Liu & Wang, weighted DP-ERM"  # the report's section and the scorecard's heading
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
+# trend claim's extractor that hands the engine series without seed ids is refused
 DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
 PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
 NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
