@@ -24,10 +24,11 @@ import pandas as pd
 from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit
 from dpdl.audit.cells import WHITE_BOX
 from dpdl.audit.premises import cells_within, check_ledger, left_premises, premise_ledger, project_premises
+from dpdl.audit.reach import reachable_epsilon, study_reach
 from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
-from dpdl.judgement import CODE_REFUTED, NOT_AT_SCALE, NOT_REFUTED, REFUTED, REFUTED_OUTSIDE
+from dpdl.judgement import CODE_REFUTED, NOT_AT_SCALE, NOT_REFUTED, NOT_TESTABLE, REFUTED, REFUTED_OUTSIDE
 from dpdl.post_hoc import flags
 from dpdl.studies import audit_module
 
@@ -175,19 +176,41 @@ def study_ledger(study: str) -> pd.DataFrame:
     return check_ledger(premise_ledger(audit_module(study)))
 
 
+def cell_reach(study: str) -> pd.DataFrame:
+    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`), from the code and generated canary data alone."""
+    return study_reach(audit_module(study))
+
+
+def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
+    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's canary loss."""
+    loss = {} if reach is None else dict(zip(reach["cell"], reach["canary_loss"], strict=True))
+    how = {} if reach is None else dict(zip(reach["cell"], reach["loss_how"], strict=True))
+    rows = own.copy()
+    rows["canary_loss"] = [float(loss.get(cell, math.nan)) for cell in rows["cell"]]
+    rows["loss_how"] = [how.get(cell, "not derived") for cell in rows["cell"]]
+    ceilings = rows["ceiling"] if "ceiling" in rows else [math.inf] * len(rows)
+    rows["reachable"] = [reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)]
+    return rows
+
+
 def _strongest(rows: pd.DataFrame) -> pd.Series:
     return rows.loc[(rows["eps_lb"] - rows["claimed_epsilon"]).idxmax()]
 
 
-def privacy_verdict(claim, own: pd.DataFrame, ledger: pd.DataFrame) -> tuple[str, pd.Series, str]:
+def privacy_verdict(
+    claim, own: pd.DataFrame, ledger: pd.DataFrame, reach: pd.DataFrame | None = None
+) -> tuple[str, pd.Series, str]:
     """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the premise ledger.
 
     An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted". Else
     "privacy claim refuted by experiment" only when a cell within every stated premise refutes it, decided by
     the strongest such cell; refuting cells all outside a premise: "refuted only outside the paper's premises",
     decided by the strongest of them. Otherwise not refuted, decided by the strongest cell within the premises
-    (any cell where none is within them).
+    (any cell where none is within them); "not testable by this audit" when none of those cells could reach its
+    claimed epsilon at all (``reachable``, :func:`with_reach` from ``reach``: the smaller of the run-count ceiling
+    and the canary's own privacy loss, :mod:`dpdl.audit.reach`).
     """
+    own = with_reach(own, reach)
     missing = sorted(set(own["cell"]) - set(ledger["cell"]))
     if missing:
         raise ArtifactError(f"{claim.id}: audited cells {missing} have no premise ledger (dpdl.audit.premises)")
@@ -208,23 +231,39 @@ def privacy_verdict(claim, own: pd.DataFrame, ledger: pd.DataFrame) -> tuple[str
             else "; no audited cell stays within them"
         )
         return REFUTED_OUTSIDE, deciding, f"its canary leaves {left}{strongest}"
-    deciding = _strongest(within if len(within) else own)
+    pool = within if len(within) else own
+    deciding = _strongest(pool)
     rests = (
         "within every premise the paper states"
         if len(within)
         else "outside " + "; ".join(left_premises(ledger, deciding["cell"]))
     )
+    if (pool["reachable"] < pool["claimed_epsilon"]).all():
+        reach_best = pool.loc[(pool["reachable"] - pool["claimed_epsilon"]).idxmax()]
+        return (
+            NOT_TESTABLE,
+            deciding,
+            f"{rests}; no such cell can reach its claimed epsilon: the most, {reach_best['cell']}, reaches "
+            f"{_number(reach_best['reachable'])} against {_number(reach_best['claimed_epsilon'])} "
+            f"({reach_best['loss_how']}; run-count ceiling {_number(reach_best['ceiling'])})",
+        )
     return NOT_REFUTED, deciding, rests
 
 
 def privacy_claim_rows(
-    study: str, table: pd.DataFrame | None, detail: str = NOT_BUILT, ledger: pd.DataFrame | None = None
+    study: str,
+    table: pd.DataFrame | None,
+    detail: str = NOT_BUILT,
+    ledger: pd.DataFrame | None = None,
+    reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger (or not
     built). ``ledger`` defaults to the study's, computed from the code (:func:`study_ledger`)."""
     rows = []
     if table is not None and ledger is None:
         ledger = study_ledger(study)
+    if table is not None and reach is None:
+        reach = cell_reach(study)
     for claim in audit_module(study).PRIVACY_CLAIMS:
         own = None if table is None else table[table["claim"] == claim.id]
         row = dict.fromkeys(SCORECARD_COLUMNS, "")
@@ -244,12 +283,13 @@ def privacy_claim_rows(
             detail=detail,
         )
         if own is not None and len(own):
-            verdict, deciding, rests = privacy_verdict(claim, own, ledger)
+            verdict, deciding, rests = privacy_verdict(claim, own, ledger, reach)
             refuting = own[own["refutes"]]
             project = "; ".join(project_premises(ledger, deciding["cell"]))
             row.update(
                 paper_value=", ".join(sorted({f"eps {_number(e)}" for e in own["claimed_epsilon"]})),
-                our_value=f"eps_LB {_number(deciding['eps_lb'])} (ceiling {_number(deciding['ceiling'])})",
+                our_value=f"eps_LB {_number(deciding['eps_lb'])} (ceiling {_number(deciding['ceiling'])}, "
+                f"reachable {_number(deciding['reachable'])})",
                 effect=_number(deciding["eps_lb"]),
                 ci_low=_number(deciding["eps_lb"]),
                 test=f"Clopper-Pearson eps_LB at {deciding['confidence']:.4g} (Bonferroni over {len(own)})",

@@ -32,6 +32,7 @@ UNAVAILABLE = "data unavailable"
 REFUTED = "privacy claim refuted by experiment"  # an audit's eps_LB above the claimed epsilon
 NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim, never prove it
 REFUTED_OUTSIDE = "refuted only outside the paper's premises"  # the refuting cells leave a stated assumption
+NOT_TESTABLE = "not testable by this audit"  # no within-premise cell can reach the claimed epsilon (issue 58)
 CODE_REFUTED = "the code's guarantee refuted"  # an audit of someone's code: an implementation finding
 NOT_PUBLISHED = "not yet published"  # registered after the scorecard it is read from was written
 NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)  # the claims no run of the build decided
@@ -48,6 +49,7 @@ VERDICTS = (
     REFUTED_OUTSIDE,
     CODE_REFUTED,
     NOT_REFUTED,
+    NOT_TESTABLE,
     NOT_PUBLISHED,
 )
 

@@ -34,7 +34,15 @@ from dpdl.claims import (
 )
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table, read_json
-from dpdl.judgement import CODE_REFUTED, NOT_PUBLISHED, NOT_REFUTED, NOT_RUN, REFUTED, REFUTED_OUTSIDE
+from dpdl.judgement import (
+    CODE_REFUTED,
+    NOT_PUBLISHED,
+    NOT_REFUTED,
+    NOT_RUN,
+    NOT_TESTABLE,
+    REFUTED,
+    REFUTED_OUTSIDE,
+)
 from dpdl.runs import package_versions, read_card, read_run, run_charge
 from dpdl.studies import ALL, audit_module, study_module
 from dpdl.studies.common import DEFAULT
@@ -92,6 +100,7 @@ VERDICT_COLOURS = {
     REFUTED_OUTSIDE: "#f0c8c2",
     CODE_REFUTED: "#f3d6cf",
     NOT_REFUTED: "#e6eef5",
+    NOT_TESTABLE: "#eeeeee",
 }
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
@@ -370,13 +379,21 @@ def privacy_headline(card: pd.DataFrame) -> str:
     verdicts = privacy["verdict"]
     code = privacy[verdicts == CODE_REFUTED]
     guarantees = privacy[verdicts != CODE_REFUTED] if len(code) else privacy
-    count = {verdict: int((guarantees["verdict"] == verdict).sum()) for verdict in (REFUTED, REFUTED_OUTSIDE)}
+    count = {
+        verdict: int((guarantees["verdict"] == verdict).sum())
+        for verdict in (REFUTED, REFUTED_OUTSIDE, NOT_REFUTED, NOT_TESTABLE)
+    }
     sentence = (
         f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are refuted by a cell within "
         f"every premise its paper states, {count[REFUTED_OUTSIDE]} only by cells outside one (named in each "
-        f"verdict's detail), {int((guarantees['verdict'] == NOT_REFUTED).sum())} are not refuted"
+        f"verdict's detail), {count[NOT_REFUTED]} are not refuted"
+        + (
+            f", {count[NOT_TESTABLE]} are not testable by this audit (no cell's canary can reach the claimed epsilon)"
+            if count[NOT_TESTABLE]
+            else ""
+        )
     )
-    undecided = len(guarantees) - sum(count.values()) - int((guarantees["verdict"] == NOT_REFUTED).sum())
+    undecided = len(guarantees) - sum(count.values())
     sentence += f" and {undecided} have no audit verdict" if undecided else ""
     if len(code):
         sentence += (

@@ -23,6 +23,7 @@ from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.algorithms.dp_iadmm_data import federated_data
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.premises import Premise, differing_records
+from dpdl.audit.reach import CanaryLoss, gaussian_loss
 from dpdl.data.partition import equal_shards
 from dpdl.privacy import composed_epsilon
 from dpdl.privacy import dp_iadmm as calibration
@@ -369,6 +370,29 @@ def premise_measures(cell: AuditCell) -> dict[str, float]:
 
 
 AUDIT_CELLS = tuple(_cell(name, setup) for name, setup in _SETUPS.items())
+
+
+def canary_loss(cell: AuditCell) -> CanaryLoss | None:
+    """The canary pair's privacy loss in the round-1 message (:mod:`dpdl.audit.reach`); None for ObjP/ObjT.
+
+    OutP: a Gaussian release, l2 shift ||mean_D - mean_D'|| of the noiseless messages at the noise std the cell
+    draws (Huang et al.'s sigma, or sigma^2 under outp_noise: variance), its exact epsilon at the claim's delta.
+    The data are drawn from a fixed seed, as in :func:`premise_measures`. ObjP/ObjT: each side's Laplace scale
+    comes from its own data, so the loss has no bounded exact form here.
+    """
+    setup = _SETUPS[cell.name]
+    if setup.algorithm != "outp":
+        return None
+    params = run_params(setup)
+    datasets = neighbours(setup, np.random.default_rng(0))
+    on_d, on_n = (declared_release(params, datasets[side]) for side in ("canary", "neighbour"))
+    shift = float(np.linalg.norm(on_d.mean - on_n.mean))
+    noise = setup.switches.get("outp_noise", "sigma")
+    std = on_d.scale**2 if noise == "variance" else on_d.scale  # Declared holds Huang et al.'s sigma
+    return CanaryLoss(
+        gaussian_loss(shift, std, params.delta),
+        f"Gaussian: shift {shift:.3g} at std {std:.3g} ({noise}), exact epsilon at delta {params.delta:g}",
+    )
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:

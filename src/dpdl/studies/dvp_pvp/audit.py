@@ -37,6 +37,7 @@ from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, connected_graph
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.premises import Premise, differing_records
+from dpdl.audit.reach import CanaryLoss, laplace_loss
 from dpdl.data.partition import equal_shards
 from dpdl.privacy import composed_epsilon
 from dpdl.studies.dvp_pvp import grid
@@ -280,16 +281,45 @@ def _canary_text(spec: _Spec) -> str:
             f"= {dvp.zeta * spread:.3g} (branch {dvp.branch}, alpha-hat {dvp.alpha_hat:.3g}) and its Jacobian part "
             f"(mirror images, equal curvature) near 0"
         )
-    children = [np.random.SeedSequence(0).spawn(AGENTS)]
-    moved = np.linalg.norm(
-        np.subtract(*(_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp")))
-    )
+    moved = pvp_shift(spec)
     zeta = node.pvp_zeta[CANARY_NODE]
     sensitivity = ALPHA / zeta  # zeta = rho B_p alpha / (2 C^R): alpha / zeta is J(33)'s 2 C^R / (rho B_p)
     return head + (
         f"and x = r e_1, |r| <= 1, so only rho and the canary curve PVP's Lagrangian along e_2: the noiseless "
         f"f_p(1) moves by {moved:.3g} of the declared sensitivity {sensitivity:.3g} (J(33)) before the canary's "
         f"gradient saturates, so this pair's loss is at most zeta x {moved:.3g} = {zeta * moved:.3g}"
+    )
+
+
+def pvp_shift(spec: _Spec) -> float:
+    """How far the canary moves PVP's noiseless f_p(1) (l2), from the same seeded start on D and D'."""
+    children = [np.random.SeedSequence(0).spawn(AGENTS)]
+    return float(
+        np.linalg.norm(np.subtract(*(_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp"))))
+    )
+
+
+def canary_loss(cell: AuditCell) -> CanaryLoss:
+    """The canary pair's maximal privacy loss in the released first iterate (:mod:`dpdl.audit.reach`).
+
+    The noise has density proportional to exp(-zeta ||eps||), so a shift s of its location gives a log ratio at
+    most zeta s (triangle inequality; attained along the shift): PVP, s = the noiseless f_p(1)'s move
+    (:func:`pvp_shift`), exact; DVP, s = ||x_D - x_D'|| = 2 sin(phi), the most J(28)'s eps can move (the gradients
+    differ by sigmoid(.) (x_D - x_D'), sigmoid < 1), its Jacobian part taken as 0 (mirror images: equal curvature
+    up to the off-diagonal sign), so a bound on the density part.
+    """
+    spec = _SPECS[cell.name]
+    node = calibration(spec)
+    if spec.algorithm == "dvp":
+        zeta, spread = node.dvp[CANARY_NODE].zeta, 2.0 * float(np.sin(CANARY_ANGLE))
+        return CanaryLoss(
+            laplace_loss(spread, 1.0 / zeta),
+            f"norm-exponential in J(28)'s eps: zeta x ||x_D - x_D'|| = {zeta:.3g} x {spread:.3g} (Jacobian part 0)",
+        )
+    zeta, moved = node.pvp_zeta[CANARY_NODE], pvp_shift(spec)
+    return CanaryLoss(
+        laplace_loss(moved, 1.0 / zeta),
+        f"norm-exponential: zeta x the noiseless f_p(1)'s move = {zeta:.3g} x {moved:.3g}",
     )
 
 
