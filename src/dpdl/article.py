@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import html
-import importlib
 import json
 import re
 from dataclasses import dataclass
@@ -126,7 +125,7 @@ def _snapshot(out: Path) -> Path:
 
 def _claims_registry(study: str) -> dict:
     """The study's registered claims by id (their ``aggregate`` and ``needs``: code, not a result)."""
-    return {claim.id: claim for claim in importlib.import_module(f"dpdl.studies.{study}.claims").CLAIMS}
+    return {claim.id: claim for claim in study_module(study).CLAIMS}
 
 
 def _table_name(aggregate: str) -> str:

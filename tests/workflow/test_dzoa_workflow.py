@@ -69,8 +69,10 @@ def test_the_end_of_the_build_says_what_it_decided_and_where_the_published_verdi
     dzoa = card[card["study"] == "dzoa"]
     assert (dzoa["verdict"] == NOT_AT_SCALE).all()  # this build's own verdicts: the scale rule is unchanged
     assert list(dzoa["published_verdict"]) == list(published.loc[dzoa["id"], "verdict"])
-    commit = json.loads((ROOT / "published/dzoa/MANIFEST.json").read_text())["code"]["commit"][:10]
-    assert set(dzoa["published_snapshot"]) == {f"published/dzoa at {commit}"}
+    manifest = json.loads((ROOT / "published/dzoa/MANIFEST.json").read_text())
+    commit, judged = manifest["code"]["commit"][:10], manifest.get("judged", {}).get("commit", "")[:10]
+    stamp = f"published/dzoa at {commit}" + (f", judged at {judged}" if judged and judged != commit else "")
+    assert set(dzoa["published_snapshot"]) == {stamp}  # the code that built the snapshot, and that judged it
 
 
 def test_every_figure_and_the_claims_are_written(built: dict) -> None:
