@@ -699,37 +699,28 @@ def main() -> int:
     passed, rate = None, None
     build = args.build or Path(tempfile.mkdtemp(prefix="dp_iadmm_device_"))
     build.mkdir(parents=True, exist_ok=True)
+
+    def ceilings_and_tf32() -> None:
+        """Steps 2 and 2b (toy sizes with --cpu)."""
+        copy_bytes, side, iterations, seeds, tf32_iterations = (2**26, 1024, 3, 2, 5) if args.cpu else (
+            2**30, 8192, 1000, 10, 1000
+        )  # fmt: skip
+        measured = report.attempt(
+            "step 2", ceilings_and_floor, report, rows, copy_bytes, side, iterations=iterations, seeds=seeds
+        )
+        report.attempt("step 2b", tf32_against_highest, report, rows, tf32_iterations, seeds, measured)
+        report.save()
+
     with on(device):
-        if args.only_long and args.long_backend:
-            pass
-        elif args.only_long:
-            if args.cpu:
-                measured = report.attempt(
-                    "step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2
-                )
-                report.attempt("step 2b", tf32_against_highest, report, rows, 5, 2, measured)
-            else:
-                measured = report.attempt(
-                    "step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10
-                )  # fmt: skip
-                report.attempt("step 2b", tf32_against_highest, report, rows, 1000, 10, measured)
-            report.save()
+        if args.only_long:
+            if not args.long_backend:  # an earlier call's step 2b decided the backend
+                ceilings_and_tf32()
         elif not args.only_more:
             passed = report.attempt(
                 "step 1", same_program_on_two_devices, report, rows, 5 if args.cpu else 200, (device, cpu)
             )
             report.save()
-            if args.cpu:
-                measured = report.attempt(
-                    "step 2", ceilings_and_floor, report, rows, 2**26, 1024, iterations=3, seeds=2
-                )
-                report.attempt("step 2b", tf32_against_highest, report, rows, 5, 2, measured)
-            else:
-                measured = report.attempt(
-                    "step 2", ceilings_and_floor, report, rows, 2**30, 8192, iterations=1000, seeds=10
-                )  # fmt: skip
-                report.attempt("step 2b", tf32_against_highest, report, rows, 1000, 10, measured)
-            report.save()
+            ceilings_and_tf32()
             config = toy(load_config(args.config))
             jobs = plan_jobs(build, config, args.readings, args.card)
             folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, args.readings)))
