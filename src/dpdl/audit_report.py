@@ -309,12 +309,19 @@ def privacy_claim_rows(
     return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)
 
 
+ACCOUNTANT_REFUTED = "not an upper bound: the audit refutes the per-release epsilon"
+ACCOUNTANT_STANDS = "not refuted by the audit"
+
+
 def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """The privacy table with each row's eps_LB: the largest over the audited cells of its study and
     algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none) at
-    the row's delta (any delta for a pure-DP cell)."""
+    the row's delta (any delta for a pure-DP cell), and ``accountant_bound``: whether the row's
+    accountant values can be read as upper bounds (issue 58 item 7: not when that eps_LB is above the
+    claimed epsilon). Cells of an audit of someone's code (a claim with ``code``) audit a mechanism the
+    build does not run by default, so they are left out."""
     table = privacy.copy()
-    lower, cells = [], []
+    lower, cells, bounds = [], [], []
     for _, row in table.iterrows():
         audit = audits.get(row["study"])
         claimed = row["eps_per_iteration"] if pd.notna(row["eps_per_iteration"]) else row["epsilon"]
@@ -323,6 +330,7 @@ def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]
             if audit is None
             else audit[
                 (audit["algorithm"] == row["algorithm"])
+                & ~audit["claim"].isin(_code_claims(row["study"]))
                 & np.isclose(audit["claimed_epsilon"], claimed)
                 & ((audit["delta"] == 0) | np.isclose(audit["delta"], row["delta"], rtol=1e-6, atol=0))
             ]
@@ -330,6 +338,14 @@ def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]
         found = match is not None and len(match) > 0
         lower.append(match["eps_lb"].max() if found else math.nan)
         cells.append(";".join(sorted(set(match["cell"]))) if found else "")
+        refuted = found and bool((match["eps_lb"] > match["claimed_epsilon"]).any())
+        bounds.append((ACCOUNTANT_REFUTED if refuted else ACCOUNTANT_STANDS) if found else "")
     table["audit_eps_lb"] = lower
     table["audit_cells"] = cells
+    table["accountant_bound"] = bounds
     return table
+
+
+def _code_claims(study: str) -> list[str]:
+    """The ids of ``study``'s privacy claims that audit someone's code rather than the paper's mechanism."""
+    return [claim.id for claim in audit_module(study).PRIVACY_CLAIMS if claim.code]

@@ -123,3 +123,33 @@ def test_the_privacy_table_gains_the_audits_bound_where_a_cell_matches(study, tm
     assert merged.loc[0, "audit_eps_lb"] == table["eps_lb"].max() and merged.loc[0, "audit_cells"] == "gauss_eps1"
     for other in (1, 2):  # another epsilon, another delta
         assert math.isnan(merged.loc[other, "audit_eps_lb"]) and merged.loc[other, "audit_cells"] == ""
+        assert merged.loc[other, "accountant_bound"] == ""
+    assert merged.loc[0, "accountant_bound"] == audit_report.ACCOUNTANT_STANDS
+
+
+def test_the_privacy_table_marks_an_accountant_value_the_audit_refutes(study, tmp_path) -> None:
+    study(10.0)  # noise 10x smaller than declared: the audit refutes the per-release epsilon
+    table, _ = audit_report.audit_study("fake", 2000, seed=3)
+    privacy = pd.DataFrame(
+        {"study": ["fake"], "algorithm": ["gauss"], "epsilon": [1.0], "delta": [1e-5], "eps_per_iteration": [1.0]}
+    )
+    merged = audit_report.privacy_with_audit(privacy, {"fake": table})
+    assert merged.loc[0, "accountant_bound"] == audit_report.ACCOUNTANT_REFUTED
+
+
+def test_an_audit_of_someones_code_is_not_the_builds_mechanism(monkeypatch, tmp_path) -> None:
+    # The authors' code cells audit a mechanism the build does not run: their eps_LB must not mark its row.
+    fake = _fake_study(10.0)
+    coded = PrivacyClaim(id="fake.privacy.code", study="fake", where="code", statement="s", code="someone/repo at 1")
+    monkeypatch.setattr(
+        audit_report, "audit_module", lambda name: SimpleNamespace(**{**vars(fake), "PRIVACY_CLAIMS": (coded,)})
+    )
+    table = pd.DataFrame(
+        {"claim": [coded.id], "cell": ["c"], "algorithm": ["gauss"], "claimed_epsilon": [1.0], "delta": [1e-5],
+         "eps_lb": [7.0]}
+    )  # fmt: skip
+    privacy = pd.DataFrame(
+        {"study": ["fake"], "algorithm": ["gauss"], "epsilon": [1.0], "delta": [1e-5], "eps_per_iteration": [1.0]}
+    )
+    merged = audit_report.privacy_with_audit(privacy, {"fake": table})
+    assert math.isnan(merged.loc[0, "audit_eps_lb"]) and merged.loc[0, "accountant_bound"] == ""

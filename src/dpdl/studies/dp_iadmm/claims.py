@@ -18,6 +18,7 @@ from dpdl.claims import (
     PAPER_NUMBER,
     PAPER_STATEMENT,
     Claim,
+    Premise,
     majority_class_error,
 )
 from dpdl.studies.dp_iadmm.aggregate import (
@@ -57,6 +58,7 @@ from dpdl.studies.dp_iadmm.extract import (
     penalty,
     rho_equal,
     same_privacy,
+    spends_no_more_than_outp,
     trend_in_epsilon,
 )
 from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, STUDY, a_variant
@@ -103,6 +105,17 @@ REFERENCE_RUN = (
     "it reads the one deterministic non-private run of the non-private claim (a constant, no per-seed cell, so the "
     "derivation cannot see it)"
 )
+EQUAL_PRIVACY = (
+    "ObjT and ObjP spend no more privacy over the run than OutP at the same epsilon-bar (the abstract's 'the same "
+    "level of data privacy'; issue 58 item 7, decided after the verdicts were seen: post hoc register)"
+)
+
+
+def _equal_privacy(aggregate: str) -> Premise:
+    """The premise of every 'ours beat OutP at the same epsilon-bar' claim, checked on the claim's own table."""
+    return Premise(EQUAL_PRIVACY, f"{aggregate}_seeds", spends_no_more_than_outp)
+
+
 _EMPTY = {StatedNumber: np.array([]), Exact: Outcome(False, "", "a cell of this claim is not in this grid")}
 
 
@@ -128,7 +141,8 @@ def _gap_claim(cid, where, aggregate, dataset, epsilon, paper, needs) -> Claim:
     form = StatedNumber(paper, GAP_FRACTION, relative=True)
     # the gap re-reads the runs of the stated OutP (and ObjT) numbers: listed beside them, not counted again
     return _claim(cid, where, statement, PAPER_NUMBER, form, GAP, aggregate, gap_at(dataset, epsilon), needs,
-                  same_runs_as=f"{STUDY}.{cid.replace('gap', 'outp')}", same_runs_why=GAP_RUNS)  # fmt: skip
+                  same_runs_as=f"{STUDY}.{cid.replace('gap', 'outp')}", same_runs_why=GAP_RUNS,
+                  premise=_equal_privacy(aggregate))  # fmt: skip
 
 
 def _reference_claim(dataset: str, where: str) -> Claim:
@@ -191,13 +205,14 @@ CLAIMS: list[Claim] = [
            pair_cells(noise_above_outp), MAIN),
     _claim("fig1_error_below_outp", f"{S4}, Fig. 1 bottom", "MNIST: the testing errors of ObjT and ObjP are less "
            "than OutP's", PAPER_STATEMENT, Ordering(), f"testing error at t = T per seed; {ORDER}", "fig1",
-           below("mnist", [("objp", "outp"), ("objt", "outp")]), MAIN),
+           below("mnist", [("objp", "outp"), ("objt", "outp")]), MAIN, premise=_equal_privacy("fig1")),
     _claim("fig1_objt_least", f"{S4}, FEMNIST results ('similar to the result from Figure 1')", "MNIST: ObjT "
            "produces the least testing error", PAPER_STATEMENT, Ordering(), f"testing error at t = T; {ORDER}",
-           "fig1", below("mnist", [("objt", "objp"), ("objt", "outp")]), MAIN),
+           "fig1", below("mnist", [("objt", "objp"), ("objt", "outp")]), MAIN, premise=_equal_privacy("fig1")),
     _claim("fig1_converges_faster", f"{S4}, Fig. 1; abstract ('converges faster than the existing algorithm')",
            "MNIST: the solutions of ObjT and ObjP converge faster than OutP's", PAPER_STATEMENT, Ordering(),
-           f"{FASTER}; {ORDER}", "fig1", faster("mnist", [("objt", "outp"), ("objp", "outp")]), MAIN),
+           f"{FASTER}; {ORDER}", "fig1", faster("mnist", [("objt", "outp"), ("objp", "outp")]), MAIN,
+           premise=_equal_privacy("fig1")),
     _claim("fig2a_monotone", FIG2A, "MNIST: as epsilon-bar decreases the testing errors of all algorithms increase",
            MECHANISM_PROPERTY, Trend("decreasing"), "error at T against the epsilon-bar grid per algorithm; the change "
            "needs no minimum (the engine's default: any increase within seeds)", "fig2a",
@@ -213,12 +228,13 @@ CLAIMS: list[Claim] = [
            pair_cells(equal_in_epsilon), FEMNIST),
     _claim("remark3_ours_below_outp", R3, "MNIST, T = 1e6: 'the results demonstrate the outperformance of our "
            "algorithms': ObjT and ObjP below OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "remark3",
-           below("mnist", [("objt", "outp"), ("objp", "outp")]), LONG),
+           below("mnist", [("objt", "outp"), ("objp", "outp")]), LONG, premise=_equal_privacy("remark3")),
     _claim("fig3_objt_least", f"{S4}, Fig. 3", "FEMNIST: ObjT produces the least testing error", PAPER_STATEMENT,
            Ordering(), f"error at T; {ORDER}", "fig3", below("femnist", [("objt", "objp"), ("objt", "outp")]),
-           FEMNIST),
+           FEMNIST, premise=_equal_privacy("fig3")),
     _claim("fig3_objt_fastest", f"{S4}, Fig. 3", "FEMNIST: ObjT converges fastest", PAPER_STATEMENT, Ordering(),
-           f"{FASTER}; {ORDER}", "fig3", faster("femnist", [("objt", "objp"), ("objt", "outp")]), FEMNIST),
+           f"{FASTER}; {ORDER}", "fig3", faster("femnist", [("objt", "objp"), ("objt", "outp")]), FEMNIST,
+           premise=_equal_privacy("fig3")),
     _claim("fig3_objp_vs_outp_eps1", f"{S4}, Fig. 3", "FEMNIST, epsilon-bar = 1: the testing error of ObjP is "
            "greater than that of OutP", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig3",
            below("femnist", [("outp", "objp")], lambda table: [1.0]), FEMNIST),
@@ -243,13 +259,14 @@ CLAIMS: list[Claim] = [
            cv_checkpoints([("objp", "outp_plus"), ("objt", "outp_plus")], CURVE), LONG),
     _claim("fig5_ours_beat_outp_plus", "A.10, Fig. 5 bottom", "MNIST: our algorithms still outperform OutP+",
            PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig5",
-           below("mnist", [("objp", "outp_plus"), ("objt", "outp_plus")]), LONG),
+           below("mnist", [("objp", "outp_plus"), ("objt", "outp_plus")]), LONG, premise=_equal_privacy("fig5")),
     _claim("fig6_outp_best_at_1", "A.11, Fig. 6", "FEMNIST: OutP with a = 1 (as in [10]) produces the best "
            "performance", PAPER_STATEMENT, Ordering(), f"OutP at a = 1 below OutP at each other a, error at T; "
            f"{ORDER}; not identifiable if OutP's error does not depend on a", "fig6", outp_best_at_1, FEMNIST),
     _claim("fig6_objp_improves", "A.11, Fig. 6", "FEMNIST: the testing errors of ObjP with a in {100, 1000} are "
            "less than those of OutP with a = 1", PAPER_STATEMENT, Ordering(), f"error at T; {ORDER}", "fig6",
-           pair_cells(a_cells(lambda a: (a_variant("objp", a), "outp"), lambda a: a >= 100)), FEMNIST),
+           pair_cells(a_cells(lambda a: (a_variant("objp", a), "outp"), lambda a: a >= 100)), FEMNIST,
+           premise=_equal_privacy("fig6")),
     _claim("fig6_objp_beats_objt_some", "A.11, Fig. 6", "FEMNIST: 'even for some cases, ObjP outperforms ObjT' "
            "(a in {100, 1000})", PAPER_STATEMENT, Ordering(required_fraction=0.1), "'some cases' read as at least "
            "one (a, epsilon-bar) cell; 10% of the paper's 6 cells rounds up to one; one-sided t", "fig6",

@@ -290,6 +290,34 @@ def same_privacy(table: pd.DataFrame) -> Outcome:
     return Outcome(holds, "same per-iteration epsilon-bar", detail)
 
 
+OURS, THEIRS = ("ObjT", "ObjP"), "OutP"  # the paper's algorithms and the baseline family (OutP, OutP+)
+
+
+def spends_no_more_than_outp(table: pd.DataFrame) -> Outcome:
+    """The premise of 'ours beat OutP at the same epsilon-bar': over the run, ObjT and ObjP spend no more privacy.
+
+    The paper compares at equal per-iteration epsilon-bar and calls it 'the same level of data privacy' (abstract).
+    The runs' composed epsilon (PLD accountant, delta 1e-6, over T) is what each spends: ObjT and ObjP compose
+    epsilon-bar-DP releases (pure DP, (20)), OutP Gaussian ones (Section 4, 'as in [10]'), so equal epsilon-bar is
+    not equal privacy. Holds when, at every epsilon-bar both sides ran, each of ours composes to at most the
+    baseline's (the least private of them), up to 1e-9 relative.
+    """
+    pld = table[(table["metric"] == "eps_composed_pld") & np.isfinite(table["epsilon"])]
+    family = pld["algorithm"].str.rstrip("+")  # OutP+ is OutP's privacy
+    composed = pld.groupby([pld["epsilon"], family])["value"].max().unstack()
+    ours = [name for name in OURS if name in composed.columns]
+    if THEIRS not in composed.columns or not ours:
+        return Outcome(False, "no ObjT/ObjP and OutP at a shared epsilon-bar in this table")
+    composed = composed.dropna(subset=[THEIRS, *ours], how="any")
+    ratio = composed[ours].max(axis=1) / composed[THEIRS]
+    holds = bool((ratio <= 1 + 1e-9).all())
+    value = "composed epsilon (PLD, delta 1e-6, over T), ours against OutP: " + "; ".join(
+        f"{e:g}: {composed.loc[e, ours].max():.4g} against {composed.loc[e, THEIRS]:.4g} ({ratio[e]:.3g}x)"
+        for e in composed.index
+    )
+    return Outcome(holds, value)
+
+
 def authors_noise(table: pd.DataFrame) -> np.ndarray:
     rows = cell(table, "mnist", "objt", 0.05, "noise_magnitude")
     return rows[rows["iteration"] == rows["iteration"].min()]["value"].to_numpy()
