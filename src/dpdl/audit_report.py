@@ -349,3 +349,64 @@ def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]
 def _code_claims(study: str) -> list[str]:
     """The ids of ``study``'s privacy claims that audit someone's code rather than the paper's mechanism."""
     return [claim.id for claim in audit_module(study).PRIVACY_CLAIMS if claim.code]
+
+
+def reading_privacy_rows(
+    study: str,
+    audit: pd.DataFrame,
+    mechanisms: Mapping[str, tuple[Mapping[str, object], bool]],
+    ledger: pd.DataFrame | None = None,
+    reach: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Each privacy claim of ``study`` under each reading, judged on the cells that ran that reading's mechanism
+    (issue 58 item 6), as rows of the readings table (``dpdl.readings.READINGS_COLUMNS``).
+
+    ``mechanisms`` maps a reading (the default first) to its values of the study's ``MECHANISM_SWITCHES`` (the
+    switches its audit module says change what a cell releases) and whether it is post hoc. A claim is judged on
+    its audited cells, and those of the audits of someone's code for the same algorithm (the same guarantee under
+    that code's mechanism), whose switches agree with those values (a cell that does not record a switch agrees
+    with every value): under the default, the build's own mechanism, which may be narrower than the scorecard's
+    verdict (that one is the paper's guarantee over every audited cell). An audit of someone's code keeps its own
+    cells under every reading. No such cell: not run, naming the values. ``unchanged`` is
+    "yes" where a reading selects the same cells as the default.
+    """
+    module = audit_module(study)
+    ledger = study_ledger(study) if ledger is None else ledger
+    reach = cell_reach(study) if reach is None else reach
+    switches = audit["switches"].map(json.loads)
+    code = audit["claim"].isin([claim.id for claim in module.PRIVACY_CLAIMS if claim.code])
+    rows, default_cells = [], {}
+    for name, (values, post_hoc) in mechanisms.items():
+        for claim in module.PRIVACY_CLAIMS:
+            own = audit[audit["claim"] == claim.id]
+            # an audit of someone's code tests the same guarantee under that code's mechanism: a reading that
+            # runs the mechanism judges the paper's claim of the same algorithm on those cells too
+            pool = (
+                own
+                if claim.code
+                else audit[(audit["claim"] == claim.id) | (code & audit["algorithm"].isin(set(own["algorithm"])))]
+            )
+            runs_it = [all(str(switches[i].get(k, v)) == str(v) for k, v in values.items()) for i in pool.index]
+            chosen = (own if claim.code else pool[runs_it]).assign(claim=claim.id)
+            cells = frozenset(chosen["cell"])
+            default_cells.setdefault(claim.id, cells)
+            wanted = ", ".join(f"{k}: {v}" for k, v in values.items())
+            row = privacy_claim_rows(study, chosen, f"no audited cell ran with {wanted}", ledger, reach)
+            row = row[row["id"] == claim.id].iloc[0]
+            rows.append(
+                {
+                    **{column: row[column] for column in ("id", "study", "kind", "verdict", "our_value", "effect")},
+                    "reading": name,
+                    "post_hoc": "yes" if post_hoc else "no",
+                    "engine": "current",
+                    "ci_low": row["ci_low"],
+                    "ci_high": row["ci_high"],
+                    "_cells": cells,
+                }
+            )
+    table = pd.DataFrame(rows)
+    is_default = table["reading"] == next(iter(mechanisms))
+    table["default_verdict"] = table["id"].map(table[is_default].set_index("id")["verdict"])
+    same = [cells == default_cells[claim] for claim, cells in zip(table["id"], table["_cells"], strict=True)]
+    table["unchanged"] = ["" if d else ("yes" if s else "no") for d, s in zip(is_default, same, strict=True)]
+    return table.drop(columns="_cells")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.audit_report import privacy_with_audit, read_audit, study_ledger
+from dpdl.audit_report import privacy_with_audit, read_audit, reading_privacy_rows, study_ledger
 from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
@@ -37,6 +37,7 @@ from dpdl.readings import (
     judged_readings,
     reading_config,
     reading_folder,
+    reading_mechanisms,
     reading_scorecard,
     study_readings,
 )
@@ -638,10 +639,14 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
     engines = {
         (study, name): engine for study, m in manifests.items() for name, engine in m.get("reading_engines", {}).items()
     }
-    table, summary, readings_csv = judged_readings(cards, baselines, engines)
     audits = {
         study: read_audit(out / study / AUDIT_TABLE) for study in manifests if (out / study / AUDIT_TABLE).is_file()
     }
+    privacy = [
+        reading_privacy_rows(study, audit, reading_mechanisms(study, manifests[study]["config"]))
+        for study, audit in audits.items()
+    ]
+    table, summary, readings_csv = judged_readings(cards, baselines, engines, privacy)
     card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests}, audits=audits)
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     ledgers = {f"{study}/audit/premises.csv": study_ledger(study) for study in audits}

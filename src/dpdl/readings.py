@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpdl.claims import PRIVACY_CLAIM
 from dpdl.errors import ConfigError
-from dpdl.studies import study_module
+from dpdl.studies import audit_module, study_module
 from dpdl.studies.common import DEFAULT as DEFAULT  # re-exported: the readings API in one place
 from dpdl.studies.common import READING_SEPARATOR as READING_SEPARATOR
 from dpdl.studies.common import Reading as Reading
@@ -69,6 +70,15 @@ def reading(study: str, name: str) -> Reading:
     if name not in found:
         raise ConfigError(f"{study} has no reading {name!r}; declared: {', '.join(found)}")
     return found[name]
+
+
+def reading_mechanisms(study: str, config: Mapping) -> dict[str, tuple[dict, bool]]:
+    """Each declared reading (the default first): its values of the switches that change what the study's audited
+    cells release (``MECHANISM_SWITCHES`` of its audit module), the config's where it sets none, and whether it is
+    post hoc. What :func:`dpdl.audit_report.reading_privacy_rows` judges each reading's privacy claims by."""
+    keys = audit_module(study).MECHANISM_SWITCHES
+    section = config[study]
+    return {r.name: ({k: r.switches.get(k, section[k]) for k in keys}, r.post_hoc) for r in study_readings(study)}
 
 
 def reading_config(config: dict, study: str, name: str) -> dict:
@@ -234,9 +244,11 @@ def sensitivity(table: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) 
             else:
                 groups["same"].append(label)
         parts = [f"{key}: {', '.join(names)}" for key, names in groups.items() if names]
+        default = by_name.get(DEFAULT)
+        if default is not None and default["kind"] == PRIVACY_CLAIM:  # its scorecard verdict spans every cell
+            parts.insert(0, f"default reading's mechanism: {default['verdict']}")
         if readings and readings[0].post_hoc:
             parts.insert(0, "default post hoc")
-        default = by_name.get(DEFAULT)
         rows.append(
             {
                 "id": claim,
@@ -393,10 +405,12 @@ def judged_readings(
     cards: Mapping[tuple[str, str], str | Path],
     baselines: Mapping[tuple[str, str], str | Path] | None = None,
     engines: Mapping[tuple[str, str], str] | None = None,
+    privacy: Sequence[pd.DataFrame] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Every claim under every built reading: the table, the per-claim sensitivity line against each
-    study's declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``)."""
-    table = readings_table(cards, baselines, engines)
+    study's declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``).
+    ``privacy`` adds the privacy claims' rows per reading (:func:`dpdl.audit_report.reading_privacy_rows`)."""
+    table = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)[READINGS_COLUMNS]
     studies = dict.fromkeys(study for study, _ in cards)
     summary = sensitivity(table, {study: study_readings(study) for study in studies})
     csv = table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n")

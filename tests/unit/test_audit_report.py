@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -153,3 +154,30 @@ def test_an_audit_of_someones_code_is_not_the_builds_mechanism(monkeypatch, tmp_
     )
     merged = audit_report.privacy_with_audit(privacy, {"fake": table})
     assert math.isnan(merged.loc[0, "audit_eps_lb"]) and merged.loc[0, "accountant_bound"] == ""
+
+
+def test_each_reading_is_judged_on_the_cells_that_ran_its_mechanism(monkeypatch) -> None:
+    # Two cells of one claim: the mechanism "exact" (noise as declared) and "leaky" (10x less noise). A reading is
+    # judged on its own mechanism's cell only: the default (exact) is not refuted, the reading "leaky" is.
+    def cell(name: str, mechanism: str) -> AuditCell:
+        return replace(_cell(name, "fake.privacy.gauss"), switches={"noise_mode": mechanism})
+
+    exact, leaky = cell("exact_eps1", "exact"), cell("leaky_eps1", "leaky")
+    fake = _fake_study(1.0)
+
+    def audit_scores(c: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
+        return _fake_study(10.0 if c.switches["noise_mode"] == "leaky" else 1.0).audit_scores(c, runs, seed)
+
+    study = SimpleNamespace(**{**vars(fake), "AUDIT_CELLS": (exact, leaky), "audit_scores": audit_scores})
+    monkeypatch.setattr(audit_report, "audit_module", lambda name: study)
+    table, _ = audit_report.audit_study("fake", 2000, seed=3)
+    mechanisms = {
+        "default": ({"noise_mode": "exact"}, False),
+        "leaky": ({"noise_mode": "leaky"}, True),
+        "other": ({"noise_mode": "other"}, False),
+    }
+    rows = audit_report.reading_privacy_rows("fake", table, mechanisms).set_index("reading")
+    assert rows.loc["default", "verdict"] == NOT_REFUTED and rows.loc["leaky", "verdict"] == REFUTED
+    assert (rows.loc["leaky", "default_verdict"], rows.loc["leaky", "unchanged"]) == (NOT_REFUTED, "no")
+    assert rows.loc["other", "verdict"] == NOT_AT_SCALE and rows.loc["leaky", "post_hoc"] == "yes"
+    assert audit_report.privacy_claim_rows("fake", table).loc[0, "verdict"] == REFUTED  # the paper's: every cell

@@ -75,6 +75,11 @@ PRIVACY_CLAIMS = (
 )
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair. OutP's
 # guarantee is Huang et al. [10]'s, which assume ||x|| <= 1 (notes/iadmm.md 7(e)): MNIST's pixels / 255 leave it.
+# The switches that change what an audited cell releases: ObjT's trust radius, OutP's noise and gradient, the
+# sensitivity of (20). A reading that sets one (trust_inv_t2, outp_noise_variance, outp_global_mean) is judged on
+# cells run with its value (issue 58 item 6).
+MECHANISM_SWITCHES = ("trust_radius", "outp_noise", "outp_gradient", "sensitivity")
+
 PREMISES = (
     Premise(
         "record_domain",

@@ -91,6 +91,10 @@ PRIVACY_CLAIMS = (
 # gradient by at most 2 c1: the only use Lemma 3 (24) and DP-ADMM's Delta (note 4.3) make of it, measured here at
 # the audited point beta = 0 (every cell audits the first release from the known start). Whether the paper's own
 # records satisfy ||grad l|| <= c1 is a claim about the data, not about a canary pair (issue 58, item 3).
+# The switches that change what an audited cell releases (its step sizes, noise and mixing): a reading that sets one
+# (mean_loss, lipschitz_2, lipschitz_5, ring) is judged on cells run with its value (issue 58 item 6).
+MECHANISM_SWITCHES = ("loss_scale", "lipschitz", "topology")
+
 PREMISES = (
     Premise(
         "record_norm",

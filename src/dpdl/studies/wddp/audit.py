@@ -70,6 +70,11 @@ PRIVACY_CLAIMS = (
 
 
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
+# The switch that changes what an audited cell releases: per-round or one-shot aggregation. The reading one_shot is
+# judged on the one-shot cells, the default (per_round) on the per-round ones (issue 58 item 6); the tuning
+# readings change the step size, which every cell fixes.
+MECHANISM_SWITCHES = ("aggregation",)
+
 PREMISES = (
     Premise(
         "record_norm",
