@@ -258,6 +258,22 @@ def _ids(rows: pd.DataFrame, with_verdict: bool = False) -> str:
     return ", ".join(ids) or "none"
 
 
+def _own_mechanism(privacy: pd.DataFrame, out: Path) -> str:
+    """A sentence for each privacy claim whose verdict on the mechanism this study's runs use (the default reading's,
+    ``readings.csv``) is another than its verdict over every audited cell, or nothing."""
+    path = out / "readings.csv"
+    if not path.is_file():
+        return ""
+    readings = _read_card(path)
+    own = readings[(readings["reading"] == DEFAULT) & readings["id"].isin(privacy["id"])].set_index("id")
+    differ = [
+        f"{row.id} is '{own.at[row.id, 'verdict']}' on the mechanism this study's own runs use (the default reading)"
+        for row in privacy.itertuples()
+        if row.id in own.index and own.at[row.id, "verdict"] != row.verdict
+    ]
+    return (" Beside that, " + "; ".join(differ) + ".") if differ else ""
+
+
 def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest: dict, out: Path) -> list[Block]:
     """The reproducibility summary: the outcome in one paragraph, then scope, methodology, results, what was
     easy and difficult, communication with the authors."""
@@ -271,7 +287,7 @@ def _summary(study: str, card: pd.DataFrame, substantive: pd.DataFrame, manifest
         f"{len(decisive)} are reproduced ({len(substantive) - len(decisive)} more have no decisive verdict); "
         f"of its mechanism properties with a decisive verdict, {(mechanism_decisive['verdict'] == REPRODUCED).sum()} "
         f"of {len(mechanism_decisive)} are reproduced ({len(mechanism) - len(mechanism_decisive)} more have none); "
-        "its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "."
+        "its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "." + _own_mechanism(privacy, out)
     )
     return [
         Block("heading", "Reproducibility summary", level=2),
@@ -677,9 +693,14 @@ def _audit(card: pd.DataFrame, folder: Path) -> list[Block]:
         Block(
             "text",
             "The paper's privacy claims, tested by an empirical audit (runs on neighbouring datasets; "
-            "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it):",
+            "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it). The verdict is the "
+            "paper's guarantee over every audited cell; `readings` gives it under each reading, judged on the cells "
+            "that ran that reading's mechanism (the default reading's first: the mechanism this study's runs use):",
         ),
-        Block("table", table=privacy[["id", "paper_value", "our_value", "verdict", "deciding_cell", "detail"]]),
+        Block(
+            "table",
+            table=privacy[["id", "paper_value", "our_value", "verdict", "deciding_cell", "readings", "detail"]],
+        ),
     ]
     ledger_path = folder / "audit" / "premises.csv"
     if ledger_path.is_file():

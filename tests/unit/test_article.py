@@ -294,3 +294,18 @@ def test_the_title_needs_coverage_and_every_non_post_hoc_reading(tmp_path: Path)
     assert marks[flipped.name][0] == "[¬Re]" and marks["default"][0] == "[Re]"
     heading, _ = article.title(study, default, tmp_path)
     assert heading.startswith("[¬Re] ")
+
+
+def test_a_privacy_verdict_on_the_studys_own_mechanism_is_said_where_it_differs(snapshot: Path, tmp_path: Path) -> None:
+    # wddp's guarantee is refuted by the one-shot cells; its own per-round runs' cells do not refute it (issue 58).
+    import pandas as pd
+
+    snapshot = Path(shutil.copytree(snapshot, tmp_path / "published"))
+    readings = pd.read_csv(snapshot / "readings.csv", dtype=str, keep_default_na=False)
+    own = readings[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default")]["verdict"].item()
+    text = (snapshot / "wddp" / "ARTICLE.md").read_text(encoding="utf-8")
+    assert f"wddp.privacy.wddp is '{own}' on the mechanism this study's own runs use" in text
+    readings.loc[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default"), "verdict"] = "planted"
+    readings.to_csv(snapshot / "readings.csv", index=False)
+    write_article("wddp", snapshot)
+    assert "wddp.privacy.wddp is 'planted' on the mechanism" in (snapshot / "wddp" / "ARTICLE.md").read_text("utf-8")
