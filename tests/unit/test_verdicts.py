@@ -105,6 +105,17 @@ def test_stated_number_relative_tolerance_and_single_seed() -> None:
     assert form.judge([17.0]).verdict == INCONCLUSIVE
 
 
+def test_a_zero_spread_on_fewer_than_five_seeds_is_no_interval() -> None:
+    # Table 1's rho: 2 of 2 seeds pick 10^0 against the paper's 10^-1 +- 0.5. Their t-interval [0, 0] is no
+    # confidence interval; five identical seeds are (issue 59).
+    form = StatedNumber(paper_value=-1.0, tolerance=0.5)
+    two = form.judge([0.0, 0.0])
+    assert two.verdict == INCONCLUSIVE and math.isnan(two.ci_low) and two.seeds_to_decide == 5
+    assert "zero spread on fewer than 5 seeds" in two.detail
+    assert form.judge([0.0] * 5).verdict == NOT_REPRODUCED
+    assert form.judge([0.0, 0.01]).verdict == NOT_REPRODUCED  # a spread, however small, gives an interval
+
+
 @pytest.mark.parametrize(("gap", "verdict"), [(0.5, REPRODUCED), (-0.5, NOT_REPRODUCED), (0.02, INCONCLUSIVE)])
 def test_ordering_every_cell(gap: float, verdict: str) -> None:
     cells = [Pair(f"eps {e}", seeds(1.0, 0.3), seeds(1.0 + gap, 0.3), paired=False) for e in (0.1, 1, 10)]

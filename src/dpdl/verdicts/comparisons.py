@@ -25,6 +25,10 @@ from dpdl.judgement import (
 from dpdl.seed_statistics import ALPHA, finite, mean_interval, seeds_for_halfwidth
 from dpdl.verdicts.inputs import Pair, difference
 
+# Fewer seeds than this that all agree give no interval: their t-interval has zero width whatever the seed-to-seed
+# spread is (issue 59: a rank picked from a grid, e.g. Table 1's rho, agrees on 2 of 2 seeds by chance easily)
+MIN_SEEDS_FOR_ZERO_SPREAD = 5
+
 
 def _cell_seeds(cells: Sequence[Pair]) -> int:
     """The fewest finite seeds on either side of any cell (the claim's seed count)."""
@@ -80,6 +84,14 @@ class StatedNumber:
             return Judgement(NOT_REPRODUCED, detail="no finite value (every run diverged)", **base)
         if len(x) == 1:
             return Judgement(INCONCLUSIVE, seeds_to_decide=2, detail="one seed: no interval", **base)
+        if len(x) < MIN_SEEDS_FOR_ZERO_SPREAD and x.std() == 0:  # a t-interval of zero width is no interval
+            return Judgement(
+                INCONCLUSIVE,
+                seeds_to_decide=MIN_SEEDS_FOR_ZERO_SPREAD,
+                detail=f"all {len(x)} seeds give {fmt(mean)}: zero spread on fewer than {MIN_SEEDS_FOR_ZERO_SPREAD} "
+                "seeds is no confidence interval (issue 59)",
+                **base,
+            )
         base.update(ci_low=low - self.paper_value, ci_high=high - self.paper_value)
         if lo_band <= low and high <= hi_band:
             return Judgement(REPRODUCED, **base)
