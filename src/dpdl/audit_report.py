@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit
-from dpdl.audit.cells import WHITE_BOX
+from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit, laplace_dp_fit
+from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
 from dpdl.audit.premises import cells_within, check_ledger, left_premises, premise_ledger, project_premises
-from dpdl.audit.reach import reachable_epsilon, study_reach
+from dpdl.audit.reach import REACH_COLUMNS, detects_noise_divisor, reachable_epsilon, study_reach
 from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
@@ -76,6 +76,24 @@ AUDIT_SHOWN = [
 ]
 
 
+def _fit(cell, kind: str, samples) -> tuple[float, float, float]:
+    """(gdp_mu, eps_gdp, eps_gdp_low): the estimate beside Clopper-Pearson, where the score's law is known.
+
+    A Gaussian release: the Gaussian-DP fit to the white-box log-likelihood ratio (Gaussian on both sides). A
+    release with norm-exponential noise (density proportional to exp(-zeta ||eps||), dvp_pvp): the Laplace fit to
+    the black-box coordinate along the shift (exactly Laplace in one dimension; in two, the coordinate's tails are
+    heavier than Laplace and the fit is conservative: 0.75 at a true 1 in simulation); gdp_mu is NaN. Laplace noise
+    inside an objective (dp_iadmm's ObjP / ObjT) does not make the release Laplace: no fit.
+    """
+    if kind == WHITE_BOX and cell.noise == "gaussian":
+        fit = gaussian_dp_fit(samples, cell.delta, CONFIDENCE)
+        return fit.mu, fit.epsilon, fit.epsilon_low
+    if kind == BLACK_BOX and cell.noise == "norm_exponential":
+        fit = laplace_dp_fit(samples, CONFIDENCE)
+        return math.nan, fit.epsilon, fit.epsilon_low
+    return math.nan, math.nan, math.nan
+
+
 def _cell_seed(seed: int, index: int) -> int:
     """One independent seed per cell, derived from the audit's seed (a run is a function of both)."""
     return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
@@ -97,9 +115,7 @@ def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
     for cell, kind, samples in measured:
         confidence = 1 - (1 - CONFIDENCE) / tests[cell.claim]
         bound = epsilon_lower_bound(samples, cell.delta, confidence)
-        fit = (
-            gaussian_dp_fit(samples, cell.delta, CONFIDENCE) if kind == WHITE_BOX and cell.noise == "gaussian" else None
-        )
+        mu, eps_fit, eps_fit_low = _fit(cell, kind, samples)
         accountant = math.nan if cell.accountant_epsilon is None else cell.accountant_epsilon
         rows.append(
             {
@@ -121,9 +137,9 @@ def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
                 "fpr": bound.fpr,
                 "refutes": bool(bound.epsilon > cell.claimed_epsilon),
                 "above_accountant": bool(bound.epsilon > accountant),
-                "gdp_mu": math.nan if fit is None else fit.mu,
-                "eps_gdp": math.nan if fit is None else fit.epsilon,
-                "eps_gdp_low": math.nan if fit is None else fit.epsilon_low,
+                "gdp_mu": mu,
+                "eps_gdp": eps_fit,
+                "eps_gdp_low": eps_fit_low,
                 "released": cell.released,
                 "canary": cell.canary,
                 "score_reads": samples.what,
@@ -157,7 +173,8 @@ def audit_markdown(study: str, table: pd.DataFrame) -> str:
         "first half of the runs and the rates counted on the second. `eps_lb` is the Clopper-Pearson lower\n"
         "bound on epsilon at `confidence` (Bonferroni over the claim's cells and scores); `ceiling` is the\n"
         "largest bound these runs could give. `refutes`: eps_lb above the claimed epsilon. `eps_gdp` is a\n"
-        "Gaussian-DP fit to the white-box scores (an estimate, not a bound).\n\n"
+        "Gaussian-DP fit to the white-box scores of a Gaussian release, or a Laplace fit to the black-box score\n"
+        "of a norm-exponential one (an estimate, not a bound; `eps_gdp_low` in the CSV: its 95% lower bound).\n\n"
         + markdown_table(table[AUDIT_SHOWN].map(lambda v: f"{v:.3g}" if isinstance(v, float) else v))
         + "\nWhat each cell releases, its canary and what each score reads: the CSV beside this file.\n"
     )
@@ -182,15 +199,30 @@ def cell_reach(study: str) -> pd.DataFrame:
 
 
 def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
-    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's canary loss."""
-    loss = {} if reach is None else dict(zip(reach["cell"], reach["canary_loss"], strict=True))
-    how = {} if reach is None else dict(zip(reach["cell"], reach["loss_how"], strict=True))
+    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's canary loss; and
+    ``detects_noise_divisor``: the smallest k >= 1 such that noise divided by k would let the row exceed its
+    claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`; NaN where the loss has no exact form)."""
+    known = pd.DataFrame(columns=REACH_COLUMNS) if reach is None else reach
+    by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])  # NaN: not derived
     rows = own.copy()
-    rows["canary_loss"] = [float(loss.get(cell, math.nan)) for cell in rows["cell"]]
-    rows["loss_how"] = [how.get(cell, "not derived") for cell in rows["cell"]]
+    rows["canary_loss"] = by_cell["canary_loss"].astype(float).to_numpy()
+    rows["loss_how"] = by_cell["loss_how"].fillna("not derived").to_numpy()
     ceilings = rows["ceiling"] if "ceiling" in rows else [math.inf] * len(rows)
     rows["reachable"] = [reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)]
+    rows["detects_noise_divisor"] = [
+        detects_noise_divisor(c, claimed, k)
+        for c, claimed, k in zip(ceilings, rows["claimed_epsilon"], by_cell["loss_divisor"].astype(float), strict=True)
+    ]
     return rows
+
+
+def _detects(divisor: float) -> str:
+    """The smallest planted noise error a cell detects, in words (:func:`with_reach`)."""
+    if math.isnan(divisor):
+        return "the smallest noise error it detects: not derived (no exact canary loss)"
+    if math.isinf(divisor):
+        return "it detects no noise error (its runs cannot reach the claimed epsilon)"
+    return f"it detects the noise divided by {_number(divisor)} or more"
 
 
 def _strongest(rows: pd.DataFrame) -> pd.Series:
@@ -301,7 +333,8 @@ def privacy_claim_rows(
                 detail=f"claimed eps {_number(deciding['claimed_epsilon'])} at delta {deciding['delta']:g}, "
                 f"accountant {_accountant(deciding['accountant_epsilon'])}, "
                 f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side; "
-                f"premises: {rests}" + (f"; the project's own choices: {project}" if project else ""),
+                f"{_detects(deciding['detects_noise_divisor'])}; premises: {rests}"
+                + (f"; the project's own choices: {project}" if project else ""),
                 switches=deciding["switches"],
                 scale=json.dumps({"audit_runs": int(own["runs"].max())}),
             )

@@ -1,4 +1,4 @@
-"""The auditor tested on mechanisms whose epsilon is known exactly (randomised response, Gaussian)."""
+"""The auditor tested on mechanisms whose epsilon is known exactly (randomised response, Gaussian, Laplace)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from dpdl.audit.bounds import (
     epsilon_lower_bound,
     gaussian_dp_epsilon,
     gaussian_dp_fit,
+    laplace_dp_fit,
 )
 from dpdl.audit.cells import AuditSamples
 from dpdl.privacy.accounting import gaussian_exact_epsilon
@@ -21,6 +22,9 @@ from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 
 PAPER_RUNS = 2000  # config/paper.yaml's audit.runs
 REPETITIONS = 200
+# A 95% lower bound may exceed the truth in 5% of repetitions: of 200, Binomial(200, 0.05) exceeds its 99.5%
+# quantile, 19, with probability 0.0027, so more than 19 says the bound does not cover at its nominal level.
+ALLOWED_ABOVE = int(stats.binom.ppf(0.995, REPETITIONS, 0.05))
 
 
 def randomised_response(epsilon: float, runs: int, rng: np.random.Generator) -> AuditSamples:
@@ -101,12 +105,45 @@ def test_a_correct_gaussian_mechanism_is_not_refuted_and_a_10x_noise_bug_is() ->
     assert epsilon_lower_bound(gaussian(10 / sigma, PAPER_RUNS, rng), 1e-5).epsilon > 1.0
 
 
-def test_the_gaussian_dp_fit_recovers_mu_and_its_lower_bound_covers() -> None:
+def laplace(epsilon: float, runs: int, rng: np.random.Generator) -> AuditSamples:
+    """The Laplace mechanism with sensitivity / scale = epsilon: epsilon-DP exactly (Dwork & Roth 2014, Thm 3.6)."""
+    return AuditSamples(rng.laplace(epsilon, 1, runs), rng.laplace(0, 1, runs), "the released value")
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0])
+def test_the_gaussian_dp_fits_lower_bound_covers_mu_at_its_nominal_level(mu: float) -> None:
+    """mu_low above the true mu in at most the nominal 5% of repetitions (ALLOWED_ABOVE). Measured at seed 15:
+    mu 0.5: 13, mu 1: 10, mu 2: 8 of 200; with the point estimate as the bound, 108, 107 and 111."""
     rng = np.random.default_rng(15)
-    fits = [gaussian_dp_fit(gaussian(1.0, PAPER_RUNS, rng), 1e-5) for _ in range(REPETITIONS)]
-    assert np.mean([f.mu for f in fits]) == pytest.approx(1.0, rel=0.02)
-    assert np.mean([f.mu_low > 1.0 for f in fits]) <= 0.1
+    fits = [gaussian_dp_fit(gaussian(mu, PAPER_RUNS, rng), 1e-5) for _ in range(REPETITIONS)]
+    assert np.count_nonzero([f.mu_low > mu for f in fits]) <= ALLOWED_ABOVE
+    assert np.count_nonzero([f.epsilon_low > gaussian_dp_epsilon(mu, 1e-5) for f in fits]) <= ALLOWED_ABOVE
     assert all(f.epsilon_low <= f.epsilon for f in fits)
+
+
+def test_the_gaussian_dp_fit_is_within_20_percent_of_epsilon_at_paper_size_for_mu_2() -> None:
+    rng = np.random.default_rng(17)
+    true = gaussian_dp_epsilon(2.0, 1e-5)
+    fits = [gaussian_dp_fit(gaussian(2.0, PAPER_RUNS, rng), 1e-5) for _ in range(REPETITIONS)]
+    assert np.mean([f.mu for f in fits]) == pytest.approx(2.0, rel=0.02)
+    assert all(abs(f.epsilon - true) <= 0.2 * true for f in fits)  # measured: at most 7.8% off (true eps 10.0)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])
+def test_the_laplace_fits_lower_bound_covers_epsilon_at_its_nominal_level(epsilon: float) -> None:
+    """epsilon_low above the Laplace mechanism's epsilon in at most the nominal 5% of repetitions. Measured at
+    seed 18: 14, 14 and 8 of 200; with the point estimate as the bound, 108, 106 and 98."""
+    rng = np.random.default_rng(18)
+    fits = [laplace_dp_fit(laplace(epsilon, PAPER_RUNS, rng)) for _ in range(REPETITIONS)]
+    assert np.count_nonzero([f.epsilon_low > epsilon for f in fits]) <= ALLOWED_ABOVE
+    assert all(f.epsilon_low <= f.epsilon for f in fits)
+
+
+def test_the_laplace_fit_is_within_20_percent_of_epsilon_at_paper_size() -> None:
+    rng = np.random.default_rng(19)
+    fits = [laplace_dp_fit(laplace(2.0, PAPER_RUNS, rng)) for _ in range(REPETITIONS)]
+    assert np.mean([f.scale for f in fits]) == pytest.approx(1.0, rel=0.02)
+    assert all(abs(f.epsilon - 2.0) <= 0.2 * 2.0 for f in fits)  # measured: at most 8.0% off
 
 
 def test_bad_input_is_one_clear_error() -> None:

@@ -41,6 +41,20 @@ def test_cells_name_their_claims_and_epsilons():
     assert CELLS[DZOA_NOISE].claimed_epsilon == 0.95
 
 
+def test_theorem_2_is_audited_within_the_premises_and_its_reach_is_the_declared_noises():
+    """Theorem 2 has an audited cell within every premise (issue 58 item 4); at sensitivity the canary's loss under the
+    declared noise is the accountant's epsilon of one release (Balle & Wang exact against the PLD grid)."""
+    within = [c for c in audit.AUDIT_CELLS if c.claim == audit.TOTAL and all(c.premises.values())]
+    assert [c.name for c in within] == ["dzoa_eps0.15_delta0.001_at_sensitivity_total"]
+    for name in (DZOA_NOISE, DPADMM_NOISE):
+        loss = audit.canary_loss(CELLS[name])
+        assert loss.epsilon == pytest.approx(CELLS[name].accountant_epsilon, rel=1e-4)
+        assert 1 < loss.divisor < 2  # the classical calibration's slack: noise / 1.52 reaches the claimed 0.95
+    # one release at eps 0.15's noise is far below the total 2.04: only noise divided by 18 or more reaches it
+    theorem_2 = audit.canary_loss(within[0])
+    assert theorem_2.epsilon < 0.1 < within[0].claimed_epsilon and 15 < theorem_2.divisor < 20
+
+
 def test_bad_input_is_one_clear_error():
     cell = CELLS[DPADMM_NOISE]
     with pytest.raises(ValueError, match="unknown dzoa audit cell"):

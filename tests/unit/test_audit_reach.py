@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -11,10 +12,19 @@ import pytest
 from dpdl.audit.bounds import epsilon_lower_bound
 from dpdl.audit.cells import AuditSamples, PrivacyClaim
 from dpdl.audit.premises import WITHIN
-from dpdl.audit.reach import gaussian_loss, laplace_loss, reachable_epsilon, study_reach
-from dpdl.audit_report import privacy_verdict
+from dpdl.audit.reach import (
+    detects_noise_divisor,
+    gaussian_canary,
+    gaussian_loss,
+    laplace_canary,
+    laplace_loss,
+    reachable_epsilon,
+    study_reach,
+)
+from dpdl.audit_report import privacy_verdict, with_reach
 from dpdl.judgement import NOT_REFUTED, NOT_TESTABLE
-from dpdl.privacy.accounting import gaussian_exact_epsilon
+from dpdl.privacy.accounting import gaussian_exact_epsilon, noise_for_target_epsilon
+from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 from dpdl.studies import audit_module
 
 
@@ -83,3 +93,45 @@ def test_planted_error_the_ceiling_alone_calls_the_dvp_claim_not_refuted():
 def test_dvp_pvp_canaries_reach_at_most_0_43_to_0_83():
     reach = study_reach(audit_module("dvp_pvp")).set_index("cell")["canary_loss"]
     assert reach.min() == pytest.approx(0.433, abs=1e-3) and reach.max() == pytest.approx(0.829, abs=1e-3)
+
+
+def _cell(claimed: float, delta: float) -> SimpleNamespace:
+    """What the reach reads of an AuditCell: its claimed epsilon and delta."""
+    return SimpleNamespace(claimed_epsilon=claimed, delta=delta)
+
+
+def test_a_gaussian_cell_detects_its_noise_divided_by_the_classical_over_the_exact_multiplier():
+    """Shift 1 at the classical (1, 1e-5) std sqrt(2 ln(1.25/delta)) = 4.84 (Dwork & Roth, Theorem A.1): the exact
+    std for epsilon 1 is 3.73 (Balle & Wang), so dividing the noise by 4.84 / 3.73 = 1.30 lifts the canary's loss to
+    the claim. Planted error: noise x k instead of noise / k would give a loss below the claim, not at it."""
+    sigma = classical_gaussian_noise_multiplier(1.0, 1e-5)
+    loss = gaussian_canary(1.0, sigma, _cell(1.0, 1e-5), "Gaussian")
+    exact = noise_for_target_epsilon(1.0, 1e-5, count=1, accountant="pld", rtol=1e-9)
+    assert sigma == pytest.approx(4.845, abs=1e-3) and exact == pytest.approx(3.730, abs=1e-3)
+    assert loss.epsilon == pytest.approx(gaussian_loss(1.0, sigma, 1e-5)) and loss.epsilon < 1.0
+    assert loss.divisor == pytest.approx(sigma / exact, rel=1e-5)  # the PLD grid: within 1e-5
+    assert loss.divisor == pytest.approx(1.299, abs=1e-3)
+    assert gaussian_loss(1.0, sigma / loss.divisor, 1e-5) == pytest.approx(1.0, rel=1e-6)  # at noise / k: the claim
+    assert gaussian_loss(1.0, sigma / (0.99 * loss.divisor), 1e-5) < 1.0  # the smallest such k
+    # composed: 4 releases at 2 sigma have the loss of one at sigma, so the same divisor
+    assert gaussian_canary(1.0, 2 * sigma, _cell(1.0, 1e-5), "", releases=4).divisor == pytest.approx(loss.divisor)
+    # a canary already above the claim at the declared noise: k = 1
+    assert gaussian_canary(1.0, sigma, _cell(0.5, 1e-5), "").divisor == 1.0
+
+
+def test_a_laplace_cell_detects_claimed_over_loss():
+    loss = laplace_canary(0.5, 1.0, _cell(1.0, 0.0), "Laplace")
+    assert loss.epsilon == pytest.approx(0.5) and loss.divisor == pytest.approx(2.0)
+    assert laplace_loss(0.5, 1.0 / loss.divisor) == pytest.approx(1.0)
+    assert laplace_canary(2.0, 1.0, _cell(1.0, 0.0), "").divisor == 1.0
+
+
+def test_the_ceiling_decides_whether_any_noise_error_is_detected():
+    assert detects_noise_divisor(5.28, 1.0, 1.3) == 1.3
+    assert detects_noise_divisor(0.7, 1.0, 1.3) == math.inf  # 20 runs: no planted error can be seen
+    assert math.isnan(detects_noise_divisor(5.28, 1.0, math.nan))  # no exact canary loss
+    own = _own(5.28).assign(cell=["c"])
+    reach = pd.DataFrame([{"cell": "c", "canary_loss": 0.5, "loss_how": "Laplace d / b", "loss_divisor": 2.0}])
+    assert with_reach(own, reach)["detects_noise_divisor"].item() == 2.0
+    assert math.isnan(with_reach(own, None)["detects_noise_divisor"].item())
+    assert with_reach(_own(0.7), reach)["detects_noise_divisor"].item() == math.inf

@@ -9,7 +9,7 @@ import pytest
 
 from dpdl import privacy
 from dpdl.algorithms import wddp as algo
-from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit
+from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_epsilon, gaussian_dp_fit
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
 from dpdl.privacy.wddp import METHODS
 from dpdl.studies.wddp import audit
@@ -20,6 +20,8 @@ PER_ROUND = "wddp_per_round_m4_eps0.25_T10_mirrored"
 ONE_SHOT = "wddp_one_shot_m4_eps0.25_T10_mirrored"
 ONE_SHOT_32 = "wddp_one_shot_m32_eps0.25_T10_mirrored"
 FLIPPED = "wddp_per_round_m4_eps0.25_T10_flipped"
+PARTY_DRAWS = "wddp_per_round_m32_eps0.25_T10_mirrored_party_draws"
+CONSTRUCTED = "wddp_one_shot_m32_eps0.25_T10_constructed"
 PAIRS_PER_KIND = 300  # four kinds of neighbouring pairs: 1,200 per mechanism
 N, P, M = 64, 5, 4  # the sensitivity tests' datasets: 64 records, 5 features, 4 parties of uneven sizes
 
@@ -212,6 +214,39 @@ def test_planted_small_noise_is_refuted(monkeypatch, name):
     planted = _eps_lb(name, 2000)
     for kind in (BLACK_BOX, WHITE_BOX):
         assert honest[kind] <= claimed < planted[kind], (kind, honest, planted)
+
+
+def test_the_constructed_canary_moves_the_gradient_by_g_over_n_whatever_the_data_and_theta(monkeypatch):
+    """x = e_1 with its label flipped: the per-record gradient changes by exactly -e_1 at every theta (eq. (17)), and
+    the record is the same whatever the data draw."""
+    spec = audit._SPECS[CONSTRUCTED]
+    (x_d, y_d), (x_n, y_n) = audit.neighbours(spec)
+    weights = algo.record_weights("wddp", audit.shards(spec), audit.N_ROWS)
+    thetas = np.random.default_rng(3).standard_normal((audit.FEATURES, 50)) * np.logspace(-2, 3, 50)
+    change = algo.weighted_gradient(thetas, x_d, y_d, weights) - algo.weighted_gradient(thetas, x_n, y_n, weights)
+    np.testing.assert_allclose(change, -np.eye(audit.FEATURES)[:, :1] / audit.N_ROWS * np.ones(50), atol=1e-15)
+    row = int(audit.shards(spec)[audit.CANARY_PARTY][0])
+    other = np.random.default_rng(99).uniform(-0.4, 0.4, (audit.N_ROWS, audit.FEATURES)), np.zeros(audit.N_ROWS)
+    monkeypatch.setattr(audit, "audit_data", lambda: other)
+    (x_other, _), _ = audit.neighbours(spec)
+    np.testing.assert_array_equal(x_other[row], x_d[row])
+
+
+def test_per_party_draws_per_round_carry_the_averaged_noise_and_meet_the_canary_loss():
+    """Per round with per-party draws: the white-box Gaussian-DP mu is the canary's sqrt(T) shift / (sigma sqrt(sum
+    w_j^2)), sqrt(32) times the one-draw cell's (the reach's Gaussian loss is this mu's epsilon)."""
+    cell, spec = CELLS[PARTY_DRAWS], audit._SPECS[PARTY_DRAWS]
+    sigma, sizes = audit.declared_noise(spec)
+    assert audit.noise_weight(spec, sizes) == pytest.approx(1 / np.sqrt(32))
+    loss = audit.canary_loss(cell)
+    expected_mu = np.sqrt(audit.ITERATIONS) * np.linalg.norm(audit._gradient_change(spec)) / audit.N_ROWS
+    expected_mu /= sigma * audit.noise_weight(spec, sizes)
+    assert loss.epsilon == pytest.approx(gaussian_dp_epsilon(expected_mu, cell.delta), rel=1e-6)
+    fit = gaussian_dp_fit(audit.audit_scores(cell, 4000, 5)[WHITE_BOX], cell.delta)
+    assert abs(fit.mu - expected_mu) < 4 * np.sqrt(2 / 4000 + expected_mu**2 / 16000)
+    assert cell.accountant_epsilon == pytest.approx(audit.final_model_epsilon(spec))
+    assert "per-party noise draws" in " ".join(cell.project_premises)
+    assert "one noise draw on the aggregate" in " ".join(CELLS[PER_ROUND].project_premises)
 
 
 def test_white_box_matches_the_declared_noise():

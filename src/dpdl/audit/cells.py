@@ -64,7 +64,9 @@ class AuditCell:
     canary: str
     switches: Mapping[str, str] = field(default_factory=dict)
     accountant_epsilon: float | None = None
-    noise: str = ""  # "gaussian" when the released noise is Gaussian (a Gaussian-DP fit applies)
+    # the release's noise: "gaussian" (a Gaussian-DP fit applies), "norm_exponential" (a Laplace fit applies to the
+    # black-box score), "laplace" (Laplace noise inside an objective: no fit), "" (none declared)
+    noise: str = ""
     runs_scale: int = 1  # this cell runs audit.runs x runs_scale per side (cheap cells with a small claimed epsilon)
     # premise id -> True (the canary pair stays within the paper's assumption) or False (it leaves it), for every
     # premise of the study's PREMISES; checked on the pair by dpdl.audit.premises

@@ -12,6 +12,15 @@ the audit however many runs it has: "not testable by this audit" (issue 58 item 
 Each study may define ``canary_loss(cell) -> CanaryLoss`` in its audit module, computed from the
 cell's definition and generated canary data alone (no audit run); a cell without one (or with a NaN
 loss: no exact form) reaches its ceiling.
+
+Each cell also states the smallest planted noise error it detects (issue 58 item 4): the smallest
+k >= 1 such that, were the mechanism's noise divided by k, min(ceiling, canary loss at noise / k)
+would exceed the claimed epsilon. The loss at noise / k is k times the Laplace loss, and the
+Gaussian loss at k times the Gaussian-DP mu = shift sqrt(releases) / sigma (Dong, Roth & Su 2022,
+Corollaries 2.13 and 3.3), so k is the claimed epsilon over the Laplace loss, or the mu whose
+epsilon at delta is the claimed one over the canary's mu. ``loss_divisor`` is that k for the canary's
+loss alone; :func:`detects_noise_divisor` adds the ceiling (infinite when the runs cannot reach the
+claim at any k; NaN with no exact loss).
 """
 
 from __future__ import annotations
@@ -20,18 +29,25 @@ import math
 from dataclasses import dataclass
 
 import pandas as pd
+from scipy import optimize
 
+from dpdl.audit.bounds import gaussian_dp_delta
 from dpdl.privacy.accounting import gaussian_exact_epsilon
 
-REACH_COLUMNS = ["cell", "canary_loss", "loss_how"]
+REACH_COLUMNS = ["cell", "canary_loss", "loss_how", "loss_divisor"]
 
 
 @dataclass(frozen=True)
 class CanaryLoss:
-    """The canary pair's maximal privacy loss (NaN where no exact form applies) and how it was computed."""
+    """The canary pair's maximal privacy loss (NaN where no exact form applies) and how it was computed.
+
+    ``divisor``: the smallest k >= 1 with the loss at noise / k above the cell's claimed epsilon (NaN: no
+    exact form); :func:`gaussian_canary` and :func:`laplace_canary` compute both.
+    """
 
     epsilon: float
     how: str
+    divisor: float = math.nan
 
 
 def laplace_loss(shift: float, scale: float) -> float:
@@ -51,17 +67,54 @@ def gaussian_loss(shift: float, sigma: float, delta: float, releases: int = 1) -
     return gaussian_exact_epsilon(sigma / shift, releases, delta)
 
 
+def gaussian_mu_for(epsilon: float, delta: float) -> float:
+    """The Gaussian-DP mu whose epsilon at ``delta`` is ``epsilon`` (Corollary 2.13 inverted: delta grows with mu)."""
+    if epsilon < 0 or not 0 < delta < 1:
+        raise ValueError(f"gaussian_mu_for needs epsilon >= 0 and 0 < delta < 1; got {epsilon!r}, {delta!r}")
+    high = 1.0
+    while gaussian_dp_delta(high, epsilon) < delta:
+        high *= 2.0
+    return float(optimize.brentq(lambda mu: gaussian_dp_delta(mu, epsilon) - delta, 0.0, high, xtol=1e-12))
+
+
+def gaussian_canary(shift: float, sigma: float, cell, how: str, releases: int = 1) -> CanaryLoss:
+    """:func:`gaussian_loss` of ``releases`` Gaussian releases at the cell's delta, and the noise divisor that
+    lifts it above the cell's claimed epsilon: mu(claimed) / mu, mu = shift sqrt(releases) / sigma."""
+    loss = gaussian_loss(shift, sigma, cell.delta, releases)
+    mu = shift * math.sqrt(releases) / sigma
+    divisor = math.inf if mu == 0 else gaussian_mu_for(cell.claimed_epsilon, cell.delta) / mu
+    return CanaryLoss(loss, how, max(1.0, divisor))
+
+
+def laplace_canary(shift: float, scale: float, cell, how: str) -> CanaryLoss:
+    """:func:`laplace_loss` and the noise divisor that lifts it above the cell's claimed epsilon: claimed / loss."""
+    loss = laplace_loss(shift, scale)
+    return CanaryLoss(loss, how, max(1.0, math.inf if loss == 0 else cell.claimed_epsilon / loss))
+
+
+def detects_noise_divisor(ceiling: float, claimed: float, divisor: float) -> float:
+    """The smallest k >= 1 such that noise / k lets the cell exceed ``claimed``: the canary's ``divisor`` when the
+    run-count ceiling is above the claim, else infinite (no k helps); NaN when the canary has no exact loss."""
+    if math.isnan(divisor):
+        return math.nan
+    return float(divisor) if ceiling > claimed else math.inf
+
+
 def reachable_epsilon(ceiling: float, loss: float) -> float:
-    """The largest eps_LB a cell could give: the smaller of the run-count ceiling and the canary's loss (if known)."""
+    """The largest eps_LB a cell could give if the noise is as declared: the smaller of the run-count ceiling and the
+    canary's loss (if known). A release with less noise than declared can exceed it (dzoa's D-ZOA cells do)."""
     return float(ceiling) if math.isnan(loss) else float(min(ceiling, loss))
 
 
 def study_reach(module) -> pd.DataFrame:
-    """One row per audited cell of a study's audit module: its canary's loss (NaN: not derived) and how."""
+    """One row per audited cell of a study's audit module: its canary's loss (NaN: not derived), how, and the noise
+    divisor that would lift that loss above the claimed epsilon (NaN: no exact form)."""
     rows = []
     for cell in (*module.AUDIT_CELLS, *getattr(module, "EXTRA_CELLS", ())):
         loss = module.canary_loss(cell) if hasattr(module, "canary_loss") else None
         if loss is None:
             loss = CanaryLoss(math.nan, "no exact form derived: the run-count ceiling alone")
-        rows.append({"cell": cell.name, "canary_loss": float(loss.epsilon), "loss_how": loss.how})
+        rows.append(
+            {"cell": cell.name, "canary_loss": float(loss.epsilon), "loss_how": loss.how, "loss_divisor": loss.divisor}
+        )
     return pd.DataFrame(rows, columns=REACH_COLUMNS)

@@ -23,7 +23,7 @@ from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.algorithms.dp_iadmm_data import federated_data
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.premises import Premise, differing_records
-from dpdl.audit.reach import CanaryLoss, gaussian_loss
+from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.data.partition import equal_shards
 from dpdl.privacy import composed_epsilon
 from dpdl.privacy import dp_iadmm as calibration
@@ -394,10 +394,8 @@ def canary_loss(cell: AuditCell) -> CanaryLoss | None:
     shift = float(np.linalg.norm(on_d.mean - on_n.mean))
     noise = setup.switches.get("outp_noise", "sigma")
     std = on_d.scale**2 if noise == "variance" else on_d.scale  # Declared holds Huang et al.'s sigma
-    return CanaryLoss(
-        gaussian_loss(shift, std, params.delta),
-        f"Gaussian: shift {shift:.3g} at std {std:.3g} ({noise}), exact epsilon at delta {params.delta:g}",
-    )
+    how = f"Gaussian: shift {shift:.3g} at std {std:.3g} ({noise}), exact epsilon at delta {params.delta:g}"
+    return gaussian_canary(shift, std, cell, how)
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:

@@ -37,7 +37,7 @@ from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, connected_graph
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.premises import Premise, differing_records
-from dpdl.audit.reach import CanaryLoss, laplace_loss
+from dpdl.audit.reach import CanaryLoss, laplace_canary
 from dpdl.data.partition import equal_shards
 from dpdl.privacy import composed_epsilon
 from dpdl.studies.dvp_pvp import grid
@@ -316,14 +316,15 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
     node = calibration(spec)
     if spec.algorithm == "dvp":
         zeta, spread = node.dvp[CANARY_NODE].zeta, 2.0 * float(np.sin(CANARY_ANGLE))
-        return CanaryLoss(
-            laplace_loss(spread, 1.0 / zeta),
+        return laplace_canary(
+            spread,
+            1.0 / zeta,
+            cell,
             f"norm-exponential in J(28)'s eps: zeta x ||x_D - x_D'|| = {zeta:.3g} x {spread:.3g} (Jacobian part 0)",
         )
     zeta, moved = node.pvp_zeta[CANARY_NODE], pvp_shift(spec)
-    return CanaryLoss(
-        laplace_loss(moved, 1.0 / zeta),
-        f"norm-exponential: zeta x the noiseless f_p(1)'s move = {zeta:.3g} x {moved:.3g}",
+    return laplace_canary(
+        moved, 1.0 / zeta, cell, f"norm-exponential: zeta x the noiseless f_p(1)'s move = {zeta:.3g} x {moved:.3g}"
     )
 
 

@@ -9,6 +9,22 @@ the noisy aggregates M_t of eq. (4) are released and the proof composes them ove
 under ``one_shot`` (Algorithm 1 as printed) the local models go to the trusted server only and
 theta^(c) is all that is released.
 
+Noise draws: the study's ``per_round`` adds one N(0, sigma^2 I) draw to the aggregate (eq. (4)); under
+``one_shot`` every party draws its own. A ``party_draws`` per-round cell has each party draw its own
+N(0, sigma^2 I) and the server sum them with the weights w_j = n_j / n: the aggregate's noise is
+N(0, sigma^2 sum_j w_j^2 I), so it runs the study's per-round descent with that one draw (the same
+distribution), and isolates the per-party draws from the one-shot schedule (issue 58 item 4).
+
+Canaries. A replaced record moves the aggregate gradient by (1/n) [x_D (h(x_D . theta) - y_D) - x_D'
+(h(x_D' . theta) - y_D')] (eqs. (4), (17)), at most 2G/n (both terms saturated, opposite). ``mirrored``
+reaches nearly 2G/n by moving the start far from the origin (a project choice). ``constructed`` is
+derived to need neither the data nor the start: with the same features x on both sides and the label
+flipped (1 on D, 0 on D'), the change is exactly -x / n at every theta, so its shift ||x|| / n = G / n
+(x = e_1, unit norm) does not depend on the data draw, the start or the run; no pair does better at the
+study's own start (theta_0 ~ N(0, 0.01^2 I), h ~ 1/2: each term has |h - y| <= 1/2 + o(1), so the
+change is at most (||x_D|| + ||x_D'||) / 2n = G/n). ``flipped`` is the same pair on a data record's
+direction.
+
 Scores: the black box reads the released theta^(c) only: its coordinate against the canary's
 gradient change at the known start. The white box is the log-likelihood ratio of what is
 released given the declared sigma: per round, the sum over t of the Gaussian LLR of
@@ -40,6 +56,7 @@ from dpdl import privacy
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.premises import Premise, differing_records
+from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.studies.wddp import grid
 from dpdl.studies.wddp import run as study_run
 
@@ -125,7 +142,8 @@ class _Spec:
     aggregation: str  # the study's A1 switch: "per_round" or "one_shot"
     clients: int  # m, equal sizes n / m
     epsilon: float  # the run's total epsilon (Theorem 1)
-    canary: str  # "mirrored" or "flipped"
+    canary: str  # "mirrored", "flipped" or "constructed"
+    party_draws: bool = False  # per_round: each party draws its own noise (one_shot always does)
 
 
 _CANARIES = {
@@ -136,6 +154,9 @@ _CANARIES = {
     "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 on D' (flipped), "
     "from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient moves by exactly ||x||/n = G/n "
     "at every theta, half the declared 2G/n",
+    "constructed": "party {party}'s first record replaced on both sides by x = e_1 (constructed, not from the data): "
+    "label 1 on D, label 0 on D', from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient "
+    "moves by exactly ||x|| / n = G / n at every theta, whatever the data draw (module docstring)",
 }
 _RELEASED = {
     "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the noisy aggregates M_t of "
@@ -146,7 +167,8 @@ _RELEASED = {
 
 
 def _spec_name(spec: _Spec) -> str:
-    return f"wddp_{spec.aggregation}_m{spec.clients}_eps{spec.epsilon:g}_T{ITERATIONS}_{spec.canary}"
+    draws = "_party_draws" if spec.party_draws else ""
+    return f"wddp_{spec.aggregation}_m{spec.clients}_eps{spec.epsilon:g}_T{ITERATIONS}_{spec.canary}{draws}"
 
 
 @functools.cache
@@ -195,7 +217,7 @@ def neighbours(spec: _Spec) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nda
         x_d[row], y_d[row] = base + sin * np.eye(FEATURES)[0], 0.0
         x_n[row], y_n[row] = base - sin * np.eye(FEATURES)[0], 1.0
     else:
-        unit = x[row] / np.linalg.norm(x[row])
+        unit = np.eye(FEATURES)[0] if spec.canary == "constructed" else x[row] / np.linalg.norm(x[row])
         x_d[row], y_d[row] = unit, 1.0
         x_n[row], y_n[row] = unit, 0.0
     return (x_d, y_d), (x_n, y_n)
@@ -208,13 +230,23 @@ def declared_noise(spec: _Spec) -> tuple[float, np.ndarray]:
     return sigma, sizes
 
 
+def noise_weight(spec: _Spec, sizes: np.ndarray) -> float:
+    """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws
+    its own (one shot, or ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4))."""
+    weights = sizes / sizes.sum()
+    return math.sqrt(np.sum(weights**2)) if spec.aggregation == "one_shot" or spec.party_draws else 1.0
+
+
 def accountant_epsilon(spec: _Spec) -> float:
     """dp-accounting's (PLD) epsilon of the run, from ``run.privacy_events`` as the run records it.
 
     Per round: T Gaussian releases of sensitivity 2G/n. One shot: the study charges each party's
     T local steps (sensitivity 2G/n_(1), the local models as if released), an upper bound for
-    theta^(c); :func:`final_model_epsilon` is the released model's own.
+    theta^(c); :func:`final_model_epsilon` is the released model's own. Per round with per-party
+    draws (no run records it): the T releases at the aggregate's noise, :func:`final_model_epsilon`.
     """
+    if spec.party_draws:
+        return final_model_epsilon(spec)
     sigma, sizes = declared_noise(spec)
     settings = study_settings(spec)
     return privacy.composed_epsilon(study_run.privacy_events(settings, "wddp", sigma, sizes), settings["delta"], "pld")
@@ -223,13 +255,12 @@ def accountant_epsilon(spec: _Spec) -> float:
 def final_model_epsilon(spec: _Spec) -> float:
     """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
 
-    Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot, party j's own
-    draws enter theta^(c) with weight w_j = n_j / n, so the average's noise is sigma sqrt(sum_j w_j^2).
+    Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot (or per round with
+    per-party draws), party j's own draws enter with weight w_j = n_j / n, so the noise is
+    sigma sqrt(sum_j w_j^2) (:func:`noise_weight`).
     """
     sigma, sizes = declared_noise(spec)
-    weights = sizes / sizes.sum()
-    spread = sigma * (math.sqrt(np.sum(weights**2)) if spec.aggregation == "one_shot" else 1.0)
-    multiplier = spread / privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    multiplier = sigma * noise_weight(spec, sizes) / privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
     event = privacy.PrivacyEvent("gaussian", multiplier, ITERATIONS)
     return privacy.composed_epsilon(event, study_settings(spec)["delta"], "pld")
 
@@ -258,9 +289,12 @@ def _make_cell(spec: _Spec) -> AuditCell:
 def _project_premises(spec: _Spec, settings: dict) -> tuple[str, ...]:
     """The project's own choices a cell rests on (issue 58): the paper leaves each open."""
     reading = "Algorithm 1 as printed" if spec.aggregation == "one_shot" else "the proof's reading"
+    per_party = spec.aggregation == "one_shot" or spec.party_draws
     choices = [
         f"aggregation: {spec.aggregation} ({reading})",
-        "per-party noise draws (each party draws its own Gaussian noise)",
+        "per-party noise draws (each party draws its own Gaussian noise)"
+        if per_party
+        else "one noise draw on the aggregate per round (eq. (4))",
         f"the constant c of (3) from calibration: {settings['calibration']} (the paper says 'some constant c')",
     ]
     if spec.canary == "mirrored":
@@ -289,6 +323,8 @@ _AUDITED = (
     _Spec("one_shot", 4, _EPSILON, "mirrored"),
     _Spec("one_shot", 32, _EPSILON, "mirrored"),  # the paper's largest m (Figs 1, 3)
     _Spec("per_round", 4, _EPSILON, "flipped"),
+    _Spec("per_round", 32, _EPSILON, "mirrored", party_draws=True),  # per-party draws without the one-shot schedule
+    _Spec("one_shot", 32, _EPSILON, "constructed"),  # a canary independent of the data draw and of the start
 )
 _SPECS = {_spec_name(spec): spec for spec in _AUDITED}
 AUDIT_CELLS = tuple(_make_cell(spec) for spec in _AUDITED)
@@ -307,12 +343,34 @@ def released_models(spec: _Spec, data, sigma: float, seeds, record_at) -> np.nda
     return study_run.descend(settings, x, labels, [group], columns, rngs, record_at, _spec_name(spec))
 
 
-def _canary_direction(spec: _Spec) -> np.ndarray:
-    """Unit vector of the canary record's gradient change at theta_0 (D minus D'), the black box's axis."""
+def _gradient_change(spec: _Spec) -> np.ndarray:
+    """The canary record's per-record gradient change at theta_0 (D minus D'): grad l = x (h(z) - y), eq. (17) with
+    gap A10's sign; the aggregate moves by it times 1 / n (eq. (4))."""
     (x_d, y_d), (x_n, y_n) = neighbours(spec)
     row, theta0 = int(shards(spec)[CANARY_PARTY][0]), start(spec)
-    change = x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
-    return change / np.linalg.norm(change)  # grad l = x (h(z) - y), eq. (17) with gap A10's sign
+    return x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
+
+
+def canary_loss(cell: AuditCell) -> CanaryLoss:
+    """The canary pair's privacy loss in what the cell releases (:mod:`dpdl.audit.reach`), under the declared sigma.
+
+    T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean moves by the
+    canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`: exact for the flipped and
+    constructed canaries (the change is the same at every theta), linearised at theta_0 for the mirrored one
+    (its gradients saturate, so the change moves little along the run; not bounded here).
+    """
+    spec = _SPECS[cell.name]
+    sigma, sizes = declared_noise(spec)
+    shift = float(np.linalg.norm(_gradient_change(spec))) / N_ROWS
+    spread = sigma * noise_weight(spec, sizes)
+    how = f"Gaussian: {ITERATIONS} releases of shift {shift:.3g} at std {spread:.3g} (eq. (4), the declared sigma)"
+    return gaussian_canary(shift, spread, cell, how, releases=ITERATIONS)
+
+
+def _canary_direction(spec: _Spec) -> np.ndarray:
+    """Unit vector of the canary record's gradient change at theta_0 (D minus D'), the black box's axis."""
+    change = _gradient_change(spec)
+    return change / np.linalg.norm(change)
 
 
 def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
@@ -327,10 +385,13 @@ def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) ->
     return score
 
 
-def _white_one_shot(finals, means, sigma: float, sizes: np.ndarray) -> list[np.ndarray]:
-    """Gaussian LLR of theta^(c) with noise s = eta sigma sqrt(T sum_j w_j^2) around the noiseless means."""
-    weights = sizes / sizes.sum()  # Algorithm 1 server step: theta^(c) = sum_j (n_j / n) theta_T^(j)
-    spread = STEP_SIZE * sigma * math.sqrt(ITERATIONS * np.sum(weights**2))
+def _white_one_shot(finals, means, spread: float) -> list[np.ndarray]:
+    """Gaussian LLR of theta^(c) with noise s = eta sqrt(T) ``spread`` around the noiseless means.
+
+    ``spread``: the averaged per-party noise sigma sqrt(sum_j w_j^2) (Algorithm 1's server step theta^(c) =
+    sum_j (n_j / n) theta_T^(j)).
+    """
+    spread = STEP_SIZE * spread * math.sqrt(ITERATIONS)
     mean_d, mean_n = (mean[:, 0] for mean in means)
     return [
         (np.sum((r - mean_n[:, None]) ** 2, axis=0) - np.sum((r - mean_d[:, None]) ** 2, axis=0)) / (2 * spread**2)
@@ -347,21 +408,25 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     spec = _SPECS[cell.name]
     datasets = neighbours(spec)
     sigma, sizes = declared_noise(spec)
+    # per round, the aggregate's one draw: sigma, or sigma sqrt(sum w_j^2) for the parties' own draws summed
+    drawn = sigma * noise_weight(spec, sizes) if spec.aggregation == "per_round" else sigma
     sides = np.random.SeedSequence(seed).spawn(2)  # canary side, neighbour side
     record_at = list(range(ITERATIONS + 1)) if spec.aggregation == "per_round" else [ITERATIONS]
     models = [
-        released_models(spec, data, sigma, side.spawn(int(runs)), record_at)
+        released_models(spec, data, drawn, side.spawn(int(runs)), record_at)
         for data, side in zip(datasets, sides, strict=True)
     ]
     direction = _canary_direction(spec)
     black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]  # theta moves against the gradient
     if spec.aggregation == "per_round":
-        white = [_white_per_round(spec, m, datasets, sigma) for m in models]
+        white = [_white_per_round(spec, m, datasets, drawn) for m in models]
         white_what = "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"
+        if spec.party_draws:
+            white_what += " times sqrt(sum_j w_j^2) (the parties' own draws summed)"
     else:
         noiseless = np.random.SeedSequence(0).spawn(1)
         means = [released_models(spec, data, 0.0, noiseless, record_at)[-1] for data in datasets]
-        white = _white_one_shot([m[-1] for m in models], means, sigma, sizes)
+        white = _white_one_shot([m[-1] for m in models], means, sigma * noise_weight(spec, sizes))
         white_what = "Gaussian LLR of theta^(c) around the noiseless means, s = eta sigma sqrt(T sum w_j^2)"
     return {
         BLACK_BOX: AuditSamples(*black, what="theta^(c)'s coordinate against the canary's gradient change at theta_0"),
