@@ -275,7 +275,8 @@ def privacy_verdict(
         return (
             NOT_TESTABLE,
             deciding,
-            f"{rests}; no such cell can reach its claimed epsilon: the most, {reach_best['cell']}, reaches "
+            f"{rests}; at the declared noise no such cell can reach its claimed epsilon (less noise than declared "
+            f"can still be caught: see the noise error it detects): the most, {reach_best['cell']}, reaches "
             f"{_number(reach_best['reachable'])} against {_number(reach_best['claimed_epsilon'])} "
             f"({reach_best['loss_how']}; run-count ceiling {_number(reach_best['ceiling'])})",
         )
@@ -321,7 +322,7 @@ def privacy_claim_rows(
             row.update(
                 paper_value=", ".join(sorted({f"eps {_number(e)}" for e in own["claimed_epsilon"]})),
                 our_value=f"eps_LB {_number(deciding['eps_lb'])} (ceiling {_number(deciding['ceiling'])}, "
-                f"reachable {_number(deciding['reachable'])})",
+                f"reachable at the declared noise {_number(deciding['reachable'])})",
                 effect=_number(deciding["eps_lb"]),
                 ci_low=_number(deciding["eps_lb"]),
                 test=f"Clopper-Pearson eps_LB at {deciding['confidence']:.4g} (Bonferroni over {len(own)})",
