@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -687,6 +688,10 @@ def readme_results(readme: Path) -> str:
     return text.partition(README_BEGIN + "\n")[2].partition(README_END)[0]
 
 
+COMMIT = re.compile(r"[0-9a-f]{7,40}")  # what a manifest's code.commit may be: git reaches it unquoted
+CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")  # a manifest's configfile: a file under config/
+
+
 def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
     """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records: each value the
     file sets in the manifest's sections must be the manifest's (which adds the schema's defaults). Nothing to
@@ -694,17 +699,21 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
+    where = out / study / MANIFEST
+    if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
+        return [f"{where}: code.commit {commit!r} is not a git commit hash (7 to 40 hex digits)"]
+    if not (isinstance(configfile, str) and CONFIGFILE.fullmatch(configfile)):
+        return [f"{where}: configfile {configfile!r} is not a file under config/ (config/<name>.yaml)"]
     if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:  # `git status --porcelain` lines
         return []
     try:
         text = subprocess.run(
-            ["git", "show", f"{commit}:{configfile}"], capture_output=True, text=True, check=True
+            ["git", "show", "--end-of-options", f"{commit}:{configfile}"], capture_output=True, text=True, check=True
         ).stdout
         committed = yaml.safe_load(text) or {}
     except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
         log.warning("%s: %s at %s cannot be read here; its config is not compared", study, configfile, commit[:12])
         return []
-    where = out / study / MANIFEST
     return [
         f"{where}: config {key} is {recorded!r}, but {configfile} at {commit[:12]} sets {value!r}; "
         "publish again with `dpdl publish`"

@@ -202,3 +202,31 @@ def test_each_claims_paper_runs_are_runs_of_the_paper_grid_and_cost_their_horizo
     if study == "dp_iadmm":  # Remark 3's runs at T = 1e6, Fig. 2a's at 2e4, each on its dataset
         assert module.run_work(paper, module.table_runs(paper, "remark3_seeds")[0]) == ("mnist", 1_000_000)
         assert {module.run_work(paper, p) for p in module.table_runs(paper, "fig2b_seeds")} == {("femnist", 20_000)}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("commit", "--output=planted.txt", "is not a git commit hash"),
+        ("configfile", "../../etc/passwd", "is not a file under config/"),
+    ],
+)
+def test_a_manifest_value_that_reaches_git_is_checked_first(
+    at_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str, said: str
+) -> None:
+    # issue 61: a code.commit beginning with --output= made `dpdl check` write a file through `git show`.
+    import json
+    import shutil
+
+    out = Path(shutil.copytree(PUBLISHED, tmp_path / "published"))
+    manifest_path = out / "dzoa" / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    if key == "commit":
+        manifest["code"]["commit"] = value
+    else:
+        manifest["configfile"] = value
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    monkeypatch.chdir(at_root)
+    problems = published_problems(out)
+    assert any(said in problem and "dzoa" in problem for problem in problems)
+    assert not (at_root / "planted.txt").exists()
