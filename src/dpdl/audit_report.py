@@ -395,8 +395,8 @@ def reading_privacy_rows(
     """Each privacy claim of ``study`` under each reading, judged on the cells that ran that reading's mechanism
     (issue 58 item 6), as rows of the readings table (``dpdl.readings.READINGS_COLUMNS``).
 
-    ``mechanisms`` maps a reading (the default first) to its values of the study's ``MECHANISM_SWITCHES`` (the
-    switches its audit module says change what a cell releases) and whether it is post hoc. A claim is judged on
+    ``mechanisms`` maps a reading (the default first) to the switch values its build releases with, as the cells
+    record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc. A claim is judged on
     its audited cells, and those of the audits of someone's code for the same algorithm (the same guarantee under
     that code's mechanism), whose switches agree with those values (a cell that does not record a switch agrees
     with every value): under the default, the build's own mechanism, which may be narrower than the scorecard's

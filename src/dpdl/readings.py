@@ -73,12 +73,11 @@ def reading(study: str, name: str) -> Reading:
 
 
 def reading_mechanisms(study: str, config: Mapping) -> dict[str, tuple[dict, bool]]:
-    """Each declared reading (the default first): its values of the switches that change what the study's audited
-    cells release (``MECHANISM_SWITCHES`` of its audit module), the config's where it sets none, and whether it is
-    post hoc. What :func:`dpdl.audit_report.reading_privacy_rows` judges each reading's privacy claims by."""
-    keys = audit_module(study).MECHANISM_SWITCHES
-    section = config[study]
-    return {r.name: ({k: r.switches.get(k, section[k]) for k in keys}, r.post_hoc) for r in study_readings(study)}
+    """Each declared reading (the default first): the switch values its build releases with, as the study's audited
+    cells record them (``mechanism`` of its audit module, on the config's section with the reading's switches set),
+    and whether it is post hoc. What :func:`dpdl.audit_report.reading_privacy_rows` judges each reading by."""
+    mechanism = audit_module(study).mechanism
+    return {r.name: (mechanism({**config[study], **r.switches}), r.post_hoc) for r in study_readings(study)}
 
 
 def reading_config(config: dict, study: str, name: str) -> dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_epsilon, gaussian
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
 from dpdl.privacy.wddp import METHODS
 from dpdl.studies.wddp import audit
+
+ROOT = Path(__file__).resolve().parents[2]
 from dpdl.studies.wddp import run as study_run
 
 CELLS = {cell.name: cell for cell in audit.AUDIT_CELLS}
@@ -256,3 +259,19 @@ def test_white_box_matches_the_declared_noise():
     declared_mu = np.sqrt(audit.ITERATIONS) * privacy.wddp_sensitivity(audit.N_ROWS) / sigma
     fit = gaussian_dp_fit(audit.audit_scores(cell, 4000, 2)[WHITE_BOX], cell.delta)
     assert abs(fit.mu - 0.997 * declared_mu) < 4 * np.sqrt(2 / 4000)
+
+
+def test_each_reading_selects_the_cells_of_its_own_mechanism() -> None:
+    # issue 58 item 6: the default (per-round, one draw on the aggregate) is judged on the per-round cells without
+    # per-party draws; the reading one_shot on the one-shot cells; the per-party per-round cell on neither.
+    from dpdl.config import load_config
+    from dpdl.readings import reading_mechanisms
+
+    mechanisms = reading_mechanisms("wddp", load_config(ROOT / "config" / "config.yaml"))
+    runs = {
+        name: {c.name for c in audit.AUDIT_CELLS if all(c.switches.get(k) == v for k, v in values.items())}
+        for name, (values, _) in mechanisms.items()
+    }
+    assert runs["default"] and all("per_round" in c and "party_draws" not in c for c in runs["default"])
+    assert runs["one_shot"] and all("one_shot" in c for c in runs["one_shot"])
+    assert not any("party_draws" in c for cells in runs.values() for c in cells)

@@ -16,8 +16,8 @@ scorecard and the report, the readings and the audit, publishing) iterates over 
 ``claims.py``     ``CLAIMS``: the paper's checkable statements, judged from the aggregates
 ``cli.py``        ``add_commands``: the ``dpdl <study> <step>`` subcommands its rule file calls
 ``audit.py``      ``PRIVACY_CLAIMS``, ``AUDIT_CELLS``, ``audit_scores``: the empirical privacy audit;
-                  ``PREMISES`` and ``premise_measures`` (the premise ledger), ``MECHANISM_SWITCHES``
-                  (the switches that change what a cell releases, by which readings are audited)
+                  ``PREMISES`` and ``premise_measures`` (the premise ledger), ``mechanism`` (the switch
+                  values a config's build releases with, by which each reading's privacy is judged)
 ``readings.py``   ``READINGS``: the paper's open settings as named switch sets, the default first
 ``tune.py``       optional: hyperparameter selection and the reference solutions runs are compared to
 ``tables.py``     optional: the study's tables beyond its figures

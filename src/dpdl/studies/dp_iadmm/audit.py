@@ -80,6 +80,12 @@ PRIVACY_CLAIMS = (
 # cells run with its value (issue 58 item 6).
 MECHANISM_SWITCHES = ("trust_radius", "outp_noise", "outp_gradient", "sensitivity")
 
+
+def mechanism(section: dict) -> dict:
+    """The switch values a build with this dp_iadmm config section releases with, as the audited cells record them."""
+    return {key: section[key] for key in MECHANISM_SWITCHES}
+
+
 PREMISES = (
     Premise(
         "record_domain",

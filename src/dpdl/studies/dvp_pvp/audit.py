@@ -81,7 +81,10 @@ PRIVACY_CLAIMS = (
 # The papers' stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
 # No reading selects other cells: every cell fixes its own eta (the grid's smallest and largest, the two branches
 # of the DVP update), and loss_unit and pvp_error_of change only what is reported (issue 58 item 6).
-MECHANISM_SWITCHES: tuple[str, ...] = ()
+def mechanism(section: dict) -> dict:
+    """The switch values a build with this dvp_pvp config section releases with: none selects a cell."""
+    return {}
+
 
 PREMISES = (
     Premise(

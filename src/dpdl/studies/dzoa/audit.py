@@ -96,6 +96,12 @@ PRIVACY_CLAIMS = (
 # (mean_loss, lipschitz_2, lipschitz_5, ring) is judged on cells run with its value (issue 58 item 6).
 MECHANISM_SWITCHES = ("loss_scale", "lipschitz", "topology")
 
+
+def mechanism(section: dict) -> dict:
+    """The switch values a build with this dzoa config section releases with, as the audited cells record them."""
+    return {key: section[key] for key in MECHANISM_SWITCHES}
+
+
 PREMISES = (
     Premise(
         "record_norm",

@@ -87,10 +87,17 @@ PRIVACY_CLAIMS = (
 
 
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
-# The switch that changes what an audited cell releases: per-round or one-shot aggregation. The reading one_shot is
-# judged on the one-shot cells, the default (per_round) on the per-round ones (issue 58 item 6); the tuning
-# readings change the step size, which every cell fixes.
-MECHANISM_SWITCHES = ("aggregation",)
+# What changes what an audited cell releases: per-round or one-shot aggregation, and who draws the noise. The
+# reading one_shot is judged on the one-shot cells, the default (per_round) on the per-round cells with the study's
+# one draw on the aggregate (issue 58 item 6); the tuning readings change the step size, which every cell fixes.
+
+
+def mechanism(section: dict) -> dict:
+    """The switch values a build with this wddp config section releases with, as the audited cells record them: its
+    aggregation, and its noise draws (one on the aggregate per round, eq. (4); each party's own one shot)."""
+    aggregation = section["aggregation"]
+    return {"aggregation": aggregation, "noise_draws": "aggregate" if aggregation == "per_round" else "per_party"}
+
 
 PREMISES = (
     Premise(
@@ -234,7 +241,12 @@ def noise_weight(spec: _Spec, sizes: np.ndarray) -> float:
     """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws
     its own (one shot, or ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4))."""
     weights = sizes / sizes.sum()
-    return math.sqrt(np.sum(weights**2)) if spec.aggregation == "one_shot" or spec.party_draws else 1.0
+    return math.sqrt(np.sum(weights**2)) if noise_weight_applies(spec) else 1.0
+
+
+def noise_weight_applies(spec: _Spec) -> bool:
+    """Whether each party draws its own noise: one shot always, per round in a ``party_draws`` cell."""
+    return spec.aggregation == "one_shot" or spec.party_draws
 
 
 def accountant_epsilon(spec: _Spec) -> float:
@@ -277,7 +289,12 @@ def _make_cell(spec: _Spec) -> AuditCell:
         iterations=ITERATIONS,
         released=_RELEASED[spec.aggregation],
         canary=_CANARIES[spec.canary].format(party=CANARY_PARTY + 1, R=START_NORM, logit=CANARY_LOGIT),
-        switches={**grid.switches(settings), "clients": str(spec.clients), "step_size": str(STEP_SIZE)},
+        switches={
+            **grid.switches(settings),
+            "clients": str(spec.clients),
+            "step_size": str(STEP_SIZE),
+            "noise_draws": "per_party" if noise_weight_applies(spec) else "aggregate",
+        },
         accountant_epsilon=accountant_epsilon(spec),
         noise="gaussian",
         runs_scale=RUNS_SCALE,
@@ -289,7 +306,7 @@ def _make_cell(spec: _Spec) -> AuditCell:
 def _project_premises(spec: _Spec, settings: dict) -> tuple[str, ...]:
     """The project's own choices a cell rests on (issue 58): the paper leaves each open."""
     reading = "Algorithm 1 as printed" if spec.aggregation == "one_shot" else "the proof's reading"
-    per_party = spec.aggregation == "one_shot" or spec.party_draws
+    per_party = noise_weight_applies(spec)
     choices = [
         f"aggregation: {spec.aggregation} ({reading})",
         "per-party noise draws (each party draws its own Gaussian noise)"
