@@ -489,6 +489,14 @@ def _holds(row) -> bool:
     return holds
 
 
+def _measured_text(study: str, row) -> str:
+    """One dataset's measurement as the scorecard shows it: the largest value and the share above the bound."""
+    share = f"{int(row.above):,} of {int(row.records):,} records ({float(row.share_above):.1%})"
+    if float(row.bound) == 0:  # a count of what lies outside a domain
+        return f"{study}/{row.dataset}: {share} outside"
+    return f"{study}/{row.dataset}: largest {float(row.largest):.4g}, {share} above {float(row.bound):g}"
+
+
 def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT) -> pd.DataFrame:
     """The scorecard rows of ``study``'s premise claims (kind ``premise``), judged from its data premise table
     (``results/audit/<study>_data_premises.csv``, :mod:`dpdl.audit.data_premises`) alone, or not measured.
@@ -513,7 +521,9 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
             where=premise.where,
             statement=f"{premise.assumption}, on every record of the data the paper uses "
             f"({', '.join(f'{study}/{d}' for d in datasets)}): {premise.paper_says}",
-            paper_value=" / ".join(f"every record <= {d.bound:g}" for d in data),
+            paper_value=" / ".join(
+                "no record outside the domain" if d.bound == 0 else f"every record <= {d.bound:g}" for d in data
+            ),
             tolerance=f"holds when the largest value is at most the bound (relative tolerance {TOLERANCE:g})",
             justification="an exact computation on every record of the prepared data (no sampling, no seeds); a "
             "premise the data break leaves the guarantees that rest on it without their stated assumption",
@@ -532,11 +542,7 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
                 continue
             failing = [r for r in done.itertuples() if not _holds(r)]
             row.update(
-                our_value="; ".join(
-                    f"{study}/{r.dataset}: largest {float(r.largest):.4g}, {int(r.above):,} of {int(r.records):,} "
-                    f"records above ({float(r.share_above):.1%})"
-                    for r in done.itertuples()
-                ),
+                our_value="; ".join(_measured_text(study, r) for r in done.itertuples()),
                 effect=_number(float(done["largest"].max())),
                 n_seeds="",
                 verdict=PREMISE_BROKEN if failing else PREMISE_HOLDS,
@@ -544,7 +550,7 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
                 detail=f"premise of {claims}"
                 + (
                     "; it fails, so their privacy guarantee does not cover "
-                    + "; ".join(f"{r.runs} ({study}/{r.dataset})" for r in failing)
+                    + "; ".join(f"{r.runs} on {study}/{r.dataset}" for r in failing)
                     if failing
                     else ""
                 )

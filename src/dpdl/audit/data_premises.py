@@ -54,7 +54,7 @@ class DataPremise:
     ``values`` maps the prepared arrays (``np.load`` of ``data/processed/<study>/<dataset>.npz``) to one value per
     record; the premise holds on a record whose value is at most ``bound`` (a record's bound, which may differ from
     the canary pair's: c1 per record against 2 c1 for a replaced one). ``runs`` names the runs whose privacy
-    rests on it (said when it fails).
+    rests on it on each dataset (one text for all, or dataset -> text), said when it fails.
     """
 
     premise: str
@@ -62,7 +62,10 @@ class DataPremise:
     bound: float
     measure: str
     values: Callable[[Mapping[str, np.ndarray]], np.ndarray]
-    runs: str
+    runs: str | Mapping[str, str]
+
+    def runs_on(self, dataset: str) -> str:
+        return self.runs if isinstance(self.runs, str) else self.runs[dataset]
 
 
 def exceeds(values: np.ndarray, bound: float) -> np.ndarray:
@@ -115,7 +118,7 @@ def data_premise_table(
                 "assumption": premise.assumption,
                 "where": premise.where,
                 "measure": data.measure,
-                "runs": data.runs,
+                "runs": data.runs_on(dataset),
                 "note": "",
             }
             if dataset in prepared:

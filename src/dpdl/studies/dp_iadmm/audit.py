@@ -457,6 +457,7 @@ def _feature_norms(arrays) -> np.ndarray:
     return np.linalg.norm(_pixels(arrays).astype(np.float64), axis=1) / int(arrays["pixel_divisor"])
 
 
+_FIGURES = {"mnist": "Figs 1, 2a, 4 (MNIST), 5 and Remark 3", "femnist": "Figs 2b, 3, 4 (FEMNIST) and 6"}
 DATA_PREMISES = (
     DataPremise(
         "record_domain",
@@ -464,7 +465,7 @@ DATA_PREMISES = (
         0.0,
         "the number of each training record's features (pixels / pixel_divisor) outside [0, 1]",
         _outside_unit_range,
-        "every run of Figs 1-6 and Remark 3 on that dataset",
+        {dataset: f"every private run of {figures}" for dataset, figures in _FIGURES.items()},
     ),
     DataPremise(
         "label_domain",
@@ -472,7 +473,7 @@ DATA_PREMISES = (
         0.0,
         f"1 for each training record whose label is not one of the {CLASSES} classes 0..{CLASSES - 1}",
         lambda arrays: (~np.isin(arrays["y_train"], np.arange(CLASSES))).astype(float),
-        "every MNIST run of Figs 1-2, 4-5 and Remark 3",
+        f"every private run of {_FIGURES['mnist']}",
     ),
     DataPremise(
         "outp_record_norm",
@@ -480,6 +481,6 @@ DATA_PREMISES = (
         1.0,
         "||x_i|| of each training record (x = pixels / pixel_divisor)",
         _feature_norms,
-        "every OutP run (Figs 1-6, Remark 3) on that dataset",
+        {dataset: f"every OutP and OutP+ run of {figures}" for dataset, figures in _FIGURES.items()},
     ),
 )

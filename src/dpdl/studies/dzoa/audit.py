@@ -515,7 +515,7 @@ EXTRA_CELLS = tuple(_make_cell(spec) for spec in _EXTRA)  # accepted by audit_sc
 # The premises that concern the data, measured on every record of the prepared lasso data (issue 58, item 3):
 # Section VI's rows of norm <= 1, and Assumption 3's ||grad l|| <= c1 = 1 per record at the audited start
 # beta = 0, where grad (x'b - y)^2 = 2 x (x'b - y) has norm 2 |y| ||x||.
-_FIGS_2_3 = "every D-ZOA and DP-ADMM run of Figs 2-3 (every trial of dzoa/lasso)"
+_FIGS_2_3 = "every D-ZOA and DP-ADMM run of Figs 2-3 (every trial)"
 DATA_PREMISES = (
     DataPremise(
         "record_norm",

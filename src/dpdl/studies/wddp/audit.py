@@ -446,7 +446,7 @@ def _lipschitz(arrays) -> np.ndarray:
     return _norms(arrays) * np.maximum(np.abs(y), np.abs(1 - y))  # sup_theta ||(h(x'theta) - y) x||
 
 
-_RUNS = "every private run of Figures 1-16 and Table 1 on that dataset"
+_RUNS = "every private run of Figures 1-16 and Table 1"
 DATA_PREMISES = (
     DataPremise("record_norm", ("adult", "kdd"), 1.0, "||x_i|| of each training record", _norms, _RUNS),
     DataPremise(
