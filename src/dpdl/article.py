@@ -23,7 +23,7 @@ import pandas as pd
 import yaml
 
 from dpdl.audit.premises import ledger_shown
-from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM
+from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, write_text
 from dpdl.judgement import NOT_REPRODUCED, NOT_RUN, REPRODUCED, fmt
@@ -538,7 +538,7 @@ def _sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> list[Bl
     None in a snapshot published before it was recorded); the claims that name none, and our figures no
     section shows, last."""
     figures = sorted(p.relative_to(folder).as_posix() for p in (folder / "figures").glob("*.png"))
-    paper = card[card["kind"] != PRIVACY_CLAIM]
+    paper = card[~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))]
     exhibits = paper["where"].map(_exhibit)
     order = [e for e in dict.fromkeys(exhibits) if e] + ([""] if (exhibits == "").any() else [])
     blocks = [
@@ -714,6 +714,16 @@ def _audit(card: pd.DataFrame, folder: Path) -> list[Block]:
                 "the paper only from a cell within every one):",
             ),
             Block("table", table=ledger_shown(ledger, deciding)),
+        ]
+    premises = card[card["kind"] == PREMISE_CLAIM]
+    if len(premises):
+        blocks += [
+            Block(
+                "text",
+                "The paper's premises tested on its own data (audit/data_premises.csv: every record of each dataset "
+                "as the study prepares it, against the bound the guarantee assumes):",
+            ),
+            Block("table", table=premises[["id", "paper_value", "our_value", "verdict", "detail"]]),
         ]
     if (folder / AUDIT_TABLE).is_file():
         audit = _read_card(folder / AUDIT_TABLE)

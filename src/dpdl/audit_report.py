@@ -23,17 +23,36 @@ import pandas as pd
 
 from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_fit, laplace_dp_fit
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
-from dpdl.audit.premises import cells_within, check_ledger, left_premises, premise_ledger, project_premises
+from dpdl.audit.data_premises import data_premise_table
+from dpdl.audit.premises import (
+    TOLERANCE,
+    cells_within,
+    check_ledger,
+    left_premises,
+    premise_ledger,
+    project_premises,
+)
 from dpdl.audit.reach import REACH_COLUMNS, detects_noise_divisor, reachable_epsilon, study_reach
-from dpdl.claims import PRIVACY_CLAIM, SCORECARD_COLUMNS
+from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
-from dpdl.judgement import CODE_REFUTED, NOT_AT_SCALE, NOT_REFUTED, NOT_TESTABLE, REFUTED, REFUTED_OUTSIDE
+from dpdl.judgement import (
+    CODE_REFUTED,
+    NOT_AT_SCALE,
+    NOT_REFUTED,
+    NOT_TESTABLE,
+    PREMISE_BROKEN,
+    PREMISE_HOLDS,
+    REFUTED,
+    REFUTED_OUTSIDE,
+    UNAVAILABLE,
+)
 from dpdl.post_hoc import flags
 from dpdl.studies import audit_module
 
 CONFIDENCE = 0.95  # the issue's and the field's level (Jagielski et al. 2020 report 95% bounds)
 NOT_BUILT = "audit not built (set audit.enabled: true, or run `snakemake audit`)"
+PREMISES_NOT_BUILT = "not measured (set audit.enabled: true, or run `snakemake audit`)"
 AUDIT_COLUMNS = [
     "claim",
     "cell",
@@ -444,3 +463,98 @@ def reading_privacy_rows(
     same = [cells == default_cells[claim] for claim, cells in zip(table["id"], table["_cells"], strict=True)]
     table["unchanged"] = ["" if d else ("yes" if s else "no") for d, s in zip(is_default, same, strict=True)]
     return table.drop(columns="_cells")
+
+
+def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]) -> pd.DataFrame:
+    """``study``'s premises measured on its prepared data (:func:`dpdl.audit.data_premises.data_premise_table`):
+    ``prepared`` maps a dataset to its arrays, ``skipped`` a dataset that cannot be built here to why."""
+    return data_premise_table(audit_module(study), study, prepared, skipped)
+
+
+def premise_claim_ids(study: str) -> list[str]:
+    """The registered premise claims of ``study``: one per premise it measures on its data."""
+    return [f"{study}.premise.{p}" for p in dict.fromkeys(d.premise for d in audit_module(study).DATA_PREMISES)]
+
+
+def _holds(row) -> bool:
+    """Whether a measured row of a data premise table holds, recomputed from its largest value and bound; a
+    ``holds`` column that says otherwise is an error (the table does not follow from its own numbers)."""
+    holds = bool(float(row.largest) <= float(row.bound) * (1 + TOLERANCE))
+    above = int(row.above)
+    if str(row.holds) != str(holds) or (above == 0) != holds or above > int(row.records):
+        raise ArtifactError(
+            f"{row.study}/{row.dataset} {row.premise}: holds {row.holds}, {above} of {row.records} records above, "
+            f"but largest {row.largest} against bound {row.bound} gives holds {holds}"
+        )
+    return holds
+
+
+def _measured_text(study: str, row) -> str:
+    """One dataset's measurement as the scorecard shows it: the largest value and the share above the bound."""
+    share = f"{int(row.above):,} of {int(row.records):,} records ({float(row.share_above):.1%})"
+    if float(row.bound) == 0:  # a count of what lies outside a domain
+        return f"{study}/{row.dataset}: {share} outside"
+    return f"{study}/{row.dataset}: largest {float(row.largest):.4g}, {share} above {float(row.bound):g}"
+
+
+def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT) -> pd.DataFrame:
+    """The scorecard rows of ``study``'s premise claims (kind ``premise``), judged from its data premise table
+    (``results/audit/<study>_data_premises.csv``, :mod:`dpdl.audit.data_premises`) alone, or not measured.
+
+    "premise holds on the paper's data" when every record of every dataset measured keeps the bound; "premise fails
+    on the paper's data" when some record breaks it, the detail then saying that the privacy guarantees resting on
+    it (the table's ``claims``) do not cover the runs built on that data; "data unavailable" when no dataset of it
+    could be built here."""
+    module = audit_module(study)
+    premises = {premise.id: premise for premise in module.PREMISES}
+    rows = []
+    for claim_id in premise_claim_ids(study):
+        premise = premises[claim_id.rsplit(".", 1)[1]]
+        data = [d for d in module.DATA_PREMISES if d.premise == premise.id]
+        datasets = list(dict.fromkeys(dataset for d in data for dataset in d.datasets))
+        row = dict.fromkeys(SCORECARD_COLUMNS, "")
+        row.update(
+            id=claim_id,
+            study=study,
+            kind=PREMISE_CLAIM,
+            form="exact",
+            where=premise.where,
+            statement=f"{premise.assumption}, on every record of the data the paper uses "
+            f"({', '.join(f'{study}/{d}' for d in datasets)}): {premise.paper_says}",
+            paper_value=" / ".join(
+                "no record outside the domain" if d.bound == 0 else f"every record <= {d.bound:g}" for d in data
+            ),
+            tolerance=f"holds when the largest value is at most the bound (relative tolerance {TOLERANCE:g})",
+            justification="an exact computation on every record of the prepared data (no sampling, no seeds); a "
+            "premise the data break leaves the guarantees that rest on it without their stated assumption",
+            test="; ".join(d.measure for d in data),
+            verdict=NOT_AT_SCALE,
+            detail=detail,
+        )
+        own = None if table is None else table[table["premise"] == premise.id]
+        if own is not None and len(own):
+            done, skipped = own[own["records"] > 0], own[own["records"] == 0]
+            claims = ", ".join(dict.fromkeys(c for cs in own["claims"] for c in str(cs).split(";") if c))
+            not_measured = "".join(f"; not measured on {study}/{r.dataset}: {r.note}" for r in skipped.itertuples())
+            if not len(done):
+                row.update(verdict=UNAVAILABLE, detail=f"premise of {claims}" + not_measured)
+                rows.append(row)
+                continue
+            failing = [r for r in done.itertuples() if not _holds(r)]
+            row.update(
+                our_value="; ".join(_measured_text(study, r) for r in done.itertuples()),
+                effect=_number(float(done["largest"].max())),
+                n_seeds="",
+                verdict=PREMISE_BROKEN if failing else PREMISE_HOLDS,
+                deciding_cell="; ".join(f"{study}/{r.dataset}" for r in failing),
+                detail=f"premise of {claims}"
+                + (
+                    "; it fails, so their privacy guarantee does not cover "
+                    + "; ".join(f"{r.runs} on {study}/{r.dataset}" for r in failing)
+                    if failing
+                    else ""
+                )
+                + not_measured,
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=SCORECARD_COLUMNS)

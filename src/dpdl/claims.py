@@ -29,7 +29,9 @@ MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any workin
 # (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
 IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
 PRIVACY_CLAIM = "privacy claim"  # the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
-KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM)
+PREMISE_CLAIM = "premise"  # a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
+# apart from every other kind, never in the substantive, mechanism or privacy counts
+KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, PREMISE_CLAIM)
 SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
 HEADLINE_KINDS = (*SUBSTANTIVE_KINDS, MECHANISM_PROPERTY)  # the paper's own claims, shown and counted by kind
 

@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--readings", type=Path, default=None, help="results/readings.csv, to add under which readings")
     sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, results/audit/<study>.csv")
     sub.add_argument(
+        "--data-premises",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="premises measured on the data, results/audit/<study>_data_premises.csv",
+    )
+    sub.add_argument(
         "--published",
         type=Path,
         default=None,
@@ -111,6 +118,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (>= 20)")
     sub.add_argument("--seed", type=int, default=0, help="the audit's seed (default 0)")
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "JSON"), required=True)
+
+    sub = command(
+        "data-premises",
+        cmd_data_premises,
+        "Measure a study's stated premises (record norms, label domains, gradient bounds) on its prepared data.",
+    )
+    sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
+    sub.add_argument("--data", nargs="*", type=Path, default=[], help="its prepared datasets' .npz (card beside each)")
+    sub.add_argument(
+        "--skipped", default="{}", help="JSON object: each dataset of the study that cannot be built here -> why"
+    )
+    sub.add_argument("--out", type=Path, required=True, help="results/audit/<study>_data_premises.csv")
 
     sub = command(
         "privacy-table", cmd_privacy_table, "Tabulate stated and composed privacy over every run of a config."
@@ -174,7 +193,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--audit",
         action="store_true",
-        help="publish only the studies' audits (results/audit/<study>.*) into <study>/audit/",
+        help="publish only the studies' audits (results/audit/<study>.*, with <study>_data_premises.csv) into "
+        "<study>/audit/",
+    )
+    sub.add_argument(
+        "--data-premises",
+        action="store_true",
+        help="publish only the studies' premises measured on their data (results/audit/<study>_data_premises.csv) "
+        "into <study>/audit/data_premises.csv",
     )
     sub.add_argument(
         "--compute",
@@ -310,7 +336,13 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"unknown studies {unknown} (scorecards are named results/claims/<study>.csv); expected {ALL}"
         )
-    card = merge_scorecards(args.studies, scorecards, readings=args.readings, audits=_audits(args.audits))
+    card = merge_scorecards(
+        args.studies,
+        scorecards,
+        readings=args.readings,
+        audits=_audits(args.audits),
+        data_premises=_data_premises(args.data_premises),
+    )
     if args.published is not None:
         card = with_published_verdicts(card, args.published)
     write_text(args.out[0], card.to_csv(index=False, lineterminator="\n"))
@@ -329,6 +361,54 @@ def _audits(paths: list[Path]) -> dict:
     if unknown:
         raise ConfigError(f"--audits: unknown studies {unknown} (audit tables are results/audit/<study>.csv)")
     return {path.stem: read_audit(path) for path in paths}
+
+
+def _data_premises(paths: list[Path]) -> dict:
+    """``results/audit/<study>_data_premises.csv`` paths -> study -> data premise table."""
+    from dpdl.audit.data_premises import read_data_premises
+    from dpdl.studies import ALL
+
+    suffix = "_data_premises"
+    studies = {path: path.stem.removesuffix(suffix) for path in paths}
+    unknown = sorted(str(path) for path, study in studies.items() if study not in ALL or not path.stem.endswith(suffix))
+    if unknown:
+        raise ConfigError(f"--data-premises: {unknown} are not results/audit/<study>_data_premises.csv of {ALL}")
+    return {study: read_data_premises(path) for path, study in studies.items()}
+
+
+def cmd_data_premises(args: argparse.Namespace) -> int:
+    """Write one study's premises measured on every record of its prepared datasets (a CSV)."""
+    import sys
+
+    from dpdl.audit_report import study_data_premises
+    from dpdl.data.prepared import STUDY_DATASETS, verified_card
+    from dpdl.io import load_npz, write_text
+    from dpdl.validation import parse_json_object
+
+    if args.study not in STUDY_DATASETS:
+        raise ConfigError(f"--study: unknown {args.study!r}; expected one of {sorted(STUDY_DATASETS)}")
+    datasets = set(STUDY_DATASETS[args.study])
+    skipped = parse_json_object(args.skipped, "--skipped")
+    prepared, notes = {}, {}
+    for npz in args.data:
+        if npz.stem not in datasets:
+            raise ConfigError(f"--data {npz}: not a prepared dataset of {args.study} ({sorted(datasets)})")
+        card = verified_card(npz.with_suffix(".json"), npz)
+        prepared[npz.stem] = load_npz(npz)
+        if missing := card.get("missing_files"):
+            notes[npz.stem] = f"built without {len(missing)} of its selected raw files (missing_files in its card)"
+    for dataset, why in skipped.items():
+        if dataset not in datasets or dataset in prepared:
+            raise ConfigError(f"--skipped {dataset!r}: not a dataset of {args.study} left out here")
+        print(f"SKIPPING {why}", file=sys.stderr)  # the line the build's data report gives
+    table = study_data_premises(args.study, prepared, {d: str(why) for d, why in skipped.items()})
+    for dataset, note in notes.items():
+        table.loc[table["dataset"] == dataset, "note"] = note
+    write_text(args.out, table.to_csv(index=False, lineterminator="\n"))
+    broken = table[table["holds"].astype(str) == "False"]
+    log.info("data premises %s: %d measured, %d fail (%s)", args.study, int((table["records"] > 0).sum()),
+             len(broken), ", ".join(f"{r.dataset}/{r.premise}" for r in broken.itertuples()) or "none")  # fmt: skip
+    return 0
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -516,13 +596,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
     from dpdl.article import write_articles
-    from dpdl.publish import publish, publish_audits, publish_compute, rejudge
+    from dpdl.publish import publish, publish_audits, publish_compute, publish_data_premises, rejudge
     from dpdl.studies import ALL
 
-    if args.audit and args.compute:
-        raise ConfigError("--audit and --compute each add one thing to a snapshot: give one of them")
+    if sum((args.audit, args.compute, args.data_premises)) > 1:
+        raise ConfigError("--audit, --data-premises and --compute each add one thing to a snapshot: give one of them")
     if args.rejudge:
-        if args.configfile is not None or args.studies is not None or args.audit or args.compute:
+        if args.configfile is not None or args.studies is not None or args.audit or args.compute or args.data_premises:
             raise ConfigError(
                 "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
             )
@@ -537,12 +617,15 @@ def cmd_publish(args: argparse.Namespace) -> int:
         raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")
     if args.audit:
         publish_audits(args.studies, args.configfile, args.out, args.readme)
+    elif args.data_premises:
+        publish_data_premises(args.studies, args.configfile, args.out, args.readme)
     elif args.compute:
         publish_compute(args.studies, args.configfile, args.out)
     else:
         publish(args.studies, args.configfile, args.out, args.readme)
     write_articles(args.out)  # an article reads the merged files, so every study's is written again
     added = " (audits)" if args.audit else " (compute)" if args.compute else ""
+    added = " (data premises)" if args.data_premises else added
     log.info("published %s%s into %s", ", ".join(args.studies), added, args.out)
     return 0
 

@@ -34,6 +34,8 @@ NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim,
 REFUTED_OUTSIDE = "refuted only outside the paper's premises"  # the refuting cells leave a stated assumption
 NOT_TESTABLE = "not testable by this audit"  # no within-premise cell can reach the claimed epsilon (issue 58)
 CODE_REFUTED = "the code's guarantee refuted"  # an audit of someone's code: an implementation finding
+PREMISE_HOLDS = "premise holds on the paper's data"  # a stated assumption kept by every record (issue 58, item 3)
+PREMISE_BROKEN = "premise fails on the paper's data"  # some record of the paper's own data breaks it
 NOT_PUBLISHED = "not yet published"  # registered after the scorecard it is read from was written
 NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)  # the claims no run of the build decided
 VERDICTS = (
@@ -50,6 +52,8 @@ VERDICTS = (
     CODE_REFUTED,
     NOT_REFUTED,
     NOT_TESTABLE,
+    PREMISE_HOLDS,
+    PREMISE_BROKEN,
     NOT_PUBLISHED,
 )
 

@@ -58,6 +58,11 @@ def audit_path(study: str, ext: str) -> str:
     return f"results/audit/{study}.{ext}"
 
 
+def data_premises_path(study: str) -> str:
+    """Path of one study's premises measured on its prepared data (:mod:`dpdl.audit.data_premises`)."""
+    return f"results/audit/{study}_data_premises.csv"
+
+
 def article_paths(out: Path = PUBLISHED) -> list[str]:
     """Every article file of every study (whether published or not): the Snakemake target ``articles``."""
     return [(out / study / name).as_posix() for study in ALL for name in ARTICLE_FILES]

@@ -26,12 +26,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import privacy_with_audit, read_audit, reading_privacy_rows, study_ledger
-from dpdl.claims import MECHANISM_PROPERTY, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
+from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import atomic_path, markdown_table, read_json, sha256_file, write_json, write_text
 from dpdl.judgement import NOT_RUN
-from dpdl.paths import ARTICLE_FILES, PUBLISHED, audit_path, summary_table
+from dpdl.paths import ARTICLE_FILES, PUBLISHED, audit_path, data_premises_path, summary_table
 from dpdl.readings import (
     CURRENT_ENGINE,
     DEFAULT,
@@ -61,6 +62,8 @@ RESULTS = "RESULTS.md"
 README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
 README_END = "<!-- results: end -->"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
+DATA_PREMISES = "audit/data_premises.csv"  # its premises measured on its prepared data (publish_audits)
+PREMISE_SHOWN = ["id", "verdict", "paper_value", "our_value", "detail"]
 PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
 PAPER_CONFIG = Path("config/paper.yaml")  # the papers' full grids: what the claims not run here would take
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
@@ -375,6 +378,8 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
                     outputs[f"readings/{name}/aggregates/{table.name}"] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
+    if Path(data_premises_path(study)).is_file():
+        outputs[DATA_PREMISES] = Path(data_premises_path(study))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
     readings = sorted(built_readings(study), key=[r.name for r in study_readings(study)].index)
     manifest = {  # all of it read before the folder is touched, so that a failure leaves the snapshot whole
@@ -408,7 +413,8 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
 
 
 def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
-    """Copy each study's audit (``results/audit/<study>.*``) into ``out/<study>/audit/``, leaving the rest.
+    """Copy each study's audit (``results/audit/<study>.*``) and its premises measured on its data
+    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving the rest.
 
     The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
     ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
@@ -440,9 +446,46 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         names = {*manifest["files"], *sources}
         manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
         write_json(folder / MANIFEST, manifest)
+        _copy_data_premises(study, config, configfile, out, readme)
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def publish_data_premises(
+    studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
+) -> None:
+    """Copy each study's premises measured on its prepared data (``results/audit/<study>_data_premises.csv``) into
+    ``out/<study>/audit/data_premises.csv`` alone (:func:`publish_audits` copies it with the audit), stamp the
+    manifest's ``data_premises`` and rewrite the merged files: the table judges the study's premise claims."""
+    from dpdl.config import load_config
+
+    _require_published(studies, out, "publish the study before its data premises")
+    config = load_config(configfile)
+    for study in studies:
+        _copy_data_premises(study, config, configfile, out, readme)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def _copy_data_premises(study: str, config: dict, configfile: Path, out: Path, readme: Path | None) -> None:
+    """:func:`publish_data_premises` of one study, without the merged files."""
+    source, folder = Path(data_premises_path(study)), out / study
+    if not source.is_file():
+        raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
+    read_data_premises(source)  # a table of the right columns, before the manifest names it
+    with atomic_path(folder / DATA_PREMISES) as tmp:
+        shutil.copyfile(source, tmp)
+    manifest = read_json(folder / MANIFEST)
+    manifest["data_premises"] = {
+        "code": _code_without(out, readme),
+        "configfile": configfile.as_posix(),
+        "data": config["data"],
+    }
+    names = {*manifest["files"], DATA_PREMISES}
+    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+    write_json(folder / MANIFEST, manifest)
 
 
 # How far a rebuilt table's floats may be from the snapshot's and still be its numbers (relative). Set on
@@ -648,7 +691,13 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         for study, audit in audits.items()
     ]
     table, summary, readings_csv = judged_readings(cards, baselines, engines, privacy)
-    card = merge_scorecards(manifests, {study: out / study / "claims.csv" for study in manifests}, audits=audits)
+    data_premises = {
+        study: read_data_premises(out / study / DATA_PREMISES)
+        for study in manifests
+        if (out / study / DATA_PREMISES).is_file()
+    }
+    scorecards = {study: out / study / "claims.csv" for study in manifests}
+    card = merge_scorecards(manifests, scorecards, audits=audits, data_premises=data_premises)
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     ledgers = {f"{study}/audit/premises.csv": study_ledger(study) for study in audits}
     return {
@@ -788,6 +837,7 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         "substantive": SUBSTANTIVE_KINDS,
         "mechanism property": (MECHANISM_PROPERTY,),
         "privacy claim": (PRIVACY_CLAIM,),
+        "premise": (PREMISE_CLAIM,),
     }
     counts = [verdict_counts(counted(published, kinds)).assign(kind=name) for name, kinds in groups.items()]
     by_kind = pd.concat(counts, ignore_index=True).fillna(0)
@@ -813,6 +863,9 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         + "\n"
         + privacy_headline(published)
         + " Each audited cell's premises, measured on its canary pair: `<study>/audit/premises.csv`.\n"
+        + "\nThe papers' premises tested on their own data (every record of each dataset as prepared; "
+        "`<study>/audit/data_premises.csv`), counted apart:\n\n"
+        + markdown_table(published[published["kind"] == PREMISE_CLAIM][PREMISE_SHOWN])
         + "\nHeadline claims whose verdict differs under another reading (a sensitivity analysis: the default "
         "gives the headline; n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
         + _reading_dependent(table, set(headline(published)["id"]))

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.audit_report import privacy_claim_rows
+from dpdl.audit_report import premise_claim_ids, premise_claim_rows, privacy_claim_rows
 from dpdl.claims import (
     HEADLINE_KINDS,
     IMPLEMENTATION_CHECK,
     MECHANISM_PROPERTY,
+    PREMISE_CLAIM,
     PRIVACY_CLAIM,
     SCORECARD_COLUMNS,
     SUBSTANTIVE_KINDS,
@@ -40,6 +41,8 @@ from dpdl.judgement import (
     NOT_REFUTED,
     NOT_RUN,
     NOT_TESTABLE,
+    PREMISE_BROKEN,
+    PREMISE_HOLDS,
     REFUTED,
     REFUTED_OUTSIDE,
 )
@@ -101,14 +104,23 @@ VERDICT_COLOURS = {
     CODE_REFUTED: "#f3d6cf",
     NOT_REFUTED: "#e6eef5",
     NOT_TESTABLE: "#eeeeee",
+    PREMISE_HOLDS: "#dcefe6",
+    PREMISE_BROKEN: "#f1cfa8",
 }
 PRIVACY_KEYS = ["study", "dataset", "algorithm", "epsilon", "delta", "eps_per_iteration", "iterations"]
 PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld", "accountant"]
 
 
 def registered_claim_ids() -> list[str]:
-    """Every registered claim in scorecard order: each study's claims, then its privacy claims."""
-    return [claim.id for study in ALL for claim in (*study_module(study).CLAIMS, *audit_module(study).PRIVACY_CLAIMS)]
+    """Every registered claim in scorecard order: each study's claims, its privacy claims, then its premise claims."""
+    return [
+        claim_id
+        for study in ALL
+        for claim_id in (
+            *(claim.id for claim in (*study_module(study).CLAIMS, *audit_module(study).PRIVACY_CLAIMS)),
+            *premise_claim_ids(study),
+        )
+    ]
 
 
 def merge_scorecards(
@@ -116,16 +128,20 @@ def merge_scorecards(
     study_scorecards: Mapping[str, str | Path],
     readings: str | Path | None = None,
     audits: Mapping[str, pd.DataFrame] | None = None,
+    data_premises: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """One row per registered claim of every study, in study order, each study's privacy claims last.
+    """One row per registered claim of every study, in study order, each study's privacy claims and then its
+    premise claims last.
 
     ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
     could not build its data (verdict ``data unavailable``), a study the config leaves out gets
     ``not run at this scale``. ``readings`` (``results/readings.csv``) adds, per claim, under how
     many of its study's readings it holds. ``audits`` maps a study to its audit table, which
-    judges its privacy claims (:func:`dpdl.audit_report.privacy_claim_rows`; not built without one).
+    judges its privacy claims (:func:`dpdl.audit_report.privacy_claim_rows`; not built without one);
+    ``data_premises`` maps a study to its data premise table, which judges its premise claims
+    (:func:`dpdl.audit_report.premise_claim_rows`; not measured without one).
     """
-    audits = audits or {}
+    audits, data_premises = audits or {}, data_premises or {}
     enabled = set(enabled)
     frames = []
     for study in ALL:
@@ -138,12 +154,13 @@ def merge_scorecards(
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
         frames.append(privacy_claim_rows(study, audits.get(study), *([] if study in enabled else [NOT_ENABLED])))
+        frames.append(premise_claim_rows(study, data_premises.get(study), *([] if study in enabled else [NOT_ENABLED])))
     card = pd.concat(frames, ignore_index=True)
     card["readings"] = NO_READINGS
     if readings is not None:
         found = pd.read_csv(readings, dtype=str, keep_default_na=False).drop_duplicates("id").set_index("id")
         card["readings"] = card["id"].map(found["readings"]).fillna(NO_READINGS)
-    card.loc[card["kind"] == PRIVACY_CLAIM, "readings"] = ""  # an audited cell names its own switches
+    card.loc[card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM)), "readings"] = ""  # not judged under readings
     return card
 
 
@@ -367,6 +384,9 @@ def headline_counts(card: pd.DataFrame) -> str:
         + markdown_table(verdict_counts(counted(card, (PRIVACY_CLAIM,))))
         + "\n"
         + privacy_headline(card)
+        + "\n\nPremises (each paper's stated assumptions behind its privacy guarantees, measured on every record "
+        "of the data it uses), counted apart from everything above:\n\n"
+        + markdown_table(verdict_counts(counted(card, (PREMISE_CLAIM,))))
         + "\n"
     )
 
@@ -429,6 +449,8 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
         + markdown_table(headline(shown)[columns])
         + "\n## The papers' privacy claims, tested by the audit\n\n"
         + markdown_table(shown[shown["kind"] == PRIVACY_CLAIM][columns])
+        + "\n## The papers' premises, tested on their own data\n\n"
+        + markdown_table(shown[shown["kind"] == PREMISE_CLAIM][columns])
         + "\n## Implementation checks (not reproductions, not counted above)\n\n"
         + markdown_table(checks[columns])
         + "\nSwitch settings, scale and the detail of each row: `results/claims.csv`.\n"
@@ -469,7 +491,8 @@ def scorecard_html(card: pd.DataFrame) -> str:
         f'<div id="dpdl-scorecard">{style}<h2>Replication scorecard</h2>'
         f"<p>{len(counted(card))} substantive claims of four papers counted, and "
         f"{len(counted(card, (MECHANISM_PROPERTY,)))} mechanism properties and "
-        f"{len(counted(card, (PRIVACY_CLAIM,)))} privacy claims apart "
+        f"{len(counted(card, (PRIVACY_CLAIM,)))} privacy claims and "
+        f"{len(counted(card, (PREMISE_CLAIM,)))} premises tested on the papers' data apart "
         f"({int((card['kind'] == IMPLEMENTATION_CHECK).sum())} implementation checks and "
         f"{len(headline(card)) - len(counted(card, HEADLINE_KINDS))} claims re-reading "
         f"another's runs are listed, not counted). Verdicts: {legend}</p>"

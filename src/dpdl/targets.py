@@ -12,7 +12,7 @@ from pathlib import Path
 from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options, prepared_names
-from dpdl.paths import audit_path, scorecard_path, summary_table
+from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
@@ -104,12 +104,30 @@ def summary_targets(config: dict) -> list[str]:
     paths = [scorecard_path(ext) for ext in ("csv", "md", "html")]
     paths += [readings_path(ext) for ext in TABLE_EXTENSIONS] if config["readings"] else []
     paths += audit_tables(config, (*TABLE_EXTENSIONS, "json")) if config["audit"]["enabled"] else []
+    paths += data_premise_tables(config) if config["audit"]["enabled"] else []
     return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
 
 
 def audit_tables(config: dict, extensions=("csv",)) -> list[str]:
     """The audit tables of the studies ``config`` enables (the audit needs no dataset: its data are generated)."""
     return [audit_path(study, ext) for study in ALL if study in config["studies"] for ext in extensions]
+
+
+def data_premise_tables(config: dict) -> list[str]:
+    """The tables of the premises measured on the data of the studies ``config`` enables (one per study, written
+    from the datasets that can be built here: :mod:`dpdl.audit.data_premises`)."""
+    return [data_premises_path(study) for study in ALL if study in config["studies"]]
+
+
+def study_prepared_data(study: str, available: Availability) -> dict[str, list[str]]:
+    """The arrays and cards of ``study``'s prepared datasets that can be built here."""
+    names = [name for name in available.buildable if name.split("/")[0] == study]
+    return {"arrays": [prepared_arrays(n) for n in names], "cards": [prepared_card(n) for n in names]}
+
+
+def skipped_data(study: str, available: Availability) -> dict[str, str]:
+    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it."""
+    return {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:

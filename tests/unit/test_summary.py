@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from test_runs import provenance, trace
 
-from dpdl.audit_report import NOT_BUILT
-from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, scorecard
+from dpdl.audit_report import NOT_BUILT, PREMISES_NOT_BUILT
+from dpdl.claims import HEADLINE_KINDS, IMPLEMENTATION_CHECK, PREMISE_CLAIM, PRIVACY_CLAIM, scorecard
 from dpdl.config import load_config
 from dpdl.errors import ArtifactError
 from dpdl.io import write_json
@@ -49,7 +49,9 @@ def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_
     assert registered_claim_ids()[: len(study_module(ALL[0]).CLAIMS)] == [c.id for c in study_module(ALL[0]).CLAIMS]
     privacy = card[card["kind"] == PRIVACY_CLAIM]  # no audit table given: not built, or not enabled
     assert set(privacy["verdict"]) == {NOT_AT_SCALE} and set(privacy["detail"]) == {NOT_BUILT, NOT_ENABLED}
-    card = card[card["kind"] != PRIVACY_CLAIM]
+    premises = card[card["kind"] == PREMISE_CLAIM]  # no data premise table: not measured, or not enabled
+    assert set(premises["verdict"]) == {NOT_AT_SCALE} and set(premises["detail"]) == {PREMISES_NOT_BUILT, NOT_ENABLED}
+    card = card[~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))]
     by_study = card.groupby("study")["verdict"].agg(set)
     assert by_study["dzoa"] == {REPRODUCED}
     assert by_study["wddp"] == {UNAVAILABLE}  # enabled, but no scorecard: its data could not be built
@@ -63,7 +65,7 @@ def test_a_claim_registered_after_its_scorecard_is_not_yet_published(tmp_path: P
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     frame.drop(index=2).to_csv(path, index=False)  # as if claim 2 were added after the file was written
     card = merge_scorecards(["dzoa"], {"dzoa": path})
-    dzoa = card[(card["study"] == "dzoa") & (card["kind"] != PRIVACY_CLAIM)].reset_index(drop=True)
+    dzoa = card[(card["study"] == "dzoa") & ~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))].reset_index(drop=True)
     assert list(dzoa["id"]) == list(frame["id"])  # in registration order
     assert dzoa.loc[2, "verdict"] == NOT_PUBLISHED and "dpdl publish --rejudge" in dzoa.loc[2, "detail"]
     assert set(dzoa.drop(index=2)["verdict"]) == {REPRODUCED}

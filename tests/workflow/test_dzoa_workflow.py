@@ -16,8 +16,8 @@ import yaml
 from workflow_project import ROOT, commit_build, dpdl, make_project, snakemake
 
 from dpdl import paths, summary
-from dpdl.audit_report import NOT_BUILT
-from dpdl.claims import PRIVACY_CLAIM
+from dpdl.audit_report import NOT_BUILT, PREMISES_NOT_BUILT
+from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM
 from dpdl.errors import DpdlError
 from dpdl.report import SCORECARD_MARKER, find_browser, render, report_contents
 from dpdl.runs import read_run
@@ -116,9 +116,11 @@ def test_scorecard_lists_every_registered_claim(built: dict) -> None:
     assert list(card["id"]) == summary.registered_claim_ids()
     ours = pd.read_csv(work / "results/claims/dzoa.csv", dtype=str, keep_default_na=False)
     privacy = (card["study"] == "dzoa") & (card["kind"] == PRIVACY_CLAIM)
-    merged = card[(card["study"] == "dzoa") & ~privacy].reset_index(drop=True)
+    premises = (card["study"] == "dzoa") & (card["kind"] == PREMISE_CLAIM)
+    merged = card[(card["study"] == "dzoa") & ~privacy & ~premises].reset_index(drop=True)
     pd.testing.assert_frame_equal(merged[ours.columns], ours)  # the merged card adds columns (readings)
     assert set(card.loc[privacy, "detail"]) == {NOT_BUILT}  # this config leaves the audit off
+    assert set(card.loc[premises, "detail"]) == {PREMISES_NOT_BUILT}  # and the premises measured on the data
     others = card[card["study"] != "dzoa"]
     assert set(others["verdict"]) == {NOT_AT_SCALE} and set(others["detail"]) == {NOT_ENABLED}
     assert "| dzoa | " in (work / "results/claims.md").read_text()

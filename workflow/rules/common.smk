@@ -107,6 +107,8 @@ def get_study_scorecard_inputs(wildcards):
     inputs = {"claims": get_study_scorecards(wildcards)}
     if config["readings"]:
         inputs["readings"] = dpdl_readings.readings_path("csv")
+    if config["audit"]["enabled"]:
+        inputs["data_premises"] = targets.data_premise_tables(config)
     return {**inputs, **get_enabled_audits(wildcards)}
 
 
@@ -128,8 +130,24 @@ def get_audit_option(wildcards, input):
 
 
 def get_all_audits(wildcards):
-    """Every enabled study's audit tables (``snakemake audit``, whatever ``audit.enabled`` says)."""
-    return targets.audit_tables(config, ("csv", "md", "json"))
+    """Every enabled study's audit tables and premises measured on its data (``snakemake audit``, whatever
+    ``audit.enabled`` says)."""
+    return targets.audit_tables(config, ("csv", "md", "json")) + targets.data_premise_tables(config)
+
+
+def get_data_premises_option(wildcards, input):
+    """The ``--data-premises`` option of the scorecard step given the data premise tables, or nothing."""
+    return f"--data-premises {input.data_premises}" if "data_premises" in input.keys() else ""
+
+
+def get_study_prepared_data(wildcards):
+    """``{"arrays": [...], "cards": [...]}``: the study's prepared datasets that can be built here."""
+    return targets.study_prepared_data(wildcards.study, get_availability())
+
+
+def get_study_skipped_data(wildcards):
+    """JSON: each prepared dataset of the study that cannot be built here -> the data report's line on it."""
+    return json.dumps(targets.skipped_data(wildcards.study, get_availability()), sort_keys=True)
 
 
 def get_reading_scorecards(wildcards):

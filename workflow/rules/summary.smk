@@ -31,10 +31,11 @@ rule summary_scorecard:
             f"--readings {input.readings}" if "readings" in input.keys() else ""
         ),
         audits=get_audit_option,
+        data_premises=get_data_premises_option,
         published=paths.PUBLISHED,
     shell:
         "python -m dpdl scorecard --studies {params.studies} --claims {input.claims} {params.readings}"
-        " {params.audits} --published {params.published}"
+        " {params.audits} {params.data_premises} --published {params.published}"
         " --out {output.csv} {output.md} {output.html} > {log} 2>&1"
 
 

@@ -22,6 +22,7 @@ from dpdl.algorithms import dp_iadmm as iadmm
 from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.algorithms.dp_iadmm_data import federated_data
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.data.partition import equal_shards
@@ -443,3 +444,49 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
             ),
         ),
     }  # fmt: skip
+
+
+# The premises that concern the data, measured on every training record of MNIST and FEMNIST as prepared (issue 58,
+# item 3): pixels / pixel_divisor in [0, 1] (Section 4), MNIST's labels among its 10 classes, and OutP's ||x|| <= 1
+# ([10], notes/iadmm.md 7(e)). ObjP's and ObjT's (20) takes its max over the records the agent holds, so it bounds
+# a replaced record only within the record domain.
+def _pixels(arrays) -> np.ndarray:
+    return np.asarray(arrays["X_train"]).reshape(len(arrays["X_train"]), -1)
+
+
+def _outside_unit_range(arrays) -> np.ndarray:
+    pixels, divisor = _pixels(arrays), int(arrays["pixel_divisor"])
+    return np.count_nonzero((pixels < 0) | (pixels > divisor), axis=1)  # features = pixels / divisor
+
+
+def _feature_norms(arrays) -> np.ndarray:
+    return np.linalg.norm(_pixels(arrays).astype(np.float64), axis=1) / int(arrays["pixel_divisor"])
+
+
+_FIGURES = {"mnist": "Figs 1, 2a, 4 (MNIST), 5 and Remark 3", "femnist": "Figs 2b, 3, 4 (FEMNIST) and 6"}
+DATA_PREMISES = (
+    DataPremise(
+        "record_domain",
+        ("mnist", "femnist"),
+        0.0,
+        "the number of each training record's features (pixels / pixel_divisor) outside [0, 1]",
+        _outside_unit_range,
+        {dataset: f"every private run of {figures}" for dataset, figures in _FIGURES.items()},
+    ),
+    DataPremise(
+        "label_domain",
+        ("mnist",),
+        0.0,
+        f"1 for each training record whose label is not one of the {CLASSES} classes 0..{CLASSES - 1}",
+        lambda arrays: (~np.isin(arrays["y_train"], np.arange(CLASSES))).astype(float),
+        f"every private run of {_FIGURES['mnist']}",
+    ),
+    DataPremise(
+        "outp_record_norm",
+        ("mnist", "femnist"),
+        1.0,
+        "||x_i|| of each training record (x = pixels / pixel_divisor)",
+        _feature_norms,
+        {dataset: f"every OutP and OutP+ run of {figures}" for dataset, figures in _FIGURES.items()},
+    ),
+)

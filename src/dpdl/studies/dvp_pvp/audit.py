@@ -36,6 +36,7 @@ from scipy.special import expit
 from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, connected_graph
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, laplace_canary
 from dpdl.data.partition import equal_shards
@@ -447,3 +448,26 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         BLACK_BOX: AuditSamples(*(v @ axis for v in released), what=black_what),
         WHITE_BOX: AuditSamples(*white, what=white_what),
     }
+
+
+# The premises that concern the data, measured on every record of Adult as prepared (issue 58, item 3): Assumption
+# 3's ||x_ip|| <= 1 and |y_ip| = 1, which with A1's |L'| <= 1 bound each record's loss gradient y L'(y f'x) x by 1.
+_RUNS = "every DVP and PVP run (every figure and table of the study)"
+DATA_PREMISES = (
+    DataPremise(
+        "record_norm",
+        ("adult",),
+        1.0,
+        "||x_i|| of each record (with |y_i| = 1 and |L'| <= 1, A1, the bound on its loss gradient)",
+        lambda arrays: np.linalg.norm(arrays["X"], axis=1),
+        _RUNS,
+    ),
+    DataPremise(
+        "label_domain",
+        ("adult",),
+        0.0,
+        "1 for each record whose label is not +-1",
+        lambda arrays: (np.abs(np.asarray(arrays["y"], dtype=float)) != 1.0).astype(float),
+        _RUNS,
+    ),
+)

@@ -36,6 +36,7 @@ from dpdl import privacy
 from dpdl.algorithms import dzoa as dzoa_algorithm
 from dpdl.algorithms import dzoa_dpadmm
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.data import lasso as lasso_data
@@ -515,3 +516,28 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
 
 AUDIT_CELLS = tuple(_make_cell(spec) for spec in _AUDITED)
 EXTRA_CELLS = tuple(_make_cell(spec) for spec in _EXTRA)  # accepted by audit_scores, not in the default audit
+
+
+# The premises that concern the data, measured on every record of the prepared lasso data (issue 58, item 3):
+# Section VI's rows of norm <= 1, and Assumption 3's ||grad l|| <= c1 = 1 per record at the audited start
+# beta = 0, where grad (x'b - y)^2 = 2 x (x'b - y) has norm 2 |y| ||x||.
+_FIGS_2_3 = "every D-ZOA and DP-ADMM run of Figs 2-3 (every trial)"
+DATA_PREMISES = (
+    DataPremise(
+        "record_norm",
+        ("lasso",),
+        1.0,
+        "||x_i|| of every record of every trial",
+        lambda arrays: np.linalg.norm(arrays["X"], axis=-1).ravel(),
+        _FIGS_2_3,
+    ),
+    DataPremise(
+        "gradient_bound",
+        ("lasso",),
+        grid.GRADIENT_BOUND,
+        "||grad l(x_i, y_i; 0)|| = 2 |y_i| ||x_i|| of every record of every trial, for the per-record loss "
+        "l = (x'beta - y)^2 at the audited start beta = 0, against c1",
+        lambda arrays: (2.0 * np.abs(arrays["y"]) * np.linalg.norm(arrays["X"], axis=-1)).ravel(),
+        _FIGS_2_3,
+    ),
+)

@@ -55,6 +55,7 @@ from scipy.special import expit
 from dpdl import privacy
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
+from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.studies.wddp import grid
@@ -449,3 +450,36 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         BLACK_BOX: AuditSamples(*black, what="theta^(c)'s coordinate against the canary's gradient change at theta_0"),
         WHITE_BOX: AuditSamples(*white, what=white_what),
     }
+
+
+# The premises that concern the data, measured on every training record of each dataset as prepared (issue 58,
+# item 3): Appendix A.2's normalized x and binary labels, which give the logistic loss's G = 1 (Theorem 1).
+def _norms(arrays) -> np.ndarray:
+    return np.linalg.norm(arrays["X_train"], axis=1)
+
+
+def _lipschitz(arrays) -> np.ndarray:
+    y = np.asarray(arrays["y_train"], dtype=float)
+    return _norms(arrays) * np.maximum(np.abs(y), np.abs(1 - y))  # sup_theta ||(h(x'theta) - y) x||
+
+
+_RUNS = "every private run of Figures 1-16 and Table 1"
+DATA_PREMISES = (
+    DataPremise("record_norm", ("adult", "kdd"), 1.0, "||x_i|| of each training record", _norms, _RUNS),
+    DataPremise(
+        "label_domain",
+        ("adult", "kdd"),
+        0.0,
+        "1 for each training record whose label is not 0 or 1",
+        lambda arrays: (~np.isin(arrays["y_train"], (0, 1))).astype(float),
+        _RUNS,
+    ),
+    DataPremise(
+        "gradient_bound",
+        ("adult", "kdd"),
+        1.0,
+        "sup over theta of ||grad l(theta; x_i, y_i)|| = ||x_i|| max(|y_i|, |1 - y_i|) of each training record",
+        _lipschitz,
+        _RUNS,
+    ),
+)
