@@ -413,8 +413,9 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
 
 
 def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
-    """Copy each study's audit (``results/audit/<study>.*``) and its premises measured on its data
-    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving the rest.
+    """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured on its data
+    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving the rest; every study's audit
+    must be there before any is copied.
 
     The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
     ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
@@ -424,12 +425,16 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
 
     _require_published(studies, out, "publish the study before its audit")
     config = load_config(configfile)
-    for study in studies:
-        folder = out / study
-        sources = {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md", "json")}
+    sources_of = {
+        study: {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md", "json")}
+        for study in studies
+    }
+    for study, sources in sources_of.items():  # every study's audit is there before any is copied
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
             raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
+    for study, sources in sources_of.items():
+        folder = out / study
         for name, source in sources.items():
             with atomic_path(folder / name) as tmp:
                 shutil.copyfile(source, tmp)
@@ -446,7 +451,8 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         names = {*manifest["files"], *sources}
         manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
         write_json(folder / MANIFEST, manifest)
-        _copy_data_premises(study, config, configfile, out, readme)
+        if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
+            _copy_data_premises(study, config, configfile, out, readme)
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
