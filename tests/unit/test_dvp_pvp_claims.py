@@ -19,7 +19,7 @@ import pytest
 from dpdl.claims import IMPLEMENTATION_CHECK, judge
 from dpdl.studies.dvp_pvp import claims, extract
 from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
-from dpdl.verdicts import NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, Ordering, Pair
+from dpdl.verdicts import INCONCLUSIVE, NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, Ordering, Pair
 
 ALPHAS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # G17
 CONVERGENCE_ALPHAS = [0.01, 0.1, 0.5, 1.0]
@@ -36,8 +36,9 @@ def table(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows).reindex(columns=SEED_COLUMNS)
 
 
-def rho_table(argmin: dict[str, float], flat_below: tuple[str, ...] = (), seeds: int = 2) -> pd.DataFrame:
-    """Final loss against log10 rho: a parabola around ``argmin`` (flat below it for ``flat_below``)."""
+def rho_table(argmin: dict[str, float], flat_below: tuple[str, ...] = (), seeds: int = 5) -> pd.DataFrame:
+    """Final loss against log10 rho: a parabola around ``argmin`` (flat below it for ``flat_below``), on 5 seeds: the
+    fewest whose agreement is an interval (fewer agreeing seeds are inconclusive, issue 59)."""
     rows = []
     for algorithm, best in argmin.items():
         for seed in range(seeds):
@@ -358,3 +359,10 @@ def test_similar_allows_differences_up_to_dvp_c4() -> None:
     beyond = both("loss", constant(0.60), constant(0.30))  # 0.3 apart everywhere
     assert judged(claim_id, {"final_risk": within}).verdict == REPRODUCED
     assert judged(claim_id, {"final_risk": beyond}).verdict == NOT_REPRODUCED
+
+
+def test_two_seeds_agreeing_on_the_rho_are_no_interval() -> None:
+    # The paper config's 2 seeds both at the paper's rho: inconclusive, not reproduced on [0, 0] (issue 59).
+    claim = CLAIMS["dvp_pvp.table1_rho.pvp"]
+    assert verdict(claim, rho_table(RHO, seeds=2)) == INCONCLUSIVE
+    assert verdict(claim, rho_table(RHO, seeds=5)) == REPRODUCED
