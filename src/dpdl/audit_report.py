@@ -529,6 +529,7 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
             "premise the data break leaves the guarantees that rest on it without their stated assumption",
             test="; ".join(d.measure for d in data),
             verdict=NOT_AT_SCALE,
+            post_hoc=flags(claim_id),
             detail=detail,
         )
         own = None if table is None else table[table["premise"] == premise.id]

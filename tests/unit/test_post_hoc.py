@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dpdl import post_hoc
+from dpdl.audit_report import premise_claim_ids
 from dpdl.post_hoc import ALL_CLAIMS, KINDS, REGISTER, PostHoc, current_id, flags, register_markdown, study_of
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,7 +21,7 @@ def _registered(study: str) -> list[str]:
         *import_module(f"dpdl.studies.{study}.claims").CLAIMS,
         *import_module(f"dpdl.studies.{study}.audit").PRIVACY_CLAIMS,
     )
-    return [claim.id for claim in claims]
+    return [claim.id for claim in claims] + premise_claim_ids(study)
 
 
 @pytest.mark.parametrize("study", sorted(ALL_CLAIMS))
