@@ -151,12 +151,37 @@ def decide(cells: Sequence[Cell], required_fraction: float, alpha: float, n: int
         test=f"{test}; {levels}",
         n_seeds=n,
         seeds_to_decide=seeds,
-        detail="; ".join(c.line for c in cells),
+        detail=_per_panel(cells, p_for < level_for, p_against < level_against) + "; ".join(c.line for c in cells),
         cells=m,
         cells_for=n_for,
         cells_against=n_against,
         deciding=f"{deciding.name}: {fmt(deciding.change.mean)} [{fmt(lo)}, {fmt(hi)}]",
     )
+
+
+# Cell names are "key=value, key=value, ..." where a claim spans a paper's panels: the keys a figure's panels
+# are drawn by, whose per-panel counts a claim over many cells also reports (issue 59 item 5).
+PANEL_KEYS = {"dataset": "dataset", "clients": "m"}
+
+
+def _per_panel(cells: Sequence[Cell], significant_for: np.ndarray, significant_against: np.ndarray) -> str:
+    """ "per m: 2: 11 of 12 for, 0 against; 4: ..." for each panel key the cells' names carry (with two or more
+    values), the counts at the claim's own levels; empty where none does."""
+    parsed = [dict(part.split("=", 1) for part in c.name.split(", ") if "=" in part) for c in cells]
+    parts = []
+    for key, label in PANEL_KEYS.items():
+        values = [names.get(key) for names in parsed]
+        if None in values or len(set(values)) < 2:
+            continue
+        counts = []
+        for value in dict.fromkeys(values):
+            at = np.array([v == value for v in values])
+            counts.append(
+                f"{value}: {int(significant_for[at].sum())} of {int(at.sum())} for, "
+                f"{int(significant_against[at].sum())} against"
+            )
+        parts.append(f"per {label}: " + ", ".join(counts))
+    return "".join(f"{part}; " for part in parts)
 
 
 def seeds_to_decide(

@@ -347,3 +347,19 @@ def test_seeds_to_decide_for_a_trend_include_its_rank_test() -> None:
     assert judgement.verdict == INCONCLUSIVE and judgement.ci_low > 0.1  # the change alone is decided
     tau = stats.kendalltau(np.repeat(x, 4), np.concatenate(series.samples)).statistic
     assert judgement.seeds_to_decide == seeds_for_kendall(abs(tau), 4, 0.05) > 4
+
+
+def test_a_claim_over_panels_reports_its_counts_per_panel() -> None:
+    # issue 59 item 5: wddp's 60-cell claims also say, per dataset and per m, how many cells are significant.
+    cells = [
+        Pair(f"dataset={d}, clients={m}, epsilon={e}", seeds(1.0, 0.3), seeds(1.0 + gap, 0.3), paired=False)
+        for d, gap in (("adult", 0.5), ("kdd", -0.5))
+        for m in (2, 4)
+        for e in (0.1, 1)
+    ]
+    detail = Ordering().judge(cells).detail
+    assert detail.startswith(
+        "per dataset: adult: 4 of 4 for, 0 against, kdd: 0 of 4 for, 4 against; "
+        "per m: 2: 2 of 4 for, 2 against, 4: 2 of 4 for, 2 against; dataset=adult, clients=2"
+    )
+    assert not Ordering().judge(cells[:2]).detail.startswith("per ")  # one dataset and one m: no panels to report
