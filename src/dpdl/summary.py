@@ -408,7 +408,8 @@ def privacy_headline(card: pd.DataFrame) -> str:
         f"every premise its paper states, {count[REFUTED_OUTSIDE]} only by cells outside one (named in each "
         f"verdict's detail), {count[NOT_REFUTED]} are not refuted"
         + (
-            f", {count[NOT_TESTABLE]} are not testable by this audit (no cell's canary can reach the claimed epsilon)"
+            f", {count[NOT_TESTABLE]} are not testable by this audit (at the declared noise no cell's canary can "
+            "reach the claimed epsilon)"
             if count[NOT_TESTABLE]
             else ""
         )
