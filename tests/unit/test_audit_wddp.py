@@ -14,9 +14,9 @@ from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_epsilon, gaussian
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
 from dpdl.privacy.wddp import METHODS
 from dpdl.studies.wddp import audit
+from dpdl.studies.wddp import run as study_run
 
 ROOT = Path(__file__).resolve().parents[2]
-from dpdl.studies.wddp import run as study_run
 
 CELLS = {cell.name: cell for cell in audit.AUDIT_CELLS}
 PER_ROUND = "wddp_per_round_m4_eps0.25_T10_mirrored"

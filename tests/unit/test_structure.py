@@ -252,3 +252,15 @@ def test_every_other_list_of_the_studies_is_the_registry() -> None:
     for config in sorted((ROOT / "config").glob("*.yaml")):
         text = yaml.safe_load(config.read_text())
         assert all(study in text for study in studies.ALL), f"{config.name} lacks a study section"
+
+
+def test_no_rule_param_is_a_lambda() -> None:
+    # Snakemake's style: input functions and params are named functions (common.smk, a study's grid), so each says
+    # what it gives and can be tested (issue 60 item 4).
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted((ROOT / "workflow" / "rules").glob("*.smk"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"\blambda\b", line)
+    ]
+    assert not found, f"lambdas in rule files: {found}"

@@ -124,6 +124,16 @@ def get_privacy_inputs(wildcards):
     return {"runs": get_study_runs(wildcards), **get_enabled_audits(wildcards)}
 
 
+def get_readings_option(wildcards, input):
+    """The ``--readings`` option of a step given the readings table, or nothing."""
+    return f"--readings {input.readings}" if "readings" in input.keys() else ""
+
+
+def get_cards_option(wildcards, input):
+    """``study/reading=path`` for each reading's scorecard among a step's inputs (``dpdl readings --cards``)."""
+    return " ".join(f"{key}={path}" for key, path in input.items())
+
+
 def get_audit_option(wildcards, input):
     """The ``--audits`` option of a step given the audit tables, or nothing."""
     return f"--audits {input.audits}" if "audits" in input.keys() else ""
@@ -132,12 +142,18 @@ def get_audit_option(wildcards, input):
 def get_all_audits(wildcards):
     """Every enabled study's audit tables and premises measured on its data (``snakemake audit``, whatever
     ``audit.enabled`` says)."""
-    return targets.audit_tables(config, ("csv", "md", "json")) + targets.data_premise_tables(config)
+    return targets.audit_tables(
+        config, ("csv", "md", "json")
+    ) + targets.data_premise_tables(config)
 
 
 def get_data_premises_option(wildcards, input):
     """The ``--data-premises`` option of the scorecard step given the data premise tables, or nothing."""
-    return f"--data-premises {input.data_premises}" if "data_premises" in input.keys() else ""
+    return (
+        f"--data-premises {input.data_premises}"
+        if "data_premises" in input.keys()
+        else ""
+    )
 
 
 def get_study_prepared_data(wildcards):
@@ -147,7 +163,9 @@ def get_study_prepared_data(wildcards):
 
 def get_study_skipped_data(wildcards):
     """JSON: each prepared dataset of the study that cannot be built here -> the data report's line on it."""
-    return json.dumps(targets.skipped_data(wildcards.study, get_availability()), sort_keys=True)
+    return json.dumps(
+        targets.skipped_data(wildcards.study, get_availability()), sort_keys=True
+    )
 
 
 def get_reading_scorecards(wildcards):

@@ -33,9 +33,7 @@ rule dp_iadmm_run:
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
         gpu=partial(dp_iadmm_grid.run_gpus_input, config),
     params:
-        settings=lambda w: json.dumps(
-            dp_iadmm_grid.run_settings(config, "main", w.variant)
-        ),
+        settings=partial(dp_iadmm_grid.run_settings_param, config, "main"),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"
@@ -91,9 +89,7 @@ rule dp_iadmm_run_noiseless:
         runtime=partial(dp_iadmm_grid.run_minutes_input, config, "main"),
         gpu=partial(dp_iadmm_grid.run_gpus_input, config),
     params:
-        settings=lambda w: json.dumps(
-            dp_iadmm_grid.run_settings(config, "main", f"nonprivate_{w.algorithm}")
-        ),
+        settings=partial(dp_iadmm_grid.nonprivate_settings_param, config),
     shell:
         "python -m dpdl dp_iadmm run --horizon main --dataset {wildcards.dataset}"
         " --variant nonprivate_{wildcards.algorithm} --epsilon inf --data {input.data} --card {input.card}"
@@ -128,9 +124,7 @@ if dp_iadmm_grid.long_horizon_distinct(config):
             runtime=partial(dp_iadmm_grid.run_minutes_input, config, "long"),
             gpu=partial(dp_iadmm_grid.run_gpus_input, config),
         params:
-            settings=lambda w: json.dumps(
-                dp_iadmm_grid.run_settings(config, "long", w.variant)
-            ),
+            settings=partial(dp_iadmm_grid.run_settings_param, config, "long"),
         shell:
             "python -m dpdl dp_iadmm run --horizon long --dataset {wildcards.dataset}"
             " --variant {wildcards.variant} --epsilon {wildcards.epsilon} --data {input.data}"

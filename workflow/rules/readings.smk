@@ -54,9 +54,7 @@ rule readings_table:
         mem_mb=500,
         runtime=5,
     params:
-        cards=lambda wildcards, input: " ".join(
-            f"{key}={path}" for key, path in input.items()
-        ),
+        cards=get_cards_option,
     shell:
         "python -m dpdl readings --cards {params.cards} --out {output.csv} {output.md} > {log} 2>&1"
 

@@ -27,9 +27,7 @@ rule summary_scorecard:
         runtime=5,
     params:
         studies=" ".join(config["studies"]),
-        readings=lambda wildcards, input: (
-            f"--readings {input.readings}" if "readings" in input.keys() else ""
-        ),
+        readings=get_readings_option,
         audits=get_audit_option,
         data_premises=get_data_premises_option,
         published=paths.PUBLISHED,

@@ -15,6 +15,7 @@ here. What it is built from lives in private modules, one concern each, and is r
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -215,3 +216,13 @@ def run_gpus_input(config: dict, wildcards) -> int:
 def run_minutes_input(config: dict, horizon: str, wildcards) -> int:
     """``runtime`` of a run job (see :func:`run_minutes`)."""
     return run_minutes(config, wildcards.dataset, horizon)
+
+
+def run_settings_param(config: dict, horizon: str, wildcards) -> str:
+    """``settings`` of a run job: :func:`run_settings` of its variant as JSON (a change reruns it)."""
+    return json.dumps(run_settings(config, horizon, wildcards.variant))
+
+
+def nonprivate_settings_param(config: dict, wildcards) -> str:
+    """``settings`` of the non-private reference run of ``wildcards.algorithm`` (ObjP or ObjT without noise)."""
+    return json.dumps(run_settings(config, "main", f"nonprivate_{wildcards.algorithm}"))
