@@ -537,7 +537,12 @@ def _sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> list[Bl
     named for it and the compute behind the figure's table (``compute``: the manifest's ``aggregate_compute``,
     None in a snapshot published before it was recorded); the claims that name none, and our figures no
     section shows, last."""
-    figures = sorted(p.relative_to(folder).as_posix() for p in (folder / "figures").glob("*.png"))
+    listed = set(read_json(folder / MANIFEST)["files"])  # only what the manifest vouches for, never a link
+    figures = sorted(
+        name
+        for p in (folder / "figures").glob("*.png")
+        if not p.is_symlink() and (name := p.relative_to(folder).as_posix()) in listed
+    )
     paper = card[~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))]
     exhibits = paper["where"].map(_exhibit)
     order = [e for e in dict.fromkeys(exhibits) if e] + ([""] if (exhibits == "").any() else [])

@@ -801,6 +801,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         }
         for name in sorted(present - set(manifest["files"])):
             problems.append(f"{folder / name}: not in {study}'s manifest")
+        for path in sorted(p for p in folder.rglob("*") if p.is_symlink()):
+            problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
         for name, digest in manifest["files"].items():
             path = folder / name
             if not path.is_file():

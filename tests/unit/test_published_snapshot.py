@@ -230,3 +230,18 @@ def test_a_manifest_value_that_reaches_git_is_checked_first(
     problems = published_problems(out)
     assert any(said in problem and "dzoa" in problem for problem in problems)
     assert not (at_root / "planted.txt").exists()
+
+
+def test_a_symlink_in_a_study_folder_is_reported_and_never_embedded(tmp_path: Path) -> None:
+    # issue 61: a symlinked PNG was embedded in ARTICLE.html; check said nothing.
+    import shutil
+
+    from dpdl.article import write_article
+
+    out = Path(shutil.copytree(PUBLISHED, tmp_path / "published"))
+    secret = tmp_path / "secret.png"
+    secret.write_bytes(b"\x89PNG planted")
+    (out / "dzoa" / "figures" / "zz_planted.png").symlink_to(secret)
+    assert any("zz_planted.png: a symbolic link" in problem for problem in published_problems(out))
+    write_article("dzoa", out)
+    assert "zz_planted" not in (out / "dzoa" / "ARTICLE.md").read_text(encoding="utf-8")
