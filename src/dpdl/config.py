@@ -85,8 +85,9 @@ def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message, its long offending value shortened (3,000 epsilons would fill the screen)."""
     if error.validator == "type" and isinstance(error.instance, str) and _reads_as_other_than_text(error.instance):
         return (
-            f"{error.message} (text that reads as a number: Snakemake's --config passes the values inside a "
-            "mapping given on the command line, such as wddp={...}, as text; put them in a --configfile)"
+            f"{error.message} (text that reads as a number: quoted in a config file, or given in a mapping on "
+            "the command line, such as --config wddp={...}, whose values Snakemake's --config passes as text; "
+            "write it unquoted in a --configfile)"
         )
     if len(error.message) <= 200:
         return error.message  # and no repr of the instance: it may be a whole config holding an alias bomb

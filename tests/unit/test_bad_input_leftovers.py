@@ -35,7 +35,8 @@ from dpdl.validation import set_dotted
 def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
     """#36, case 6: ``--config 'wddp={"seeds": 3}'`` reaches the config as ``{"seeds": "3"}``; the message says why."""
     message = one_line_error(set_dotted(minimal(), "wddp.seeds", "3"))
-    assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: Snakemake's --config" in message
+    assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: quoted in a config file" in message
+    assert "Snakemake's --config passes as text" in message  # both ways a number arrives as text (issue 61)
     assert "Snakemake" not in one_line_error(set_dotted(minimal(), "wddp.aggregation", "loud"))
 
 
