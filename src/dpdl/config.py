@@ -26,6 +26,7 @@ from dpdl.studies import ALL, study_module
 from dpdl.validation import key_path, read_yaml, strict_validator_class
 
 SCHEMA = Path("workflow/schemas/config.schema.yaml")
+BASE_CONFIGFILE = Path("config/config.yaml")  # the Snakefile's `configfile:`, which Snakemake reads first
 LASSO_MAX_BYTES = 4 * 2**30  # the prepared lasso's design matrices, all trials (the paper's: 0.9 MB)
 
 
@@ -177,6 +178,49 @@ def validate_config(
     return config
 
 
+def merge_over(base: dict, update: dict) -> dict:
+    """``update`` merged over ``base`` key by key, as Snakemake merges config files (its ``update_config``).
+
+    A mapping is merged into the mapping it replaces; any other value (a list included) replaces.
+    Neither argument is modified.
+    """
+    merged = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_over(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def build_configfiles(path: str | Path) -> list[Path]:
+    """The files a build with ``--configfile path`` reads, in Snakemake's order.
+
+    The Snakefile's ``configfile:`` (:data:`BASE_CONFIGFILE`) first, then ``path``; the base is left
+    out where this folder has none (dpdl run outside a checkout) or where it is ``path`` itself.
+    """
+    files = [BASE_CONFIGFILE] if BASE_CONFIGFILE.is_file() else []
+    if not files or Path(os.path.abspath(path)) != Path(os.path.abspath(BASE_CONFIGFILE)):
+        files.append(Path(path))
+    return files
+
+
 def load_config(path: str | Path, schema_path: Path = SCHEMA) -> dict:
-    """Read a YAML config file strictly and validate it (see :func:`validate_config`)."""
-    return validate_config(read_yaml(path) or {}, schema_path)
+    """The config a build run with ``--configfile path`` uses, validated (see :func:`validate_config`).
+
+    One reading for every command: ``config/config.yaml`` (the Snakefile's ``configfile:``), then
+    ``path`` merged over it key by key as Snakemake merges them, then the schema's defaults for
+    what neither sets. Reading ``path`` alone with defaults would give a key ``path`` leaves out
+    the schema's default while the build took ``config/config.yaml``'s value (issue 61).
+    """
+    files = build_configfiles(path)
+    merged: dict = {}
+    for file in files:
+        contents = read_yaml(file) or {}
+        if not isinstance(contents, dict):
+            raise ConfigError(
+                f"{file}: a config file holds a mapping of keys (such as 'studies: [dzoa]'), "
+                f"not a {type(contents).__name__}; see config/README.md"
+            )
+        merged = merge_over(merged, contents)
+    return validate_config(merged, schema_path)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dpdl.config import load_config, validate_config
+from dpdl.config import load_config, merge_over, validate_config
 from dpdl.errors import ConfigError
 from dpdl.validation import set_dotted
 
@@ -43,6 +43,40 @@ def test_paper_config_sets_every_key_of_the_default_config() -> None:
     # paper.yaml leaves out keeps config.yaml's reduced value, not the schema's paper-scale default.
     default, paper = (yaml.safe_load((ROOT / "config" / name).read_text()) for name in ("config.yaml", "paper.yaml"))
     assert key_paths(default) - key_paths(paper) == set()
+
+
+@pytest.mark.parametrize(
+    ("base", "update"),
+    [
+        ({"a": {"b": 1, "c": [1, 2]}, "d": 3}, {"a": {"c": [5]}, "e": {"f": 1}}),
+        ({"a": {"b": {"c": 1, "d": 2}}}, {"a": {"b": {"d": 3}, "x": None}}),
+        ({"a": 1}, {"a": {"b": 2}}),
+        ({"a": {"b": 2}}, {"a": 1}),
+    ],
+)
+def test_merge_is_snakemakes(base: dict, update: dict) -> None:
+    from snakemake.utils import update_config
+
+    expected = copy.deepcopy(base)
+    update_config(expected, copy.deepcopy(update))
+    assert merge_over(base, update) == expected
+
+
+def test_a_key_the_file_leaves_out_is_config_yamls_as_the_build_takes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 61 item 1: the build merges --configfile over config/config.yaml; every dpdl command
+    # reads the same, not the file alone with the schema's defaults
+    (tmp_path / "config").mkdir()
+    base = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    base["dp_iadmm"]["optimum_iterations"] = 77
+    (tmp_path / "config" / "config.yaml").write_text(yaml.safe_dump(base))
+    (tmp_path / "config" / "mine.yaml").write_text("wddp: {iterations: 40}\n")
+    monkeypatch.chdir(tmp_path)
+    config = load_config("config/mine.yaml", SCHEMA)
+    assert config["dp_iadmm"]["optimum_iterations"] == 77 and config["wddp"]["iterations"] == 40
+    assert config["dzoa"] == validate_config(base, SCHEMA)["dzoa"]
+    assert load_config("config/config.yaml", SCHEMA)["dp_iadmm"]["optimum_iterations"] == 77
 
 
 def test_defaults_fill_a_sparse_config() -> None:
