@@ -176,7 +176,7 @@ VALID = {
         without("dzoa", "inner_iterations"),
         "an omitted key takes config/config.yaml's value (the schema's default where that leaves it out too)",
     ),
-    "missing_section": (without("wddp"), "a section the file leaves out is config/config.yaml's, as Snakemake merges it"),
+    "missing_section": (without("wddp"), "a section the file leaves out is config/config.yaml's (Snakemake's merge)"),
     "empty_file": ("", "an empty file leaves config/config.yaml as it is, as a build with it does"),
     "merge_key": (
         edited("dvp_pvp:\n", "dvp_pvp:\n  <<: {agents: 5, seeds: 3}\n"),
