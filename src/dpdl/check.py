@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from dpdl.article import article_problems
+from dpdl.article.write import article_problems
 from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json

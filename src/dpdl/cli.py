@@ -595,7 +595,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
-    from dpdl.article import write_articles
+    from dpdl.article.write import write_articles
     from dpdl.publish import publish, publish_audits, publish_compute, publish_data_premises, rejudge
     from dpdl.studies import ALL
 
@@ -632,7 +632,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_article(args: argparse.Namespace) -> int:
     """Write one study's article, or every published study's (--all)."""
-    from dpdl.article import write_article, write_articles
+    from dpdl.article.write import write_article, write_articles
 
     if args.all == (args.study is not None):
         raise ConfigError("article needs one study or --all (not both)")

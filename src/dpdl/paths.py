@@ -13,7 +13,7 @@ from pathlib import Path
 from dpdl.studies import ALL, study_module
 
 PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
-ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article writes them, check regenerates
+ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article.write writes them, check regenerates
 
 # The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
 # the data.

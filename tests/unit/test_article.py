@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from dpdl.article import ARTICLE_FILES, REFERENCES, article_files, article_problems, write_article, write_articles
+from dpdl.article.write import article_files, article_problems, write_article, write_articles
 from dpdl.cli import main
 from dpdl.errors import DpdlError
 from dpdl.judgement import fmt
+from dpdl.paths import ARTICLE_FILES
 from dpdl.post_hoc import REGISTER
 from dpdl.readings import study_readings
 from dpdl.report import find_browser, page_dom
-from dpdl.studies import ALL
+from dpdl.studies import ALL, study_module
 
 ROOT = Path(__file__).resolve().parents[2]
 PUBLISHED = ROOT / "published"
@@ -51,7 +52,7 @@ def source_numbers(study: str, out: Path) -> set[str]:
     texts = [p.read_text(encoding="utf-8") for p in [*files, *(out / name for name in MERGED)]]
     texts += [f"{r.name} {json.dumps(dict(r.switches))} {r.why}" for r in study_readings(study)]
     texts += [f"{e.subject} {e.commit} {' '.join(e.claims)} {e.known} {e.what}" for e in REGISTER]
-    texts.append(" ".join(vars(REFERENCES[study]).values()))
+    texts.append(" ".join(vars(study_module(study).REFERENCE).values()))
     found = set().union(*map(numbers, texts))
     return found | {fmt(float(n)) for n in found}  # and each rounded to 4 significant digits as the article prints
 
@@ -183,7 +184,7 @@ def test_the_title_follows_the_stated_rule(snapshot: Path) -> None:
         marks = re.findall(r"(?:^|; )[\w.]+: (\[¬?Re\]) \(", line.group(1))
         assert marks and line.group(1).startswith("default: ")
         mark = "[Re]" if all(m == "[Re]" for m in marks) else "[¬Re]"
-        assert article.startswith(f"# {mark} {REFERENCES[study].title} (tested: ")
+        assert article.startswith(f"# {mark} {study_module(study).REFERENCE.title} (tested: ")
         assert "strictly more than half are reproduced" in article and "at least half of all of them" in article
 
 
@@ -270,13 +271,13 @@ def _card(verdicts: list[str]):
 def test_the_title_needs_coverage_and_every_non_post_hoc_reading(tmp_path: Path) -> None:
     """[Re] needs half of the counted claims decided, a majority reproduced, under every non-post-hoc reading:
     a title computed from the default reading alone (the planted error) would be [Re] here."""
-    from dpdl import article
+    from dpdl.article.title import mark, title, title_marks
 
     study = "dp_iadmm"
     default = _card(["reproduced", "reproduced", "not reproduced", "inconclusive"])
-    assert article.mark(default)[0] == "[Re]"
+    assert mark(default)[0] == "[Re]"
     assert (
-        article.mark(_card(["reproduced", "reproduced", "inconclusive", "inconclusive", "inconclusive"]))[0] == "[¬Re]"
+        mark(_card(["reproduced", "reproduced", "inconclusive", "inconclusive", "inconclusive"]))[0] == "[¬Re]"
     )  # 2 of 5 decided: not enough coverage
     flipped = next(r for r in study_readings(study) if r.name != "default" and not r.post_hoc)
     hidden = next(r for r in study_readings(study) if r.name != "default" and r.post_hoc)
@@ -284,15 +285,15 @@ def test_the_title_needs_coverage_and_every_non_post_hoc_reading(tmp_path: Path)
     _card(["reproduced", "not reproduced", "not reproduced", "inconclusive"]).to_csv(
         tmp_path / study / "readings" / f"{hidden.name}.csv", index=False
     )
-    marks = article.title_marks(study, default, tmp_path)
+    marks = title_marks(study, default, tmp_path)
     assert hidden.name not in marks  # a post hoc reading does not decide the title
     assert all(m == "[Re]" for m, _ in marks.values())
     _card(["reproduced", "not reproduced", "not reproduced", "inconclusive"]).to_csv(
         tmp_path / study / "readings" / f"{flipped.name}.csv", index=False
     )
-    marks = article.title_marks(study, default, tmp_path)
+    marks = title_marks(study, default, tmp_path)
     assert marks[flipped.name][0] == "[¬Re]" and marks["default"][0] == "[Re]"
-    heading, _ = article.title(study, default, tmp_path)
+    heading, _ = title(study, default, tmp_path)
     assert heading.startswith("[¬Re] ")
 
 

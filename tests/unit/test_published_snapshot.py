@@ -236,7 +236,7 @@ def test_a_symlink_in_a_study_folder_is_reported_and_never_embedded(tmp_path: Pa
     # issue 61: a symlinked PNG was embedded in ARTICLE.html; check said nothing.
     import shutil
 
-    from dpdl.article import write_article
+    from dpdl.article.write import write_article
 
     out = Path(shutil.copytree(PUBLISHED, tmp_path / "published"))
     secret = tmp_path / "secret.png"

@@ -15,7 +15,7 @@ import yaml
 import dpdl
 from dpdl import studies
 from dpdl.data.prepared import STUDY_DATASETS
-from dpdl.studies.common import DEFAULT
+from dpdl.studies.common import DEFAULT, PaperReference
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
@@ -37,7 +37,7 @@ PACKAGE_LAYERS = {
             "summary",
             "targets",
             "publish",
-            "article",
+            "article",  # a package: its modules in ARTICLE_LAYERS
             "check",
             "compare",
             "report",
@@ -47,6 +47,14 @@ PACKAGE_LAYERS = {
     "config_reference": 5,
     "cli": 6,
     "__main__": 7,
+}
+# The article package's modules (all in the layer of ``article``), lowest first: a module imports only modules of a
+# lower layer of the package (dpdl/article/__init__.py says what each holds).
+ARTICLE_LAYERS = {
+    **dict.fromkeys(["blocks", "snapshot"], 0),
+    **dict.fromkeys(["title", "claim_text", "compute", "front_matter"], 1),
+    **dict.fromkeys(["reproducibility_summary", "exhibits", "sensitivity", "privacy_audit", "deviations", "render"], 2),
+    "write": 3,
 }
 # A study package's named modules, lowest first: a module imports only modules of a lower layer of its own study,
 # directly or through its private ``_*.py`` modules (which have no layer of their own: they may sit below
@@ -142,6 +150,21 @@ def test_every_import_points_down_the_layers() -> None:
     assert not up, up
 
 
+def test_every_arrow_in_the_article_package_points_down() -> None:
+    graph = import_graph()
+    modules = {path.stem for path in (SOURCE / "article").glob("*.py")} - {"__init__"}
+    assert modules == set(ARTICLE_LAYERS), f"declare each module of dpdl/article in ARTICLE_LAYERS: {modules}"
+    assert not graph["dpdl.article"], "the package's __init__ holds its docstring only"
+    up = [
+        f"{name} imports {imported}"
+        for name in modules
+        for imported in graph[f"dpdl.article.{name}"]
+        if imported.startswith("dpdl.article.")
+        and ARTICLE_LAYERS[imported.removeprefix("dpdl.article.")] >= ARTICLE_LAYERS[name]
+    ]
+    assert not up, f"not below it (ARTICLE_LAYERS): {up}"
+
+
 def test_the_cycle_finder_finds_a_planted_cycle(tmp_path: Path) -> None:
     package = tmp_path / "dpdl"
     (package / "sub").mkdir(parents=True)
@@ -225,6 +248,7 @@ def test_very_long_source_modules_are_flagged_not_failed() -> None:
 def test_each_study_package_exposes_the_protocol(study: str) -> None:
     package = studies.study_module(study)
     assert package.STUDY == study and package.TITLE.strip() and package.CLAIMS
+    assert isinstance(package.REFERENCE, PaperReference) and package.REFERENCE.title.strip()
     assert package.READINGS[0].name == DEFAULT and not package.READINGS[0].switches
     assert isinstance(package.CLAIMS_STEP_KEYS, tuple)
     assert isinstance(package.SHARED_SEEDS, bool)

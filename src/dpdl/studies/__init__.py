@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from dpdl.claims import Claim
-    from dpdl.studies.common import Reading
+    from dpdl.studies.common import PaperReference, Reading
 
 ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
 MODULES = ("grid", "readings", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study has these
@@ -69,6 +69,7 @@ class Study(Protocol):
 
     STUDY: str  # its id, the name of its package, config section, rule file and output folders
     TITLE: str  # authors and subject: the report's section and the scorecard's heading
+    REFERENCE: PaperReference  # the original paper (authors, title, venue, locator): the article cites it
     CLAIMS: list[Claim]
     READINGS: tuple[Reading, ...]  # the default first
     CLAIMS_STEP_KEYS: tuple[str, ...]  # config keys read by the claims step alone (a reading of these reuses
@@ -89,13 +90,18 @@ class Study(Protocol):
         ...
 
     def table_runs(self, config: dict, table: str) -> list[str]:
-        """Every run artifact the aggregate table ``table`` (a claim's ``aggregate``) reads for ``config``, on every
-        dataset whether or not it can be prepared here; none for a table not built from runs."""
+        """Every run artifact the aggregate table ``table`` (a claim's ``aggregate``) reads for ``config``.
+
+        On every dataset, whether or not it can be prepared here; none for a table not built from runs.
+        """
         ...
 
     def run_work(self, config: dict, path: str) -> tuple[str, int]:
-        """The rate group of the run at ``path`` (runs in one group cost about the same CPU per iteration) and the
-        iterations it makes under ``config``: what projects the cost of a run not done (``dpdl publish``)."""
+        """The rate group of the run at ``path`` and the iterations it makes under ``config``.
+
+        Runs in one group cost about the same CPU per iteration: the two project the cost of a run not done
+        (``dpdl publish``).
+        """
         ...
 
     def add_commands(self, commands: argparse._SubParsersAction) -> None:
@@ -103,14 +109,17 @@ class Study(Protocol):
         ...
 
     def judge_snapshot(self, folder: Path, config: dict) -> pd.DataFrame:
-        """The scorecard judged from a published study folder alone (``published/<study>``), with ``config``
-        the data and study sections its build used: the same code path as the study's claims step."""
+        """The scorecard judged from a published study folder alone (``published/<study>``).
+
+        ``config`` is the data and study sections its build used; the same code path as the study's claims step.
+        """
         ...
 
 
 PROTOCOL = {  # each name of Study: the study module that defines it
     "STUDY": "grid",
     "TITLE": "grid",
+    "REFERENCE": "grid",
     "CLAIMS_STEP_KEYS": "grid",
     "SHARED_SEEDS": "grid",
     "check_config": "grid",
@@ -146,14 +155,18 @@ def _check_name(name: str) -> None:
 
 @functools.cache
 def study_module(name: str) -> Study:
-    """A study (each of its names imported on first use: a job of one study never loads the others, and a
-    run job never loads the claims)."""
+    """A study as :class:`Study`, each of its names imported on first use.
+
+    So a job of one study never loads the others, and a run job never loads the claims.
+    """
     _check_name(name)
     return cast(Study, _LazyStudy(name))
 
 
 def audit_module(name: str) -> ModuleType:
-    """``dpdl.studies.<name>.audit``: the study's privacy claims, audited cells and scores (imported on first
-    use: the audit's harness loads what the run jobs never need)."""
+    """``dpdl.studies.<name>.audit``: the study's privacy claims, audited cells and scores.
+
+    Imported on first use: the audit's harness loads what the run jobs never need.
+    """
     _check_name(name)
     return importlib.import_module(f"dpdl.studies.{name}.audit")

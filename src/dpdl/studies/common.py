@@ -1,4 +1,4 @@
-"""What every study shares: its readings' type, number labels, ``--settings`` parsing, the step skeleton.
+"""What every study shares: its paper's reference, its readings' type, number labels, ``--settings`` parsing.
 
 Each study's rule file passes the config values a job depends on as one JSON ``--settings``
 argument (so a change of one of them reruns the job); :func:`parse_settings` reads it back and
@@ -33,6 +33,16 @@ READING_SEPARATOR = "__"  # joins a study and a reading in one name (a Snakemake
 
 
 @dataclass(frozen=True)
+class PaperReference:
+    """The original paper: its authors, title, where it appeared and how to find it (text, not a result)."""
+
+    authors: str
+    title: str
+    venue: str
+    locator: str  # an arXiv id or a DOI, or "" where the paper has none to cite
+
+
+@dataclass(frozen=True)
 class Reading:
     """A named set of values for settings the paper leaves open.
 
@@ -61,8 +71,10 @@ def format_number(value: float | None) -> str:
 
 
 def check_labels(section: Mapping, study: str, *groups: tuple[str, ...]) -> None:
-    """Refuse two values that :func:`format_number` writes alike within a group of list keys whose values
-    name one kind of folder (``eps0.05``): they would write one path and be counted twice.
+    """Refuse two values that :func:`format_number` writes alike within a group of list keys.
+
+    The values of a group's keys name one kind of folder (``eps0.05``): two written alike would write one path
+    and be counted twice.
 
     A group lists keys of ``section`` (dotted for nested ones, ``rho_selection.exponents``) that share
     their folders, such as the epsilon-bar lists that all name ``eps<value>``.

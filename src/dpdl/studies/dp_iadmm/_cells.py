@@ -18,11 +18,17 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from dpdl.studies.common import format_number
+from dpdl.studies.common import PaperReference, format_number
 from dpdl.studies.dp_iadmm._variants import BASE_ALGORITHMS, NOISELESS, NONPRIVATE, a_variant, is_nonprivate
 
 STUDY = "dp_iadmm"
 TITLE = "Ryu & Kim, DP inexact ADMM"  # the report's section and the scorecard's heading
+REFERENCE = PaperReference(  # the original paper: the replication article's citation
+    authors="M. Ryu and K. Kim",
+    title="Differentially Private Federated Learning via Inexact ADMM",
+    venue="arXiv preprint",
+    locator="arXiv:2106.06127",
+)
 DATASETS = ("mnist", "femnist")
 HORIZONS = ("main", "long")
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")

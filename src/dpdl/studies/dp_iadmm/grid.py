@@ -33,6 +33,7 @@ from dpdl.studies.dp_iadmm._cells import (  # noqa: F401
     HORIZON_KEYS,
     HORIZONS,
     NOISELESS_RUN_PATH,
+    REFERENCE,
     REMARK3_VARIANTS,
     RUN_PATH,
     STUDY,

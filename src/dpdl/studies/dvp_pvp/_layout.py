@@ -9,6 +9,12 @@ from dpdl.studies.common import format_number
 
 STUDY = "dvp_pvp"
 TITLE = "Zhang & Zhu, DVP and PVP on Adult"  # the report's section and the scorecard's heading
+REFERENCE = common.PaperReference(  # the original paper: the replication article's citation
+    authors="T. Zhang and Q. Zhu",
+    title="Dynamic Differential Privacy for Distributed Machine Learning over Networks",
+    venue="journal version; conference version: Dynamic Privacy For Distributed Machine Learning Over Network",
+    locator="",
+)
 DATASET = "dvp_pvp/adult"
 ALGORITHMS = ("nonprivate", "dvp", "pvp")
 PRIVATE = ("dvp", "pvp")

@@ -40,6 +40,7 @@ from dpdl.studies.dvp_pvp._layout import (  # noqa: F401
     FIGURES,
     FIGURES_DIR,
     PRIVATE,
+    REFERENCE,
     RESULTS,
     RUNS,
     STUDY,

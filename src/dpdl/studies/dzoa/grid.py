@@ -17,6 +17,12 @@ from dpdl.studies import common
 
 STUDY = "dzoa"
 TITLE = "Gratton et al., zeroth-order ADMM"  # the report's section and the scorecard's heading
+REFERENCE = common.PaperReference(  # the original paper: the replication article's citation
+    authors="C. Gratton, N. K. D. Venkategowda, R. Arablouei and S. Werner",
+    title="Privacy-Preserved Distributed Learning With Zeroth-Order Optimization",
+    venue="IEEE Transactions on Information Forensics and Security",
+    locator="doi:10.1109/TIFS.2021.3139267",
+)
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
 # judged within trials, and a trend claim's extractor that hands the engine series without trial ids is refused

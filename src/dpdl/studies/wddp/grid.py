@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 
 STUDY = "wddp"
 TITLE = "Kang, Liu & Wang, weighted DP-ERM"  # the report's section and the scorecard's heading
+REFERENCE = common.PaperReference(  # the original paper: the replication article's citation
+    authors="Y. Kang, Y. Liu and W. Wang",
+    title="Weighted Distributed Differential Privacy ERM: Convex and Non-convex",
+    venue="arXiv preprint",
+    locator="arXiv:1910.10308v2",
+)
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
 # trend claim's extractor that hands the engine series without seed ids is refused
