@@ -162,7 +162,7 @@ def validate_config(
     relations out: they would judge keys the job does not use.
     """
     for path in files:
-        read_yaml(path)
+        read_config_file(path)
     _reject_non_finite(config)
     schema_path = Path(os.path.relpath(schema_path))
     if not schema_path.is_file():
@@ -193,6 +193,27 @@ def merge_over(base: dict, update: dict) -> dict:
     return merged
 
 
+def read_config_file(path: str | Path) -> dict:
+    """One config file read strictly (:func:`read_yaml`): a mapping, and no YTE template.
+
+    Snakemake renders a file whose top level sets ``__use_yte__: true`` as a template before the
+    build sees it; dpdl's commands read the file as written, so they would read another config:
+    such a file is refused everywhere.
+    """
+    contents = read_yaml(path) or {}
+    if not isinstance(contents, dict):
+        raise ConfigError(
+            f"{path}: a config file holds a mapping of keys (such as 'studies: [dzoa]'), "
+            f"not a {type(contents).__name__}; see config/README.md"
+        )
+    if "__use_yte__" in contents:
+        raise ConfigError(
+            f"{path}: __use_yte__ makes Snakemake render the file as a YTE template, which dpdl's commands do not; "
+            "write the values out and remove __use_yte__"
+        )
+    return contents
+
+
 def build_configfiles(path: str | Path) -> list[Path]:
     """The files a build with ``--configfile path`` reads, in Snakemake's order.
 
@@ -216,11 +237,5 @@ def load_config(path: str | Path, schema_path: Path = SCHEMA) -> dict:
     files = build_configfiles(path)
     merged: dict = {}
     for file in files:
-        contents = read_yaml(file) or {}
-        if not isinstance(contents, dict):
-            raise ConfigError(
-                f"{file}: a config file holds a mapping of keys (such as 'studies: [dzoa]'), "
-                f"not a {type(contents).__name__}; see config/README.md"
-            )
-        merged = merge_over(merged, contents)
+        merged = merge_over(merged, read_config_file(file))
     return validate_config(merged, schema_path)

@@ -57,6 +57,18 @@ class _StrictConstruction:
             first_line[key] = mark.line + 1
         return super().construct_mapping(node, deep)
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer, refusing YAML 1.1's readings that surprise: ``010`` is octal 8 and ``1:30`` is 90."""
+        text = str(node.value).replace("_", "")
+        digits = text.lstrip("+-")
+        if ":" in digits or (len(digits) > 1 and digits[0] == "0" and digits[1:2] not in ("x", "b")):
+            mark = node.start_mark
+            raise ConfigError(
+                f"{mark.name} line {mark.line + 1}: {node.value} reads as {super().construct_yaml_int(node)} in YAML "
+                "(a leading 0 is octal, a colon base 60); write the number without them, or quote it if it is text"
+            )
+        return super().construct_yaml_int(node)
+
 
 class _StrictLoader(_StrictConstruction, yaml.SafeLoader):
     """The strict safe loader in Python: its syntax errors name the offending character."""
@@ -66,6 +78,10 @@ class _FastStrictLoader(_StrictConstruction, getattr(yaml, "CSafeLoader", yaml.S
     """The strict safe loader on libyaml's parser where PyYAML was built with it: 10 times faster on the
     schemas, which every Snakemake start reads; :func:`read_yaml` parses a file it rejects again with
     :class:`_StrictLoader` for the clearer message."""
+
+
+for _loader in (_StrictLoader, _FastStrictLoader):
+    _loader.add_constructor("tag:yaml.org,2002:int", _StrictConstruction.construct_yaml_int)
 
 
 def _load(path: str | Path, loader: type) -> object:

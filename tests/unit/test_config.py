@@ -275,3 +275,30 @@ def test_relations_of_a_disabled_study_are_not_checked() -> None:
     config = set_dotted(minimal(), "dzoa.tuning_trials", 4)  # no evaluation trial left, but dzoa is off
     config["studies"] = ["wddp"]
     validate_config(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("text", "reads_as"), [("wddp: {seeds: 010}\n", "8"), ("wddp: {iterations: '1'}\nx: 1:30\n", "90")]
+)
+def test_integers_yaml_would_read_in_another_base_are_refused(tmp_path: Path, text: str, reads_as: str) -> None:
+    # issue 61 item 7: `seeds: 010` was read as 8 (YAML 1.1 octal), by Snakemake and dpdl alike
+    path = tmp_path / "octal.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=rf"octal.yaml line \d: \S+ reads as {reads_as} in YAML"):
+        load_config(path, SCHEMA)
+
+
+def test_plain_integers_and_hex_still_read(tmp_path: Path) -> None:
+    path = tmp_path / "plain.yaml"
+    path.write_text("wddp: {seeds: 10, iterations: 1_000}\n")
+    config = load_config(path, SCHEMA)
+    assert config["wddp"]["seeds"] == 10 and config["wddp"]["iterations"] == 1000
+
+
+def test_a_yte_template_is_refused_by_the_build_and_every_command(tmp_path: Path) -> None:
+    # issue 61 item 7: Snakemake rendered it as a template while dpdl's commands read it as written
+    path = tmp_path / "yte.yaml"
+    path.write_text('__use_yte__: true\nwddp:\n  "?if true":\n    seeds: 3\n')
+    for read in (lambda: load_config(path, SCHEMA), lambda: validate_config(minimal(), SCHEMA, files=[path])):
+        with pytest.raises(ConfigError, match="yte.yaml: __use_yte__ makes Snakemake render the file"):
+            read()
