@@ -29,7 +29,7 @@ from dpdl.io import markdown_table, read_json, write_text
 from dpdl.judgement import NOT_REPRODUCED, NOT_RUN, REPRODUCED, fmt
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.post_hoc import REGISTER, study_of
-from dpdl.publish import AUDIT_TABLE, MANIFEST, published_studies
+from dpdl.publishing.layout import AUDIT_TABLE, MANIFEST, published_studies
 from dpdl.readings import DEFAULT, READING_KEY, narrowed_cells, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.summary import counted, headline, verdict_counts

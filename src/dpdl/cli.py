@@ -596,7 +596,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
     from dpdl.article import write_articles
-    from dpdl.publish import publish, publish_audits, publish_compute, publish_data_premises, rejudge
+    from dpdl.publishing.snapshot import publish, publish_audits, publish_compute, publish_data_premises, rejudge
     from dpdl.studies import ALL
 
     if sum((args.audit, args.compute, args.data_premises)) > 1:
