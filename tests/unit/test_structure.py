@@ -49,7 +49,7 @@ PACKAGE_LAYERS = {
     "__main__": 7,
 }
 # The publishing package's modules, lowest first (docs/development.md): a module imports only lower ones.
-PUBLISHING_LAYERS = {"layout": 0, "compute": 1, "merged": 1, "problems": 2, "snapshot": 3}
+PUBLISHING_LAYERS = {"layout": 0, "staging": 1, "compute": 1, "merged": 2, "problems": 3, "snapshot": 4}
 # A study package's named modules, lowest first: a module imports only modules of a lower layer of its own study,
 # directly or through its private ``_*.py`` modules (which have no layer of their own: they may sit below
 # ``grid``, as dp_iadmm's grid pieces do, or above it, as dzoa's input readers do; the cycle test keeps them acyclic).

@@ -22,6 +22,7 @@ from dpdl.studies.common import claims_path
 MANIFEST = "MANIFEST.json"
 RESULTS = "RESULTS.md"
 AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
+LEDGER = "audit/premises.csv"  # its premise ledger (written with the merged files: a function of the code)
 DATA_PREMISES = "audit/data_premises.csv"  # its premises measured on its prepared data (publish_audits)
 PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
 

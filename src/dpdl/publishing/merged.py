@@ -16,7 +16,8 @@ from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM, SUBSTA
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, sha256_file, write_json, write_text
 from dpdl.paths import PUBLISHED
-from dpdl.publishing.layout import AUDIT_TABLE, DATA_PREMISES, MANIFEST, RESULTS, published_studies
+from dpdl.publishing.layout import AUDIT_TABLE, DATA_PREMISES, LEDGER, MANIFEST, RESULTS, published_studies
+from dpdl.publishing.staging import disk_error, fault_point, study_transaction
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, judged_readings, reading_mechanisms, study_readings
 from dpdl.studies import ALL
 from dpdl.summary import counted, headline, merge_scorecards, privacy_headline, scorecard_markdown, verdict_counts
@@ -60,9 +61,8 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
     scorecards = {study: out / study / "claims.csv" for study in manifests}
     card = merge_scorecards(manifests, scorecards, audits=audits, data_premises=data_premises)
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
-    ledgers = {f"{study}/audit/premises.csv": study_ledger(study) for study in audits}
     return {
-        **{name: ledger.to_csv(index=False, lineterminator="\n") for name, ledger in ledgers.items()},
+        **{f"{study}/{LEDGER}": ledger_text(study) for study in audits},
         "readings.csv": readings_csv,
         "scorecard.csv": card.to_csv(index=False, lineterminator="\n"),
         "scorecard.md": scorecard_markdown(card),
@@ -71,15 +71,45 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
 
 
 def write_merged(out: Path = PUBLISHED) -> None:
-    """Write :func:`merged_files` into ``out``; a study's premise ledger enters its manifest's files."""
-    for name, text in merged_files(out).items():
-        write_text(out / name, text)
-        study, _, inner = name.partition("/")
-        if inner == "audit/premises.csv":
-            manifest = read_json(out / study / MANIFEST)
-            manifest["files"] = {**manifest["files"], inner: sha256_file(out / name)}
-            manifest["files"] = dict(sorted(manifest["files"].items()))
-            write_json(out / study / MANIFEST, manifest)
+    """Write :func:`merged_files` into ``out``, each file whole (written beside it, then renamed into place); a
+    study's premise ledger enters its folder with its manifest in one swap (:func:`write_ledger`). Out of disk
+    space: one line, and each file is the old or the new."""
+    merged = merged_files(out)
+    try:
+        for name, text in merged.items():
+            study, _, inner = name.partition("/")
+            if inner == LEDGER:
+                write_ledger(out, study, text)
+        for count, (name, text) in enumerate((n, t) for n, t in merged.items() if "/" not in n):
+            if count == 1:
+                fault_point("merged")
+            write_text(out / name, text)
+    except OSError as err:
+        if isinstance(err, DpdlError):
+            raise
+        raise disk_error(out, err, "each merged file is whole, the old or the new; run the command again") from None
+
+
+def ledger_text(study: str) -> str:
+    """A study's premise ledger as its snapshot holds it (``audit/premises.csv``: a function of the code alone)."""
+    return study_ledger(study).to_csv(index=False, lineterminator="\n")
+
+
+def write_ledger(out: Path, study: str, text: str) -> None:
+    """Put the premise ledger ``text`` in ``out/<study>`` and its manifest, unless they hold it already."""
+    folder = out / study
+    manifest = read_json(folder / MANIFEST)
+    path = folder / LEDGER
+    if (
+        path.is_file()
+        and path.read_text(encoding="utf-8") == text
+        and manifest["files"].get(LEDGER) == sha256_file(path)
+    ):
+        return
+    with study_transaction(out, study, keep=True) as staged:
+        write_text(staged / LEDGER, text)
+        manifest["files"] = dict(sorted({**manifest["files"], LEDGER: sha256_file(staged / LEDGER)}.items()))
+        write_json(staged / MANIFEST, manifest)
 
 
 def splice_readme(readme: Path, results: str) -> None:
@@ -89,7 +119,10 @@ def splice_readme(readme: Path, results: str) -> None:
     _, end, after = rest.partition(README_END)
     if not (begin and end):
         raise DpdlError(f"{readme}: no results block; add the lines {README_BEGIN!r} and {README_END!r} where it goes")
-    write_text(readme, before + begin + results + end + after)
+    try:
+        write_text(readme, before + begin + results + end + after)
+    except OSError as err:
+        raise disk_error(readme, err, "it is left as it was") from None
 
 
 def readme_results(readme: Path) -> str:

@@ -13,6 +13,8 @@ from dpdl.io import sha256_file
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.publishing.layout import MANIFEST, published_studies
 from dpdl.publishing.merged import merged_files
+from dpdl.publishing.staging import leftover_kind, leftover_problem
+from dpdl.studies import ALL
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
@@ -62,11 +64,20 @@ def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
-    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies."""
+    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
+    and what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`)."""
     problems = []
     manifests = published_studies(out)
+    entries = sorted(out.iterdir()) if out.is_dir() else []
+    left = [leftover_problem(path) for path in entries if leftover_kind(path)]
+    left += [
+        f"{path}: a study folder without {MANIFEST} (an interrupted publish, or not written by `dpdl publish`); "
+        "publish the study again, or remove it"
+        for path in entries
+        if path.name in ALL and path.is_dir() and path.name not in manifests
+    ]
     if not manifests:
-        return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`"]
+        return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`", *left]
     for study, manifest in manifests.items():
         folder = out / study
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
@@ -77,6 +88,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
             problems.append(f"{folder / name}: not in {study}'s manifest")
         for path in sorted(p for p in folder.rglob("*") if p.is_symlink()):
             problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
+        for path in sorted(p for p in folder.rglob("*") if not (p.is_symlink() or p.is_dir() or p.is_file())):
+            problems.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
         for name, digest in manifest["files"].items():
             path = folder / name
             if not path.is_file():
@@ -89,8 +102,12 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         path = out / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             problems.append(f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`")
-    for path in sorted(out.iterdir()):
-        if not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
+    for path in entries:
+        if path.is_symlink():
+            problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
+        elif leftover_kind(path) or (path.name in ALL and path.is_dir()):
+            continue  # a leftover or a study folder without its manifest: named above
+        elif not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
             problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
     scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
-    return problems + (scorecard_problems(scorecard) if scorecard.is_file() else [])
+    return problems + left + (scorecard_problems(scorecard) if scorecard.is_file() else [])

@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -26,7 +27,7 @@ import pandas as pd
 from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.errors import DpdlError
-from dpdl.io import atomic_path, read_json, sha256_file, write_json, write_text
+from dpdl.io import read_json, sha256_file, write_json, write_text
 from dpdl.paths import PUBLISHED, audit_path, data_premises_path, summary_table
 from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
@@ -39,6 +40,7 @@ from dpdl.publishing.compute import (
 from dpdl.publishing.layout import (
     AUDIT_TABLE,
     DATA_PREMISES,
+    LEDGER,
     MANIFEST,
     RESULTS,
     built_readings,
@@ -47,7 +49,8 @@ from dpdl.publishing.layout import (
     require_published,
     study_outputs,
 )
-from dpdl.publishing.merged import splice_readme, write_merged
+from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
+from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
@@ -90,6 +93,7 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     from dpdl.config import load_config
     from dpdl.targets import plan
 
+    recover(out, *([readme] if readme is not None else []))
     config = load_config(configfile)
     buildable = plan(config).buildable
     for study in studies:
@@ -100,13 +104,28 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
 
 
 def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
-    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest.
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
+    old snapshot stays whole until the new one is (:func:`write_study`).
 
     Besides the figures and tables, the snapshot holds everything the claims are judged from, so
     that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
     of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
     (``readings/<reading>/aggregates/``).
     """
+    return write_study(out, study, study_snapshot(study, config, configfile, buildable))
+
+
+@dataclass
+class StudySnapshot:
+    """What :func:`publish_study` writes into a study folder, all read from the build before the folder is touched."""
+
+    outputs: dict[str, Path]  # name in the folder -> the build's file copied there
+    texts: dict[str, str]  # name in the folder -> the text written there
+    manifest: dict  # the manifest, but its files' sha256
+
+
+def study_snapshot(study: str, config: dict, configfile: str, buildable: Iterable[str]) -> StudySnapshot:
+    """Everything :func:`publish_study` writes for ``study``, read from the finished build here."""
     outputs = study_outputs(study, config, buildable)
     for card in sorted(Path("data", "processed", study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
@@ -123,7 +142,7 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         outputs[DATA_PREMISES] = Path(data_premises_path(study))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
     readings = sorted(built_readings(study), key=[r.name for r in study_readings(study)].index)
-    manifest = {  # all of it read before the folder is touched, so that a failure leaves the snapshot whole
+    manifest = {
         "study": study,
         "code": code_version(),
         "machine": machine(),
@@ -141,15 +160,27 @@ def publish_study(study: str, config: dict, configfile: str, buildable: Iterable
         manifest["run_gpus"] = gpus
     compute, provenances = aggregate_compute(study, configfile), run_provenances(study)
     manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
-    folder = out / study
-    if folder.exists():
-        shutil.rmtree(folder)
-    for name, source in outputs.items():
-        with atomic_path(folder / name) as tmp:
-            shutil.copyfile(source, tmp)
-    write_text(folder / "privacy.csv", privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n"))
-    manifest["files"] = {name: sha256_file(folder / name) for name in sorted([*outputs, "privacy.csv"])}
-    write_json(folder / MANIFEST, manifest)
+    texts = {"privacy.csv": privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n")}
+    if AUDIT_TABLE in outputs:  # the premise ledger of its audited cells (else write_merged adds it: one more swap)
+        texts[LEDGER] = ledger_text(study)
+    return StudySnapshot(outputs, texts, manifest)
+
+
+def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
+    """Write ``snapshot`` as ``out/<study>``, whole, in one swap (:func:`dpdl.publishing.staging.study_transaction`):
+    killed or out of disk space at any point, ``out/<study>`` is the old snapshot or the new one. Returns the
+    manifest written."""
+    manifest = dict(snapshot.manifest)
+    with study_transaction(out, study) as staged:
+        for count, (name, source) in enumerate(snapshot.outputs.items()):
+            copy_into(source, staged / name)
+            if count == 0:
+                fault_point("copying")
+        for name, text in snapshot.texts.items():
+            write_text(staged / name, text)
+        manifest["files"] = {name: sha256_file(staged / name) for name in sorted([*snapshot.outputs, *snapshot.texts])}
+        fault_point("manifest")
+        write_json(staged / MANIFEST, manifest)  # last: a folder with its manifest is whole
     return manifest
 
 
@@ -164,6 +195,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     """
     from dpdl.config import load_config
 
+    recover(out, *([readme] if readme is not None else []))
     require_published(studies, out, "publish the study before its audit")
     config = load_config(configfile)
     sources_of = {
@@ -175,25 +207,26 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         if missing:
             raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
     for study, sources in sources_of.items():
-        folder = out / study
-        for name, source in sources.items():
-            with atomic_path(folder / name) as tmp:
-                shutil.copyfile(source, tmp)
-        audit = read_audit(folder / AUDIT_TABLE)
-        privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
-        write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
-        manifest = read_json(folder / MANIFEST)
-        manifest["audit"] = {
-            "code": _code_without(out, readme),
-            "configfile": configfile.as_posix(),
-            "config": config["audit"],
-            "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
-        }
-        names = {*manifest["files"], *sources}
-        manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
-        write_json(folder / MANIFEST, manifest)
-        if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
-            _copy_data_premises(study, config, configfile, out, readme)
+        manifest = read_json(out / study / MANIFEST)
+        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+            for name, source in sources.items():
+                copy_into(source, folder / name)
+            audit = read_audit(folder / AUDIT_TABLE)
+            privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
+            write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
+            write_text(folder / LEDGER, ledger_text(study))
+            manifest["audit"] = {
+                "code": _code_without(out, readme),
+                "configfile": configfile.as_posix(),
+                "config": config["audit"],
+                "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
+            }
+            names = {*manifest["files"], *sources, LEDGER}
+            if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
+                _add_data_premises(study, config, configfile, folder, manifest, out, readme)
+                names.add(DATA_PREMISES)
+            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+            write_json(folder / MANIFEST, manifest)
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
@@ -207,32 +240,36 @@ def publish_data_premises(
     manifest's ``data_premises`` and rewrite the merged files: the table judges the study's premise claims."""
     from dpdl.config import load_config
 
+    recover(out, *([readme] if readme is not None else []))
     require_published(studies, out, "publish the study before its data premises")
     config = load_config(configfile)
     for study in studies:
-        _copy_data_premises(study, config, configfile, out, readme)
+        manifest = read_json(out / study / MANIFEST)
+        with study_transaction(out, study, keep=True) as folder:
+            _add_data_premises(study, config, configfile, folder, manifest, out, readme)
+            names = {*manifest["files"], DATA_PREMISES}
+            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+            write_json(folder / MANIFEST, manifest)
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
-def _copy_data_premises(study: str, config: dict, configfile: Path, out: Path, readme: Path | None) -> None:
-    """:func:`publish_data_premises` of one study, without the merged files."""
-    source, folder = Path(data_premises_path(study)), out / study
+def _add_data_premises(
+    study: str, config: dict, configfile: Path, folder: Path, manifest: dict, out: Path, readme: Path | None
+) -> None:
+    """Copy ``study``'s premises measured on its data into the new snapshot ``folder`` and stamp ``manifest``'s
+    ``data_premises`` (its files' sha256 are the caller's, with the manifest written last)."""
+    source = Path(data_premises_path(study))
     if not source.is_file():
         raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
     read_data_premises(source)  # a table of the right columns, before the manifest names it
-    with atomic_path(folder / DATA_PREMISES) as tmp:
-        shutil.copyfile(source, tmp)
-    manifest = read_json(folder / MANIFEST)
+    copy_into(source, folder / DATA_PREMISES)
     manifest["data_premises"] = {
         "code": _code_without(out, readme),
         "configfile": configfile.as_posix(),
         "data": config["data"],
     }
-    names = {*manifest["files"], DATA_PREMISES}
-    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
-    write_json(folder / MANIFEST, manifest)
 
 
 def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
@@ -249,6 +286,7 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
     """
     from dpdl.config import load_config
 
+    recover(out)
     require_published(studies, out, "--compute adds to a published study")
     config = load_config(configfile)
     for study in studies:
@@ -280,7 +318,10 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
             "largest_relative_difference": {column: float(f"{value:.2g}") for column, value in sorted(largest.items())},
             "tolerance": SAME_NUMBERS_RTOL,
         }
-        write_json(folder / MANIFEST, manifest)
+        try:
+            write_json(folder / MANIFEST, manifest)  # its one file changed: written beside it, then renamed
+        except OSError as err:
+            raise disk_error(folder / MANIFEST, err, "it is left as it was") from None
 
 
 def _code_without(out: Path, readme: Path | None) -> dict:
@@ -305,48 +346,15 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     ``reading_engines``; every file's sha256 is updated. Returns one line per scorecard judged: how
     many verdicts changed.
     """
-    from dpdl.config import validate_config
-
     lines = []
+    recover(out, *([readme] if readme is not None else []))
     manifests = published_studies(out)
     if not manifests:
         raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
     judged_by = _code_without(out, readme)
     for study, manifest in manifests.items():
-        folder = out / study
-        sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
-        config = validate_config({**sections, **manifest["config"], "studies": [study]})
-        declared = study_readings(study)
-        claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
-        engines = dict(manifest.get("reading_engines", {}))
-        judged = {DEFAULT: (folder, config)}
-        for reading in declared[1:]:
-            own = folder / "readings" / reading.name
-            if (own / "aggregates").is_dir():
-                judged[reading.name] = (own, reading_config(config, study, reading.name))
-            elif set(reading.switches) <= claims_step:
-                judged[reading.name] = (folder, reading_config(config, study, reading.name))
-            elif reading.name in manifest["readings"] and reading.name not in engines:
-                engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
-        baseline = folder / "readings" / "default.csv"
-        if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
-            shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
-            manifest["files"]["readings/default.csv"] = ""
-        for name, (source, settings) in judged.items():
-            target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
-            before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
-            card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
-            write_text(target, card.to_csv(index=False, lineterminator="\n"))
-            lines.append(f"{study}/{name}: {_changed(before, card)}")
-            if name != DEFAULT:
-                engines[name] = CURRENT_ENGINE
-                manifest["files"][f"readings/{name}.csv"] = ""
-        order = [r.name for r in declared]
-        manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
-        manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
-        manifest["judged"] = judged_by
-        manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
-        write_json(folder / MANIFEST, manifest)
+        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+            lines += _rejudge_study(study, manifest, folder, judged_by)
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
@@ -364,3 +372,44 @@ def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
         if old.get(i) != v
     ]
     return f"{len(after)} claims, {len(changes)} verdicts changed" + (": " + "; ".join(changes) if changes else "")
+
+
+def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) -> list[str]:
+    """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
+    from dpdl.config import validate_config
+
+    lines = []
+    sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
+    config = validate_config({**sections, **manifest["config"], "studies": [study]})
+    declared = study_readings(study)
+    claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
+    engines = dict(manifest.get("reading_engines", {}))
+    judged = {DEFAULT: (folder, config)}
+    for reading in declared[1:]:
+        own = folder / "readings" / reading.name
+        if (own / "aggregates").is_dir():
+            judged[reading.name] = (own, reading_config(config, study, reading.name))
+        elif set(reading.switches) <= claims_step:
+            judged[reading.name] = (folder, reading_config(config, study, reading.name))
+        elif reading.name in manifest["readings"] and reading.name not in engines:
+            engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
+    baseline = folder / "readings" / "default.csv"
+    if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
+        shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
+        manifest["files"]["readings/default.csv"] = ""
+    for name, (source, settings) in judged.items():
+        target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
+        before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
+        card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
+        write_text(target, card.to_csv(index=False, lineterminator="\n"))
+        lines.append(f"{study}/{name}: {_changed(before, card)}")
+        if name != DEFAULT:
+            engines[name] = CURRENT_ENGINE
+            manifest["files"][f"readings/{name}.csv"] = ""
+    order = [r.name for r in declared]
+    manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
+    manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
+    manifest["judged"] = judged_by
+    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
+    write_json(folder / MANIFEST, manifest)
+    return lines
