@@ -11,7 +11,7 @@ from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.paths import scorecard_path
-from dpdl.publish import published_problems
+from dpdl.publishing.problems import published_problems
 from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
 from dpdl.summary import scorecard_problems
 

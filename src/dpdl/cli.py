@@ -595,8 +595,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
-    from dpdl.article.write import write_articles
-    from dpdl.publish import publish, publish_audits, publish_compute, publish_data_premises, rejudge
+    from dpdl.publishing.snapshot import publish, publish_audits, publish_compute, publish_data_premises, rejudge
     from dpdl.studies import ALL
 
     if sum((args.audit, args.compute, args.data_premises)) > 1:
@@ -608,7 +607,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             )
         for line in rejudge(args.out, args.readme):
             print(line)
-        write_articles(args.out)
+        _write_articles(args.out)
         return 0
     if args.configfile is None or args.studies is None:
         raise ConfigError("publish needs --configfile and --studies (or --rejudge to judge the snapshot again)")
@@ -623,11 +622,23 @@ def cmd_publish(args: argparse.Namespace) -> int:
         publish_compute(args.studies, args.configfile, args.out)
     else:
         publish(args.studies, args.configfile, args.out, args.readme)
-    write_articles(args.out)  # an article reads the merged files, so every study's is written again
+    _write_articles(args.out)  # an article reads the merged files, so every study's is written again
     added = " (audits)" if args.audit else " (compute)" if args.compute else ""
     added = " (data premises)" if args.data_premises else added
     log.info("published %s%s into %s", ", ".join(args.studies), added, args.out)
     return 0
+
+
+def _write_articles(out: Path) -> None:
+    """Every published study's article, after a publish; out of disk space, one line (each file is whole)."""
+    from dpdl.article.write import write_articles
+    from dpdl.publishing.staging import disk_error
+
+    try:
+        write_articles(out)
+    except OSError as err:
+        left = "the snapshot is published, each article whole (old or new); write them with `dpdl article --all`"
+        raise disk_error(out, err, left) from None
 
 
 def cmd_article(args: argparse.Namespace) -> int:

@@ -18,7 +18,8 @@ from test_config import SCHEMA
 
 from dpdl.config import load_config
 from dpdl.errors import ConfigError
-from dpdl.publish import PUBLISHED, published_problems
+from dpdl.paths import PUBLISHED
+from dpdl.publishing.problems import published_problems
 
 
 def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:

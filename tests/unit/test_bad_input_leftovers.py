@@ -27,7 +27,8 @@ from test_runs import provenance, trace
 from dpdl.check import leftover_problems
 from dpdl.cli import main
 from dpdl.errors import ArtifactError
-from dpdl.publish import PUBLISHED, published_problems
+from dpdl.paths import PUBLISHED
+from dpdl.publishing.problems import published_problems
 from dpdl.runs import execute, read_run, write_run
 from dpdl.validation import set_dotted
 

@@ -36,7 +36,7 @@ PACKAGE_LAYERS = {
             "audit_report",
             "summary",
             "targets",
-            "publish",
+            "publishing",  # a package: its modules in PUBLISHING_LAYERS
             "article",  # a package: its modules in ARTICLE_LAYERS
             "check",
             "compare",
@@ -56,6 +56,8 @@ ARTICLE_LAYERS = {
     **dict.fromkeys(["reproducibility_summary", "exhibits", "sensitivity", "privacy_audit", "deviations", "render"], 2),
     "write": 3,
 }
+# The publishing package's modules, lowest first (docs/development.md): a module imports only lower ones.
+PUBLISHING_LAYERS = {"layout": 0, "staging": 1, "compute": 1, "merged": 2, "problems": 3, "snapshot": 4}
 # A study package's named modules, lowest first: a module imports only modules of a lower layer of its own study,
 # directly or through its private ``_*.py`` modules (which have no layer of their own: they may sit below
 # ``grid``, as dp_iadmm's grid pieces do, or above it, as dzoa's input readers do; the cycle test keeps them acyclic).
@@ -185,6 +187,17 @@ def test_only_the_registry_imports_by_name() -> None:
         if re.search(r"\bimport_module\(", path.read_text(encoding="utf-8"))
     ]
     assert users == ["dpdl.studies"]
+
+
+def test_every_arrow_in_the_publishing_package_points_down() -> None:
+    graph = import_graph()
+    modules = {module_name(path) for path in (SOURCE / "publishing").glob("*.py")} - {"dpdl.publishing"}
+    assert {name.removeprefix("dpdl.publishing.") for name in modules} == set(PUBLISHING_LAYERS)
+    for name in modules:
+        for imported in graph[name] & modules:
+            low, high = (PUBLISHING_LAYERS[n.removeprefix("dpdl.publishing.")] for n in (imported, name))
+            assert low < high, f"{name} imports {imported}, which is not below it (PUBLISHING_LAYERS)"
+    assert not graph["dpdl.publishing"], "the package's __init__ holds only its docstring"
 
 
 @pytest.mark.parametrize("study", studies.ALL)

@@ -91,7 +91,7 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     time per run-iteration the build's runs spent on the same dataset, and the article tabulates it. Every claim
     of this build is not run at this scale (T = 3), so each needs all its table's paper runs (T = 2e4 or 1e6)."""
     from dpdl.config import load_config
-    from dpdl.publish import MANIFEST
+    from dpdl.publishing.layout import MANIFEST
     from dpdl.runs import read_run
     from dpdl.studies import study_module
 
@@ -138,7 +138,7 @@ def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on
 
     import yaml
 
-    from dpdl.publish import MANIFEST
+    from dpdl.publishing.layout import MANIFEST
     from dpdl.readings import reading_folder
 
     work = built["work"]

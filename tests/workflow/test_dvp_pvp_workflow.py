@@ -75,7 +75,7 @@ def test_adding_a_figure_change_reruns_only_what_depends_on_it(built: dict) -> N
 def test_publish_records_the_trade_off_stack_as_the_runs_behind_both_trade_off_tables(built: dict) -> None:
     """#39: the claims' ``tradeoff`` table stacks both mechanisms' trade-off tables, so its compute, from the runs
     the grid says it reads, is what Snakemake recorded behind the two (disjoint: one mechanism each)."""
-    from dpdl.publish import MANIFEST
+    from dpdl.publishing.layout import MANIFEST
 
     commit_build(built)
     done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dvp_pvp")

@@ -194,7 +194,8 @@ def find_browser_or_none() -> str | None:
 
 
 def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
-    from dpdl.publish import MANIFEST, README_BEGIN, README_END, RESULTS, readme_results
+    from dpdl.publishing.layout import MANIFEST, RESULTS
+    from dpdl.publishing.merged import README_BEGIN, README_END, readme_results
 
     work = built["work"]
     shutil.rmtree(work / "published")  # the real snapshot's verdicts the build showed; this test publishes its own

@@ -100,7 +100,7 @@ def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> No
     """#39: a claim judged from a stack of the figures' tables (versus_epsilon, versus_unevenness, runs) gets the
     runs the grid says the stack reads and their CPU time: every run of the epsilon batches for one, of the
     unevenness batches for the other; no table that is a file of the build gets a second record."""
-    from dpdl.publish import MANIFEST
+    from dpdl.publishing.layout import MANIFEST
 
     work = built["work"]
     commit_build(built)
@@ -128,7 +128,7 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     """#39: `dpdl publish --compute` gives a snapshot that predates compute per table (wddp's at c323111) the
     compute this build measured, and only where the build made every per-seed table the snapshot holds with its
     numbers: a value that differs writes nothing; a float within 1e-9 relative is the same number, reported."""
-    from dpdl.publish import MANIFEST
+    from dpdl.publishing.layout import MANIFEST
 
     work = built["work"]
     path = work / "published" / "wddp" / MANIFEST

@@ -12,7 +12,7 @@ from dpdl.article.claim_text import claims_table
 from dpdl.article.compute import figure_compute
 from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM
 from dpdl.io import read_json
-from dpdl.publish import MANIFEST
+from dpdl.publishing.layout import MANIFEST
 
 EXHIBIT = re.compile(r"\b([JC] )?(Fig(?:ure|s|\.)?|Table)\s*(\d+(?:[a-z]|\([a-z]\))?)")  # J, C: Zhang & Zhu's versions
 

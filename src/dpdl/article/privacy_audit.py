@@ -10,7 +10,7 @@ from dpdl.article.blocks import Block
 from dpdl.article.snapshot import read_card
 from dpdl.audit.premises import ledger_shown
 from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM
-from dpdl.publish import AUDIT_TABLE
+from dpdl.publishing.layout import AUDIT_TABLE
 
 
 def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:

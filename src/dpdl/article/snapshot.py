@@ -8,7 +8,7 @@ import pandas as pd
 
 from dpdl.errors import DpdlError
 from dpdl.paths import PUBLISHED
-from dpdl.publish import MANIFEST
+from dpdl.publishing.layout import MANIFEST
 from dpdl.readings import DEFAULT
 from dpdl.studies import ALL
 

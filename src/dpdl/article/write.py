@@ -17,7 +17,7 @@ from dpdl.article.title import title
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, write_text
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
-from dpdl.publish import MANIFEST, published_studies
+from dpdl.publishing.layout import MANIFEST, published_studies
 
 
 def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:

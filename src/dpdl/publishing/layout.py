@@ -1,0 +1,95 @@
+"""The published snapshot's layout: which build outputs a study's folder holds and under which names.
+
+``published/<study>/`` holds a study's scorecard (``claims.csv``), its figures as PNG (``figures/``), the tables
+and per-seed aggregates its figures and claims are drawn from (``tables/``, ``aggregates/``), its dataset cards
+(``cards/``), its built readings (``readings/``), its audit (``audit/``), the privacy of its runs
+(``privacy.csv``) and its :data:`MANIFEST`; the merged files (:mod:`dpdl.publishing.merged`) sit beside the
+study folders. Nothing here writes a file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from dpdl.errors import ArtifactError, DpdlError
+from dpdl.io import read_json
+from dpdl.paths import PUBLISHED
+from dpdl.readings import DEFAULT, reading_config, reading_scorecard, study_readings
+from dpdl.studies import ALL, study_module
+from dpdl.studies.common import claims_path
+
+MANIFEST = "MANIFEST.json"
+RESULTS = "RESULTS.md"
+AUDIT_TABLE = "audit/audit.csv"  # a study's published audit (publish_audits)
+LEDGER = "audit/premises.csv"  # its premise ledger (written with the merged files: a function of the code)
+DATA_PREMISES = "audit/data_premises.csv"  # its premises measured on its prepared data (publish_audits)
+PUBLISHED_SUFFIXES = (".csv", ".md", ".png")  # figures as PNG only: the PDFs repeat them
+
+
+def published_name(path: str | Path, study: str) -> str:
+    """Where a build output of ``study`` goes inside ``published/<study>/``."""
+    path = Path(path)
+    prefixes = {
+        Path("figures", study): "figures",
+        Path("results", "tables", study): "tables",
+        Path("results", study, "aggregates"): "aggregates",
+    }
+    if path == Path(claims_path(study, "csv")):
+        return "claims.csv"
+    for prefix, folder in prefixes.items():
+        if path.parent == prefix:
+            return f"{folder}/{path.name}"
+    raise ArtifactError(f"{path}: not an output dpdl publishes for {study} (figures, tables, aggregates, claims)")
+
+
+def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[str, Path]:
+    """The outputs of ``study`` a snapshot holds (name inside the study folder -> build path)."""
+    targets = [Path(t) for t in study_module(study).targets(config, set(buildable))]
+    aggregates = sorted(Path("results", study, "aggregates").glob("*.csv"))
+    outputs = {}
+    for path in [*targets, *aggregates]:
+        if path.suffix in PUBLISHED_SUFFIXES and path != Path(claims_path(study, "csv")).with_suffix(".md"):
+            outputs[published_name(path, study)] = path
+    missing = sorted(str(path) for path in outputs.values() if not path.is_file())
+    if missing:
+        raise DpdlError(
+            f"{study}: the build is not finished ({len(missing)} outputs missing, first {missing[0]}); "
+            f"finish it with snakemake before publishing"
+        )
+    return outputs
+
+
+def built_readings(study: str) -> dict[str, Path]:
+    """Scorecards of the readings of ``study`` built here (the default is the main build's)."""
+    found = {DEFAULT: Path(claims_path(study, "csv"))}
+    for reading in study_readings(study)[1:]:
+        path = Path(reading_scorecard(study, reading.name))
+        if path.is_file():
+            found[reading.name] = path
+    return found
+
+
+def narrowed_readings(study: str, config: dict, buildable: Iterable[str]) -> dict[str, dict[str, set[str]]]:
+    """The built readings of ``study`` that ``reading_cells`` narrows, each with the names of the per-seed tables
+    and the run paths of its own grid: its folder also holds the main build's tables and runs of the cells it
+    leaves out (linked in), which are not the reading's."""
+    found = {}
+    for name in built_readings(study):
+        if f"{study}/{name}" in config.get("reading_cells", {}):
+            settings, module = reading_config(config, study, name), study_module(study)
+            tables = {Path(path).name for path in module.targets(settings, set(buildable))}
+            found[name] = {"tables": tables, "runs": set(module.runs(settings, set(buildable)))}
+    return found
+
+
+def require_published(studies: Iterable[str], out: Path, fix: str) -> None:
+    """Stop at the first of ``studies`` that ``out`` does not hold, saying ``fix``."""
+    unpublished = [study for study in studies if not (out / study / MANIFEST).is_file()]
+    if unpublished:
+        raise DpdlError(f"{unpublished[0]}: not published in {out}; {fix}")
+
+
+def published_studies(out: Path = PUBLISHED) -> dict[str, dict]:
+    """The manifest of every study published in ``out``, in study order."""
+    return {study: read_json(out / study / MANIFEST) for study in ALL if (out / study / MANIFEST).is_file()}

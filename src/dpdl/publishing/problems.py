@@ -1,0 +1,113 @@
+"""What ``dpdl check published`` reports of a snapshot: each study's files against its manifest, its recorded
+config against the config file at the commit it names, and the merged files against the study folders."""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from dpdl.io import sha256_file
+from dpdl.paths import ARTICLE_FILES, PUBLISHED
+from dpdl.publishing.layout import MANIFEST, published_studies
+from dpdl.publishing.merged import merged_files
+from dpdl.publishing.staging import leftover_kind, leftover_problem
+from dpdl.studies import ALL
+from dpdl.summary import scorecard_problems
+
+log = logging.getLogger("dpdl")
+
+COMMIT = re.compile(r"[0-9a-f]{7,40}")  # what a manifest's code.commit may be: git reaches it unquoted
+CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")  # a manifest's configfile: a file under config/
+
+
+def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
+    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records: each value the
+    file sets in the manifest's sections must be the manifest's (which adds the schema's defaults). Nothing to
+    compare where that file was modified at publication or the commit is not in this checkout (a warning)."""
+    import yaml
+
+    commit, configfile = manifest["code"]["commit"], manifest["configfile"]
+    where = out / study / MANIFEST
+    if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
+        return [f"{where}: code.commit {commit!r} is not a git commit hash (7 to 40 hex digits)"]
+    if not (isinstance(configfile, str) and CONFIGFILE.fullmatch(configfile)):
+        return [f"{where}: configfile {configfile!r} is not a file under config/ (config/<name>.yaml)"]
+    if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:  # `git status --porcelain` lines
+        return []
+    try:
+        text = subprocess.run(
+            ["git", "show", "--end-of-options", f"{commit}:{configfile}"], capture_output=True, text=True, check=True
+        ).stdout
+        committed = yaml.safe_load(text) or {}
+    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
+        log.warning("%s: %s at %s cannot be read here; its config is not compared", study, configfile, commit[:12])
+        return []
+    return [
+        f"{where}: config {key} is {recorded!r}, but {configfile} at {commit[:12]} sets {value!r}; "
+        "publish again with `dpdl publish`"
+        for section in manifest["config"]
+        for key, value, recorded in _set_values(committed.get(section), manifest["config"][section], section)
+    ]
+
+
+def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple[str, object, object]]:
+    """``(dotted key, committed value, recorded value)`` wherever a value ``committed`` sets differs."""
+    if isinstance(committed, dict):
+        for name, value in committed.items():
+            below = recorded.get(name) if isinstance(recorded, dict) else None
+            yield from _set_values(value, below, f"{key}.{name}")
+    elif committed is not None and committed != recorded:
+        yield key, committed, recorded
+
+
+def published_problems(out: Path = PUBLISHED) -> list[str]:
+    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
+    and what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`)."""
+    problems = []
+    manifests = published_studies(out)
+    entries = sorted(out.iterdir()) if out.is_dir() else []
+    left = [leftover_problem(path) for path in entries if leftover_kind(path)]
+    left += [
+        f"{path}: a study folder without {MANIFEST} (an interrupted publish, or not written by `dpdl publish`); "
+        "publish the study again, or remove it"
+        for path in entries
+        if path.name in ALL and path.is_dir() and path.name not in manifests
+    ]
+    if not manifests:
+        return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`", *left]
+    for study, manifest in manifests.items():
+        folder = out / study
+        present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
+            MANIFEST,
+            *ARTICLE_FILES,
+        }
+        for name in sorted(present - set(manifest["files"])):
+            problems.append(f"{folder / name}: not in {study}'s manifest")
+        for path in sorted(p for p in folder.rglob("*") if p.is_symlink()):
+            problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
+        for path in sorted(p for p in folder.rglob("*") if not (p.is_symlink() or p.is_dir() or p.is_file())):
+            problems.append(f"{path}: not a regular file (a pipe, socket or device); remove it")
+        for name, digest in manifest["files"].items():
+            path = folder / name
+            if not path.is_file():
+                problems.append(f"{path}: listed in the manifest but missing")
+            elif sha256_file(path) != digest:
+                problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
+        problems += committed_config_problems(study, manifest, out)
+    merged = merged_files(out)
+    for name, text in merged.items():
+        path = out / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            problems.append(f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`")
+    for path in entries:
+        if path.is_symlink():
+            problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
+        elif leftover_kind(path) or (path.name in ALL and path.is_dir()):
+            continue  # a leftover or a study folder without its manifest: named above
+        elif not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
+            problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
+    scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
+    return problems + left + (scorecard_problems(scorecard) if scorecard.is_file() else [])

@@ -1,0 +1,415 @@
+"""``dpdl publish``: the small artifacts of a finished build, stamped, under ``published/``.
+
+A researcher who cannot spend the CPU-hours still wants the answers, and a reader must be able to
+check them. :func:`publish_study` copies one study's outputs from a finished build (its scorecard
+under every reading that was built, the aggregates and tables its figures are drawn from, the
+privacy rows of its runs, the figures as PNG; never run arrays) into
+``published/<study>/`` (:mod:`dpdl.publishing.layout`), with a ``MANIFEST.json`` that stamps them with the
+code version, the config and the machine that made them, the compute behind them
+(:mod:`dpdl.publishing.compute`), and the sha256 of every file. :func:`~dpdl.publishing.merged.write_merged`
+then writes the merged files from every published study. :func:`publish_audits`,
+:func:`publish_data_premises` and :func:`publish_compute` add to a published study; :func:`rejudge` judges a
+snapshot again from what it holds.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from dpdl.audit.data_premises import read_data_premises
+from dpdl.audit_report import privacy_with_audit, read_audit
+from dpdl.errors import DpdlError
+from dpdl.io import read_json, sha256_file, write_json, write_text
+from dpdl.paths import PUBLISHED, audit_path, data_premises_path, summary_table
+from dpdl.publishing.compute import (
+    SAME_NUMBERS_RTOL,
+    aggregate_compute,
+    compute_record,
+    run_compute,
+    run_provenances,
+    table_difference,
+)
+from dpdl.publishing.layout import (
+    AUDIT_TABLE,
+    DATA_PREMISES,
+    LEDGER,
+    MANIFEST,
+    RESULTS,
+    built_readings,
+    narrowed_readings,
+    published_studies,
+    require_published,
+    study_outputs,
+)
+from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
+from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
+from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
+from dpdl.studies import ALL, study_module
+from dpdl.studies.common import claims_path
+
+
+def code_version() -> dict:
+    """The git commit of the build's checkout and whether tracked files differed from it."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=True
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise DpdlError(f"cannot read the code version ({err}); publish from a git checkout of dpdl") from None
+    return {"commit": commit.strip(), "modified_files": changed.splitlines()}
+
+
+def machine() -> dict:
+    """What a reader needs to compare speeds: processor, cores, memory, system, Python."""
+    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")), "")
+    memory = next((line.split()[1] for line in _lines("/proc/meminfo") if line.startswith("MemTotal")), "0")
+    return {
+        "processor": cpu or platform.processor(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(memory) / 2**20, 1),
+        "system": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def _lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+
+
+def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+    """Publish each of ``studies`` from the finished build here, rewrite the merged files and the README block."""
+    from dpdl.config import load_config
+    from dpdl.targets import plan
+
+    recover(out, *([readme] if readme is not None else []))
+    config = load_config(configfile)
+    buildable = plan(config).buildable
+    for study in studies:
+        publish_study(study, config, configfile.as_posix(), buildable, out)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
+    old snapshot stays whole until the new one is (:func:`write_study`).
+
+    Besides the figures and tables, the snapshot holds everything the claims are judged from, so
+    that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
+    of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
+    (``readings/<reading>/aggregates/``).
+    """
+    return write_study(out, study, study_snapshot(study, config, configfile, buildable))
+
+
+@dataclass
+class StudySnapshot:
+    """What :func:`publish_study` writes into a study folder, all read from the build before the folder is touched."""
+
+    outputs: dict[str, Path]  # name in the folder -> the build's file copied there
+    texts: dict[str, str]  # name in the folder -> the text written there
+    manifest: dict  # the manifest, but its files' sha256
+
+
+def study_snapshot(study: str, config: dict, configfile: str, buildable: Iterable[str]) -> StudySnapshot:
+    """Everything :func:`publish_study` writes for ``study``, read from the finished build here."""
+    outputs = study_outputs(study, config, buildable)
+    for card in sorted(Path("data", "processed", study).glob("*.json")):
+        outputs[f"cards/{card.name}"] = card
+    narrowed = narrowed_readings(study, config, buildable)
+    for name, path in built_readings(study).items():
+        if name != DEFAULT:
+            outputs[f"readings/{name}.csv"] = path
+            for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
+                if name not in narrowed or table.name in narrowed[name]["tables"]:
+                    outputs[f"readings/{name}/aggregates/{table.name}"] = table
+    for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
+        outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
+    if Path(data_premises_path(study)).is_file():
+        outputs[DATA_PREMISES] = Path(data_premises_path(study))
+    privacy = pd.read_csv(summary_table("privacy", "csv"))
+    readings = sorted(built_readings(study), key=[r.name for r in study_readings(study)].index)
+    manifest = {
+        "study": study,
+        "code": code_version(),
+        "machine": machine(),
+        "configfile": configfile,
+        "config": {key: config[key] for key in ("data", study)},
+        "readings": readings,
+    }
+    if narrowed:  # recorded with the config, so that rejudge judges the reading on the same cells
+        manifest["config"]["reading_cells"] = {
+            key: cells for key, cells in config["reading_cells"].items() if key.startswith(f"{study}/")
+        }
+    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()})
+    manifest["run_compute_seconds"] = round(wall, 1)
+    if gpus:
+        manifest["run_gpus"] = gpus
+    compute, provenances = aggregate_compute(study, configfile), run_provenances(study)
+    manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
+    texts = {"privacy.csv": privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n")}
+    if AUDIT_TABLE in outputs:  # the premise ledger of its audited cells (else write_merged adds it: one more swap)
+        texts[LEDGER] = ledger_text(study)
+    return StudySnapshot(outputs, texts, manifest)
+
+
+def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
+    """Write ``snapshot`` as ``out/<study>``, whole, in one swap (:func:`dpdl.publishing.staging.study_transaction`):
+    killed or out of disk space at any point, ``out/<study>`` is the old snapshot or the new one. Returns the
+    manifest written."""
+    manifest = dict(snapshot.manifest)
+    with study_transaction(out, study) as staged:
+        for count, (name, source) in enumerate(snapshot.outputs.items()):
+            copy_into(source, staged / name)
+            if count == 0:
+                fault_point("copying")
+        for name, text in snapshot.texts.items():
+            write_text(staged / name, text)
+        manifest["files"] = {name: sha256_file(staged / name) for name in sorted([*snapshot.outputs, *snapshot.texts])}
+        fault_point("manifest")
+        write_json(staged / MANIFEST, manifest)  # last: a folder with its manifest is whole
+    return manifest
+
+
+def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+    """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured on its data
+    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving the rest; every study's audit
+    must be there before any is copied.
+
+    The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
+    ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
+    study's privacy claims. The study must be published already.
+    """
+    from dpdl.config import load_config
+
+    recover(out, *([readme] if readme is not None else []))
+    require_published(studies, out, "publish the study before its audit")
+    config = load_config(configfile)
+    sources_of = {
+        study: {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md", "json")}
+        for study in studies
+    }
+    for study, sources in sources_of.items():  # every study's audit is there before any is copied
+        missing = [str(p) for p in sources.values() if not p.is_file()]
+        if missing:
+            raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
+    for study, sources in sources_of.items():
+        manifest = read_json(out / study / MANIFEST)
+        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+            for name, source in sources.items():
+                copy_into(source, folder / name)
+            audit = read_audit(folder / AUDIT_TABLE)
+            privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
+            write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
+            write_text(folder / LEDGER, ledger_text(study))
+            manifest["audit"] = {
+                "code": _code_without(out, readme),
+                "configfile": configfile.as_posix(),
+                "config": config["audit"],
+                "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
+            }
+            names = {*manifest["files"], *sources, LEDGER}
+            if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
+                _add_data_premises(study, config, configfile, folder, manifest, out, readme)
+                names.add(DATA_PREMISES)
+            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+            write_json(folder / MANIFEST, manifest)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def publish_data_premises(
+    studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
+) -> None:
+    """Copy each study's premises measured on its prepared data (``results/audit/<study>_data_premises.csv``) into
+    ``out/<study>/audit/data_premises.csv`` alone (:func:`publish_audits` copies it with the audit), stamp the
+    manifest's ``data_premises`` and rewrite the merged files: the table judges the study's premise claims."""
+    from dpdl.config import load_config
+
+    recover(out, *([readme] if readme is not None else []))
+    require_published(studies, out, "publish the study before its data premises")
+    config = load_config(configfile)
+    for study in studies:
+        manifest = read_json(out / study / MANIFEST)
+        with study_transaction(out, study, keep=True) as folder:
+            _add_data_premises(study, config, configfile, folder, manifest, out, readme)
+            names = {*manifest["files"], DATA_PREMISES}
+            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
+            write_json(folder / MANIFEST, manifest)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
+def _add_data_premises(
+    study: str, config: dict, configfile: Path, folder: Path, manifest: dict, out: Path, readme: Path | None
+) -> None:
+    """Copy ``study``'s premises measured on its data into the new snapshot ``folder`` and stamp ``manifest``'s
+    ``data_premises`` (its files' sha256 are the caller's, with the manifest written last)."""
+    source = Path(data_premises_path(study))
+    if not source.is_file():
+        raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
+    read_data_premises(source)  # a table of the right columns, before the manifest names it
+    copy_into(source, folder / DATA_PREMISES)
+    manifest["data_premises"] = {
+        "code": _code_without(out, readme),
+        "configfile": configfile.as_posix(),
+        "data": config["data"],
+    }
+
+
+def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
+    """Add to each study's snapshot the compute behind its tables, measured by a rebuild here of its default grid.
+
+    For a snapshot published before compute per table was recorded (no ``aggregate_compute``): the build
+    here must have made, through Snakemake, every per-seed table the snapshot holds (``aggregates/``) with
+    the snapshot's numbers (:func:`table_difference`), so that the compute it measured is theirs; a table
+    that differs, or is missing, stops the study with its name, and nothing of it is written. The manifest
+    gains ``aggregate_compute``, ``stacked_table_compute`` and ``not_run_cost`` as :func:`publish_study`
+    writes them, and ``compute_measured``: the rebuild's code, machine, config and runs, how many tables
+    were the same bytes, and the largest relative difference per column of the others. No file of the
+    snapshot changes.
+    """
+    from dpdl.config import load_config
+
+    recover(out)
+    require_published(studies, out, "--compute adds to a published study")
+    config = load_config(configfile)
+    for study in studies:
+        folder = out / study
+        manifest = read_json(folder / MANIFEST)
+        compute = aggregate_compute(study, configfile.as_posix())
+        tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
+        found = {name: table_difference(Path("results", study, name), folder / name) for name in tables}
+        differ = [name for name, difference in found.items() if name not in compute or difference is None]
+        if differ:
+            raise DpdlError(
+                f"{study}: the build here did not make {differ[0]} with the snapshot's numbers ({len(differ)} of "
+                f"{len(tables)} tables differ or are missing), so its compute is not theirs; build "
+                f"results/claims/{study}.csv with --configfile {configfile}, or publish this build"
+            )
+        largest: dict[str, float] = {}
+        for difference in found.values():
+            for column, value in difference.items():
+                largest[column] = max(largest.get(column, 0.0), value)
+        provenances = run_provenances(study)
+        manifest |= compute_record(study, config, compute, provenances, folder / "claims.csv")
+        manifest["compute_measured"] = {
+            "code": _code_without(out, None),
+            "machine": machine(),
+            "configfile": configfile.as_posix(),
+            "runs": len(provenances),
+            "tables": len(tables),
+            "tables_same_bytes": sum(not difference for difference in found.values()),
+            "largest_relative_difference": {column: float(f"{value:.2g}") for column, value in sorted(largest.items())},
+            "tolerance": SAME_NUMBERS_RTOL,
+        }
+        try:
+            write_json(folder / MANIFEST, manifest)  # its one file changed: written beside it, then renamed
+        except OSError as err:
+            raise disk_error(folder / MANIFEST, err, "it is left as it was") from None
+
+
+def _code_without(out: Path, readme: Path | None) -> dict:
+    """The code version, not counting the snapshot and the README a command rewrites (its outputs)."""
+    code = code_version()
+    outputs = (f"{out.as_posix().rstrip('/')}/", *([readme.as_posix()] if readme is not None else []))
+    code["modified_files"] = [f for f in code["modified_files"] if not f[3:].startswith(outputs)]
+    return code
+
+
+def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
+    """Judge every claim of every published study again from the snapshot alone, and rewrite the merged files.
+
+    Each study's default scorecard is judged by the study's claims code on the published per-seed
+    tables, with the config its manifest records (missing keys take the schema's defaults). A
+    declared reading is judged too where the snapshot holds its per-seed tables
+    (``readings/<reading>/aggregates/``) or where its switches reach only the claims step (the
+    study's ``CLAIMS_STEP_KEYS``: it is judged on the default's tables). A built reading that can be
+    judged neither way keeps the scorecard the engine of its build gave it, and is compared with the
+    default as that engine judged it, kept as ``readings/default.csv`` (:func:`merged_files`). The
+    manifest keeps the build's code version and gains ``judged`` (the code that judged it) and
+    ``reading_engines``; every file's sha256 is updated. Returns one line per scorecard judged: how
+    many verdicts changed.
+    """
+    lines = []
+    recover(out, *([readme] if readme is not None else []))
+    manifests = published_studies(out)
+    if not manifests:
+        raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
+    judged_by = _code_without(out, readme)
+    for study, manifest in manifests.items():
+        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+            lines += _rejudge_study(study, manifest, folder, judged_by)
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+    return lines
+
+
+def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
+    """How many verdicts differ from the scorecard ``before`` (by claim id), naming each change."""
+    if before is None:
+        return f"{len(after)} claims judged (no scorecard before)"
+    old = dict(zip(before["id"], before["verdict"], strict=True))
+    changes = [
+        f"{i}: {old.get(i, '(new claim)')} -> {v}"
+        for i, v in zip(after["id"], after["verdict"], strict=True)
+        if old.get(i) != v
+    ]
+    return f"{len(after)} claims, {len(changes)} verdicts changed" + (": " + "; ".join(changes) if changes else "")
+
+
+def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) -> list[str]:
+    """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
+    from dpdl.config import validate_config
+
+    lines = []
+    sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
+    config = validate_config({**sections, **manifest["config"], "studies": [study]})
+    declared = study_readings(study)
+    claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
+    engines = dict(manifest.get("reading_engines", {}))
+    judged = {DEFAULT: (folder, config)}
+    for reading in declared[1:]:
+        own = folder / "readings" / reading.name
+        if (own / "aggregates").is_dir():
+            judged[reading.name] = (own, reading_config(config, study, reading.name))
+        elif set(reading.switches) <= claims_step:
+            judged[reading.name] = (folder, reading_config(config, study, reading.name))
+        elif reading.name in manifest["readings"] and reading.name not in engines:
+            engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
+    baseline = folder / "readings" / "default.csv"
+    if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
+        shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
+        manifest["files"]["readings/default.csv"] = ""
+    for name, (source, settings) in judged.items():
+        target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
+        before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
+        card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
+        write_text(target, card.to_csv(index=False, lineterminator="\n"))
+        lines.append(f"{study}/{name}: {_changed(before, card)}")
+        if name != DEFAULT:
+            engines[name] = CURRENT_ENGINE
+            manifest["files"][f"readings/{name}.csv"] = ""
+    order = [r.name for r in declared]
+    manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
+    manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
+    manifest["judged"] = judged_by
+    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
+    write_json(folder / MANIFEST, manifest)
+    return lines
