@@ -664,7 +664,7 @@ def main() -> int:
     ):  # as given, then from the project root
         if getattr(args, name) is not None:
             setattr(args, name, getattr(args, name).resolve())
-    os.chdir(ROOT)  # the config's schemas are read relative to it
+    os.chdir(ROOT)  # from the project root, as the workflow runs its jobs
     if args.wheels:
         install_wheels(args.wheels)
     import jax

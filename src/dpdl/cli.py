@@ -278,7 +278,6 @@ def _check_prepare_options(name: str, opts: dict) -> None:
     from dpdl.config import validate_config
     from dpdl.data.prepared import OPTION_SOURCES, check_options
     from dpdl.studies import ALL
-    from dpdl.studies.common import SCHEMAS
     from dpdl.validation import set_dotted
 
     check_options(name, opts)
@@ -286,7 +285,7 @@ def _check_prepare_options(name: str, opts: dict) -> None:
     for key, dotted in OPTION_SOURCES[name].items():
         set_dotted(config, dotted, opts[key])
     try:
-        validate_config(config, SCHEMAS / "config.schema.yaml", study_relations=False)
+        validate_config(config, study_relations=False)
     except ConfigError as err:
         raise ConfigError(f"--options of {name}, read as the config keys they come from: {err}") from None
 
@@ -468,12 +467,11 @@ def cmd_readings(args: argparse.Namespace) -> int:
 def _config_option(text: str) -> dict:
     """``--config``: the JSON of a whole config (a rule passes the validated one), validated like a config file."""
     from dpdl.config import validate_config
-    from dpdl.studies.common import SCHEMAS
     from dpdl.validation import parse_json_object
 
     config = parse_json_object(text, "--config")
     try:
-        return validate_config(config, SCHEMAS / "config.schema.yaml")
+        return validate_config(config)
     except ConfigError as err:
         raise ConfigError(f"--config: {err}") from None
 
@@ -682,7 +680,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_config_reference(args: argparse.Namespace) -> int:
-    """Print or write the configuration reference generated from workflow/schemas/."""
+    """Print or write the configuration reference generated from the packaged schemas (src/dpdl/schemas/)."""
     from dpdl.config_reference import config_reference
     from dpdl.io import write_text
 

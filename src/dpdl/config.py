@@ -1,4 +1,4 @@
-"""Loading and validating the workflow configuration against ``workflow/schemas/config.schema.yaml``.
+"""Loading and validating the workflow configuration against the packaged ``config.schema.yaml`` (:mod:`dpdl.schemas`).
 
 Every problem is a :class:`ConfigError` of one line: the key (or file and line), what is wrong,
 how to fix it.
@@ -9,23 +9,19 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import os
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import urlparse
-from urllib.request import url2pathname
 
 import jsonschema
 import yaml
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
 
+from dpdl import schemas
 from dpdl.errors import ConfigError
 from dpdl.readings import check_reading_cells
 from dpdl.studies import ALL, study_module
 from dpdl.validation import key_path, read_yaml, strict_validator_class
 
-SCHEMA = Path("workflow/schemas/config.schema.yaml")
+SCHEMA = schemas.CONFIG
 BASE_CONFIGFILE = Path("config/config.yaml")  # the Snakefile's `configfile:`, which Snakemake reads first
 LASSO_MAX_BYTES = 4 * 2**30  # the prepared lasso's design matrices, all trials (the paper's: 0.9 MB)
 
@@ -48,38 +44,10 @@ def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None =
 
 
 @functools.cache
-def schema_file(path: Path) -> dict:
-    """A schema file's contents (read once, strictly; never modify the result); the config reference reads them too."""
-    return read_yaml(path)
-
-
-def _retrieve_local(uri: str) -> Resource:
-    """Load a schema file that another schema references by a relative path.
-
-    Its ``$schema`` is left out: jsonschema would check that file with its own validator class, not
-    with :func:`_validator`'s strict integers.
-    """
-    contents = schema_file(Path(url2pathname(urlparse(uri).path)))
-    return Resource.from_contents({k: v for k, v in contents.items() if k != "$schema"}, DRAFT202012)
-
-
-@functools.cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
-    schema = {**schema_file(schema_path), "$id": schema_path.resolve().as_uri()}  # relative $refs resolve beside it
-    return strict_validator_class(schema)(schema, registry=Registry(retrieve=_retrieve_local))
-
-
-def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
-    """Follow a ``$ref`` to a schema file beside ``folder`` (with an optional ``#/json/pointer``)."""
-    while "$ref" in schema:
-        file_name, _, pointer = schema["$ref"].partition("#")
-        if file_name:
-            folder = (folder / file_name).parent
-            schema = schema_file(folder / Path(file_name).name)
-        for key in filter(None, pointer.split("/")):
-            schema = schema[key]
-    return schema, folder
+    schema = {**schemas.read(schema_path), "$id": schema_path.as_uri()}  # relative $refs resolve beside it
+    return strict_validator_class(schema)(schema, registry=schemas.registry())
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -107,21 +75,11 @@ def _reads_as_other_than_text(text: str) -> bool:
         return False
 
 
-def _fill_defaults(instance: dict, schema: dict, folder: Path) -> None:
-    """Set every missing key that has a ``default``, descending into objects and ``$ref`` files."""
-    schema, folder = resolve_ref(schema, folder)
-    for key, subschema in schema.get("properties", {}).items():
-        if key not in instance and "default" in subschema:
-            instance[key] = copy.deepcopy(subschema["default"])
-        if isinstance(instance.get(key), dict):
-            _fill_defaults(instance[key], subschema, folder)
-
-
-def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> Path:
-    """The schema file that documents the key of ``error`` (a study's section has its own file)."""
+def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> str:
+    """The schema file that documents the key of ``error`` (a study's section has its own file), as messages name it."""
     top = next(iter(error.absolute_path), None)
-    ref = schema_file(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
-    return schema_path.parent / ref.partition("#")[0] if ref else schema_path
+    ref = schemas.read(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
+    return schemas.shown(schema_path.parent / ref.partition("#")[0] if ref else schema_path)
 
 
 def _check_relations(config: dict, studies: bool) -> None:
@@ -164,16 +122,16 @@ def validate_config(
     for path in files:
         read_config_file(path)
     _reject_non_finite(config)
-    schema_path = Path(os.path.relpath(schema_path))
+    schema_path = Path(schema_path).resolve()
     if not schema_path.is_file():
-        raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
+        raise ConfigError(f"config schema {schemas.shown(schema_path)} not found")
     errors = sorted(_validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     if errors:
         problems = "; ".join(f"{key_path(e.absolute_path)}: {_message(e)}" for e in errors)
-        documented = ", ".join(sorted({str(_documented_in(e, schema_path)) for e in errors}))
+        documented = ", ".join(sorted({_documented_in(e, schema_path) for e in errors}))
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)
-    _fill_defaults(config, schema_file(schema_path), schema_path.parent)
+    schemas.fill_defaults(config, schemas.read(schema_path), schema_path.parent)
     _check_relations(config, study_relations)
     return config
 
@@ -221,7 +179,7 @@ def build_configfiles(path: str | Path) -> list[Path]:
     out where this folder has none (dpdl run outside a checkout) or where it is ``path`` itself.
     """
     files = [BASE_CONFIGFILE] if BASE_CONFIGFILE.is_file() else []
-    if not files or Path(os.path.abspath(path)) != Path(os.path.abspath(BASE_CONFIGFILE)):
+    if not files or Path(path).resolve() != BASE_CONFIGFILE.resolve():
         files.append(Path(path))
     return files
 

@@ -1,4 +1,4 @@
-"""``config/README.md``: every configuration key, generated from the JSON schemas of ``workflow/schemas/``.
+"""``config/README.md``: every configuration key, generated from the JSON schemas of ``src/dpdl/schemas/``.
 
 ``dpdl config-reference --out config/README.md`` writes it; a test fails when the committed file
 differs from :func:`config_reference`. The schemas are read as :mod:`dpdl.config` reads them (a
@@ -12,8 +12,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from dpdl.config import SCHEMA, resolve_ref, schema_file
+from dpdl.config import SCHEMA
 from dpdl.errors import ConfigError
+from dpdl.schemas import read, resolve_ref
 
 OUT = Path("config/README.md")
 REGENERATE = f"dpdl config-reference --out {OUT}"
@@ -42,14 +43,15 @@ CONFIGS = {
 INTRO = f"""\
 # Configuration
 
-<!-- generated from workflow/schemas/*.schema.yaml by `{REGENERATE}`; do not edit -->
+<!-- generated from src/dpdl/schemas/*.schema.yaml by `{REGENERATE}`; do not edit -->
 
 Every key of the workflow's configuration, generated from the JSON schemas in
-[`workflow/schemas/`](../workflow/schemas/) (`config.schema.yaml`, which references
-`common.schema.yaml` and one schema per study). The configuration is validated before Snakemake
-plans any job: unknown keys, wrong types and values outside the bounds below are rejected, each
-problem on one line naming its key, and so are the relations between keys that a schema cannot
-state (for example `wddp.trace_points` above `wddp.iterations`; see each description).
+[`src/dpdl/schemas/`](../src/dpdl/schemas/) (`config.schema.yaml`, which references
+`common.schema.yaml` and one schema per study; they ship inside the package, so an installed dpdl
+validates a config from any folder). The configuration is validated before Snakemake plans any
+job: unknown keys, wrong types and values outside the bounds below are rejected, each problem on
+one line naming its key, and so are the relations between keys that a schema cannot state (for
+example `wddp.trace_points` above `wddp.iterations`; see each description).
 
 ## The configs in this folder
 
@@ -271,8 +273,8 @@ def undescribed(schema_path: Path = SCHEMA) -> list[str]:
 def _root(schema_path: Path) -> tuple[dict, Path]:
     schema_path = Path(schema_path)
     if not schema_path.is_file():
-        raise ConfigError(f"config schema {schema_path} not found; run dpdl from the project root")
-    return schema_file(schema_path), schema_path.parent
+        raise ConfigError(f"config schema {schema_path} not found")
+    return read(schema_path), schema_path.parent
 
 
 def config_reference(schema_path: Path = SCHEMA) -> str:
@@ -282,14 +284,14 @@ def config_reference(schema_path: Path = SCHEMA) -> str:
     parts = [
         INTRO.replace("{configs}", configs),
         "## Top level\n",
-        f"{_escape(schema.get('description', ''))} (`workflow/schemas/config.schema.yaml`)\n",
+        f"{_escape(schema.get('description', ''))} (`src/dpdl/schemas/config.schema.yaml`)\n",
         _table(schema, folder),
     ]
     for study, file_name in _study_sections(schema).items():
         sub, sub_folder = _merged(schema["properties"][study], folder)
         parts += [
             f"## {study}\n",
-            f"{_escape(sub.get('description', ''))} (`workflow/schemas/{file_name}`)\n",
+            f"{_escape(sub.get('description', ''))} (`src/dpdl/schemas/{file_name}`)\n",
             _table(sub, sub_folder, (study,)),
         ]
     return "\n".join(parts)

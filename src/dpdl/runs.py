@@ -5,7 +5,7 @@ records its provenance: study, dataset and its hash, algorithm, every hyperparam
 epsilon, delta, the privacy per iteration and composed over the run, noise scales, package
 versions, wall and CPU time and iterations per second. :func:`write_run` stores both in one pickle-free
 ``.npz`` (``trace/<column>`` arrays and a ``provenance`` JSON string), atomically;
-:func:`validate_run` checks a stored run against ``schemas/run.schema.json``.
+:func:`validate_run` checks a stored run against ``run.schema.json`` (:mod:`dpdl.schemas`).
 
 Everything but ``provenance["timing"]`` is a deterministic function of the run's inputs.
 """
@@ -20,13 +20,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import jsonschema
 import numpy as np
 import pandas as pd
 
+from dpdl import schemas
 from dpdl.errors import ArtifactError
 from dpdl.io import dumps_json, load_npz, read_json, save_npz
 
@@ -211,7 +211,7 @@ def read_card(path: str | Path) -> dict:
 
 def load_schema(name: str) -> dict:
     """A JSON schema shipped with the package (``run``, ``card``)."""
-    return json.loads(resources.files("dpdl").joinpath(f"schemas/{name}.schema.json").read_text(encoding="utf-8"))
+    return schemas.load(f"{name}.schema.json")
 
 
 def schema_errors(instance: object, schema: dict) -> list[str]:

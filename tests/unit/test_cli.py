@@ -70,9 +70,7 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
         write_json(folder / f"{name}.json", {"npz_sha256": sha256_file(folder / f"{name}.npz")})
     adult_sha256, kdd_sha256 = sha256_file(folder / "adult.npz"), sha256_file(folder / "kdd.npz")
     shutil.copy(folder / "kdd.npz", folder / "adult.npz")
-    config = validate_config(
-        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
-    )
+    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()))
     data = ["--data", str(folder / "adult.npz"), "--card", str(folder / "adult.json")]
     argv = ["wddp", "optimum", "--dataset", "adult", *data, "--settings", settings_json(config)]
     assert main([*argv, "--out", str(tmp_path / "theta.npz")]) == 1
@@ -219,16 +217,12 @@ def test_plain_text_drops_roles_and_literals() -> None:
 def test_option_keys_match_what_the_config_provides() -> None:
     from dpdl.data.prepared import OPTION_KEYS, PREPARED, options
 
-    config = validate_config(
-        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
-    )
+    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()))
     assert {name: set(options(name, config)) for name in PREPARED} == OPTION_KEYS
 
 
 def test_default_targets_follow_availability() -> None:
-    config = validate_config(
-        yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()), ROOT / "workflow/schemas/config.schema.yaml"
-    )
+    config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()))
     plan = Availability(
         {"dzoa/lasso": Status("available"), "wddp/adult": Status("available"), "wddp/kdd": Status("skipped")}
     )

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dpdl import schemas
 from dpdl.config import load_config, merge_over, validate_config
 from dpdl.errors import ConfigError
 from dpdl.validation import set_dotted
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = schemas.CONFIG
 CONFIGS = sorted((ROOT / "config").glob("*.yaml"))
 
 

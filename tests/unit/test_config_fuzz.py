@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dpdl import schemas
 from dpdl.config import load_config
 from dpdl.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
+SCHEMA = schemas.CONFIG
 CI_TEXT = (ROOT / "config" / "ci.yaml").read_text(encoding="utf-8")
 CI = yaml.safe_load(CI_TEXT)
 NAN, INF = float("nan"), float("inf")

@@ -672,7 +672,7 @@ def test_size_summary_both_stdev_conventions(sizes: list[int]) -> None:
 def ci_config_validated() -> dict:
     raw = yaml.safe_load((ROOT / "config" / "ci.yaml").read_text(encoding="utf-8"))
     raw["data"]["femnist"]["shards"] = [1, 0]
-    return validate_config(raw, schema_path=ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    return validate_config(raw)
 
 
 @pytest.fixture
@@ -776,7 +776,7 @@ def test_report_with_nothing_available_is_short_and_names_the_fix(
 ) -> None:
     _unreachable(monkeypatch)
     raw = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
-    config = validate_config(raw, schema_path=ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    config = validate_config(raw)
 
     lines = _report_lines(config, tmp_path, None)
 
@@ -807,7 +807,7 @@ def test_report_with_nothing_available_is_short_and_names_the_fix(
 def test_fixes_print_commands_as_the_user_runs_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _unreachable(monkeypatch)
     raw = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
-    config = validate_config(raw, schema_path=ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    config = validate_config(raw)
     monkeypatch.setenv("UV", "/somewhere/bin/uv")  # what `uv run` sets for the command it runs
     monkeypatch.chdir(tmp_path)  # the plan's cache is data/raw under the working folder: empty here
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
+from dpdl import schemas
 from dpdl.claims import scorecard
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.runs import read_run, validate_run, write_run
@@ -133,7 +133,7 @@ def test_path_labels(value: float | None, text: str) -> None:
 
 
 def test_section_settings_keys_are_the_schema_properties() -> None:
-    schema = yaml.safe_load((ROOT / "workflow/schemas/dvp_pvp.schema.yaml").read_text())
+    schema = schemas.load("dvp_pvp.schema.yaml")
     assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) == set(config()["dvp_pvp"])
     assert set(grid.RUN_KEYS) <= set(grid.SETTINGS_KEYS) and set(grid.SWITCH_KEYS) <= set(grid.SETTINGS_KEYS)
 

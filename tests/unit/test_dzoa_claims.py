@@ -274,7 +274,7 @@ def test_total_29_detail_cites_the_exact_composition() -> None:
 
 
 def config_scale(name: str) -> dict:
-    config = load_config(ROOT / "config" / name, ROOT / "workflow/schemas/config.schema.yaml")
+    config = load_config(ROOT / "config" / name)
     return claim_scale(grid.settings(config), len(grid.evaluation_trials(config)))
 
 
@@ -320,7 +320,7 @@ def write_claim_tables(folder: Path) -> dict[str, str]:
 
 
 def paper_values() -> dict:
-    return grid.settings(load_config(ROOT / "config/paper.yaml", ROOT / "workflow/schemas/config.schema.yaml"))
+    return grid.settings(load_config(ROOT / "config/paper.yaml"))
 
 
 def test_write_claims_reads_the_named_tables_and_marks_a_missing_one(tmp_path: Path) -> None:

@@ -9,20 +9,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
+from dpdl import schemas
 from dpdl.errors import ConfigError
 from dpdl.studies.common import parse_settings
 from dpdl.studies.dzoa import aggregate, cli, grid, readings, tune
 
-SCHEMA = Path(__file__).resolve().parents[2] / "workflow/schemas/dzoa.schema.yaml"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def values() -> dict:
     """The schema's defaults: the paper's setting with the note's recommended resolutions."""
-    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
-    return {key: spec["default"] for key, spec in schema["properties"].items()}
+    return schemas.defaults("dzoa.schema.yaml")
 
 
 def config_with(values: dict, trials: int) -> dict:
@@ -299,7 +298,7 @@ def test_every_reading_sets_valid_values_of_the_open_settings():
     from dpdl.config import load_config, validate_config
     from dpdl.readings import DEFAULT, reading_config
 
-    config = load_config(SCHEMA.parents[2] / "config/config.yaml")
+    config = load_config(ROOT / "config/config.yaml")
     names = [r.name for r in readings.READINGS]
     assert names[0] == DEFAULT and not readings.READINGS[0].switches and 2 <= len(names) - 1 <= 4
     opened = set()

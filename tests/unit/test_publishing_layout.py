@@ -18,8 +18,7 @@ def test_a_build_narrowed_to_the_stated_mnist_cells_is_publishable(
     from dpdl.publishing.layout import study_outputs
     from dpdl.studies import study_module
 
-    schema = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-    cells, paper = (load_config(ROOT / "config" / f"{name}.yaml", schema) for name in ("paper_mnist_cells", "paper"))
+    cells, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_cells", "paper"))
     buildable = {"dp_iadmm/mnist"}  # FEMNIST lacks shards offline; paper.yaml's missing_shards: fail skips it
     monkeypatch.chdir(tmp_path)
     for path in study_module("dp_iadmm").targets(cells, buildable):  # a finished build of the cells config

@@ -4,7 +4,6 @@ and the studies are listed once (``dpdl.studies.ALL``) with every other list of 
 from __future__ import annotations
 
 import ast
-import json
 import re
 import warnings
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 import yaml
 
 import dpdl
-from dpdl import studies
+from dpdl import schemas, studies
 from dpdl.data.prepared import STUDY_DATASETS
 from dpdl.studies.common import DEFAULT, PaperReference
 
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
 # The package's layers (docs/development.md): a module imports only from its own layer or those below.
 PACKAGE_LAYERS = {
-    **dict.fromkeys(["errors", "io", "progress", "validation", "checkpoint", "hints"], 0),
+    **dict.fromkeys(["errors", "io", "progress", "validation", "schemas", "checkpoint", "hints"], 0),
     **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
     **dict.fromkeys(
         ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2
@@ -272,16 +271,16 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
 
 def test_every_other_list_of_the_studies_is_the_registry() -> None:
     """The lists a schema, a rule file or the data layer cannot take from the registry, checked against it."""
-    config_schema = yaml.safe_load((ROOT / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    config_schema = schemas.load("config.schema.yaml")
     assert config_schema["properties"]["studies"]["items"]["enum"] == list(studies.ALL)
     assert config_schema["properties"]["studies"]["default"] == list(studies.ALL)
     assert [k for k in config_schema["required"] if k in studies.ALL] == list(studies.ALL)
     for study in studies.ALL:
         assert config_schema["properties"][study]["$ref"] == f"{study}.schema.yaml"
-        assert (ROOT / "workflow" / "schemas" / f"{study}.schema.yaml").is_file()
+        assert schemas.path(f"{study}.schema.yaml").is_file()
         assert (ROOT / "docs" / "studies" / f"{study}.md").is_file()
     for name in ("card", "run"):
-        schema = json.loads((SOURCE / "schemas" / f"{name}.schema.json").read_text())
+        schema = schemas.load(f"{name}.schema.json")
         assert schema["properties"]["study"]["enum"] == list(studies.ALL), name
     assert list(STUDY_DATASETS) == list(studies.ALL)
     includes = re.findall(r'include: "workflow/rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text())
@@ -301,3 +300,58 @@ def test_no_rule_param_is_a_lambda() -> None:
         if re.search(r"\blambda\b", line)
     ]
     assert not found, f"lambdas in rule files: {found}"
+
+
+def schema_path_arithmetic(root: Path, extra: tuple[Path, ...] = ()) -> list[str]:
+    """Where a module of ``root`` (or a file of ``extra``: the rule files) finds a schema file by hand instead of
+    through ``dpdl.schemas``: the old folder ``workflow/schemas`` named anywhere, and, in code outside
+    ``dpdl.schemas``, a string that is the folder ``schemas`` or a path into it, or ``importlib.resources``."""
+    found = []
+    for path in [*sorted(root.rglob("*")), *extra]:
+        if (
+            not path.is_file()
+            or path.suffix not in (".py", ".smk", ".yaml", ".json", "")
+            or "__pycache__" in path.parts
+        ):
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.name}: names workflow/schemas" for _ in re.findall(r"workflow\W{1,6}schemas", text)]
+        if path.suffix != ".py" or path == root / "schemas" / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if node.value == "schemas" or node.value.startswith("schemas/"):
+                    found.append(f"{path.name}:{node.lineno}: a path into the schemas folder ({node.value!r})")
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names = [getattr(node, "module", None) or ""] + [alias.name for alias in node.names]
+                if any(name == "importlib.resources" or name == "resources" for name in names):
+                    found.append(f"{path.name}:{node.lineno}: importlib.resources (find package files in dpdl.schemas)")
+    return found
+
+
+def test_schemas_are_found_only_through_the_package() -> None:
+    # issue 60 item 2: the schemas ship in the package; dpdl.schemas finds them (importlib.resources) for every
+    # reader, the workflow included, so no module or rule file computes a path to them.
+    rules = (ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk")))
+    assert schema_path_arithmetic(SOURCE, rules) == []
+    assert not list((ROOT / "workflow").glob("schemas/*")), "the schemas live in src/dpdl/schemas/"
+
+
+def test_the_schema_path_finder_finds_planted_paths(tmp_path: Path) -> None:
+    package = tmp_path / "dpdl"
+    (package / "schemas").mkdir(parents=True)
+    (package / "schemas" / "__init__.py").write_text("from importlib import resources\nFOLDER = 'schemas'\n")
+    (package / "ok.py").write_text("from dpdl import schemas\nX = schemas.load('wddp.schema.yaml')\n")
+    assert schema_path_arithmetic(package) == []
+    (package / "audit.py").write_text('SCHEMA = Path(__file__).parents[4] / "workflow" / "schemas" / "x.schema.yaml"\n')
+    (package / "runs.py").write_text(
+        'from importlib import resources\nX = resources.files("dpdl") / "schemas/r.json"\n'
+    )
+    (package / "rules.smk").write_text('validate(config, "workflow/schemas/config.schema.yaml")\n')
+    assert schema_path_arithmetic(package) == [
+        "audit.py: names workflow/schemas",
+        "audit.py:1: a path into the schemas folder ('schemas')",
+        "rules.smk: names workflow/schemas",
+        "runs.py:1: importlib.resources (find package files in dpdl.schemas)",
+        "runs.py:2: a path into the schemas folder ('schemas/r.json')",
+    ]

@@ -143,7 +143,7 @@ def test_format_number() -> None:
 
 def test_parse_settings_names_missing_and_unknown_keys() -> None:
     assert parse_settings('{"a": 1, "b": 2}', ("a", "b"), "wddp", "x") == {"a": 1, "b": 2}
-    with pytest.raises(ConfigError, match=r"missing \['b'\], unknown \['c'\].*workflow/schemas/wddp.schema.yaml"):
+    with pytest.raises(ConfigError, match=r"missing \['b'\], unknown \['c'\].*dpdl/schemas/wddp.schema.yaml"):
         parse_settings('{"a": 1, "c": 2}', ("a", "b"), "wddp", "x")
     with pytest.raises(ConfigError, match="--settings is not valid JSON"):
         parse_settings("{a", ("a",), "wddp", "x")

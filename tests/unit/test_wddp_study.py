@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from dp_accounting.rdp import rdp_privacy_accountant
 from fixtures import write_adult, write_kdd
 
+from dpdl import schemas
 from dpdl.algorithms import wddp as algo
 from dpdl.claims import scorecard
 from dpdl.data import adult, kdd
@@ -445,7 +445,7 @@ def test_settings_must_be_the_wddp_section() -> None:
 
 
 def test_settings_keys_are_the_schema_section() -> None:
-    schema = yaml.safe_load((ROOT / "workflow/schemas/wddp.schema.yaml").read_text(encoding="utf-8"))
+    schema = schemas.load("wddp.schema.yaml")
     assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) == set(SETTINGS)
     assert set(grid.TUNING_KEYS) == set(schema["properties"]["tuning"]["properties"]) == set(SETTINGS["tuning"])
 

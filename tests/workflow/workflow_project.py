@@ -136,6 +136,6 @@ def judged_from_a_snapshot(project: dict, study: str) -> tuple[str, str]:
     (snapshot / "cards").mkdir(exist_ok=True)
     for card in (work / "data" / "processed" / study).glob("*.json"):
         shutil.copy(card, snapshot / "cards" / card.name)
-    config = load_config(work / "config" / "config.yaml", ROOT / "workflow" / "schemas" / "config.schema.yaml")
+    config = load_config(work / "config" / "config.yaml")
     judged = study_module(study).judge_snapshot(snapshot, config).to_csv(index=False, lineterminator="\n")
     return judged, (work / "results" / "claims" / f"{study}.csv").read_text()

@@ -24,15 +24,11 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # dpdl's check (the config files re-read for repeated keys, NaN and infinity, the schema, the
 # relations between keys) fills the defaults; a problem stops here, before any job is planned,
-# with one line (raising would add Snakemake's file and frame lines).
+# with one line (raising would add Snakemake's file and frame lines). The schema is the one the
+# installed dpdl ships (src/dpdl/schemas/config.schema.yaml, found by dpdl.schemas), not a path of
+# this folder, so the workflow and the `dpdl` command validate against the same file.
 try:
-    config.update(
-        validate_config(
-            config,
-            Path(workflow.basedir) / "workflow/schemas/config.schema.yaml",
-            files=workflow.configfiles,
-        )
-    )
+    config.update(validate_config(config, files=workflow.configfiles))
     mirror_from(config["data"]["mirror"])  # a mirror that is set must be a folder
 except ConfigError as err:
     sys.exit(f"ConfigError: {err}")

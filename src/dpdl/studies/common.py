@@ -15,11 +15,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpdl import schemas
 from dpdl.errors import ConfigError
-from dpdl.validation import get_dotted, parse_json_object, read_yaml, require_exact_keys
+from dpdl.validation import get_dotted, parse_json_object, require_exact_keys, strict_validator_class
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
-SCHEMAS = Path(__file__).resolve().parents[3] / "workflow" / "schemas"  # the checkout's (pip install -e)
 CLAIMS_DIR = Path("results/claims")
 
 
@@ -98,7 +98,7 @@ def parse_settings(text: str, keys: Iterable[str], study: str, made_by: str) -> 
 
     Each value whose key is a key of the study's config section must satisfy that key's schema.
     """
-    hint = f"pass {made_by} (see workflow/schemas/{study}.schema.yaml)"
+    hint = f"pass {made_by} (see {schemas.shown(schemas.path(f'{study}.schema.yaml'))})"
     settings = require_exact_keys(parse_json_object(text, "--settings"), keys, "--settings", hint)
     errors = _value_errors(settings, study)
     if errors:
@@ -108,32 +108,11 @@ def parse_settings(text: str, keys: Iterable[str], study: str, made_by: str) -> 
 
 def _value_errors(settings: dict, study: str) -> list[str]:
     """Each way the values of ``settings`` break the study's schema; integers are ints, numbers finite."""
-    import jsonschema
-    from referencing import Registry, Resource
-
-    def load(name: str) -> tuple[str, dict]:
-        path = SCHEMAS / name
-        if not path.is_file():
-            raise ConfigError(
-                f"cannot check --settings: {path} not found (install dpdl from its checkout, pip install -e)"
-            )
-        return path.as_uri(), read_yaml(path)
-
-    uri, section = load(f"{study}.schema.yaml")
-    common_uri, common = load("common.schema.yaml")
+    path = schemas.path(f"{study}.schema.yaml")
+    section = schemas.read(path)
     properties = {key: schema for key, schema in section["properties"].items() if key in settings}
-    schema = {"$schema": section["$schema"], "$id": uri, "properties": properties}
-    base = jsonschema.validators.validator_for(schema)
-    checker = base.TYPE_CHECKER.redefine_many(
-        {
-            "integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool),
-            "number": lambda _, value: (
-                isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-            ),
-        }
-    )
-    registry = Registry().with_resource(common_uri, Resource.from_contents(common))
-    validator = jsonschema.validators.extend(base, type_checker=checker)(schema, registry=registry)
+    schema = {"$schema": section["$schema"], "$id": path.as_uri(), "properties": properties}
+    validator = strict_validator_class(schema, finite_numbers=True)(schema, registry=schemas.registry())
     errors = sorted(validator.iter_errors(settings), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 

@@ -13,7 +13,7 @@ from dpdl.errors import ConfigError
 from dpdl.studies.common import check_labels, parse_settings
 from dpdl.studies.dvp_pvp._layout import STUDY
 
-# Every key of the dvp_pvp config section (workflow/schemas/dvp_pvp.schema.yaml fills them all in):
+# Every key of the dvp_pvp config section (dpdl/schemas/dvp_pvp.schema.yaml fills them all in):
 # the --settings of the aggregate, table and claims steps.
 SETTINGS_KEYS = (
     "agents",

@@ -17,7 +17,7 @@ density times the Jacobian |det d eps / d f| (J(29)-(30)). PVP: V - f_D(1) and V
 f(1) the noiseless minimisers from the same start.
 
 Everything runs through the study's code as ``run.execute_run`` does: ``AdmmSettings`` from the
-config defaults (``workflow/schemas/dvp_pvp.schema.yaml``), ``calibrate`` and ``run_admm`` with one
+config defaults (``dpdl/schemas/dvp_pvp.schema.yaml``), ``calibrate`` and ``run_admm`` with one
 generator per node, ``connected_graph`` and ``equal_shards`` (G12, G13), ``run.privacy_events``.
 J(n) / C(n) are the journal / conference equations; G# the gaps of ``notes/zhang_zhu.md``.
 """
@@ -27,12 +27,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy.special import expit
 
+from dpdl import schemas
 from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, connected_graph
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
@@ -44,8 +43,6 @@ from dpdl.privacy import composed_epsilon
 from dpdl.studies.dvp_pvp import grid
 from dpdl.studies.dvp_pvp import run as study_run
 
-_IN_TREE = Path(__file__).resolve().parents[4] / "workflow" / "schemas"  # src layout; else the workflow's cwd
-SCHEMA = (_IN_TREE if _IN_TREE.is_dir() else Path("workflow/schemas")) / "dvp_pvp.schema.yaml"
 AGENTS = 3  # P: the study's Erdos-Renyi graph at graph_seed 0 is then the path 0 - 2 - 1
 SAMPLES_PER_NODE = 500  # B_p >= PVP's C^R = 146 (note 1.2); DVP's eps-space audit does not depend on B_p
 FEATURES = 2  # d: small, so the noise's direction (uniform on the circle) often lines up with the canary
@@ -134,8 +131,7 @@ class _Spec:
 @functools.cache
 def schema_defaults() -> dict:
     """The dvp_pvp config section's defaults (the paper's rho, C^R and alpha grid, the default switches)."""
-    properties = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))["properties"]
-    return {key: spec["default"] for key, spec in properties.items() if "default" in spec}
+    return schemas.defaults("dvp_pvp.schema.yaml")
 
 
 def study_values(spec: _Spec) -> dict:

@@ -18,21 +18,18 @@ moved until the noiseless release moves by exactly the declared sensitivity: Lem
 (24) for D-ZOA, Delta_1 = 2 c1 / (N_k (1/eta_1 + rho)) for DP-ADMM), which tests the noise alone.
 Everything runs through the study's code: ``dpdl.algorithms.dzoa.dzoa`` with the step constants
 of ``tune.step_scales`` ((27) inverted), ``dpdl.algorithms.dzoa_dpadmm.dp_admm`` with
-``run.dpadmm_schedules``, and the study's config defaults (``workflow/schemas/dzoa.schema.yaml``).
+``run.dpadmm_schedules``, and the study's config defaults (``dpdl/schemas/dzoa.schema.yaml``).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy import optimize
 
-from dpdl import privacy
+from dpdl import privacy, schemas
 from dpdl.algorithms import dzoa as dzoa_algorithm
 from dpdl.algorithms import dzoa_dpadmm
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
@@ -46,8 +43,6 @@ from dpdl.studies.dzoa import grid, tune
 from dpdl.studies.dzoa._dpadmm import dpadmm_schedules
 from dpdl.studies.dzoa._inputs import split_agents
 
-_IN_TREE = Path(__file__).resolve().parents[4] / "workflow" / "schemas"  # src layout; else the workflow's cwd
-SCHEMAS = _IN_TREE if _IN_TREE.is_dir() else Path("workflow/schemas")
 CANARY_AGENT = 1  # 0-indexed: agent 2, degree 2 on the default ring_chord graph (note 1.1)
 DATA_SEED = 0  # the data of trial 0 under data.lasso's default seed 0
 # DP-ADMM's (rho_DP, eta0) the published study tuned at eps 0.95, delta 1e-3
@@ -142,22 +137,14 @@ _WITHIN = {"record_norm": True, "gradient_bound": True, "neighbours": True, "adv
 _OUTSIDE_GRADIENT = {**_WITHIN, "gradient_bound": False}
 
 
-@functools.cache
-def _defaults(schema_file: str, *section: str) -> dict:
-    schema = yaml.safe_load((SCHEMAS / schema_file).read_text(encoding="utf-8"))
-    for key in section:
-        schema = schema["properties"][key]
-    return {key: spec["default"] for key, spec in schema["properties"].items() if "default" in spec}
-
-
 def study_values() -> dict:
     """The dzoa config section's defaults: the paper's setting with the study's default switches."""
-    return dict(_defaults("dzoa.schema.yaml"))
+    return schemas.defaults("dzoa.schema.yaml")
 
 
 def data_options() -> dict:
     """``dpdl.data.lasso`` options of the config's defaults (agents, samples per agent, features, ...)."""
-    options = dict(_defaults("config.schema.yaml", "data", "lasso"))
+    options = schemas.defaults("config.schema.yaml", "data", "lasso")
     return {key: value for key, value in options.items() if key not in ("trials", "seed")}
 
 

@@ -36,7 +36,7 @@ s = eta sigma sqrt(T sum_j (n_j/n)^2) the declared per-party noise carried throu
 
 Everything runs through the study's code: ``run.partition`` (two groups, u = 1: equal sizes),
 ``run.noise_std`` and ``run.privacy_events`` with the config defaults
-(``workflow/schemas/wddp.schema.yaml``), and ``run.descend``, which dispatches to
+(``dpdl/schemas/wddp.schema.yaml``), and ``run.descend``, which dispatches to
 ``per_round_descent`` or ``one_shot_descent`` as the run step does. Section and gap numbers refer
 to ``notes/wddp.md``; equation numbers are the paper's (arXiv 1910.10308 v2).
 """
@@ -46,13 +46,11 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import yaml
 from scipy.special import expit
 
-from dpdl import privacy
+from dpdl import privacy, schemas
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.data_premises import DataPremise
@@ -61,7 +59,6 @@ from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.studies.wddp import grid
 from dpdl.studies.wddp import run as study_run
 
-SCHEMA = Path(__file__).resolve().parents[4] / "workflow" / "schemas" / "wddp.schema.yaml"
 AUDIT_DATASET = "audit"  # the dataset name the run step's seed streams are keyed by
 N_ROWS, FEATURES = 128, 5  # n records (divisible by every m of the grid), p features
 ITERATIONS = 10  # T of the audited run (the paper's 1000 would cost 100x for the same mu)
@@ -181,10 +178,7 @@ def _spec_name(spec: _Spec) -> str:
 
 @functools.cache
 def _schema_defaults() -> dict:
-    properties = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))["properties"]
-    values = {key: spec["default"] for key, spec in properties.items() if "default" in spec}
-    values["tuning"] = {key: spec["default"] for key, spec in properties["tuning"]["properties"].items()}
-    return values
+    return schemas.defaults("wddp.schema.yaml")
 
 
 def study_settings(spec: _Spec) -> dict:

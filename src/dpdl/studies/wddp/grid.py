@@ -43,7 +43,7 @@ NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
 METRICS = {"accuracy": "test accuracy", "gap": "optimality gap L(θ) − L(θ*)"}
 # (m, epsilon, (accuracy figure, gap figure)) of Experiment B, from the captions of Figs 2, 12-16.
 UNEVENNESS_SETTINGS = ((16, 0.05, (2, 12)), (32, 0.1, (13, 14)), (8, 0.01, (15, 16)))
-# The keys of the config's wddp section (workflow/schemas/wddp.schema.yaml), which --settings carries.
+# The keys of the config's wddp section (dpdl/schemas/wddp.schema.yaml), which --settings carries.
 SETTINGS_KEYS = (
     "epsilons",
     "delta",

@@ -1,0 +1,113 @@
+"""The package's schemas, found with :mod:`importlib.resources` beside this module, so an installed wheel
+reads them as a checkout does, from any working directory.
+
+- ``config.schema.yaml``: the workflow config; it references ``common.schema.yaml`` and one
+  ``<study>.schema.yaml`` per study by relative ``$ref`` (resolved beside the file that names it).
+- ``card.schema.json``, ``run.schema.json``: a prepared dataset's card, a run's provenance.
+
+Every reader goes through here: :func:`path` finds a schema, :func:`read` loads one (YAML or JSON,
+once), :func:`registry` resolves the references between them, and a schema's ``default`` values are
+read one way, :func:`fill_defaults` (what a config's missing keys become; :func:`defaults` of one section).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from urllib.parse import urlparse
+from urllib.request import url2pathname
+
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+from dpdl.errors import ConfigError
+from dpdl.validation import read_yaml
+
+FOLDER = Path(str(resources.files(__name__)))  # src/dpdl/schemas in a checkout, <site-packages>/dpdl/schemas installed
+CONFIG = FOLDER / "config.schema.yaml"
+
+
+def path(name: str) -> Path:
+    """The file of the packaged schema ``name`` (``config.schema.yaml``, ``wddp.schema.yaml``, ``run.schema.json``)."""
+    found = FOLDER / name
+    if not found.is_file():
+        raise ConfigError(f"schema {name} not found in {FOLDER}; reinstall dpdl (its schemas ship inside the package)")
+    return found
+
+
+def shown(file: str | Path) -> str:
+    """A schema file as messages name it: relative to the working directory where it lies below it (a checkout's
+    ``src/dpdl/schemas/...``), else absolute (an installed package's)."""
+    file = Path(file).absolute()
+    try:
+        return file.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return os.path.normpath(file)
+
+
+@functools.cache
+def read(file: Path) -> dict:
+    """A schema file's contents, read once (never modify the result): JSON for ``.json``, else YAML read strictly."""
+    if file.suffix == ".json":
+        return json.loads(file.read_text(encoding="utf-8"))
+    return read_yaml(file)  # type: ignore[return-value]
+
+
+def load(name: str) -> dict:
+    """The contents of the packaged schema ``name`` (see :func:`read`)."""
+    return read(path(name))
+
+
+def _retrieve_local(uri: str) -> Resource:
+    """Load a schema file that another schema references by a relative path.
+
+    Its ``$schema`` is left out: jsonschema would check that file with its own validator class, not
+    with the caller's strict one.
+    """
+    contents = read(Path(url2pathname(urlparse(uri).path)))
+    return Resource.from_contents({k: v for k, v in contents.items() if k != "$schema"}, DRAFT202012)
+
+
+def registry() -> Registry:
+    """The registry a validator resolves a ``$ref`` to another schema file with (a schema's ``$id`` is its
+    file's URI, so a relative reference resolves beside it)."""
+    return Registry(retrieve=_retrieve_local)  # type: ignore[call-arg]
+
+
+def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
+    """Follow a ``$ref`` to a schema file beside ``folder`` (with an optional ``#/json/pointer``)."""
+    while "$ref" in schema:
+        file_name, _, pointer = schema["$ref"].partition("#")
+        if file_name:
+            folder = (folder / file_name).parent
+            schema = read(folder / Path(file_name).name)
+        for key in filter(None, pointer.split("/")):
+            schema = schema[key]
+    return schema, folder
+
+
+def fill_defaults(instance: dict, schema: dict, folder: Path = FOLDER) -> dict:
+    """Set every missing key of ``instance`` that has a ``default``, descending into objects and ``$ref`` files;
+    returns ``instance``."""
+    schema, folder = resolve_ref(schema, folder)
+    for key, subschema in schema.get("properties", {}).items():
+        if key not in instance and "default" in subschema:
+            instance[key] = copy.deepcopy(subschema["default"])
+        if isinstance(instance.get(key), dict):
+            fill_defaults(instance[key], subschema, folder)
+    return instance
+
+
+def defaults(name: str, *section: str) -> dict:
+    """What a config that leaves out every key of a section takes: the defaults of the packaged schema ``name``,
+    or of its nested ``section`` (``defaults("config.schema.yaml", "data", "lasso")``), filled as validation
+    fills them. A new dict each call."""
+    schema, folder = load(name), FOLDER
+    for key in section:
+        schema, folder = resolve_ref(schema, folder)
+        schema = schema["properties"][key]
+    return fill_defaults({}, schema, folder)
