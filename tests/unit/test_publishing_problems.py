@@ -3,6 +3,7 @@ committed one."""
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -14,14 +15,22 @@ from dpdl.publishing.problems import published_problems
 @pytest.mark.parametrize(
     ("key", "value", "said"),
     [
-        ("commit", "--output=planted.txt", "is not a git commit hash"),
-        ("configfile", "../../etc/passwd", "is not a file under config/"),
+        ("commit", "--output=planted.txt", "code.commit: '--output=planted.txt' does not match"),
+        ("configfile", "../../etc/passwd", "configfile: '../../etc/passwd' does not match"),
+        ("file", "../../outside.csv", "files: '../../outside.csv' does not match"),
+        ("reading", "../../published/wddp", "readings.1: '../../published/wddp' does not match"),
+        ("reading", "ring_of_ten", "readings: 'ring_of_ten' is not one of dzoa's readings"),
+        ("study", "wddp", "study: 'wddp', but the manifest is in dzoa's folder"),
+        ("extra", "x", "Additional properties are not allowed ('extra' was unexpected)"),
+        ("commit", "0000000", "config/paper.yaml at 0000000 cannot be read in this checkout"),
+        ("configfile", "config/never_committed.yaml", "config/never_committed.yaml at "),
     ],
 )
-def test_a_manifest_value_that_reaches_git_is_checked_first(
+def test_a_manifest_is_checked_before_any_of_it_is_trusted(
     at_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, value: str, said: str
 ) -> None:
-    # issue 61: a code.commit beginning with --output= made `dpdl check` write a file through `git show`.
+    # issue 61 items 3 and 5: a code.commit beginning with --output= made `dpdl check` write a file through
+    # `git show`; a file name or reading outside the folder was read; an unreadable configfile only warned.
     import json
     import shutil
 
@@ -30,12 +39,19 @@ def test_a_manifest_value_that_reaches_git_is_checked_first(
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     if key == "commit":
         manifest["code"]["commit"] = value
+    elif key == "file":
+        (tmp_path / "outside.csv").write_text("x\n")
+        manifest["files"][value] = hashlib.sha256(b"x\n").hexdigest()
+    elif key == "reading":
+        manifest["readings"].insert(1, value)
+    elif key == "extra":
+        manifest["extra"] = value
     else:
-        manifest["configfile"] = value
+        manifest[key] = value
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
     monkeypatch.chdir(at_root)
     problems = published_problems(out)
-    assert any(said in problem and "dzoa" in problem for problem in problems)
+    assert any(said in problem and "dzoa" in problem for problem in problems), problems
     assert not (at_root / "planted.txt").exists()
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from dpdl.errors import ArtifactError, DpdlError
+from dpdl.errors import ArtifactError, DataFormatError, DpdlError
 from dpdl.io import read_json
 from dpdl.paths import PUBLISHED
 from dpdl.readings import DEFAULT, reading_config, reading_scorecard, study_readings
+from dpdl.runs import load_schema, schema_errors
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
 
@@ -90,6 +91,36 @@ def require_published(studies: Iterable[str], out: Path, fix: str) -> None:
         raise DpdlError(f"{unpublished[0]}: not published in {out}; {fix}")
 
 
+def manifest_problems(study: str, manifest: object) -> list[str]:
+    """What is wrong with a study's manifest before any of it is trusted (issue 61 item 5).
+
+    Its schema (``schemas/manifest.schema.json``: commits as hex, file names relative and inside the
+    folder, the config file under ``config/``), its ``study`` the folder's, its readings the study's.
+    """
+    errors = schema_errors(manifest, load_schema("manifest"))
+    if errors or not isinstance(manifest, dict):
+        return errors
+    declared = {reading.name for reading in study_readings(study)} | {DEFAULT}
+    if manifest["study"] != study:
+        errors.append(f"study: {manifest['study']!r}, but the manifest is in {study}'s folder")
+    errors += [
+        f"readings: {name!r} is not one of {study}'s readings" for name in manifest["readings"] if name not in declared
+    ]
+    return errors
+
+
+def read_manifest(out: Path, study: str) -> dict:
+    """A study's manifest, checked (:func:`manifest_problems`); a DataFormatError naming the first problem."""
+    path = out / study / MANIFEST
+    manifest = read_json(path)
+    problems = manifest_problems(study, manifest)
+    if problems:
+        raise DataFormatError(
+            f"{path}: {problems[0]}; a manifest is written by `dpdl publish`: publish the study again"
+        )
+    return manifest  # type: ignore[return-value]
+
+
 def published_studies(out: Path = PUBLISHED) -> dict[str, dict]:
-    """The manifest of every study published in ``out``, in study order."""
-    return {study: read_json(out / study / MANIFEST) for study in ALL if (out / study / MANIFEST).is_file()}
+    """The manifest of every study published in ``out``, in study order, each checked (:func:`read_manifest`)."""
+    return {study: read_manifest(out, study) for study in ALL if (out / study / MANIFEST).is_file()}

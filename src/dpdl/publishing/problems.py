@@ -9,9 +9,10 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from dpdl.errors import DpdlError
 from dpdl.io import sha256_file
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
-from dpdl.publishing.layout import MANIFEST, published_studies
+from dpdl.publishing.layout import MANIFEST, read_manifest
 from dpdl.publishing.merged import merged_files
 from dpdl.publishing.staging import leftover_kind, leftover_problem
 from dpdl.studies import ALL
@@ -26,7 +27,8 @@ CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")  # a manif
 def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
     """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records: each value the
     file sets in the manifest's sections must be the manifest's (which adds the schema's defaults). Nothing to
-    compare where that file was modified at publication or the commit is not in this checkout (a warning)."""
+    compare where that file was modified at publication, or outside a git checkout (a warning); a commit or file
+    the checkout lacks is a problem."""
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
@@ -37,20 +39,36 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
         return [f"{where}: configfile {configfile!r} is not a file under config/ (config/<name>.yaml)"]
     if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:  # `git status --porcelain` lines
         return []
-    try:
-        text = subprocess.run(
-            ["git", "show", "--end-of-options", f"{commit}:{configfile}"], capture_output=True, text=True, check=True
-        ).stdout
-        committed = yaml.safe_load(text) or {}
-    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
-        log.warning("%s: %s at %s cannot be read here; its config is not compared", study, configfile, commit[:12])
+    if not _in_git_checkout():  # an installed dpdl checking a snapshot elsewhere: nothing to compare with
+        log.warning("%s: not in a git checkout of dpdl, so %s at %s is not compared", study, configfile, commit[:12])
         return []
+    try:
+        text = _git("show", "--end-of-options", f"{commit}:{configfile}")
+        committed = yaml.safe_load(text) or {}
+    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):  # issue 61: a problem, no longer a warning
+        return [
+            f"{where}: {configfile} at {commit[:12]} cannot be read in this checkout (the commit is not in its "
+            "history, or the file is not in the commit); publish again from a commit of this history"
+        ]
     return [
         f"{where}: config {key} is {recorded!r}, but {configfile} at {commit[:12]} sets {value!r}; "
         "publish again with `dpdl publish`"
         for section in manifest["config"]
         for key, value, recorded in _set_values(committed.get(section), manifest["config"][section], section)
     ]
+
+
+def _git(*arguments: str) -> str:
+    """The output of a git command run here; CalledProcessError or OSError where it fails."""
+    return subprocess.run(["git", *arguments], capture_output=True, text=True, check=True).stdout
+
+
+def _in_git_checkout() -> bool:
+    """Whether the current folder is inside a git work tree (where a manifest's commit can be looked up)."""
+    try:
+        return _git("rev-parse", "--is-inside-work-tree").strip() == "true"
+    except (OSError, subprocess.CalledProcessError):
+        return False
 
 
 def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple[str, object, object]]:
@@ -67,17 +85,23 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
     """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
     and what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`)."""
     problems = []
-    manifests = published_studies(out)
+    manifests = {}
+    for study in ALL:  # each manifest checked before any of it is trusted; a bad one is named, its study skipped
+        if (out / study / MANIFEST).is_file():
+            try:
+                manifests[study] = read_manifest(out, study)
+            except DpdlError as err:
+                problems.append(str(err))
     entries = sorted(out.iterdir()) if out.is_dir() else []
     left = [leftover_problem(path) for path in entries if leftover_kind(path)]
     left += [
         f"{path}: a study folder without {MANIFEST} (an interrupted publish, or not written by `dpdl publish`); "
         "publish the study again, or remove it"
         for path in entries
-        if path.name in ALL and path.is_dir() and path.name not in manifests
+        if path.name in ALL and path.is_dir() and not (path / MANIFEST).is_file()
     ]
     if not manifests:
-        return [f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`", *left]
+        return [*problems, f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`", *left]
     for study, manifest in manifests.items():
         folder = out / study
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
@@ -97,6 +121,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
             elif sha256_file(path) != digest:
                 problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
         problems += committed_config_problems(study, manifest, out)
+    if len(manifests) < sum((out / study / MANIFEST).is_file() for study in ALL):
+        return problems + left  # the merged files come from every manifest: not compared while one is refused
     merged = merged_files(out)
     for name, text in merged.items():
         path = out / name
