@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_the_schemas_are_the_packages_files() -> None:
     assert schemas.FOLDER == Path(str(resources.files("dpdl.schemas"))) == Path(dpdl.__file__).parent / "schemas"
-    names = {"config", "common", "card", "run", *ALL}
+    names = {"config", "common", "card", "run", "manifest", *ALL}
     assert {path.name.partition(".")[0] for path in schemas.FOLDER.glob("*.schema.*")} == names
     assert schemas.path("config.schema.yaml") == schemas.CONFIG
     with pytest.raises(ConfigError, match=r"schema nope.schema.yaml not found in .*reinstall dpdl"):
