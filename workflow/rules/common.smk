@@ -169,15 +169,20 @@ def get_reading_scorecards(wildcards):
     return targets.reading_scorecards(config, get_availability())
 
 
-def get_reading_data(wildcards):
-    """The prepared datasets a reading's nested build reads (built by this workflow first)."""
+def get_reading_inputs(wildcards):
+    """What a reading's nested build reads: the prepared datasets (built by this workflow first), and
+    the main build's runs of its study, which it reuses where its switches do not reach them
+    (dpdl.readings.seed_from_main_build); started before them, it would compute them again.
+    """
+    buildable = set(get_availability().buildable)
     names = [f"{wildcards.study}/{d}" for d in prepared.STUDY_DATASETS[wildcards.study]]
-    available = [name for name in names if name in get_availability().buildable]
-    return [
+    data = [
         f(name)
-        for name in available
+        for name in names
+        if name in buildable
         for f in (targets.prepared_arrays, targets.prepared_card)
     ]
+    return data + targets.study_runs({**config, "studies": [wildcards.study]}, buildable)
 
 
 def get_study_runs(wildcards):

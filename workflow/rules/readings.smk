@@ -13,7 +13,7 @@ wildcard_constraints:
 # cluster profile (README: cluster use).
 rule readings_build:
     input:
-        get_reading_data,
+        get_reading_inputs,
     output:
         dpdl_readings.reading_scorecard("{study}", "{reading}"),
     log:
