@@ -40,6 +40,7 @@ PACKAGE_LAYERS = {
             "article",  # a package: its modules in ARTICLE_LAYERS
             "check",
             "compare",
+            "verify",
             "report",
         ],
         5,
