@@ -232,6 +232,19 @@ def build_parser() -> argparse.ArgumentParser:
         "paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs, a published snapshot)"
     )
     sub.add_argument("--configfile", type=Path, default=None, help="also check every output this config promises")
+
+    sub = command(
+        "verify",
+        cmd_verify,
+        "Rerun the jobs of some run files of this build and compare what they write with the build's, bit for bit.",
+    )
+    sub.add_argument("paths", nargs="*", type=Path, help="run files to verify (.npz under results/<study>/runs/)")
+    sub.add_argument("--sample", type=int, default=None, help="verify N run files drawn at random instead")
+    sub.add_argument("--seed", type=int, default=None, help="the sample's seed (default: drawn, and printed)")
+    sub.add_argument("--configfile", type=Path, default=None, help="draw the sample from the runs this config promises")
+    sub.add_argument(
+        "--max-cpu-seconds", type=float, default=None, help="skip a job whose runs record more CPU time than this"
+    )
     return parser
 
 
@@ -676,6 +689,22 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"{len(problems)} problem(s) in {checked} artifact(s), listed above; the first: {problems[0]}"
         )
     print(f"dpdl check: {checked} artifact(s) OK")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Rerun run jobs and compare their files with the build's; exit 1 if any differs or fails."""
+    from dpdl.verify import verify
+
+    problems = verify(
+        args.paths,
+        sample=args.sample,
+        seed=args.seed,
+        configfile=args.configfile,
+        max_cpu_seconds=args.max_cpu_seconds,
+    )
+    if problems:
+        raise ArtifactError(f"{len(problems)} problem(s), listed above; the first: {problems[0]}")
     return 0
 
 

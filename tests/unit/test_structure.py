@@ -39,6 +39,7 @@ PACKAGE_LAYERS = {
             "article",  # a package: its modules in ARTICLE_LAYERS
             "check",
             "compare",
+            "verify",
             "report",
         ],
         5,

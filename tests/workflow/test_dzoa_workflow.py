@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -282,3 +283,42 @@ def test_a_copied_run_stops_the_check_and_the_next_build(built: dict) -> None:
         assert rebuilt.returncode != 0 and message in (built["work"] / "logs/dzoa/aggregate/fig2.log").read_text()
     finally:
         (runs / "trial002.npz").write_bytes(original)
+
+
+def test_verify_reruns_jobs_and_names_the_array_or_field_that_differs(built: dict) -> None:
+    """#61 item 4: `dpdl verify` reruns a run's job from Snakemake's record and compares its files bit for bit."""
+    from dpdl.runs import RunResult, write_run
+
+    work = built["work"]
+    runs = sorted((work / "results/dzoa/runs").rglob("*.npz"))
+    before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in runs}
+    sampled = dpdl(built, "verify", "--sample", "2", "--seed", "0", "--configfile", "config/config.yaml")
+    assert sampled.returncode == 0, sampled.stdout + sampled.stderr
+    lines = [line for line in sampled.stdout.splitlines() if line.startswith("results/")]
+    assert lines and all(line.endswith(": same") for line in lines), sampled.stdout
+    assert "0 differ, 0 failed" in sampled.stdout.splitlines()[-1]
+    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in runs} == before  # the build untouched
+
+    trial = work / "results/dzoa/runs/dzoa"  # D-ZOA's trial-1 job writes every grid point's trial001.npz
+    altered, edited = trial / "eps0.15-delta0.001/trial001.npz", trial / "eps0.95-delta0.001/trial001.npz"
+    try:
+        run = read_run(altered)
+        trace = run.trace.copy()
+        trace.loc[3, "error"] = np.nextafter(trace.loc[3, "error"], np.inf)
+        write_run(altered, RunResult(trace, run.provenance))  # a valid run with one value changed
+        run = read_run(edited)
+        write_run(edited, RunResult(run.trace, {**run.provenance, "eps_composed_pld": 7.0}))
+        checked = dpdl(built, "verify", str(altered.relative_to(work)), str(edited))
+        assert checked.returncode == 1, checked.stdout + checked.stderr
+        lines = dict(line.split(": ", 1) for line in checked.stdout.splitlines() if line.startswith("results/"))
+        assert sum(line.startswith("job ") for line in checked.stdout.splitlines()) == 1  # both: one job, one rerun
+        assert lines.pop(str(altered.relative_to(work))).startswith("DIFFERS: trace/error: row 3: ")
+        assert lines.pop(str(edited.relative_to(work))).startswith(
+            "DIFFERS: provenance.eps_composed_pld: 7.0 in the build, "
+        )
+        assert lines and set(lines.values()) == {"same"}  # the job's other grid points
+        assert checked.stderr.splitlines()[-1].startswith("dpdl verify: error: 2 problem(s), listed above; the first: ")
+    finally:
+        for path in (altered, edited):
+            path.write_bytes(before[path][0])
+            os.utime(path, ns=(before[path][1], before[path][1]))  # as built: Snakemake sees nothing to redo
