@@ -406,3 +406,34 @@ def test_the_schema_path_finder_finds_planted_paths(tmp_path: Path) -> None:
         "runs.py:2: a path into the schemas folder ('schemas/r.json')",
     ]
 
+
+TOY = ROOT / "tests" / "toy_study" / "toy"  # a fifth study, registered by DPDL_EXTRA_STUDIES (tests/toy_study)
+
+
+TEXT_SUFFIXES = (".py", ".smk", ".yaml", ".json", ".md", ".toml", "")
+
+
+def files_naming_study(name: str) -> list[str]:
+    """The project's existing text files (code, workflow, configs, CI, docs but the walk-through) that name study
+    ``name`` as a study: quoted, as a config section, or in a path (``<name>/``, ``<name>.smk``, ``<name>.md``)."""
+    pattern = re.compile(rf"""["']{name}["']|^{name}:|\b{name}(/|\.smk|\.schema|\.md)|studies\.{name}\b""", re.M)
+    places = [ROOT / "Snakefile", ROOT / "README.md", ROOT / "pyproject.toml", ROOT / ".ci" / "run"]
+    for folder in ("src", "workflow", "config", "docs"):
+        places += sorted((ROOT / folder).rglob("*"))
+    walk_through = ROOT / "docs" / "development.md"
+    return [
+        str(path.relative_to(ROOT))
+        for path in places
+        if path.is_file() and path != walk_through and path.suffix in TEXT_SUFFIXES
+        and pattern.search(path.read_text(encoding="utf-8", errors="replace"))
+    ]  # fmt: skip
+
+
+def test_a_fifth_study_touches_no_existing_file() -> None:
+    """The toy study (tests/toy_study/test_toy_study.py builds it) is its package alone: its modules, its schema,
+    rule file and page inside it; no existing file of the project names it, the registry included."""
+    modules = {path.stem for path in TOY.glob("*.py")} - {"__init__"}
+    assert set(studies.MODULES) <= modules and all(studies.is_study_module(name) for name in modules)
+    assert all((TOY / name).is_file() for name in studies.STUDY_FILES)
+    assert files_naming_study("toy") == []
+    assert files_naming_study("dzoa")  # the finder finds a study the project names
