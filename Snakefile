@@ -16,10 +16,14 @@ report: "workflow/report/workflow.rst"
 # queued job each. So are the readings' nested builds, which submit their own jobs (readings.smk).
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
-include: "workflow/rules/dvp_pvp.smk"
-include: "workflow/rules/wddp.smk"
-include: "workflow/rules/dp_iadmm.smk"
-include: "workflow/rules/dzoa.smk"
+
+
+# Every registered study's rule file, in the registry's order (dpdl.studies: ALL, study_files).
+for study_rules in STUDY_RULES:
+
+    include: study_rules
+
+
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/readings.smk"
 include: "workflow/rules/audit.smk"

@@ -13,6 +13,7 @@ from dpdl.lock import lock_differences
 from dpdl.paths import scorecard_path
 from dpdl.publishing.problems import published_problems
 from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
+from dpdl.studies import prepared_datasets
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
@@ -27,6 +28,9 @@ def check_card(path: Path) -> list[str]:
     except ArtifactError as err:
         return [str(err)]
     problems = [f"{path}: {e}" for e in schema_errors(card, load_schema("card"))]
+    if not problems and card["name"] not in prepared_datasets():  # the schema says a name; the registry says which
+        known = ", ".join(prepared_datasets())
+        problems.append(f"{path}: name: {card['name']!r} is not a registered prepared dataset ({known})")
     arrays_path = Path(path).with_suffix(".npz")
     if problems:
         return problems
@@ -57,10 +61,18 @@ def check_artifacts(paths: list[Path]) -> list[str]:
         elif path.suffix == ".json":
             problems += check_card(path)
         elif path.suffix == ".npz":
-            problems += validate_run(path)
+            problems += validate_run(path) or _unregistered_study(path)
         else:
             problems.append(f"{path}: not a dpdl artifact (.json card or .npz run)")
     return problems
+
+
+def _unregistered_study(path: Path) -> list[str]:
+    """A valid run of a study the registry does not know (the run schema says a name; the registry says which)."""
+    from dpdl.studies import ALL
+
+    study = checked_run(path)[0].provenance["study"]
+    return [] if study in ALL else [f"{path}: study: {study!r} is not a registered study ({', '.join(ALL)})"]
 
 
 def claim_problems() -> list[str]:

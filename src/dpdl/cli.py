@@ -258,14 +258,14 @@ def cmd_fetch(args: argparse.Namespace) -> int:
     """Fetch the raw files of the named (or all configured) prepared datasets."""
     from dpdl.config import load_config
     from dpdl.data.fetch import fetch
-    from dpdl.data.prepared import PREPARED, options, prepared_names, raw_files
+    from dpdl.data.prepared import options, raw_files
+    from dpdl.studies import prepared_dataset, prepared_names
 
     config = load_config(args.configfile)
     names = args.names or prepared_names(config)
     for name in names:
-        if name not in PREPARED:
-            raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-        for remote in raw_files(name, options(name, config)):
+        record = prepared_dataset(name)
+        for remote in raw_files(record, options(record, config)):
             log.info("%s: %s", name, fetch(remote, args.raw_dir, _mirror(args)))
     return 0
 
@@ -274,11 +274,12 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     """Build one prepared dataset."""
     from dpdl.data.prepared import prepare
     from dpdl.io import save_npz, sha256_file, write_json
+    from dpdl.studies import prepared_dataset
     from dpdl.validation import parse_json_object
 
     opts = parse_json_object(args.options, "--options")
     _check_prepare_options(args.name, opts)
-    arrays, card = prepare(args.name, opts, cache=args.raw_dir, mirror=_mirror(args))
+    arrays, card = prepare(prepared_dataset(args.name), opts, cache=args.raw_dir, mirror=_mirror(args))
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
     log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)
@@ -289,13 +290,14 @@ def _check_prepare_options(name: str, opts: dict) -> None:
     """``--options`` checked as the config values they come from (their schema and the relations between keys):
     a value the config would refuse never reaches the preparation."""
     from dpdl.config import validate_config
-    from dpdl.data.prepared import OPTION_SOURCES, check_options
-    from dpdl.studies import ALL
+    from dpdl.data.prepared import check_options
+    from dpdl.studies import ALL, prepared_dataset
     from dpdl.validation import set_dotted
 
-    check_options(name, opts)
-    config: dict = {"studies": [name.split("/")[0]], "data": {}, **{study: {} for study in ALL}}
-    for key, dotted in OPTION_SOURCES[name].items():
+    record = prepared_dataset(name)
+    check_options(record, opts)
+    config: dict = {"studies": [record.study], "data": {}, **{study: {} for study in ALL}}
+    for key, dotted in record.options.items():
         set_dotted(config, dotted, opts[key])
     try:
         validate_config(config, study_relations=False)
@@ -307,8 +309,11 @@ def cmd_availability(args: argparse.Namespace) -> int:
     """Print one line per prepared dataset (``--verbose``: then every missing file); exit 1 if one cannot be built."""
     from dpdl.config import load_config
     from dpdl.data.availability import BUILD, availability
+    from dpdl.studies import prepared_dataset, prepared_names
 
-    plan = availability(load_config(args.configfile), args.raw_dir, _mirror(args))
+    config = load_config(args.configfile)
+    datasets = [prepared_dataset(name) for name in prepared_names(config)]
+    plan = availability(config, args.raw_dir, _mirror(args), datasets)
     if args.configfile != Path("config/config.yaml"):
         plan.build = f"{BUILD} --configfile {shlex.quote(str(args.configfile))}"
     print(plan.details(verbose=args.verbose))
@@ -393,13 +398,17 @@ def cmd_data_premises(args: argparse.Namespace) -> int:
     import sys
 
     from dpdl.audit_report import study_data_premises
-    from dpdl.data.prepared import STUDY_DATASETS, verified_card
+    from dpdl.data.prepared import verified_card
     from dpdl.io import load_npz, write_text
+    from dpdl.studies import prepared_datasets
     from dpdl.validation import parse_json_object
 
-    if args.study not in STUDY_DATASETS:
-        raise ConfigError(f"--study: unknown {args.study!r}; expected one of {sorted(STUDY_DATASETS)}")
-    datasets = set(STUDY_DATASETS[args.study])
+    study_datasets = {record.study: set() for record in prepared_datasets().values()}
+    for record in prepared_datasets().values():
+        study_datasets[record.study].add(record.dataset)
+    if args.study not in study_datasets:
+        raise ConfigError(f"--study: unknown {args.study!r}; expected one of {sorted(study_datasets)}")
+    datasets = study_datasets[args.study]
     skipped = parse_json_object(args.skipped, "--skipped")
     prepared, notes = {}, {}
     for npz in args.data:

@@ -18,7 +18,7 @@ import yaml
 from dpdl import schemas
 from dpdl.errors import ConfigError
 from dpdl.readings import check_reading_cells
-from dpdl.studies import ALL, study_module
+from dpdl.studies import ALL, config_schema, study_module
 from dpdl.validation import key_path, read_yaml, strict_validator_class
 
 SCHEMA = schemas.CONFIG
@@ -43,10 +43,23 @@ def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None =
         _reject_non_finite(item, (*parts, key), seen)
 
 
+def schema_of(schema_path: Path) -> dict:
+    """The schema in file ``schema_path``; for the packaged config schema, with the studies' parts the registry adds
+    (:func:`dpdl.studies.config_schema`). Never modify the result."""
+    if Path(schema_path).resolve() == SCHEMA.resolve():
+        return _config_schema()
+    return schemas.read(Path(schema_path))
+
+
+@functools.cache
+def _config_schema() -> dict:
+    return config_schema()
+
+
 @functools.cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
-    schema = {**schemas.read(schema_path), "$id": schema_path.as_uri()}  # relative $refs resolve beside it
+    schema = {**schema_of(schema_path), "$id": schema_path.as_uri()}  # relative $refs resolve beside it
     return strict_validator_class(schema)(schema, registry=schemas.registry())
 
 
@@ -78,7 +91,7 @@ def _reads_as_other_than_text(text: str) -> bool:
 def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> str:
     """The schema file that documents the key of ``error`` (a study's section has its own file), as messages name it."""
     top = next(iter(error.absolute_path), None)
-    ref = schemas.read(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
+    ref = schema_of(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
     return schemas.shown(schema_path.parent / ref.partition("#")[0] if ref else schema_path)
 
 
@@ -131,7 +144,7 @@ def validate_config(
         documented = ", ".join(sorted({_documented_in(e, schema_path) for e in errors}))
         raise ConfigError(f"invalid configuration: {problems}; see {documented} for what each key accepts")
     config = copy.deepcopy(config)
-    schemas.fill_defaults(config, schemas.read(schema_path), schema_path.parent)
+    schemas.fill_defaults(config, schema_of(schema_path), schema_path.parent)
     _check_relations(config, study_relations)
     return config
 

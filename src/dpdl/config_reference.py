@@ -12,9 +12,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from dpdl.config import SCHEMA
+from dpdl.config import SCHEMA, schema_of
 from dpdl.errors import ConfigError
-from dpdl.schemas import read, resolve_ref
+from dpdl.schemas import resolve_ref
 
 OUT = Path("config/README.md")
 REGENERATE = f"dpdl config-reference --out {OUT}"
@@ -274,7 +274,7 @@ def _root(schema_path: Path) -> tuple[dict, Path]:
     schema_path = Path(schema_path)
     if not schema_path.is_file():
         raise ConfigError(f"config schema {schema_path} not found")
-    return read(schema_path), schema_path.parent
+    return schema_of(schema_path), schema_path.parent
 
 
 def config_reference(schema_path: Path = SCHEMA) -> str:

@@ -24,7 +24,6 @@ from pathlib import Path
 import yaml
 
 KINDS = ("claim", "form", "margin", "metric", "default", "reading")
-STUDIES = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")
 SOURCE = Path(__file__).with_name("post_hoc.yaml")
 EVERY = "every {study} claim at baseline"  # an entry's claims item that stands for a study's baseline claims
 
@@ -107,7 +106,8 @@ def flags(claim_id: str) -> str:
 
 def _claims_cell(claims: tuple[str, ...]) -> str:
     parts = []
-    for study in sorted({study_of(c) for c in claims}, key=lambda s: STUDIES.index(s) if s in STUDIES else 99):
+    order = list(ALL_CLAIMS)  # the studies in the register's own order (its baseline claims), the others after
+    for study in sorted({study_of(c) for c in claims}, key=lambda s: order.index(s) if s in order else len(order)):
         mine = [c for c in claims if study_of(c) == study]
         every = {current_id(c) for c in ALL_CLAIMS.get(study, ())}
         if every and set(mine) == every:

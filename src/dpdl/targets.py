@@ -11,10 +11,10 @@ from pathlib import Path
 
 from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
-from dpdl.data.prepared import options, prepared_names
+from dpdl.data.prepared import options
 from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
-from dpdl.studies import ALL, study_module
+from dpdl.studies import ALL, prepared_dataset, prepared_names, study_module
 from dpdl.studies.common import claims_path
 
 RAW_DIR = Path("data/raw")
@@ -56,7 +56,8 @@ def plan(config: dict, argv: list[str] | None = None) -> Availability:
 
     ``argv``, Snakemake's command line, is the build a fix suggests to rerun (see :func:`build_command`).
     """
-    result = availability(config, RAW_DIR, mirror_from(config["data"]["mirror"]))
+    datasets = [prepared_dataset(name) for name in prepared_names(config)]
+    result = availability(config, RAW_DIR, mirror_from(config["data"]["mirror"]), datasets)
     result.build = build_command(argv or [])
     return result
 
@@ -75,7 +76,7 @@ def prepare_options(name: str, config: dict, available: Callable[[], Availabilit
     Its config values and, for a FEMNIST built from the shards obtainable here, the files it is
     built without, so that obtaining one of them reruns it. ``available`` is called for FEMNIST only.
     """
-    opts = options(name, config)
+    opts = options(prepared_dataset(name), config)
     if name == FEMNIST and opts["missing_shards"] == "use_available":
         if missing := available().missing_files(name):
             opts["missing_files"] = missing

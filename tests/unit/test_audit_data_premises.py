@@ -125,13 +125,13 @@ def test_dp_iadmm_pixels_and_outp_norm() -> None:
 
 
 def test_every_data_premise_is_a_stated_premise_measured_on_a_dataset_of_its_study() -> None:
-    from dpdl.data.prepared import STUDY_DATASETS
+    from dpdl.studies import study_module
 
     for study in ALL:
         module = audit_module(study)
         stated = {premise.id for premise in module.PREMISES}
         for data in module.DATA_PREMISES:
-            assert data.premise in stated and set(data.datasets) <= set(STUDY_DATASETS[study])
+            assert data.premise in stated and set(data.datasets) <= {d.dataset for d in study_module(study).PREPARED}
         assert premise_claim_ids(study)
 
 

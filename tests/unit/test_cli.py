@@ -215,10 +215,12 @@ def test_plain_text_drops_roles_and_literals() -> None:
 
 
 def test_option_keys_match_what_the_config_provides() -> None:
-    from dpdl.data.prepared import OPTION_KEYS, PREPARED, options
+    from dpdl.data.prepared import options
+    from dpdl.studies import prepared_datasets
 
     config = validate_config(yaml.safe_load((ROOT / "config" / "ci.yaml").read_text()))
-    assert {name: set(options(name, config)) for name in PREPARED} == OPTION_KEYS
+    for record in prepared_datasets().values():
+        assert set(options(record, config)) == set(record.options), record.name
 
 
 def test_default_targets_follow_availability() -> None:

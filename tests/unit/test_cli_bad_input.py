@@ -22,6 +22,7 @@ from dpdl.config import validate_config
 from dpdl.data.prepared import options as prepared_options
 from dpdl.io import save_npz, sha256_file, write_json
 from dpdl.readings import READING_SEPARATOR, study_readings
+from dpdl.studies import prepared_dataset
 from dpdl.studies.dp_iadmm import grid as iadmm_grid
 from dpdl.studies.dvp_pvp import grid as dvp_grid
 from dpdl.studies.dzoa import grid as dzoa_grid
@@ -49,7 +50,7 @@ VALUES = {  # valid values of the arguments that are neither files, JSON, choice
     "studies": "dzoa",
 }
 SETTINGS = {  # a valid JSON option of each subcommand (or study) that takes one
-    "prepare options": json.dumps(prepared_options("dzoa/lasso", CONFIG)),
+    "prepare options": json.dumps(prepared_options(prepared_dataset("dzoa/lasso"), CONFIG)),
     "privacy-table config": json.dumps(CONFIG),
     "reading-build config": json.dumps(CONFIG),
     "dp_iadmm run settings": json.dumps(iadmm_grid.run_settings(CONFIG, "main", "objp")),
@@ -141,7 +142,7 @@ def iadmm_run(settings: dict, dataset: str = "mnist") -> list[str]:
 
 def lasso_prepare(**changes: int) -> list[str]:
     """``dpdl prepare dzoa/lasso`` with the ci config's options, ``changes`` applied."""
-    options = json.dumps({**prepared_options("dzoa/lasso", CONFIG), **changes})
+    options = json.dumps({**prepared_options(prepared_dataset("dzoa/lasso"), CONFIG), **changes})
     return ["prepare", "dzoa/lasso", "--options", options, "--out", "x.npz", "--card", "x.json"]
 
 

@@ -34,9 +34,28 @@ from dpdl.data.tabular import one_hot
 from dpdl.errors import ChecksumMismatchError, ConfigError, DataFormatError, DataUnavailableError
 from dpdl.io import dumps_json, markdown_table
 from dpdl.runs import load_schema, schema_errors
+from dpdl.studies import prepared_dataset, prepared_datasets, prepared_names
 
 ROOT = Path(__file__).parents[2]
 FEMNIST_WRITERS = {0: {"f0000_01": 6, "f0001_02": 3}, 1: {"f0002_03": 5}}  # as in write_raw_mirror
+
+
+def prepare_named(name: str, opts: dict, **where) -> tuple[dict, dict]:
+    """Prepared dataset ``name`` built (its record from the registry)."""
+    return prepared.prepare(prepared_dataset(name), opts, **where)
+
+
+def options_of(name: str, config: dict) -> dict:
+    return prepared.options(prepared_dataset(name), config)
+
+
+def raw_files_of(name: str, opts: dict) -> list:
+    return prepared.raw_files(prepared_dataset(name), opts)
+
+
+def availability_of(config: dict, cache: Path, mirror: Path | None):
+    """Which prepared datasets of ``config`` can be built, as ``dpdl availability`` and the workflow decide it."""
+    return availability(config, cache, mirror, [prepared_dataset(name) for name in prepared_names(config)])
 
 
 @pytest.fixture(autouse=True)
@@ -681,7 +700,7 @@ def config(ci_config_validated: dict) -> dict:
 
 
 def test_prepared_names_options_and_raw_files(config: dict) -> None:
-    assert prepared.prepared_names(config) == [
+    assert prepared_names(config) == [
         "dvp_pvp/adult",
         "wddp/adult",
         "wddp/kdd",
@@ -689,23 +708,23 @@ def test_prepared_names_options_and_raw_files(config: dict) -> None:
         "dp_iadmm/femnist",
         "dzoa/lasso",
     ]
-    assert prepared.options("dvp_pvp/adult", config) == {"agents": 10, "partition_seed": 0, "row_norm": "project"}
-    assert prepared.options("wddp/kdd", config) == {"sample_size": 70000, "train_size": 50000, "seed": 0}
-    assert prepared.options("dp_iadmm/mnist", config) == {"agents": 10}
-    opts = prepared.options("dp_iadmm/femnist", config)
+    assert options_of("dvp_pvp/adult", config) == {"agents": 10, "partition_seed": 0, "row_norm": "project"}
+    assert options_of("wddp/kdd", config) == {"sample_size": 70000, "train_size": 50000, "seed": 0}
+    assert options_of("dp_iadmm/mnist", config) == {"agents": 10}
+    opts = options_of("dp_iadmm/femnist", config)
     assert opts == {"shards": [0, 1], "missing_shards": "use_available"}
-    files = prepared.raw_files("dp_iadmm/femnist", opts)
+    files = raw_files_of("dp_iadmm/femnist", opts)
     assert [f.path for f in files] == [
         f"femnist/{split}/{femnist.shard_name(split, k)}" for split in ("train", "test") for k in (0, 1)
     ]
-    assert prepared.raw_files("dvp_pvp/adult", {}) == [adult.TRAIN, adult.TEST]
-    assert prepared.raw_files("wddp/kdd", {}) == [kdd.TEN_PERCENT]
-    assert prepared.raw_files("dp_iadmm/mnist", {}) == list(mnist.FILES)
-    assert prepared.raw_files("dzoa/lasso", {}) == []
+    assert raw_files_of("dvp_pvp/adult", {}) == [adult.TRAIN, adult.TEST]
+    assert raw_files_of("wddp/kdd", {}) == [kdd.TEN_PERCENT]
+    assert raw_files_of("dp_iadmm/mnist", {}) == list(mnist.FILES)
+    assert raw_files_of("dzoa/lasso", {}) == []
     config["data"]["femnist"]["shards"] = "all"
-    assert prepared.options("dp_iadmm/femnist", config)["shards"] == list(range(36))
+    assert options_of("dp_iadmm/femnist", config)["shards"] == list(range(36))
     with pytest.raises(ConfigError, match=r"unknown prepared dataset 'wddp/mnist'; expected one of dvp_pvp/adult, "):
-        prepared.options("wddp/mnist", config)
+        options_of("wddp/mnist", config)
 
 
 @pytest.mark.parametrize(
@@ -719,7 +738,7 @@ def test_prepared_names_options_and_raw_files(config: dict) -> None:
 )
 def test_prepare_checks_its_options_before_fetching(tmp_path: Path, name: str, opts: dict, pattern: str) -> None:
     with pytest.raises(ConfigError, match=pattern):
-        prepared.prepare(name, opts, cache=tmp_path / "raw", mirror=None)
+        prepare_named(name, opts, cache=tmp_path / "raw", mirror=None)
     assert not (tmp_path / "raw").exists()
 
 
@@ -738,7 +757,7 @@ def _unreachable(monkeypatch: pytest.MonkeyPatch) -> list:
 def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     probed = _unreachable(monkeypatch)
 
-    result = availability(config, tmp_path / "raw", None)
+    result = availability_of(config, tmp_path / "raw", None)
 
     assert result.buildable == ["dzoa/lasso"]
     assert result.skipped == ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]
@@ -753,7 +772,7 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
     details = result.details(verbose=True)
     for name in result.skipped:
         status = result.datasets[name]
-        files = prepared.raw_files(name, prepared.options(name, config))
+        files = raw_files_of(name, options_of(name, config))
         assert [m.remote for m in status.missing] == files and status.files == len(files)
         for remote in files:
             assert f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}" in details
@@ -767,8 +786,8 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
 
 def _report_lines(config: dict, tmp_path: Path, mirror: Path | None) -> dict[str, list[str]]:
     """The short report with nothing available: its lines, and for each dataset the lines naming it."""
-    report = availability(config, tmp_path / "raw", mirror).report().splitlines()
-    return {"all": report} | {name: [line for line in report if f" {name}:" in line] for name in prepared.PREPARED}
+    report = availability_of(config, tmp_path / "raw", mirror).report().splitlines()
+    return {"all": report} | {name: [line for line in report if f" {name}:" in line] for name in prepared_datasets()}
 
 
 def test_report_with_nothing_available_is_short_and_names_the_fix(
@@ -871,7 +890,7 @@ def test_prepare_options_name_the_files_femnist_is_built_without(
         _sparse(mirror / remote.path, remote.size)
     config["studies"] = ["dp_iadmm"]
     _unreachable(monkeypatch)
-    plan = availability(config, tmp_path / "raw", mirror)
+    plan = availability_of(config, tmp_path / "raw", mirror)
 
     def never() -> None:
         raise AssertionError("the plan is needed only for FEMNIST")
@@ -883,8 +902,8 @@ def test_prepare_options_name_the_files_femnist_is_built_without(
         "missing_files": [femnist.FILES["test", 1].path],  # obtaining it changes the options: the job reruns
     }
     _sparse(mirror / femnist.FILES["test", 1].path, femnist.FILES["test", 1].size)
-    complete = availability(config, tmp_path / "raw", mirror)
-    assert targets.prepare_options("dp_iadmm/femnist", config, lambda: complete) == prepared.options(
+    complete = availability_of(config, tmp_path / "raw", mirror)
+    assert targets.prepare_options("dp_iadmm/femnist", config, lambda: complete) == options_of(
         "dp_iadmm/femnist", config
     )  # as before this option existed: complete datasets are not rebuilt
 
@@ -898,13 +917,13 @@ def _sparse(path: Path, size: int) -> None:
 
 def test_availability_counts_mirror_files_of_the_pinned_size(tmp_path: Path, config: dict) -> None:
     mirror = tmp_path / "mirror"
-    opts = prepared.options("dp_iadmm/femnist", config)
-    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *prepared.raw_files("dp_iadmm/femnist", opts)]:
+    opts = options_of("dp_iadmm/femnist", config)
+    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *raw_files_of("dp_iadmm/femnist", opts)]:
         _sparse(mirror / remote.path, remote.size)
 
-    result = availability(config, tmp_path / "raw", mirror)  # probe would raise: never called
+    result = availability_of(config, tmp_path / "raw", mirror)  # probe would raise: never called
 
-    assert result.buildable == prepared.prepared_names(config) and result.skipped == []
+    assert result.buildable == prepared_names(config) and result.skipped == []
     assert {s.state for s in result.datasets.values()} == {"available"} and result.report() == ""
     assert not (tmp_path / "raw").exists()  # nothing fetched
 
@@ -921,7 +940,7 @@ def test_availability_femnist_with_a_missing_shard(
         _sparse(mirror / remote.path, remote.size)
     missing = femnist.FILES["test", 1]
 
-    result = availability(config, tmp_path / "raw", mirror)
+    result = availability_of(config, tmp_path / "raw", mirror)
 
     status = result.datasets["dp_iadmm/femnist"]
     assert [m.remote for m in status.missing] == [missing]
@@ -947,7 +966,7 @@ def test_availability_femnist_without_any_test_shard_is_skipped(
     for remote in [femnist.FILES["train", 0], femnist.FILES["train", 1]]:
         _sparse(mirror / remote.path, remote.size)
 
-    result = availability(config, tmp_path / "raw", mirror)
+    result = availability_of(config, tmp_path / "raw", mirror)
 
     assert result.datasets["dp_iadmm/femnist"].state == "skipped"
 
@@ -960,10 +979,10 @@ def test_availability_a_copy_of_the_wrong_size_is_an_error_not_a_missing_file(
     config["studies"] = [dataset.split("/")[0]]
     mirror = tmp_path / "mirror"
     truncated = adult.TEST if dataset == "wddp/adult" else femnist.FILES["test", 1]
-    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *prepared.raw_files(dataset, {"shards": [0, 1]})]:
+    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *raw_files_of(dataset, {"shards": [0, 1]})]:
         _sparse(mirror / remote.path, remote.size - (remote == truncated))
 
-    result = availability(config, tmp_path / "raw", mirror)
+    result = availability_of(config, tmp_path / "raw", mirror)
 
     assert result.datasets[dataset].state == "corrupt" and dataset in result.buildable  # its job fails, loudly
     expected = (
@@ -995,7 +1014,7 @@ def pinned_mirror(raw_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _opts(name: str, config: dict) -> dict:
     if name == "wddp/kdd":
         return {"sample_size": 40, "train_size": 30, "seed": 0}
-    return prepared.options(name, config)
+    return options_of(name, config)
 
 
 def _check_card(card: dict, arrays: dict, name: str, mirror: Path, cache: Path) -> None:
@@ -1054,7 +1073,7 @@ def test_prepare_end_to_end_through_the_mirror(tmp_path: Path, config: dict, pin
     cache = tmp_path / "raw"
     opts = _opts(name, config)
 
-    arrays, card = prepared.prepare(name, opts, cache=cache, mirror=pinned_mirror)
+    arrays, card = prepare_named(name, opts, cache=cache, mirror=pinned_mirror)
 
     rows, rows_train, rows_test, features, classes, agents, files = EXPECTED_CARDS[name]
     assert (card["rows"], card["rows_train"], card["rows_test"]) == (rows, rows_train, rows_test)
@@ -1071,16 +1090,16 @@ def test_prepare_end_to_end_through_the_mirror(tmp_path: Path, config: dict, pin
 
 def test_prepare_cards_details(tmp_path: Path, config: dict, pinned_mirror: Path) -> None:
     cache = tmp_path / "raw"
-    _, dvp = prepared.prepare("dvp_pvp/adult", _opts("dvp_pvp/adult", config), cache=cache, mirror=pinned_mirror)
+    _, dvp = prepare_named("dvp_pvp/adult", _opts("dvp_pvp/adult", config), cache=cache, mirror=pinned_mirror)
     assert dvp["class_balance"] == {"-1": round(7 / 12, 6), "1": round(5 / 12, 6)}
     assert dvp["samples_per_agent"] == {"mean": 1.0, "std_ddof0": 0.0, "std_ddof1": 0.0}  # 12 rows, 10 agents
     assert "remainder of 2 rows dropped" in dvp["notes"][1]
 
-    _, mnist_card = prepared.prepare("dp_iadmm/mnist", {"agents": 10}, cache=cache, mirror=pinned_mirror)
+    _, mnist_card = prepare_named("dp_iadmm/mnist", {"agents": 10}, cache=cache, mirror=pinned_mirror)
     assert mnist_card["class_balance"] == {str(d): 0.1 for d in range(10)}
     assert mnist_card["samples_per_agent"] == {"mean": 4.0, "std_ddof0": 0.0, "std_ddof1": 0.0}
 
-    arrays, fem = prepared.prepare(
+    arrays, fem = prepare_named(
         "dp_iadmm/femnist", _opts("dp_iadmm/femnist", config), cache=cache, mirror=pinned_mirror
     )
     assert fem["samples_per_agent"]["mean"] == pytest.approx(14 / 3)
@@ -1089,7 +1108,7 @@ def test_prepare_cards_details(tmp_path: Path, config: dict, pinned_mirror: Path
     assert fem["missing_files"] == [] and len(fem["notes"]) == 1
     assert arrays["writers_train"].tolist() == ["f0000_01", "f0001_02", "f0002_03"]
 
-    _, lasso_card = prepared.prepare("dzoa/lasso", _opts("dzoa/lasso", config), cache=cache, mirror=pinned_mirror)
+    _, lasso_card = prepare_named("dzoa/lasso", _opts("dzoa/lasso", config), cache=cache, mirror=pinned_mirror)
     assert lasso_card["class_balance"] is None and lasso_card["raw_inputs"] == []
     assert lasso_card["samples_per_agent"] == {"mean": 20.0, "std_ddof0": 0.0, "std_ddof1": 0.0}
 
@@ -1099,7 +1118,7 @@ def test_prepare_femnist_without_the_missing_files_it_is_given(tmp_path: Path, p
     (pinned_mirror / missing.path).unlink()
     opts = {"shards": [0, 1], "missing_shards": "use_available", "missing_files": [missing.path]}
 
-    arrays, card = prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
+    arrays, card = prepare_named("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
 
     assert card["missing_files"] == [missing.path] and card["options"] == opts
     assert card["shards_train"] == [0, 1] and card["shards_test"] == [0]
@@ -1122,7 +1141,7 @@ def test_prepare_femnist_fails_on_a_shard_it_is_not_told_is_missing(
     missing = femnist.FILES["test", 1]
     (pinned_mirror / missing.path).unlink()
     with pytest.raises(DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"):
-        prepared.prepare(
+        prepare_named(
             "dp_iadmm/femnist",
             {"shards": [0, 1], "missing_shards": policy},
             cache=tmp_path / "raw",
@@ -1133,7 +1152,7 @@ def test_prepare_femnist_fails_on_a_shard_it_is_not_told_is_missing(
 def test_prepare_femnist_fail_policy_refuses_missing_files(tmp_path: Path, pinned_mirror: Path) -> None:
     opts = {"shards": [0, 1], "missing_shards": "fail", "missing_files": [femnist.FILES["test", 1].path]}
     with pytest.raises(ConfigError, match=r"missing_shards is 'fail'"):
-        prepared.prepare("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
+        prepare_named("dp_iadmm/femnist", opts, cache=tmp_path / "raw", mirror=pinned_mirror)
 
 
 def test_prepare_femnist_with_a_truncated_shard_is_an_error(tmp_path: Path, pinned_mirror: Path) -> None:
@@ -1142,7 +1161,7 @@ def test_prepare_femnist_with_a_truncated_shard_is_an_error(tmp_path: Path, pinn
     path.write_bytes(path.read_bytes()[:-100])
 
     with pytest.raises(ChecksumMismatchError) as caught:  # not a smaller dataset: what exists must be right
-        prepared.prepare(
+        prepare_named(
             "dp_iadmm/femnist",
             {"shards": [0, 1], "missing_shards": "use_available"},
             cache=tmp_path / "raw",
@@ -1158,7 +1177,7 @@ def test_prepare_femnist_without_any_test_shard_fails(tmp_path: Path, pinned_mir
     for k in (0, 1):
         (pinned_mirror / femnist.FILES["test", k].path).unlink()
     with pytest.raises(DataUnavailableError, match=r"FEMNIST: none of the selected test shards can be obtained"):
-        prepared.prepare(
+        prepare_named(
             "dp_iadmm/femnist",
             {
                 "shards": [0, 1],
@@ -1179,7 +1198,7 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
         ChecksumMismatchError,
         match=r"^kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected .*; fix: ",
     ):
-        prepared.prepare(
+        prepare_named(
             "wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror
         )
     assert not (tmp_path / "raw" / kdd.TEN_PERCENT.path).exists()

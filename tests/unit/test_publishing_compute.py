@@ -114,12 +114,11 @@ def test_each_claims_paper_runs_are_runs_of_the_paper_grid_and_cost_their_horizo
     """#39's projection reads, for a claim not run, the runs its table reads under config/paper.yaml and the
     iterations each makes: every such run is one of the study's paper runs, and its iterations are the config's."""
     from dpdl.config import load_config
-    from dpdl.data.prepared import STUDY_DATASETS
     from dpdl.studies import study_module
 
     paper = load_config(ROOT / "config" / "paper.yaml")
     module = study_module(study)
-    every = set(module.runs(paper, {f"{study}/{d}" for d in STUDY_DATASETS[study]}))
+    every = set(module.runs(paper, {d.name for d in module.PREPARED}))
     needed = {path for claim in module.CLAIMS for path in module.table_runs(paper, claim.aggregate)}
     assert needed and needed <= every
     section = paper[study]

@@ -81,7 +81,7 @@ def test_write_read_round_trip(tmp_path: Path) -> None:
     [
         ({"epsilon": -1.0}, "epsilon: -1.0 is less than or equal to the minimum of 0"),
         ({"delta": 1.0}, "delta: 1.0 is greater than or equal to the maximum of 1"),
-        ({"study": "other"}, "study: 'other' is not one of"),
+        ({"study": "Other study"}, "study: 'Other study' does not match"),
         ({"dataset_sha256": "xyz"}, "dataset_sha256: 'xyz' does not match"),
         ({"surprise": 1}, "'surprise' was unexpected"),
     ],

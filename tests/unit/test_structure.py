@@ -12,8 +12,7 @@ import pytest
 import yaml
 
 import dpdl
-from dpdl import schemas, studies
-from dpdl.data.prepared import STUDY_DATASETS
+from dpdl import studies
 from dpdl.studies.common import DEFAULT, PaperReference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,24 +270,75 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
 
 
 def test_every_other_list_of_the_studies_is_the_registry() -> None:
-    """The lists a schema, a rule file or the data layer cannot take from the registry, checked against it."""
-    config_schema = schemas.load("config.schema.yaml")
+    """What the top level needs of each study comes from the registry: the config schema's ``studies`` enum and
+    sections, the rule files the Snakefile includes, the prepared datasets; each study's files exist."""
+    config_schema = studies.config_schema()
     assert config_schema["properties"]["studies"]["items"]["enum"] == list(studies.ALL)
     assert config_schema["properties"]["studies"]["default"] == list(studies.ALL)
     assert [k for k in config_schema["required"] if k in studies.ALL] == list(studies.ALL)
     for study in studies.ALL:
-        assert config_schema["properties"][study]["$ref"] == f"{study}.schema.yaml"
-        assert schemas.path(f"{study}.schema.yaml").is_file()
-        assert (ROOT / "docs" / "studies" / f"{study}.md").is_file()
-    for name in ("card", "run"):
-        schema = schemas.load(f"{name}.schema.json")
-        assert schema["properties"]["study"]["enum"] == list(studies.ALL), name
-    assert list(STUDY_DATASETS) == list(studies.ALL)
-    includes = re.findall(r'include: "workflow/rules/(\w+)\.smk"', (ROOT / "Snakefile").read_text())
-    assert [rule for rule in includes if rule in studies.ALL] == list(studies.ALL)
+        files = studies.study_files(study)
+        assert config_schema["properties"][study]["$ref"] == files.schema.name
+        assert files.schema.is_file() and (ROOT / files.rules).is_file() and (ROOT / files.docs).is_file(), study
+    assert list(dict.fromkeys(d.study for d in studies.prepared_datasets().values())) == list(studies.ALL)
+    snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    assert "for study_rules in STUDY_RULES:" in snakefile  # common.smk: STUDY_RULES from studies.study_files
     for config in sorted((ROOT / "config").glob("*.yaml")):
         text = yaml.safe_load(config.read_text())
         assert all(study in text for study in studies.ALL), f"{config.name} lacks a study section"
+
+
+def hand_written_study_lists(files: list[Path], names: tuple[str, ...] = studies.BUILTIN) -> list[str]:
+    """Where a file lists two or more of the studies by hand instead of asking the registry: in Python a tuple,
+    list or set of their names or a dict keyed by them (or by ``<study>/<dataset>``); in a rule file, the
+    Snakefile, a schema or a shell script two names side by side in brackets or a rule file included by name."""
+    either = "|".join(names)
+    side_by_side = re.compile(rf"""[\[(]\s*["']?({either})["']?\s*,\s*["']?({either})\b""")
+    by_name = re.compile(rf"include:\s*\S*rules/({either})\.smk")
+    found = []
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        if path.suffix != ".py":
+            found += [f"{path.name}:{text[: m.start()].count(chr(10)) + 1}: lists {m[1]}, {m[2]}, ..." for m in
+                      side_by_side.finditer(text)]  # fmt: skip
+            found += [f"{path.name}: includes {m[1]}.smk by name" for m in by_name.finditer(text)]
+            continue
+        for node in ast.walk(ast.parse(text)):
+            items = node.keys if isinstance(node, ast.Dict) else getattr(node, "elts", None)
+            if not isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict) or not items:
+                continue
+            strings = [k.value for k in items if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            named = {value.partition("/")[0] for value in strings} & set(names)
+            if len(named) >= 2:
+                found.append(f"{path.name}:{node.lineno}: lists {', '.join(sorted(named))}")
+    return found
+
+
+def code_and_workflow_files() -> list[Path]:
+    """The package's modules and data, the rule files, the Snakefile and the CI script: where a list of the studies
+    would be one to keep in step by hand (the registry's own BUILTIN aside; configs name their sections)."""
+    found = [ROOT / "Snakefile", ROOT / ".ci" / "run", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+    found += [path for path in sorted(SOURCE.rglob("*")) if path.suffix in (".py", ".yaml", ".json")]
+    return [path for path in found if path.is_file() and path != SOURCE / "studies" / "__init__.py"]
+
+
+def test_no_other_list_of_the_studies_is_written_by_hand() -> None:
+    assert hand_written_study_lists(code_and_workflow_files()) == []
+
+
+def test_the_study_list_finder_finds_planted_lists(tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text('from dpdl.studies import ALL\nX = ("wddp",)\nY = {"wddp/kdd": 1, "x": 2}\n')
+    (tmp_path / "post_hoc.py").write_text('STUDIES = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")\n')
+    (tmp_path / "prepared.py").write_text('OPTIONS = {\n    "dvp_pvp/adult": {},\n    "wddp/kdd": {},\n}\n')
+    (tmp_path / "Snakefile").write_text('include: "workflow/rules/common.smk"\ninclude: "workflow/rules/wddp.smk"\n')
+    (tmp_path / "x.schema.json").write_text('{"study": {"enum": ["dvp_pvp", "wddp"]}}\n')
+    found = hand_written_study_lists(sorted(tmp_path.iterdir()))
+    assert found == [
+        "Snakefile: includes wddp.smk by name",
+        "post_hoc.py:1: lists dp_iadmm, dvp_pvp, dzoa, wddp",
+        "prepared.py:1: lists dvp_pvp, wddp",
+        "x.schema.json:1: lists dvp_pvp, wddp, ...",
+    ]
 
 
 def test_no_rule_param_is_a_lambda() -> None:
@@ -356,3 +406,35 @@ def test_the_schema_path_finder_finds_planted_paths(tmp_path: Path) -> None:
         "runs.py:1: importlib.resources (find package files in dpdl.schemas)",
         "runs.py:2: a path into the schemas folder ('schemas/r.json')",
     ]
+
+
+TOY = ROOT / "tests" / "toy_study" / "toy"  # a fifth study, registered by DPDL_EXTRA_STUDIES (tests/toy_study)
+
+
+TEXT_SUFFIXES = (".py", ".smk", ".yaml", ".json", ".md", ".toml", "")
+
+
+def files_naming_study(name: str) -> list[str]:
+    """The project's existing text files (code, workflow, configs, CI, docs but the walk-through) that name study
+    ``name`` as a study: quoted, as a config section, or in a path (``<name>/``, ``<name>.smk``, ``<name>.md``)."""
+    pattern = re.compile(rf"""["']{name}["']|^{name}:|\b{name}(/|\.smk|\.schema|\.md)|studies\.{name}\b""", re.M)
+    places = [ROOT / "Snakefile", ROOT / "README.md", ROOT / "pyproject.toml", ROOT / ".ci" / "run"]
+    for folder in ("src", "workflow", "config", "docs"):
+        places += sorted((ROOT / folder).rglob("*"))
+    walk_through = ROOT / "docs" / "development.md"
+    return [
+        str(path.relative_to(ROOT))
+        for path in places
+        if path.is_file() and path != walk_through and path.suffix in TEXT_SUFFIXES
+        and pattern.search(path.read_text(encoding="utf-8", errors="replace"))
+    ]  # fmt: skip
+
+
+def test_a_fifth_study_touches_no_existing_file() -> None:
+    """The toy study (tests/toy_study/test_toy_study.py builds it) is its package alone: its modules, its schema,
+    rule file and page inside it; no existing file of the project names it, the registry included."""
+    modules = {path.stem for path in TOY.glob("*.py")} - {"__init__"}
+    assert set(studies.MODULES) <= modules and all(studies.is_study_module(name) for name in modules)
+    assert all((TOY / name).is_file() for name in studies.STUDY_FILES)
+    assert files_naming_study("toy") == []
+    assert files_naming_study("dzoa")  # the finder finds a study the project names

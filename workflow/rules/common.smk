@@ -11,8 +11,8 @@ from dpdl import readings as dpdl_readings
 from dpdl import paths, targets
 from dpdl.paths import article_paths
 from dpdl.studies import ALL as STUDIES
+from dpdl.studies import prepared_datasets, study_files
 from dpdl.config import validate_config
-from dpdl.data import prepared
 from dpdl.data.fetch import mirror_from
 from dpdl.errors import ConfigError
 
@@ -34,9 +34,13 @@ except ConfigError as err:
     sys.exit(f"ConfigError: {err}")
 
 
+# Each registered study's rule file (dpdl.studies.study_files), included by the Snakefile in the registry's order.
+STUDY_RULES = [study_files(study).rules for study in STUDIES]
+
+
 wildcard_constraints:
-    study="|".join(prepared.STUDY_DATASETS),
-    dataset="|".join(sorted({d for ds in prepared.STUDY_DATASETS.values() for d in ds})),
+    study="|".join(dict.fromkeys(d.study for d in prepared_datasets().values())),
+    dataset="|".join(sorted({d.dataset for d in prepared_datasets().values()})),
 
 
 @functools.cache
@@ -175,7 +179,7 @@ def get_reading_inputs(wildcards):
     (dpdl.readings.seed_from_main_build); started before them, it would compute them again.
     """
     buildable = set(get_availability().buildable)
-    names = [f"{wildcards.study}/{d}" for d in prepared.STUDY_DATASETS[wildcards.study]]
+    names = [n for n, d in prepared_datasets().items() if d.study == wildcards.study]
     data = [
         f(name)
         for name in names

@@ -26,6 +26,7 @@ The one fix per dataset, every command in the form the user runs (:func:`dpdl.hi
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -42,7 +43,7 @@ from dpdl.data.fetch import (
     locate,
     unavailable_message,
 )
-from dpdl.data.prepared import options, prepared_names, raw_files
+from dpdl.data.prepared import PreparedDataset, options, raw_files
 from dpdl.hints import command
 
 FEMNIST = "dp_iadmm/femnist"
@@ -213,12 +214,14 @@ def _sources(missing: MissingFile) -> str:
     return ", ".join(f"{a.where} ({a.reason})" for a in tried)
 
 
-def availability(config: dict, cache: Path, mirror: Path | None) -> Availability:
-    """Decide, without downloading, which prepared datasets of ``config`` can be built here."""
+def availability(config: dict, cache: Path, mirror: Path | None, datasets: Iterable[PreparedDataset]) -> Availability:
+    """Decide, without downloading, which of ``datasets`` (the prepared datasets ``config`` needs:
+    :func:`dpdl.studies.prepared_names`) can be built here."""
     result = Availability(cache=Path(cache), mirror=mirror)
-    for name in prepared_names(config):
-        opts = options(name, config)
-        files = raw_files(name, opts)
+    for record in datasets:
+        name = record.name
+        opts = options(record, config)
+        files = raw_files(record, opts)
         missing = []
         for remote in files:
             found, attempts = locate(remote, cache, mirror)

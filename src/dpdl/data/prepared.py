@@ -5,10 +5,17 @@ A prepared dataset is named ``<study>/<dataset>`` (``wddp/kdd``) and written as
 classes, class balance, samples per agent, the raw inputs' pins, the preprocessing options, and
 ``npz_sha256``, the hash of the ``.npz``). A job that reads the arrays gets the card from
 :func:`verified_card`, which refuses arrays that are not the ones the card describes.
+
+Each study declares its prepared datasets as :class:`PreparedDataset` records (``PREPARED`` in its
+``grid.py``); the registry (:func:`dpdl.studies.prepared_datasets`) gathers them, and every function here
+takes the record, so this module lists no study and no dataset. A new prepared dataset is one record and one
+``build`` function (here, beside its raw files' reader, or in the study's own package).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +28,41 @@ from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
 from dpdl.io import read_json, sha256_file
 from dpdl.validation import get_dotted, require_exact_keys
 
-STUDY_DATASETS = {
-    "dvp_pvp": ("adult",),
-    "wddp": ("adult", "kdd"),
-    "dp_iadmm": ("mnist", "femnist"),
-    "dzoa": ("lasso",),
-}
-PREPARED = tuple(f"{study}/{dataset}" for study, datasets in STUDY_DATASETS.items() for dataset in datasets)
+Built = tuple[dict[str, np.ndarray], dict, list[str]]  # arrays, the card's statistics, the card's notes
+
+
+def no_files(opts: dict) -> list[RemoteFile]:
+    """The raw files of a prepared dataset generated from its options alone: none."""
+    return []
+
+
+@dataclass(frozen=True)
+class PreparedDataset:
+    """One prepared dataset of a study, ``<study>/<dataset>``: where its options come from, its raw files and how
+    it is built.
+
+    ``options`` maps each option to the dotted config key it comes from; ``files`` gives the raw files for the
+    options (read when called: the tests swap the pins); ``build`` makes the arrays, the card's statistics and its
+    notes from the fetched files (in the order ``files`` gives them) and the options. A dataset built another way
+    (FEMNIST: from the shards obtainable) gives ``prepare`` instead, which fetches and returns arrays and card;
+    ``settle`` turns the config's values into the options the job takes (FEMNIST: ``"all"`` shards listed);
+    ``optional`` names options the workflow adds beside the config's (FEMNIST: ``missing_files``).
+    """
+
+    study: str
+    dataset: str
+    build: Callable[[list[Path], dict], Built] | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    files: Callable[[dict], list[RemoteFile]] = no_files
+    prepare: Callable[..., tuple[dict[str, np.ndarray], dict]] | None = None
+    settle: Callable[[dict], dict] | None = None
+    optional: frozenset[str] = frozenset()
+
+    @property
+    def name(self) -> str:
+        return f"{self.study}/{self.dataset}"
+
+
 _LASSO = (
     "trials",
     "seed",
@@ -39,39 +74,18 @@ _LASSO = (
     "col_norm",
     "row_norm",
 )
-OPTION_SOURCES = {  # each option of a prepared dataset: the config key it comes from (dotted)
-    "dvp_pvp/adult": {key: f"dvp_pvp.{key}" for key in ("agents", "partition_seed", "row_norm")},
-    "wddp/adult": {},
-    "wddp/kdd": {key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
-    "dp_iadmm/mnist": {"agents": "dp_iadmm.mnist_agents"},
-    # and "missing_files" when some cannot be obtained (not a config key)
-    "dp_iadmm/femnist": {"shards": "data.femnist.shards", "missing_shards": "data.femnist.missing_shards"},
-    "dzoa/lasso": {key: f"data.lasso.{key}" for key in _LASSO},
-}
-OPTION_KEYS = {name: set(sources) for name, sources in OPTION_SOURCES.items()}
+LASSO_OPTIONS = {key: f"data.lasso.{key}" for key in _LASSO}  # dzoa/lasso's options (and the audit's lasso)
 
 
-def prepared_names(config: dict) -> list[str]:
-    """The prepared datasets the enabled studies of ``config`` need, in data-flow order."""
-    return [name for name in PREPARED if name.split("/")[0] in config["studies"]]
+def options(record: PreparedDataset, config: dict) -> dict:
+    """The configuration values that determine prepared dataset ``record`` (its rule's params)."""
+    opts = {key: get_dotted(config, dotted) for key, dotted in record.options.items()}
+    return record.settle(opts) if record.settle else opts
 
 
-def options(name: str, config: dict) -> dict:
-    """The configuration values that determine prepared dataset ``name`` (its rule's params)."""
-    if name not in OPTION_SOURCES:
-        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-    opts = {key: get_dotted(config, dotted) for key, dotted in OPTION_SOURCES[name].items()}
-    if name == "dp_iadmm/femnist":
-        opts["shards"] = list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"])
-    return opts
-
-
-def raw_files(name: str, opts: dict) -> list[RemoteFile]:
-    """The raw files prepared dataset ``name`` is built from (FEMNIST: the selected shards)."""
-    dataset = name.split("/")[1]
-    if dataset == "femnist":
-        return [femnist.FILES[split, k] for split in ("train", "test") for k in opts["shards"]]
-    return list({"adult": adult.FILES, "kdd": kdd.FILES, "mnist": mnist.FILES, "lasso": ()}[dataset])
+def raw_files(record: PreparedDataset, opts: dict) -> list[RemoteFile]:
+    """The raw files prepared dataset ``record`` is built from (FEMNIST: the selected shards)."""
+    return list(record.files(opts))
 
 
 def check_arrays(npz: Path, card: dict, card_path: Path) -> None:
@@ -96,81 +110,113 @@ def verified_card(card_path: Path, npz: Path) -> dict:
     return card
 
 
-def check_options(name: str, opts: dict) -> None:
-    """Raise :class:`ConfigError` unless ``opts`` has exactly the option keys of ``name``."""
-    if name not in OPTION_KEYS:
-        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(PREPARED)}")
-    keys = set(OPTION_KEYS[name])
-    if name == "dp_iadmm/femnist" and "missing_files" in opts:
-        keys.add("missing_files")
-    require_exact_keys(opts, keys, f"options for {name}", f"expected exactly {sorted(keys)}")
+def check_options(record: PreparedDataset, opts: dict) -> None:
+    """Raise :class:`ConfigError` unless ``opts`` has exactly the option keys of ``record``."""
+    keys = set(record.options) | (record.optional & set(opts))
+    require_exact_keys(opts, keys, f"options for {record.name}", f"expected exactly {sorted(keys)}")
 
 
-def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
-    """Fetch the raw files of ``name`` (verified) and build its arrays and card (without the npz hash)."""
-    check_options(name, opts)
-    dataset = name.split("/")[1]
-    if dataset == "femnist":
-        return _prepare_femnist(opts, cache=cache, mirror=mirror)
-    paths = [fetch(remote, cache, mirror) for remote in raw_files(name, opts)]
-    inputs = [_raw_record(remote) for remote in raw_files(name, opts)]
-    if name == "dvp_pvp/adult":
-        arrays = adult.prepare_dvp_pvp(
-            adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"]
-        )
-        rng = np.random.default_rng(opts["partition_seed"])
-        shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
-        stats = _stats(arrays["X"], arrays["y"], None, [len(s) for s in shards])
-        notes = [
-            "all 45,222 complete rows are training data (G19 paper-faithful); from_test marks adult.test rows",
-            f"partition: seeded shuffle (partition_seed {opts['partition_seed']}), {opts['agents']} equal shards, "
-            f"remainder of {len(arrays['y']) - sum(len(s) for s in shards)} rows dropped (G12)",
-        ]
-    elif name == "wddp/adult":
-        arrays = adult.prepare_wddp(adult.read_adult(paths[0]), adult.read_adult(paths[1]))
-        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
-        notes = ["official split adult.data / adult.test; clients are drawn per experiment (m = 2..32)"]
-    elif name == "wddp/kdd":
-        features, labels = kdd.read_kdd(paths[0])
-        arrays = kdd.prepare_wddp(
-            features,
-            labels,
-            sample_size=opts["sample_size"],
-            train_size=opts["train_size"],
-            rng=np.random.default_rng(opts["seed"]),
-        )
-        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
-        notes = [
-            f"source file: {len(labels):,} rows, {int((labels == kdd.NORMAL).sum()):,} normal",
-            "clients are drawn per experiment (m = 2..32)",
-        ]
-    elif name == "dp_iadmm/mnist":
-        arrays = mnist.prepare(*paths)
-        shards = equal_shards(len(arrays["y_train"]), opts["agents"])
-        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards])
-        notes = [
-            "pixels stored as uint8; features are X / pixel_divisor",
-            "agents: contiguous equal split in file order",
-        ]
-    else:  # dzoa/lasso (check_options rejected every other name)
-        arrays = lasso.generate(**opts)
-        n_trials, n_rows, n_features = arrays["X"].shape
-        stats = {
-            "rows": n_rows,
-            "rows_train": n_rows,
-            "rows_test": 0,
-            "features": n_features,
-            "classes": None,
-            "class_balance": None,
-            "agents": opts["agents"],
-            "samples_per_agent": size_summary(np.full(opts["agents"], opts["samples_per_agent"])),
-        }
-        notes = [f"{n_trials} trials stacked on the first axis; regression, no classes"]
-    return arrays, _card(name, opts, stats, inputs, notes, arrays)
+def prepare(
+    record: PreparedDataset, opts: dict, *, cache: Path, mirror: Path | None
+) -> tuple[dict[str, np.ndarray], dict]:
+    """Fetch the raw files of ``record`` (verified) and build its arrays and card (without the npz hash)."""
+    check_options(record, opts)
+    if record.prepare is not None:
+        return record.prepare(opts, cache=cache, mirror=mirror)
+    files = raw_files(record, opts)
+    paths = [fetch(remote, cache, mirror) for remote in files]
+    arrays, stats, notes = record.build(paths, opts)
+    return arrays, card(record.name, opts, stats, [raw_record(remote) for remote in files], notes, arrays)
 
 
-def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
-    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found unobtainable)."""
+# The builds of the four studies' datasets (each study's PREPARED names its own).
+
+
+def build_dvp_pvp_adult(paths: list[Path], opts: dict) -> Built:
+    arrays = adult.prepare_dvp_pvp(adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"])
+    rng = np.random.default_rng(opts["partition_seed"])
+    shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
+    notes = [
+        "all 45,222 complete rows are training data (G19 paper-faithful); from_test marks adult.test rows",
+        f"partition: seeded shuffle (partition_seed {opts['partition_seed']}), {opts['agents']} equal shards, "
+        f"remainder of {len(arrays['y']) - sum(len(s) for s in shards)} rows dropped (G12)",
+    ]
+    return arrays, stats(arrays["X"], arrays["y"], None, [len(s) for s in shards]), notes
+
+
+def build_wddp_adult(paths: list[Path], opts: dict) -> Built:
+    arrays = adult.prepare_wddp(adult.read_adult(paths[0]), adult.read_adult(paths[1]))
+    notes = ["official split adult.data / adult.test; clients are drawn per experiment (m = 2..32)"]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
+
+
+def build_wddp_kdd(paths: list[Path], opts: dict) -> Built:
+    features, labels = kdd.read_kdd(paths[0])
+    arrays = kdd.prepare_wddp(
+        features,
+        labels,
+        sample_size=opts["sample_size"],
+        train_size=opts["train_size"],
+        rng=np.random.default_rng(opts["seed"]),
+    )
+    notes = [
+        f"source file: {len(labels):,} rows, {int((labels == kdd.NORMAL).sum()):,} normal",
+        "clients are drawn per experiment (m = 2..32)",
+    ]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
+
+
+def build_dp_iadmm_mnist(paths: list[Path], opts: dict) -> Built:
+    arrays = mnist.prepare(*paths)
+    shards = equal_shards(len(arrays["y_train"]), opts["agents"])
+    notes = [
+        "pixels stored as uint8; features are X / pixel_divisor",
+        "agents: contiguous equal split in file order",
+    ]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards]), notes
+
+
+def build_dzoa_lasso(paths: list[Path], opts: dict) -> Built:
+    arrays = lasso.generate(**opts)
+    n_trials, n_rows, n_features = arrays["X"].shape
+    found = {
+        "rows": n_rows,
+        "rows_train": n_rows,
+        "rows_test": 0,
+        "features": n_features,
+        "classes": None,
+        "class_balance": None,
+        "agents": opts["agents"],
+        "samples_per_agent": size_summary(np.full(opts["agents"], opts["samples_per_agent"])),
+    }
+    return arrays, found, [f"{n_trials} trials stacked on the first axis; regression, no classes"]
+
+
+def adult_files(opts: dict) -> list[RemoteFile]:
+    return list(adult.FILES)
+
+
+def kdd_files(opts: dict) -> list[RemoteFile]:
+    return list(kdd.FILES)
+
+
+def mnist_files(opts: dict) -> list[RemoteFile]:
+    return list(mnist.FILES)
+
+
+def femnist_files(opts: dict) -> list[RemoteFile]:
+    """FEMNIST's raw files: the selected shards of both splits."""
+    return [femnist.FILES[split, k] for split in ("train", "test") for k in opts["shards"]]
+
+
+def settle_femnist(opts: dict) -> dict:
+    """FEMNIST's shards as the job takes them: ``"all"`` listed, a list sorted."""
+    return {**opts, "shards": list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"])}
+
+
+def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
+    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found unobtainable): arrays and
+    card."""
     missing = opts.get("missing_files", [])
     if missing and opts["missing_shards"] == "fail":
         raise ConfigError(f"FEMNIST: missing_shards is 'fail', yet missing_files lists {missing}")
@@ -185,12 +231,12 @@ def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[d
             raise DataUnavailableError(f"FEMNIST: none of the selected {split} shards can be obtained: {missing}")
     arrays = femnist.prepare(found["train"], found["test"])
     sizes = np.diff(arrays["offsets_train"])
-    stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], sizes)
-    stats["writers_test"] = len(arrays["writers_test"])
-    stats["shards_train"] = sorted(found["train"])
-    stats["shards_test"] = sorted(found["test"])
-    stats["missing_files"] = missing
-    inputs = [_raw_record(femnist.FILES[split, k]) for split in ("train", "test") for k in sorted(found[split])]
+    found_stats = stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], sizes)
+    found_stats["writers_test"] = len(arrays["writers_test"])
+    found_stats["shards_train"] = sorted(found["train"])
+    found_stats["shards_test"] = sorted(found["test"])
+    found_stats["missing_files"] = missing
+    inputs = [raw_record(femnist.FILES[split, k]) for split in ("train", "test") for k in sorted(found[split])]
     notes = ["one LEAF writer is one agent; pixels inverted (1 - x) and stored as uint8; features are X / 255"]
     if missing:
         notes.append(
@@ -198,10 +244,10 @@ def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[d
             f"{len(found['train'])} of {len(opts['shards'])} train shards, {len(found['test'])} of "
             f"{len(opts['shards'])} test shards; paper-scale FEMNIST numbers need all 36"
         )
-    return arrays, _card("dp_iadmm/femnist", opts, stats, inputs, notes, arrays)
+    return arrays, card("dp_iadmm/femnist", opts, found_stats, inputs, notes, arrays)
 
 
-def _stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, agent_sizes) -> dict:
+def stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, agent_sizes) -> dict:
     labels, counts = np.unique(y_train, return_counts=True)
     return {
         "rows": len(y_train) + (0 if y_test is None else len(y_test)),
@@ -217,11 +263,11 @@ def _stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, 
     }
 
 
-def _raw_record(remote: RemoteFile) -> dict:
+def raw_record(remote: RemoteFile) -> dict:
     return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
 
 
-def _card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:
+def card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:
     study, dataset = name.split("/")
     return {
         "name": name,

@@ -29,31 +29,65 @@ A study's ``__init__`` holds only its docstring: :func:`study_module` gives each
 :class:`Study` from the module :data:`PROTOCOL` names, imported on first use, so a run job (which
 needs the grid and the run) never imports the claims, pandas' statistics or the other studies.
 
-Adding a paper means writing its package (``dpdl.studies.<name>``, whose modules define what
-:data:`PROTOCOL` lists), its config schema and rule file, its prepared datasets in
-:mod:`dpdl.data.prepared`, and then listing it in :data:`ALL`, the Snakefile's includes and the
-configs; the schemas' study enums are checked against :data:`ALL` by a test. Pieces several
-studies share (bands over seeds, trend tests, settings parsing, the reading type, number
-formatting, the command skeleton) live below the studies: :mod:`dpdl.aggregate`,
-:mod:`dpdl.claims` and :mod:`dpdl.studies.common`.
+Besides its modules, a study has three files the top level reads, found by the registry
+(:func:`study_files`): its config schema (the section ``<study>:`` of the config), its Snakemake rule file
+(the Snakefile includes every registered study's) and its documentation page. The config's ``studies``
+enum and per-study sections come from :data:`ALL` (:func:`config_schema`), and so do the prepared
+datasets (each study's ``PREPARED``: :func:`prepared_datasets`). Adding a paper inside the project means
+writing its package and those three files and naming it in :data:`BUILTIN`; a package outside
+``dpdl.studies`` (a test's toy study) is registered by naming it in the environment variable
+``DPDL_EXTRA_STUDIES`` (:data:`EXTRA_STUDIES`), with its three files inside the package. Pieces several
+studies share (bands over seeds, trend tests, settings parsing, the reading type, number formatting, the
+command skeleton) live below the studies: :mod:`dpdl.aggregate`, :mod:`dpdl.claims` and
+:mod:`dpdl.studies.common`.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import importlib
+import importlib.util
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, cast
+
+from dpdl import schemas
+from dpdl.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from dpdl.claims import Claim
+    from dpdl.data.prepared import PreparedDataset
     from dpdl.studies.common import PaperReference, Reading
 
-ALL = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # in data-flow order
+BUILTIN = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # the papers of dpdl.studies, in data-flow order
+# Importable packages outside dpdl.studies to register after them, comma-separated (a test's toy study): each
+# package's last name is its study id, and its files lie inside it (STUDY_FILES)
+EXTRA_STUDIES = "DPDL_EXTRA_STUDIES"
+
+
+def _packages() -> dict[str, str]:
+    """Each registered study -> its package: :data:`BUILTIN`'s in ``dpdl.studies``, then :data:`EXTRA_STUDIES`."""
+    packages = {name: f"{__name__}.{name}" for name in BUILTIN}
+    for package in filter(None, (item.strip() for item in os.environ.get(EXTRA_STUDIES, "").split(","))):
+        name = package.rpartition(".")[2]
+        if name in packages or importlib.util.find_spec(package) is None:
+            raise ConfigError(
+                f"{EXTRA_STUDIES}: {package!r} is "
+                + ("a study registered already" if name in packages else "not an importable package")
+                + "; name importable study packages, comma-separated, each once"
+            )
+        packages[name] = package
+    return packages
+
+
+PACKAGES = _packages()
+ALL = tuple(PACKAGES)  # every registered study, in data-flow order
 MODULES = ("grid", "readings", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study has these
 OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these; besides them, only private _<name>.py
 LONG_MODULE_LINES = 800  # past this a module is worth a look for a second concern (a warning, not a limit)
@@ -74,6 +108,7 @@ class Study(Protocol):
     READINGS: tuple[Reading, ...]  # the default first
     CLAIMS_STEP_KEYS: tuple[str, ...]  # config keys read by the claims step alone (a reading of these reuses
     # the default's tables)
+    PREPARED: tuple[PreparedDataset, ...]  # the prepared datasets it reads (dpdl.data.prepared)
     SHARED_SEEDS: bool  # every grid point of a figure runs the same seeds (trials): a trend series must carry
     # its seed ids, so the engine judges it within seeds (dpdl.claims refuses one without them)
 
@@ -122,6 +157,7 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "REFERENCE": "grid",
     "CLAIMS_STEP_KEYS": "grid",
     "SHARED_SEEDS": "grid",
+    "PREPARED": "grid",
     "check_config": "grid",
     "targets": "grid",
     "runs": "grid",
@@ -143,7 +179,7 @@ class _LazyStudy:
     def __getattr__(self, attr: str) -> object:
         if attr not in PROTOCOL:
             raise AttributeError(f"a study exposes {', '.join(PROTOCOL)}; not {attr!r}")
-        value = getattr(importlib.import_module(f"dpdl.studies.{self.name}.{PROTOCOL[attr]}"), attr)
+        value = getattr(importlib.import_module(f"{PACKAGES[self.name]}.{PROTOCOL[attr]}"), attr)
         setattr(self, attr, value)  # the next lookup finds it without __getattr__
         return value
 
@@ -164,9 +200,72 @@ def study_module(name: str) -> Study:
 
 
 def audit_module(name: str) -> ModuleType:
-    """``dpdl.studies.<name>.audit``: the study's privacy claims, audited cells and scores.
+    """The study's ``audit`` module: the study's privacy claims, audited cells and scores.
 
     Imported on first use: the audit's harness loads what the run jobs never need.
     """
     _check_name(name)
-    return importlib.import_module(f"dpdl.studies.{name}.audit")
+    return importlib.import_module(f"{PACKAGES[name]}.audit")
+
+
+@dataclass(frozen=True)
+class StudyFiles:
+    """The files of a study that the top level reads: its config schema, its rule file, its documentation page.
+
+    ``rules`` is relative to the Snakefile's folder for a study of :data:`BUILTIN`, absolute for another.
+    """
+
+    schema: Path
+    rules: str
+    docs: Path | None  # relative to the project's root for a study of BUILTIN
+
+
+STUDY_FILES = ("schema.yaml", "rules.smk", "README.md")  # a study outside dpdl.studies: inside its package
+
+
+def study_files(name: str) -> StudyFiles:
+    """Where ``name``'s files lie: a study of :data:`BUILTIN` in the project's folders (``src/dpdl/schemas/``,
+    ``workflow/rules/``, ``docs/studies/``), another inside its package (:data:`STUDY_FILES`)."""
+    _check_name(name)
+    if name in BUILTIN:
+        docs = Path(f"docs/studies/{name}.md")
+        return StudyFiles(schemas.path(f"{name}.schema.yaml"), f"workflow/rules/{name}.smk", docs)
+    spec = importlib.util.find_spec(PACKAGES[name])
+    folder = Path(next(iter(spec.submodule_search_locations)))  # type: ignore[union-attr, arg-type]
+    schema, rules, docs = (folder / file for file in STUDY_FILES)
+    return StudyFiles(schema, str(rules), docs)
+
+
+def config_schema() -> dict:
+    """The workflow config's schema: ``config.schema.yaml`` with, from :data:`ALL`, the ``studies`` enum and
+    default, and one required section per study referencing its schema (:func:`study_files`). A new dict each
+    call; its ``$ref`` resolve beside ``config.schema.yaml`` (an absolute path for a study outside it)."""
+    schema = copy.deepcopy(schemas.load("config.schema.yaml"))
+    studies = schema["properties"]["studies"]
+    studies["items"] = {"enum": list(ALL)}
+    studies["default"] = list(ALL)
+    schema["required"] = [*schema["required"], *ALL]
+    for name in ALL:
+        file = study_files(name).schema
+        ref = file.name if file.parent == schemas.FOLDER else str(file)
+        schema["properties"][name] = {"$ref": ref, "default": {}}
+    return schema
+
+
+@functools.cache
+def prepared_datasets() -> dict[str, PreparedDataset]:
+    """Every prepared dataset of every registered study (``<study>/<dataset>`` -> its record), in data-flow order."""
+    return {record.name: record for name in ALL for record in study_module(name).PREPARED}
+
+
+def prepared_dataset(name: str) -> PreparedDataset:
+    """The record of prepared dataset ``name`` (``wddp/kdd``), or a ConfigError naming those there are."""
+    records = prepared_datasets()
+    if name not in records:
+        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(records)}")
+    return records[name]
+
+
+def prepared_names(config: dict) -> list[str]:
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order."""
+    return [name for name, record in prepared_datasets().items() if record.study in config["studies"]]

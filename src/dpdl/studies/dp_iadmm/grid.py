@@ -19,6 +19,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from dpdl.data import prepared
+from dpdl.data.prepared import PreparedDataset
 from dpdl.studies import common
 
 # The names the rule file, the config validation, the other modules and the tests read from ``grid``.
@@ -93,6 +95,24 @@ from dpdl.studies.dp_iadmm._variants import (  # noqa: F401
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
 # within seeds, and a trend claim's extractor that hands the engine series without seed ids is refused
+PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+    PreparedDataset(
+        STUDY,
+        "mnist",
+        build=prepared.build_dp_iadmm_mnist,
+        options={"agents": "dp_iadmm.mnist_agents"},
+        files=prepared.mnist_files,
+    ),
+    PreparedDataset(  # built from the shards obtainable; "missing_files" (not a config key) lists the others
+        STUDY,
+        "femnist",
+        prepare=prepared.prepare_femnist,
+        options={"shards": "data.femnist.shards", "missing_shards": "data.femnist.missing_shards"},
+        files=prepared.femnist_files,
+        settle=prepared.settle_femnist,
+        optional=frozenset({"missing_files"}),
+    ),
+)
 
 # --- paths of the outputs -----------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 
 # The names the rule file, the config validation, the other modules and the tests read from ``grid``.
+from dpdl.data import prepared
+from dpdl.data.prepared import PreparedDataset
 from dpdl.studies.dvp_pvp._jobs import (  # noqa: F401
     eta_inputs,
     eta_job_outputs,
@@ -83,6 +85,15 @@ from dpdl.studies.dvp_pvp._settings import (  # noqa: F401
 
 SHARED_SEEDS = True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
 # trend claim's extractor that hands the engine series without seed ids is refused
+PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+    PreparedDataset(
+        STUDY,
+        "adult",
+        build=prepared.build_dvp_pvp_adult,
+        options={key: f"dvp_pvp.{key}" for key in ("agents", "partition_seed", "row_norm")},
+        files=prepared.adult_files,
+    ),
+)
 
 # ------------------------------------------------------------------------------ the claims step
 

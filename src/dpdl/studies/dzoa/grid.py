@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from dpdl.data import prepared
+from dpdl.data.prepared import PreparedDataset
 from dpdl.errors import ConfigError
 from dpdl.studies import common
 
@@ -26,6 +28,9 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
 # judged within trials, and a trend claim's extractor that hands the engine series without trial ids is refused
+PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+    PreparedDataset(STUDY, "lasso", build=prepared.build_dzoa_lasso, options=prepared.LASSO_OPTIONS),
+)
 DATASET = "dzoa/lasso"
 ALGORITHMS = ("dzoa", "dpadmm")
 ALGORITHM_NAMES = {"dzoa": "D-ZOA", "dpadmm": "DP-ADMM"}

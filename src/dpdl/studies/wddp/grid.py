@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dpdl.data import prepared
+from dpdl.data.prepared import PreparedDataset
 from dpdl.errors import ConfigError
 from dpdl.studies import common
 from dpdl.studies.common import format_number, parse_settings
@@ -33,6 +35,16 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
     title="Weighted Distributed Differential Privacy ERM: Convex and Non-convex",
     venue="arXiv preprint",
     locator="arXiv:1910.10308v2",
+)
+PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+    PreparedDataset(STUDY, "adult", build=prepared.build_wddp_adult, files=prepared.adult_files),
+    PreparedDataset(
+        STUDY,
+        "kdd",
+        build=prepared.build_wddp_kdd,
+        options={key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
+        files=prepared.kdd_files,
+    ),
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a

@@ -1,0 +1,7 @@
+"""The toy's readings: only the default (the mechanism leaves nothing open)."""
+
+from __future__ import annotations
+
+from dpdl.studies.common import DEFAULT, Reading
+
+READINGS = (Reading(DEFAULT, "The config as given: Laplace noise of scale 1 / (n epsilon) on the mean."),)
