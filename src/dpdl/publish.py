@@ -55,6 +55,7 @@ from dpdl.summary import (
     scorecard_problems,
     verdict_counts,
 )
+from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name, snapshot_problems
 
 MANIFEST = "MANIFEST.json"
 log = logging.getLogger("dpdl")
@@ -338,7 +339,9 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
 
     config = load_config(configfile)
     buildable = plan(config).buildable
-    for study in studies:
+    builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
+    refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
+    for study in builds:
         publish_study(study, config, configfile.as_posix(), buildable, out)
     write_merged(out)
     if readme is not None:
@@ -606,8 +609,6 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     ``reading_engines``; every file's sha256 is updated. Returns one line per scorecard judged: how
     many verdicts changed.
     """
-    from dpdl.config import validate_config
-
     lines = []
     manifests = published_studies(out)
     if not manifests:
@@ -615,34 +616,21 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     judged_by = _code_without(out, readme)
     for study, manifest in manifests.items():
         folder = out / study
-        sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
-        config = validate_config({**sections, **manifest["config"], "studies": [study]})
-        declared = study_readings(study)
-        claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
-        engines = dict(manifest.get("reading_engines", {}))
-        judged = {DEFAULT: (folder, config)}
-        for reading in declared[1:]:
-            own = folder / "readings" / reading.name
-            if (own / "aggregates").is_dir():
-                judged[reading.name] = (own, reading_config(config, study, reading.name))
-            elif set(reading.switches) <= claims_step:
-                judged[reading.name] = (folder, reading_config(config, study, reading.name))
-            elif reading.name in manifest["readings"] and reading.name not in engines:
-                engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
+        judged, engines = judging_plan(study, manifest, folder)
         baseline = folder / "readings" / "default.csv"
         if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
             shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
             manifest["files"]["readings/default.csv"] = ""
         for name, (source, settings) in judged.items():
-            target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
+            target = folder / scorecard_name(name)
             before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
-            card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
-            write_text(target, card.to_csv(index=False, lineterminator="\n"))
+            card = judged_card(study, source, settings, folder)
+            write_text(target, card_text(card))
             lines.append(f"{study}/{name}: {_changed(before, card)}")
             if name != DEFAULT:
                 engines[name] = CURRENT_ENGINE
                 manifest["files"][f"readings/{name}.csv"] = ""
-        order = [r.name for r in declared]
+        order = [r.name for r in study_readings(study)]
         manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
         manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
         manifest["judged"] = judged_by
@@ -788,7 +776,8 @@ def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
-    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies."""
+    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
+    each published verdict against its claim judged again from the per-seed tables (:mod:`dpdl.verdict_check`)."""
     problems = []
     manifests = published_studies(out)
     if not manifests:
@@ -819,7 +808,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         if not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
             problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
     scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
-    return problems + (scorecard_problems(scorecard) if scorecard.is_file() else [])
+    problems += scorecard_problems(scorecard) if scorecard.is_file() else []
+    return problems + snapshot_problems(out, manifests)  # each verdict what its per-seed tables give
 
 
 def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[str, dict]) -> str:

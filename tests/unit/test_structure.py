@@ -36,6 +36,7 @@ PACKAGE_LAYERS = {
             "audit_report",
             "summary",
             "targets",
+            "verdict_check",
             "publish",
             "article",
             "check",
