@@ -107,7 +107,8 @@ def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
         except OSError as err:
             keys.append(err)
     todo = {key: job for key, job in zip(keys, jobs, strict=True) if isinstance(key, tuple) and key not in _REDERIVED}
-    workers = min(len(todo), os.cpu_count() or 1) if "fork" in multiprocessing.get_all_start_methods() else 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = min(len(todo), cores) if "fork" in multiprocessing.get_all_start_methods() else 1
     if workers > 1:  # forked: the judge's modules are imported already
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
             futures = {key: pool.submit(_judged_text, job) for key, job in todo.items()}
