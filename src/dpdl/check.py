@@ -75,9 +75,11 @@ def _unregistered_study(path: Path) -> list[str]:
     return [] if study in ALL else [f"{path}: study: {study!r} is not a registered study ({', '.join(ALL)})"]
 
 
-def claim_problems() -> list[str]:
+def claim_problems(config: dict | None = None) -> list[str]:
     """Problems across the registered claims: an id registered twice (each claim checks its own kind, form,
-    tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`)."""
+    tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`); with the build's ``config``, each
+    verdict of its scorecards (``results/claims/<study>.csv`` and its built readings') that is not what the
+    per-seed tables here give, judged again (:func:`dpdl.verdict_check.build_problems`)."""
     from dpdl.studies import ALL, study_module
 
     problems, seen = [], set()
@@ -86,6 +88,14 @@ def claim_problems() -> list[str]:
             if claim.id in seen:
                 problems.append(f"claim {claim.id} ({study}): its id is registered twice")
             seen.add(claim.id)
+    if config is not None:
+        from dpdl.publishing.layout import built_readings, narrowed_readings
+        from dpdl.targets import plan
+        from dpdl.verdict_check import build_problems
+
+        buildable = plan(config).buildable
+        builds = {s: (built_readings(s), narrowed_readings(s, config, buildable)) for s in config["studies"]}
+        problems += build_problems(builds, config)
     return problems
 
 

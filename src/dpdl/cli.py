@@ -683,12 +683,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise ConfigError(
             "nothing to check: name artifacts (.json cards, .npz runs, a published snapshot folder) or --configfile"
         )
-    problems = claim_problems() + check_artifacts(args.paths)
-    checked = len(args.paths)
-    if args.configfile is not None:
-        from dpdl.config import load_config
+    from dpdl.config import load_config
 
-        config_problems, n = check_config_outputs(load_config(args.configfile))
+    config = load_config(args.configfile) if args.configfile is not None else None
+    problems = claim_problems(config) + check_artifacts(args.paths)
+    checked = len(args.paths)
+    if config is not None:
+        config_problems, n = check_config_outputs(config)
         problems += config_problems
         checked += n
     for problem in problems:

@@ -64,11 +64,14 @@ def test_a_manifest_config_edited_after_publication_is_named(at_root: Path, tmp_
     manifest["config"]["dzoa"]["outer_iterations"] = 20  # config/paper.yaml sets 200 at that commit
     manifest["config"]["dzoa"]["epsilons"] = [0.15, 0.9]
     (copy / "dzoa" / "MANIFEST.json").write_text(json.dumps(manifest))
-    assert published_problems(copy) == [
+    problems = published_problems(copy)
+    assert problems[:2] == [
         f"{copy / 'dzoa' / 'MANIFEST.json'}: config dzoa.{key} is {edited}, but config/paper.yaml at {commit} sets "
         f"{committed}; publish again with `dpdl publish`"
         for key, edited, committed in (("epsilons", [0.15, 0.9], [0.15, 0.95]), ("outer_iterations", 20, 200))
     ]
+    # and its claims are not judged again under a config its schema refuses (issue 61 item 3)
+    assert len(problems) == 3 and problems[2].startswith(f"{copy / 'dzoa'}: its claims cannot be judged again (Config")
 
 
 def test_an_under_path_in_neither_build_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -34,6 +34,7 @@ PACKAGE_LAYERS = {
             "audit_report",
             "summary",
             "targets",
+            "verdict_check",
             "publishing",  # a package: its modules in PUBLISHING_LAYERS
             "article",  # a package: its modules in ARTICLE_LAYERS
             "check",

@@ -17,6 +17,7 @@ from dpdl.publishing.merged import merged_files
 from dpdl.publishing.staging import leftover_kind, leftover_problem
 from dpdl.studies import ALL
 from dpdl.summary import scorecard_problems
+from dpdl.verdict_check import snapshot_problems
 
 log = logging.getLogger("dpdl")
 
@@ -83,7 +84,8 @@ def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
     """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
-    and what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`)."""
+    what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`), and each published verdict against
+    its claim judged again from the per-seed tables (:mod:`dpdl.verdict_check`)."""
     problems = []
     manifests = {}
     for study in ALL:  # each manifest checked before any of it is trusted; a bad one is named, its study skipped
@@ -136,4 +138,5 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         elif not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
             problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
     scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
-    return problems + left + (scorecard_problems(scorecard) if scorecard.is_file() else [])
+    problems += left + (scorecard_problems(scorecard) if scorecard.is_file() else [])
+    return problems + snapshot_problems(out, manifests)  # each verdict what its per-seed tables give

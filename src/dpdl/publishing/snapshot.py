@@ -51,9 +51,9 @@ from dpdl.publishing.layout import (
 )
 from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
 from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
-from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
-from dpdl.studies import ALL, study_module
+from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_folder, study_readings
 from dpdl.studies.common import claims_path
+from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name
 
 
 def code_version() -> dict:
@@ -96,7 +96,9 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     recover(out, *([readme] if readme is not None else []))
     config = load_config(configfile)
     buildable = plan(config).buildable
-    for study in studies:
+    builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
+    refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
+    for study in builds:
         publish_study(study, config, configfile.as_posix(), buildable, out)
     write_merged(out)
     if readme is not None:
@@ -376,37 +378,22 @@ def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
 
 def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) -> list[str]:
     """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
-    from dpdl.config import validate_config
-
     lines = []
-    sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
-    config = validate_config({**sections, **manifest["config"], "studies": [study]})
-    declared = study_readings(study)
-    claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
-    engines = dict(manifest.get("reading_engines", {}))
-    judged = {DEFAULT: (folder, config)}
-    for reading in declared[1:]:
-        own = folder / "readings" / reading.name
-        if (own / "aggregates").is_dir():
-            judged[reading.name] = (own, reading_config(config, study, reading.name))
-        elif set(reading.switches) <= claims_step:
-            judged[reading.name] = (folder, reading_config(config, study, reading.name))
-        elif reading.name in manifest["readings"] and reading.name not in engines:
-            engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
+    judged, engines = judging_plan(study, manifest, folder)
     baseline = folder / "readings" / "default.csv"
     if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
         shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
         manifest["files"]["readings/default.csv"] = ""
     for name, (source, settings) in judged.items():
-        target = folder / ("claims.csv" if name == DEFAULT else f"readings/{name}.csv")
+        target = folder / scorecard_name(name)
         before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
-        card = study_module(study).judge_snapshot(source, settings, folder / "cards")  # a reading's are these
-        write_text(target, card.to_csv(index=False, lineterminator="\n"))
+        card = judged_card(study, source, settings, folder)
+        write_text(target, card_text(card))
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE
             manifest["files"][f"readings/{name}.csv"] = ""
-    order = [r.name for r in declared]
+    order = [r.name for r in study_readings(study)]
     manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
     manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
     manifest["judged"] = judged_by
