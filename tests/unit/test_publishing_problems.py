@@ -101,3 +101,35 @@ def test_what_an_interrupted_publish_left_is_named_in_one_line_each(tmp_path: Pa
         f"{out / 'wddp'}: a study folder without MANIFEST.json (an interrupted publish, or not written by "
         "`dpdl publish`); publish the study again, or remove it",
     ]
+
+
+def test_runs_made_with_another_switch_value_than_the_config_are_named() -> None:
+    # issue 61 item 1: a build made with one config could be published with another
+    from dpdl.publishing.problems import settings_problems
+
+    config = {"dvp_pvp": {"graph": "erdos_renyi", "agents": 10}}
+    runs = {
+        "results/dvp_pvp/runs/a.npz": {"switches": {"graph": "ring", "agents": 10, "not_a_key": 1}},
+        "results/dvp_pvp/runs/b.npz": {"switches": {"graph": "ring", "agents": 10}},
+        "results/dvp_pvp/runs/c.npz": {"switches": {"graph": "erdos_renyi", "agents": 10}},
+    }
+    assert settings_problems("dvp_pvp", config, runs) == [
+        "results/dvp_pvp/runs/a.npz: made with dvp_pvp.graph = 'ring' (2 run(s) so), but the config being published "
+        "sets 'erdos_renyi'; publish with the config the build ran (--configfile), or rebuild"
+    ]
+    assert settings_problems("dvp_pvp", config, {"c": runs["results/dvp_pvp/runs/c.npz"]}) == []
+
+
+def test_publish_refuses_runs_of_another_config_before_writing(
+    at_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dpdl.publishing.snapshot as snapshot
+    from dpdl.errors import DpdlError
+
+    monkeypatch.chdir(at_root)
+    monkeypatch.setattr(snapshot, "run_provenances", lambda study: {"r.npz": {"switches": {"graph": "ring"}}})
+    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set()})())  # no probes
+    out = tmp_path / "published"
+    with pytest.raises(DpdlError, match=r"r.npz: made with dvp_pvp.graph = 'ring'"):
+        snapshot.publish(["dvp_pvp"], Path("config/ci.yaml"), out)
+    assert not out.exists() or not any(out.iterdir())

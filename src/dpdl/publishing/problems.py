@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from dpdl.errors import DpdlError
@@ -80,6 +80,26 @@ def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple
             yield from _set_values(value, below, f"{key}.{name}")
     elif committed is not None and committed != recorded:
         yield key, committed, recorded
+
+
+def settings_problems(study: str, config: dict, provenances: Mapping[str, dict]) -> list[str]:
+    """Where a run of ``study``'s main build was made with a switch value other than ``config``'s (issue 61 item 1).
+
+    A run records the switch values it ran with (its provenance's ``switches``); each one that names a key of the
+    study's config section must equal the config's, or the build and the config being published are not the same.
+    One line per key, with the first run that differs and how many do.
+    """
+    section, found = config[study], {}
+    for path, provenance in provenances.items():
+        for key, value in (provenance.get("switches") or {}).items():
+            if key in section and section[key] != value:
+                first, count, ran = found.get(key, (path, 0, value))
+                found[key] = (first, count + 1, ran)
+    return [
+        f"{first}: made with {study}.{key} = {ran!r} ({count} run(s) so), but the config being published sets "
+        f"{section[key]!r}; publish with the config the build ran (--configfile), or rebuild"
+        for key, (first, count, ran) in sorted(found.items())
+    ]
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:

@@ -50,6 +50,7 @@ from dpdl.publishing.layout import (
     study_outputs,
 )
 from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
+from dpdl.publishing.problems import settings_problems
 from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_folder, study_readings
 from dpdl.studies.common import claims_path
@@ -97,6 +98,10 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     config = load_config(configfile)
     buildable = plan(config).buildable
     builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
+    for study in builds:  # the runs were made with the config being published, before anything is written
+        different = settings_problems(study, config, run_provenances(study))
+        if different:
+            raise DpdlError(different[0])
     refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
     for study in builds:
         publish_study(study, config, configfile.as_posix(), buildable, out)
