@@ -11,7 +11,7 @@ from pathlib import Path
 
 from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
-from dpdl.data.prepared import options, prepared_names
+from dpdl.data.prepared import STUDY_DATASETS, options, prepared_names
 from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, study_module
@@ -125,9 +125,16 @@ def study_prepared_data(study: str, available: Availability) -> dict[str, list[s
     return {"arrays": [prepared_arrays(n) for n in names], "cards": [prepared_card(n) for n in names]}
 
 
-def skipped_data(study: str, available: Availability) -> dict[str, str]:
-    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it."""
-    return {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+def skipped_data(study: str, available: Availability, config: dict | None = None) -> dict[str, str]:
+    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it; with
+    ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so."""
+    lines = {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+    if config is not None:
+        selected = set(prepared_names(config))
+        for dataset in STUDY_DATASETS[study]:
+            if f"{study}/{dataset}" not in selected:
+                lines[dataset] = f"{study}/{dataset}: not built, {study}.datasets in the config leaves it out"
+    return lines
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 
 import dpdl
-from dpdl.data import adult, femnist, kdd, lasso, mnist
-from dpdl.data.fetch import RemoteFile, fetch
+from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, lasso, mnist
+from dpdl.data.fetch import RemoteFile, fetch, file_digest
 from dpdl.data.partition import equal_shards, size_summary
 from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
 from dpdl.io import read_json, sha256_file
@@ -23,7 +23,7 @@ from dpdl.validation import get_dotted, require_exact_keys
 
 STUDY_DATASETS = {
     "dvp_pvp": ("adult",),
-    "wddp": ("adult", "kdd"),
+    "wddp": ("adult", "kdd", "bank", "breast_cancer", "credit_card"),  # config: wddp.datasets selects
     "dp_iadmm": ("mnist", "femnist"),
     "dzoa": ("lasso",),
 }
@@ -43,6 +43,9 @@ OPTION_SOURCES = {  # each option of a prepared dataset: the config key it comes
     "dvp_pvp/adult": {key: f"dvp_pvp.{key}" for key in ("agents", "partition_seed", "row_norm")},
     "wddp/adult": {},
     "wddp/kdd": {key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
+    "wddp/bank": {},  # split seed and fraction fixed (dpdl.data.tabular.SPLIT_SEED, TEST_FRACTION)
+    "wddp/breast_cancer": {},
+    "wddp/credit_card": {},
     "dp_iadmm/mnist": {"agents": "dp_iadmm.mnist_agents"},
     # and "missing_files" when some cannot be obtained (not a config key)
     "dp_iadmm/femnist": {"shards": "data.femnist.shards", "missing_shards": "data.femnist.missing_shards"},
@@ -51,9 +54,20 @@ OPTION_SOURCES = {  # each option of a prepared dataset: the config key it comes
 OPTION_KEYS = {name: set(sources) for name, sources in OPTION_SOURCES.items()}
 
 
+# wddp's datasets without an official split: a module each (FILES, a reader, prepare_wddp).
+TABULAR = {"bank": bank, "breast_cancer": breast_cancer, "credit_card": credit_card}
+
+
 def prepared_names(config: dict) -> list[str]:
-    """The prepared datasets the enabled studies of ``config`` need, in data-flow order."""
-    return [name for name in PREPARED if name.split("/")[0] in config["studies"]]
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order (a study whose section
+    has a ``datasets`` key, wddp, needs those only)."""
+    names = []
+    for name in PREPARED:
+        study, dataset = name.split("/")
+        selected = (config.get(study) or {}).get("datasets")
+        if study in config["studies"] and (selected is None or dataset in selected):
+            names.append(name)
+    return names
 
 
 def options(name: str, config: dict) -> dict:
@@ -71,7 +85,8 @@ def raw_files(name: str, opts: dict) -> list[RemoteFile]:
     dataset = name.split("/")[1]
     if dataset == "femnist":
         return [femnist.FILES[split, k] for split in ("train", "test") for k in opts["shards"]]
-    return list({"adult": adult.FILES, "kdd": kdd.FILES, "mnist": mnist.FILES, "lasso": ()}[dataset])
+    modules = {"adult": adult, "kdd": kdd, "mnist": mnist, **TABULAR}
+    return [] if dataset == "lasso" else list(modules[dataset].FILES)
 
 
 def check_arrays(npz: Path, card: dict, card_path: Path) -> None:
@@ -113,7 +128,7 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
     if dataset == "femnist":
         return _prepare_femnist(opts, cache=cache, mirror=mirror)
     paths = [fetch(remote, cache, mirror) for remote in raw_files(name, opts)]
-    inputs = [_raw_record(remote) for remote in raw_files(name, opts)]
+    inputs = [_raw_record(remote, path) for remote, path in zip(raw_files(name, opts), paths, strict=True)]
     if name == "dvp_pvp/adult":
         arrays = adult.prepare_dvp_pvp(
             adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"]
@@ -144,6 +159,9 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
             f"source file: {len(labels):,} rows, {int((labels == kdd.NORMAL).sum()):,} normal",
             "clients are drawn per experiment (m = 2..32)",
         ]
+    elif name in ("wddp/bank", "wddp/breast_cancer", "wddp/credit_card"):
+        arrays, notes = _prepare_tabular(dataset, paths[0])
+        stats = _stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None)
     elif name == "dp_iadmm/mnist":
         arrays = mnist.prepare(*paths)
         shards = equal_shards(len(arrays["y_train"]), opts["agents"])
@@ -167,6 +185,44 @@ def prepare(name: str, opts: dict, *, cache: Path, mirror: Path | None) -> tuple
         }
         notes = [f"{n_trials} trials stacked on the first axis; regression, no classes"]
     return arrays, _card(name, opts, stats, inputs, notes, arrays)
+
+
+def _prepare_tabular(dataset: str, path: Path) -> tuple[dict[str, np.ndarray], list[str]]:
+    """wddp's Bank, Breast Cancer or Credit Card: parsed, prepared (stratified 80/20, ||x|| = 1), and their notes."""
+    from dpdl.data.tabular import SPLIT_SEED, TEST_FRACTION
+
+    split = (
+        f"stratified {1 - TEST_FRACTION:.0%} / {TEST_FRACTION:.0%} train / test split, seed {SPLIT_SEED}; "
+        "clients are drawn per experiment (m = 2..32)"
+    )
+    if dataset == "breast_cancer":
+        frame = breast_cancer.read_biopsy(path)
+        arrays = breast_cancer.prepare_wddp(frame)
+        counts = breast_cancer.published_counts(frame)
+        median = frame[breast_cancer.MISSING].iloc[arrays["train_rows"]].median()
+        zero = int((np.linalg.norm(arrays["X_train"], axis=1) == 0).sum())
+        notes = [
+            f"source file: {counts['rows']} rows, {counts['benign']} benign, {counts['malignant']} malignant, "
+            f"{counts['missing']} missing Bare Nuclei (V6) values (published: {breast_cancer.ROWS}, "
+            f"{breast_cancer.BENIGN}, {breast_cancer.MALIGNANT}, {breast_cancer.N_MISSING})",
+            f"missing V6 filled with its training median {median:g}; ID dropped; malignant = 1",
+            f"{zero} training rows have every feature at its training minimum: they stay 0 (||x|| = 0 <= 1)",
+            split,
+        ]
+    elif dataset == "bank":
+        frame = bank.read_bank(path)
+        arrays = bank.prepare_wddp(frame)
+        notes = [f"source file: {len(frame):,} rows, {int((frame['y'] == 'yes').sum()):,} with y = yes (= 1)", split]
+    else:
+        frame = credit_card.read_creditcard(path)
+        arrays = credit_card.prepare_wddp(frame)
+        notes = [
+            f"source file: {len(frame):,} rows, {int((frame['Class'] == 1).sum())} frauds (Class = 1); the sample: "
+            f"every fraud and as many normal transactions drawn with seed {SPLIT_SEED} ({len(arrays['sample_rows'])} "
+            "rows, sample_rows)",
+            split,
+        ]
+    return arrays, notes
 
 
 def _prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
@@ -217,8 +273,11 @@ def _stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, 
     }
 
 
-def _raw_record(remote: RemoteFile) -> dict:
-    return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
+def _raw_record(remote: RemoteFile, path: Path | None = None) -> dict:
+    """The pin of a raw input; for a file checked by its content (no pin), the sha256 of the copy used."""
+    if remote.pin is not None:
+        return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
+    return {"path": remote.path, "algorithm": "sha256", "digest": file_digest(path, "sha256"), "pinned": False}
 
 
 def _card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:
