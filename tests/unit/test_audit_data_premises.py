@@ -96,7 +96,11 @@ def test_the_lasso_data_keep_their_rows_but_not_c1() -> None:
 def test_wddp_and_dvp_pvp_on_records_of_known_norms() -> None:
     x = np.array([[0.6, 0.8], [1.0, 0.0], [0.0, 2.0]])
     wddp = {"X_train": x, "y_train": np.array([0, 1, 1])}
-    rows = study_data_premises("wddp", {"adult": wddp}, {"kdd": "wddp/kdd: 1 of 1 raw files cannot be obtained here"})
+    why = {
+        d: f"wddp/{d}: 1 of 1 raw files cannot be obtained here"
+        for d in ("kdd", "bank", "breast_cancer", "credit_card")
+    }
+    rows = study_data_premises("wddp", {"adult": wddp}, why)
     measured_rows = rows[rows["dataset"] == "adult"].set_index("premise")
     assert measured_rows.loc["record_norm", "largest"] == 2.0 and measured_rows.loc["record_norm", "above"] == 1
     assert measured_rows.loc["label_domain", "holds"]
@@ -202,7 +206,8 @@ def test_the_command_measures_a_prepared_dataset(tmp_path: Path, capsys) -> None
     table = read_data_premises(table_path)
     assert list(table.columns) == DATA_PREMISE_COLUMNS and (table["records"] == 40).all()
     skipped = tmp_path / "wddp_data_premises.csv"
-    why = json.dumps({"adult": "wddp/adult: 2 of 2 raw files cannot be obtained here", "kdd": "wddp/kdd: gone"})
+    gone = {d: f"wddp/{d}: gone" for d in ("kdd", "bank", "breast_cancer", "credit_card")}
+    why = json.dumps({"adult": "wddp/adult: 2 of 2 raw files cannot be obtained here", **gone})
     assert main(["data-premises", "--study", "wddp", "--skipped", why, "--out", str(skipped)]) == 0
     assert "SKIPPING wddp/adult: 2 of 2 raw files cannot be obtained here" in capsys.readouterr().err
     assert (read_data_premises(skipped)["records"] == 0).all()

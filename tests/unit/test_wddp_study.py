@@ -146,9 +146,49 @@ def test_targets_and_run_outputs_agree() -> None:
     assert grid.seeds_targets(SETTINGS) == [p.replace(".csv", "_seeds.csv") for p in grid.aggregate_targets(SETTINGS)]
     assert grid.targets(config, {"dvp_pvp/adult"}) == []
     concrete = grid.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
-    assert grid.batch_cells(SETTINGS, "unevenness") == [f"u{u}" for u in SETTINGS["unevenness"]]
+    assert grid.batch_cells(SETTINGS, "unevenness", "kdd") == [f"u{u}" for u in SETTINGS["unevenness"]]
     assert concrete[0] == "results/wddp/runs/kdd/unevenness_m16_eps0.05/wddp/u1/seed0.npz"
     assert len(concrete) == 3 * 2 * 2
+
+
+def test_breast_cancer_and_credit_card_run_u_up_to_5_in_a_rule_of_their_own() -> None:
+    """Section 5: "u is set from 1 to 9 on KDDCup99, Adult and Bank, while from 1 to 5 on the rest"."""
+    paper = {**SETTINGS, "unevenness": list(range(1, 10))}
+    assert grid.unevenness_values(paper, "bank") == list(range(1, 10))
+    assert (
+        grid.unevenness_values(paper, "breast_cancer")
+        == grid.unevenness_values(paper, "credit_card")
+        == [1, 2, 3, 4, 5]
+    )
+    assert grid.unevenness_rules(paper) == [
+        ("", ("kdd", "adult", "bank"), [f"u{u}" for u in range(1, 10)]),
+        ("_u5", ("breast_cancer", "credit_card"), [f"u{u}" for u in range(1, 6)]),
+    ]
+    assert grid.unevenness_rules(SETTINGS) == [("", grid.DATASETS, ["u1", "u3"])]  # every u <= 5: one rule
+    above = {**SETTINGS, "unevenness": [7, 9]}
+    assert grid.unevenness_rules(above) == [("", ("kdd", "adult", "bank"), ["u7", "u9"])]
+    assert grid.batch_runs(above, "breast_cancer", "unevenness", 16, 0.05) == []  # no u: no batch
+    with pytest.raises(ValueError, match="depend on its dataset"):
+        grid.batch_cells(SETTINGS, "unevenness")
+    runs = grid.batch_runs(paper, "breast_cancer", "unevenness", 8, 0.01)
+    assert len(runs) == 3 * 5 * 2 and not any("/u6/" in p for p in runs)
+
+
+def test_the_dataset_selection_chooses_jobs_and_is_no_run_setting() -> None:
+    """wddp.datasets selects the prepared datasets (and so the panels); it is not in --settings, so selecting
+    another dataset reruns nothing already built."""
+    from dpdl.studies import prepared_names
+
+    config = {"studies": ["wddp"], "wddp": {**SETTINGS, "datasets": ["breast_cancer", "kdd"]}}
+    assert prepared_names(config) == ["wddp/kdd", "wddp/breast_cancer"]
+    assert grid.selected_datasets(config) == ["kdd", "breast_cancer"]  # panel order, not the config's
+    assert "datasets" not in json.loads(grid.settings_json(config))
+    assert grid.settings_from_json(grid.settings_json(config)) == SETTINGS
+    stack = grid.table_runs(config, "versus_epsilon")
+    panel = grid.table_runs(config, "versus_epsilon_breast_cancer")
+    assert panel and set(panel) < set(stack) and all("/runs/breast_cancer/" in p for p in panel)
+    assert grid.table_runs(config, "versus_epsilon_bank") == []  # not selected: no runs to project
+    assert {p.split("/")[3] for p in stack} == {"kdd", "breast_cancer"}
 
 
 def test_figures_follow_the_captions() -> None:
@@ -446,7 +486,8 @@ def test_settings_must_be_the_wddp_section() -> None:
 
 def test_settings_keys_are_the_schema_section() -> None:
     schema = schemas.load("wddp.schema.yaml")
-    assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) == set(SETTINGS)
+    assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) - set(grid.SELECTION_KEYS) == set(SETTINGS)
+    assert schema["properties"]["datasets"]["default"] == list(grid.DATASETS)
     assert set(grid.TUNING_KEYS) == set(schema["properties"]["tuning"]["properties"]) == set(SETTINGS["tuning"])
 
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
 
-PREPARED = ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
+WDDP_NEW = ["wddp/bank", "wddp/breast_cancer", "wddp/credit_card"]  # from the generated mirror too
+PREPARED = ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", *WDDP_NEW, "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
 # The data pipeline's own outputs; the studies' workflow tests cover what is built from them.
 DATA_TARGETS = [f"data/processed/{name}.npz" for name in PREPARED] + [
     "results/tables/datasets.csv",
@@ -27,8 +28,8 @@ def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
     done = snakemake(project, "--dry-run", mirror=False)
     assert done.returncode == 0, done.stderr
     report = [line for line in done.stderr.splitlines() if line and not line.startswith("Using workflow specific")]
-    assert len(report) <= 12, report  # one short block per skipped dataset, where a mirror comes from, nothing else
-    for name in ("dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"):
+    assert len(report) <= 18, report  # one short block per skipped dataset, where a mirror comes from, nothing else
+    for name in ("dvp_pvp/adult", "wddp/adult", "wddp/kdd", *WDDP_NEW, "dp_iadmm/mnist", "dp_iadmm/femnist"):
         (line,) = [line for line in report if line.startswith(f"SKIPPING {name}:")]
         assert "fix: DPDL_DATA_MIRROR=" in line
     assert "SKIPPING dzoa/lasso" not in done.stderr
@@ -57,7 +58,9 @@ def test_full_run_with_mirror(project: dict) -> None:
     assert cards["dp_iadmm/mnist"]["agents"] == 4
     assert cards["dp_iadmm/femnist"]["agents"] == 3 and cards["dp_iadmm/femnist"]["missing_files"] == []
     table = (work / "results/tables/datasets.csv").read_text().splitlines()
-    assert len(table) == 1 + 6
+    assert len(table) == 1 + 9
+    assert (cards["wddp/breast_cancer"]["rows_train"], cards["wddp/breast_cancer"]["rows_test"]) == (559, 140)
+    assert cards["wddp/credit_card"]["rows"] == 20 and cards["wddp/bank"]["rows"] == 60  # the generated sizes
     table1 = (work / "results/tables/dp_iadmm_table1.md").read_text()
     assert "not reproduced" in table1  # fixture MNIST has 40 rows, not the paper's 60000
     checked = dpdl(project, "check", *(f"data/processed/{name}.json" for name in PREPARED))

@@ -1,7 +1,8 @@
-"""The wddp rules end to end on a generated KDD file, in a temporary copy of the project.
+"""The wddp rules end to end on a generated KDD file and Breast Cancer table, in a temporary copy of the project.
 
-The generated mirror's Adult files are removed, so the run also shows that a missing dataset
-drops its panels (and its sanity claim says "data unavailable") instead of failing the study.
+The generated mirror's Adult and Credit Card files are removed and the config leaves Bank out, so the run
+also shows that a missing dataset drops its panels (and its claims say "data unavailable") instead of
+failing the study, and that Breast Cancer runs the u of the grid up to 5 only (Section 5).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ CONFIG = {
     "wddp": {
         "epsilons": [0.05, 1.0],
         "clients": [2],
-        "unevenness": [1, 3],
+        "datasets": ["kdd", "adult", "breast_cancer", "credit_card"],  # Bank left out
+        "unevenness": [1, 3, 7],  # Breast Cancer: 1 and 3 only
         "seeds": 2,
         "iterations": 12,
         "trace_points": 3,
@@ -41,7 +43,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     project = make_project(base, CONFIG)
     mirror = project["mirror"]
     kdd = write_kdd(mirror / "kdd" / "kddcup.data_10_percent.gz", rows=320)  # Experiment B at m = 32 needs rows
-    for path in (mirror / "adult").iterdir():
+    for path in [*(mirror / "adult").iterdir(), *(mirror / "credit_card").iterdir()]:
         path.unlink()
     pins = json.loads((base / "pins.json").read_text())
     pins["kdd/kddcup.data_10_percent.gz"] = [_pin(kdd, "sha256"), kdd.stat().st_size]
@@ -54,17 +56,31 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
     work = built["work"]
-    assert "SKIPPING wddp/adult" in built["stderr"]
+    assert "SKIPPING wddp/adult" in built["stderr"] and "SKIPPING wddp/credit_card" in built["stderr"]
+    assert "wddp/bank" not in built["stderr"]  # not selected: nothing to skip
     for figure in FIGURES:
         assert (work / f"figures/wddp/{figure}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert (work / f"figures/wddp/{figure}.pdf").read_bytes()[:5] == b"%PDF-"
-        assert set(pd.read_csv(work / f"results/wddp/aggregates/{figure}.csv")["dataset"]) == {"kdd"}
+        bands = pd.read_csv(work / f"results/wddp/aggregates/{figure}.csv")
+        assert set(bands["dataset"]) == {"kdd", "breast_cancer"}
         seeds = pd.read_csv(work / f"results/wddp/aggregates/{figure}_seeds.csv")
-        assert set(seeds["dataset"]) == {"kdd"} and set(seeds["seed"].dropna()) == {0, 1}
+        assert set(seeds["dataset"]) == {"kdd", "breast_cancer"} and set(seeds["seed"].dropna()) == {0, 1}
+        if "unevenness" in seeds and seeds["unevenness"].notna().any():
+            by_dataset = seeds.dropna(subset=["unevenness"]).groupby("dataset")["unevenness"].unique()
+            assert sorted(by_dataset["kdd"]) == [1, 3, 7] and sorted(by_dataset["breast_cancer"]) == [1, 3]
     table = pd.read_csv(work / "results/tables/wddp/table1.csv")
-    assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {"kdd"}
+    assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {"kdd", "breast_cancer"}
+    card = json.loads((work / "data/processed/wddp/breast_cancer.json").read_text())
+    assert (card["rows"], card["rows_train"], card["rows_test"], card["features"]) == (699, 559, 140, 9)
     claims = pd.read_csv(work / "results/claims/wddp.csv").set_index("id")
     assert claims.loc["wddp.nonprivate_accuracy_adult", "verdict"] == "data unavailable"
+    assert (
+        claims.loc["wddp.panel_credit_card", "verdict"]
+        == claims.loc["wddp.panel_bank", "verdict"]
+        == ("data unavailable")
+    )
+    assert claims.loc["wddp.panel_breast_cancer", "verdict"] == "not run at this scale"  # built, at toy scale
+    assert "breast_cancer 699" in claims.loc["wddp.dataset_sizes", "our_value"]
     assert claims.loc["wddp.equal_at_u1_accuracy", "verdict"] == "not run at this scale"
     assert claims.loc["wddp.wddp_matches_central_accuracy", "kind"] == "implementation check"
     assert claims.loc["wddp.dataset_sizes", "verdict"] == "not reproduced"  # a 300-row KDD sample, not 70000
@@ -86,7 +102,9 @@ def test_judging_the_snapshot_gives_the_build_s_scorecard(built: dict) -> None:
 def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     work = built["work"]
     runs = sorted((work / "results/wddp/runs").rglob("*.npz"))
-    assert len(runs) == 3 * 2 * 2 + 3 * (3 * 2 * 2)  # Experiment A (m = 2) + Experiment B (3 settings)
+    kdd = 3 * 2 * 2 + 3 * (3 * 3 * 2)  # Experiment A (m = 2) + Experiment B (3 settings, u = 1, 3, 7)
+    assert len(runs) == kdd + 3 * 2 * 2 + 3 * (3 * 2 * 2)  # and Breast Cancer (u = 1, 3)
+    assert not list((work / "results/wddp/runs/breast_cancer").glob("unevenness_*/*/u7"))
     run = read_run(work / "results/wddp/runs/kdd/unevenness_m32_eps0.1/dist_avg/u3/seed1.npz")
     prov = run.provenance
     assert prov["seed"] == 1 and prov["epsilon"] == 0.1 and prov["params"]["unevenness_nominal"] == 3
@@ -108,10 +126,12 @@ def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> No
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads((work / "published" / "wddp" / MANIFEST).read_text())
     stacked, recorded = manifest["stacked_table_compute"], manifest["aggregate_compute"]
-    assert set(stacked) == {"versus_epsilon", "versus_unevenness", "runs"}
+    assert set(stacked) == {"versus_epsilon", "versus_unevenness", "runs", "versus_epsilon_breast_cancer"}
+    panel = sorted(work.glob("results/wddp/runs/breast_cancer/epsilon_m*/*/*/seed*.npz"))  # one panel's stack
+    assert panel and stacked["versus_epsilon_breast_cancer"]["runs"] == len(panel)
     assert not {f"aggregates/{name}.csv" for name in stacked} & set(recorded)
     for experiment, batch in (("epsilon", "epsilon_m*"), ("unevenness", "unevenness_m*")):
-        runs = sorted(work.glob(f"results/wddp/runs/kdd/{batch}/*/*/seed*.npz"))
+        runs = sorted(work.glob(f"results/wddp/runs/*/{batch}/*/*/seed*.npz"))
         cpu = sum(read_run(path).provenance["timing"]["cpu_time_s"] for path in runs)
         assert runs and stacked[f"versus_{experiment}"] == {"runs": len(runs), "cpu_seconds": round(cpu, 1)}
     assert stacked["runs"]["runs"] == stacked["versus_epsilon"]["runs"] + stacked["versus_unevenness"]["runs"]

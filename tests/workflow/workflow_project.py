@@ -22,18 +22,19 @@ from fixtures import write_raw_mirror
 ROOT = Path(__file__).resolve().parents[2]
 SITECUSTOMIZE = """
 import dataclasses, json, os
-from dpdl.data import adult, femnist, kdd, mnist
+from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, mnist
 from dpdl.data.fetch import Pin
 
 PINS = json.loads(open(os.environ["DPDL_TEST_PINS"]).read())
 
 def swap(remote):
     if remote.path not in PINS:
-        return remote
+        return dataclasses.replace(remote, sources=())  # never the network
     digest, size = PINS[remote.path]
-    return dataclasses.replace(remote, pin=Pin(remote.pin.algorithm, digest), size=size, sources=())
+    algorithm = remote.pin.algorithm if remote.pin else "sha256"  # a content-checked file: pinned to its fixture
+    return dataclasses.replace(remote, pin=Pin(algorithm, digest), size=size, sources=(), content=None)
 
-for module in (adult, kdd, mnist):
+for module in (adult, kdd, mnist, bank, breast_cancer, credit_card):
     module.FILES = tuple(swap(r) for r in module.FILES)
 femnist.FILES = {key: swap(r) for key, r in femnist.FILES.items()}
 """
@@ -68,7 +69,7 @@ def _pin(path: Path, algorithm: str) -> str:
 
 def make_project(base: Path, config: dict) -> dict:
     """A copy of the workflow in ``base`` with ``config``, a generated mirror and the pin swap."""
-    from dpdl.data import adult, femnist, kdd, mnist
+    from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, mnist
 
     work = base / "project"
     work.mkdir()
@@ -80,8 +81,9 @@ def make_project(base: Path, config: dict) -> dict:
     (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
     mirror = write_raw_mirror(base / "mirror")
     remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
+    remotes += [*bank.FILES, *breast_cancer.FILES, *credit_card.FILES]
     pins = {
-        r.path: [_pin(mirror / r.path, r.pin.algorithm), (mirror / r.path).stat().st_size]
+        r.path: [_pin(mirror / r.path, r.pin.algorithm if r.pin else "sha256"), (mirror / r.path).stat().st_size]
         for r in remotes
         if (mirror / r.path).is_file()
     }

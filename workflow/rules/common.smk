@@ -164,7 +164,8 @@ def get_study_prepared_data(wildcards):
 def get_study_skipped_data(wildcards):
     """JSON: each prepared dataset of the study that cannot be built here -> the data report's line on it."""
     return json.dumps(
-        targets.skipped_data(wildcards.study, get_availability()), sort_keys=True
+        targets.skipped_data(wildcards.study, get_availability(), config),
+        sort_keys=True,
     )
 
 
@@ -186,7 +187,9 @@ def get_reading_inputs(wildcards):
         if name in buildable
         for f in (targets.prepared_arrays, targets.prepared_card)
     ]
-    return data + targets.study_runs({**config, "studies": [wildcards.study]}, buildable)
+    return data + targets.study_runs(
+        {**config, "studies": [wildcards.study]}, buildable
+    )
 
 
 def get_study_runs(wildcards):

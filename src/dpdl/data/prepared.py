@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 import dpdl
-from dpdl.data import adult, femnist, kdd, lasso, mnist
-from dpdl.data.fetch import RemoteFile, fetch
+from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, lasso, mnist
+from dpdl.data.fetch import RemoteFile, fetch, file_digest
 from dpdl.data.partition import equal_shards, size_summary
+from dpdl.data.tabular import SPLIT_SEED, TEST_FRACTION
 from dpdl.errors import ArtifactError, ConfigError, DataUnavailableError
 from dpdl.io import read_json, sha256_file
 from dpdl.validation import get_dotted, require_exact_keys
@@ -126,7 +127,8 @@ def prepare(
     files = raw_files(record, opts)
     paths = [fetch(remote, cache, mirror) for remote in files]
     arrays, stats, notes = record.build(paths, opts)
-    return arrays, card(record.name, opts, stats, [raw_record(remote) for remote in files], notes, arrays)
+    inputs = [raw_record(remote, path) for remote, path in zip(files, paths, strict=True)]
+    return arrays, card(record.name, opts, stats, inputs, notes, arrays)
 
 
 # The builds of the four studies' datasets (each study's PREPARED names its own).
@@ -166,6 +168,56 @@ def build_wddp_kdd(paths: list[Path], opts: dict) -> Built:
     return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
 
 
+def _split_note() -> str:
+    """The card's note on the split of wddp's Bank, Breast Cancer and Credit Card (no official split)."""
+    return (
+        f"stratified {1 - TEST_FRACTION:.0%} / {TEST_FRACTION:.0%} train / test split, seed {SPLIT_SEED}; "
+        "clients are drawn per experiment (m = 2..32)"
+    )
+
+
+def build_wddp_bank(paths: list[Path], opts: dict) -> Built:
+    """wddp's Bank: parsed, prepared (stratified 80/20, ||x|| = 1), and its notes."""
+    frame = bank.read_bank(paths[0])
+    arrays = bank.prepare_wddp(frame)
+    notes = [
+        f"source file: {len(frame):,} rows, {int((frame['y'] == 'yes').sum()):,} with y = yes (= 1)",
+        _split_note(),
+    ]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
+
+
+def build_wddp_breast_cancer(paths: list[Path], opts: dict) -> Built:
+    """wddp's Breast Cancer (MASS biopsy): parsed, prepared (stratified 80/20, ||x|| = 1), and its notes."""
+    frame = breast_cancer.read_biopsy(paths[0])
+    arrays = breast_cancer.prepare_wddp(frame)
+    counts = breast_cancer.published_counts(frame)
+    median = frame[breast_cancer.MISSING].iloc[arrays["train_rows"]].median()
+    zero = int((np.linalg.norm(arrays["X_train"], axis=1) == 0).sum())
+    notes = [
+        f"source file: {counts['rows']} rows, {counts['benign']} benign, {counts['malignant']} malignant, "
+        f"{counts['missing']} missing Bare Nuclei (V6) values (published: {breast_cancer.ROWS}, "
+        f"{breast_cancer.BENIGN}, {breast_cancer.MALIGNANT}, {breast_cancer.N_MISSING})",
+        f"missing V6 filled with its training median {median:g}; ID dropped; malignant = 1",
+        f"{zero} training rows have every feature at its training minimum: they stay 0 (||x|| = 0 <= 1)",
+        _split_note(),
+    ]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
+
+
+def build_wddp_credit_card(paths: list[Path], opts: dict) -> Built:
+    """wddp's Credit Card Fraud: parsed, balanced sample, prepared (stratified 80/20, ||x|| = 1), and its notes."""
+    frame = credit_card.read_creditcard(paths[0])
+    arrays = credit_card.prepare_wddp(frame)
+    notes = [
+        f"source file: {len(frame):,} rows, {int((frame['Class'] == 1).sum())} frauds (Class = 1); the sample: "
+        f"every fraud and as many normal transactions drawn with seed {SPLIT_SEED} ({len(arrays['sample_rows'])} "
+        "rows, sample_rows)",
+        _split_note(),
+    ]
+    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
+
+
 def build_dp_iadmm_mnist(paths: list[Path], opts: dict) -> Built:
     arrays = mnist.prepare(*paths)
     shards = equal_shards(len(arrays["y_train"]), opts["agents"])
@@ -198,6 +250,18 @@ def adult_files(opts: dict) -> list[RemoteFile]:
 
 def kdd_files(opts: dict) -> list[RemoteFile]:
     return list(kdd.FILES)
+
+
+def bank_files(opts: dict) -> list[RemoteFile]:
+    return list(bank.FILES)
+
+
+def breast_cancer_files(opts: dict) -> list[RemoteFile]:
+    return list(breast_cancer.FILES)
+
+
+def credit_card_files(opts: dict) -> list[RemoteFile]:
+    return list(credit_card.FILES)
 
 
 def mnist_files(opts: dict) -> list[RemoteFile]:
@@ -236,7 +300,11 @@ def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[di
     found_stats["shards_train"] = sorted(found["train"])
     found_stats["shards_test"] = sorted(found["test"])
     found_stats["missing_files"] = missing
-    inputs = [raw_record(femnist.FILES[split, k]) for split in ("train", "test") for k in sorted(found[split])]
+    inputs = [
+        raw_record(femnist.FILES[split, k], found[split][k])
+        for split in ("train", "test")
+        for k in sorted(found[split])
+    ]
     notes = ["one LEAF writer is one agent; pixels inverted (1 - x) and stored as uint8; features are X / 255"]
     if missing:
         notes.append(
@@ -263,8 +331,13 @@ def stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, a
     }
 
 
-def raw_record(remote: RemoteFile) -> dict:
-    return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
+def raw_record(remote: RemoteFile, path: Path | None = None) -> dict:
+    """The pin of a raw input; for a file checked by its content (no pin), the sha256 of the copy used (``path``)."""
+    if remote.pin is not None:
+        return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
+    if path is None:
+        raise ValueError(f"{remote.path} is checked by its content: its record needs the copy used")
+    return {"path": remote.path, "algorithm": "sha256", "digest": file_digest(path, "sha256"), "pinned": False}
 
 
 def card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:

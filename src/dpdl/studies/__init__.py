@@ -267,5 +267,13 @@ def prepared_dataset(name: str) -> PreparedDataset:
 
 
 def prepared_names(config: dict) -> list[str]:
-    """The prepared datasets the enabled studies of ``config`` need, in data-flow order."""
-    return [name for name, record in prepared_datasets().items() if record.study in config["studies"]]
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order (of a study whose config
+    section has a ``datasets`` key, wddp, those it lists only)."""
+    return [name for name, record in prepared_datasets().items() if selects(config, record)]
+
+
+def selects(config: dict, record: PreparedDataset) -> bool:
+    """Whether ``config`` needs prepared dataset ``record``: its study is enabled and, where the study's section
+    has a ``datasets`` key, lists it."""
+    chosen = (config.get(record.study) or {}).get("datasets")
+    return record.study in config["studies"] and (chosen is None or record.dataset in chosen)

@@ -174,8 +174,8 @@ def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -
     """The claims' inputs from the per-seed tables (figure id -> table) and the dataset cards.
 
     ``versus_epsilon`` and ``versus_unevenness`` stack the figures of each experiment, ``runs``
-    stacks both, ``nonprivate_<dataset>`` holds theta*'s row, ``datasets`` the cards' sizes and majority-class
-    shares; a
+    stacks both, ``versus_epsilon_<dataset>`` holds one panel's rows of ``versus_epsilon``,
+    ``nonprivate_<dataset>`` theta*'s row, ``datasets`` the cards' sizes and majority-class shares; a
     table is None (its claims: data unavailable) when nothing was built for it.
     """
     grouped: dict[str, list[pd.DataFrame]] = {"versus_epsilon": [], "versus_unevenness": []}
@@ -188,13 +188,18 @@ def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -
         rows = [f[(f["algorithm"] == NONPRIVATE) & (f["dataset"] == dataset)] for f in every]
         rows = [r for r in rows if not r.empty]
         tables[f"nonprivate_{dataset}"] = pd.concat(rows, ignore_index=True) if rows else None
+        stack = tables["versus_epsilon"]
+        panel = None if stack is None else stack[stack["dataset"] == dataset].reset_index(drop=True)
+        ran = panel is not None and (panel["algorithm"] != NONPRIVATE).any()
+        tables[f"versus_epsilon_{dataset}"] = panel if ran else None
+    order = {d: i for i, d in enumerate(DATASETS)}
     sizes = [
         {
             "dataset": card["dataset"],
             "rows": card["rows"],
             "majority": max(card.get("class_balance", {}).values(), default=None),
         }
-        for card in cards
+        for card in sorted(cards, key=lambda card: order.get(card["dataset"], len(order)))  # panel order, as read
     ]
     tables["datasets"] = pd.DataFrame(sizes) if sizes else None
     return tables

@@ -458,11 +458,12 @@ def _lipschitz(arrays) -> np.ndarray:
 
 
 _RUNS = "every private run of Figures 1-16 and Table 1"
+_ALL = tuple(record.dataset for record in grid.PREPARED)  # every dataset the study prepares
 DATA_PREMISES = (
-    DataPremise("record_norm", ("adult", "kdd"), 1.0, "||x_i|| of each training record", _norms, _RUNS),
+    DataPremise("record_norm", _ALL, 1.0, "||x_i|| of each training record", _norms, _RUNS),
     DataPremise(
         "label_domain",
-        ("adult", "kdd"),
+        _ALL,
         0.0,
         "1 for each training record whose label is not 0 or 1",
         lambda arrays: (~np.isin(arrays["y_train"], (0, 1))).astype(float),
@@ -470,7 +471,7 @@ DATA_PREMISES = (
     ),
     DataPremise(
         "gradient_bound",
-        ("adult", "kdd"),
+        _ALL,
         1.0,
         "sup over theta of ||grad l(theta; x_i, y_i)|| = ||x_i|| max(|y_i|, |1 - y_i|) of each training record",
         _lipschitz,

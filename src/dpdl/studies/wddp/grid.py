@@ -5,7 +5,11 @@ Two experiments (wddp.md 4.1, 4.3):
 - ``epsilon`` (Experiment A, Figures 1, 3-11): m clients of random sizes above a threshold, for
   every epsilon of the grid. One batch per (dataset, m).
 - ``unevenness`` (Experiment B, Figures 2, 12-16): two groups of m / 2 clients with size ratio u,
-  at the paper's three (m, epsilon) settings. One batch per (dataset, setting).
+  at the paper's three (m, epsilon) settings. One batch per (dataset, setting); Breast Cancer and
+  Credit Card run the u of the grid up to 5 only (Section 5).
+
+Five datasets, one panel each in the paper's order; ``wddp.datasets`` selects those a config builds,
+and of those the ones whose raw files can be obtained here are built (the others are skipped).
 
 Every ``dpdl`` command imports this module, so it imports nothing heavy.
 """
@@ -45,17 +49,28 @@ PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option
         options={key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
         files=prepared.kdd_files,
     ),
+    # no official split: stratified 80/20 with a fixed seed (dpdl.data.tabular.SPLIT_SEED, TEST_FRACTION), no option
+    PreparedDataset(STUDY, "bank", build=prepared.build_wddp_bank, files=prepared.bank_files),
+    PreparedDataset(
+        STUDY, "breast_cancer", build=prepared.build_wddp_breast_cancer, files=prepared.breast_cancer_files
+    ),
+    PreparedDataset(STUDY, "credit_card", build=prepared.build_wddp_credit_card, files=prepared.credit_card_files),
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
 # trend claim's extractor that hands the engine series without seed ids is refused
-DATASETS = ("kdd", "adult")  # panel order of every figure: (a) KDD Cup 99, (b) Adult
+# Panel order of every figure (Section 5): (a) KDD Cup 99, (b) Adult, (c) Bank, (d) Breast Cancer, (e) Credit Card
+DATASETS = ("kdd", "adult", "bank", "breast_cancer", "credit_card")
+# Section 5: "u is set from 1 to 9 on KDDCup99, Adult and Bank, while from 1 to 5 on the rest"
+MAX_UNEVENNESS = {"breast_cancer": 5, "credit_card": 5}
 PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
 NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
 METRICS = {"accuracy": "test accuracy", "gap": "optimality gap L(θ) − L(θ*)"}
 # (m, epsilon, (accuracy figure, gap figure)) of Experiment B, from the captions of Figs 2, 12-16.
 UNEVENNESS_SETTINGS = ((16, 0.05, (2, 12)), (32, 0.1, (13, 14)), (8, 0.01, (15, 16)))
-# The keys of the config's wddp section (dpdl/schemas/wddp.schema.yaml), which --settings carries.
+# The keys of the config's wddp section (dpdl/schemas/wddp.schema.yaml) that --settings carries: all but
+# SELECTION_KEYS, which choose the jobs (a dataset left out changes no other dataset's job, nor reruns it).
+SELECTION_KEYS = ("datasets",)
 SETTINGS_KEYS = (
     "epsilons",
     "delta",
@@ -117,8 +132,9 @@ FIGURES = _figures()
 
 
 def settings_json(config: Mapping) -> str:
-    """The study's config section as JSON (the rules' params: a change reruns what depends on it)."""
-    return json.dumps(config[STUDY], sort_keys=True)
+    """The study's config section but its selection keys, as JSON (the rules' params: a change reruns what
+    depends on it)."""
+    return json.dumps({key: config[STUDY][key] for key in SETTINGS_KEYS}, sort_keys=True)
 
 
 def settings_from_json(text: str) -> dict:
@@ -167,6 +183,32 @@ def run_epsilons(settings: Mapping) -> list[float]:
     cross-validated are :func:`dpdl.studies.wddp.tune.cross_validated_epsilons`.
     """
     return sorted(set(settings["epsilons"]) | {epsilon for _, epsilon, _ in UNEVENNESS_SETTINGS})
+
+
+def selected_datasets(config: Mapping) -> list[str]:
+    """The datasets ``wddp.datasets`` selects, in panel order."""
+    return [d for d in DATASETS if d in config[STUDY]["datasets"]]
+
+
+def unevenness_values(settings: Mapping, dataset: str) -> list[int]:
+    """The u of Experiment B on ``dataset``: the grid's, up to :data:`MAX_UNEVENNESS` where the paper stops."""
+    cap = MAX_UNEVENNESS.get(dataset)
+    return [u for u in settings["unevenness"] if cap is None or u <= cap]
+
+
+def unevenness_rules(settings: Mapping) -> list[tuple[str, tuple[str, ...], list[str]]]:
+    """One Experiment B run rule per u grid: its name suffix, its datasets and their cell folders (none for a
+    group that runs no u, as Breast Cancer under a grid of u > 5 only)."""
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for dataset in DATASETS:
+        groups.setdefault(tuple(unevenness_values(settings, dataset)), []).append(dataset)
+    rules = []
+    for values, datasets in groups.items():
+        if values:
+            cap = max(MAX_UNEVENNESS.get(d, 0) for d in datasets)
+            cells = [cell_name("unevenness", None, u) for u in values]
+            rules.append((f"_u{cap}" if cap and len(groups) > 1 else "", tuple(datasets), cells))
+    return rules
 
 
 def figure_ids(settings: Mapping) -> list[str]:
@@ -235,20 +277,23 @@ def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | st
     return f"results/{STUDY}/runs/{dataset}/{batch}/{algorithm}/{cell}/seed{seed}.npz"
 
 
-def batch_cells(settings: Mapping, experiment: str) -> list[str]:
-    """The cell folders of one batch of ``experiment``: ``eps<epsilon>`` or ``u<unevenness>``, in grid order."""
+def batch_cells(settings: Mapping, experiment: str, dataset: str | None = None) -> list[str]:
+    """The cell folders of one batch of ``experiment`` on ``dataset`` (needed for Experiment B only):
+    ``eps<epsilon>`` or ``u<unevenness>`` (:func:`unevenness_values`), in grid order."""
     if experiment == "epsilon":
         return [cell_name(experiment, e, None) for e in settings["epsilons"]]
-    return [cell_name(experiment, None, u) for u in settings["unevenness"]]
+    if dataset is None:
+        raise ValueError("the u cells of a batch depend on its dataset (unevenness_values)")
+    return [cell_name(experiment, None, u) for u in unevenness_values(settings, dataset)]
 
 
 def batch_runs(settings: Mapping, dataset: str, experiment: str, clients: int, epsilon: float | None) -> list[str]:
-    """The run artifacts of one batch (what its run rule writes)."""
+    """The run artifacts of one batch (what its run rule writes; none where the dataset runs no u)."""
     batch = batch_name(experiment, clients, epsilon)
     return [
         run_path(dataset, batch, method, cell, seed)
         for method in PRIVATE_METHODS
-        for cell in batch_cells(settings, experiment)
+        for cell in batch_cells(settings, experiment, dataset)
         for seed in seeds(settings)
     ]
 
@@ -298,12 +343,15 @@ def aggregate_runs(settings: Mapping, figure: str, buildable: Iterable[str]) -> 
 
 
 def table_runs(config: Mapping, table: str) -> list[str]:
-    """Every run artifact the table ``table`` reads for ``config``, on both datasets whether or not they can be
-    prepared here: a figure's (or its ``_seeds`` twin's) runs; ``versus_<experiment>`` and ``runs``, the claims'
-    stacks of figures (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked; none for
-    another table (the panels of data this project does not hold have no runs)."""
+    """Every run artifact the table ``table`` reads for ``config``, on the selected datasets whether or not they
+    can be prepared here: a figure's (or its ``_seeds`` twin's) runs; ``versus_<experiment>`` and ``runs``, the
+    claims' stacks of figures (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked;
+    ``versus_<experiment>_<dataset>``, one panel's rows of such a stack, that dataset's; none for another table."""
     settings, name = config[STUDY], table.removesuffix("_seeds")
-    every = [f"{STUDY}/{d}" for d in DATASETS]
+    every = [f"{STUDY}/{d}" for d in selected_datasets(config)]
+    panel = re.fullmatch(rf"(versus_(?:epsilon|unevenness))_({'|'.join(DATASETS)})", name)
+    if panel:
+        name, every = panel.group(1), [f"{STUDY}/{panel.group(2)}"] if f"{STUDY}/{panel.group(2)}" in every else []
     stacked = [f for f in figure_ids(settings) if name in ("runs", f"versus_{FIGURES[f].experiment}", f)]
     return list(dict.fromkeys(path for f in stacked for path in aggregate_runs(settings, f, every)))
 

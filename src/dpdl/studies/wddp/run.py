@@ -34,6 +34,7 @@ from dpdl.studies.wddp.grid import (
     seeds,
     step_size_key,
     switches,
+    unevenness_values,
 )
 
 if TYPE_CHECKING:
@@ -197,7 +198,7 @@ def build_batch(
     """
     batch = batch_name(experiment, clients, epsilon)
     groups, columns = [], []
-    cells = settings["unevenness"] if experiment == "unevenness" else [None]
+    cells = unevenness_values(settings, dataset) if experiment == "unevenness" else [None]
     for u in cells:
         for seed, shards in cell_partitions(settings, dataset, n_rows, experiment, clients, u):
             groups.append(Group(seed, u, shards, initial_model(dataset, seed, dim, settings["init_std"])))

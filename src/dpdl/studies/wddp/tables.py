@@ -8,7 +8,14 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from dpdl.studies.wddp.grid import NONPRIVATE, PRIVATE_METHODS, UNEVENNESS_SETTINGS, batch_name, cell_name
+from dpdl.studies.wddp.grid import (
+    NONPRIVATE,
+    PRIVATE_METHODS,
+    UNEVENNESS_SETTINGS,
+    batch_name,
+    cell_name,
+    unevenness_values,
+)
 from dpdl.studies.wddp.run import BUDGET_RELATIVE_SLACK, LIPSCHITZ, cell_partitions, noise_std, run_privacy
 from dpdl.verdicts.inputs import Outcome
 
@@ -71,7 +78,9 @@ def table1(settings: Mapping, rows_train: Mapping[str, int]) -> pd.DataFrame:
             bound_of[ours] = (method, noise)
     for dataset, n_rows in rows_train.items():
         cells = [("epsilon", m, eps, None) for m in settings["clients"] for eps in settings["epsilons"]]
-        cells += [("unevenness", m, eps, u) for m, eps, _ in UNEVENNESS_SETTINGS for u in settings["unevenness"]]
+        cells += [
+            ("unevenness", m, eps, u) for m, eps, _ in UNEVENNESS_SETTINGS for u in unevenness_values(settings, dataset)
+        ]
         for experiment, clients, epsilon, u in cells:
             sizes = [  # n_j of each client, per repetition
                 np.array([len(s) for s in shards])

@@ -15,7 +15,7 @@ import pandas as pd
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import load_npz, save_npz
 from dpdl.studies.common import format_number
-from dpdl.studies.wddp.grid import PRIVATE_METHODS, cell_name, run_epsilons
+from dpdl.studies.wddp.grid import PRIVATE_METHODS, cell_name, run_epsilons, unevenness_values
 from dpdl.studies.wddp.run import (
     EXPERIMENT_KEYS,
     Column,
@@ -111,7 +111,7 @@ def cross_validate_setting(
     Section 5: "In all the experiments, ... learning rate eta is chosen by cross-validation", read
     as a cross-validation in each experiment setting. Experiment A's batch (m): m clients of
     random sizes (as its runs), at every epsilon of ``epsilons``; Experiment B's batch (m,
-    epsilon): two groups of m / 2 clients at every u of ``unevenness`` (as its runs), at that
+    epsilon): two groups of m / 2 clients at every u of the dataset's ``unevenness`` (as its runs), at that
     epsilon. Each row gets the ``cell`` of the runs that use it (``eps0.05``, ``u3``). The folds,
     theta_0 and noise draws are those of :func:`cross_validate` (common random numbers across
     settings: a setting whose partition does not enter the update, WD-DP and centralized DP-GD
@@ -120,7 +120,8 @@ def cross_validate_setting(
     if experiment == "epsilon":
         partitions, epsilons = [("tuning", clients, 1)], list(settings["epsilons"])
     else:
-        partitions, epsilons = [("unevenness", clients, u) for u in settings["unevenness"]], [epsilon]
+        partitions = [("unevenness", clients, u) for u in unevenness_values(settings, dataset)]
+        epsilons = [epsilon]
     scores = _cross_validate(settings, dataset, data, partitions, epsilons)
     cells = [
         cell_name(experiment, e, None if pd.isna(u) else int(u))
