@@ -4,7 +4,8 @@ says what it found and finishes the job.
 
 The fixture is a one-study snapshot (wddp's committed folder and the merged files written from it); the new
 snapshot that ``dpdl publish`` writes is the same with one figure and the machine changed, given in place of a
-finished build (the only thing replaced: :func:`dpdl.publishing.snapshot.study_snapshot`, which reads the build).
+finished build (what is replaced is what reads the build: :func:`dpdl.publishing.snapshot.study_snapshot`, and the
+checks of the build before anything is written, ``run_provenances`` and ``refuse_misjudged``, tested elsewhere).
 The process kills itself at the named point through ``DPDL_TEST_KILL_AT`` (:mod:`dpdl.publishing.staging`).
 """
 
@@ -47,6 +48,8 @@ def study_snapshot(study, config, configfile, buildable):
     outputs = {name: Path(path) for name, path in plan["outputs"].items()}
     return snapshot.StudySnapshot(outputs, dict(plan["texts"]), json.loads(json.dumps(plan["manifest"])))
 snapshot.study_snapshot = study_snapshot
+snapshot.run_provenances = lambda study: {}  # the checks of the build before writing read the build too
+snapshot.refuse_misjudged = lambda builds, config: None
 args = sys.argv[2:]
 if args[0] == "--no-exchange":
     staging.renameat2, args = None, args[1:]
@@ -133,6 +136,8 @@ def publish_here(plan: Path, out: Path, readme: Path, patch: pytest.MonkeyPatch)
         return snapshot.StudySnapshot(outputs, dict(given["texts"]), json.loads(json.dumps(given["manifest"])))
 
     patch.setattr(snapshot, "study_snapshot", study_snapshot)
+    patch.setattr(snapshot, "run_provenances", lambda study: {})  # the checks before writing read the build too
+    patch.setattr(snapshot, "refuse_misjudged", lambda builds, config: None)
     return main(publish_args(out, readme))
 
 

@@ -4,6 +4,7 @@ and the studies are listed once (``dpdl.studies.ALL``) with every other list of 
 from __future__ import annotations
 
 import ast
+import inspect
 import re
 import warnings
 from pathlib import Path
@@ -267,6 +268,8 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
     assert isinstance(package.SHARED_SEEDS, bool)
     for function in ("check_config", "targets", "runs", "add_commands", "judge_snapshot"):
         assert callable(getattr(package, function)), function
+        declared = list(inspect.signature(getattr(studies.Study, function)).parameters)[1:]  # without self
+        assert list(inspect.signature(getattr(package, function)).parameters) == declared, function
     assert studies.audit_module(study).PRIVACY_CLAIMS is not None
 
 

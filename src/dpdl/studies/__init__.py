@@ -143,10 +143,11 @@ class Study(Protocol):
         """Register ``dpdl <study>``."""
         ...
 
-    def judge_snapshot(self, folder: Path, config: dict) -> pd.DataFrame:
+    def judge_snapshot(self, folder: Path, config: dict, cards: Path | None = None) -> pd.DataFrame:
         """The scorecard judged from a published study folder alone (``published/<study>``).
 
-        ``config`` is the data and study sections its build used; the same code path as the study's claims step.
+        ``config`` is the data and study sections its build used; ``cards`` the folder of the dataset cards it
+        reads (a reading's are the study's); the same code path as the study's claims step.
         """
         ...
 

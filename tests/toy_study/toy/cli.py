@@ -69,6 +69,6 @@ def _cmd_claims(args: argparse.Namespace) -> int:
     return 0
 
 
-def judge_snapshot(folder: Path, config: dict):
-    """The scorecard from a published folder's ``aggregates/`` alone."""
+def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
+    """The scorecard from a published folder's ``aggregates/`` alone (generated data: no card is read)."""
     return judge(config[STUDY], folder / "aggregates" / "error_seeds.csv")
