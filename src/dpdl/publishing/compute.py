@@ -34,14 +34,18 @@ SAME_NUMBERS_RTOL = 1e-9
 
 
 def run_compute(
-    study: str, readings: Iterable[str], narrowed: Mapping[str, Iterable[str]] | None = None
+    study: str,
+    readings: Iterable[str],
+    narrowed: Mapping[str, Iterable[str]] | None = None,
+    provenances: Mapping[str, dict] | None = None,
 ) -> tuple[float, dict[str, dict]]:
     """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
     wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``); a
     reading still building is not counted, nor twice a run a reading reuses from the main build (the same file:
     :func:`dpdl.readings.seed_from_main_build` links it). A reading in ``narrowed`` (``reading_cells``: reading ->
-    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out."""
-    narrowed = narrowed or {}
+    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out. A run
+    in ``provenances`` (:func:`run_provenances`) is not read again."""
+    narrowed, provenances = narrowed or {}, provenances or {}
     paths = list(Path().glob(f"results/{study}/runs/**/*.npz"))
     for name in (name for name in readings if name != DEFAULT):
         folder = reading_folder(study, name)
@@ -55,7 +59,7 @@ def run_compute(
         runs.setdefault((stat.st_dev, stat.st_ino), path)
     total, gpus = 0.0, {}
     for path in runs.values():
-        provenance = read_run(path).provenance
+        provenance = _provenance(path.as_posix(), provenances)
         wall = provenance["timing"]["wall_time_s"]
         total += wall
         if gpu := run_gpu(provenance):
@@ -63,6 +67,11 @@ def run_compute(
             entry["runs"] += 1
             entry["wall_seconds"] += wall
     return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
+
+
+def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
+    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read."""
+    return provenances[path] if path in provenances else read_run(path).provenance
 
 
 def charged(provenances: Iterable[dict]) -> dict:
@@ -79,21 +88,22 @@ def charged(provenances: Iterable[dict]) -> dict:
     return entry
 
 
-def aggregate_compute(study: str, configfile: str) -> dict[str, dict]:
+def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
     """The runs behind each aggregate table of ``study`` in the build here and their compute, by the table's
     name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``. Which runs a
     table was made from is what Snakemake recorded for its job (``--detailed-summary``: each output's
     inputs), followed down through intermediate files to the run files; a table whose inputs it did not
-    record (made outside this build's Snakemake) is left out."""
+    record (made outside this build's Snakemake) is left out. A run in ``provenances`` (:func:`run_provenances`) is
+    not read again."""
     command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise DpdlError(f"{study}: Snakemake could not list the build's inputs ({last}); publish from the build folder")
-    return compute_by_aggregate(study, done.stdout)
+    return compute_by_aggregate(study, done.stdout, provenances)
 
 
-def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
+def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
     """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then one line per
     output, its fields joined by tabs as they are (unquoted: a shell command may hold quotes), the output first
     and its inputs fifth, joined by commas."""
@@ -119,7 +129,8 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
             else:
                 stack += inputs.get(path, [])
         behind[output] = runs
-    provenance = {path: read_run(path).provenance for path in sorted(set().union(*behind.values()))}  # read once
+    known = provenances or {}
+    provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}  # read once
     return {
         published_name(output, study): charged(provenance[path] for path in sorted(runs))
         for output, runs in behind.items()
