@@ -38,16 +38,17 @@ def datasets_table(ext: str) -> str:
     return str(TABLES_DIR / f"datasets.{ext}")
 
 
-def table1(ext: str) -> str:
-    """Path of Ryu & Kim's Table 1 as reproduced."""
-    return str(TABLES_DIR / f"dp_iadmm_table1.{ext}")
+def card_table(study: str, name: str, ext: str) -> str:
+    """Path of a table ``study`` writes from its datasets' cards alone (its ``CARD_TABLES``), e.g.
+    ``results/tables/dp_iadmm_table1.csv``."""
+    return str(TABLES_DIR / f"{study}_{name}.{ext}")
 
 
 def table_targets(config: dict) -> list[str]:
-    """The dataset tables ``config`` promises (Table 1 only when dp_iadmm is enabled)."""
+    """The dataset tables ``config`` promises: the datasets table, and the card tables of each enabled study."""
     paths = [datasets_table(ext) for ext in TABLE_EXTENSIONS]
-    if "dp_iadmm" in config["studies"]:
-        paths += [table1(ext) for ext in TABLE_EXTENSIONS]
+    for study in (study for study in ALL if study in config["studies"]):
+        paths += [card_table(study, name, ext) for name in study_module(study).CARD_TABLES for ext in TABLE_EXTENSIONS]
     return paths
 
 
