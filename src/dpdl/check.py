@@ -10,15 +10,13 @@ from dpdl.data.prepared import check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
-from dpdl.paths import scorecard_path
+from dpdl.paths import PROCESSED, run_files, scorecard_path
 from dpdl.publishing.problems import published_problems
 from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
 from dpdl.studies import prepared_datasets
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
-
-RUNS_GLOB = "results/*/runs/**/*.npz"
 
 
 def check_card(path: Path) -> list[str]:
@@ -114,7 +112,7 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
             continue
         provenance = result.provenance
         differences.update(lock_differences(provenance.get("versions", {})))
-        card = Path("data/processed") / f"{provenance.get('dataset')}.json"
+        card = PROCESSED / f"{provenance.get('dataset')}.json"
         if card not in card_hashes:
             card_hashes[card] = str(read_json(card).get("npz_sha256")) if card.is_file() else None
         made_from = str(provenance.get("dataset_sha256"))
@@ -155,7 +153,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     scorecard = Path(scorecard_path("csv"))
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
-    runs = sorted(Path().glob(RUNS_GLOB))
+    runs = sorted(run_files())
     found, differences = run_problems(runs)
     problems += found
     problems += leftover_problems()

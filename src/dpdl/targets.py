@@ -12,25 +12,24 @@ from pathlib import Path
 from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options
-from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
+from dpdl.paths import PROCESSED, audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, prepared_dataset, prepared_datasets, prepared_names, study_module
 from dpdl.studies.common import claims_path
 
 RAW_DIR = Path("data/raw")
-PROCESSED_DIR = Path("data/processed")
 TABLES_DIR = Path("results/tables")
 TABLE_EXTENSIONS = ("csv", "md")
 
 
 def prepared_arrays(name: str) -> str:
     """Path of a prepared dataset's arrays, e.g. ``data/processed/wddp/kdd.npz``."""
-    return str(PROCESSED_DIR / f"{name}.npz")
+    return str(PROCESSED / f"{name}.npz")
 
 
 def prepared_card(name: str) -> str:
     """Path of a prepared dataset's JSON card."""
-    return str(PROCESSED_DIR / f"{name}.json")
+    return str(PROCESSED / f"{name}.json")
 
 
 def datasets_table(ext: str) -> str:

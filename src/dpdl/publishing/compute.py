@@ -19,6 +19,7 @@ import pandas as pd
 
 from dpdl.errors import DpdlError
 from dpdl.judgement import NOT_RUN
+from dpdl.paths import aggregates_folder, is_run_file, run_files
 from dpdl.publishing.layout import published_name
 from dpdl.readings import DEFAULT, reading_folder
 from dpdl.runs import read_run, run_charge, run_gpu
@@ -46,13 +47,13 @@ def run_compute(
     the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out. A run
     in ``provenances`` (:func:`run_provenances`) is not read again."""
     narrowed, provenances = narrowed or {}, provenances or {}
-    paths = list(Path().glob(f"results/{study}/runs/**/*.npz"))
+    paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
         folder = reading_folder(study, name)
         if name in narrowed:
             paths += [folder / path for path in narrowed[name] if (folder / path).is_file()]
         else:
-            paths += folder.glob(f"results/{study}/runs/**/*.npz")
+            paths += run_files(study, folder)
     runs = {}
     for path in paths:
         stat = path.stat()
@@ -113,10 +114,10 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
     fields = [line.split("\t") for line in lines[1:] if line]
     recorded = {row[0]: row[4] for row in fields}  # "-": no record, "": no inputs
     inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
-    runs_folder = f"results/{study}/runs/"
+    tables = f"{aggregates_folder(study).as_posix()}/"
     behind = {}  # each aggregate table -> the run files it was made from
     for output in sorted(inputs):
-        if not (output.startswith(f"results/{study}/aggregates/") and output.endswith(".csv")):
+        if not (output.startswith(tables) and output.endswith(".csv")):
             continue
         runs, seen, stack = set(), set(), list(inputs[output])
         while stack:
@@ -124,7 +125,7 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
             if path in seen:
                 continue
             seen.add(path)
-            if path.startswith(runs_folder) and path.endswith(".npz"):
+            if is_run_file(path, study):
                 runs.add(path)
             else:
                 stack += inputs.get(path, [])
@@ -157,8 +158,7 @@ def compute_record(
 
 def run_provenances(study: str) -> dict[str, dict]:
     """The provenance of every run of ``study``'s main build here, by its path."""
-    paths = sorted(Path().glob(f"results/{study}/runs/**/*.npz"))
-    return {path.as_posix(): read_run(path).provenance for path in paths}
+    return {path.as_posix(): read_run(path).provenance for path in sorted(run_files(study))}
 
 
 def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:

@@ -28,7 +28,7 @@ from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
-from dpdl.paths import PUBLISHED, audit_path, data_premises_path, summary_table
+from dpdl.paths import PUBLISHED, aggregates_folder, audit_path, cards_folder, data_premises_path, summary_table
 from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
     aggregate_compute,
@@ -159,13 +159,13 @@ def study_snapshot(
     """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its main build's
     runs already read: ``provenances``)."""
     outputs = study_outputs(study, config, buildable)
-    for card in sorted(Path("data", "processed", study).glob("*.json")):
+    for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
     narrowed = narrowed_readings(study, config, buildable)
     for name, path in built_readings(study).items():
         if name != DEFAULT:
             outputs[f"readings/{name}.csv"] = path
-            for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
+            for table in sorted(aggregates_folder(study, reading_folder(study, name)).glob("*.csv")):
                 if name not in narrowed or table.name in narrowed[name]["tables"]:
                     outputs[f"readings/{name}/aggregates/{table.name}"] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
@@ -319,13 +319,14 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         manifest = read_json(folder / MANIFEST)
         compute = aggregate_compute(study, configfile.as_posix())
         tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
-        found = {name: table_difference(Path("results", study, name), folder / name) for name in tables}
+        built = aggregates_folder(study)
+        found = {name: table_difference(built / name.removeprefix("aggregates/"), folder / name) for name in tables}
         differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
                 f"{study}: the build here did not make {differ[0]} with the snapshot's numbers ({len(differ)} of "
                 f"{len(tables)} tables differ or are missing), so its compute is not theirs; build "
-                f"results/claims/{study}.csv with --configfile {configfile}, or publish this build"
+                f"{claims_path(study, 'csv')} with --configfile {configfile}, or publish this build"
             )
         largest: dict[str, float] = {}
         for difference in found.values():
