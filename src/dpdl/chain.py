@@ -253,10 +253,11 @@ def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, s
         for name, recorded in sorted(record.inputs.items()):
             current = now(name)
             if current != recorded:
-                state = "missing" if current is None else f"now {current[:SHORT]}"
+                state = "missing now" if current is None else f"now {current[:SHORT]}"
+                change = "removed" if current is None else "changed"
                 line = (
                     f"{record.file}: made from {name}, read with sha256 {recorded[:SHORT]}, {state} "
-                    f"(changed after {record.file} was made from it)"
+                    f"({change} after {record.file} was made from it)"
                 )
                 found.append((level(record.file), record.file, name, line))
                 break

@@ -107,6 +107,27 @@ def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_the_hash_chain_names_the_first_broken_link(built: dict, tmp_path) -> None:
+    """#61 item 2: every output of the build records what it was made from; an edit anywhere is named by check."""
+    from dpdl.chain import NO_RECORD, record_path
+
+    work = tmp_path / "project"
+    shutil.copytree(built["work"], work, symlinks=True)
+    copy = {**built, "work": work}
+    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert NO_RECORD not in checked.stderr  # every output of this build has its record
+    for name in ("results/dzoa/aggregates/fig2_seeds.csv", "results/claims/dzoa.csv", "results/claims.csv"):
+        assert record_path(work / name).is_file(), name
+    calibration = work / "results/dzoa/calibration.json"
+    calibration.write_bytes(calibration.read_bytes()[:-40])  # truncated after the runs were made from it
+    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 1
+    chain = [line for line in checked.stdout.splitlines() if "the first broken link of the hash chain" in line]
+    assert len(chain) == 1 and chain[0].startswith("results/dzoa/calibration.json: sha256 now "), checked.stdout
+    assert "Traceback" not in checked.stderr
+
+
 # The cross-study outputs, on the smallest complete study: the scorecard lists every registered
 # claim, the privacy table agrees with the runs, one figure is redrawn alone, the report holds it all.
 
@@ -326,24 +347,3 @@ def test_verify_reruns_jobs_and_names_the_array_or_field_that_differs(built: dic
         for path in (altered, edited):
             path.write_bytes(before[path][0])
             os.utime(path, ns=(before[path][1], before[path][1]))  # as built: Snakemake sees nothing to redo
-
-
-def test_the_hash_chain_names_the_first_broken_link(built: dict, tmp_path) -> None:
-    """#61 item 2: every output of the build records what it was made from; an edit anywhere is named by check."""
-    from dpdl.chain import NO_RECORD, record_path
-
-    work = tmp_path / "project"
-    shutil.copytree(built["work"], work, symlinks=True)
-    copy = {**built, "work": work}
-    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert NO_RECORD not in checked.stderr  # every output of this build has its record
-    for name in ("results/dzoa/aggregates/fig2_seeds.csv", "results/claims/dzoa.csv", "results/claims.csv"):
-        assert record_path(work / name).is_file(), name
-    calibration = work / "results/dzoa/calibration.json"
-    calibration.write_bytes(calibration.read_bytes()[:-40])  # truncated after the runs were made from it
-    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
-    assert checked.returncode == 1
-    chain = [line for line in checked.stdout.splitlines() if "the first broken link of the hash chain" in line]
-    assert len(chain) == 1 and chain[0].startswith("results/dzoa/calibration.json: sha256 now "), checked.stdout
-    assert "Traceback" not in checked.stderr
