@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dpdl import chain
 from dpdl.article.write import article_problems
-from dpdl.data.prepared import check_arrays
+from dpdl.data.prepared import card_problems, check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
@@ -22,8 +22,9 @@ log = logging.getLogger("dpdl")
 RUNS_GLOB = "results/*/runs/**/*.npz"
 
 
-def check_card(path: Path) -> list[str]:
-    """Problems with a prepared dataset's card and its arrays (schema, hash, pickle-free load)."""
+def check_card(path: Path, config: dict | None = None) -> list[str]:
+    """Problems with a prepared dataset's card and its arrays (schema, name against its path and, with the build's
+    ``config``, options against the config's: :func:`dpdl.data.prepared.card_problems`; hash, pickle-free load)."""
     try:
         card = read_json(path)
     except ArtifactError as err:
@@ -32,6 +33,7 @@ def check_card(path: Path) -> list[str]:
     if not problems and card["name"] not in prepared_datasets():  # the schema says a name; the registry says which
         known = ", ".join(prepared_datasets())
         problems.append(f"{path}: name: {card['name']!r} is not a registered prepared dataset ({known})")
+    problems = problems or card_problems(card, Path(path), config)
     arrays_path = Path(path).with_suffix(".npz")
     if problems:
         return problems
@@ -178,7 +180,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
         elif target.stat().st_size == 0:
             problems.append(f"{target}: empty")
         elif target.suffix == ".json" and target.parts[:2] == ("data", "processed"):
-            problems += check_card(target)
+            problems += check_card(target, config)
     scorecard = Path(scorecard_path("csv"))
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)

@@ -206,13 +206,18 @@ def validate_run(path: str | Path) -> list[str]:
 
 
 def read_card(path: str | Path) -> dict:
-    """A prepared dataset's card, checked against its schema: an ArtifactError names the first problem."""
+    """A prepared dataset's card, checked against its schema and its path: an ArtifactError names the first
+    problem."""
     card = read_json(path)
     errors = schema_errors(card, load_schema("card"))
     if errors:
         raise ArtifactError(
             f"{path}: not a prepared dataset's card ({errors[0]}); rebuild it: snakemake --forcerun data_prepare"
         )
+    from dpdl.data.prepared import card_problems  # here: dpdl.data.prepared imports the studies, which import this
+
+    if problems := card_problems(card, Path(path)):
+        raise ArtifactError(problems[0])
     return card
 
 
