@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dpdl import chain
 from dpdl.article.write import article_problems
 from dpdl.data.prepared import card_problems, check_arrays
 from dpdl.errors import ArtifactError
@@ -12,7 +13,7 @@ from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.paths import scorecard_path
 from dpdl.publishing.problems import published_problems
-from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
+from dpdl.runs import checked_run, load_schema, schema_errors, trace_arrays, validate_run
 from dpdl.studies import prepared_datasets
 from dpdl.summary import scorecard_problems
 
@@ -63,7 +64,7 @@ def check_artifacts(paths: list[Path]) -> list[str]:
         elif path.suffix == ".json":
             problems += check_card(path)
         elif path.suffix == ".npz":
-            problems += validate_run(path) or _unregistered_study(path)
+            problems += validate_run(path) or _unregistered_study(path) or _run_chain(path)
         else:
             problems.append(f"{path}: not a dpdl artifact (.json card or .npz run)")
     return problems
@@ -75,6 +76,16 @@ def _unregistered_study(path: Path) -> list[str]:
 
     study = checked_run(path)[0].provenance["study"]
     return [] if study in ALL else [f"{path}: study: {study!r} is not a registered study ({', '.join(ALL)})"]
+
+
+def _run_chain(path: Path) -> list[str]:
+    """A valid run's link of the hash chain: its arrays and the inputs it read, as they are now."""
+    result = checked_run(path)[0]
+    link = chain.run_link(path, result.provenance, trace_arrays(result.trace))
+    if link is None:
+        log.warning("%s: no hash-chain record (%s)", path, chain.NO_RECORD)
+        return []
+    return chain.breaks([link])
 
 
 def claim_problems(config: dict | None = None) -> list[str]:
@@ -101,12 +112,13 @@ def claim_problems(config: dict | None = None) -> list[str]:
     return problems
 
 
-def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
+def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> tuple[list[str], list[str]]:
     """Problems with each run, from one read of it, and how their package versions differ from the lock.
 
     A run fails :func:`dpdl.runs.checked_run` (its schema; a copied or swapped file: held under another path
     than it was written to, so a second copy of one cell and seed) or was made from a prepared dataset other
     than the one its card now describes. The differences (``lock_differences``) are warnings, not problems.
+    Each run's link of the hash chain (:func:`dpdl.chain.run_link`) is added to ``links``, judged with the others'.
     """
     problems, differences, card_hashes = [], set(), {}
     for run in runs:
@@ -115,6 +127,9 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
         if result is None:
             continue
         provenance = result.provenance
+        link = chain.run_link(run, provenance, trace_arrays(result.trace))
+        if links is not None and link is not None:
+            links.append(link)
         differences.update(lock_differences(provenance.get("versions", {})))
         card = Path("data/processed") / f"{provenance.get('dataset')}.json"
         if card not in card_hashes:
@@ -126,6 +141,18 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
                 f"{card_hashes[card][:12]} its card {card} now describes; delete it and rerun"
             )
     return problems, sorted(differences)
+
+
+def chain_problems(run_links: list[chain.Record], root: Path = Path()) -> list[str]:
+    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`), from its runs'
+    links and the records beside its other outputs; the files without a record (built before the hash chain)
+    are said in one warning, not counted as problems."""
+    records, problems = chain.sidecar_records(root)
+    records += run_links
+    note = chain.no_record_note(chain.unrecorded(root, records))
+    if note:
+        log.warning(note)
+    return problems + chain.breaks(records, root)
 
 
 def leftover_problems(folders: tuple[str, ...] = ("data", "results", "figures")) -> list[str]:
@@ -158,8 +185,10 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
     runs = sorted(Path().glob(RUNS_GLOB))
-    found, differences = run_problems(runs)
+    links: list[chain.Record] = []
+    found, differences = run_problems(runs, links)
     problems += found
+    problems += chain_problems(links)
     problems += leftover_problems()
     for difference in differences:
         log.warning("runs were made with %s: not the tested environment", difference)

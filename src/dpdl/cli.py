@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from dpdl.chain import step
+
     try:
-        return args.command(args) or 0
+        with step():  # every file it writes under results/ records the inputs it read (the hash chain)
+            return args.command(args) or 0
     except DpdlError as err:
         command = " ".join(filter(None, (args.command_name, getattr(args, "step", None))))
         print(f"dpdl {command}: error: {err}", file=sys.stderr)

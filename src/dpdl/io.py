@@ -3,6 +3,9 @@
 Every artifact is written to ``<name>.part-<random>`` in its target folder and renamed into
 place only when complete, so an interrupted job never leaves a half-written file. Archives are
 written with fixed timestamps, so the same arrays give byte-identical files.
+
+Each file these functions read or write is told to the observers in :data:`READ_OBSERVERS` and
+:data:`WRITE_OBSERVERS` (none but during a step's :func:`dpdl.chain.step`, which records the hash chain).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import os
 import re
 import secrets
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +28,15 @@ from dpdl.errors import ArtifactError
 
 CHUNK_BYTES = 1 << 20
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+# Called with each file read (and its sha256 where the read computed it, else None), and with each file written
+# once it is in place: dpdl.chain.step installs its recorders here for the length of one step.
+READ_OBSERVERS: list[Callable[[Path, str | None], None]] = []
+WRITE_OBSERVERS: list[Callable[[Path], None]] = []
+
+
+def _read(path: Path, digest: str | None = None) -> None:
+    for observer in READ_OBSERVERS:
+        observer(path, digest)
 
 
 @contextmanager
@@ -43,6 +55,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    for observer in WRITE_OBSERVERS:
+        observer(path)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -65,26 +79,30 @@ def read_json(path: str | os.PathLike) -> object:
     """Read a JSON file, with an error naming the file if it is missing or malformed."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError) as err:
         raise ArtifactError(f"{path}: not valid JSON ({err})") from None
     except OSError as err:  # no permission, an I/O error
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    _read(path)
+    return value
 
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV table, with an error naming the file if it is missing or not a table."""
     path = Path(path)
     try:
-        return pd.read_csv(path)
+        table = pd.read_csv(path)
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
     except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise ArtifactError(f"{path}: not a CSV table ({err})") from None
     except OSError as err:  # no permission, an I/O error
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    _read(path)
+    return table
 
 
 def read_table_as(path: str | os.PathLike, name: str, columns: list[str]) -> pd.DataFrame:
@@ -130,11 +148,13 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     try:
         _check_npz_sizes(path)
         with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+            arrays = {name: data[name] for name in data.files}
     except ArtifactError:
         raise
     except (ValueError, zipfile.BadZipFile, OSError) as err:
         raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err}); {REWRITE}") from None
+    _read(path)
+    return arrays
 
 
 NPZ_FLOOR_BYTES = 256 * 2**20  # what any .npz may expand to, whatever its size on disk
@@ -178,8 +198,9 @@ def _check_npz_sizes(path: Path) -> None:
                 )
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    """Return the hex SHA-256 of a file, read in fixed-size chunks."""
+def sha256_file(path: str | os.PathLike, *, read: bool = True) -> str:
+    """Return the hex SHA-256 of a file, read in fixed-size chunks; with ``read=False`` not told to the
+    :data:`READ_OBSERVERS` (a step hashing what it wrote has not read an input)."""
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as stream:
@@ -187,6 +208,8 @@ def sha256_file(path: str | os.PathLike) -> str:
                 digest.update(chunk)
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
+    if read:
+        _read(Path(path), digest.hexdigest())
     return digest.hexdigest()
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl import schemas
+from dpdl.chain import run_record
 from dpdl.errors import ArtifactError
 from dpdl.io import dumps_json, load_npz, read_json, save_npz
 
@@ -135,9 +136,15 @@ def write_run(path: str | Path, result: RunResult) -> None:
     errors = _schema_errors(result)
     if errors:
         raise ArtifactError(f"run for {path} does not satisfy the run schema:\n  " + "\n  ".join(errors))
-    arrays = {TRACE_PREFIX + column: result.trace[column].to_numpy() for column in result.trace.columns}
-    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path)}))
+    arrays = trace_arrays(result.trace)
+    chain = run_record(path, arrays)  # its arrays' sha256 and, in a step, its inputs' (dpdl.chain)
+    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path), "chain": chain}))
     save_npz(path, arrays)
+
+
+def trace_arrays(trace: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A run's trace as the arrays its file stores (``trace/<column>``, in order)."""
+    return {TRACE_PREFIX + column: trace[column].to_numpy() for column in trace.columns}
 
 
 def stored_name(path: str | Path) -> str:
