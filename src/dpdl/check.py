@@ -33,7 +33,7 @@ def check_card(path: Path, config: dict | None = None) -> list[str]:
     if not problems and card["name"] not in prepared_datasets():  # the schema says a name; the registry says which
         known = ", ".join(prepared_datasets())
         problems.append(f"{path}: name: {card['name']!r} is not a registered prepared dataset ({known})")
-    problems = problems or card_problems(card, Path(path), config)
+    problems = problems or card_problems(card, Path(path), prepared_datasets().get(card["name"]), config)
     arrays_path = Path(path).with_suffix(".npz")
     if problems:
         return problems

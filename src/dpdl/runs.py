@@ -28,6 +28,7 @@ import pandas as pd
 
 from dpdl import schemas
 from dpdl.chain import run_record
+from dpdl.data.prepared import card_problems
 from dpdl.errors import ArtifactError
 from dpdl.io import dumps_json, load_npz, read_json, save_npz
 
@@ -214,8 +215,6 @@ def read_card(path: str | Path) -> dict:
         raise ArtifactError(
             f"{path}: not a prepared dataset's card ({errors[0]}); rebuild it: snakemake --forcerun data_prepare"
         )
-    from dpdl.data.prepared import card_problems  # here: dpdl.data.prepared imports the studies, which import this
-
     if problems := card_problems(card, Path(path)):
         raise ArtifactError(problems[0])
     return card

@@ -115,29 +115,28 @@ def verified_card(card_path: Path, npz: Path) -> dict:
     return card
 
 
-def card_problems(card: dict, card_path: Path, config: dict | None = None) -> list[str]:
-    """How a card disagrees with where it lies and, given ``config``, with the options the config gives it.
+def card_problems(
+    card: dict, card_path: Path, record: PreparedDataset | None = None, config: dict | None = None
+) -> list[str]:
+    """How a card disagrees with where it lies and, given its dataset's ``record`` and ``config``, with the options
+    the config gives it.
 
-    Its ``name`` must be its ``study``/``dataset`` and, at ``data/processed/<study>/<dataset>.json`` (any folder
-    whose last two parts name a registered prepared dataset), that dataset; its ``options`` must be what
-    :func:`options` gives for ``config``. A card copied from another dataset or edited by hand would otherwise
-    pass for the one the path names (issue 61 item 7). One line each, with the fix.
+    Its ``name`` must be its ``study``/``dataset`` and, at ``data/processed/<study>/<dataset>.json``, that
+    ``<study>/<dataset>``; its ``options`` must be what :func:`options` gives for ``config``. A card copied from
+    another dataset or edited by hand would otherwise pass for the one the path names (issue 61 item 7). One line
+    each, with the fix. The caller looks ``record`` up in the registry (this layer is below the studies).
     """
-    from dpdl.studies import prepared_datasets
-
-    card_path = Path(card_path)
-    records, name = prepared_datasets(), card.get("name")
+    card_path, name = Path(card_path), card.get("name")
     fix = f"delete {card_path} and {card_path.with_suffix('.npz')} and rebuild them: snakemake --cores 1 " + str(
         card_path.with_suffix(".npz")
     )
     if "study" in card and "dataset" in card and name != f"{card['study']}/{card['dataset']}":
         return [f"{card_path}: name {name!r} is not its study/dataset {card['study']}/{card['dataset']}; {fix}"]
     at = f"{card_path.parent.name}/{card_path.stem}"
-    if at in records and name != at:
+    if card_path.parent.parent.name == "processed" and name != at:
         return [f"{card_path}: names dataset {name!r}, but this path holds {at}'s card (copied or moved); {fix}"]
-    if config is None or name not in records or not isinstance(card.get("options"), dict):
+    if record is None or config is None or name != record.name or not isinstance(card.get("options"), dict):
         return []
-    record = records[name]
     expected, found = _plain(options(record, config)), _plain(card["options"])
     for key in sorted(set(expected) | (set(found) - record.optional)):
         ours, theirs = found.get(key, "(none)"), expected.get(key, "(none)")
