@@ -26,12 +26,40 @@ from dpdl.data import mnist
 from dpdl.io import save_npz, sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
+# The test files that take longest (most CPU: whole Snakemake builds, JAX's equivalence test), longest first. Under
+# pytest-xdist (`--dist loadfile --no-loadscope-reorder`, pyproject) each file runs whole on one worker, in this
+# order: started first, a long file runs beside the many short ones instead of alone at the end (xdist's own order,
+# most tests first, left the study builds, with few tests each, for last: a tail of one busy core).
+SLOWEST_FIRST = (
+    "tests/workflow/test_dp_iadmm_workflow.py",
+    "tests/workflow/test_wddp_workflow.py",
+    "tests/workflow/test_dzoa_workflow.py",
+    "tests/workflow/test_pipeline.py",
+    "tests/unit/test_dp_iadmm_backends.py",
+    "tests/workflow/test_dvp_pvp_workflow.py",
+    "tests/toy_study/test_toy_study.py",
+    "tests/unit/test_dp_iadmm_jax.py",
+    "tests/workflow/test_data_premises_workflow.py",
+)
 
 # The suite starts hundreds of `python -m dpdl` jobs: let them keep the bytecode of dpdl's own modules (an
 # editable install, so not compiled at install). Where PYTHONDONTWRITEBYTECODE is set, as on the CI machine,
 # each job compiled them anew: 0.3 s of a dp_iadmm run job's 3.4 s.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first (``SLOWEST_FIRST``), then the others by their number of tests, most first; a file's
+    tests keep their order (its tests may build on each other)."""
+    missing = [name for name in SLOWEST_FIRST if not (ROOT / name).is_file()]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py's SLOWEST_FIRST names no file at {', '.join(missing)}")
+    files = [item.path.relative_to(ROOT).as_posix() for item in items]
+    counts = {name: files.count(name) for name in files}
+    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    order = sorted(range(len(items)), key=lambda i: (rank.get(files[i], len(rank)), -counts[files[i]], files[i]))
+    items[:] = [items[i] for i in order]
 
 
 @pytest.fixture

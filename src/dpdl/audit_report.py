@@ -33,6 +33,7 @@ from dpdl.audit.premises import (
     project_premises,
 )
 from dpdl.audit.reach import REACH_COLUMNS, detects_noise_divisor, reachable_epsilon, study_reach
+from dpdl.chain import note_read
 from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM, SCORECARD_COLUMNS
 from dpdl.errors import ArtifactError
 from dpdl.io import markdown_table
@@ -179,6 +180,7 @@ def read_audit(path: str | Path) -> pd.DataFrame:
         frame = pd.read_csv(path)
     except (OSError, pd.errors.ParserError) as err:
         raise ArtifactError(f"{path}: cannot read the audit table ({err})") from err
+    note_read(path)
     if list(frame.columns) != AUDIT_COLUMNS:
         raise ArtifactError(f"{path}: not an audit table (columns differ); rebuild it with `snakemake audit`")
     return frame

@@ -5,22 +5,24 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from dpdl import chain
 from dpdl.article.write import article_problems
-from dpdl.data.prepared import check_arrays
+from dpdl.data.prepared import card_problems, check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
 from dpdl.paths import PROCESSED, run_files, scorecard_path
 from dpdl.publishing.problems import published_problems
-from dpdl.runs import checked_run, load_schema, schema_errors, validate_run
+from dpdl.runs import checked_run, load_schema, schema_errors, trace_arrays, validate_run
 from dpdl.studies import prepared_datasets
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
 
 
-def check_card(path: Path) -> list[str]:
-    """Problems with a prepared dataset's card and its arrays (schema, hash, pickle-free load)."""
+def check_card(path: Path, config: dict | None = None) -> list[str]:
+    """Problems with a prepared dataset's card and its arrays (schema, name against its path and, with the build's
+    ``config``, options against the config's: :func:`dpdl.data.prepared.card_problems`; hash, pickle-free load)."""
     try:
         card = read_json(path)
     except ArtifactError as err:
@@ -29,6 +31,7 @@ def check_card(path: Path) -> list[str]:
     if not problems and card["name"] not in prepared_datasets():  # the schema says a name; the registry says which
         known = ", ".join(prepared_datasets())
         problems.append(f"{path}: name: {card['name']!r} is not a registered prepared dataset ({known})")
+    problems = problems or card_problems(card, Path(path), prepared_datasets().get(card["name"]), config)
     arrays_path = Path(path).with_suffix(".npz")
     if problems:
         return problems
@@ -59,7 +62,7 @@ def check_artifacts(paths: list[Path]) -> list[str]:
         elif path.suffix == ".json":
             problems += check_card(path)
         elif path.suffix == ".npz":
-            problems += validate_run(path) or _unregistered_study(path)
+            problems += validate_run(path) or _unregistered_study(path) or _run_chain(path)
         else:
             problems.append(f"{path}: not a dpdl artifact (.json card or .npz run)")
     return problems
@@ -71,6 +74,16 @@ def _unregistered_study(path: Path) -> list[str]:
 
     study = checked_run(path)[0].provenance["study"]
     return [] if study in ALL else [f"{path}: study: {study!r} is not a registered study ({', '.join(ALL)})"]
+
+
+def _run_chain(path: Path) -> list[str]:
+    """A valid run's link of the hash chain: its arrays and the inputs it read, as they are now."""
+    result = checked_run(path)[0]
+    link = chain.run_link(path, result.provenance, trace_arrays(result.trace))
+    if link is None:
+        log.warning("%s: no hash-chain record (%s)", path, chain.NO_RECORD)
+        return []
+    return chain.breaks([link])
 
 
 def claim_problems(config: dict | None = None) -> list[str]:
@@ -97,12 +110,13 @@ def claim_problems(config: dict | None = None) -> list[str]:
     return problems
 
 
-def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
+def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> tuple[list[str], list[str]]:
     """Problems with each run, from one read of it, and how their package versions differ from the lock.
 
     A run fails :func:`dpdl.runs.checked_run` (its schema; a copied or swapped file: held under another path
     than it was written to, so a second copy of one cell and seed) or was made from a prepared dataset other
     than the one its card now describes. The differences (``lock_differences``) are warnings, not problems.
+    Each run's link of the hash chain (:func:`dpdl.chain.run_link`) is added to ``links``, judged with the others'.
     """
     problems, differences, card_hashes = [], set(), {}
     for run in runs:
@@ -111,6 +125,9 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
         if result is None:
             continue
         provenance = result.provenance
+        link = chain.run_link(run, provenance, trace_arrays(result.trace))
+        if links is not None and link is not None:
+            links.append(link)
         differences.update(lock_differences(provenance.get("versions", {})))
         card = PROCESSED / f"{provenance.get('dataset')}.json"
         if card not in card_hashes:
@@ -122,6 +139,18 @@ def run_problems(runs: list[Path]) -> tuple[list[str], list[str]]:
                 f"{card_hashes[card][:12]} its card {card} now describes; delete it and rerun"
             )
     return problems, sorted(differences)
+
+
+def chain_problems(run_links: list[chain.Record], root: Path = Path()) -> list[str]:
+    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`), from its runs'
+    links and the records beside its other outputs; the files without a record (built before the hash chain)
+    are said in one warning, not counted as problems."""
+    records, problems = chain.sidecar_records(root)
+    records += run_links
+    note = chain.no_record_note(chain.unrecorded(root, records))
+    if note:
+        log.warning(note)
+    return problems + chain.breaks(records, root)
 
 
 def leftover_problems(folders: tuple[str, ...] = ("data", "results", "figures")) -> list[str]:
@@ -149,13 +178,15 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
         elif target.stat().st_size == 0:
             problems.append(f"{target}: empty")
         elif target.suffix == ".json" and target.parts[:2] == ("data", "processed"):
-            problems += check_card(target)
+            problems += check_card(target, config)
     scorecard = Path(scorecard_path("csv"))
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
     runs = sorted(run_files())
-    found, differences = run_problems(runs)
+    links: list[chain.Record] = []
+    found, differences = run_problems(runs, links)
     problems += found
+    problems += chain_problems(links)
     problems += leftover_problems()
     for difference in differences:
         log.warning("runs were made with %s: not the tested environment", difference)

@@ -24,8 +24,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from dpdl.chain import step
+
     try:
-        return args.command(args) or 0
+        with step():  # every file it writes under results/ records the inputs it read (the hash chain)
+            return args.command(args) or 0
     except DpdlError as err:
         command = " ".join(filter(None, (args.command_name, getattr(args, "step", None))))
         print(f"dpdl {command}: error: {err}", file=sys.stderr)
@@ -116,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("audit", cmd_audit, "Audit a study's privacy claims: runs on neighbouring data -> eps lower bounds.")
     sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
-    sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (>= 20)")
+    sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (20 to 100,000, as audit.runs)")
     sub.add_argument("--seed", type=int, default=0, help="the audit's seed (default 0)")
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "JSON"), required=True)
 
@@ -438,13 +441,14 @@ def cmd_data_premises(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     """Write one study's audit table (CSV, Markdown) and its provenance (JSON)."""
     from dpdl.audit_report import audit_markdown, audit_study, study_ledger
+    from dpdl.config import check_key
     from dpdl.io import write_json, write_text
     from dpdl.studies import ALL
 
     if args.study not in ALL:
         raise ConfigError(f"--study: unknown {args.study!r}; expected one of {ALL}")
-    if args.runs < 20 or args.seed < 0:
-        raise ConfigError(f"--runs must be >= 20 and --seed >= 0, got {args.runs} and {args.seed}")
+    check_key("audit.runs", args.runs, "--runs")  # the config's bounds (issue 61 item 7)
+    check_key("audit.seed", args.seed, "--seed")
     study_ledger(args.study)  # fails before any run when a cell's declared premises contradict its canary pair
     table, provenance = audit_study(args.study, args.runs, args.seed)
     write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))

@@ -149,6 +149,25 @@ def validate_config(
     return config
 
 
+def check_key(dotted: str, value: object, option: str) -> None:
+    """Raise a one-line :class:`ConfigError` unless ``value`` is what the config schema accepts at key ``dotted``.
+
+    A command-line option that stands for a config key (``dpdl audit --runs`` for ``audit.runs``) takes the
+    key's bounds from the schema, so the option and the config cannot drift apart.
+    """
+    schema, folder = _config_schema(), schemas.FOLDER
+    for key in dotted.split("."):
+        schema, folder = schemas.resolve_ref(schema, folder)
+        schema = schema["properties"][key]
+    schema, folder = schemas.resolve_ref(schema, folder)
+    error = jsonschema.exceptions.best_match(schemas.validator(schema).iter_errors(value))
+    if error is not None:
+        raise ConfigError(
+            f"{option}: {_message(error)} (the bounds of the config's {dotted}, {schemas.shown(SCHEMA)}); "
+            "give a value within them"
+        )
+
+
 def merge_over(base: dict, update: dict) -> dict:
     """``update`` merged over ``base`` key by key, as Snakemake merges config files (its ``update_config``).
 

@@ -8,12 +8,12 @@ beside it is shown with both, as JSON Schema applies both.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from dpdl.config import SCHEMA, schema_of
 from dpdl.errors import ConfigError
+from dpdl.io import markdown_text
 from dpdl.schemas import resolve_ref
 
 OUT = Path("config/README.md")
@@ -85,8 +85,7 @@ present wherever its parent is (config/config.yaml sets the required top-level k
 
 def _escape(text: str) -> str:
     """Text for a Markdown table cell: one line, ``|`` escaped, ``<word>`` kept from reading as HTML."""
-    text = " ".join(str(text).split()).replace("|", r"\|")
-    return re.sub(r"<(?=[A-Za-z/!?])", "&lt;", text)
+    return markdown_text(" ".join(str(text).split()).replace("|", r"\|"))
 
 
 def _value(value: object) -> str:

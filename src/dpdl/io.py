@@ -3,16 +3,21 @@
 Every artifact is written to ``<name>.part-<random>`` in its target folder and renamed into
 place only when complete, so an interrupted job never leaves a half-written file. Archives are
 written with fixed timestamps, so the same arrays give byte-identical files.
+
+Each file these functions read or write is told to the observers in :data:`READ_OBSERVERS` and
+:data:`WRITE_OBSERVERS` (none but during a step's :func:`dpdl.chain.step`, which records the hash chain).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 import secrets
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -23,6 +28,15 @@ from dpdl.errors import ArtifactError
 
 CHUNK_BYTES = 1 << 20
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+# Called with each file read (and its sha256 where the read computed it, else None), and with each file written
+# once it is in place: dpdl.chain.step installs its recorders here for the length of one step.
+READ_OBSERVERS: list[Callable[[Path, str | None], None]] = []
+WRITE_OBSERVERS: list[Callable[[Path], None]] = []
+
+
+def _read(path: Path, digest: str | None = None) -> None:
+    for observer in READ_OBSERVERS:
+        observer(path, digest)
 
 
 @contextmanager
@@ -41,6 +55,8 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    for observer in WRITE_OBSERVERS:
+        observer(path)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -63,26 +79,30 @@ def read_json(path: str | os.PathLike) -> object:
     """Read a JSON file, with an error naming the file if it is missing or malformed."""
     path = Path(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
     except (json.JSONDecodeError, UnicodeDecodeError, IsADirectoryError) as err:
         raise ArtifactError(f"{path}: not valid JSON ({err})") from None
     except OSError as err:  # no permission, an I/O error
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    _read(path)
+    return value
 
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV table, with an error naming the file if it is missing or not a table."""
     path = Path(path)
     try:
-        return pd.read_csv(path)
+        table = pd.read_csv(path)
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
     except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
         raise ArtifactError(f"{path}: not a CSV table ({err})") from None
     except OSError as err:  # no permission, an I/O error
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    _read(path)
+    return table
 
 
 def read_table_as(path: str | os.PathLike, name: str, columns: list[str]) -> pd.DataFrame:
@@ -126,14 +146,61 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     if not zipfile.is_zipfile(path):  # np.load would read it as a .npy or a pickle
         raise ArtifactError(f"{path}: not an .npz archive (not a zip file; truncated, or another format); {REWRITE}")
     try:
+        _check_npz_sizes(path)
         with np.load(path, allow_pickle=False) as data:
-            return {name: data[name] for name in data.files}
+            arrays = {name: data[name] for name in data.files}
+    except ArtifactError:
+        raise
     except (ValueError, zipfile.BadZipFile, OSError) as err:
         raise ArtifactError(f"{path}: not a readable pickle-free .npz archive ({err}); {REWRITE}") from None
+    _read(path)
+    return arrays
 
 
-def sha256_file(path: str | os.PathLike) -> str:
-    """Return the hex SHA-256 of a file, read in fixed-size chunks."""
+NPZ_FLOOR_BYTES = 256 * 2**20  # what any .npz may expand to, whatever its size on disk
+NPZ_RATIO = 100  # and beyond it, at most this many times its size on disk (dpdl's arrays compress about 5:1)
+
+
+def _check_npz_sizes(path: Path) -> None:
+    """Refuse, before any array is read, an archive whose arrays would not fit what it can hold.
+
+    Each member's ``.npy`` header (shape x itemsize) must be the size the zip declares for it, and the
+    total must stay under ``max(NPZ_FLOOR_BYTES, NPZ_RATIO x the file's size)``: deflate packs 1.2 GB of
+    zeros into 1 MB, and numpy allocates an array whole before it reads it (issue 61 item 7).
+    """
+    disk = path.stat().st_size
+    limit = max(NPZ_FLOOR_BYTES, NPZ_RATIO * disk)
+    with zipfile.ZipFile(path) as archive:
+        members = archive.infolist()
+        total = sum(info.file_size for info in members)
+        if total > limit:
+            largest = max(members, key=lambda info: info.file_size)
+            raise ArtifactError(
+                f"{path}: its arrays expand to {total:,} bytes from {disk:,} on disk (the largest, {largest.filename}, "
+                f"{largest.file_size:,}), more than the {limit:,} a .npz of this size may hold; not arrays dpdl "
+                f"wrote: {REWRITE}"
+            )
+        for info in members:
+            with archive.open(info) as member:
+                version = np.lib.format.read_magic(member)
+                if version not in ((1, 0), (2, 0)):
+                    raise ValueError(f"{info.filename}: .npy format version {version}, which dpdl does not write")
+                read_header = (
+                    np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                )
+                shape, _, dtype = read_header(member)
+                held = info.file_size - member.tell()
+            declared = math.prod(shape) * dtype.itemsize
+            if declared != held and not dtype.hasobject:  # a pickled array: np.load refuses it, named as such
+                raise ArtifactError(
+                    f"{path}: array {info.filename} declares shape {tuple(shape)} of {dtype} ({declared:,} bytes) "
+                    f"but holds {held:,} bytes; not arrays dpdl wrote: {REWRITE}"
+                )
+
+
+def sha256_file(path: str | os.PathLike, *, read: bool = True) -> str:
+    """Return the hex SHA-256 of a file, read in fixed-size chunks; with ``read=False`` not told to the
+    :data:`READ_OBSERVERS` (a step hashing what it wrote has not read an input)."""
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as stream:
@@ -141,16 +208,44 @@ def sha256_file(path: str | os.PathLike) -> str:
                 digest.update(chunk)
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
+    if read:
+        _read(Path(path), digest.hexdigest())
     return digest.hexdigest()
 
 
+_HTML_OPENING = re.compile(r"<(?=[A-Za-z/!?])")  # what starts a tag, a comment or an autolink in Markdown
+_CHARACTER_REFERENCE = re.compile(r"&(?=#[0-9]{1,7};|#[xX][0-9A-Fa-f]{1,6};|[A-Za-z][A-Za-z0-9]{0,31};)")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)  # shown as written: nothing to escape inside
+
+
+def markdown_text(text: object) -> str:
+    """Text that comes from claims or config, made to read as written in Markdown: the one escaping every
+    Markdown writer shares (tables through :func:`markdown_table`, the articles' text).
+
+    A ``<`` that would open raw HTML (``<script>``, ``<study>``, ``<!--``, ``<http://…>``) becomes ``&lt;``
+    and an ``&`` that would start a character reference (``&lt;``, ``&#60;``) ``&amp;``; code spans are left
+    as they are. Other ``<``, ``>`` and ``&`` (``<= 1``, ``28 > 1``, ``Ryu & Kim``) are text in Markdown
+    already and stay, so outputs without markup are byte for byte what they were (issue 61 item 7).
+    """
+    text, parts, last = str(text), [], 0
+    for span in _CODE_SPAN.finditer(text):
+        parts += [_escape_markup(text[last : span.start()]), span.group()]
+        last = span.end()
+    return "".join([*parts, _escape_markup(text[last:])])
+
+
+def _escape_markup(text: str) -> str:
+    return _HTML_OPENING.sub("&lt;", _CHARACTER_REFERENCE.sub("&amp;", text))
+
+
 def markdown_table(frame: pd.DataFrame) -> str:
-    """Render a frame as a GitHub Markdown table (missing values as empty cells)."""
+    """Render a frame as a GitHub Markdown table (missing values as empty cells; each cell one line, its ``|``
+    escaped and its markup shown as text: :func:`markdown_text`)."""
 
     def cell(value: object) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
             return ""
-        return str(value).replace("|", "\\|").replace("\n", " ")
+        return markdown_text(str(value).replace("|", "\\|").replace("\n", " "))
 
     header = "| " + " | ".join(map(cell, frame.columns)) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"

@@ -213,6 +213,9 @@ def readings_table(
 
 
 def _scorecard(path: str | Path) -> pd.DataFrame:
+    from dpdl.chain import note_read
+
+    note_read(path)
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
@@ -373,6 +376,8 @@ def seed_from_main_build(study: str, folder: Path) -> int:
     import shutil
     from base64 import urlsafe_b64decode
 
+    from dpdl.chain import record_path
+
     roots = tuple(root.format(study=study) for root in SEEDED_ROOTS)
     records = SNAKEMAKE_RECORDS / "metadata"
     # With records but no "incomplete" folder, Snakemake would walk every record to "migrate" it.
@@ -391,10 +396,12 @@ def seed_from_main_build(study: str, folder: Path) -> int:
         if (SNAKEMAKE_RECORDS / marker).exists() or (folder / SNAKEMAKE_RECORDS / marker).exists():
             continue  # the main build's job, or the reading's own, was left incomplete (or is running)
         target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            target.hardlink_to(source)
-        except OSError:
-            shutil.copy2(source, target)
+        for origin, link in ((source, target), (record_path(source), record_path(target))):  # with its hash chain
+            if origin.is_file() and not link.exists():
+                try:
+                    link.hardlink_to(origin)
+                except OSError:
+                    shutil.copy2(origin, link)
         target_record = folder / record
         target_record.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(record, target_record)

@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 
 from dpdl import schemas
+from dpdl.chain import run_record
+from dpdl.data.prepared import card_problems
 from dpdl.errors import ArtifactError
 from dpdl.io import dumps_json, load_npz, read_json, save_npz
 
@@ -134,9 +136,15 @@ def write_run(path: str | Path, result: RunResult) -> None:
     errors = _schema_errors(result)
     if errors:
         raise ArtifactError(f"run for {path} does not satisfy the run schema:\n  " + "\n  ".join(errors))
-    arrays = {TRACE_PREFIX + column: result.trace[column].to_numpy() for column in result.trace.columns}
-    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path)}))
+    arrays = trace_arrays(result.trace)
+    chain = run_record(path, arrays)  # its arrays' sha256 and, in a step, its inputs' (dpdl.chain)
+    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path), "chain": chain}))
     save_npz(path, arrays)
+
+
+def trace_arrays(trace: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A run's trace as the arrays its file stores (``trace/<column>``, in order)."""
+    return {TRACE_PREFIX + column: trace[column].to_numpy() for column in trace.columns}
 
 
 def stored_name(path: str | Path) -> str:
@@ -198,13 +206,16 @@ def validate_run(path: str | Path) -> list[str]:
 
 
 def read_card(path: str | Path) -> dict:
-    """A prepared dataset's card, checked against its schema: an ArtifactError names the first problem."""
+    """A prepared dataset's card, checked against its schema and its path: an ArtifactError names the first
+    problem."""
     card = read_json(path)
     errors = schema_errors(card, load_schema("card"))
     if errors:
         raise ArtifactError(
             f"{path}: not a prepared dataset's card ({errors[0]}); rebuild it: snakemake --forcerun data_prepare"
         )
+    if problems := card_problems(card, Path(path)):
+        raise ArtifactError(problems[0])
     return card
 
 

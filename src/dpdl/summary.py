@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.audit_report import premise_claim_ids, premise_claim_rows, privacy_claim_rows
+from dpdl.chain import note_read
 from dpdl.claims import (
     HEADLINE_KINDS,
     IMPLEMENTATION_CHECK,
@@ -159,6 +160,7 @@ def merge_scorecards(
     card["readings"] = NO_READINGS
     if readings is not None:
         found = pd.read_csv(readings, dtype=str, keep_default_na=False).drop_duplicates("id").set_index("id")
+        note_read(readings)
         card["readings"] = card["id"].map(found["readings"]).fillna(NO_READINGS)
     card.loc[card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM)), "readings"] = ""  # not judged under readings
     return card
@@ -272,6 +274,7 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, pd.errors.ParserError) as err:
         raise ArtifactError(f"{path}: cannot read the scorecard ({err})") from err
+    note_read(path)
     ids = [claim.id for claim in claims]
     written = list(frame["id"]) if "id" in frame.columns else None
     if list(frame.columns) != SCORECARD_COLUMNS or written != [i for i in ids if i in set(written)]:

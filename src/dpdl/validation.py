@@ -107,7 +107,30 @@ def read_yaml(path: str | Path) -> object:
     except yaml.YAMLError as err:  # a character YAML does not allow: no line to point at
         raise ConfigError(f"{path}: not valid YAML: {' '.join(str(err).split())}") from None
     _reject_cycles(tree, (), set(), set(), path)
+    values = _expanded_size(tree, {})
+    if values > MAX_YAML_VALUES:
+        raise ConfigError(
+            f"{path}: its YAML aliases (*name) expand it to {values:,} values, more than the {MAX_YAML_VALUES:,} "
+            "a config or schema file may hold; write the values out instead of repeating aliases"
+        )
     return tree
+
+
+MAX_YAML_VALUES = 100_000
+"""The most values (scalars, lists and mappings, each alias counted as what it repeats) one YAML file
+read by :func:`read_yaml` may expand to: the largest shipped file holds a few thousand; an alias bomb
+of 2 KB holds billions, and every walk over it (the schema, a merge, Snakemake's) hangs."""
+
+
+def _expanded_size(node: object, sizes: dict[int, int]) -> int:
+    """How many values ``node`` holds once every alias is written out; each shared node counted once
+    per use but walked once (``sizes``), so a bomb costs what its text does. Cycles are refused before."""
+    if not isinstance(node, dict | list):
+        return 1
+    if id(node) not in sizes:
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        sizes[id(node)] = 1 + sum(_expanded_size(child, sizes) for child in children)
+    return sizes[id(node)]
 
 
 def _reject_cycles(node: object, keys: tuple, on_path: set[int], seen: set[int], path: str | Path) -> None:

@@ -190,7 +190,10 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         "audit --study nope --runs 100 --out x.csv x.md x.json".split(),
         "--study: unknown 'nope'",
     ),
-    "audit_too_few_runs": ("audit --study dzoa --runs 5 --out x.csv x.md x.json".split(), "--runs must be >= 20"),
+    "audit_too_few_runs": (
+        "audit --study dzoa --runs 5 --out x.csv x.md x.json".split(),
+        "--runs: 5 is less than the minimum of 20",
+    ),
     "publish_audit_unpublished": (
         "publish --audit --configfile config/ci.yaml --studies dzoa --out nowhere".split(),
         "dzoa: not published in nowhere",

@@ -8,8 +8,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from dpdl.chain import arrays_sha256
 from dpdl.errors import ArtifactError
-from dpdl.runs import RunResult, execute, read_run, run_seed_sequence, run_timing, validate_run, write_run
+from dpdl.runs import (
+    RunResult,
+    execute,
+    read_run,
+    run_seed_sequence,
+    run_timing,
+    trace_arrays,
+    validate_run,
+    write_run,
+)
 
 
 def provenance(**overrides: object) -> dict:
@@ -71,7 +81,9 @@ def test_write_read_round_trip(tmp_path: Path) -> None:
     write_run(path, result)
     loaded = read_run(path)
     pd.testing.assert_frame_equal(loaded.trace, result.trace)
-    assert loaded.provenance == {**result.provenance, "stored_as": "results/wddp/runs/kdd/wddp/eps0.5/seed0.npz"}
+    chain = {"arrays_sha256": arrays_sha256(trace_arrays(result.trace))}  # outside a step: its arrays only
+    stored_as = "results/wddp/runs/kdd/wddp/eps0.5/seed0.npz"
+    assert loaded.provenance == {**result.provenance, "stored_as": stored_as, "chain": chain}
     assert validate_run(path) == []
     assert np.load(path, allow_pickle=False)["provenance"].dtype.kind == "U"
 

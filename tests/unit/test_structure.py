@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
 # The package's layers (docs/development.md): a module imports only from its own layer or those below.
 PACKAGE_LAYERS = {
-    **dict.fromkeys(["errors", "io", "progress", "validation", "schemas", "checkpoint", "hints"], 0),
+    **dict.fromkeys(["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints"], 0),
     **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
     **dict.fromkeys(
         ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2

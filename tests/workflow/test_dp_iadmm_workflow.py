@@ -78,8 +78,13 @@ def test_dpdl_check_passes(built: dict) -> None:
 
 
 def test_one_figure_rebuilds_only_what_it_needs(built: dict) -> None:
-    (built["work"] / "figures/dp_iadmm/fig2a.png").unlink()
-    planned = snakemake(built, "figures/dp_iadmm/fig2a.png", "--dry-run")
+    figure = built["work"] / "figures/dp_iadmm/fig2a.png"
+    aside = figure.with_suffix(".aside")
+    figure.rename(aside)  # missing for the plan; put back after it, as built (a rename keeps its mtime)
+    try:
+        planned = snakemake(built, "figures/dp_iadmm/fig2a.png", "--dry-run")
+    finally:
+        aside.rename(figure)
     assert planned.returncode == 0, planned.stderr[-3000:]
     assert "dp_iadmm_figure_fig2a" in planned.stdout
     for other in ("dp_iadmm_run", "dp_iadmm_aggregate", "dp_iadmm_figure_fig1", "dp_iadmm_claims"):
@@ -96,7 +101,6 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     from dpdl.studies import study_module
 
     work = built["work"]
-    assert snakemake(built).returncode == 0  # the build whole again (a test above removes a figure)
     shutil.copy(ROOT / "config" / "paper.yaml", work / "config" / "paper.yaml")
     commit_build(built)
     done = dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "dp_iadmm")

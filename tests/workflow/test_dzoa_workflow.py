@@ -107,6 +107,27 @@ def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+def test_the_hash_chain_names_the_first_broken_link(built: dict, tmp_path) -> None:
+    """#61 item 2: every output of the build records what it was made from; an edit anywhere is named by check."""
+    from dpdl.chain import NO_RECORD, record_path
+
+    work = tmp_path / "project"
+    shutil.copytree(built["work"], work, symlinks=True)
+    copy = {**built, "work": work}
+    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert NO_RECORD not in checked.stderr  # every output of this build has its record
+    for name in ("results/dzoa/aggregates/fig2_seeds.csv", "results/claims/dzoa.csv", "results/claims.csv"):
+        assert record_path(work / name).is_file(), name
+    calibration = work / "results/dzoa/calibration.json"
+    calibration.write_bytes(calibration.read_bytes()[:-40])  # truncated after the runs were made from it
+    checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
+    assert checked.returncode == 1
+    chain = [line for line in checked.stdout.splitlines() if "the first broken link of the hash chain" in line]
+    assert len(chain) == 1 and chain[0].startswith("results/dzoa/calibration.json: sha256 now "), checked.stdout
+    assert "Traceback" not in checked.stderr
+
+
 # The cross-study outputs, on the smallest complete study: the scorecard lists every registered
 # claim, the privacy table agrees with the runs, one figure is redrawn alone, the report holds it all.
 
@@ -229,6 +250,10 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     assert len(fig2) == 2 * 2 * 2 * 2 and manifest["aggregate_compute"]["aggregates/privacy.csv"]["runs"] == 0
     files = set(manifest["files"])
     assert {"claims.csv", "privacy.csv", "figures/fig2.png", "aggregates/fig2_seeds.csv"} <= files
+    # #61 item 2: the top of the hash chain: the claims file as written, and the per-seed tables it judged
+    top = manifest["chain"]["claims.csv"]
+    assert top["sha256"] == manifest["files"]["claims.csv"]
+    assert top["made_from"]["aggregates/fig2_seeds.csv"] == manifest["files"]["aggregates/fig2_seeds.csv"]
     assert not any(name.endswith((".npz", ".pdf")) for name in files)  # small: no run arrays
     readme = (work / "README.md").read_text()
     assert readme_results(work / "README.md") == (out / RESULTS).read_text() and readme.endswith("after\n")

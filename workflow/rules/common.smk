@@ -52,6 +52,9 @@ def get_availability():
 def get_final_output(wildcards):
     """The default target: buildable prepared datasets and tables; reports what it skips."""
     available = get_availability()
+    # missing_shards: fail with a FEMNIST shard missing: one line, as a config error is (above)
+    if stop := targets.missing_shards_stop(config, available):
+        sys.exit(f"DataUnavailableError: {stop}")
     if available.report():
         print(available.report() + "\n", file=sys.stderr)
     return targets.default_targets(config, available)

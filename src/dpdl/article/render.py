@@ -11,7 +11,7 @@ import yaml
 
 from dpdl.article.blocks import Block
 from dpdl.article.front_matter import REPLICATION_TYPE, citation
-from dpdl.io import markdown_table
+from dpdl.io import markdown_table, markdown_text
 from dpdl.studies import study_module
 
 
@@ -20,11 +20,11 @@ def markdown(blocks: list[Block]) -> str:
     parts = []
     for block in blocks:
         if block.kind == "heading":
-            parts.append(f"{'#' * block.level} {block.text}\n")
+            parts.append(f"{'#' * block.level} {markdown_text(block.text)}\n")
         elif block.kind == "text":
-            parts.append(block.text + "\n")
+            parts.append(markdown_text(block.text) + "\n")
         elif block.kind == "list":
-            parts.append("".join(f"- {item}\n" for item in block.items))
+            parts.append("".join(f"- {markdown_text(item)}\n" for item in block.items))
         elif block.kind == "table":
             parts.append(markdown_table(block.table) if len(block.table) else "none\n")
         else:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.audit.premises import TOLERANCE
+from dpdl.chain import note_read
 from dpdl.errors import ArtifactError
 
 DATA_PREMISE_COLUMNS = [
@@ -139,6 +140,7 @@ def read_data_premises(path: str | Path) -> pd.DataFrame:
                             na_values={"share_above": [""], "largest": [""]})  # fmt: skip
     except (OSError, pd.errors.ParserError) as err:
         raise ArtifactError(f"{path}: cannot read the data premise table ({err})") from err
+    note_read(path)
     if list(frame.columns) != DATA_PREMISE_COLUMNS:
         raise ArtifactError(f"{path}: not a data premise table (columns differ); rebuild it with `snakemake audit`")
     return frame

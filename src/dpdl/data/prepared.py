@@ -14,6 +14,7 @@ takes the record, so this module lists no study and no dataset. A new prepared d
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,15 +101,57 @@ def check_arrays(npz: Path, card: dict, card_path: Path) -> None:
 
 
 def verified_card(card_path: Path, npz: Path) -> dict:
-    """The card of prepared dataset ``npz``, after checking that ``npz`` is the file it describes.
+    """The card of prepared dataset ``npz``, after checking that ``npz`` is the file it describes and that the
+    card is the one of the dataset its path names (:func:`card_problems`).
 
     Jobs record the card's ``npz_sha256`` as their ``dataset_sha256``; this is what makes it true.
     """
     card = read_json(card_path)
     if not isinstance(card, dict) or "npz_sha256" not in card:
         raise ArtifactError(f"{card_path}: not a prepared dataset's card (no npz_sha256); rebuild it with snakemake")
+    if problems := card_problems(card, Path(card_path)):
+        raise ArtifactError(problems[0])
     check_arrays(Path(npz), card, Path(card_path))
     return card
+
+
+def card_problems(
+    card: dict, card_path: Path, record: PreparedDataset | None = None, config: dict | None = None
+) -> list[str]:
+    """How a card disagrees with where it lies and, given its dataset's ``record`` and ``config``, with the options
+    the config gives it.
+
+    Its ``name`` must be its ``study``/``dataset`` and, at ``data/processed/<study>/<dataset>.json``, that
+    ``<study>/<dataset>``; its ``options`` must be what :func:`options` gives for ``config``. A card copied from
+    another dataset or edited by hand would otherwise pass for the one the path names (issue 61 item 7). One line
+    each, with the fix. The caller looks ``record`` up in the registry (this layer is below the studies).
+    """
+    card_path, name = Path(card_path), card.get("name")
+    fix = f"delete {card_path} and {card_path.with_suffix('.npz')} and rebuild them: snakemake --cores 1 " + str(
+        card_path.with_suffix(".npz")
+    )
+    if "study" in card and "dataset" in card and name != f"{card['study']}/{card['dataset']}":
+        return [f"{card_path}: name {name!r} is not its study/dataset {card['study']}/{card['dataset']}; {fix}"]
+    at = f"{card_path.parent.name}/{card_path.stem}"
+    if card_path.parent.parent.name == "processed" and name != at:
+        return [f"{card_path}: names dataset {name!r}, but this path holds {at}'s card (copied or moved); {fix}"]
+    if record is None or config is None or name != record.name or not isinstance(card.get("options"), dict):
+        return []
+    expected, found = _plain(options(record, config)), _plain(card["options"])
+    for key in sorted(set(expected) | (set(found) - record.optional)):
+        ours, theirs = found.get(key, "(none)"), expected.get(key, "(none)")
+        if ours != theirs:
+            where = f"the config's {record.options[key]}" if key in record.options else "the config"
+            return [
+                f"{card_path}: option {key} is {ours} in the card but {theirs} in {where}: these arrays were "
+                f"prepared for another config; {fix}"
+            ]
+    return []
+
+
+def _plain(value: dict) -> dict:
+    """``value`` as JSON gives it back (tuples as lists), so a card read from disk compares with options made here."""
+    return json.loads(json.dumps(value))
 
 
 def check_options(record: PreparedDataset, opts: dict) -> None:

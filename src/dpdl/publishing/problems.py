@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from dpdl.chain import published_breaks
 from dpdl.errors import DpdlError
 from dpdl.io import sha256_file
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
@@ -142,6 +143,7 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
                 problems.append(f"{path}: listed in the manifest but missing")
             elif sha256_file(path) != digest:
                 problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
+        problems += published_breaks({name: folder / name for name in manifest["files"]}, manifest.get("chain", {}))
         problems += committed_config_problems(study, manifest, out)
     if len(manifests) < sum((out / study / MANIFEST).is_file() for study in ALL):
         return problems + left  # the merged files come from every manifest: not compared while one is refused

@@ -26,6 +26,7 @@ import pandas as pd
 
 from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import privacy_with_audit, read_audit
+from dpdl.chain import published_breaks, published_chain, rejudged
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
 from dpdl.paths import PUBLISHED, aggregates_folder, audit_path, cards_folder, data_premises_path, summary_table
@@ -192,6 +193,12 @@ def study_snapshot(
         manifest["run_gpus"] = gpus
     compute = aggregate_compute(study, configfile, provenances)
     manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
+    chain = published_chain(outputs)  # the top of the build's hash chain (none from a build made before it)
+    broken = published_breaks(outputs, chain, fix="rebuild it with snakemake before publishing")
+    if broken:  # a file edited in the build after its step wrote it, or after another step read it
+        raise DpdlError(f"{study}: not published: {broken[0]}")
+    if chain:
+        manifest["chain"] = chain
     texts = {"privacy.csv": privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n")}
     if AUDIT_TABLE in outputs:  # the premise ledger of its audited cells (else write_merged adds it: one more swap)
         texts[LEDGER] = ledger_text(study)
@@ -243,6 +250,7 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
         with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
             for name, source in sources.items():
                 copy_into(source, folder / name)
+            _chain_of(manifest, sources)
             audit = read_audit(folder / AUDIT_TABLE)
             privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
             write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
@@ -290,6 +298,7 @@ def _add_data_premises(
         raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
     read_data_premises(source)  # a table of the right columns, before the manifest names it
     copy_into(source, folder / DATA_PREMISES)
+    _chain_of(manifest, {DATA_PREMISES: source})
     manifest["data_premises"] = {
         "code": _code_without(out, readme),
         "configfile": configfile.as_posix(),
@@ -348,6 +357,16 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
             write_json(folder / MANIFEST, manifest)  # its one file changed: written beside it, then renamed
         except OSError as err:
             raise disk_error(folder / MANIFEST, err, "it is left as it was") from None
+
+
+def _chain_of(manifest: dict, sources: dict[str, Path]) -> None:
+    """Put in ``manifest``'s chain the records of the build's ``sources`` (name in the study folder -> file) it now
+    holds, in place of those of the files they replace."""
+    chain = {name: entry for name, entry in manifest.get("chain", {}).items() if name not in sources}
+    chain |= published_chain(sources)
+    manifest.pop("chain", None)
+    if chain:
+        manifest["chain"] = dict(sorted(chain.items()))
 
 
 def _code_without(out: Path, readme: Path | None) -> dict:
@@ -411,6 +430,8 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
         card = judged_card(study, source, settings, folder)
         write_text(target, card_text(card))
+        if scorecard_name(name) in manifest.get("chain", {}):  # judged from the tables its build judged it from
+            manifest["chain"][scorecard_name(name)] = rejudged(manifest["chain"][scorecard_name(name)], folder, target)
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE
