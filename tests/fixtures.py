@@ -1,5 +1,5 @@
 """Generators of small raw files in the real formats (adult.data/.test, KDD gz, MNIST idx, LEAF JSON, R's biopsy
-CSV, UCI's bank-additional-full.csv, Kaggle's creditcard.csv).
+CSV, UCI's bank-additional-full.csv, Kaggle's creditcard.csv), and a copy of the workflow to build them in.
 
 The generators write files exactly as the canonical sources lay them out, with their quirks
 (adult.test's first line and trailing dots, idx headers, LEAF's white background = 1.0), so the
@@ -12,9 +12,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 ADULT_ROWS = [
     "39, State-gov, 77516, Bachelors, 13, Never-married, Adm-clerical, Not-in-family, White, Male, 2174, 0, 40, United-States, <=50K",
@@ -33,6 +35,19 @@ ADULT_ROWS = [
 KDD_SERVICES = ("http", "smtp", "ftp_data", "private")
 KDD_FLAGS = ("SF", "S0", "REJ")
 KDD_LABELS = ("normal.", "smurf.", "neptune.", "back.")
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def copy_workflow(work: Path, config: dict) -> None:
+    """A new project folder ``work`` with a copy of the workflow (the Snakefile, its environment, ``workflow/`` and
+    the ``profiles`` link) and ``config`` as its ``config/config.yaml``."""
+    work.mkdir()
+    for name in ("Snakefile", "environment.yml"):
+        shutil.copy(ROOT / name, work / name)
+    shutil.copytree(ROOT / "workflow", work / "workflow")
+    (work / "profiles").symlink_to("workflow/profiles")
+    (work / "config").mkdir()
+    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
 
 
 def write_adult(folder: Path, n_train: int = 10) -> tuple[Path, Path]:

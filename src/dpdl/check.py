@@ -11,15 +11,13 @@ from dpdl.data.prepared import card_problems, check_arrays
 from dpdl.errors import ArtifactError
 from dpdl.io import load_npz, read_json
 from dpdl.lock import lock_differences
-from dpdl.paths import scorecard_path
+from dpdl.paths import PROCESSED, run_files, scorecard_path
 from dpdl.publishing.problems import published_problems
 from dpdl.runs import checked_run, load_schema, schema_errors, trace_arrays, validate_run
 from dpdl.studies import prepared_datasets
 from dpdl.summary import scorecard_problems
 
 log = logging.getLogger("dpdl")
-
-RUNS_GLOB = "results/*/runs/**/*.npz"
 
 
 def check_card(path: Path, config: dict | None = None) -> list[str]:
@@ -131,7 +129,7 @@ def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> t
         if links is not None and link is not None:
             links.append(link)
         differences.update(lock_differences(provenance.get("versions", {})))
-        card = Path("data/processed") / f"{provenance.get('dataset')}.json"
+        card = PROCESSED / f"{provenance.get('dataset')}.json"
         if card not in card_hashes:
             card_hashes[card] = str(read_json(card).get("npz_sha256")) if card.is_file() else None
         made_from = str(provenance.get("dataset_sha256"))
@@ -184,7 +182,7 @@ def check_config_outputs(config: dict) -> tuple[list[str], int]:
     scorecard = Path(scorecard_path("csv"))
     if scorecard in targets and scorecard.is_file():
         problems += scorecard_problems(scorecard)
-    runs = sorted(Path().glob(RUNS_GLOB))
+    runs = sorted(run_files())
     links: list[chain.Record] = []
     found, differences = run_problems(runs, links)
     problems += found

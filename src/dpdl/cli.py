@@ -78,18 +78,19 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--verbose", action="store_true", help="also every missing file with every source tried")
     data_locations(sub)
 
+    from dpdl.studies import ALL, card_tables, study_module
+
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
+    papers = "".join(f"; {name}: {study}'s table from its datasets' cards" for name, study in card_tables().items())
     sub.add_argument(
         "kind",
-        choices=("datasets", "table1", "provenance"),
-        help="datasets: one row per prepared dataset; table1: Ryu & Kim's Table 1; "
-        "provenance: raw-file and dataset hashes, package versions",
+        choices=("datasets", *card_tables(), "provenance"),
+        help=f"datasets: one row per prepared dataset; provenance: raw-file and dataset hashes, package versions"
+        f"{papers}",
     )
     sub.add_argument("--cards", type=Path, nargs="*", default=[], help="cards of the prepared datasets")
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
-
-    from dpdl.studies import ALL, study_module
 
     for study in ALL:
         study_module(study).add_commands(commands)
@@ -324,10 +325,11 @@ def cmd_availability(args: argparse.Namespace) -> int:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    """Write the dataset table or Table 1 from cards."""
+    """Write the dataset table, or a study's card table (``CARD_TABLES``), from cards."""
     from dpdl.data import tables
     from dpdl.io import write_table
     from dpdl.runs import read_card
+    from dpdl.studies import card_table, card_tables, study_module
 
     if args.kind == "provenance":
         from dpdl.summary import provenance_table
@@ -338,9 +340,10 @@ def cmd_tables(args: argparse.Namespace) -> int:
     if args.kind == "datasets":
         write_table(tables.datasets_table(cards, args.unavailable), *args.out, title="# Prepared datasets")
     else:
-        by_dataset = {card["dataset"]: card for card in cards if card["study"] == "dp_iadmm"}
-        title = "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"
-        write_table(tables.table1(by_dataset), *args.out, title=title)
+        study = card_tables()[args.kind]
+        by_dataset = {card["dataset"]: card for card in cards if card["study"] == study}
+        title = study_module(study).CARD_TABLES[args.kind]
+        write_table(card_table(args.kind)(by_dataset), *args.out, title=title)
     return 0
 
 

@@ -19,7 +19,7 @@ from dpdl import schemas
 from dpdl.errors import ConfigError
 from dpdl.readings import check_reading_cells
 from dpdl.studies import ALL, config_schema, study_module
-from dpdl.validation import key_path, read_yaml, strict_validator_class
+from dpdl.validation import key_path, read_yaml
 
 SCHEMA = schemas.CONFIG
 BASE_CONFIGFILE = Path("config/config.yaml")  # the Snakefile's `configfile:`, which Snakemake reads first
@@ -60,7 +60,7 @@ def _config_schema() -> dict:
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
     """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
     schema = {**schema_of(schema_path), "$id": schema_path.as_uri()}  # relative $refs resolve beside it
-    return strict_validator_class(schema)(schema, registry=schemas.registry())
+    return schemas.validator(schema)
 
 
 def _message(error: jsonschema.ValidationError) -> str:
@@ -160,7 +160,7 @@ def check_key(dotted: str, value: object, option: str) -> None:
         schema, folder = schemas.resolve_ref(schema, folder)
         schema = schema["properties"][key]
     schema, folder = schemas.resolve_ref(schema, folder)
-    error = jsonschema.exceptions.best_match(strict_validator_class(schema)(schema).iter_errors(value))
+    error = jsonschema.exceptions.best_match(schemas.validator(schema).iter_errors(value))
     if error is not None:
         raise ConfigError(
             f"{option}: {_message(error)} (the bounds of the config's {dotted}, {schemas.shown(SCHEMA)}); "

@@ -1,9 +1,12 @@
-"""Where the build writes its cross-study artifacts, and the report's sections they go to.
+"""Where the build writes its cross-study artifacts, the layout of a study's build that the top level reads, and
+the report's sections they go to.
 
-The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here. The module
-is light on purpose: the Snakefile imports it whenever Snakemake parses the workflow (every build, dry
-run and ``dpdl status``), so it must not pull in the statistics. A study's own outputs are named in
-its rule file and its ``grid``; its scorecard path in :func:`dpdl.studies.common.claims_path`.
+The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here; publishing, the
+readings and the checks find a study's runs, per-seed tables and dataset cards here (:data:`RUNS`,
+:data:`AGGREGATES`, :data:`PROCESSED`). The module is light on purpose: the Snakefile imports it whenever Snakemake
+parses the workflow (every build, dry run and ``dpdl status``), so it must not pull in the statistics. A study's
+own outputs are named in its rule file and its ``grid`` (inside this layout); its scorecard path in
+:func:`dpdl.studies.common.claims_path`.
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from pathlib import Path
 
 from dpdl.studies import ALL, study_module
 
+RUNS = "results/{study}/runs"  # a study's run files (.npz), in folders of the study's own below it
+AGGREGATES = "results/{study}/aggregates"  # a study's per-seed tables and their bands (.csv)
+PROCESSED = Path("data/processed")  # prepared datasets: <study>/<dataset>.npz and its card, <dataset>.json
 PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
 ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article.write writes them, check regenerates
 
@@ -22,6 +28,27 @@ REPORT_CATEGORIES = {
     **{name: f"{number}. {name}: {study_module(name).TITLE}" for number, name in enumerate(ALL, start=2)},
     "data": f"{len(ALL) + 2}. Datasets and provenance",
 }
+
+
+def run_files(study: str = "*", root: Path = Path()) -> list[Path]:
+    """The run files of ``study`` (of every study: ``*``) in the build at ``root`` (here, or a reading's folder), in
+    the order the file system lists them."""
+    return list(root.glob(f"{RUNS.format(study=study)}/**/*.npz"))
+
+
+def is_run_file(path: str, study: str) -> bool:
+    """Whether ``path``, as the build names it (``results/<study>/runs/.../seed0.npz``), is a run file of ``study``."""
+    return path.startswith(f"{RUNS.format(study=study)}/") and path.endswith(".npz")
+
+
+def aggregates_folder(study: str, root: Path = Path()) -> Path:
+    """The folder of ``study``'s per-seed tables in the build at ``root`` (here, or a reading's folder)."""
+    return root / AGGREGATES.format(study=study)
+
+
+def cards_folder(study: str) -> Path:
+    """The folder of ``study``'s prepared datasets and their cards."""
+    return PROCESSED / study
 
 
 def published_verdict_inputs(wildcards: object = None) -> list[str]:

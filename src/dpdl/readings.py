@@ -26,10 +26,12 @@ import pandas as pd
 
 from dpdl.claims import PRIVACY_CLAIM
 from dpdl.errors import ConfigError
+from dpdl.paths import is_run_file
 from dpdl.studies import audit_module, study_module
 from dpdl.studies.common import DEFAULT as DEFAULT  # re-exported: the readings API in one place
 from dpdl.studies.common import READING_SEPARATOR as READING_SEPARATOR
 from dpdl.studies.common import Reading as Reading
+from dpdl.studies.common import claims_path
 
 READINGS_DIR = Path("results/readings")
 READING_KEY = "/"  # joins a study and a reading in reading_cells
@@ -164,7 +166,7 @@ def reading_folder(study: str, name: str) -> Path:
 
 def reading_scorecard(study: str, name: str) -> str:
     """The study scorecard a reading's build writes."""
-    return str(reading_folder(study, name) / "results" / "claims" / f"{study}.csv")
+    return str(reading_folder(study, name) / claims_path(study, "csv"))
 
 
 def readings_path(ext: str) -> str:
@@ -278,7 +280,7 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     from dpdl.io import write_text
 
     if name == DEFAULT:
-        raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build results/claims/{study}.csv")
+        raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build {claims_path(study, 'csv')}")
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     if config["data"].get("mirror"):
@@ -290,7 +292,7 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     seeded = seed_from_main_build(study, folder)
     print(f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes")
     command, env = _nested_snakemake(folder, snakefile, "--cores", str(cores), "--rerun-incomplete")
-    result = subprocess.run([*command, f"results/claims/{study}.csv"], check=False, env=env)
+    result = subprocess.run([*command, claims_path(study, "csv")], check=False, env=env)
     if result.returncode != 0:
         raise DpdlError(
             f"the build of reading {study}/{name} failed (exit {result.returncode}); "
@@ -334,7 +336,7 @@ def reading_plan(study: str, name: str, snakefile: str | Path) -> pd.DataFrame |
     if not (folder / "config.yaml").is_file():
         return None
     command, env = _nested_snakemake(folder, snakefile, "--cores", "1", "--nolock", "--summary")
-    result = subprocess.run([*command, f"results/claims/{study}.csv"], capture_output=True, text=True, env=env)
+    result = subprocess.run([*command, claims_path(study, "csv")], capture_output=True, text=True, env=env)
     lines = result.stdout.splitlines()
     header = next((i for i, line in enumerate(lines) if line.startswith("output_file\t")), None)
     if result.returncode != 0 or header is None:
@@ -343,7 +345,7 @@ def reading_plan(study: str, name: str, snakefile: str | Path) -> pd.DataFrame |
     summary = [line.split("\t") for line in lines[header + 1 :] if line.count("\t") >= 5]
     rows = []
     for output, *_, plan in summary:
-        if not (output.startswith(f"results/{study}/runs/") and output.endswith(".npz")):
+        if not is_run_file(output, study):
             continue
         left = plan == "update pending"
         shared = not left and Path(output).is_file() and (folder / output).samefile(output)

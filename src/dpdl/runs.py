@@ -22,7 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import jsonschema
 import numpy as np
 import pandas as pd
 
@@ -227,7 +226,7 @@ def load_schema(name: str) -> dict:
 
 def schema_errors(instance: object, schema: dict) -> list[str]:
     """Every violation of ``schema`` by ``instance``, each with its dotted key path."""
-    validator = jsonschema.validators.validator_for(schema)(schema)
+    validator = schemas.validator(schema, strict=False)
     return [
         f"{'.'.join(map(str, e.absolute_path)) or '(top level)'}: {e.message}"
         for e in sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))

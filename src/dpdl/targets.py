@@ -12,25 +12,24 @@ from pathlib import Path
 from dpdl.data.availability import BUILD, FEMNIST, Availability, availability
 from dpdl.data.fetch import mirror_from
 from dpdl.data.prepared import options
-from dpdl.paths import audit_path, data_premises_path, scorecard_path, summary_table
+from dpdl.paths import PROCESSED, audit_path, data_premises_path, scorecard_path, summary_table
 from dpdl.readings import DEFAULT, READING_SEPARATOR, reading_scorecard, readings_path, study_readings
 from dpdl.studies import ALL, prepared_dataset, prepared_datasets, prepared_names, study_module
 from dpdl.studies.common import claims_path
 
 RAW_DIR = Path("data/raw")
-PROCESSED_DIR = Path("data/processed")
 TABLES_DIR = Path("results/tables")
 TABLE_EXTENSIONS = ("csv", "md")
 
 
 def prepared_arrays(name: str) -> str:
     """Path of a prepared dataset's arrays, e.g. ``data/processed/wddp/kdd.npz``."""
-    return str(PROCESSED_DIR / f"{name}.npz")
+    return str(PROCESSED / f"{name}.npz")
 
 
 def prepared_card(name: str) -> str:
     """Path of a prepared dataset's JSON card."""
-    return str(PROCESSED_DIR / f"{name}.json")
+    return str(PROCESSED / f"{name}.json")
 
 
 def datasets_table(ext: str) -> str:
@@ -38,16 +37,17 @@ def datasets_table(ext: str) -> str:
     return str(TABLES_DIR / f"datasets.{ext}")
 
 
-def table1(ext: str) -> str:
-    """Path of Ryu & Kim's Table 1 as reproduced."""
-    return str(TABLES_DIR / f"dp_iadmm_table1.{ext}")
+def card_table(study: str, name: str, ext: str) -> str:
+    """Path of a table ``study`` writes from its datasets' cards alone (its ``CARD_TABLES``), e.g.
+    ``results/tables/dp_iadmm_table1.csv``."""
+    return str(TABLES_DIR / f"{study}_{name}.{ext}")
 
 
 def table_targets(config: dict) -> list[str]:
-    """The dataset tables ``config`` promises (Table 1 only when dp_iadmm is enabled)."""
+    """The dataset tables ``config`` promises: the datasets table, and the card tables of each enabled study."""
     paths = [datasets_table(ext) for ext in TABLE_EXTENSIONS]
-    if "dp_iadmm" in config["studies"]:
-        paths += [table1(ext) for ext in TABLE_EXTENSIONS]
+    for study in (study for study in ALL if study in config["studies"]):
+        paths += [card_table(study, name, ext) for name in study_module(study).CARD_TABLES for ext in TABLE_EXTENSIONS]
     return paths
 
 

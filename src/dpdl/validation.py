@@ -1,5 +1,5 @@
-"""Strict reading and checking of what a user gives: JSON objects on the command line, YAML files, key sets,
-schema validators whose integers are ints.
+"""Strict reading and checking of what a user gives: JSON objects on the command line, YAML files, key sets
+(the strict schema validator: :func:`dpdl.schemas.validator`).
 
 The lowest layer of configuration: :mod:`dpdl.config` (the workflow config), the studies' settings
 checks and the data preparation all build on it, and it imports nothing else of dpdl but errors.
@@ -9,11 +9,9 @@ Every problem is a :class:`ConfigError` of one line.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Hashable, Iterable
 from pathlib import Path
 
-import jsonschema
 import yaml
 
 from dpdl.errors import ConfigError
@@ -174,15 +172,3 @@ def set_dotted(tree: dict, dotted: str, value: object) -> dict:
 def key_path(parts: Iterable) -> str:
     """``wddp.epsilons[0]`` from ``("wddp", "epsilons", 0)``."""
     return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".") or "(top level)"
-
-
-def strict_validator_class(schema: dict, finite_numbers: bool = False) -> type:
-    """jsonschema's validator class for ``schema`` with strict types: an integer is an int (not 2.0, not True)
-    and, with ``finite_numbers``, a number is finite."""
-    base = jsonschema.validators.validator_for(schema)
-    checks = {"integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool)}
-    if finite_numbers:
-        checks["number"] = lambda _, value: (
-            isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-        )
-    return jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine_many(checks))

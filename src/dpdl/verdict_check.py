@@ -28,6 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.errors import DpdlError
+from dpdl.paths import aggregates_folder, cards_folder
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
@@ -226,7 +227,7 @@ def build_problems(builds: Mapping[str, tuple[Mapping[str, Path], Mapping]], con
     readings' scorecards and the readings ``reading_cells`` narrows (:func:`dpdl.publishing.layout.built_readings`,
     :func:`dpdl.publishing.layout.narrowed_readings`); ``config``: the build's."""
     fix = "delete it and build it again with snakemake (its claims step)"
-    present = [s for s in builds if Path(claims_path(s, "csv")).is_file() and Path("results", s, "aggregates").is_dir()]
+    present = [s for s in builds if Path(claims_path(s, "csv")).is_file() and aggregates_folder(s).is_dir()]
     with tempfile.TemporaryDirectory(prefix="dpdl-verdicts-") as staging:
         staged = [(Path(staging) / s, *_stage_build(s, *builds[s], config, Path(staging) / s)) for s in present]
         return study_problems(staged, fix)
@@ -255,13 +256,13 @@ def _stage_build(
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(source.resolve(), folder / name)
 
-    for table in sorted(Path("results", study, "aggregates").glob("*.csv")):
+    for table in sorted(aggregates_folder(study).glob("*.csv")):
         link(f"aggregates/{table.name}", table)
-    for card in sorted(Path("data", "processed", study).glob("*.json")):
+    for card in sorted(cards_folder(study).glob("*.json")):
         link(f"cards/{card.name}", card)
     for name, path in built.items():
         link(scorecard_name(name), path)
-        tables = (reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")
+        tables = aggregates_folder(study, reading_folder(study, name)).glob("*.csv")
         for table in sorted(tables) if name != DEFAULT else []:
             if name not in narrowed or table.name in narrowed[name]["tables"]:
                 link(f"readings/{name}/aggregates/{table.name}", table)

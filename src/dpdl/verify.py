@@ -169,9 +169,9 @@ def sample_pool(configfile: Path | None) -> list[str]:
     """The run files a sample is drawn from: those ``configfile`` promises that exist (whatever data this machine can
     obtain, so that a seed draws the same sample anywhere), or every run file here."""
     if configfile is None:
-        from dpdl.check import RUNS_GLOB
+        from dpdl.paths import run_files
 
-        return sorted(path.as_posix() for path in Path().glob(RUNS_GLOB))
+        return sorted(path.as_posix() for path in run_files())
     from dpdl.config import load_config
     from dpdl.studies import prepared_datasets
     from dpdl.targets import study_runs

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
+from fixtures import copy_workflow
 
 from dpdl.judgement import NOT_REFUTED, PREMISE_HOLDS, REFUTED
 from dpdl.verdicts import NOT_AT_SCALE
@@ -44,13 +43,7 @@ def run(work: Path, env: dict, *command: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("toy") / "project"
-    work.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, work / name)
-    shutil.copytree(ROOT / "workflow", work / "workflow")
-    (work / "profiles").symlink_to("workflow/profiles")
-    (work / "config").mkdir()
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(CONFIG))
+    copy_workflow(work, CONFIG)
     env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
     env.update(
         DPDL_EXTRA_STUDIES="toy",

@@ -31,12 +31,13 @@ from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, las
 from dpdl.data.availability import availability
 from dpdl.data.fetch import ContentCheck, Pin, describe
 from dpdl.data.partition import equal_shards, size_summary
-from dpdl.data.tables import datasets_table, table1
+from dpdl.data.tables import datasets_table
 from dpdl.data.tabular import one_hot
 from dpdl.errors import ChecksumMismatchError, ConfigError, DataFormatError, DataUnavailableError
 from dpdl.io import dumps_json, markdown_table
 from dpdl.runs import load_schema, schema_errors
 from dpdl.studies import prepared_dataset, prepared_datasets, prepared_names
+from dpdl.studies.dp_iadmm.tables import table1
 
 ROOT = Path(__file__).parents[2]
 FEMNIST_WRITERS = {0: {"f0000_01": 6, "f0001_02": 3}, 1: {"f0002_03": 5}}  # as in write_raw_mirror

@@ -44,7 +44,7 @@ from pathlib import Path
 from dpdl.cli import main
 from dpdl.publishing import snapshot, staging
 plan = json.loads(Path(sys.argv[1]).read_text())
-def study_snapshot(study, config, configfile, buildable):
+def study_snapshot(study, config, configfile, buildable, provenances):
     outputs = {name: Path(path) for name, path in plan["outputs"].items()}
     return snapshot.StudySnapshot(outputs, dict(plan["texts"]), json.loads(json.dumps(plan["manifest"])))
 snapshot.study_snapshot = study_snapshot
@@ -131,7 +131,9 @@ def publish_here(plan: Path, out: Path, readme: Path, patch: pytest.MonkeyPatch)
     """``dpdl publish`` in this process, the build's reading replaced by ``plan``'s files (as the DRIVER does)."""
     given = json.loads(plan.read_text())
 
-    def study_snapshot(study: str, config: dict, configfile: str, buildable: object) -> snapshot.StudySnapshot:
+    def study_snapshot(
+        study: str, config: dict, configfile: str, buildable: object, provenances: object
+    ) -> snapshot.StudySnapshot:
         outputs = {name: Path(path) for name, path in given["outputs"].items()}
         return snapshot.StudySnapshot(outputs, dict(given["texts"]), json.loads(json.dumps(given["manifest"])))
 

@@ -266,6 +266,7 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
     assert package.READINGS[0].name == DEFAULT and not package.READINGS[0].switches
     assert isinstance(package.CLAIMS_STEP_KEYS, tuple)
     assert isinstance(package.SHARED_SEEDS, bool)
+    assert isinstance(package.CARD_TABLES, dict) and all(callable(studies.card_table(n)) for n in package.CARD_TABLES)
     for function in ("check_config", "targets", "runs", "add_commands", "judge_snapshot"):
         assert callable(getattr(package, function)), function
         declared = list(inspect.signature(getattr(studies.Study, function)).parameters)[1:]  # without self
@@ -343,6 +344,65 @@ def test_the_study_list_finder_finds_planted_lists(tmp_path: Path) -> None:
         "prepared.py:1: lists dvp_pvp, wddp",
         "x.schema.json:1: lists dvp_pvp, wddp, ...",
     ]
+
+
+# Modules outside dpdl.studies that still name a study in their code, and why (issue 60 item 1 moves the data layer's).
+NAMES_A_STUDY = {
+    "cli.py": "examples in help texts (a prepared dataset's name, a study's)",
+    "config.py": "an example in a message",
+    "config_reference.py": "the configs' descriptions",
+    "verify.py": "descriptions of dp_iadmm's provenance fields",
+    "data/availability.py": "FEMNIST's prepared dataset, probed shard by shard",
+    "data/prepared.py": "FEMNIST's card",
+}
+
+
+def study_names_in_code(path: Path, names: tuple[str, ...] = studies.BUILTIN) -> list[str]:
+    """Where ``path`` names one of the studies in its code: in Python a string that is not a docstring, in a rule file
+    or the Snakefile a line's code before its comment."""
+    word = re.compile(rf"(?<![A-Za-z0-9])({'|'.join(names)})(?![A-Za-z0-9])")
+    text = path.read_text(encoding="utf-8")
+    if path.suffix != ".py":
+        lines = enumerate(text.splitlines(), start=1)
+        return [f"{path.name}:{n}: {m[1]}" for n, line in lines if (m := word.search(line.split("#", 1)[0]))]
+    tree = ast.parse(text)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        f"{path.name}:{node.lineno}: {m[1]}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        if (m := word.search(node.value))
+    ]
+
+
+def test_the_top_level_names_no_study() -> None:
+    # issue 60 item 1: a paper's knowledge (Ryu & Kim's Table 1, say) lives in its package and its rule file; the
+    # top level asks the registry (a study's CARD_TABLES), so no other rule file and no module outside dpdl.studies
+    # names a study in its code, but the mechanisms (algorithms/, privacy/: a module per paper's algorithm) and
+    # those of NAMES_A_STUDY.
+    own = {ROOT / studies.study_files(study).rules for study in studies.BUILTIN}
+    files = [ROOT / "Snakefile", *(p for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")) if p not in own)]
+    files += [
+        path
+        for path in sorted(SOURCE.rglob("*.py"))
+        if path.relative_to(SOURCE).parts[0] not in ("studies", "algorithms", "privacy")
+        and path.relative_to(SOURCE).as_posix() not in NAMES_A_STUDY
+    ]
+    assert [line for path in files for line in study_names_in_code(path)] == []
+    assert all((SOURCE / name).is_file() for name in NAMES_A_STUDY)
+
+
+def test_the_study_name_finder_finds_planted_names(tmp_path: Path) -> None:
+    (tmp_path / "tables.py").write_text('"""Table 1 of dp_iadmm."""\nPATH = "results/tables/dp_iadmm_table1.csv"\n')
+    (tmp_path / "data.smk").write_text('# wddp\nrule t:\n    output:\n        "results/tables/wddp/x.md",\n')
+    found = [line for path in sorted(tmp_path.iterdir()) for line in study_names_in_code(path)]
+    assert found == ["data.smk:4: wddp", "tables.py:2: dp_iadmm"]
 
 
 def test_no_rule_param_is_a_lambda() -> None:

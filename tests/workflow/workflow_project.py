@@ -16,8 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
-from fixtures import write_raw_mirror
+from fixtures import copy_workflow, write_raw_mirror
 
 ROOT = Path(__file__).resolve().parents[2]
 SITECUSTOMIZE = """
@@ -72,13 +71,7 @@ def make_project(base: Path, config: dict) -> dict:
     from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, mnist
 
     work = base / "project"
-    work.mkdir()
-    for name in ("Snakefile", "environment.yml"):
-        shutil.copy(ROOT / name, work / name)
-    shutil.copytree(ROOT / "workflow", work / "workflow")
-    (work / "profiles").symlink_to("workflow/profiles")
-    (work / "config").mkdir()
-    (work / "config" / "config.yaml").write_text(yaml.safe_dump(config))
+    copy_workflow(work, config)
     mirror = write_raw_mirror(base / "mirror")
     remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
     remotes += [*bank.FILES, *breast_cancer.FILES, *credit_card.FILES]

@@ -88,12 +88,6 @@ def get_available_cards(wildcards):
     return [targets.prepared_card(n) for n in get_availability().buildable]
 
 
-def get_available_table1_cards(wildcards):
-    """Cards of the dp_iadmm datasets (MNIST, FEMNIST) that can be built here."""
-    names = get_availability().buildable
-    return [targets.prepared_card(n) for n in names if n.startswith("dp_iadmm/")]
-
-
 def get_unavailable(wildcards):
     """Prepared datasets of the config whose raw files cannot be obtained here."""
     return " ".join(get_availability().skipped)

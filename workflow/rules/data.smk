@@ -1,4 +1,5 @@
-# Data: verified raw files -> prepared arrays per dataset -> dataset tables.
+# Data: verified raw files -> prepared arrays per dataset -> the datasets table (a paper's own tables from its
+# datasets' cards, its CARD_TABLES, are rules of its rule file).
 
 
 # Fetch (cache, mirror, sources; verified) and prepare one dataset: arrays and JSON card.
@@ -47,27 +48,3 @@ rule data_datasets_table:
     shell:
         "python -m dpdl tables datasets --cards {input.cards} --unavailable {params.unavailable}"
         " --out {output.csv} {output.md} > {log} 2>&1"
-
-
-# Ryu & Kim's Table 1 (MNIST and FEMNIST), ours beside the paper's.
-rule data_table1:
-    input:
-        cards=get_available_table1_cards,
-    output:
-        csv=report(
-            "results/tables/dp_iadmm_table1.csv",
-            caption="../report/data/table1.rst",
-            category=paths.report_category("data"),
-        ),
-        md="results/tables/dp_iadmm_table1.md",
-    log:
-        "logs/data/dp_iadmm_table1.log",
-    localrule: True
-    conda:
-        "../../environment.yml"
-    threads: 1
-    resources:
-        mem_mb=500,
-        runtime=5,
-    shell:
-        "python -m dpdl tables table1 --cards {input.cards} --out {output.csv} {output.md} > {log} 2>&1"

@@ -19,6 +19,7 @@ import pandas as pd
 
 from dpdl.errors import DpdlError
 from dpdl.judgement import NOT_RUN
+from dpdl.paths import aggregates_folder, is_run_file, run_files
 from dpdl.publishing.layout import published_name
 from dpdl.readings import DEFAULT, reading_folder
 from dpdl.runs import read_run, run_charge, run_gpu
@@ -34,28 +35,32 @@ SAME_NUMBERS_RTOL = 1e-9
 
 
 def run_compute(
-    study: str, readings: Iterable[str], narrowed: Mapping[str, Iterable[str]] | None = None
+    study: str,
+    readings: Iterable[str],
+    narrowed: Mapping[str, Iterable[str]] | None = None,
+    provenances: Mapping[str, dict] | None = None,
 ) -> tuple[float, dict[str, dict]]:
     """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
     wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``); a
     reading still building is not counted, nor twice a run a reading reuses from the main build (the same file:
     :func:`dpdl.readings.seed_from_main_build` links it). A reading in ``narrowed`` (``reading_cells``: reading ->
-    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out."""
-    narrowed = narrowed or {}
-    paths = list(Path().glob(f"results/{study}/runs/**/*.npz"))
+    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out. A run
+    in ``provenances`` (:func:`run_provenances`) is not read again."""
+    narrowed, provenances = narrowed or {}, provenances or {}
+    paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
         folder = reading_folder(study, name)
         if name in narrowed:
             paths += [folder / path for path in narrowed[name] if (folder / path).is_file()]
         else:
-            paths += folder.glob(f"results/{study}/runs/**/*.npz")
+            paths += run_files(study, folder)
     runs = {}
     for path in paths:
         stat = path.stat()
         runs.setdefault((stat.st_dev, stat.st_ino), path)
     total, gpus = 0.0, {}
     for path in runs.values():
-        provenance = read_run(path).provenance
+        provenance = _provenance(path.as_posix(), provenances)
         wall = provenance["timing"]["wall_time_s"]
         total += wall
         if gpu := run_gpu(provenance):
@@ -63,6 +68,11 @@ def run_compute(
             entry["runs"] += 1
             entry["wall_seconds"] += wall
     return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
+
+
+def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
+    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read."""
+    return provenances[path] if path in provenances else read_run(path).provenance
 
 
 def charged(provenances: Iterable[dict]) -> dict:
@@ -79,21 +89,22 @@ def charged(provenances: Iterable[dict]) -> dict:
     return entry
 
 
-def aggregate_compute(study: str, configfile: str) -> dict[str, dict]:
+def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
     """The runs behind each aggregate table of ``study`` in the build here and their compute, by the table's
     name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``. Which runs a
     table was made from is what Snakemake recorded for its job (``--detailed-summary``: each output's
     inputs), followed down through intermediate files to the run files; a table whose inputs it did not
-    record (made outside this build's Snakemake) is left out."""
+    record (made outside this build's Snakemake) is left out. A run in ``provenances`` (:func:`run_provenances`) is
+    not read again."""
     command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
         raise DpdlError(f"{study}: Snakemake could not list the build's inputs ({last}); publish from the build folder")
-    return compute_by_aggregate(study, done.stdout)
+    return compute_by_aggregate(study, done.stdout, provenances)
 
 
-def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
+def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
     """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then one line per
     output, its fields joined by tabs as they are (unquoted: a shell command may hold quotes), the output first
     and its inputs fifth, joined by commas."""
@@ -103,10 +114,10 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
     fields = [line.split("\t") for line in lines[1:] if line]
     recorded = {row[0]: row[4] for row in fields}  # "-": no record, "": no inputs
     inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
-    runs_folder = f"results/{study}/runs/"
+    tables = f"{aggregates_folder(study).as_posix()}/"
     behind = {}  # each aggregate table -> the run files it was made from
     for output in sorted(inputs):
-        if not (output.startswith(f"results/{study}/aggregates/") and output.endswith(".csv")):
+        if not (output.startswith(tables) and output.endswith(".csv")):
             continue
         runs, seen, stack = set(), set(), list(inputs[output])
         while stack:
@@ -114,12 +125,13 @@ def compute_by_aggregate(study: str, summary: str) -> dict[str, dict]:
             if path in seen:
                 continue
             seen.add(path)
-            if path.startswith(runs_folder) and path.endswith(".npz"):
+            if is_run_file(path, study):
                 runs.add(path)
             else:
                 stack += inputs.get(path, [])
         behind[output] = runs
-    provenance = {path: read_run(path).provenance for path in sorted(set().union(*behind.values()))}  # read once
+    known = provenances or {}
+    provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}  # read once
     return {
         published_name(output, study): charged(provenance[path] for path in sorted(runs))
         for output, runs in behind.items()
@@ -146,8 +158,7 @@ def compute_record(
 
 def run_provenances(study: str) -> dict[str, dict]:
     """The provenance of every run of ``study``'s main build here, by its path."""
-    paths = sorted(Path().glob(f"results/{study}/runs/**/*.npz"))
-    return {path.as_posix(): read_run(path).provenance for path in paths}
+    return {path.as_posix(): read_run(path).provenance for path in sorted(run_files(study))}
 
 
 def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dpdl.errors import ArtifactError, DataFormatError, DpdlError
 from dpdl.io import read_json
-from dpdl.paths import PUBLISHED
+from dpdl.paths import PUBLISHED, aggregates_folder
 from dpdl.readings import DEFAULT, reading_config, reading_scorecard, study_readings
 from dpdl.runs import load_schema, schema_errors
 from dpdl.studies import ALL, study_module
@@ -34,7 +34,7 @@ def published_name(path: str | Path, study: str) -> str:
     prefixes = {
         Path("figures", study): "figures",
         Path("results", "tables", study): "tables",
-        Path("results", study, "aggregates"): "aggregates",
+        aggregates_folder(study): "aggregates",
     }
     if path == Path(claims_path(study, "csv")):
         return "claims.csv"
@@ -47,7 +47,7 @@ def published_name(path: str | Path, study: str) -> str:
 def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[str, Path]:
     """The outputs of ``study`` a snapshot holds (name inside the study folder -> build path)."""
     targets = [Path(t) for t in study_module(study).targets(config, set(buildable))]
-    aggregates = sorted(Path("results", study, "aggregates").glob("*.csv"))
+    aggregates = sorted(aggregates_folder(study).glob("*.csv"))
     outputs = {}
     for path in [*targets, *aggregates]:
         if path.suffix in PUBLISHED_SUFFIXES and path != Path(claims_path(study, "csv")).with_suffix(".md"):

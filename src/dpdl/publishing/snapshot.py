@@ -18,7 +18,7 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.chain import published_breaks, published_chain, rejudged
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
-from dpdl.paths import PUBLISHED, audit_path, data_premises_path, summary_table
+from dpdl.paths import PUBLISHED, aggregates_folder, audit_path, cards_folder, data_premises_path, summary_table
 from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
     aggregate_compute,
@@ -90,6 +90,20 @@ def _lines(path: str) -> list[str]:
         return []
 
 
+def _seal(folder: Path, manifest: dict, names: Iterable[str]) -> None:
+    """Stamp ``manifest`` with the sha256 of each of ``names`` in a study's new snapshot ``folder`` and write it
+    there, last (a folder with its manifest is whole)."""
+    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(set(names))}
+    write_json(folder / MANIFEST, manifest)
+
+
+def _rewrite_merged(out: Path, readme: Path | None) -> None:
+    """Rewrite the merged files from every study published in ``out`` and, given a ``readme``, its results block."""
+    write_merged(out)
+    if readme is not None:
+        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+
+
 def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
     """Publish each of ``studies`` from the finished build here, rewrite the merged files and the README block."""
     from dpdl.config import load_config
@@ -99,28 +113,36 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     config = load_config(configfile)
     buildable = plan(config).buildable
     builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
+    provenances = {}  # each run file read once: for this check and for the study's compute record
     for study in builds:  # the runs were made with the config being published, before anything is written
-        different = settings_problems(study, config, run_provenances(study))
+        provenances[study] = run_provenances(study)
+        different = settings_problems(study, config, provenances[study])
         if different:
             raise DpdlError(different[0])
     refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
     for study in builds:
-        publish_study(study, config, configfile.as_posix(), buildable, out)
-    write_merged(out)
-    if readme is not None:
-        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out)
+    _rewrite_merged(out, readme)
 
 
-def publish_study(study: str, config: dict, configfile: str, buildable: Iterable[str], out: Path = PUBLISHED) -> dict:
+def publish_study(
+    study: str,
+    config: dict,
+    configfile: str,
+    buildable: Iterable[str],
+    provenances: Mapping[str, dict],
+    out: Path = PUBLISHED,
+) -> dict:
     """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
-    old snapshot stays whole until the new one is (:func:`write_study`).
+    old snapshot stays whole until the new one is (:func:`write_study`). ``provenances``: its main build's runs
+    (:func:`~dpdl.publishing.compute.run_provenances`), read once by :func:`publish`.
 
     Besides the figures and tables, the snapshot holds everything the claims are judged from, so
     that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
     of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
     (``readings/<reading>/aggregates/``).
     """
-    return write_study(out, study, study_snapshot(study, config, configfile, buildable))
+    return write_study(out, study, study_snapshot(study, config, configfile, buildable, provenances))
 
 
 @dataclass
@@ -132,16 +154,19 @@ class StudySnapshot:
     manifest: dict  # the manifest, but its files' sha256
 
 
-def study_snapshot(study: str, config: dict, configfile: str, buildable: Iterable[str]) -> StudySnapshot:
-    """Everything :func:`publish_study` writes for ``study``, read from the finished build here."""
+def study_snapshot(
+    study: str, config: dict, configfile: str, buildable: Iterable[str], provenances: Mapping[str, dict]
+) -> StudySnapshot:
+    """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its main build's
+    runs already read: ``provenances``)."""
     outputs = study_outputs(study, config, buildable)
-    for card in sorted(Path("data", "processed", study).glob("*.json")):
+    for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
     narrowed = narrowed_readings(study, config, buildable)
     for name, path in built_readings(study).items():
         if name != DEFAULT:
             outputs[f"readings/{name}.csv"] = path
-            for table in sorted((reading_folder(study, name) / "results" / study / "aggregates").glob("*.csv")):
+            for table in sorted(aggregates_folder(study, reading_folder(study, name)).glob("*.csv")):
                 if name not in narrowed or table.name in narrowed[name]["tables"]:
                     outputs[f"readings/{name}/aggregates/{table.name}"] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
@@ -162,11 +187,11 @@ def study_snapshot(study: str, config: dict, configfile: str, buildable: Iterabl
         manifest["config"]["reading_cells"] = {
             key: cells for key, cells in config["reading_cells"].items() if key.startswith(f"{study}/")
         }
-    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()})
+    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()}, provenances)
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
-    compute, provenances = aggregate_compute(study, configfile), run_provenances(study)
+    compute = aggregate_compute(study, configfile, provenances)
     manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
     chain = published_chain(outputs)  # the top of the build's hash chain (none from a build made before it)
     broken = published_breaks(outputs, chain, fix="rebuild it with snakemake before publishing")
@@ -240,11 +265,8 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
             if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
                 _add_data_premises(study, config, configfile, folder, manifest, out, readme)
                 names.add(DATA_PREMISES)
-            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
-            write_json(folder / MANIFEST, manifest)
-    write_merged(out)
-    if readme is not None:
-        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+            _seal(folder, manifest, names)
+    _rewrite_merged(out, readme)
 
 
 def publish_data_premises(
@@ -262,12 +284,8 @@ def publish_data_premises(
         manifest = read_json(out / study / MANIFEST)
         with study_transaction(out, study, keep=True) as folder:
             _add_data_premises(study, config, configfile, folder, manifest, out, readme)
-            names = {*manifest["files"], DATA_PREMISES}
-            manifest["files"] = {name: sha256_file(folder / name) for name in sorted(names)}
-            write_json(folder / MANIFEST, manifest)
-    write_merged(out)
-    if readme is not None:
-        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+            _seal(folder, manifest, {*manifest["files"], DATA_PREMISES})
+    _rewrite_merged(out, readme)
 
 
 def _add_data_premises(
@@ -310,13 +328,14 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         manifest = read_json(folder / MANIFEST)
         compute = aggregate_compute(study, configfile.as_posix())
         tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
-        found = {name: table_difference(Path("results", study, name), folder / name) for name in tables}
+        built = aggregates_folder(study)
+        found = {name: table_difference(built / name.removeprefix("aggregates/"), folder / name) for name in tables}
         differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
                 f"{study}: the build here did not make {differ[0]} with the snapshot's numbers ({len(differ)} of "
                 f"{len(tables)} tables differ or are missing), so its compute is not theirs; build "
-                f"results/claims/{study}.csv with --configfile {configfile}, or publish this build"
+                f"{claims_path(study, 'csv')} with --configfile {configfile}, or publish this build"
             )
         largest: dict[str, float] = {}
         for difference in found.values():
@@ -381,9 +400,7 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
     for study, manifest in manifests.items():
         with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
             lines += _rejudge_study(study, manifest, folder, judged_by)
-    write_merged(out)
-    if readme is not None:
-        splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
+    _rewrite_merged(out, readme)
     return lines
 
 
@@ -423,6 +440,5 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
     manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
     manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
     manifest["judged"] = judged_by
-    manifest["files"] = {name: sha256_file(folder / name) for name in sorted(manifest["files"])}
-    write_json(folder / MANIFEST, manifest)
+    _seal(folder, manifest, manifest["files"])
     return lines

@@ -6,8 +6,9 @@ reads them as a checkout does, from any working directory.
 - ``card.schema.json``, ``run.schema.json``: a prepared dataset's card, a run's provenance.
 
 Every reader goes through here: :func:`path` finds a schema, :func:`read` loads one (YAML or JSON,
-once), :func:`registry` resolves the references between them, and a schema's ``default`` values are
-read one way, :func:`fill_defaults` (what a config's missing keys become; :func:`defaults` of one section).
+once), :func:`registry` resolves the references between them, :func:`validator` is the one way a schema is
+checked (strict for what a user gives), and a schema's ``default`` values are read one way,
+:func:`fill_defaults` (what a config's missing keys become; :func:`defaults` of one section).
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import os
 from importlib import resources
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+import jsonschema
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -76,6 +79,21 @@ def registry() -> Registry:
     """The registry a validator resolves a ``$ref`` to another schema file with (a schema's ``$id`` is its
     file's URI, so a relative reference resolves beside it)."""
     return Registry(retrieve=_retrieve_local)  # type: ignore[call-arg]
+
+
+def validator(schema: dict, *, strict: bool = True, finite_numbers: bool = False) -> jsonschema.protocols.Validator:
+    """The validator of ``schema``, its references resolved (:func:`registry`). ``strict`` (what a user gives: a
+    config, a job's settings): an integer is an int (not 2.0, not True) and, with ``finite_numbers``, a number is
+    finite; else jsonschema's own types (what dpdl wrote: cards, runs, manifests)."""
+    base = jsonschema.validators.validator_for(schema)
+    if strict:
+        checks = {"integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool)}
+        if finite_numbers:
+            checks["number"] = lambda _, value: (
+                isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+            )
+        base = jsonschema.validators.extend(base, type_checker=base.TYPE_CHECKER.redefine_many(checks))
+    return base(schema, registry=registry())
 
 
 def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:

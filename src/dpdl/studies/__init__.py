@@ -33,7 +33,8 @@ Besides its modules, a study has three files the top level reads, found by the r
 (:func:`study_files`): its config schema (the section ``<study>:`` of the config), its Snakemake rule file
 (the Snakefile includes every registered study's) and its documentation page. The config's ``studies``
 enum and per-study sections come from :data:`ALL` (:func:`config_schema`), and so do the prepared
-datasets (each study's ``PREPARED``: :func:`prepared_datasets`). Adding a paper inside the project means
+datasets (each study's ``PREPARED``: :func:`prepared_datasets`) and the tables written from their cards (each
+study's ``CARD_TABLES``: :func:`card_tables`). Adding a paper inside the project means
 writing its package and those three files and naming it in :data:`BUILTIN`; a package outside
 ``dpdl.studies`` (a test's toy study) is registered by naming it in the environment variable
 ``DPDL_EXTRA_STUDIES`` (:data:`EXTRA_STUDIES`), with its three files inside the package. Pieces several
@@ -50,6 +51,7 @@ import functools
 import importlib
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -111,6 +113,9 @@ class Study(Protocol):
     PREPARED: tuple[PreparedDataset, ...]  # the prepared datasets it reads (dpdl.data.prepared)
     SHARED_SEEDS: bool  # every grid point of a figure runs the same seeds (trials): a trend series must carry
     # its seed ids, so the engine judges it within seeds (dpdl.claims refuses one without them)
+    CARD_TABLES: dict[str, str]  # the paper's tables written from its prepared datasets' cards alone, each name ->
+    # its title: `dpdl tables <name>` (the function <name> of its tables module, given its cards by dataset) writes
+    # results/tables/<study>_<name>.csv and .md, promised while it is enabled (card_tables)
 
     def check_config(self, config: dict) -> None:
         """Raise a one-line ConfigError for what the study's schema cannot state (relations between keys)."""
@@ -159,6 +164,7 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "CLAIMS_STEP_KEYS": "grid",
     "SHARED_SEEDS": "grid",
     "PREPARED": "grid",
+    "CARD_TABLES": "grid",
     "check_config": "grid",
     "targets": "grid",
     "runs": "grid",
@@ -257,6 +263,25 @@ def config_schema() -> dict:
 def prepared_datasets() -> dict[str, PreparedDataset]:
     """Every prepared dataset of every registered study (``<study>/<dataset>`` -> its record), in data-flow order."""
     return {record.name: record for name in ALL for record in study_module(name).PREPARED}
+
+
+@functools.cache
+def card_tables() -> dict[str, str]:
+    """Every study's tables written from its prepared datasets' cards alone (its ``CARD_TABLES``): each name ->
+    the study; a name two studies declare is a ConfigError (``dpdl tables <name>`` is one command)."""
+    found: dict[str, str] = {}
+    for study in ALL:
+        for name in study_module(study).CARD_TABLES:
+            if name in found:
+                raise ConfigError(f"card table {name!r} is declared by {found[name]} and {study}; rename one")
+            found[name] = study
+    return found
+
+
+def card_table(name: str) -> Callable[[dict[str, dict]], pd.DataFrame]:
+    """The function that writes card table ``name`` (:func:`card_tables`): its study's ``tables.<name>``, given the
+    study's cards by dataset."""
+    return getattr(importlib.import_module(f"{PACKAGES[card_tables()[name]]}.tables"), name)
 
 
 def prepared_dataset(name: str) -> PreparedDataset:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dpdl import schemas
 from dpdl.errors import ConfigError
-from dpdl.validation import get_dotted, parse_json_object, require_exact_keys, strict_validator_class
+from dpdl.validation import get_dotted, parse_json_object, require_exact_keys
 
 Step = Callable[[str, Callable[[argparse.Namespace], int], str], argparse.ArgumentParser]
 CLAIMS_DIR = Path("results/claims")
@@ -112,7 +112,7 @@ def _value_errors(settings: dict, study: str) -> list[str]:
     section = schemas.read(path)
     properties = {key: schema for key, schema in section["properties"].items() if key in settings}
     schema = {"$schema": section["$schema"], "$id": path.as_uri(), "properties": properties}
-    validator = strict_validator_class(schema, finite_numbers=True)(schema, registry=schemas.registry())
+    validator = schemas.validator(schema, finite_numbers=True)
     errors = sorted(validator.iter_errors(settings), key=lambda e: list(map(str, e.absolute_path)))
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in errors]
 

@@ -21,6 +21,7 @@ REFERENCE = PaperReference(
     locator="doi:10.1007/11681878_14",
 )
 CLAIMS_STEP_KEYS = ()
+CARD_TABLES = {}  # no table is written from the dataset's card alone
 SHARED_SEEDS = True  # every epsilon draws the seeds 0..seeds-1: a trend is judged within seeds
 FIGURES = ("error",)
 SEEDS_TABLE = f"results/{STUDY}/aggregates/error_seeds.csv"

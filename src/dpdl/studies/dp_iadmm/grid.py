@@ -93,6 +93,9 @@ from dpdl.studies.dp_iadmm._variants import (  # noqa: F401
 )
 
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+CARD_TABLES = {  # written from the datasets' cards alone (tables.table1): results/tables/dp_iadmm_table1.{csv,md}
+    "table1": "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"
+}
 SHARED_SEEDS = True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
 # within seeds, and a trend claim's extractor that hands the engine series without seed ids is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from

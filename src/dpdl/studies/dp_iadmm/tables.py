@@ -1,10 +1,19 @@
-"""The Remark 3 table: final testing error on MNIST at the long horizon, ours beside the paper's."""
+"""The paper's tables: Table 1 (its datasets, from their cards) and Remark 3 (final testing error on MNIST at the
+long horizon), ours beside the paper's."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from dpdl.data.femnist import N_SHARDS
+
+# Ryu & Kim, Table 1, as printed (reference values shown beside ours, never used as results).
+PAPER_TABLE1 = {
+    "mnist": {"I": 60000, "J": 784, "K": 10, "P": 10, "mean": 6000.0, "stdev": 0.0},
+    "femnist": {"I": 36708, "J": 784, "K": 62, "P": 195, "mean": 188.25, "stdev": 87.99},
+}
+TABLE1_DECIMALS = 2  # Table 1 prints two decimals
 REMARK3_PAPER_PCT = {"ObjT": 15.64, "OutP": 37.98}  # Remark 3, at epsilon-bar 0.01
 REMARK3_PAPER_EPSILON = 0.01
 REMARK3_PAPER_ITERATIONS = 1_000_000
@@ -34,3 +43,50 @@ def remark3_table(agg: pd.DataFrame) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows)
+
+
+def table1(cards: dict[str, dict]) -> pd.DataFrame:
+    """Table 1 of Ryu & Kim (``dpdl tables table1``, a card table: ``grid.CARD_TABLES``): ours (both stdev
+    conventions) beside the paper's, with a verdict per row.
+
+    ``cards`` maps ``mnist`` / ``femnist`` to their prepared cards; a missing key gives a row that
+    says the dataset was not available.
+    """
+    rows = []
+    for dataset, paper in PAPER_TABLE1.items():
+        card = cards.get(dataset)
+        row = {"dataset": dataset, **{f"paper_{k}": v for k, v in paper.items()}}
+        if card is None:
+            rows.append({**row, "verdict": "not available here"})
+            continue
+        per_agent = card["samples_per_agent"]
+        ours = {"I": card["rows_train"], "J": card["features"], "K": card["classes"], "P": card["agents"]}
+        std0, std1 = (round(per_agent[k], TABLE1_DECIMALS) for k in ("std_ddof0", "std_ddof1"))
+        matching = [name for name, value in (("ddof=0", std0), ("ddof=1", std1)) if value == paper["stdev"]]
+        same = all(ours[k] == paper[k] for k in ours) and round(per_agent["mean"], TABLE1_DECIMALS) == paper["mean"]
+        complete = not card.get("missing_files")
+        if same and matching:
+            verdict = "reproduced"
+        elif not complete:
+            verdict = f"not comparable: only {len(card['shards_train'])} of {N_SHARDS} train shards available"
+        else:
+            verdict = "not reproduced"
+        rows.append(
+            {
+                **row,
+                "I": ours["I"],
+                "J": ours["J"],
+                "K": ours["K"],
+                "P": ours["P"],
+                "mean": round(per_agent["mean"], TABLE1_DECIMALS),
+                "stdev_ddof0": std0,
+                "stdev_ddof1": std1,
+                "stdev_convention": " and ".join(matching)
+                if matching
+                else ("undetermined" if not complete else "neither"),
+                "verdict": verdict,
+            }
+        )
+    columns = ["dataset", "I", "J", "K", "P", "mean", "stdev_ddof0", "stdev_ddof1", "stdev_convention"]
+    columns += [f"paper_{k}" for k in PAPER_TABLE1["mnist"]] + ["verdict"]
+    return pd.DataFrame(rows, columns=columns).replace({np.nan: None})

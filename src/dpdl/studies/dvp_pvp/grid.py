@@ -83,6 +83,7 @@ from dpdl.studies.dvp_pvp._settings import (  # noqa: F401
     switches,
 )
 
+CARD_TABLES = {}  # no table is written from the dataset's card alone
 SHARED_SEEDS = True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
 # trend claim's extractor that hands the engine series without seed ids is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from

@@ -26,6 +26,7 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
     locator="doi:10.1109/TIFS.2021.3139267",
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+CARD_TABLES = {}  # no table is written from the datasets' cards alone
 SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
 # judged within trials, and a trend claim's extractor that hands the engine series without trial ids is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from

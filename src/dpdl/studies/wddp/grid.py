@@ -57,6 +57,7 @@ PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option
     PreparedDataset(STUDY, "credit_card", build=prepared.build_wddp_credit_card, files=prepared.credit_card_files),
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
+CARD_TABLES = {}  # no table is written from the datasets' cards alone
 SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
 # trend claim's extractor that hands the engine series without seed ids is refused
 # Panel order of every figure (Section 5): (a) KDD Cup 99, (b) Adult, (c) Bank, (d) Breast Cancer, (e) Credit Card
