@@ -133,7 +133,7 @@ def card_problems(
     if "study" in card and "dataset" in card and name != f"{card['study']}/{card['dataset']}":
         return [f"{card_path}: name {name!r} is not its study/dataset {card['study']}/{card['dataset']}; {fix}"]
     at = f"{card_path.parent.name}/{card_path.stem}"
-    if card_path.parent.parent.name == "processed" and name != at:
+    if name is not None and card_path.parent.parent.name == "processed" and name != at:
         return [f"{card_path}: names dataset {name!r}, but this path holds {at}'s card (copied or moved); {fix}"]
     if record is None or config is None or name != record.name or not isinstance(card.get("options"), dict):
         return []
