@@ -99,11 +99,12 @@ AUDIT_SHOWN = [
 def _fit(cell, kind: str, samples) -> tuple[float, float, float]:
     """(gdp_mu, eps_gdp, eps_gdp_low): the estimate beside Clopper-Pearson, where the score's law is known.
 
-    A Gaussian release: the Gaussian-DP fit to the white-box log-likelihood ratio (Gaussian on both sides). A
-    release with norm-exponential noise (density proportional to exp(-zeta ||eps||), dvp_pvp): the Laplace fit to
-    the black-box coordinate along the shift (exactly Laplace in one dimension; in two, the coordinate's tails are
-    heavier than Laplace and the fit is conservative: 0.75 at a true 1 in simulation); gdp_mu is NaN. Laplace noise
-    inside an objective (dp_iadmm's ObjP / ObjT) does not make the release Laplace: no fit.
+    A Gaussian release: the Gaussian-DP fit to the white-box log-likelihood ratio (Gaussian on both
+    sides). A release with norm-exponential noise (density proportional to exp(-zeta ||eps||),
+    dvp_pvp): the Laplace fit to the black-box coordinate along the shift (exactly Laplace in one
+    dimension; in two, the coordinate's tails are heavier than Laplace and the fit is conservative:
+    0.75 at a true 1 in simulation); gdp_mu is NaN. Laplace noise inside an objective (dp_iadmm's
+    ObjP / ObjT) does not make the release Laplace: no fit.
     """
     if kind == WHITE_BOX and cell.noise == "gaussian":
         fit = gaussian_dp_fit(samples, cell.delta, CONFIDENCE)
@@ -215,16 +216,19 @@ def study_ledger(study: str) -> pd.DataFrame:
 
 
 def cell_reach(study: str) -> pd.DataFrame:
-    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`), from the code and generated canary data alone."""
+    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`), from the code and generated canary
+    data alone."""
     return study_reach(audit_module(study))
 
 
 def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
-    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's canary loss; and
-    ``detects_noise_divisor``: the smallest k >= 1 such that noise divided by k would let the row exceed its
-    claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`; NaN where the loss has no exact form)."""
+    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's
+    canary loss; and ``detects_noise_divisor``: the smallest k >= 1 such that noise divided by k
+    would let the row exceed its claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`;
+    NaN where the loss has no exact form)."""
     known = pd.DataFrame(columns=REACH_COLUMNS) if reach is None else reach
-    by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])  # NaN: not derived
+    # NaN: not derived
+    by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])
     rows = own.copy()
     rows["canary_loss"] = by_cell["canary_loss"].astype(float).to_numpy()
     rows["loss_how"] = by_cell["loss_how"].fillna("not derived").to_numpy()
@@ -253,15 +257,17 @@ def _strongest(rows: pd.DataFrame) -> pd.Series:
 def privacy_verdict(
     claim, own: pd.DataFrame, ledger: pd.DataFrame, reach: pd.DataFrame | None = None
 ) -> tuple[str, pd.Series, str]:
-    """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the premise ledger.
+    """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the
+    premise ledger.
 
-    An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted". Else
-    "privacy claim refuted by experiment" only when a cell within every stated premise refutes it, decided by
-    the strongest such cell; refuting cells all outside a premise: "refuted only outside the paper's premises",
-    decided by the strongest of them. Otherwise not refuted, decided by the strongest cell within the premises
-    (any cell where none is within them); "not testable by this audit" when none of those cells could reach its
-    claimed epsilon at all (``reachable``, :func:`with_reach` from ``reach``: the smaller of the run-count ceiling
-    and the canary's own privacy loss, :mod:`dpdl.audit.reach`).
+    An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted".
+    Else "privacy claim refuted by experiment" only when a cell within every stated premise refutes
+    it, decided by the strongest such cell; refuting cells all outside a premise: "refuted only
+    outside the paper's premises", decided by the strongest of them. Otherwise not refuted, decided
+    by the strongest cell within the premises (any cell where none is within them); "not testable by
+    this audit" when none of those cells could reach its claimed epsilon at all (``reachable``,
+    :func:`with_reach` from ``reach``: the smaller of the run-count ceiling and the canary's own
+    privacy loss, :mod:`dpdl.audit.reach`).
     """
     own = with_reach(own, reach)
     missing = sorted(set(own["cell"]) - set(ledger["cell"]))
@@ -311,8 +317,9 @@ def privacy_claim_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger (or not
-    built). ``ledger`` defaults to the study's, computed from the code (:func:`study_ledger`)."""
+    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise
+    ledger (or not built). ``ledger`` defaults to the study's, computed from the code
+    (:func:`study_ledger`)."""
     rows = []
     if table is not None and ledger is None:
         ledger = study_ledger(study)
@@ -413,17 +420,19 @@ def reading_privacy_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Each privacy claim of ``study`` under each reading, judged on the cells that ran that reading's mechanism
-    (issue 58 item 6), as rows of the readings table (``dpdl.readings.READINGS_COLUMNS``).
+    """Each privacy claim of ``study`` under each reading, judged on the cells that ran that
+    reading's mechanism (issue 58 item 6), as rows of the readings table
+    (``dpdl.readings.READINGS_COLUMNS``).
 
-    ``mechanisms`` maps a reading (the default first) to the switch values its build releases with, as the cells
-    record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc. A claim is judged on
-    its audited cells, and those of the audits of someone's code for the same algorithm (the same guarantee under
-    that code's mechanism), whose switches agree with those values (a cell that does not record a switch agrees
-    with every value): under the default, the build's own mechanism, which may be narrower than the scorecard's
-    verdict (that one is the paper's guarantee over every audited cell). An audit of someone's code keeps its own
-    cells under every reading. No such cell: not run, naming the values. ``unchanged`` is
-    "yes" where a reading selects the same cells as the default.
+    ``mechanisms`` maps a reading (the default first) to the switch values its build releases with,
+    as the cells record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc.
+    A claim is judged on its audited cells, and those of the audits of someone's code for the same
+    algorithm (the same guarantee under that code's mechanism), whose switches agree with those
+    values (a cell that does not record a switch agrees with every value): under the default, the
+    build's own mechanism, which may be narrower than the scorecard's verdict (that one is the
+    paper's guarantee over every audited cell). An audit of someone's code keeps its own cells under
+    every reading. No such cell: not run, naming the values. ``unchanged`` is "yes" where a reading
+    selects the same cells as the default.
     """
     module = audit_module(study)
     ledger = study_ledger(study) if ledger is None else ledger
@@ -468,8 +477,9 @@ def reading_privacy_rows(
 
 
 def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]) -> pd.DataFrame:
-    """``study``'s premises measured on its prepared data (:func:`dpdl.audit.data_premises.data_premise_table`):
-    ``prepared`` maps a dataset to its arrays, ``skipped`` a dataset that cannot be built here to why."""
+    """``study``'s premises measured on its prepared data
+    (:func:`dpdl.audit.data_premises.data_premise_table`): ``prepared`` maps a dataset to its
+    arrays, ``skipped`` a dataset that cannot be built here to why."""
     return data_premise_table(audit_module(study), study, prepared, skipped)
 
 
@@ -492,7 +502,8 @@ def _holds(row) -> bool:
 
 
 def _measured_text(study: str, row) -> str:
-    """One dataset's measurement as the scorecard shows it: the largest value and the share above the bound."""
+    """One dataset's measurement as the scorecard shows it: the largest value and the share above
+    the bound."""
     share = f"{int(row.above):,} of {int(row.records):,} records ({float(row.share_above):.1%})"
     if float(row.bound) == 0:  # a count of what lies outside a domain
         return f"{study}/{row.dataset}: {share} outside"
@@ -503,10 +514,10 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
     """The scorecard rows of ``study``'s premise claims (kind ``premise``), judged from its data premise table
     (``results/audit/<study>_data_premises.csv``, :mod:`dpdl.audit.data_premises`) alone, or not measured.
 
-    "premise holds on the paper's data" when every record of every dataset measured keeps the bound; "premise fails
-    on the paper's data" when some record breaks it, the detail then saying that the privacy guarantees resting on
-    it (the table's ``claims``) do not cover the runs built on that data; "data unavailable" when no dataset of it
-    could be built here."""
+    "premise holds on the paper's data" when every record of every dataset measured keeps the bound;
+    "premise fails on the paper's data" when some record breaks it, the detail then saying that the
+    privacy guarantees resting on it (the table's ``claims``) do not cover the runs built on that
+    data; "data unavailable" when no dataset of it could be built here."""
     module = audit_module(study)
     premises = {premise.id: premise for premise in module.PREMISES}
     rows = []

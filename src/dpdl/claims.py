@@ -24,12 +24,15 @@ from dpdl.seed_statistics import mean_interval
 from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
 
 PAPER_NUMBER = "paper number"  # the paper prints this number
-PAPER_STATEMENT = "paper statement"  # the paper says this of its methods (a comparison, an ordering, an equivalence)
+# the paper says this of its methods (a comparison, an ordering, an equivalence)
+PAPER_STATEMENT = "paper statement"
 MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any working calibrated mechanism does it
 # (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
 IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
-PRIVACY_CLAIM = "privacy claim"  # the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
-PREMISE_CLAIM = "premise"  # a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
+# the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
+PRIVACY_CLAIM = "privacy claim"
+# a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
+PREMISE_CLAIM = "premise"
 # apart from every other kind, never in the substantive, mechanism or privacy counts
 KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, PREMISE_CLAIM)
 SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
@@ -105,8 +108,9 @@ def class_shares(card: Mapping) -> pd.DataFrame:
 
 
 def majority_class_error(aggregate: str, percent: bool = False) -> Reference:
-    """The error of a constant classifier predicting the majority class, from the class shares in ``aggregate``:
-    what a misclassification rate is read against (a rate above it is worse than predicting one class)."""
+    """The error of a constant classifier predicting the majority class, from the class shares in
+    ``aggregate``: what a misclassification rate is read against (a rate above it is worse than
+    predicting one class)."""
     scale = 100.0 if percent else 1.0
     label = "majority-class error" + (" (%)" if percent else "")
     return Reference(label, aggregate, lambda table: scale * (1.0 - float(table["share"].max())))
@@ -134,7 +138,8 @@ class Claim:
     same_runs_why: str = ""  # the reason for a declared same_runs_as (required with it)
 
     def __post_init__(self) -> None:
-        """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin, and its reason."""
+        """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin, and
+        its reason."""
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if not isinstance(self.form, tuple(verdicts.FORMS.values())):
@@ -157,7 +162,8 @@ class Claim:
 
 
 class SeedsMissing(ValueError):
-    """A trend claim's extractor handed the engine a series without seed ids on a grid whose points share seeds."""
+    """A trend claim's extractor handed the engine a series without seed ids on a grid whose points
+    share seeds."""
 
 
 def _series_of(data: object) -> list[verdicts.Series]:
@@ -239,12 +245,13 @@ COUNT_OF = dict.fromkeys(SUBSTANTIVE_KINDS, SUBSTANTIVE) | {MECHANISM_PROPERTY: 
 
 
 def evidence(data: object) -> frozenset[bytes]:
-    """The per-seed cells a claim's form judged, each as the fingerprint of its per-seed values (sorted, so the
-    order the extractor read the seeds in does not matter): a stated number's values, each side of each cell of an
-    ordering or equivalence, each grid point of a trend series, the parts of a disjunction. Two claims that read
-    the same runs the same way hand the engine bit-identical vectors. A vector with fewer than two distinct finite
-    values (a deterministic run, a constant threshold) names no runs and is left out; an exact check or an
-    unidentified quantity has no per-seed cells."""
+    """The per-seed cells a claim's form judged, each as the fingerprint of its per-seed values
+    (sorted, so the order the extractor read the seeds in does not matter): a stated number's
+    values, each side of each cell of an ordering or equivalence, each grid point of a trend series,
+    the parts of a disjunction. Two claims that read the same runs the same way hand the engine
+    bit-identical vectors. A vector with fewer than two distinct finite values (a deterministic run,
+    a constant threshold) names no runs and is left out; an exact check or an unidentified quantity
+    has no per-seed cells."""
     vectors: list = []
     if isinstance(data, verdicts.Pair):
         vectors = [data.low, data.high]
@@ -263,23 +270,26 @@ def evidence(data: object) -> frozenset[bytes]:
 
 
 def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[bytes]]) -> dict[str, tuple[str, str]]:
-    """Which claims only re-read another's runs, derived from the cells each judged (:func:`evidence`), with why.
+    """Which claims only re-read another's runs, derived from the cells each judged
+    (:func:`evidence`), with why.
 
-    Within each headline count (substantive claims; mechanism properties) and each form (a stated number, an
-    ordering, a trend, an equivalence: claims of one form test the same kind of statement), a claim whose cells
-    are all among another's (a subset, or the same cells with the other declared first) re-reads it: it names
-    the first declared counted claim whose cells hold all of its own, and is listed, not counted. Claims
-    of different forms on the same runs test different statements (a printed number against an ordering
-    of the same cells) and are both counted: grouping them would count one verdict for both and hide the
-    other. The counted claims
-    are the rest: no two of them rest on the same or nested cells. A declared ``same_runs_as`` (with its reason)
-    adds to this for a claim that derives none. Returns {claim id: (the claim it re-reads, why)}.
+    Within each headline count (substantive claims; mechanism properties) and each form (a stated
+    number, an ordering, a trend, an equivalence: claims of one form test the same kind of
+    statement), a claim whose cells are all among another's (a subset, or the same cells with the
+    other declared first) re-reads it: it names the first declared counted claim whose cells hold
+    all of its own, and is listed, not counted. Claims of different forms on the same runs test
+    different statements (a printed number against an ordering of the same cells) and are both
+    counted: grouping them would count one verdict for both and hide the other. The counted claims
+    are the rest: no two of them rest on the same or nested cells. A declared ``same_runs_as`` (with
+    its reason) adds to this for a claim that derives none. Returns {claim id: (the claim it
+    re-reads, why)}.
     """
     order = {claim.id: i for i, claim in enumerate(claims)}
     judged = [c for c in claims if COUNT_OF.get(c.kind) and evidence_of.get(c.id)]
 
     def covers(b: Claim, a: Claim) -> bool:
-        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b`` (b has more cells, or b comes first)."""
+        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b`` (b has more cells, or b comes
+        first)."""
         ea, eb = evidence_of[a.id], evidence_of[b.id]
         return (
             b is not a
@@ -305,11 +315,11 @@ def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[by
 
 
 def tolerance_reach(form: Form, judgement: Judgement) -> tuple[float | None, float | None]:
-    """How far a stated number's verdict can be pushed, from its interval of ours - paper, [lo, hi] (absolute,
-    the value's units): the smallest tolerance at which it is reproduced (the interval inside ± it: max(-lo, hi))
-    and the largest below which it is not reproduced (the interval wholly outside ± it: max(lo, -hi), None when
-    the interval holds the paper's value, so no tolerance makes it not reproduced). None for other forms or
-    without an interval."""
+    """How far a stated number's verdict can be pushed, from its interval of ours - paper, [lo, hi]
+    (absolute, the value's units): the smallest tolerance at which it is reproduced (the interval
+    inside ± it: max(-lo, hi)) and the largest below which it is not reproduced (the interval wholly
+    outside ± it: max(lo, -hi), None when the interval holds the paper's value, so no tolerance
+    makes it not reproduced). None for other forms or without an interval."""
     low, high = judgement.ci_low, judgement.ci_high
     if not isinstance(form, StatedNumber) or math.isnan(low) or math.isnan(high):
         return None, None
@@ -415,7 +425,8 @@ def trend_series(
 def pairs(
     table: pd.DataFrame, *, side: str, low: str, high: str, cells: list[str], value: str = "value", seed: str = "seed"
 ) -> list[verdicts.Pair]:
-    """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering (``low`` below ``high``) or equivalence.
+    """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering (``low`` below
+    ``high``) or equivalence.
 
     ``side`` is the column naming the two sides; rows of a cell are paired on ``seed`` when both
     sides ran the same seeds.

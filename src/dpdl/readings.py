@@ -3,8 +3,8 @@
 A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which algorithm is
 "non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.readings.READINGS``
 (its package exports them): one per reasonable choice, each with the sentence of the paper (or the
-reason) behind it, the default first. The default reading is the config itself; every other reading is the config
-with the reading's switches set, built in a folder of its own
+reason) behind it, the default first. The default reading is the config itself; every other reading
+is the config with the reading's switches set, built in a folder of its own
 (``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/`` and reuses
 the main build's jobs the reading does not change).
 
@@ -75,9 +75,10 @@ def reading(study: str, name: str) -> Reading:
 
 
 def reading_mechanisms(study: str, config: Mapping) -> dict[str, tuple[dict, bool]]:
-    """Each declared reading (the default first): the switch values its build releases with, as the study's audited
-    cells record them (``mechanism`` of its audit module, on the config's section with the reading's switches set),
-    and whether it is post hoc. What :func:`dpdl.audit_report.reading_privacy_rows` judges each reading by."""
+    """Each declared reading (the default first): the switch values its build releases with, as the
+    study's audited cells record them (``mechanism`` of its audit module, on the config's section
+    with the reading's switches set), and whether it is post hoc. What
+    :func:`dpdl.audit_report.reading_privacy_rows` judges each reading by."""
     mechanism = audit_module(study).mechanism
     return {r.name: (mechanism({**config[study], **r.switches}), r.post_hoc) for r in study_readings(study)}
 
@@ -122,11 +123,13 @@ def check_reading_cells(config: dict) -> None:
                 f"{where}: {outside} are not in {study}.cells; a reading builds some of the config's cells, "
                 "never others (add them to the config's cells, or drop them here)"
             )
-        study_module(study).check_config(reading_config(config, study, name))  # e.g. each cell is a job of the grid
+        # e.g. each cell is a job of the grid
+        study_module(study).check_config(reading_config(config, study, name))
 
 
 def _merge(section: dict, switches: Mapping[str, object]) -> None:
-    """Set ``switches`` in ``section``; a nested mapping (``{"tuning": {"scope": ...}}``) sets only its keys."""
+    """Set ``switches`` in ``section``; a nested mapping (``{"tuning": {"scope": ...}}``) sets only
+    its keys."""
     for key, value in switches.items():
         if isinstance(value, Mapping) and isinstance(section.get(key), dict):
             _merge(section[key], value)
@@ -135,8 +138,8 @@ def _merge(section: dict, switches: Mapping[str, object]) -> None:
 
 
 def narrowed_cells(config: dict) -> dict[str, tuple[list[str], list[str] | None]]:
-    """Each reading ``reading_cells`` narrows (``<study>/<reading>``): its cells, and the config's cells it leaves
-    out (None where the config's ``cells`` are the whole grid)."""
+    """Each reading ``reading_cells`` narrows (``<study>/<reading>``): its cells, and the config's
+    cells it leaves out (None where the config's ``cells`` are the whole grid)."""
     found = {}
     for key, cells in config.get("reading_cells", {}).items():
         every = config[key.partition(READING_KEY)[0]].get("cells")
@@ -145,8 +148,8 @@ def narrowed_cells(config: dict) -> dict[str, tuple[list[str], list[str] | None]
 
 
 def narrowing_notes(config: dict) -> list[str]:
-    """One line per reading ``reading_cells`` narrows: how many cells it builds, so that a count of what is left
-    (``dpdl status``) says which cells it does not count."""
+    """One line per reading ``reading_cells`` narrows: how many cells it builds, so that a count of
+    what is left (``dpdl status``) says which cells it does not count."""
     notes = []
     for key, (cells, left_out) in narrowed_cells(config).items():
         if left_out is None:
@@ -301,14 +304,16 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
 
 
 def _nested_snakemake(folder: Path, snakefile: str | Path, *options: str) -> tuple[list[str], dict[str, str]]:
-    """The command running Snakemake on a reading's ``folder`` (its own config and cache), and its environment."""
+    """The command running Snakemake on a reading's ``folder`` (its own config and cache), and its
+    environment."""
     import os
     import sys
 
     from dpdl.data.fetch import MIRROR_ENV
 
     folder = Path(folder).resolve()
-    env = dict(os.environ)  # the nested build runs in its own folder: a relative mirror must name the same folder
+    # the nested build runs in its own folder: a relative mirror must name the same folder
+    env = dict(os.environ)
     if env.get(MIRROR_ENV):
         env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
     command = [
@@ -396,7 +401,8 @@ def seed_from_main_build(study: str, folder: Path) -> int:
         if (SNAKEMAKE_RECORDS / marker).exists() or (folder / SNAKEMAKE_RECORDS / marker).exists():
             continue  # the main build's job, or the reading's own, was left incomplete (or is running)
         target.parent.mkdir(parents=True, exist_ok=True)
-        for origin, link in ((source, target), (record_path(source), record_path(target))):  # with its hash chain
+        # with its hash chain
+        for origin, link in ((source, target), (record_path(source), record_path(target))):
             if origin.is_file() and not link.exists():
                 try:
                     link.hardlink_to(origin)
@@ -416,8 +422,9 @@ def judged_readings(
     privacy: Sequence[pd.DataFrame] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Every claim under every built reading: the table, the per-claim sensitivity line against each
-    study's declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``).
-    ``privacy`` adds the privacy claims' rows per reading (:func:`dpdl.audit_report.reading_privacy_rows`)."""
+    study's declared readings, and the CSV that joins them (``results/readings.csv``,
+    ``published/readings.csv``). ``privacy`` adds the privacy claims' rows per reading
+    (:func:`dpdl.audit_report.reading_privacy_rows`)."""
     table = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)[READINGS_COLUMNS]
     studies = dict.fromkeys(study for study, _ in cards)
     summary = sensitivity(table, {study: study_readings(study) for study in studies})

@@ -107,7 +107,8 @@ def cell_levels(m: int, k: int, alpha: float = ALPHA) -> tuple[float, float]:
 
 
 def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) -> int | None:
-    """Fewest seeds whose two-sided ``level`` t-interval of a mean with spread ``sd`` is below ``halfwidth``."""
+    """Fewest seeds whose two-sided ``level`` t-interval of a mean with spread ``sd`` is below
+    ``halfwidth``."""
     if not (halfwidth > 0 and math.isfinite(sd)):
         return None
     if sd == 0:
@@ -118,15 +119,17 @@ def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) 
 
 @cache
 def _t_quantiles(quantile: float) -> np.ndarray:
-    """The t ``quantile`` at ``n - 1`` degrees of freedom for each n of :data:`SEED_COUNTS`, computed once per level
-    (the same numbers as one ``stats.t.ppf`` call per n; those calls took half the time of judging a snapshot)."""
+    """The t ``quantile`` at ``n - 1`` degrees of freedom for each n of :data:`SEED_COUNTS`,
+    computed once per level (the same numbers as one ``stats.t.ppf`` call per n; those calls took
+    half the time of judging a snapshot)."""
     quantiles = stats.t.ppf(quantile, SEED_COUNTS - 1)
     quantiles.flags.writeable = False  # shared by every call at this level
     return quantiles
 
 
 def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int | None:
-    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect`` given the spread of one run."""
+    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect`` given the spread
+    of one run."""
     if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
         return None
     return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)

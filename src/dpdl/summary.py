@@ -113,7 +113,8 @@ PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld"
 
 
 def registered_claim_ids() -> list[str]:
-    """Every registered claim in scorecard order: each study's claims, its privacy claims, then its premise claims."""
+    """Every registered claim in scorecard order: each study's claims, its privacy claims, then its
+    premise claims."""
     return [
         claim_id
         for study in ALL
@@ -201,7 +202,8 @@ def published_verdicts(published: str | Path) -> dict[str, tuple[str, str]]:
 
 
 def _snapshot_stamp(folder: Path, manifest: object) -> str:
-    """``published/<study> at <commit>`` from a study's manifest (the code that built it, and that judged it)."""
+    """``published/<study> at <commit>`` from a study's manifest (the code that built it, and that
+    judged it)."""
     try:
         built = manifest["code"]["commit"][:10] + (" (modified)" if manifest["code"]["modified_files"] else "")
         judged = (manifest.get("judged") or {}).get("commit", "")[:10]
@@ -227,9 +229,9 @@ def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.Dat
 
 
 def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool = True) -> list[str]:
-    """What the build decided, in a few lines: (with ``where``) where the scorecard is, how many of the papers'
-    claims (each independent set of runs once) it decided at ``scale``, why the others are not decided here,
-    and where the paper-scale verdicts are."""
+    """What the build decided, in a few lines: (with ``where``) where the scorecard is, how many of
+    the papers' claims (each independent set of runs once) it decided at ``scale``, why the others
+    are not decided here, and where the paper-scale verdicts are."""
     claims = counted(card, (*HEADLINE_KINDS, PRIVACY_CLAIM))
     verdicts = claims["verdict"]
     decided = int((~verdicts.isin(UNDECIDED)).sum())
@@ -258,7 +260,8 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
 
 
 def end_message(scorecard: str | Path, config: str) -> str:
-    """The end of the main job's output: :func:`decided_lines` of the build's scorecard at ``config``'s scale."""
+    """The end of the main job's output: :func:`decided_lines` of the build's scorecard at
+    ``config``'s scale."""
     card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
     return "dpdl: " + "\n  ".join(decided_lines(card, scale=f"{config}'s"))
 
@@ -328,7 +331,8 @@ def counted(card: pd.DataFrame, kinds=SUBSTANTIVE_KINDS) -> pd.DataFrame:
 
 
 def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Claims per study and verdict, with a total row (of the rows given: pass :func:`headline` for the headline)."""
+    """Claims per study and verdict, with a total row (of the rows given: pass :func:`headline` for
+    the headline)."""
     counts = pd.crosstab(card["study"], pd.Categorical(card["verdict"], categories=VERDICTS), dropna=False)
     counts = counts.reindex([s for s in ALL if s in counts.index], fill_value=0)
     counts.loc["all studies"] = counts.sum()
@@ -395,9 +399,9 @@ def headline_counts(card: pd.DataFrame) -> str:
 
 
 def privacy_headline(card: pd.DataFrame) -> str:
-    """The privacy verdicts in one sentence, counted by the premise rules of :mod:`dpdl.audit_report` (issue 58):
-    refuted only by a cell within every premise the paper states; refutations outside a premise, and of someone's
-    code, counted apart."""
+    """The privacy verdicts in one sentence, counted by the premise rules of
+    :mod:`dpdl.audit_report` (issue 58): refuted only by a cell within every premise the paper
+    states; refutations outside a premise, and of someone's code, counted apart."""
     privacy = counted(card, (PRIVACY_CLAIM,))
     verdicts = privacy["verdict"]
     code = privacy[verdicts == CODE_REFUTED]

@@ -1,17 +1,21 @@
-"""``dpdl verify``: rerun some of a build's run jobs and compare what they write with the build's files, bit for bit.
+"""``dpdl verify``: rerun some of a build's run jobs and compare what they write with the build's
+files, bit for bit.
 
-A run is a pure function of its settings and seed (:mod:`dpdl.runs`), so the job that wrote a run file, rerun, writes
-the same arrays and the same provenance but for the fields that record the execution itself
-(:data:`EXECUTION_FIELDS`). This is how a reader checks a number without the whole build.
+A run is a pure function of its settings and seed (:mod:`dpdl.runs`), so the job that wrote a run
+file, rerun, writes the same arrays and the same provenance but for the fields that record the
+execution itself (:data:`EXECUTION_FIELDS`). This is how a reader checks a number without the whole
+build.
 
-Each run file's job comes from Snakemake's own record of the build, ``.snakemake/metadata`` (Snakemake's default file
-backend: one JSON record per output file, named by the urlsafe base64 of its path, holding the rule, the inputs, the
-log and the shell command that made it). A job's outputs are the files recorded with the same rule and command. The
-job reruns in a fresh temporary folder holding a link to each of its inputs at its relative path and none of its
-outputs (so nothing is written into the build), with this environment's ``python`` first on PATH, niced, and the
-thread variables Snakemake sets for a one-thread job (every run rule declares ``threads: 1``). Then every ``.npz``
-output is compared with the build's: each array's dtype, shape and bytes (NaNs compare equal where the bits do, and
--0.0 differs from 0.0), and the provenance as parsed JSON less :data:`EXECUTION_FIELDS`.
+Each run file's job comes from Snakemake's own record of the build, ``.snakemake/metadata``
+(Snakemake's default file backend: one JSON record per output file, named by the urlsafe base64 of
+its path, holding the rule, the inputs, the log and the shell command that made it). A job's outputs
+are the files recorded with the same rule and command. The job reruns in a fresh temporary folder
+holding a link to each of its inputs at its relative path and none of its outputs (so nothing is
+written into the build), with this environment's ``python`` first on PATH, niced, and the thread
+variables Snakemake sets for a one-thread job (every run rule declares ``threads: 1``). Then every
+``.npz`` output is compared with the build's: each array's dtype, shape and bytes (NaNs compare
+equal where the bits do, and -0.0 differs from 0.0), and the provenance as parsed JSON less
+:data:`EXECUTION_FIELDS`.
 """
 
 from __future__ import annotations
@@ -49,8 +53,8 @@ EXECUTION_FIELDS = {
     "params.backend.device": "dp_iadmm's JAX backend: the device the execution ran on",
     "params.backend.jax": "dp_iadmm's JAX backend: the JAX version of the executing environment",
 }
-# Snakemake runs a job's shell command with these set to the rule's threads (snakemake/shell.py); every rule that
-# writes runs declares one thread.
+# Snakemake runs a job's shell command with these set to the rule's threads (snakemake/shell.py);
+# every rule that writes runs declares one thread.
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "GOTO_NUM_THREADS",
@@ -66,7 +70,8 @@ LOG_TAIL_LINES = 3
 
 @dataclass(frozen=True)
 class Job:
-    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs (paths as Snakemake wrote them)."""
+    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs (paths as
+    Snakemake wrote them)."""
 
     rule: str
     shellcmd: str
@@ -78,7 +83,8 @@ class Job:
 
 @dataclass(frozen=True)
 class Rerun:
-    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and the tail of its log when it failed."""
+    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and the tail of its log
+    when it failed."""
 
     folder: Path
     returncode: int
@@ -88,15 +94,16 @@ class Rerun:
 
 
 def record_key(relative: Path) -> str:
-    """The output path a record file under ``.snakemake/metadata`` stands for: Snakemake names it by the urlsafe
-    base64 of the path, cut into folders of at most NAME_MAX - 1 characters, each but the last prefixed ``@``."""
+    """The output path a record file under ``.snakemake/metadata`` stands for: Snakemake names it by
+    the urlsafe base64 of the path, cut into folders of at most NAME_MAX - 1 characters, each but
+    the last prefixed ``@``."""
     encoded = "".join(part.removeprefix("@") for part in relative.parts)
     return base64.urlsafe_b64decode(encoded).decode()
 
 
 def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dict]:
-    """Every output Snakemake recorded in ``root``'s build (in ``records``: its metadata, or the outputs it marks
-    incomplete), by path, with its record."""
+    """Every output Snakemake recorded in ``root``'s build (in ``records``: its metadata, or the
+    outputs it marks incomplete), by path, with its record."""
     folder = root / records
     if records == INCOMPLETE and not folder.is_dir():
         return {}
@@ -117,8 +124,8 @@ def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dic
 
 
 def job_of(path: str, records: dict[str, dict], incomplete: Iterable[str] = ()) -> Job:
-    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records (and the outputs it
-    marks ``incomplete``); an error names why there is none to rerun."""
+    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records (and the
+    outputs it marks ``incomplete``); an error names why there is none to rerun."""
     record = records.get(path)
     if record is None:
         raise ArtifactError(
@@ -150,7 +157,8 @@ def build_relative(path: Path) -> str:
 
 
 def checked_run_file(path: Path) -> str:
-    """A run file named on the command line, as its build-relative path; an error if it is not a readable run."""
+    """A run file named on the command line, as its build-relative path; an error if it is not a
+    readable run."""
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     relative = build_relative(path)
@@ -166,8 +174,9 @@ def checked_run_file(path: Path) -> str:
 
 
 def sample_pool(configfile: Path | None) -> list[str]:
-    """The run files a sample is drawn from: those ``configfile`` promises that exist (whatever data this machine can
-    obtain, so that a seed draws the same sample anywhere), or every run file here."""
+    """The run files a sample is drawn from: those ``configfile`` promises that exist (whatever data
+    this machine can obtain, so that a seed draws the same sample anywhere), or every run file
+    here."""
     if configfile is None:
         from dpdl.paths import run_files
 
@@ -182,14 +191,15 @@ def sample_pool(configfile: Path | None) -> list[str]:
 
 
 def draw(pool: list[str], n: int, seed: int) -> list[str]:
-    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement by a generator seeded ``seed``."""
+    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement by a generator
+    seeded ``seed``."""
     picks = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
     return [pool[i] for i in picks]
 
 
 def recorded_charge(job: Job, root: Path = Path()) -> tuple[str, float]:
-    """What the job's runs in the build record they cost: ``("CPU", seconds)``, or ``("GPU", seconds)`` when any
-    ran on a GPU (their share of its wall time), summed over its run files."""
+    """What the job's runs in the build record they cost: ``("CPU", seconds)``, or ``("GPU",
+    seconds)`` when any ran on a GPU (their share of its wall time), summed over its run files."""
     units, total = set(), 0.0
     for output in job.outputs:
         provenance = provenance_of(root / output)
@@ -264,8 +274,8 @@ def log_tail(output: str, logs: Iterable[Path]) -> str:
 
 
 def array_difference(name: str, built: np.ndarray, again: np.ndarray) -> str | None:
-    """How the array ``again`` differs from ``built``, bit for bit (dtype, shape, then each element's bytes), at its
-    first differing element; None if it does not."""
+    """How the array ``again`` differs from ``built``, bit for bit (dtype, shape, then each
+    element's bytes), at its first differing element; None if it does not."""
     if built.dtype != again.dtype:
         return f"{name}: dtype {built.dtype} in the build, {again.dtype} rerun"
     if built.shape != again.shape:
@@ -329,8 +339,9 @@ def short(value: object, limit: int = 80) -> str:
 
 
 def file_difference(built_path: Path, again_path: Path) -> str | None:
-    """The first difference between a build's ``.npz`` and its rerun's (arrays in the build's order, then any the
-    build lacks; a run's provenance as parsed JSON less :data:`EXECUTION_FIELDS`), or None."""
+    """The first difference between a build's ``.npz`` and its rerun's (arrays in the build's order,
+    then any the build lacks; a run's provenance as parsed JSON less :data:`EXECUTION_FIELDS`), or
+    None."""
     built, again = load_npz(built_path), load_npz(again_path)
     for name in [*built, *(n for n in again if n not in built)]:
         if name not in again:
@@ -351,7 +362,8 @@ def file_difference(built_path: Path, again_path: Path) -> str | None:
 
 
 def version_notes(job: Job, root: Path, here: dict[str, str]) -> list[str]:
-    """The package versions the job's runs record that differ from this environment's, as ``name X (here Y)``."""
+    """The package versions the job's runs record that differ from this environment's, as ``name X
+    (here Y)``."""
     notes = set()
     for output in job.outputs:
         provenance = provenance_of(root / output) or {}
@@ -370,9 +382,9 @@ def verify(
     max_cpu_seconds: float | None = None,
     out: Callable[[str], None] = say,
 ) -> list[str]:
-    """Rerun the jobs of the run files ``paths`` (or of ``sample`` run files drawn with ``seed``) and print, per
-    output file, ``same`` or ``DIFFERS: <array or field>: <first difference>``; return the lines that are
-    problems (a difference, a failed job)."""
+    """Rerun the jobs of the run files ``paths`` (or of ``sample`` run files drawn with ``seed``)
+    and print, per output file, ``same`` or ``DIFFERS: <array or field>: <first difference>``;
+    return the lines that are problems (a difference, a failed job)."""
     if bool(paths) == (sample is not None):
         raise ConfigError("name run files to verify, or --sample N (not both)")
     if sample is not None and sample < 1:

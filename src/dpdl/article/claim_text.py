@@ -55,6 +55,7 @@ def tolerance_reach(row) -> str:
 
 
 def claims_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """The claims' rows as an exhibit's table shows them (:data:`CLAIM_COLUMNS`), interval and reach filled in."""
+    """The claims' rows as an exhibit's table shows them (:data:`CLAIM_COLUMNS`), interval and reach
+    filled in."""
     shown = [(effect_interval(r), tolerance_reach(r)) for r in rows.itertuples()]
     return rows.assign(interval=[i for i, _ in shown], tolerance=[r for _, r in shown])[CLAIM_COLUMNS]

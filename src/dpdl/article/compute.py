@@ -11,7 +11,8 @@ from dpdl.studies import study_module
 
 
 def compute_measured(measured: dict | None) -> list[Block]:
-    """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish --compute``), say so."""
+    """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish
+    --compute``), say so."""
     if measured is None:
         return []
     differences = measured["largest_relative_difference"]
@@ -35,8 +36,8 @@ def compute_measured(measured: dict | None) -> list[Block]:
 def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stacked: dict) -> list[Block]:
     """Compute per claim, as the snapshot records it: the runs behind the table each claim is judged from.
 
-    That table is the claim's registered ``aggregate``, where it is one of the manifest's ``aggregate_compute``
-    or, for a stack of several tables, its ``stacked_table_compute``.
+    That table is the claim's registered ``aggregate``, where it is one of the manifest's
+    ``aggregate_compute`` or, for a stack of several tables, its ``stacked_table_compute``.
     """
     if compute is None:
         return [
@@ -53,7 +54,8 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             compute[tables[claim.id]] = stacked[claim.aggregate]
         else:
             tables[claim.id] = f"aggregates/{claim.aggregate}.csv"
-    gpu = any("gpu_seconds" in entry for entry in compute.values())  # a column only where some run was on a GPU
+    # a column only where some run was on a GPU
+    gpu = any("gpu_seconds" in entry for entry in compute.values())
     rows = [
         (claim, tables[claim], compute[tables[claim]]["runs"], compute[tables[claim]]["cpu_seconds"])
         + ((compute[tables[claim]].get("gpu_seconds", 0.0),) if gpu else ())
@@ -98,7 +100,8 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
 
 
 def figure_compute(figure: str, compute: dict | None) -> list[Block]:
-    """The runs behind our ``figure``'s table (``figures/fig2.png`` -> ``aggregates/fig2.csv``) and their CPU time."""
+    """The runs behind our ``figure``'s table (``figures/fig2.png`` -> ``aggregates/fig2.csv``) and
+    their CPU time."""
     table = f"aggregates/{Path(figure).stem}.csv"
     if not compute or table not in compute:
         return []

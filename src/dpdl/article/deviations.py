@@ -50,7 +50,8 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
 
     every = cost["all"]
     table_of = {claim.id: claim.aggregate for claim in study_module(manifest["study"]).CLAIMS}
-    claims_of: dict[str, list[str]] = {}  # the projection is per table: claims judged from one table share its runs
+    # the projection is per table: claims judged from one table share its runs
+    claims_of: dict[str, list[str]] = {}
     for claim in not_run["id"]:
         if claim in cost["claims"]:  # a claim registered after the snapshot has none
             claims_of.setdefault(table_of[claim], []).append(claim)

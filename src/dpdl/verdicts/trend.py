@@ -23,7 +23,8 @@ from dpdl.verdicts.inputs import Series
 
 
 def _shared_seeds(series: Series) -> np.ndarray | None:
-    """The per-seed matrix (seeds x grid points, in grid order) when every point ran the same seeds, else None.
+    """The per-seed matrix (seeds x grid points, in grid order) when every point ran the same seeds,
+    else None.
 
     Seeds with a non-finite value at some point are left out (a diverged run).
     """
