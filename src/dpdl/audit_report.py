@@ -195,8 +195,9 @@ def audit_markdown(study: str, table: pd.DataFrame) -> str:
         "first half of the runs and the rates counted on the second. `eps_lb` is the Clopper-Pearson lower\n"
         "bound on epsilon at `confidence` (Bonferroni over the claim's cells and scores); `ceiling` is the\n"
         "largest bound these runs could give. `refutes`: eps_lb above the claimed epsilon. `eps_gdp` is a\n"
-        "Gaussian-DP fit to the white-box scores of a Gaussian release, or a Laplace fit to the black-box score\n"
-        "of a norm-exponential one (an estimate, not a bound; `eps_gdp_low` in the CSV: its 95% lower bound).\n\n"
+        "Gaussian-DP fit to the white-box scores of a Gaussian release, or a Laplace fit to the "
+        "black-box score\nof a norm-exponential one (an estimate, not a bound; `eps_gdp_low` in "
+        "the CSV: its 95% lower bound).\n\n"
         + markdown_table(table[AUDIT_SHOWN].map(lambda v: f"{v:.3g}" if isinstance(v, float) else v))
         + "\nWhat each cell releases, its canary and what each score reads: the CSV beside this file.\n"
     )
@@ -302,10 +303,11 @@ def privacy_verdict(
         return (
             NOT_TESTABLE,
             deciding,
-            f"{rests}; at the declared noise no such cell can reach its claimed epsilon (less noise than declared "
-            f"can still be caught: see the noise error it detects): the most, {reach_best['cell']}, reaches "
-            f"{_number(reach_best['reachable'])} against {_number(reach_best['claimed_epsilon'])} "
-            f"({reach_best['loss_how']}; run-count ceiling {_number(reach_best['ceiling'])})",
+            f"{rests}; at the declared noise no such cell can reach its claimed epsilon (less "
+            "noise than declared can still be caught: see the noise error it detects): the most, "
+            f"{reach_best['cell']}, reaches {_number(reach_best['reachable'])} against "
+            f"{_number(reach_best['claimed_epsilon'])} ({reach_best['loss_how']}; run-count "
+            f"ceiling {_number(reach_best['ceiling'])})",
         )
     return NOT_REFUTED, deciding, rests
 
@@ -361,8 +363,8 @@ def privacy_claim_rows(
                 deciding_cell=f"{deciding['cell']} ({deciding['score']})",
                 detail=f"claimed eps {_number(deciding['claimed_epsilon'])} at delta {deciding['delta']:g}, "
                 f"accountant {_accountant(deciding['accountant_epsilon'])}, "
-                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side; "
-                f"{_detects(deciding['detects_noise_divisor'])}; premises: {rests}"
+                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} "
+                f"runs per side; {_detects(deciding['detects_noise_divisor'])}; premises: {rests}"
                 + (f"; the project's own choices: {project}" if project else ""),
                 switches=deciding["switches"],
                 scale=json.dumps({"audit_runs": int(own["runs"].max())}),
@@ -495,8 +497,8 @@ def _holds(row) -> bool:
     above = int(row.above)
     if str(row.holds) != str(holds) or (above == 0) != holds or above > int(row.records):
         raise ArtifactError(
-            f"{row.study}/{row.dataset} {row.premise}: holds {row.holds}, {above} of {row.records} records above, "
-            f"but largest {row.largest} against bound {row.bound} gives holds {holds}"
+            f"{row.study}/{row.dataset} {row.premise}: holds {row.holds}, {above} of {row.records} "
+            f"records above, but largest {row.largest} against bound {row.bound} gives holds {holds}"
         )
     return holds
 

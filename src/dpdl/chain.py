@@ -247,8 +247,8 @@ def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, s
     for record in by_file.values():
         if record.found != record.recorded:
             line = (
-                f"{record.file}: {record.what} now {record.found[:SHORT]}, not the {record.recorded[:SHORT]} its step "
-                f"recorded when it wrote it (edited since)"
+                f"{record.file}: {record.what} now {record.found[:SHORT]}, not the "
+                f"{record.recorded[:SHORT]} its step recorded when it wrote it (edited since)"
             )
             found.append((level(record.file), record.file, record.file, line))
             continue

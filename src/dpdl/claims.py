@@ -182,9 +182,11 @@ def require_seed_ids(claim: Claim, data: object) -> None:
     bare = [series.name for series in _series_of(data) if series.seeds is None]
     if bare:
         raise SeedsMissing(
-            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study {claim.study} declares "
-            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them (Series(..., seeds=...) "
-            "or dpdl.claims.trend_series with a seed column) so the trend is judged within seeds"
+            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study "
+            f"{claim.study} declares "
+            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them "
+            "(Series(..., seeds=...) or dpdl.claims.trend_series with a seed column) so the trend "
+            "is judged within seeds"
         )
 
 

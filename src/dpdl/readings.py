@@ -458,9 +458,10 @@ def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapp
     )
     return (
         "# Readings: the papers' open settings, as a sensitivity analysis\n\n"
-        "A reading is a named set of values for settings a paper leaves open; `default` is the config and gives\n"
-        "the headline verdict. Each other reading's verdict is shown beside it, not counted: n/a where the\n"
-        "reading left the claim's result unchanged (the same value, interval and detail as the default).\n\n"
+        "A reading is a named set of values for settings a paper leaves open; `default` is the "
+        "config and gives\nthe headline verdict. Each other reading's verdict is shown beside it, "
+        "not counted: n/a where the\nreading left the claim's result unchanged (the same value, "
+        "interval and detail as the default).\n\n"
         + markdown_table(described)
         + "\n## Verdict of every claim under every reading\n\n"
         + markdown_table(wide.fillna(""))

@@ -109,8 +109,8 @@ def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dic
         return {}
     if not folder.is_dir():
         raise ConfigError(
-            f"no build here: {folder} does not exist (Snakemake's record of the jobs it ran); run dpdl verify in the "
-            "folder whose build made the runs"
+            f"no build here: {folder} does not exist (Snakemake's record of the jobs it ran); run "
+            "dpdl verify in the folder whose build made the runs"
         )
     found = {}
     for dirpath, _, files in os.walk(folder):
@@ -129,14 +129,14 @@ def job_of(path: str, records: dict[str, dict], incomplete: Iterable[str] = ()) 
     record = records.get(path)
     if record is None:
         raise ArtifactError(
-            f"{path}: Snakemake has no record of the job that wrote it ({METADATA}); rebuild it so that it has one: "
-            f"snakemake --cores 2 --force {path} with the config that built it"
+            f"{path}: Snakemake has no record of the job that wrote it ({METADATA}); rebuild it so "
+            f"that it has one: snakemake --cores 2 --force {path} with the config that built it"
         )
     rule = record.get("rule") or "?"
     if record.get("incomplete") or path in incomplete:
         raise ArtifactError(
-            f"{path}: its job ({rule}) has not finished (Snakemake marks it incomplete); let the build finish, or "
-            "rerun it"
+            f"{path}: its job ({rule}) has not finished (Snakemake marks it incomplete); let the "
+            "build finish, or rerun it"
         )
     if not record.get("shellcmd"):
         raise ArtifactError(f"{path}: its rule {rule} records no shell command (dpdl verify reruns shell jobs only)")
@@ -417,8 +417,8 @@ def run_jobs(jobs: list[Job], max_cpu_seconds: float | None, out: Callable[[str]
         unit, recorded = recorded_charge(job, root)
         took = "" if job.wall_s is None else f", the job {job.wall_s:.1f} s wall"
         head = (
-            f"job {number} of {len(jobs)}: {job.rule}, {len(job.outputs)} file(s); recorded: its runs {recorded:.1f} s "
-            f"{unit}{took}"
+            f"job {number} of {len(jobs)}: {job.rule}, {len(job.outputs)} file(s); recorded: its "
+            f"runs {recorded:.1f} s {unit}{took}"
         )
         if max_cpu_seconds is not None and recorded > max_cpu_seconds:
             out(f"{head}: skipped (over --max-cpu-seconds {max_cpu_seconds:g})")
@@ -442,7 +442,8 @@ def run_jobs(jobs: list[Job], max_cpu_seconds: float | None, out: Callable[[str]
     verified = len(jobs) - skipped
     summary = (
         f"dpdl verify: {verified} job(s) rerun ({wall:.1f} s wall, {cpu:.1f} s CPU), "
-        f"{sum(counts.values())} file(s): {counts['same']} same, {counts['differ']} differ, {counts['failed']} failed"
+        f"{sum(counts.values())} file(s): {counts['same']} same, {counts['differ']} differ, "
+        f"{counts['failed']} failed"
     )
     out(summary + (f"; {skipped} job(s) skipped (over --max-cpu-seconds)" if skipped else ""))
     if not verified:

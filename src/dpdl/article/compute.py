@@ -26,8 +26,9 @@ def compute_measured(measured: dict | None) -> list[Block]:
         Block(
             "text",
             "This compute per claim was measured after the snapshot, by a rebuild of its default grid on "
-            f"{measured['machine']['cores']} cores ({measured['runs']} runs; `dpdl publish --compute` at commit "
-            f"{measured['code']['commit'][:10]}; MANIFEST.json, compute_measured): {same}. It is CPU time; the "
+            f"{measured['machine']['cores']} cores ({measured['runs']} runs; `dpdl publish "
+            f"--compute` at commit {measured['code']['commit'][:10]}; MANIFEST.json, "
+            f"compute_measured): {same}. It is CPU time; the "
             "total above is the snapshot's own runs' wall time.",
         )
     ]
@@ -44,7 +45,8 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             Block(
                 "text",
                 "This snapshot was published before compute per table was recorded (MANIFEST.json has no "
-                "aggregate_compute), so compute per claim is not available; publishing again from a build adds it.",
+                "aggregate_compute), so compute per claim is not available; publishing again from "
+                "a build adds it.",
             )
         ]
     tables, compute = {}, dict(compute)
@@ -67,9 +69,9 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
         Block(
             "text",
             "Compute per claim: the runs behind the table each claim is judged from, and their compute "
-            "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
-            "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
-            "record"
+            "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, "
+            "followed down to the run files; each run's CPU time, user + system, or its wall time "
+            "where the run predates that record"
             + (
                 "; a run made on a GPU counts its share of its batch's wall time as GPU time, not CPU time"
                 if gpu
@@ -85,9 +87,9 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             + ". Claims judged from the same table share its runs, so the rows do not add up to the total; "
             "steps that are not runs (tuning, calibration, drawing) are not counted."
             + (
-                f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is above, or from a "
-                "table the manifest does not record, such as one made of several; their figure's section gives "
-                "the compute behind the figure)."
+                f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is "
+                "above, or from a table the manifest does not record, such as one made of several; "
+                "their figure's section gives the compute behind the figure)."
                 if others
                 else ""
             ),
@@ -110,7 +112,7 @@ def figure_compute(figure: str, compute: dict | None) -> list[Block]:
     return [
         Block(
             "text",
-            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds{gpu} (the runs its table {table} was "
-            "made from; MANIFEST.json, aggregate_compute).",
+            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds{gpu} (the runs its "
+            f"table {table} was made from; MANIFEST.json, aggregate_compute).",
         )
     ]

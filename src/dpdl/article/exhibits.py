@@ -54,10 +54,10 @@ def exhibit_sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> 
         Block("heading", "Claims by figure and table of the paper", level=2),
         Block(
             "text",
-            "Each section sets the values the paper states for one of its figures or tables beside ours, with "
-            "the verdict, the interval and the test, then our figure. The paper's own figures are not shown: "
-            "this project holds the papers as text, so their plotted curves are compared through the values "
-            "and orderings the text states, not by eye.",
+            "Each section sets the values the paper states for one of its figures or tables beside "
+            "ours, with the verdict, the interval and the test, then our figure. The paper's own "
+            "figures are not shown: this project holds the papers as text, so their plotted curves "
+            "are compared through the values and orderings the text states, not by eye.",
         ),
     ]
     placed = set()

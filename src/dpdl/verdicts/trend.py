@@ -97,7 +97,8 @@ class Trend:
     def describe(self) -> str:
         return (
             f"{self.direction}: within seeds (Page's L and paired end-to-end t) where the grid shares seeds, "
-            f"else pooled Kendall tau and Welch; change {self._margin_text()}; {share_text(self.required_fraction)}"
+            f"else pooled Kendall tau and Welch; change {self._margin_text()}; "
+            f"{share_text(self.required_fraction)}"
         )
 
     def _margin(self, start: np.ndarray) -> float:
