@@ -121,9 +121,12 @@ def _cell_seed(seed: int, index: int) -> int:
 
 
 def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
-    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and what it rests on;
-    and the audit's provenance, with the CPU seconds of each cell under ``timing`` (kept out of the
-    table, which is a function of the code, ``runs`` and ``seed`` alone)."""
+    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and its basis.
+
+    The table says what each eps_LB rests on. The audit's provenance comes with it, with the CPU
+    seconds of each cell under ``timing`` (kept out of the table, which is a function of the code,
+    ``runs`` and ``seed`` alone).
+    """
     module = audit_module(study)
     measured, seconds = [], {}
     for index, cell in enumerate(module.AUDIT_CELLS):
@@ -217,16 +220,21 @@ def study_ledger(study: str) -> pd.DataFrame:
 
 
 def cell_reach(study: str) -> pd.DataFrame:
-    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`), from the code and generated canary
-    data alone."""
+    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`).
+
+    It comes from the code and generated canary data alone.
+    """
     return study_reach(audit_module(study))
 
 
 def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
-    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's
-    canary loss; and ``detects_noise_divisor``: the smallest k >= 1 such that noise divided by k
-    would let the row exceed its claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`;
-    NaN where the loss has no exact form)."""
+    """``own`` audit rows with ``reachable`` and ``detects_noise_divisor``.
+
+    ``reachable`` is the smaller of each row's ceiling and its cell's canary loss;
+    ``detects_noise_divisor`` is the smallest k >= 1 such that noise divided by k would let the row
+    exceed its claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`; NaN where the loss
+    has no exact form).
+    """
     known = pd.DataFrame(columns=REACH_COLUMNS) if reach is None else reach
     # NaN: not derived
     by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])
@@ -258,8 +266,9 @@ def _strongest(rows: pd.DataFrame) -> pd.Series:
 def privacy_verdict(
     claim, own: pd.DataFrame, ledger: pd.DataFrame, reach: pd.DataFrame | None = None
 ) -> tuple[str, pd.Series, str]:
-    """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the
-    premise ledger.
+    """(verdict, deciding row, what it rests on) of one privacy claim.
+
+    Judged from its audit rows and the premise ledger.
 
     An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted".
     Else "privacy claim refuted by experiment" only when a cell within every stated premise refutes
@@ -319,9 +328,11 @@ def privacy_claim_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise
-    ledger (or not built). ``ledger`` defaults to the study's, computed from the code
-    (:func:`study_ledger`)."""
+    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger.
+
+    Without those tables the claims are not built. ``ledger`` defaults to the study's, computed from
+    the code (:func:`study_ledger`).
+    """
     rows = []
     if table is not None and ledger is None:
         ledger = study_ledger(study)
@@ -378,12 +389,15 @@ ACCOUNTANT_STANDS = "not refuted by the audit"
 
 
 def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The privacy table with each row's eps_LB: the largest over the audited cells of its study and
-    algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none) at
-    the row's delta (any delta for a pure-DP cell), and ``accountant_bound``: whether the row's
-    accountant values can be read as upper bounds (issue 58 item 7: not when that eps_LB is above the
-    claimed epsilon). Cells of an audit of someone's code (a claim with ``code``) audit a mechanism the
-    build does not run by default, so they are left out."""
+    """The privacy table with each row's eps_LB and ``accountant_bound``.
+
+    A row's eps_LB is the largest over the audited cells of its study and algorithm whose claimed
+    epsilon is the row's per-iteration epsilon (or its total where none) at the row's delta (any
+    delta for a pure-DP cell). ``accountant_bound`` says whether the row's accountant values can be
+    read as upper bounds (issue 58 item 7: not when that eps_LB is above the claimed epsilon). Cells
+    of an audit of someone's code (a claim with ``code``) audit a mechanism the build does not run
+    by default, so they are left out.
+    """
     table = privacy.copy()
     lower, cells, bounds = [], [], []
     for _, row in table.iterrows():
@@ -422,9 +436,10 @@ def reading_privacy_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Each privacy claim of ``study`` under each reading, judged on the cells that ran that
-    reading's mechanism (issue 58 item 6), as rows of the readings table
-    (``dpdl.readings.READINGS_COLUMNS``).
+    """Each privacy claim of ``study`` under each reading, as rows of the readings table.
+
+    Each is judged on the cells that ran that reading's mechanism (issue 58 item 6); the columns are
+    ``dpdl.readings.READINGS_COLUMNS``.
 
     ``mechanisms`` maps a reading (the default first) to the switch values its build releases with,
     as the cells record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc.
@@ -479,9 +494,11 @@ def reading_privacy_rows(
 
 
 def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]) -> pd.DataFrame:
-    """``study``'s premises measured on its prepared data
-    (:func:`dpdl.audit.data_premises.data_premise_table`): ``prepared`` maps a dataset to its
-    arrays, ``skipped`` a dataset that cannot be built here to why."""
+    """``study``'s premises measured on its prepared data.
+
+    By :func:`dpdl.audit.data_premises.data_premise_table`: ``prepared`` maps a dataset to its
+    arrays, ``skipped`` a dataset that cannot be built here to why.
+    """
     return data_premise_table(audit_module(study), study, prepared, skipped)
 
 
@@ -491,8 +508,11 @@ def premise_claim_ids(study: str) -> list[str]:
 
 
 def _holds(row) -> bool:
-    """Whether a measured row of a data premise table holds, recomputed from its largest value and bound; a
-    ``holds`` column that says otherwise is an error (the table does not follow from its own numbers)."""
+    """Whether a measured row of a data premise table holds, recomputed from its largest value and bound.
+
+    A ``holds`` column that says otherwise is an error (the table does not follow from its own
+    numbers).
+    """
     holds = bool(float(row.largest) <= float(row.bound) * (1 + TOLERANCE))
     above = int(row.above)
     if str(row.holds) != str(holds) or (above == 0) != holds or above > int(row.records):
@@ -504,8 +524,10 @@ def _holds(row) -> bool:
 
 
 def _measured_text(study: str, row) -> str:
-    """One dataset's measurement as the scorecard shows it: the largest value and the share above
-    the bound."""
+    """One dataset's measurement as the scorecard shows it.
+
+    That is the largest value and the share above the bound.
+    """
     share = f"{int(row.above):,} of {int(row.records):,} records ({float(row.share_above):.1%})"
     if float(row.bound) == 0:  # a count of what lies outside a domain
         return f"{study}/{row.dataset}: {share} outside"
@@ -513,8 +535,10 @@ def _measured_text(study: str, row) -> str:
 
 
 def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s premise claims (kind ``premise``), judged from its data premise table
-    (``results/audit/<study>_data_premises.csv``, :mod:`dpdl.audit.data_premises`) alone, or not measured.
+    """The scorecard rows of ``study``'s premise claims (kind ``premise``), or not measured.
+
+    They are judged from its data premise table (``results/audit/<study>_data_premises.csv``,
+    :mod:`dpdl.audit.data_premises`) alone.
 
     "premise holds on the paper's data" when every record of every dataset measured keeps the bound;
     "premise fails on the paper's data" when some record breaks it, the detail then saying that the

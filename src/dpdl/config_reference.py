@@ -214,8 +214,10 @@ _NO_DEFAULT = object()
 def _rows(
     schema: dict, folder: Path, prefix: tuple[str, ...] = (), parent_default: object = _NO_DEFAULT
 ) -> Iterator[tuple[str, dict, Path, object, bool]]:
-    """``(key path, merged schema, its folder, default, required)`` of every key below ``schema``,
-    depth first."""
+    """The keys below ``schema``, depth first.
+
+    Each as ``(key path, merged schema, its folder, default, required)``.
+    """
     required = set(schema.get("required", ()))
     for key, raw in schema.get("properties", {}).items():
         sub, sub_folder = _merged(raw, folder)

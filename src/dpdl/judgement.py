@@ -166,8 +166,10 @@ PANEL_KEYS = {"dataset": "dataset", "clients": "m"}
 
 
 def _per_panel(cells: Sequence[Cell], significant_for: np.ndarray, significant_against: np.ndarray) -> str:
-    """ "per m: 2: 11 of 12 for, 0 against; 4: ..." for each panel key the cells' names carry (with
-    two or more values), the counts at the claim's own levels; empty where none does."""
+    """ "per m: 2: 11 of 12 for, 0 against; 4: ..." for each panel key the cells' names carry.
+
+    Only keys with two or more values count, at the claim's own levels; empty where none does.
+    """
     parsed = [dict(part.split("=", 1) for part in c.name.split(", ") if "=" in part) for c in cells]
     parts = []
     for key, label in PANEL_KEYS.items():
@@ -188,8 +190,9 @@ def _per_panel(cells: Sequence[Cell], significant_for: np.ndarray, significant_a
 def seeds_to_decide(
     need_for: Sequence[int | None], need_against: Sequence[int | None], m: int, k: int, n: int
 ) -> int | None:
-    """Seeds at which an inconclusive claim would be decided, if every cell's effect and spread stay
-    as observed.
+    """Seeds at which an inconclusive claim would be decided.
+
+    That holds if every cell's effect and spread stay as observed.
 
     ``need_*`` give, per cell, the seeds at which it is significant at its level (for or against).
     The claim holds once k cells are significant for, and fails once m - k + 1 are significant

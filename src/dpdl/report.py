@@ -30,8 +30,11 @@ EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE)
 
 
 def report_refusal(rules: list[str], configfiles: list) -> str:
-    """Why ``snakemake --report`` writes nothing: the jobs (their rule names, one per job) of the named config
-    that are not built or out of date, and how to build first."""
+    """Why ``snakemake --report`` writes nothing, and how to build first.
+
+    It names the jobs (their rule names, one per job) of the named config that are not built or out
+    of date.
+    """
     names = sorted(set(rules))
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return (

@@ -113,8 +113,10 @@ PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld"
 
 
 def registered_claim_ids() -> list[str]:
-    """Every registered claim in scorecard order: each study's claims, its privacy claims, then its
-    premise claims."""
+    """Every registered claim in scorecard order.
+
+    That is each study's claims, its privacy claims, then its premise claims.
+    """
     return [
         claim_id
         for study in ALL
@@ -132,8 +134,9 @@ def merge_scorecards(
     audits: Mapping[str, pd.DataFrame] | None = None,
     data_premises: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """One row per registered claim of every study, in study order, each study's privacy claims and then its
-    premise claims last.
+    """One row per registered claim of every study, in study order.
+
+    Each study's privacy claims and then its premise claims come last.
 
     ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
     could not build its data (verdict ``data unavailable``), a study the config leaves out gets
@@ -202,8 +205,10 @@ def published_verdicts(published: str | Path) -> dict[str, tuple[str, str]]:
 
 
 def _snapshot_stamp(folder: Path, manifest: object) -> str:
-    """``published/<study> at <commit>`` from a study's manifest (the code that built it, and that
-    judged it)."""
+    """``published/<study> at <commit>`` from a study's manifest.
+
+    The commit is that of the code that built it, and that judged it.
+    """
     try:
         built = manifest["code"]["commit"][:10] + (" (modified)" if manifest["code"]["modified_files"] else "")
         judged = (manifest.get("judged") or {}).get("commit", "")[:10]
@@ -214,9 +219,12 @@ def _snapshot_stamp(folder: Path, manifest: object) -> str:
 
 
 def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.DataFrame:
-    """The merged scorecard with two more columns: for each claim this build did not run (``not run at this
-    scale``, ``data unavailable``), the published snapshot's verdict and the snapshot that gave it; empty
-    for every claim the build ran, whose verdict is the build's own. Nothing else changes."""
+    """The merged scorecard with two more columns: the published verdict and its snapshot.
+
+    They are filled for each claim this build did not run (``not run at this scale``, ``data
+    unavailable``): the published snapshot's verdict and the snapshot that gave it; empty for every
+    claim the build ran, whose verdict is the build's own. Nothing else changes.
+    """
     snapshot = published_verdicts(published)
     card = card.copy()
     shown = [
@@ -229,9 +237,12 @@ def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.Dat
 
 
 def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool = True) -> list[str]:
-    """What the build decided, in a few lines: (with ``where``) where the scorecard is, how many of
-    the papers' claims (each independent set of runs once) it decided at ``scale``, why the others
-    are not decided here, and where the paper-scale verdicts are."""
+    """What the build decided, in a few lines.
+
+    With ``where``: where the scorecard is; then how many of the papers' claims (each independent
+    set of runs once) it decided at ``scale``, why the others are not decided here, and where the
+    paper-scale verdicts are.
+    """
     claims = counted(card, (*HEADLINE_KINDS, PRIVACY_CLAIM))
     verdicts = claims["verdict"]
     decided = int((~verdicts.isin(UNDECIDED)).sum())
@@ -260,8 +271,10 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
 
 
 def end_message(scorecard: str | Path, config: str) -> str:
-    """The end of the main job's output: :func:`decided_lines` of the build's scorecard at
-    ``config``'s scale."""
+    """The end of the main job's output.
+
+    It is :func:`decided_lines` of the build's scorecard at ``config``'s scale.
+    """
     card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
     return "dpdl: " + "\n  ".join(decided_lines(card, scale=f"{config}'s"))
 
@@ -324,15 +337,20 @@ def headline(card: pd.DataFrame) -> pd.DataFrame:
 
 
 def counted(card: pd.DataFrame, kinds=SUBSTANTIVE_KINDS) -> pd.DataFrame:
-    """The claims of ``kinds`` that a headline count counts: each independent set of runs once (a claim that
-    only re-reads another claim's runs, ``same_runs_as``, is listed beside it and not counted again)."""
+    """The claims of ``kinds`` that a headline count counts: each independent set of runs once.
+
+    A claim that only re-reads another claim's runs (``same_runs_as``) is listed beside it and not
+    counted again.
+    """
     same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else pd.Series("", index=card.index)
     return card[card["kind"].isin(kinds) & (same == "")]
 
 
 def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Claims per study and verdict, with a total row (of the rows given: pass :func:`headline` for
-    the headline)."""
+    """Claims per study and verdict, with a total row.
+
+    The total is of the rows given: pass :func:`headline` for the headline.
+    """
     counts = pd.crosstab(card["study"], pd.Categorical(card["verdict"], categories=VERDICTS), dropna=False)
     counts = counts.reindex([s for s in ALL if s in counts.index], fill_value=0)
     counts.loc["all studies"] = counts.sum()
@@ -399,9 +417,11 @@ def headline_counts(card: pd.DataFrame) -> str:
 
 
 def privacy_headline(card: pd.DataFrame) -> str:
-    """The privacy verdicts in one sentence, counted by the premise rules of
-    :mod:`dpdl.audit_report` (issue 58): refuted only by a cell within every premise the paper
-    states; refutations outside a premise, and of someone's code, counted apart."""
+    """The privacy verdicts in one sentence, counted by the premise rules of :mod:`dpdl.audit_report`.
+
+    Following issue 58: refuted only by a cell within every premise the paper states; refutations
+    outside a premise, and of someone's code, counted apart.
+    """
     privacy = counted(card, (PRIVACY_CLAIM,))
     verdicts = privacy["verdict"]
     code = privacy[verdicts == CODE_REFUTED]
@@ -588,8 +608,9 @@ STATUS_COLUMNS = ["study", "reading", "group", "runs", "present", "left", "secon
 def status(
     config: dict, buildable: Iterable[str], snakefile: str | Path = "Snakefile"
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Runs present and left per study, reading and run group, with measured and estimated CPU seconds;
-    and the readings not started.
+    """Runs present and left per study, reading and run group, and the readings not started.
+
+    Each with measured and estimated CPU seconds.
 
     A run group is the folder two levels above a run (e.g. ``results/dzoa/runs/dzoa``: one
     algorithm's grid). The default reading's runs are the config's; with ``readings: true``, each
@@ -657,8 +678,11 @@ SAVED_COLUMNS = ["job", "saved_after_iteration", "cpu_minutes_so_far"]
 
 
 def saved_runs(root: Path = Path("results")) -> pd.DataFrame:
-    """The run jobs under ``root`` that a rerun would resume (their ``dpdl.checkpoint`` state): the job's
-    folder, the iteration the state ends and the CPU minutes its attempts had spent by then."""
+    """The run jobs under ``root`` that a rerun would resume.
+
+    Each from its ``dpdl.checkpoint`` state: the job's folder, the iteration the state ends and the
+    CPU minutes its attempts had spent by then.
+    """
     import zipfile
 
     import numpy as np

@@ -1,5 +1,6 @@
-"""``dpdl verify``: rerun some of a build's run jobs and compare what they write with the build's
-files, bit for bit.
+"""``dpdl verify``: rerun some of a build's run jobs and compare their files with the build's.
+
+The comparison is bit for bit.
 
 A run is a pure function of its settings and seed (:mod:`dpdl.runs`), so the job that wrote a run
 file, rerun, writes the same arrays and the same provenance but for the fields that record the
@@ -70,8 +71,10 @@ LOG_TAIL_LINES = 3
 
 @dataclass(frozen=True)
 class Job:
-    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs (paths as
-    Snakemake wrote them)."""
+    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs.
+
+    The paths are as Snakemake wrote them.
+    """
 
     rule: str
     shellcmd: str
@@ -83,8 +86,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Rerun:
-    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and the tail of its log
-    when it failed."""
+    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and its log's tail on failure."""
 
     folder: Path
     returncode: int
@@ -94,16 +96,20 @@ class Rerun:
 
 
 def record_key(relative: Path) -> str:
-    """The output path a record file under ``.snakemake/metadata`` stands for: Snakemake names it by
-    the urlsafe base64 of the path, cut into folders of at most NAME_MAX - 1 characters, each but
-    the last prefixed ``@``."""
+    """The output path a record file under ``.snakemake/metadata`` stands for.
+
+    Snakemake names it by the urlsafe base64 of the path, cut into folders of at most NAME_MAX - 1
+    characters, each but the last prefixed ``@``.
+    """
     encoded = "".join(part.removeprefix("@") for part in relative.parts)
     return base64.urlsafe_b64decode(encoded).decode()
 
 
 def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dict]:
-    """Every output Snakemake recorded in ``root``'s build (in ``records``: its metadata, or the
-    outputs it marks incomplete), by path, with its record."""
+    """Every output Snakemake recorded in ``root``'s build, by path, with its record.
+
+    ``records`` holds its metadata, or the outputs it marks incomplete.
+    """
     folder = root / records
     if records == INCOMPLETE and not folder.is_dir():
         return {}
@@ -124,8 +130,11 @@ def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dic
 
 
 def job_of(path: str, records: dict[str, dict], incomplete: Iterable[str] = ()) -> Job:
-    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records (and the
-    outputs it marks ``incomplete``); an error names why there is none to rerun."""
+    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records.
+
+    The records include the outputs it marks ``incomplete``; an error names why there is none to
+    rerun.
+    """
     record = records.get(path)
     if record is None:
         raise ArtifactError(
@@ -157,8 +166,10 @@ def build_relative(path: Path) -> str:
 
 
 def checked_run_file(path: Path) -> str:
-    """A run file named on the command line, as its build-relative path; an error if it is not a
-    readable run."""
+    """A run file named on the command line, as its build-relative path.
+
+    An error if it is not a readable run.
+    """
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     relative = build_relative(path)
@@ -174,9 +185,11 @@ def checked_run_file(path: Path) -> str:
 
 
 def sample_pool(configfile: Path | None) -> list[str]:
-    """The run files a sample is drawn from: those ``configfile`` promises that exist (whatever data
-    this machine can obtain, so that a seed draws the same sample anywhere), or every run file
-    here."""
+    """The run files a sample is drawn from: those ``configfile`` promises that exist, or every one here.
+
+    Those promised are whatever data this machine can obtain, so that a seed draws the same sample
+    anywhere.
+    """
     if configfile is None:
         from dpdl.paths import run_files
 
@@ -191,15 +204,20 @@ def sample_pool(configfile: Path | None) -> list[str]:
 
 
 def draw(pool: list[str], n: int, seed: int) -> list[str]:
-    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement by a generator
-    seeded ``seed``."""
+    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement.
+
+    The generator is seeded ``seed``.
+    """
     picks = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
     return [pool[i] for i in picks]
 
 
 def recorded_charge(job: Job, root: Path = Path()) -> tuple[str, float]:
-    """What the job's runs in the build record they cost: ``("CPU", seconds)``, or ``("GPU",
-    seconds)`` when any ran on a GPU (their share of its wall time), summed over its run files."""
+    """What the job's runs in the build record they cost, summed over its run files.
+
+    ``("CPU", seconds)``, or ``("GPU", seconds)`` when any ran on a GPU (their share of its wall
+    time).
+    """
     units, total = set(), 0.0
     for output in job.outputs:
         provenance = provenance_of(root / output)
@@ -224,8 +242,10 @@ def say(line: str) -> None:
 
 
 def rerun(job: Job, root: Path, folder: Path, progress: Callable[[str], None] = say) -> Rerun:
-    """Run ``job``'s shell command in ``folder`` (empty) with links to its inputs in ``root``; its outputs are
-    written there."""
+    """Run ``job``'s shell command in the empty ``folder`` with links to its inputs in ``root``.
+
+    Its outputs are written there.
+    """
     for name in job.inputs:
         source = Path(name) if Path(name).is_absolute() else root.absolute() / name
         if not source.exists():
@@ -274,8 +294,10 @@ def log_tail(output: str, logs: Iterable[Path]) -> str:
 
 
 def array_difference(name: str, built: np.ndarray, again: np.ndarray) -> str | None:
-    """How the array ``again`` differs from ``built``, bit for bit (dtype, shape, then each
-    element's bytes), at its first differing element; None if it does not."""
+    """How the array ``again`` differs from ``built``, bit for bit, or None if it does not.
+
+    It compares dtype, shape, then each element's bytes, and names the first differing element.
+    """
     if built.dtype != again.dtype:
         return f"{name}: dtype {built.dtype} in the build, {again.dtype} rerun"
     if built.shape != again.shape:
@@ -339,9 +361,11 @@ def short(value: object, limit: int = 80) -> str:
 
 
 def file_difference(built_path: Path, again_path: Path) -> str | None:
-    """The first difference between a build's ``.npz`` and its rerun's (arrays in the build's order,
-    then any the build lacks; a run's provenance as parsed JSON less :data:`EXECUTION_FIELDS`), or
-    None."""
+    """The first difference between a build's ``.npz`` and its rerun's, or None.
+
+    Arrays are compared in the build's order, then any the build lacks; a run's provenance as parsed
+    JSON less :data:`EXECUTION_FIELDS`.
+    """
     built, again = load_npz(built_path), load_npz(again_path)
     for name in [*built, *(n for n in again if n not in built)]:
         if name not in again:
@@ -362,8 +386,10 @@ def file_difference(built_path: Path, again_path: Path) -> str | None:
 
 
 def version_notes(job: Job, root: Path, here: dict[str, str]) -> list[str]:
-    """The package versions the job's runs record that differ from this environment's, as ``name X
-    (here Y)``."""
+    """The package versions the job's runs record that differ from this environment's.
+
+    Each as ``name X (here Y)``.
+    """
     notes = set()
     for output in job.outputs:
         provenance = provenance_of(root / output) or {}
@@ -382,9 +408,12 @@ def verify(
     max_cpu_seconds: float | None = None,
     out: Callable[[str], None] = say,
 ) -> list[str]:
-    """Rerun the jobs of the run files ``paths`` (or of ``sample`` run files drawn with ``seed``)
-    and print, per output file, ``same`` or ``DIFFERS: <array or field>: <first difference>``;
-    return the lines that are problems (a difference, a failed job)."""
+    """Rerun the jobs of the run files ``paths`` and print, per output file, whether it is the same.
+
+    The run files are ``paths``, or ``sample`` run files drawn with ``seed``. Each output gets
+    ``same`` or ``DIFFERS: <array or field>: <first difference>``; return the lines that are
+    problems (a difference, a failed job).
+    """
     if bool(paths) == (sample is not None):
         raise ConfigError("name run files to verify, or --sample N (not both)")
     if sample is not None and sample < 1:

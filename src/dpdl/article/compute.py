@@ -11,8 +11,10 @@ from dpdl.studies import study_module
 
 
 def compute_measured(measured: dict | None) -> list[Block]:
-    """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish
-    --compute``), say so."""
+    """Say so where compute per claim was measured by a rebuild after the snapshot.
+
+    The rebuild is ``dpdl publish --compute``.
+    """
     if measured is None:
         return []
     differences = measured["largest_relative_difference"]
@@ -102,8 +104,10 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
 
 
 def figure_compute(figure: str, compute: dict | None) -> list[Block]:
-    """The runs behind our ``figure``'s table (``figures/fig2.png`` -> ``aggregates/fig2.csv``) and
-    their CPU time."""
+    """The runs behind our ``figure``'s table and their CPU time.
+
+    The table is the figure's aggregate: ``figures/fig2.png`` -> ``aggregates/fig2.csv``.
+    """
     table = f"aggregates/{Path(figure).stem}.csv"
     if not compute or table not in compute:
         return []

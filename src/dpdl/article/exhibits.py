@@ -34,8 +34,9 @@ def _figure_exhibit(name: str) -> str:
 
 
 def exhibit_sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> list[Block]:
-    """One section per figure or table of the paper (the first its claims' ``where`` names), beside
-    our figure.
+    """One section per figure or table of the paper, beside our figure.
+
+    A claim belongs to the first figure or table its ``where`` names.
 
     Each section shows our figure named for the exhibit and the compute behind the figure's table
     (``compute``: the manifest's ``aggregate_compute``, None in a snapshot published before it was

@@ -144,8 +144,10 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
 
 
 def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block]:
-    """The paper's own claims (not the implementation checks) by how they fared, each with its
-    numbers and reason."""
+    """The paper's own claims by how they fared, each with its numbers and reason.
+
+    The implementation checks are left out.
+    """
     own = headline(card)
     readings = readings_table(study, out).merge(own[["id", "statement"]], on="id")
     post_hoc = own.assign(choice=own["post_hoc"].str.split("; ")).explode("choice")

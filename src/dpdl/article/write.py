@@ -1,5 +1,7 @@
-"""An article's files from the snapshot: assembled from the sections, written, and checked as ``dpdl
-check``."""
+"""An article's files from the snapshot: assembled, written, and checked as ``dpdl check``.
+
+They are assembled from the sections.
+"""
 
 from __future__ import annotations
 

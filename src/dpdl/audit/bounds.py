@@ -181,8 +181,10 @@ def gaussian_dp_fit(samples: AuditSamples, delta: float, confidence: float = 0.9
 
 @dataclass(frozen=True)
 class LaplaceFit:
-    """epsilon of the Laplace mechanism fitted to the scores (shift over scale), with its lower
-    confidence bound."""
+    """epsilon of the Laplace mechanism fitted to the scores, with its lower confidence bound.
+
+    The fitted epsilon is the shift over the scale.
+    """
 
     epsilon: float
     epsilon_low: float

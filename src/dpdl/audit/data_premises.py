@@ -94,8 +94,10 @@ def measured(values: np.ndarray, bound: float) -> dict:
 
 
 def premise_claims(module, premise: str) -> str:
-    """The privacy claims whose guarantee rests on ``premise``: those with an audited cell that
-    declares it."""
+    """The privacy claims whose guarantee rests on ``premise``.
+
+    Those are the claims with an audited cell that declares it.
+    """
     cells = (*module.AUDIT_CELLS, *getattr(module, "EXTRA_CELLS", ()))
     return ";".join(dict.fromkeys(cell.claim for cell in cells if premise in cell.premises))
 
@@ -103,9 +105,11 @@ def premise_claims(module, premise: str) -> str:
 def data_premise_table(
     module, study: str, prepared: Mapping[str, Mapping[str, np.ndarray]], skipped: Mapping[str, str]
 ) -> pd.DataFrame:
-    """One row per (dataset, data premise) of ``study``'s audit ``module``, measured on ``prepared``
-    (dataset -> its arrays); a dataset in ``skipped`` (dataset -> why it cannot be built here) gets
-    a row without a measurement, its reason in ``note``."""
+    """One row per (dataset, data premise) of ``study``'s audit ``module``, measured on ``prepared``.
+
+    ``prepared`` maps a dataset to its arrays; a dataset in ``skipped`` (dataset -> why it cannot be
+    built here) gets a row without a measurement, its reason in ``note``.
+    """
     premises = {premise.id: premise for premise in module.PREMISES}
     rows = []
     for data in module.DATA_PREMISES:
