@@ -143,7 +143,7 @@ class Claim:
     same_runs_why: str = ""  # the reason for a declared same_runs_as (required with it)
 
     def __post_init__(self) -> None:
-        """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin and its reason."""
+        """Refuse a claim without a known kind, verdict form, positive tolerance or margin and its reason."""
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if not isinstance(self.form, tuple(verdicts.FORMS.values())):
