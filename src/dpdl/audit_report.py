@@ -243,9 +243,10 @@ def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
     rows["loss_how"] = by_cell["loss_how"].fillna("not derived").to_numpy()
     ceilings = rows["ceiling"] if "ceiling" in rows else [math.inf] * len(rows)
     rows["reachable"] = [reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)]
+    divisors = by_cell["loss_divisor"].astype(float)
     rows["detects_noise_divisor"] = [
         detects_noise_divisor(c, claimed, k)
-        for c, claimed, k in zip(ceilings, rows["claimed_epsilon"], by_cell["loss_divisor"].astype(float), strict=True)
+        for c, claimed, k in zip(ceilings, rows["claimed_epsilon"], divisors, strict=True)
     ]
     return rows
 
@@ -462,11 +463,8 @@ def reading_privacy_rows(
             own = audit[audit["claim"] == claim.id]
             # an audit of someone's code tests the same guarantee under that code's mechanism: a reading that
             # runs the mechanism judges the paper's claim of the same algorithm on those cells too
-            pool = (
-                own
-                if claim.code
-                else audit[(audit["claim"] == claim.id) | (code & audit["algorithm"].isin(set(own["algorithm"])))]
-            )
+            same_algorithm_code = code & audit["algorithm"].isin(set(own["algorithm"]))
+            pool = own if claim.code else audit[(audit["claim"] == claim.id) | same_algorithm_code]
             runs_it = [all(str(switches[i].get(k, v)) == str(v) for k, v in values.items()) for i in pool.index]
             chosen = (own if claim.code else pool[runs_it]).assign(claim=claim.id)
             cells = frozenset(chosen["cell"])

@@ -301,7 +301,8 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     if config["data"].get("mirror"):
-        config = {**config, "data": {**config["data"], "mirror": str(Path(config["data"]["mirror"]).resolve())}}
+        mirror = str(Path(config["data"]["mirror"]).resolve())
+        config = {**config, "data": {**config["data"], "mirror": mirror}}
     write_text(folder / "config.yaml", yaml.safe_dump(config, sort_keys=True))
     data = folder / "data"
     if not data.is_symlink():
@@ -445,7 +446,8 @@ def judged_readings(
     ``results/readings.csv``, ``published/readings.csv``. ``privacy`` adds the privacy claims' rows
     per reading (:func:`dpdl.audit_report.reading_privacy_rows`).
     """
-    table = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)[READINGS_COLUMNS]
+    every_row = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)
+    table = every_row[READINGS_COLUMNS]
     studies = dict.fromkeys(study for study, _ in cards)
     summary = sensitivity(table, {study: study_readings(study) for study in studies})
     csv = table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n")

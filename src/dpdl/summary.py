@@ -158,8 +158,9 @@ def merge_scorecards(
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
-        frames.append(privacy_claim_rows(study, audits.get(study), *([] if study in enabled else [NOT_ENABLED])))
-        frames.append(premise_claim_rows(study, data_premises.get(study), *([] if study in enabled else [NOT_ENABLED])))
+        not_enabled = [] if study in enabled else [NOT_ENABLED]
+        frames.append(privacy_claim_rows(study, audits.get(study), *not_enabled))
+        frames.append(premise_claim_rows(study, data_premises.get(study), *not_enabled))
     card = pd.concat(frames, ignore_index=True)
     card["readings"] = NO_READINGS
     if readings is not None:
@@ -210,7 +211,8 @@ def _snapshot_stamp(folder: Path, manifest: object) -> str:
     The commit is that of the code that built it, and that judged it.
     """
     try:
-        built = manifest["code"]["commit"][:10] + (" (modified)" if manifest["code"]["modified_files"] else "")
+        code = manifest["code"]
+        built = code["commit"][:10] + (" (modified)" if code["modified_files"] else "")
         judged = (manifest.get("judged") or {}).get("commit", "")[:10]
     except (TypeError, KeyError, AttributeError):
         raise ArtifactError(f"{folder / 'MANIFEST.json'}: no code.commit (not written by dpdl publish)") from None
@@ -256,7 +258,8 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
     if not_at_scale:
         lines.append(
             "'Not run at this scale' is expected below the papers' scale: those claims need the papers' "
-            "iterations, seeds or trials (each claim's `scale` column); no claim's rule is loosened to decide it."
+            "iterations, seeds or trials (each claim's `scale` column); no claim's rule is loosened to "
+            "decide it."
         )
     published = PUBLISHED_VERDICT in card.columns and (card[PUBLISHED_VERDICT] != "").any()
     lines.append(
@@ -342,7 +345,8 @@ def counted(card: pd.DataFrame, kinds=SUBSTANTIVE_KINDS) -> pd.DataFrame:
     A claim that only re-reads another claim's runs (``same_runs_as``) is listed beside it and not
     counted again.
     """
-    same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else pd.Series("", index=card.index)
+    no_same_runs = pd.Series("", index=card.index)
+    same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else no_same_runs
     return card[card["kind"].isin(kinds) & (same == "")]
 
 
@@ -431,12 +435,12 @@ def privacy_headline(card: pd.DataFrame) -> str:
         for verdict in (REFUTED, REFUTED_OUTSIDE, NOT_REFUTED, NOT_TESTABLE)
     }
     sentence = (
-        f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are refuted by a cell within "
-        f"every premise its paper states, {count[REFUTED_OUTSIDE]} only by cells outside one (named in each "
-        f"verdict's detail), {count[NOT_REFUTED]} are not refuted"
+        f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are "
+        f"refuted by a cell within every premise its paper states, {count[REFUTED_OUTSIDE]} only "
+        f"by cells outside one (named in each verdict's detail), {count[NOT_REFUTED]} are not refuted"
         + (
-            f", {count[NOT_TESTABLE]} are not testable by this audit (at the declared noise no cell's canary can "
-            "reach the claimed epsilon)"
+            f", {count[NOT_TESTABLE]} are not testable by this audit (at the declared noise no "
+            "cell's canary can reach the claimed epsilon)"
             if count[NOT_TESTABLE]
             else ""
         )
@@ -445,9 +449,8 @@ def privacy_headline(card: pd.DataFrame) -> str:
     sentence += f" and {undecided} have no audit verdict" if undecided else ""
     if len(code):
         sentence += (
-            f"; apart, {len(code)} audit of someone's code refutes the code's guarantee (an implementation finding: "
-            + ", ".join(code["id"])
-            + ")"
+            f"; apart, {len(code)} audit of someone's code refutes the code's guarantee (an "
+            "implementation finding: " + ", ".join(code["id"]) + ")"
         )
     return sentence + "."
 
