@@ -99,11 +99,12 @@ AUDIT_SHOWN = [
 def _fit(cell, kind: str, samples) -> tuple[float, float, float]:
     """(gdp_mu, eps_gdp, eps_gdp_low): the estimate beside Clopper-Pearson, where the score's law is known.
 
-    A Gaussian release: the Gaussian-DP fit to the white-box log-likelihood ratio (Gaussian on both sides). A
-    release with norm-exponential noise (density proportional to exp(-zeta ||eps||), dvp_pvp): the Laplace fit to
-    the black-box coordinate along the shift (exactly Laplace in one dimension; in two, the coordinate's tails are
-    heavier than Laplace and the fit is conservative: 0.75 at a true 1 in simulation); gdp_mu is NaN. Laplace noise
-    inside an objective (dp_iadmm's ObjP / ObjT) does not make the release Laplace: no fit.
+    A Gaussian release: the Gaussian-DP fit to the white-box log-likelihood ratio (Gaussian on both
+    sides). A release with norm-exponential noise (density proportional to exp(-zeta ||eps||),
+    dvp_pvp): the Laplace fit to the black-box coordinate along the shift (exactly Laplace in one
+    dimension; in two, the coordinate's tails are heavier than Laplace and the fit is conservative:
+    0.75 at a true 1 in simulation); gdp_mu is NaN. Laplace noise inside an objective (dp_iadmm's
+    ObjP / ObjT) does not make the release Laplace: no fit.
     """
     if kind == WHITE_BOX and cell.noise == "gaussian":
         fit = gaussian_dp_fit(samples, cell.delta, CONFIDENCE)
@@ -120,9 +121,12 @@ def _cell_seed(seed: int, index: int) -> int:
 
 
 def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
-    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and what it rests on;
-    and the audit's provenance, with the CPU seconds of each cell under ``timing`` (kept out of the
-    table, which is a function of the code, ``runs`` and ``seed`` alone)."""
+    """One row per (cell, score) of ``study``: eps_LB at the claim's Bonferroni level, and its basis.
+
+    The table says what each eps_LB rests on. The audit's provenance comes with it, with the CPU
+    seconds of each cell under ``timing`` (kept out of the table, which is a function of the code,
+    ``runs`` and ``seed`` alone).
+    """
     module = audit_module(study)
     measured, seconds = [], {}
     for index, cell in enumerate(module.AUDIT_CELLS):
@@ -194,8 +198,9 @@ def audit_markdown(study: str, table: pd.DataFrame) -> str:
         "first half of the runs and the rates counted on the second. `eps_lb` is the Clopper-Pearson lower\n"
         "bound on epsilon at `confidence` (Bonferroni over the claim's cells and scores); `ceiling` is the\n"
         "largest bound these runs could give. `refutes`: eps_lb above the claimed epsilon. `eps_gdp` is a\n"
-        "Gaussian-DP fit to the white-box scores of a Gaussian release, or a Laplace fit to the black-box score\n"
-        "of a norm-exponential one (an estimate, not a bound; `eps_gdp_low` in the CSV: its 95% lower bound).\n\n"
+        "Gaussian-DP fit to the white-box scores of a Gaussian release, or a Laplace fit to the "
+        "black-box score\nof a norm-exponential one (an estimate, not a bound; `eps_gdp_low` in "
+        "the CSV: its 95% lower bound).\n\n"
         + markdown_table(table[AUDIT_SHOWN].map(lambda v: f"{v:.3g}" if isinstance(v, float) else v))
         + "\nWhat each cell releases, its canary and what each score reads: the CSV beside this file.\n"
     )
@@ -215,24 +220,33 @@ def study_ledger(study: str) -> pd.DataFrame:
 
 
 def cell_reach(study: str) -> pd.DataFrame:
-    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`), from the code and generated canary data alone."""
+    """Each audited cell's canary loss (:mod:`dpdl.audit.reach`).
+
+    It comes from the code and generated canary data alone.
+    """
     return study_reach(audit_module(study))
 
 
 def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
-    """``own`` audit rows with ``reachable``: the smaller of each row's ceiling and its cell's canary loss; and
-    ``detects_noise_divisor``: the smallest k >= 1 such that noise divided by k would let the row exceed its
-    claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`; NaN where the loss has no exact form)."""
+    """``own`` audit rows with ``reachable`` and ``detects_noise_divisor``.
+
+    ``reachable`` is the smaller of each row's ceiling and its cell's canary loss;
+    ``detects_noise_divisor`` is the smallest k >= 1 such that noise divided by k would let the row
+    exceed its claimed epsilon (:func:`dpdl.audit.reach.detects_noise_divisor`; NaN where the loss
+    has no exact form).
+    """
     known = pd.DataFrame(columns=REACH_COLUMNS) if reach is None else reach
-    by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])  # NaN: not derived
+    # NaN: not derived
+    by_cell = known.set_index("cell").reindex(index=own["cell"], columns=REACH_COLUMNS[1:])
     rows = own.copy()
     rows["canary_loss"] = by_cell["canary_loss"].astype(float).to_numpy()
     rows["loss_how"] = by_cell["loss_how"].fillna("not derived").to_numpy()
     ceilings = rows["ceiling"] if "ceiling" in rows else [math.inf] * len(rows)
     rows["reachable"] = [reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)]
+    divisors = by_cell["loss_divisor"].astype(float)
     rows["detects_noise_divisor"] = [
         detects_noise_divisor(c, claimed, k)
-        for c, claimed, k in zip(ceilings, rows["claimed_epsilon"], by_cell["loss_divisor"].astype(float), strict=True)
+        for c, claimed, k in zip(ceilings, rows["claimed_epsilon"], divisors, strict=True)
     ]
     return rows
 
@@ -253,15 +267,18 @@ def _strongest(rows: pd.DataFrame) -> pd.Series:
 def privacy_verdict(
     claim, own: pd.DataFrame, ledger: pd.DataFrame, reach: pd.DataFrame | None = None
 ) -> tuple[str, pd.Series, str]:
-    """(verdict, deciding row, what it rests on) of one privacy claim from its audit rows and the premise ledger.
+    """(verdict, deciding row, what it rests on) of one privacy claim.
 
-    An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted". Else
-    "privacy claim refuted by experiment" only when a cell within every stated premise refutes it, decided by
-    the strongest such cell; refuting cells all outside a premise: "refuted only outside the paper's premises",
-    decided by the strongest of them. Otherwise not refuted, decided by the strongest cell within the premises
-    (any cell where none is within them); "not testable by this audit" when none of those cells could reach its
-    claimed epsilon at all (``reachable``, :func:`with_reach` from ``reach``: the smaller of the run-count ceiling
-    and the canary's own privacy loss, :mod:`dpdl.audit.reach`).
+    Judged from its audit rows and the premise ledger.
+
+    An audit of someone's code (``claim.code``) refuted by any cell: "the code's guarantee refuted".
+    Else "privacy claim refuted by experiment" only when a cell within every stated premise refutes
+    it, decided by the strongest such cell; refuting cells all outside a premise: "refuted only
+    outside the paper's premises", decided by the strongest of them. Otherwise not refuted, decided
+    by the strongest cell within the premises (any cell where none is within them); "not testable by
+    this audit" when none of those cells could reach its claimed epsilon at all (``reachable``,
+    :func:`with_reach` from ``reach``: the smaller of the run-count ceiling and the canary's own
+    privacy loss, :mod:`dpdl.audit.reach`).
     """
     own = with_reach(own, reach)
     missing = sorted(set(own["cell"]) - set(ledger["cell"]))
@@ -296,10 +313,11 @@ def privacy_verdict(
         return (
             NOT_TESTABLE,
             deciding,
-            f"{rests}; at the declared noise no such cell can reach its claimed epsilon (less noise than declared "
-            f"can still be caught: see the noise error it detects): the most, {reach_best['cell']}, reaches "
-            f"{_number(reach_best['reachable'])} against {_number(reach_best['claimed_epsilon'])} "
-            f"({reach_best['loss_how']}; run-count ceiling {_number(reach_best['ceiling'])})",
+            f"{rests}; at the declared noise no such cell can reach its claimed epsilon (less "
+            "noise than declared can still be caught: see the noise error it detects): the most, "
+            f"{reach_best['cell']}, reaches {_number(reach_best['reachable'])} against "
+            f"{_number(reach_best['claimed_epsilon'])} ({reach_best['loss_how']}; run-count "
+            f"ceiling {_number(reach_best['ceiling'])})",
         )
     return NOT_REFUTED, deciding, rests
 
@@ -311,8 +329,11 @@ def privacy_claim_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger (or not
-    built). ``ledger`` defaults to the study's, computed from the code (:func:`study_ledger`)."""
+    """The scorecard rows of ``study``'s privacy claims, judged from its audit table and premise ledger.
+
+    Without those tables the claims are not built. ``ledger`` defaults to the study's, computed from
+    the code (:func:`study_ledger`).
+    """
     rows = []
     if table is not None and ledger is None:
         ledger = study_ledger(study)
@@ -354,8 +375,8 @@ def privacy_claim_rows(
                 deciding_cell=f"{deciding['cell']} ({deciding['score']})",
                 detail=f"claimed eps {_number(deciding['claimed_epsilon'])} at delta {deciding['delta']:g}, "
                 f"accountant {_accountant(deciding['accountant_epsilon'])}, "
-                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} runs per side; "
-                f"{_detects(deciding['detects_noise_divisor'])}; premises: {rests}"
+                f"TPR {deciding['tpr']:.3f}, FPR {deciding['fpr']:.3f}, {int(deciding['runs'])} "
+                f"runs per side; {_detects(deciding['detects_noise_divisor'])}; premises: {rests}"
                 + (f"; the project's own choices: {project}" if project else ""),
                 switches=deciding["switches"],
                 scale=json.dumps({"audit_runs": int(own["runs"].max())}),
@@ -369,12 +390,15 @@ ACCOUNTANT_STANDS = "not refuted by the audit"
 
 
 def privacy_with_audit(privacy: pd.DataFrame, audits: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """The privacy table with each row's eps_LB: the largest over the audited cells of its study and
-    algorithm whose claimed epsilon is the row's per-iteration epsilon (or its total where none) at
-    the row's delta (any delta for a pure-DP cell), and ``accountant_bound``: whether the row's
-    accountant values can be read as upper bounds (issue 58 item 7: not when that eps_LB is above the
-    claimed epsilon). Cells of an audit of someone's code (a claim with ``code``) audit a mechanism the
-    build does not run by default, so they are left out."""
+    """The privacy table with each row's eps_LB and ``accountant_bound``.
+
+    A row's eps_LB is the largest over the audited cells of its study and algorithm whose claimed
+    epsilon is the row's per-iteration epsilon (or its total where none) at the row's delta (any
+    delta for a pure-DP cell). ``accountant_bound`` says whether the row's accountant values can be
+    read as upper bounds (issue 58 item 7: not when that eps_LB is above the claimed epsilon). Cells
+    of an audit of someone's code (a claim with ``code``) audit a mechanism the build does not run
+    by default, so they are left out.
+    """
     table = privacy.copy()
     lower, cells, bounds = [], [], []
     for _, row in table.iterrows():
@@ -413,17 +437,20 @@ def reading_privacy_rows(
     ledger: pd.DataFrame | None = None,
     reach: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """Each privacy claim of ``study`` under each reading, judged on the cells that ran that reading's mechanism
-    (issue 58 item 6), as rows of the readings table (``dpdl.readings.READINGS_COLUMNS``).
+    """Each privacy claim of ``study`` under each reading, as rows of the readings table.
 
-    ``mechanisms`` maps a reading (the default first) to the switch values its build releases with, as the cells
-    record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc. A claim is judged on
-    its audited cells, and those of the audits of someone's code for the same algorithm (the same guarantee under
-    that code's mechanism), whose switches agree with those values (a cell that does not record a switch agrees
-    with every value): under the default, the build's own mechanism, which may be narrower than the scorecard's
-    verdict (that one is the paper's guarantee over every audited cell). An audit of someone's code keeps its own
-    cells under every reading. No such cell: not run, naming the values. ``unchanged`` is
-    "yes" where a reading selects the same cells as the default.
+    Each is judged on the cells that ran that reading's mechanism (issue 58 item 6); the columns are
+    ``dpdl.readings.READINGS_COLUMNS``.
+
+    ``mechanisms`` maps a reading (the default first) to the switch values its build releases with,
+    as the cells record them (:func:`dpdl.readings.reading_mechanisms`), and whether it is post hoc.
+    A claim is judged on its audited cells, and those of the audits of someone's code for the same
+    algorithm (the same guarantee under that code's mechanism), whose switches agree with those
+    values (a cell that does not record a switch agrees with every value): under the default, the
+    build's own mechanism, which may be narrower than the scorecard's verdict (that one is the
+    paper's guarantee over every audited cell). An audit of someone's code keeps its own cells under
+    every reading. No such cell: not run, naming the values. ``unchanged`` is "yes" where a reading
+    selects the same cells as the default.
     """
     module = audit_module(study)
     ledger = study_ledger(study) if ledger is None else ledger
@@ -436,11 +463,8 @@ def reading_privacy_rows(
             own = audit[audit["claim"] == claim.id]
             # an audit of someone's code tests the same guarantee under that code's mechanism: a reading that
             # runs the mechanism judges the paper's claim of the same algorithm on those cells too
-            pool = (
-                own
-                if claim.code
-                else audit[(audit["claim"] == claim.id) | (code & audit["algorithm"].isin(set(own["algorithm"])))]
-            )
+            same_algorithm_code = code & audit["algorithm"].isin(set(own["algorithm"]))
+            pool = own if claim.code else audit[(audit["claim"] == claim.id) | same_algorithm_code]
             runs_it = [all(str(switches[i].get(k, v)) == str(v) for k, v in values.items()) for i in pool.index]
             chosen = (own if claim.code else pool[runs_it]).assign(claim=claim.id)
             cells = frozenset(chosen["cell"])
@@ -468,8 +492,11 @@ def reading_privacy_rows(
 
 
 def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]) -> pd.DataFrame:
-    """``study``'s premises measured on its prepared data (:func:`dpdl.audit.data_premises.data_premise_table`):
-    ``prepared`` maps a dataset to its arrays, ``skipped`` a dataset that cannot be built here to why."""
+    """``study``'s premises measured on its prepared data.
+
+    By :func:`dpdl.audit.data_premises.data_premise_table`: ``prepared`` maps a dataset to its
+    arrays, ``skipped`` a dataset that cannot be built here to why.
+    """
     return data_premise_table(audit_module(study), study, prepared, skipped)
 
 
@@ -479,20 +506,26 @@ def premise_claim_ids(study: str) -> list[str]:
 
 
 def _holds(row) -> bool:
-    """Whether a measured row of a data premise table holds, recomputed from its largest value and bound; a
-    ``holds`` column that says otherwise is an error (the table does not follow from its own numbers)."""
+    """Whether a measured row of a data premise table holds, recomputed from its largest value and bound.
+
+    A ``holds`` column that says otherwise is an error (the table does not follow from its own
+    numbers).
+    """
     holds = bool(float(row.largest) <= float(row.bound) * (1 + TOLERANCE))
     above = int(row.above)
     if str(row.holds) != str(holds) or (above == 0) != holds or above > int(row.records):
         raise ArtifactError(
-            f"{row.study}/{row.dataset} {row.premise}: holds {row.holds}, {above} of {row.records} records above, "
-            f"but largest {row.largest} against bound {row.bound} gives holds {holds}"
+            f"{row.study}/{row.dataset} {row.premise}: holds {row.holds}, {above} of {row.records} "
+            f"records above, but largest {row.largest} against bound {row.bound} gives holds {holds}"
         )
     return holds
 
 
 def _measured_text(study: str, row) -> str:
-    """One dataset's measurement as the scorecard shows it: the largest value and the share above the bound."""
+    """One dataset's measurement as the scorecard shows it.
+
+    That is the largest value and the share above the bound.
+    """
     share = f"{int(row.above):,} of {int(row.records):,} records ({float(row.share_above):.1%})"
     if float(row.bound) == 0:  # a count of what lies outside a domain
         return f"{study}/{row.dataset}: {share} outside"
@@ -500,13 +533,15 @@ def _measured_text(study: str, row) -> str:
 
 
 def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT) -> pd.DataFrame:
-    """The scorecard rows of ``study``'s premise claims (kind ``premise``), judged from its data premise table
-    (``results/audit/<study>_data_premises.csv``, :mod:`dpdl.audit.data_premises`) alone, or not measured.
+    """The scorecard rows of ``study``'s premise claims (kind ``premise``), or not measured.
 
-    "premise holds on the paper's data" when every record of every dataset measured keeps the bound; "premise fails
-    on the paper's data" when some record breaks it, the detail then saying that the privacy guarantees resting on
-    it (the table's ``claims``) do not cover the runs built on that data; "data unavailable" when no dataset of it
-    could be built here."""
+    They are judged from its data premise table (``results/audit/<study>_data_premises.csv``,
+    :mod:`dpdl.audit.data_premises`) alone.
+
+    "premise holds on the paper's data" when every record of every dataset measured keeps the bound;
+    "premise fails on the paper's data" when some record breaks it, the detail then saying that the
+    privacy guarantees resting on it (the table's ``claims``) do not cover the runs built on that
+    data; "data unavailable" when no dataset of it could be built here."""
     module = audit_module(study)
     premises = {premise.id: premise for premise in module.PREMISES}
     rows = []

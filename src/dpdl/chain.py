@@ -1,9 +1,11 @@
-"""The hash chain: every step records the sha256 of each input it read beside each output it wrote, and
-:func:`breaks` finds the first link that no longer holds, from prepared data to the merged scorecard.
+"""The hash chain: each step records the sha256 of every input it read beside each output.
 
-A step is one ``dpdl`` command (:func:`dpdl.cli.main` runs each inside :func:`step`). While it runs, every file
-it reads through :mod:`dpdl.io` under ``results/`` or ``data/processed/`` is hashed once (its *inputs*), and
-every file it writes under ``results/`` gets its record:
+Each output it wrote has such a record, and :func:`breaks` finds the first link that no longer
+holds, from prepared data to the merged scorecard.
+
+A step is one ``dpdl`` command (:func:`dpdl.cli.main` runs each inside :func:`step`). While it runs,
+every file it reads through :mod:`dpdl.io` under ``results/`` or ``data/processed/`` is hashed once
+(its *inputs*), and every file it writes under ``results/`` gets its record:
 
 - a run (``results/<study>/runs/**.npz``, :func:`dpdl.runs.write_run`) in its provenance, ``chain``: the
   sha256 of its own trace arrays (:func:`arrays_sha256`: a file cannot hold its own hash) and its inputs (the
@@ -37,15 +39,16 @@ from dpdl.errors import ArtifactError
 RECORDED_ROOT = "results"  # the outputs a step records
 READ_ROOTS = ("results", "data/processed")  # the inputs it records: the build's outputs and the prepared data
 RECORD_SUFFIX = ".chain.json"
-READINGS = Path("results", "readings")  # the readings' nested builds, each with its own chain under its folder
+# the readings' nested builds, each with its own chain under its folder
+READINGS = Path("results", "readings")
 NO_RECORD = "built before the hash chain; rebuild to verify"
 SHORT = 12  # hex characters of a hash shown in a message
 
 
 @dataclass
 class _Step:
-    # path from the working folder -> sha256 (None: not hashed yet; hashed once an output is written, so that a
-    # step that writes nothing, ``dpdl check``, hashes nothing)
+    # path from the working folder -> sha256 (None: not hashed yet; hashed once an output is
+    # written, so that a step that writes nothing, ``dpdl check``, hashes nothing)
     inputs: dict[str, str | None] = field(default_factory=dict)
     embedded: set[str] = field(default_factory=set)  # outputs that hold their record themselves (runs)
 
@@ -69,8 +72,10 @@ def step() -> Iterator[None]:
 
 
 def chained(path: str | os.PathLike, roots: Iterable[str]) -> str | None:
-    """``path`` from the working folder (``results/...``) where it lies under one of ``roots`` and is not a
-    hidden or temporary file (a checkpoint, a record, an interrupted write), else None."""
+    """``path`` from the working folder (``results/...``) where it lies under one of ``roots``, else None.
+
+    A hidden or temporary file (a checkpoint, a record, an interrupted write) is None too.
+    """
     absolute = Path(os.path.abspath(path))
     here = Path.cwd()
     if not absolute.is_relative_to(here) or absolute.name.startswith(".") or ".part-" in absolute.name:
@@ -125,8 +130,11 @@ def arrays_sha256(arrays: Mapping[str, np.ndarray]) -> str:
 
 
 def run_record(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> dict:
-    """The ``chain`` a run written to ``path`` records in its provenance: its arrays' sha256 and, inside a
-    step, what the step read before (a run written outside a step records its arrays only)."""
+    """The ``chain`` a run written to ``path`` records in its provenance.
+
+    It holds its arrays' sha256 and, inside a step, what the step read before (a run written outside
+    a step records its arrays only).
+    """
     record = {"arrays_sha256": arrays_sha256(arrays)}
     if _current is not None:
         record["inputs"] = _inputs(_current)
@@ -137,8 +145,11 @@ def run_record(path: str | os.PathLike, arrays: Mapping[str, np.ndarray]) -> dic
 
 @dataclass(frozen=True)
 class Record:
-    """One file's link in the chain: its path from the build's folder, the sha256 it was written with and the
-    one it has now (a run: of its arrays), and the sha256 of each input when its step read it."""
+    """One file's link in the chain.
+
+    Its path from the build's folder, the sha256 it was written with and the one it has now (a run:
+    of its arrays), and the sha256 of each input when its step read it.
+    """
 
     file: str
     recorded: str
@@ -148,8 +159,11 @@ class Record:
 
 
 def sidecar_records(root: Path = Path(), skip: Path | None = READINGS) -> tuple[list[Record], list[str]]:
-    """The records beside the outputs under ``root/results`` (less ``skip``: the readings' own builds), and a
-    problem for each that is not a record or whose file is gone."""
+    """The records beside the outputs under ``root/results``, and a problem for each bad one.
+
+    ``skip`` leaves out the readings' own builds; a problem is a file that is not a record or whose
+    file is gone.
+    """
     records, problems = [], []
     for sidecar in sorted((root / RECORDED_ROOT).rglob(f".*{RECORD_SUFFIX}")):
         if skip is not None and sidecar.is_relative_to(root / skip):
@@ -170,8 +184,10 @@ def sidecar_records(root: Path = Path(), skip: Path | None = READINGS) -> tuple[
 
 
 def run_link(run: str | os.PathLike, provenance: Mapping, arrays: Mapping[str, np.ndarray]) -> Record | None:
-    """A run's link from its provenance's ``chain`` and its trace ``arrays`` as read, or None for a run written
-    before the chain was recorded."""
+    """A run's link from its provenance's ``chain`` and its trace ``arrays`` as read, or None.
+
+    None is for a run written before the chain was recorded.
+    """
     chain = provenance.get("chain")
     if not isinstance(chain, Mapping):
         return None
@@ -182,8 +198,11 @@ def run_link(run: str | os.PathLike, provenance: Mapping, arrays: Mapping[str, n
 
 
 def unrecorded(root: Path, records: Iterable[Record], skip: Path | None = READINGS) -> list[str]:
-    """The data files (``.csv``, ``.json``, ``.npz``) under ``root/results`` without a record: built before the
-    hash chain (or by hand)."""
+    """The data files under ``root/results`` without a record.
+
+    Data files are ``.csv``, ``.json``, ``.npz``; those without a record were built before the hash
+    chain (or by hand).
+    """
     known = {record.file for record in records}
     found = []
     for path in sorted((root / RECORDED_ROOT).rglob("*")):
@@ -218,10 +237,11 @@ def rebuild(file: str, source: str) -> str:
 def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, str], str] = rebuild) -> list[str]:
     """The first broken link of each chain among ``records``, one line each.
 
-    A link breaks where a file no longer has the hash its step recorded when it wrote it (edited since), or where
-    an input no longer has the hash a later step recorded when it read it (edited, or rebuilt without what was
-    made from it). The records are walked from the prepared data up (inputs before what they made), and what is
-    made, directly or not, from a broken link is counted with it, not named again.
+    A link breaks where a file no longer has the hash its step recorded when it wrote it (edited
+    since), or where an input no longer has the hash a later step recorded when it read it (edited,
+    or rebuilt without what was made from it). The records are walked from the prepared data up
+    (inputs before what they made), and what is made, directly or not, from a broken link is counted
+    with it, not named again.
     """
     by_file = {record.file: record for record in records}
     depth: dict[str, int] = {}
@@ -245,8 +265,8 @@ def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, s
     for record in by_file.values():
         if record.found != record.recorded:
             line = (
-                f"{record.file}: {record.what} now {record.found[:SHORT]}, not the {record.recorded[:SHORT]} its step "
-                f"recorded when it wrote it (edited since)"
+                f"{record.file}: {record.what} now {record.found[:SHORT]}, not the "
+                f"{record.recorded[:SHORT]} its step recorded when it wrote it (edited since)"
             )
             found.append((level(record.file), record.file, record.file, line))
             continue
@@ -288,8 +308,11 @@ def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, s
 
 
 def read_record(path: str | os.PathLike) -> tuple[dict, Path] | None:
-    """The record beside the output ``path`` and the folder of the build that wrote it (its paths are relative to
-    that folder: a reading's nested build has its own), or None where it has none."""
+    """The record beside the output ``path`` and the folder of the build that wrote it, or None.
+
+    Its paths are relative to that folder: a reading's nested build has its own. None where it has
+    no record.
+    """
     sidecar = record_path(path)
     if not sidecar.is_file():
         return None
@@ -303,10 +326,13 @@ def read_record(path: str | os.PathLike) -> tuple[dict, Path] | None:
 
 
 def published_chain(outputs: Mapping[str, str | os.PathLike]) -> dict[str, dict]:
-    """The top of the chain a snapshot carries (its manifest's ``chain``), from ``outputs`` (name in the study's
-    folder -> the build's file): for each output with a record, the sha256 it was written with, the sha256 of
-    everything it was made from (``inputs_sha256``: the runs behind a per-seed table are not published), and
-    each input the snapshot holds by its name there with its sha256 when read (``made_from``)."""
+    """The top of the chain a snapshot carries (its manifest's ``chain``), from ``outputs``.
+
+    ``outputs`` maps a name in the study's folder to the build's file. For each output with a
+    record: the sha256 it was written with, the sha256 of everything it was made from
+    (``inputs_sha256``: the runs behind a per-seed table are not published), and each input the
+    snapshot holds by its name there with its sha256 when read (``made_from``).
+    """
     names = {Path(os.path.abspath(path)): name for name, path in outputs.items()}
     top = {}
     for name, path in sorted(outputs.items()):
@@ -328,9 +354,12 @@ def published_chain(outputs: Mapping[str, str | os.PathLike]) -> dict[str, dict]
 
 
 def rejudged(entry: Mapping, folder: Path, scorecard: Path) -> dict:
-    """The chain entry of a ``scorecard`` judged again in the snapshot ``folder`` (``dpdl publish --rejudge``) from
-    the files its build judged it from (``made_from``), as they are there: their own entries still hold the
-    build's hashes, so a table edited in the snapshot breaks there."""
+    """The chain entry of a ``scorecard`` judged again in the snapshot ``folder``.
+
+    It is judged (``dpdl publish --rejudge``) from the files its build judged it from
+    (``made_from``), as they are there: their own entries still hold the build's hashes, so a table
+    edited in the snapshot breaks there.
+    """
     sources = [source for source in entry.get("made_from", {}) if (folder / source).is_file()]
     made_from = {source: io.sha256_file(folder / source, read=False) for source in sources}
     inputs_sha256 = hashlib.sha256(json.dumps(made_from, sort_keys=True).encode()).hexdigest()
@@ -340,10 +369,13 @@ def rejudged(entry: Mapping, folder: Path, scorecard: Path) -> dict:
 def published_breaks(
     files: Mapping[str, str | os.PathLike], top: Mapping[str, Mapping], fix: str = "publish the study again"
 ) -> list[str]:
-    """The first broken link of each chain among a snapshot's files (``files``: name in the study's folder -> the
-    file, in the snapshot or in the build it is published from; ``top``: its manifest's ``chain``): a file whose
-    sha256 is not the one its build recorded, or that was made from one of ``files`` with another sha256 than
-    it has now. A file missing is the manifest's to name."""
+    """The first broken link of each chain among a snapshot's files.
+
+    ``files`` maps a name in the study's folder to the file, in the snapshot or in the build it is
+    published from; ``top`` is its manifest's ``chain``. A link breaks at a file whose sha256 is not
+    the one its build recorded, or that was made from one of ``files`` with another sha256 than it
+    has now. A file missing is the manifest's to name.
+    """
     records = []
     for name, entry in sorted(top.items()):
         path = Path(files[name]) if name in files else None

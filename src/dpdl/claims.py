@@ -24,12 +24,15 @@ from dpdl.seed_statistics import mean_interval
 from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
 
 PAPER_NUMBER = "paper number"  # the paper prints this number
-PAPER_STATEMENT = "paper statement"  # the paper says this of its methods (a comparison, an ordering, an equivalence)
+# the paper says this of its methods (a comparison, an ordering, an equivalence)
+PAPER_STATEMENT = "paper statement"
 MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any working calibrated mechanism does it
 # (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
 IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
-PRIVACY_CLAIM = "privacy claim"  # the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
-PREMISE_CLAIM = "premise"  # a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
+# the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
+PRIVACY_CLAIM = "privacy claim"
+# a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
+PREMISE_CLAIM = "premise"
 # apart from every other kind, never in the substantive, mechanism or privacy counts
 KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, PREMISE_CLAIM)
 SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
@@ -84,8 +87,11 @@ class Premise:
 
 @dataclass(frozen=True)
 class Reference:
-    """A number shown beside a claim's values for scale, never used by its verdict (e.g. a constant
-    classifier's error beside every misclassification claim): ``compute`` reads the table ``aggregate``."""
+    """A number shown beside a claim's values for scale, never used by its verdict.
+
+    For example a constant classifier's error beside every misclassification claim; ``compute``
+    reads the table ``aggregate``.
+    """
 
     label: str
     aggregate: str
@@ -105,8 +111,11 @@ def class_shares(card: Mapping) -> pd.DataFrame:
 
 
 def majority_class_error(aggregate: str, percent: bool = False) -> Reference:
-    """The error of a constant classifier predicting the majority class, from the class shares in ``aggregate``:
-    what a misclassification rate is read against (a rate above it is worse than predicting one class)."""
+    """The error of a constant classifier predicting the majority class in ``aggregate``.
+
+    It comes from the class shares: what a misclassification rate is read against (a rate above it
+    is worse than predicting one class).
+    """
     scale = 100.0 if percent else 1.0
     label = "majority-class error" + (" (%)" if percent else "")
     return Reference(label, aggregate, lambda table: scale * (1.0 - float(table["share"].max())))
@@ -134,7 +143,7 @@ class Claim:
     same_runs_why: str = ""  # the reason for a declared same_runs_as (required with it)
 
     def __post_init__(self) -> None:
-        """Refuse a claim without a known kind, a verdict form, a positive tolerance or margin, and its reason."""
+        """Refuse a claim without a known kind, verdict form, positive tolerance or margin and its reason."""
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind {self.kind!r} is not one of {KINDS}")
         if not isinstance(self.form, tuple(verdicts.FORMS.values())):
@@ -157,7 +166,7 @@ class Claim:
 
 
 class SeedsMissing(ValueError):
-    """A trend claim's extractor handed the engine a series without seed ids on a grid whose points share seeds."""
+    """A trend claim's extractor gave a series without seed ids on a grid whose points share seeds."""
 
 
 def _series_of(data: object) -> list[verdicts.Series]:
@@ -170,15 +179,19 @@ def _series_of(data: object) -> list[verdicts.Series]:
 
 
 def require_seed_ids(claim: Claim, data: object) -> None:
-    """Refuse (:class:`SeedsMissing`) a trend series without seed ids: the claim's study declares that its
-    grid points share seeds, so a series without them would be judged unpaired (pooled tau and Welch)
-    where the design is paired."""
+    """Refuse (:class:`SeedsMissing`) a trend series without seed ids.
+
+    The claim's study declares that its grid points share seeds, so a series without them would be
+    judged unpaired (pooled tau and Welch) where the design is paired.
+    """
     bare = [series.name for series in _series_of(data) if series.seeds is None]
     if bare:
         raise SeedsMissing(
-            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study {claim.study} declares "
-            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them (Series(..., seeds=...) "
-            "or dpdl.claims.trend_series with a seed column) so the trend is judged within seeds"
+            f"claim {claim.id}: trend series {', '.join(bare)} carry no seed ids, but study "
+            f"{claim.study} declares "
+            "that its grid points share seeds (SHARED_SEEDS): its extractor must pass them "
+            "(Series(..., seeds=...) or dpdl.claims.trend_series with a seed column) so the trend "
+            "is judged within seeds"
         )
 
 
@@ -193,8 +206,10 @@ def judge(
     scale: Mapping[str, float],
     shared_seeds: bool = False,
 ) -> tuple[Judgement, str, str]:
-    """The judgement of ``claim`` on its per-seed table in ``tables`` (None or absent: data unavailable),
-    our value as shown, and what its premise check found (empty without a premise).
+    """The judgement of ``claim`` on its per-seed table, our value as shown, and its premise check.
+
+    The table is in ``tables`` (None or absent: data unavailable); the premise check's findings are
+    empty without a premise.
 
     ``shared_seeds`` (what the claim's study declares, its ``SHARED_SEEDS``) refuses a trend series without
     seed ids (:func:`require_seed_ids`)."""
@@ -239,12 +254,15 @@ COUNT_OF = dict.fromkeys(SUBSTANTIVE_KINDS, SUBSTANTIVE) | {MECHANISM_PROPERTY: 
 
 
 def evidence(data: object) -> frozenset[bytes]:
-    """The per-seed cells a claim's form judged, each as the fingerprint of its per-seed values (sorted, so the
-    order the extractor read the seeds in does not matter): a stated number's values, each side of each cell of an
-    ordering or equivalence, each grid point of a trend series, the parts of a disjunction. Two claims that read
-    the same runs the same way hand the engine bit-identical vectors. A vector with fewer than two distinct finite
-    values (a deterministic run, a constant threshold) names no runs and is left out; an exact check or an
-    unidentified quantity has no per-seed cells."""
+    """The per-seed cells a claim's form judged, each as the fingerprint of its per-seed values.
+
+    The values are sorted, so the order the extractor read the seeds in does not matter. The cells
+    are a stated number's values, each side of each cell of an ordering or equivalence, each grid
+    point of a trend series, the parts of a disjunction. Two claims that read the same runs the same
+    way hand the engine bit-identical vectors. A vector with fewer than two distinct finite values
+    (a deterministic run, a constant threshold) names no runs and is left out; an exact check or an
+    unidentified quantity has no per-seed cells.
+    """
     vectors: list = []
     if isinstance(data, verdicts.Pair):
         vectors = [data.low, data.high]
@@ -263,23 +281,29 @@ def evidence(data: object) -> frozenset[bytes]:
 
 
 def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[bytes]]) -> dict[str, tuple[str, str]]:
-    """Which claims only re-read another's runs, derived from the cells each judged (:func:`evidence`), with why.
+    """Which claims only re-read another's runs, and why.
 
-    Within each headline count (substantive claims; mechanism properties) and each form (a stated number, an
-    ordering, a trend, an equivalence: claims of one form test the same kind of statement), a claim whose cells
-    are all among another's (a subset, or the same cells with the other declared first) re-reads it: it names
-    the first declared counted claim whose cells hold all of its own, and is listed, not counted. Claims
-    of different forms on the same runs test different statements (a printed number against an ordering
-    of the same cells) and are both counted: grouping them would count one verdict for both and hide the
-    other. The counted claims
-    are the rest: no two of them rest on the same or nested cells. A declared ``same_runs_as`` (with its reason)
-    adds to this for a claim that derives none. Returns {claim id: (the claim it re-reads, why)}.
+    Derived from the cells each judged (:func:`evidence`).
+
+    Within each headline count (substantive claims; mechanism properties) and each form (a stated
+    number, an ordering, a trend, an equivalence: claims of one form test the same kind of
+    statement), a claim whose cells are all among another's (a subset, or the same cells with the
+    other declared first) re-reads it: it names the first declared counted claim whose cells hold
+    all of its own, and is listed, not counted. Claims of different forms on the same runs test
+    different statements (a printed number against an ordering of the same cells) and are both
+    counted: grouping them would count one verdict for both and hide the other. The counted claims
+    are the rest: no two of them rest on the same or nested cells. A declared ``same_runs_as`` (with
+    its reason) adds to this for a claim that derives none. Returns {claim id: (the claim it
+    re-reads, why)}.
     """
     order = {claim.id: i for i, claim in enumerate(claims)}
     judged = [c for c in claims if COUNT_OF.get(c.kind) and evidence_of.get(c.id)]
 
     def covers(b: Claim, a: Claim) -> bool:
-        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b`` (b has more cells, or b comes first)."""
+        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b``.
+
+        That is, b has more cells, or b comes first.
+        """
         ea, eb = evidence_of[a.id], evidence_of[b.id]
         return (
             b is not a
@@ -305,11 +329,14 @@ def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[by
 
 
 def tolerance_reach(form: Form, judgement: Judgement) -> tuple[float | None, float | None]:
-    """How far a stated number's verdict can be pushed, from its interval of ours - paper, [lo, hi] (absolute,
-    the value's units): the smallest tolerance at which it is reproduced (the interval inside ± it: max(-lo, hi))
-    and the largest below which it is not reproduced (the interval wholly outside ± it: max(lo, -hi), None when
-    the interval holds the paper's value, so no tolerance makes it not reproduced). None for other forms or
-    without an interval."""
+    """How far a stated number's verdict can be pushed, from its interval of ours - paper.
+
+    The interval is [lo, hi] (absolute, the value's units). The result is the smallest tolerance at
+    which it is reproduced (the interval inside ± it: max(-lo, hi)) and the largest below which it
+    is not reproduced (the interval wholly outside ± it: max(lo, -hi), None when the interval holds
+    the paper's value, so no tolerance makes it not reproduced). None for other forms or without an
+    interval.
+    """
     low, high = judgement.ci_low, judgement.ci_high
     if not isinstance(form, StatedNumber) or math.isnan(low) or math.isnan(high):
         return None, None
@@ -397,9 +424,11 @@ def scorecard(
 def trend_series(
     table: pd.DataFrame, *, series: list[str], x: str, value: str = "value", seed: str = "seed"
 ) -> list[verdicts.Series]:
-    """Per-seed rows (``series`` keys, ``x``, ``value``, ``seed``) as the :class:`~dpdl.verdicts.Series` a
-    trend claim judges; with a ``seed`` column the series name each value's seed, so a grid whose points
-    share seeds is tested within seeds."""
+    """Per-seed rows as the :class:`~dpdl.verdicts.Series` a trend claim judges.
+
+    The rows have ``series`` keys, ``x``, ``value`` and ``seed``; with a ``seed`` column the series
+    name each value's seed, so a grid whose points share seeds is tested within seeds.
+    """
     found = []
     for key, part in table.groupby(series, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -415,7 +444,9 @@ def trend_series(
 def pairs(
     table: pd.DataFrame, *, side: str, low: str, high: str, cells: list[str], value: str = "value", seed: str = "seed"
 ) -> list[verdicts.Pair]:
-    """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering (``low`` below ``high``) or equivalence.
+    """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering or equivalence.
+
+    In an ordering ``low`` is below ``high``.
 
     ``side`` is the column naming the two sides; rows of a cell are paired on ``seed`` when both
     sides ran the same seeds.

@@ -115,7 +115,10 @@ def _files(root: Path, under: Iterable[str]) -> set[str]:
 
 
 def compare_builds(first: Path, second: Path, under: Iterable[str]) -> tuple[int, list[Difference]]:
-    """Compare the files under each of ``under`` in two build folders; return (files compared, differences)."""
+    """Compare the files under each of ``under`` in two build folders.
+
+    Return (files compared, differences).
+    """
     under = list(under)
     left, right = _files(first, under), _files(second, under)
     differences = [Difference(path, "only in the first build") for path in sorted(left - right)]

@@ -28,16 +28,18 @@ CONFIGS = {
     "paper.yaml": "paper scale: the papers' full grids (hundreds of CPU-hours for dp_iadmm; run it on a cluster "
     "through a profile); it sets every key config.yaml sets",
     "paper_at_hand.yaml": "paper.yaml on the data at hand: FEMNIST from the training shards the mirror holds (21 of "
-    "36; a declared deviation) instead of stopping; what the papers' premises are measured on (`dpdl data-premises`)",
+    "36; a declared deviation) instead of stopping; what the papers' premises are measured on "
+    "(`dpdl data-premises`)",
     "paper_mnist_cells.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` to the four "
     "run jobs of the MNIST numbers Ryu & Kim's Section 4 states (T = 20,000, 10 seeds; about 4.5 CPU-hours)",
     "paper_mnist.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` to the 30 MNIST run "
-    "jobs of the main horizon (Figs 1, 2a and 4, the non-private reference and pair), the cells that decide the most "
-    "claims first (T = 20,000, 10 seeds; about 27 CPU-hours, and about 39 for the readings' reruns)",
+    "jobs of the main horizon (Figs 1, 2a and 4, the non-private reference and pair), the cells "
+    "that decide the most claims first (T = 20,000, 10 seeds; about 27 CPU-hours, and about 39 for "
+    "the readings' reruns)",
     "paper_mnist_long.yaml": "paper_mnist.yaml and the 15 MNIST run jobs of the long horizon (T = 1e6: Remark 3, "
-    "Fig. 5), Remark 3's first; in the folder that built paper_mnist.yaml it runs only the long jobs (measured on "
-    "an H200: about 5.8 minutes per job with TF32 products, 14 at full float32; about 48 CPU-hours per long job, so "
-    "a GPU's)",
+    "Fig. 5), Remark 3's first; in the folder that built paper_mnist.yaml it runs only the long "
+    "jobs (measured on an H200: about 5.8 minutes per job with TF32 products, 14 at full float32; "
+    "about 48 CPU-hours per long job, so a GPU's)",
 }
 
 INTRO = f"""\
@@ -212,7 +214,10 @@ _NO_DEFAULT = object()
 def _rows(
     schema: dict, folder: Path, prefix: tuple[str, ...] = (), parent_default: object = _NO_DEFAULT
 ) -> Iterator[tuple[str, dict, Path, object, bool]]:
-    """``(key path, merged schema, its folder, default, required)`` of every key below ``schema``, depth first."""
+    """The keys below ``schema``, depth first.
+
+    Each as ``(key path, merged schema, its folder, default, required)``.
+    """
     required = set(schema.get("required", ()))
     for key, raw in schema.get("properties", {}).items():
         sub, sub_folder = _merged(raw, folder)

@@ -34,7 +34,8 @@ NOT_REFUTED = "not refuted by the audit"  # an audit can refute a privacy claim,
 REFUTED_OUTSIDE = "refuted only outside the paper's premises"  # the refuting cells leave a stated assumption
 NOT_TESTABLE = "not testable by this audit"  # no within-premise cell can reach the claimed epsilon (issue 58)
 CODE_REFUTED = "the code's guarantee refuted"  # an audit of someone's code: an implementation finding
-PREMISE_HOLDS = "premise holds on the paper's data"  # a stated assumption kept by every record (issue 58, item 3)
+# a stated assumption kept by every record (issue 58, item 3)
+PREMISE_HOLDS = "premise holds on the paper's data"
 PREMISE_BROKEN = "premise fails on the paper's data"  # some record of the paper's own data breaks it
 NOT_PUBLISHED = "not yet published"  # registered after the scorecard it is read from was written
 NOT_RUN = (NOT_AT_SCALE, UNAVAILABLE)  # the claims no run of the build decided
@@ -165,8 +166,10 @@ PANEL_KEYS = {"dataset": "dataset", "clients": "m"}
 
 
 def _per_panel(cells: Sequence[Cell], significant_for: np.ndarray, significant_against: np.ndarray) -> str:
-    """ "per m: 2: 11 of 12 for, 0 against; 4: ..." for each panel key the cells' names carry (with two or more
-    values), the counts at the claim's own levels; empty where none does."""
+    """ "per m: 2: 11 of 12 for, 0 against; 4: ..." for each panel key the cells' names carry.
+
+    Only keys with two or more values count, at the claim's own levels; empty where none does.
+    """
     parsed = [dict(part.split("=", 1) for part in c.name.split(", ") if "=" in part) for c in cells]
     parts = []
     for key, label in PANEL_KEYS.items():
@@ -187,7 +190,9 @@ def _per_panel(cells: Sequence[Cell], significant_for: np.ndarray, significant_a
 def seeds_to_decide(
     need_for: Sequence[int | None], need_against: Sequence[int | None], m: int, k: int, n: int
 ) -> int | None:
-    """Seeds at which an inconclusive claim would be decided, if every cell's effect and spread stay as observed.
+    """Seeds at which an inconclusive claim would be decided.
+
+    That holds if every cell's effect and spread stay as observed.
 
     ``need_*`` give, per cell, the seeds at which it is significant at its level (for or against).
     The claim holds once k cells are significant for, and fails once m - k + 1 are significant

@@ -1,7 +1,8 @@
-"""The pinned environment: ``requirements.lock`` holds the exact version (and hashes) of every runtime,
-test and cluster dependency (README: install). A run records the versions it ran with
-(``provenance["versions"]``, :func:`dpdl.runs.package_versions`); :func:`lock_differences` says
-where they are not the lock's.
+"""The pinned environment, and where a run's versions are not the lock's.
+
+``requirements.lock`` holds the exact version (and hashes) of every runtime, test and cluster
+dependency (README: install). A run records the versions it ran with (``provenance["versions"]``,
+:func:`dpdl.runs.package_versions`); :func:`lock_differences` says where they are not the lock's.
 """
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ def read_lock(path: Path = LOCK) -> dict[str, str]:
 
 
 def lock_differences(recorded: dict[str, str], lock: str | Path = LOCK) -> list[str]:
-    """Each package whose version a run recorded (``recorded``: its provenance's ``versions``) is not the one
-    ``lock`` pins, as
-    ``"numpy 2.4.5 (requirements.lock pins 2.4.6)"``. Packages the lock does not pin (Python, dpdl
-    itself) are not compared; without a lock file there is nothing to compare.
+    """Each package whose version a run recorded is not the one ``lock`` pins.
+
+    ``recorded`` is its provenance's ``versions``; each difference reads ``"numpy 2.4.5
+    (requirements.lock pins 2.4.6)"``. Packages the lock does not pin (Python, dpdl itself) are not
+    compared; without a lock file there is nothing to compare.
     """
     lock = Path(lock)
     if not lock.is_file():

@@ -106,7 +106,8 @@ def flags(claim_id: str) -> str:
 
 def _claims_cell(claims: tuple[str, ...]) -> str:
     parts = []
-    order = list(ALL_CLAIMS)  # the studies in the register's own order (its baseline claims), the others after
+    # the studies in the register's own order (its baseline claims), the others after
+    order = list(ALL_CLAIMS)
     for study in sorted({study_of(c) for c in claims}, key=lambda s: order.index(s) if s in order else len(order)):
         mine = [c for c in claims if study_of(c) == study]
         every = {current_id(c) for c in ALL_CLAIMS.get(study, ())}

@@ -3,8 +3,8 @@
 A paper leaves settings open (a penalty, a tuning protocol, a loss unit, which algorithm is
 "non-private"). Each study declares its *readings* in ``dpdl.studies.<study>.readings.READINGS``
 (its package exports them): one per reasonable choice, each with the sentence of the paper (or the
-reason) behind it, the default first. The default reading is the config itself; every other reading is the config
-with the reading's switches set, built in a folder of its own
+reason) behind it, the default first. The default reading is the config itself; every other reading
+is the config with the reading's switches set, built in a folder of its own
 (``results/readings/<study>/<reading>/``, a nested Snakemake run that shares ``data/`` and reuses
 the main build's jobs the reading does not change).
 
@@ -75,17 +75,22 @@ def reading(study: str, name: str) -> Reading:
 
 
 def reading_mechanisms(study: str, config: Mapping) -> dict[str, tuple[dict, bool]]:
-    """Each declared reading (the default first): the switch values its build releases with, as the study's audited
-    cells record them (``mechanism`` of its audit module, on the config's section with the reading's switches set),
-    and whether it is post hoc. What :func:`dpdl.audit_report.reading_privacy_rows` judges each reading by."""
+    """Each declared reading (the default first): the switch values its build releases with.
+
+    The values are those the study's audited cells record (``mechanism`` of its audit module, on the
+    config's section with the reading's switches set), with whether the reading is post hoc. What
+    :func:`dpdl.audit_report.reading_privacy_rows` judges each reading by.
+    """
     mechanism = audit_module(study).mechanism
     return {r.name: (mechanism({**config[study], **r.switches}), r.post_hoc) for r in study_readings(study)}
 
 
 def reading_config(config: dict, study: str, name: str) -> dict:
-    """``config`` with only ``study`` enabled, its section set to the reading's switches (and to the cells
-    ``reading_cells`` gives the reading, if any), readings and the audit off (the audit's cells fix their own
-    switches, so a reading would only repeat it)."""
+    """``config`` with only ``study`` enabled and its section set to the reading's switches.
+
+    The section also takes the cells ``reading_cells`` gives the reading, if any; readings and the
+    audit are off (the audit's cells fix their own switches, so a reading would only repeat it).
+    """
     chosen = reading(study, name)
     unknown = sorted(set(chosen.switches) - set(config[study]))
     if unknown:
@@ -105,8 +110,11 @@ def reading_config(config: dict, study: str, name: str) -> dict:
 
 
 def check_reading_cells(config: dict) -> None:
-    """``reading_cells`` names declared readings other than the default, of studies with a ``cells`` key, and
-    narrows each to some of the config's cells (a reading never builds a cell the default does not)."""
+    """Check that ``reading_cells`` narrows declared readings to some of the config's cells.
+
+    It names declared readings other than the default, of studies with a ``cells`` key (a reading
+    never builds a cell the default does not).
+    """
     for key, cells in config.get("reading_cells", {}).items():
         study, _, name = key.partition(READING_KEY)
         where = f"reading_cells[{key!r}]"
@@ -122,11 +130,15 @@ def check_reading_cells(config: dict) -> None:
                 f"{where}: {outside} are not in {study}.cells; a reading builds some of the config's cells, "
                 "never others (add them to the config's cells, or drop them here)"
             )
-        study_module(study).check_config(reading_config(config, study, name))  # e.g. each cell is a job of the grid
+        # e.g. each cell is a job of the grid
+        study_module(study).check_config(reading_config(config, study, name))
 
 
 def _merge(section: dict, switches: Mapping[str, object]) -> None:
-    """Set ``switches`` in ``section``; a nested mapping (``{"tuning": {"scope": ...}}``) sets only its keys."""
+    """Set ``switches`` in ``section``; a nested mapping sets only its keys.
+
+    For example ``{"tuning": {"scope": ...}}``.
+    """
     for key, value in switches.items():
         if isinstance(value, Mapping) and isinstance(section.get(key), dict):
             _merge(section[key], value)
@@ -135,8 +147,11 @@ def _merge(section: dict, switches: Mapping[str, object]) -> None:
 
 
 def narrowed_cells(config: dict) -> dict[str, tuple[list[str], list[str] | None]]:
-    """Each reading ``reading_cells`` narrows (``<study>/<reading>``): its cells, and the config's cells it leaves
-    out (None where the config's ``cells`` are the whole grid)."""
+    """Each reading ``reading_cells`` narrows: its cells, and the config's cells it leaves out.
+
+    Readings are named ``<study>/<reading>``; the cells left out are None where the config's
+    ``cells`` are the whole grid.
+    """
     found = {}
     for key, cells in config.get("reading_cells", {}).items():
         every = config[key.partition(READING_KEY)[0]].get("cells")
@@ -145,8 +160,10 @@ def narrowed_cells(config: dict) -> dict[str, tuple[list[str], list[str] | None]
 
 
 def narrowing_notes(config: dict) -> list[str]:
-    """One line per reading ``reading_cells`` narrows: how many cells it builds, so that a count of what is left
-    (``dpdl status``) says which cells it does not count."""
+    """One line per reading ``reading_cells`` narrows: how many cells it builds.
+
+    A count of what is left (``dpdl status``) then says which cells it does not count.
+    """
     notes = []
     for key, (cells, left_out) in narrowed_cells(config).items():
         if left_out is None:
@@ -284,7 +301,8 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     if config["data"].get("mirror"):
-        config = {**config, "data": {**config["data"], "mirror": str(Path(config["data"]["mirror"]).resolve())}}
+        mirror = str(Path(config["data"]["mirror"]).resolve())
+        config = {**config, "data": {**config["data"], "mirror": mirror}}
     write_text(folder / "config.yaml", yaml.safe_dump(config, sort_keys=True))
     data = folder / "data"
     if not data.is_symlink():
@@ -301,14 +319,18 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
 
 
 def _nested_snakemake(folder: Path, snakefile: str | Path, *options: str) -> tuple[list[str], dict[str, str]]:
-    """The command running Snakemake on a reading's ``folder`` (its own config and cache), and its environment."""
+    """The command running Snakemake on a reading's ``folder``, and its environment.
+
+    The folder has its own config and cache.
+    """
     import os
     import sys
 
     from dpdl.data.fetch import MIRROR_ENV
 
     folder = Path(folder).resolve()
-    env = dict(os.environ)  # the nested build runs in its own folder: a relative mirror must name the same folder
+    # the nested build runs in its own folder: a relative mirror must name the same folder
+    env = dict(os.environ)
     if env.get(MIRROR_ENV):
         env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
     command = [
@@ -361,8 +383,10 @@ SNAKEMAKE_RECORDS = Path(".snakemake")
 
 
 def seed_from_main_build(study: str, folder: Path) -> int:
-    """Link the main build's finished outputs of ``study`` into a reading's ``folder``, with their
-    Snakemake records (``.snakemake/metadata``); return how many were linked.
+    """Link the main build's finished outputs of ``study`` into a reading's ``folder``.
+
+    Their Snakemake records (``.snakemake/metadata``) are linked with them; return how many were
+    linked.
 
     The nested build then reruns exactly the jobs whose params, input files or rule code the reading
     changes, and everything downstream of them: Snakemake's rerun triggers decide, as they do for an
@@ -396,7 +420,8 @@ def seed_from_main_build(study: str, folder: Path) -> int:
         if (SNAKEMAKE_RECORDS / marker).exists() or (folder / SNAKEMAKE_RECORDS / marker).exists():
             continue  # the main build's job, or the reading's own, was left incomplete (or is running)
         target.parent.mkdir(parents=True, exist_ok=True)
-        for origin, link in ((source, target), (record_path(source), record_path(target))):  # with its hash chain
+        # with its hash chain
+        for origin, link in ((source, target), (record_path(source), record_path(target))):
             if origin.is_file() and not link.exists():
                 try:
                     link.hardlink_to(origin)
@@ -415,10 +440,14 @@ def judged_readings(
     engines: Mapping[tuple[str, str], str] | None = None,
     privacy: Sequence[pd.DataFrame] = (),
 ) -> tuple[pd.DataFrame, pd.DataFrame, str]:
-    """Every claim under every built reading: the table, the per-claim sensitivity line against each
-    study's declared readings, and the CSV that joins them (``results/readings.csv``, ``published/readings.csv``).
-    ``privacy`` adds the privacy claims' rows per reading (:func:`dpdl.audit_report.reading_privacy_rows`)."""
-    table = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)[READINGS_COLUMNS]
+    """Every claim under every built reading: the table, the sensitivity lines and the joined CSV.
+
+    The sensitivity line of each claim is against each study's declared readings; the CSV is
+    ``results/readings.csv``, ``published/readings.csv``. ``privacy`` adds the privacy claims' rows
+    per reading (:func:`dpdl.audit_report.reading_privacy_rows`).
+    """
+    every_row = pd.concat([readings_table(cards, baselines, engines), *privacy], ignore_index=True)
+    table = every_row[READINGS_COLUMNS]
     studies = dict.fromkeys(study for study, _ in cards)
     summary = sensitivity(table, {study: study_readings(study) for study in studies})
     csv = table.merge(summary[["id", "readings"]], on="id").to_csv(index=False, lineterminator="\n")
@@ -426,9 +455,11 @@ def judged_readings(
 
 
 def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> str:
-    """The readings page: each study's readings with their reasons, then every claim's verdict per reading
-    ("n/a" where the reading left it unchanged; "(retired engine)" where the engine that preceded this one
-    judged it)."""
+    """The readings page: each study's readings with their reasons, then every claim's verdict per reading.
+
+    A verdict is "n/a" where the reading left it unchanged; "(retired engine)" where the engine that
+    preceded this one judged it.
+    """
     from dpdl.io import markdown_table
 
     shown = table.assign(
@@ -451,9 +482,10 @@ def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapp
     )
     return (
         "# Readings: the papers' open settings, as a sensitivity analysis\n\n"
-        "A reading is a named set of values for settings a paper leaves open; `default` is the config and gives\n"
-        "the headline verdict. Each other reading's verdict is shown beside it, not counted: n/a where the\n"
-        "reading left the claim's result unchanged (the same value, interval and detail as the default).\n\n"
+        "A reading is a named set of values for settings a paper leaves open; `default` is the "
+        "config and gives\nthe headline verdict. Each other reading's verdict is shown beside it, "
+        "not counted: n/a where the\nreading left the claim's result unchanged (the same value, "
+        "interval and detail as the default).\n\n"
         + markdown_table(described)
         + "\n## Verdict of every claim under every reading\n\n"
         + markdown_table(wide.fillna(""))

@@ -30,14 +30,18 @@ EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE)
 
 
 def report_refusal(rules: list[str], configfiles: list) -> str:
-    """Why ``snakemake --report`` writes nothing: the jobs (their rule names, one per job) of the named config
-    that are not built or out of date, and how to build first."""
+    """Why ``snakemake --report`` writes nothing, and how to build first.
+
+    It names the jobs (their rule names, one per job) of the named config that are not built or out
+    of date.
+    """
     names = sorted(set(rules))
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return (
-        f"dpdl: no report written: {len(rules)} jobs of {config_label(configfiles)} are not built or out of date "
-        f"(rules {shown}), and the files at their paths may be another config's; build it first (the same "
-        "command without --report, or with --report-after-run added: it builds, then reports)"
+        f"dpdl: no report written: {len(rules)} jobs of {config_label(configfiles)} are not built "
+        f"or out of date (rules {shown}), and the files at their paths may be another config's; "
+        "build it first (the same command without --report, or with --report-after-run added: it "
+        "builds, then reports)"
     )
 
 
@@ -86,7 +90,8 @@ def render(
     if show is not None:
         opener = (
             "<script>window.addEventListener('load', () => setTimeout(() => app.setView({content: 'img', "
-            f"contentPath: results[{json.dumps(show)}].data_uri, resultPath: {json.dumps(show)}}}), 200));</script>"
+            f"contentPath: results[{json.dumps(show)}].data_uri, resultPath: "
+            f"{json.dumps(show)}}}), 200));</script>"
         )
         html = html.replace("</body>", opener + "</body>")
     command = [find_browser(), *HEADLESS]

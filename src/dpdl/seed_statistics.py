@@ -1,6 +1,7 @@
-"""Statistics over seeds for the verdict engine: means and differences with their t-intervals, the
-per-cell levels of a claim over several cells, and the seeds a test needs. Only :mod:`dpdl.verdicts`
-uses them to judge claims.
+"""Statistics over seeds for the verdict engine.
+
+Means and differences with their t-intervals, the per-cell levels of a claim over several cells, and
+the seeds a test needs. Only :mod:`dpdl.verdicts` uses them to judge claims.
 """
 
 from __future__ import annotations
@@ -107,7 +108,10 @@ def cell_levels(m: int, k: int, alpha: float = ALPHA) -> tuple[float, float]:
 
 
 def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) -> int | None:
-    """Fewest seeds whose two-sided ``level`` t-interval of a mean with spread ``sd`` is below ``halfwidth``."""
+    """Fewest seeds whose ``level`` t-interval of a mean is below ``halfwidth``.
+
+    The interval is two-sided, for a spread ``sd``.
+    """
     if not (halfwidth > 0 and math.isfinite(sd)):
         return None
     if sd == 0:
@@ -118,24 +122,32 @@ def seeds_for_halfwidth(sd: float, halfwidth: float, level: float = CONFIDENCE) 
 
 @cache
 def _t_quantiles(quantile: float) -> np.ndarray:
-    """The t ``quantile`` at ``n - 1`` degrees of freedom for each n of :data:`SEED_COUNTS`, computed once per level
-    (the same numbers as one ``stats.t.ppf`` call per n; those calls took half the time of judging a snapshot)."""
+    """The t ``quantile`` at ``n - 1`` degrees of freedom for each n of :data:`SEED_COUNTS`.
+
+    It is computed once per level (the same numbers as one ``stats.t.ppf`` call per n; those calls
+    took half the time of judging a snapshot).
+    """
     quantiles = stats.t.ppf(quantile, SEED_COUNTS - 1)
     quantiles.flags.writeable = False  # shared by every call at this level
     return quantiles
 
 
 def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int | None:
-    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect`` given the spread of one run."""
+    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect``.
+
+    Given the spread of one run.
+    """
     if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
         return None
     return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)
 
 
 def seeds_for_page(mean_l: float, points: int, alpha: float) -> int | None:
-    """Fewest seeds (blocks) at which Page's L, with the observed mean contribution ``mean_l`` of one
-    seed, is significant one-sided at ``alpha`` (its normal approximation: under the null one seed
-    contributes mean p(p+1)^2/4 and variance p^2(p^2-1)(p+1)/144, Page 1963)."""
+    """Fewest seeds (blocks) at which Page's L is significant one-sided at ``alpha``.
+
+    One seed contributes ``mean_l`` to L, as observed. The test is its normal approximation: under
+    the null one seed contributes mean p(p+1)^2/4 and variance p^2(p^2-1)(p+1)/144 (Page 1963).
+    """
     null_mean = points * (points + 1) ** 2 / 4
     null_var = points**2 * (points**2 - 1) * (points + 1) / 144
     if not (points >= 2 and mean_l > null_mean):
@@ -145,9 +157,11 @@ def seeds_for_page(mean_l: float, points: int, alpha: float) -> int | None:
 
 
 def seeds_for_kendall(tau: float, points: int, alpha: float) -> int | None:
-    """Fewest seeds per grid point at which Kendall's tau-b of ``tau`` between the grid and every seed's
-    value is significant one-sided at ``alpha`` (scipy's asymptotic test: the grid ties in groups of
-    a point's seeds, the values do not tie)."""
+    """Fewest seeds per grid point at which Kendall's tau-b of ``tau`` is significant.
+
+    The tau-b is between the grid and every seed's value, one-sided at ``alpha`` (scipy's asymptotic
+    test: the grid ties in groups of a point's seeds, the values do not tie).
+    """
     if not (tau > 0 and points >= 2):
         return None
     n = np.arange(2, MAX_SEEDS + 1, dtype=float)

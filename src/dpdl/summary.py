@@ -113,7 +113,10 @@ PRIVACY_COLUMNS = [*PRIVACY_KEYS, "runs", "eps_composed_rdp", "eps_composed_pld"
 
 
 def registered_claim_ids() -> list[str]:
-    """Every registered claim in scorecard order: each study's claims, its privacy claims, then its premise claims."""
+    """Every registered claim in scorecard order.
+
+    That is each study's claims, its privacy claims, then its premise claims.
+    """
     return [
         claim_id
         for study in ALL
@@ -131,8 +134,9 @@ def merge_scorecards(
     audits: Mapping[str, pd.DataFrame] | None = None,
     data_premises: Mapping[str, pd.DataFrame] | None = None,
 ) -> pd.DataFrame:
-    """One row per registered claim of every study, in study order, each study's privacy claims and then its
-    premise claims last.
+    """One row per registered claim of every study, in study order.
+
+    Each study's privacy claims and then its premise claims come last.
 
     ``study_scorecards`` maps a study to its judged scorecard CSV; an enabled study without one
     could not build its data (verdict ``data unavailable``), a study the config leaves out gets
@@ -154,8 +158,9 @@ def merge_scorecards(
             if study not in enabled:
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
-        frames.append(privacy_claim_rows(study, audits.get(study), *([] if study in enabled else [NOT_ENABLED])))
-        frames.append(premise_claim_rows(study, data_premises.get(study), *([] if study in enabled else [NOT_ENABLED])))
+        not_enabled = [] if study in enabled else [NOT_ENABLED]
+        frames.append(privacy_claim_rows(study, audits.get(study), *not_enabled))
+        frames.append(premise_claim_rows(study, data_premises.get(study), *not_enabled))
     card = pd.concat(frames, ignore_index=True)
     card["readings"] = NO_READINGS
     if readings is not None:
@@ -201,9 +206,13 @@ def published_verdicts(published: str | Path) -> dict[str, tuple[str, str]]:
 
 
 def _snapshot_stamp(folder: Path, manifest: object) -> str:
-    """``published/<study> at <commit>`` from a study's manifest (the code that built it, and that judged it)."""
+    """``published/<study> at <commit>`` from a study's manifest.
+
+    The commit is that of the code that built it, and that judged it.
+    """
     try:
-        built = manifest["code"]["commit"][:10] + (" (modified)" if manifest["code"]["modified_files"] else "")
+        code = manifest["code"]
+        built = code["commit"][:10] + (" (modified)" if code["modified_files"] else "")
         judged = (manifest.get("judged") or {}).get("commit", "")[:10]
     except (TypeError, KeyError, AttributeError):
         raise ArtifactError(f"{folder / 'MANIFEST.json'}: no code.commit (not written by dpdl publish)") from None
@@ -212,9 +221,12 @@ def _snapshot_stamp(folder: Path, manifest: object) -> str:
 
 
 def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.DataFrame:
-    """The merged scorecard with two more columns: for each claim this build did not run (``not run at this
-    scale``, ``data unavailable``), the published snapshot's verdict and the snapshot that gave it; empty
-    for every claim the build ran, whose verdict is the build's own. Nothing else changes."""
+    """The merged scorecard with two more columns: the published verdict and its snapshot.
+
+    They are filled for each claim this build did not run (``not run at this scale``, ``data
+    unavailable``): the published snapshot's verdict and the snapshot that gave it; empty for every
+    claim the build ran, whose verdict is the build's own. Nothing else changes.
+    """
     snapshot = published_verdicts(published)
     card = card.copy()
     shown = [
@@ -227,9 +239,12 @@ def with_published_verdicts(card: pd.DataFrame, published: str | Path) -> pd.Dat
 
 
 def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool = True) -> list[str]:
-    """What the build decided, in a few lines: (with ``where``) where the scorecard is, how many of the papers'
-    claims (each independent set of runs once) it decided at ``scale``, why the others are not decided here,
-    and where the paper-scale verdicts are."""
+    """What the build decided, in a few lines.
+
+    With ``where``: where the scorecard is; then how many of the papers' claims (each independent
+    set of runs once) it decided at ``scale``, why the others are not decided here, and where the
+    paper-scale verdicts are.
+    """
     claims = counted(card, (*HEADLINE_KINDS, PRIVACY_CLAIM))
     verdicts = claims["verdict"]
     decided = int((~verdicts.isin(UNDECIDED)).sum())
@@ -243,7 +258,8 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
     if not_at_scale:
         lines.append(
             "'Not run at this scale' is expected below the papers' scale: those claims need the papers' "
-            "iterations, seeds or trials (each claim's `scale` column); no claim's rule is loosened to decide it."
+            "iterations, seeds or trials (each claim's `scale` column); no claim's rule is loosened to "
+            "decide it."
         )
     published = PUBLISHED_VERDICT in card.columns and (card[PUBLISHED_VERDICT] != "").any()
     lines.append(
@@ -258,7 +274,10 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
 
 
 def end_message(scorecard: str | Path, config: str) -> str:
-    """The end of the main job's output: :func:`decided_lines` of the build's scorecard at ``config``'s scale."""
+    """The end of the main job's output.
+
+    It is :func:`decided_lines` of the build's scorecard at ``config``'s scale.
+    """
     card = pd.read_csv(scorecard, dtype=str, keep_default_na=False)
     return "dpdl: " + "\n  ".join(decided_lines(card, scale=f"{config}'s"))
 
@@ -321,14 +340,21 @@ def headline(card: pd.DataFrame) -> pd.DataFrame:
 
 
 def counted(card: pd.DataFrame, kinds=SUBSTANTIVE_KINDS) -> pd.DataFrame:
-    """The claims of ``kinds`` that a headline count counts: each independent set of runs once (a claim that
-    only re-reads another claim's runs, ``same_runs_as``, is listed beside it and not counted again)."""
-    same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else pd.Series("", index=card.index)
+    """The claims of ``kinds`` that a headline count counts: each independent set of runs once.
+
+    A claim that only re-reads another claim's runs (``same_runs_as``) is listed beside it and not
+    counted again.
+    """
+    no_same_runs = pd.Series("", index=card.index)
+    same = card["same_runs_as"].fillna("") if "same_runs_as" in card.columns else no_same_runs
     return card[card["kind"].isin(kinds) & (same == "")]
 
 
 def verdict_counts(card: pd.DataFrame) -> pd.DataFrame:
-    """Claims per study and verdict, with a total row (of the rows given: pass :func:`headline` for the headline)."""
+    """Claims per study and verdict, with a total row.
+
+    The total is of the rows given: pass :func:`headline` for the headline.
+    """
     counts = pd.crosstab(card["study"], pd.Categorical(card["verdict"], categories=VERDICTS), dropna=False)
     counts = counts.reindex([s for s in ALL if s in counts.index], fill_value=0)
     counts.loc["all studies"] = counts.sum()
@@ -395,9 +421,11 @@ def headline_counts(card: pd.DataFrame) -> str:
 
 
 def privacy_headline(card: pd.DataFrame) -> str:
-    """The privacy verdicts in one sentence, counted by the premise rules of :mod:`dpdl.audit_report` (issue 58):
-    refuted only by a cell within every premise the paper states; refutations outside a premise, and of someone's
-    code, counted apart."""
+    """The privacy verdicts in one sentence, counted by the premise rules of :mod:`dpdl.audit_report`.
+
+    Following issue 58: refuted only by a cell within every premise the paper states; refutations
+    outside a premise, and of someone's code, counted apart.
+    """
     privacy = counted(card, (PRIVACY_CLAIM,))
     verdicts = privacy["verdict"]
     code = privacy[verdicts == CODE_REFUTED]
@@ -407,12 +435,12 @@ def privacy_headline(card: pd.DataFrame) -> str:
         for verdict in (REFUTED, REFUTED_OUTSIDE, NOT_REFUTED, NOT_TESTABLE)
     }
     sentence = (
-        f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are refuted by a cell within "
-        f"every premise its paper states, {count[REFUTED_OUTSIDE]} only by cells outside one (named in each "
-        f"verdict's detail), {count[NOT_REFUTED]} are not refuted"
+        f"Of the papers' {len(guarantees)} audited privacy guarantees, {count[REFUTED]} are "
+        f"refuted by a cell within every premise its paper states, {count[REFUTED_OUTSIDE]} only "
+        f"by cells outside one (named in each verdict's detail), {count[NOT_REFUTED]} are not refuted"
         + (
-            f", {count[NOT_TESTABLE]} are not testable by this audit (at the declared noise no cell's canary can "
-            "reach the claimed epsilon)"
+            f", {count[NOT_TESTABLE]} are not testable by this audit (at the declared noise no "
+            "cell's canary can reach the claimed epsilon)"
             if count[NOT_TESTABLE]
             else ""
         )
@@ -421,9 +449,8 @@ def privacy_headline(card: pd.DataFrame) -> str:
     sentence += f" and {undecided} have no audit verdict" if undecided else ""
     if len(code):
         sentence += (
-            f"; apart, {len(code)} audit of someone's code refutes the code's guarantee (an implementation finding: "
-            + ", ".join(code["id"])
-            + ")"
+            f"; apart, {len(code)} audit of someone's code refutes the code's guarantee (an "
+            "implementation finding: " + ", ".join(code["id"]) + ")"
         )
     return sentence + "."
 
@@ -584,8 +611,9 @@ STATUS_COLUMNS = ["study", "reading", "group", "runs", "present", "left", "secon
 def status(
     config: dict, buildable: Iterable[str], snakefile: str | Path = "Snakefile"
 ) -> tuple[pd.DataFrame, list[str]]:
-    """Runs present and left per study, reading and run group, with measured and estimated CPU seconds;
-    and the readings not started.
+    """Runs present and left per study, reading and run group, and the readings not started.
+
+    Each with measured and estimated CPU seconds.
 
     A run group is the folder two levels above a run (e.g. ``results/dzoa/runs/dzoa``: one
     algorithm's grid). The default reading's runs are the config's; with ``readings: true``, each
@@ -653,8 +681,11 @@ SAVED_COLUMNS = ["job", "saved_after_iteration", "cpu_minutes_so_far"]
 
 
 def saved_runs(root: Path = Path("results")) -> pd.DataFrame:
-    """The run jobs under ``root`` that a rerun would resume (their ``dpdl.checkpoint`` state): the job's
-    folder, the iteration the state ends and the CPU minutes its attempts had spent by then."""
+    """The run jobs under ``root`` that a rerun would resume.
+
+    Each from its ``dpdl.checkpoint`` state: the job's folder, the iteration the state ends and the
+    CPU minutes its attempts had spent by then.
+    """
     import zipfile
 
     import numpy as np

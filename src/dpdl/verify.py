@@ -1,17 +1,22 @@
-"""``dpdl verify``: rerun some of a build's run jobs and compare what they write with the build's files, bit for bit.
+"""``dpdl verify``: rerun some of a build's run jobs and compare their files with the build's.
 
-A run is a pure function of its settings and seed (:mod:`dpdl.runs`), so the job that wrote a run file, rerun, writes
-the same arrays and the same provenance but for the fields that record the execution itself
-(:data:`EXECUTION_FIELDS`). This is how a reader checks a number without the whole build.
+The comparison is bit for bit.
 
-Each run file's job comes from Snakemake's own record of the build, ``.snakemake/metadata`` (Snakemake's default file
-backend: one JSON record per output file, named by the urlsafe base64 of its path, holding the rule, the inputs, the
-log and the shell command that made it). A job's outputs are the files recorded with the same rule and command. The
-job reruns in a fresh temporary folder holding a link to each of its inputs at its relative path and none of its
-outputs (so nothing is written into the build), with this environment's ``python`` first on PATH, niced, and the
-thread variables Snakemake sets for a one-thread job (every run rule declares ``threads: 1``). Then every ``.npz``
-output is compared with the build's: each array's dtype, shape and bytes (NaNs compare equal where the bits do, and
--0.0 differs from 0.0), and the provenance as parsed JSON less :data:`EXECUTION_FIELDS`.
+A run is a pure function of its settings and seed (:mod:`dpdl.runs`), so the job that wrote a run
+file, rerun, writes the same arrays and the same provenance but for the fields that record the
+execution itself (:data:`EXECUTION_FIELDS`). This is how a reader checks a number without the whole
+build.
+
+Each run file's job comes from Snakemake's own record of the build, ``.snakemake/metadata``
+(Snakemake's default file backend: one JSON record per output file, named by the urlsafe base64 of
+its path, holding the rule, the inputs, the log and the shell command that made it). A job's outputs
+are the files recorded with the same rule and command. The job reruns in a fresh temporary folder
+holding a link to each of its inputs at its relative path and none of its outputs (so nothing is
+written into the build), with this environment's ``python`` first on PATH, niced, and the thread
+variables Snakemake sets for a one-thread job (every run rule declares ``threads: 1``). Then every
+``.npz`` output is compared with the build's: each array's dtype, shape and bytes (NaNs compare
+equal where the bits do, and -0.0 differs from 0.0), and the provenance as parsed JSON less
+:data:`EXECUTION_FIELDS`.
 """
 
 from __future__ import annotations
@@ -49,8 +54,8 @@ EXECUTION_FIELDS = {
     "params.backend.device": "dp_iadmm's JAX backend: the device the execution ran on",
     "params.backend.jax": "dp_iadmm's JAX backend: the JAX version of the executing environment",
 }
-# Snakemake runs a job's shell command with these set to the rule's threads (snakemake/shell.py); every rule that
-# writes runs declares one thread.
+# Snakemake runs a job's shell command with these set to the rule's threads (snakemake/shell.py);
+# every rule that writes runs declares one thread.
 THREAD_VARIABLES = (
     "OMP_NUM_THREADS",
     "GOTO_NUM_THREADS",
@@ -66,7 +71,10 @@ LOG_TAIL_LINES = 3
 
 @dataclass(frozen=True)
 class Job:
-    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs (paths as Snakemake wrote them)."""
+    """One recorded Snakemake job: its rule, shell command, inputs, logs and outputs.
+
+    The paths are as Snakemake wrote them.
+    """
 
     rule: str
     shellcmd: str
@@ -78,7 +86,7 @@ class Job:
 
 @dataclass(frozen=True)
 class Rerun:
-    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and the tail of its log when it failed."""
+    """A job rerun in ``folder``: its exit status, wall and CPU seconds, and its log's tail on failure."""
 
     folder: Path
     returncode: int
@@ -88,22 +96,27 @@ class Rerun:
 
 
 def record_key(relative: Path) -> str:
-    """The output path a record file under ``.snakemake/metadata`` stands for: Snakemake names it by the urlsafe
-    base64 of the path, cut into folders of at most NAME_MAX - 1 characters, each but the last prefixed ``@``."""
+    """The output path a record file under ``.snakemake/metadata`` stands for.
+
+    Snakemake names it by the urlsafe base64 of the path, cut into folders of at most NAME_MAX - 1
+    characters, each but the last prefixed ``@``.
+    """
     encoded = "".join(part.removeprefix("@") for part in relative.parts)
     return base64.urlsafe_b64decode(encoded).decode()
 
 
 def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dict]:
-    """Every output Snakemake recorded in ``root``'s build (in ``records``: its metadata, or the outputs it marks
-    incomplete), by path, with its record."""
+    """Every output Snakemake recorded in ``root``'s build, by path, with its record.
+
+    ``records`` holds its metadata, or the outputs it marks incomplete.
+    """
     folder = root / records
     if records == INCOMPLETE and not folder.is_dir():
         return {}
     if not folder.is_dir():
         raise ConfigError(
-            f"no build here: {folder} does not exist (Snakemake's record of the jobs it ran); run dpdl verify in the "
-            "folder whose build made the runs"
+            f"no build here: {folder} does not exist (Snakemake's record of the jobs it ran); run "
+            "dpdl verify in the folder whose build made the runs"
         )
     found = {}
     for dirpath, _, files in os.walk(folder):
@@ -117,19 +130,22 @@ def read_records(root: Path = Path(), records: Path = METADATA) -> dict[str, dic
 
 
 def job_of(path: str, records: dict[str, dict], incomplete: Iterable[str] = ()) -> Job:
-    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records (and the outputs it
-    marks ``incomplete``); an error names why there is none to rerun."""
+    """The job that wrote ``path`` (relative to the build folder), from Snakemake's records.
+
+    The records include the outputs it marks ``incomplete``; an error names why there is none to
+    rerun.
+    """
     record = records.get(path)
     if record is None:
         raise ArtifactError(
-            f"{path}: Snakemake has no record of the job that wrote it ({METADATA}); rebuild it so that it has one: "
-            f"snakemake --cores 2 --force {path} with the config that built it"
+            f"{path}: Snakemake has no record of the job that wrote it ({METADATA}); rebuild it so "
+            f"that it has one: snakemake --cores 2 --force {path} with the config that built it"
         )
     rule = record.get("rule") or "?"
     if record.get("incomplete") or path in incomplete:
         raise ArtifactError(
-            f"{path}: its job ({rule}) has not finished (Snakemake marks it incomplete); let the build finish, or "
-            "rerun it"
+            f"{path}: its job ({rule}) has not finished (Snakemake marks it incomplete); let the "
+            "build finish, or rerun it"
         )
     if not record.get("shellcmd"):
         raise ArtifactError(f"{path}: its rule {rule} records no shell command (dpdl verify reruns shell jobs only)")
@@ -150,7 +166,10 @@ def build_relative(path: Path) -> str:
 
 
 def checked_run_file(path: Path) -> str:
-    """A run file named on the command line, as its build-relative path; an error if it is not a readable run."""
+    """A run file named on the command line, as its build-relative path.
+
+    An error if it is not a readable run.
+    """
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
     relative = build_relative(path)
@@ -166,8 +185,11 @@ def checked_run_file(path: Path) -> str:
 
 
 def sample_pool(configfile: Path | None) -> list[str]:
-    """The run files a sample is drawn from: those ``configfile`` promises that exist (whatever data this machine can
-    obtain, so that a seed draws the same sample anywhere), or every run file here."""
+    """The run files a sample is drawn from: those ``configfile`` promises that exist, or every one here.
+
+    Those promised are whatever data this machine can obtain, so that a seed draws the same sample
+    anywhere.
+    """
     if configfile is None:
         from dpdl.paths import run_files
 
@@ -182,14 +204,20 @@ def sample_pool(configfile: Path | None) -> list[str]:
 
 
 def draw(pool: list[str], n: int, seed: int) -> list[str]:
-    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement by a generator seeded ``seed``."""
+    """``n`` of ``pool`` (all of it if smaller), drawn uniformly without replacement.
+
+    The generator is seeded ``seed``.
+    """
     picks = np.random.default_rng(seed).choice(len(pool), size=min(n, len(pool)), replace=False)
     return [pool[i] for i in picks]
 
 
 def recorded_charge(job: Job, root: Path = Path()) -> tuple[str, float]:
-    """What the job's runs in the build record they cost: ``("CPU", seconds)``, or ``("GPU", seconds)`` when any
-    ran on a GPU (their share of its wall time), summed over its run files."""
+    """What the job's runs in the build record they cost, summed over its run files.
+
+    ``("CPU", seconds)``, or ``("GPU", seconds)`` when any ran on a GPU (their share of its wall
+    time).
+    """
     units, total = set(), 0.0
     for output in job.outputs:
         provenance = provenance_of(root / output)
@@ -214,8 +242,10 @@ def say(line: str) -> None:
 
 
 def rerun(job: Job, root: Path, folder: Path, progress: Callable[[str], None] = say) -> Rerun:
-    """Run ``job``'s shell command in ``folder`` (empty) with links to its inputs in ``root``; its outputs are
-    written there."""
+    """Run ``job``'s shell command in the empty ``folder`` with links to its inputs in ``root``.
+
+    Its outputs are written there.
+    """
     for name in job.inputs:
         source = Path(name) if Path(name).is_absolute() else root.absolute() / name
         if not source.exists():
@@ -264,8 +294,10 @@ def log_tail(output: str, logs: Iterable[Path]) -> str:
 
 
 def array_difference(name: str, built: np.ndarray, again: np.ndarray) -> str | None:
-    """How the array ``again`` differs from ``built``, bit for bit (dtype, shape, then each element's bytes), at its
-    first differing element; None if it does not."""
+    """How the array ``again`` differs from ``built``, bit for bit, or None if it does not.
+
+    It compares dtype, shape, then each element's bytes, and names the first differing element.
+    """
     if built.dtype != again.dtype:
         return f"{name}: dtype {built.dtype} in the build, {again.dtype} rerun"
     if built.shape != again.shape:
@@ -329,8 +361,11 @@ def short(value: object, limit: int = 80) -> str:
 
 
 def file_difference(built_path: Path, again_path: Path) -> str | None:
-    """The first difference between a build's ``.npz`` and its rerun's (arrays in the build's order, then any the
-    build lacks; a run's provenance as parsed JSON less :data:`EXECUTION_FIELDS`), or None."""
+    """The first difference between a build's ``.npz`` and its rerun's, or None.
+
+    Arrays are compared in the build's order, then any the build lacks; a run's provenance as parsed
+    JSON less :data:`EXECUTION_FIELDS`.
+    """
     built, again = load_npz(built_path), load_npz(again_path)
     for name in [*built, *(n for n in again if n not in built)]:
         if name not in again:
@@ -351,7 +386,10 @@ def file_difference(built_path: Path, again_path: Path) -> str | None:
 
 
 def version_notes(job: Job, root: Path, here: dict[str, str]) -> list[str]:
-    """The package versions the job's runs record that differ from this environment's, as ``name X (here Y)``."""
+    """The package versions the job's runs record that differ from this environment's.
+
+    Each as ``name X (here Y)``.
+    """
     notes = set()
     for output in job.outputs:
         provenance = provenance_of(root / output) or {}
@@ -370,9 +408,12 @@ def verify(
     max_cpu_seconds: float | None = None,
     out: Callable[[str], None] = say,
 ) -> list[str]:
-    """Rerun the jobs of the run files ``paths`` (or of ``sample`` run files drawn with ``seed``) and print, per
-    output file, ``same`` or ``DIFFERS: <array or field>: <first difference>``; return the lines that are
-    problems (a difference, a failed job)."""
+    """Rerun the jobs of the run files ``paths`` and print, per output file, whether it is the same.
+
+    The run files are ``paths``, or ``sample`` run files drawn with ``seed``. Each output gets
+    ``same`` or ``DIFFERS: <array or field>: <first difference>``; return the lines that are
+    problems (a difference, a failed job).
+    """
     if bool(paths) == (sample is not None):
         raise ConfigError("name run files to verify, or --sample N (not both)")
     if sample is not None and sample < 1:
@@ -405,8 +446,8 @@ def run_jobs(jobs: list[Job], max_cpu_seconds: float | None, out: Callable[[str]
         unit, recorded = recorded_charge(job, root)
         took = "" if job.wall_s is None else f", the job {job.wall_s:.1f} s wall"
         head = (
-            f"job {number} of {len(jobs)}: {job.rule}, {len(job.outputs)} file(s); recorded: its runs {recorded:.1f} s "
-            f"{unit}{took}"
+            f"job {number} of {len(jobs)}: {job.rule}, {len(job.outputs)} file(s); recorded: its "
+            f"runs {recorded:.1f} s {unit}{took}"
         )
         if max_cpu_seconds is not None and recorded > max_cpu_seconds:
             out(f"{head}: skipped (over --max-cpu-seconds {max_cpu_seconds:g})")
@@ -430,7 +471,8 @@ def run_jobs(jobs: list[Job], max_cpu_seconds: float | None, out: Callable[[str]
     verified = len(jobs) - skipped
     summary = (
         f"dpdl verify: {verified} job(s) rerun ({wall:.1f} s wall, {cpu:.1f} s CPU), "
-        f"{sum(counts.values())} file(s): {counts['same']} same, {counts['differ']} differ, {counts['failed']} failed"
+        f"{sum(counts.values())} file(s): {counts['same']} same, {counts['differ']} differ, "
+        f"{counts['failed']} failed"
     )
     out(summary + (f"; {skipped} job(s) skipped (over --max-cpu-seconds)" if skipped else ""))
     if not verified:

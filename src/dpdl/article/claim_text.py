@@ -55,6 +55,9 @@ def tolerance_reach(row) -> str:
 
 
 def claims_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """The claims' rows as an exhibit's table shows them (:data:`CLAIM_COLUMNS`), interval and reach filled in."""
+    """The claims' rows as an exhibit's table shows them, interval and reach filled in.
+
+    Its columns are :data:`CLAIM_COLUMNS`.
+    """
     shown = [(effect_interval(r), tolerance_reach(r)) for r in rows.itertuples()]
     return rows.assign(interval=[i for i, _ in shown], tolerance=[r for _, r in shown])[CLAIM_COLUMNS]

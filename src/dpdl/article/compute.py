@@ -11,7 +11,10 @@ from dpdl.studies import study_module
 
 
 def compute_measured(measured: dict | None) -> list[Block]:
-    """Where compute per claim was measured by a rebuild after the snapshot (``dpdl publish --compute``), say so."""
+    """Say so where compute per claim was measured by a rebuild after the snapshot.
+
+    The rebuild is ``dpdl publish --compute``.
+    """
     if measured is None:
         return []
     differences = measured["largest_relative_difference"]
@@ -25,8 +28,9 @@ def compute_measured(measured: dict | None) -> list[Block]:
         Block(
             "text",
             "This compute per claim was measured after the snapshot, by a rebuild of its default grid on "
-            f"{measured['machine']['cores']} cores ({measured['runs']} runs; `dpdl publish --compute` at commit "
-            f"{measured['code']['commit'][:10]}; MANIFEST.json, compute_measured): {same}. It is CPU time; the "
+            f"{measured['machine']['cores']} cores ({measured['runs']} runs; `dpdl publish "
+            f"--compute` at commit {measured['code']['commit'][:10]}; MANIFEST.json, "
+            f"compute_measured): {same}. It is CPU time; the "
             "total above is the snapshot's own runs' wall time.",
         )
     ]
@@ -35,15 +39,16 @@ def compute_measured(measured: dict | None) -> list[Block]:
 def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stacked: dict) -> list[Block]:
     """Compute per claim, as the snapshot records it: the runs behind the table each claim is judged from.
 
-    That table is the claim's registered ``aggregate``, where it is one of the manifest's ``aggregate_compute``
-    or, for a stack of several tables, its ``stacked_table_compute``.
+    That table is the claim's registered ``aggregate``, where it is one of the manifest's
+    ``aggregate_compute`` or, for a stack of several tables, its ``stacked_table_compute``.
     """
     if compute is None:
         return [
             Block(
                 "text",
                 "This snapshot was published before compute per table was recorded (MANIFEST.json has no "
-                "aggregate_compute), so compute per claim is not available; publishing again from a build adds it.",
+                "aggregate_compute), so compute per claim is not available; publishing again from "
+                "a build adds it.",
             )
         ]
     tables, compute = {}, dict(compute)
@@ -53,7 +58,8 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             compute[tables[claim.id]] = stacked[claim.aggregate]
         else:
             tables[claim.id] = f"aggregates/{claim.aggregate}.csv"
-    gpu = any("gpu_seconds" in entry for entry in compute.values())  # a column only where some run was on a GPU
+    # a column only where some run was on a GPU
+    gpu = any("gpu_seconds" in entry for entry in compute.values())
     rows = [
         (claim, tables[claim], compute[tables[claim]]["runs"], compute[tables[claim]]["cpu_seconds"])
         + ((compute[tables[claim]].get("gpu_seconds", 0.0),) if gpu else ())
@@ -65,9 +71,9 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
         Block(
             "text",
             "Compute per claim: the runs behind the table each claim is judged from, and their compute "
-            "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, followed down "
-            "to the run files; each run's CPU time, user + system, or its wall time where the run predates that "
-            "record"
+            "(MANIFEST.json, aggregate_compute: the inputs Snakemake recorded for the table's job, "
+            "followed down to the run files; each run's CPU time, user + system, or its wall time "
+            "where the run predates that record"
             + (
                 "; a run made on a GPU counts its share of its batch's wall time as GPU time, not CPU time"
                 if gpu
@@ -83,9 +89,9 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             + ". Claims judged from the same table share its runs, so the rows do not add up to the total; "
             "steps that are not runs (tuning, calibration, drawing) are not counted."
             + (
-                f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is above, or from a "
-                "table the manifest does not record, such as one made of several; their figure's section gives "
-                "the compute behind the figure)."
+                f" Not listed: {', '.join(others)} (judged by the privacy audit, whose compute is "
+                "above, or from a table the manifest does not record, such as one made of several; "
+                "their figure's section gives the compute behind the figure)."
                 if others
                 else ""
             ),
@@ -98,7 +104,10 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
 
 
 def figure_compute(figure: str, compute: dict | None) -> list[Block]:
-    """The runs behind our ``figure``'s table (``figures/fig2.png`` -> ``aggregates/fig2.csv``) and their CPU time."""
+    """The runs behind our ``figure``'s table and their CPU time.
+
+    The table is the figure's aggregate: ``figures/fig2.png`` -> ``aggregates/fig2.csv``.
+    """
     table = f"aggregates/{Path(figure).stem}.csv"
     if not compute or table not in compute:
         return []
@@ -107,7 +116,7 @@ def figure_compute(figure: str, compute: dict | None) -> list[Block]:
     return [
         Block(
             "text",
-            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds{gpu} (the runs its table {table} was "
-            "made from; MANIFEST.json, aggregate_compute).",
+            f"Compute behind this figure: {runs} runs, {seconds} CPU-seconds{gpu} (the runs its "
+            f"table {table} was made from; MANIFEST.json, aggregate_compute).",
         )
     ]

@@ -50,7 +50,8 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
 
     every = cost["all"]
     table_of = {claim.id: claim.aggregate for claim in study_module(manifest["study"]).CLAIMS}
-    claims_of: dict[str, list[str]] = {}  # the projection is per table: claims judged from one table share its runs
+    # the projection is per table: claims judged from one table share its runs
+    claims_of: dict[str, list[str]] = {}
     for claim in not_run["id"]:
         if claim in cost["claims"]:  # a claim registered after the snapshot has none
             claims_of.setdefault(table_of[claim], []).append(claim)
@@ -82,8 +83,9 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
             "build did not make at the grid's iterations, one row per table (its claims share them), "
             "projected at the CPU time per run-iteration this build's CPU runs spent on the same data "
             f"({rates}); a run on data with no CPU run here is counted, not projected. All of them together "
-            f"(tables share runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, not projected: "
-            f"{unprojected(every)}. A table that reads no run of the grid (0 runs) needs data or a table this "
+            f"(tables share runs): {every['runs']} runs, {every['cpu_hours']} CPU-hours projected, "
+            f"not projected: {unprojected(every)}. A table that reads no run of the grid (0 runs) "
+            "needs data or a table this "
             "project does not build." + gpu_note,
         ),
         Block("table", table=pd.DataFrame(rows, columns=columns)),

@@ -14,7 +14,8 @@ from dpdl.claims import PREMISE_CLAIM, PRIVACY_CLAIM
 from dpdl.io import read_json
 from dpdl.publishing.layout import MANIFEST
 
-EXHIBIT = re.compile(r"\b([JC] )?(Fig(?:ure|s|\.)?|Table)\s*(\d+(?:[a-z]|\([a-z]\))?)")  # J, C: Zhang & Zhu's versions
+# J, C: Zhang & Zhu's versions
+EXHIBIT = re.compile(r"\b([JC] )?(Fig(?:ure|s|\.)?|Table)\s*(\d+(?:[a-z]|\([a-z]\))?)")
 
 
 def _exhibit(where: str) -> str:
@@ -33,11 +34,13 @@ def _figure_exhibit(name: str) -> str:
 
 
 def exhibit_sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> list[Block]:
-    """One section per figure or table of the paper (the first its claims' ``where`` names), beside our figure.
+    """One section per figure or table of the paper, beside our figure.
 
-    Each section shows our figure named for the exhibit and the compute behind the figure's table (``compute``:
-    the manifest's ``aggregate_compute``, None in a snapshot published before it was recorded); the claims that
-    name none, and our figures no section shows, come last.
+    A claim belongs to the first figure or table its ``where`` names.
+
+    Each section shows our figure named for the exhibit and the compute behind the figure's table
+    (``compute``: the manifest's ``aggregate_compute``, None in a snapshot published before it was
+    recorded); the claims that name none, and our figures no section shows, come last.
     """
     listed = set(read_json(folder / MANIFEST)["files"])  # only what the manifest vouches for, never a link
     figures = sorted(
@@ -52,10 +55,10 @@ def exhibit_sections(card: pd.DataFrame, folder: Path, compute: dict | None) -> 
         Block("heading", "Claims by figure and table of the paper", level=2),
         Block(
             "text",
-            "Each section sets the values the paper states for one of its figures or tables beside ours, with "
-            "the verdict, the interval and the test, then our figure. The paper's own figures are not shown: "
-            "this project holds the papers as text, so their plotted curves are compared through the values "
-            "and orderings the text states, not by eye.",
+            "Each section sets the values the paper states for one of its figures or tables beside "
+            "ours, with the verdict, the interval and the test, then our figure. The paper's own "
+            "figures are not shown: this project holds the papers as text, so their plotted curves "
+            "are compared through the values and orderings the text states, not by eye.",
         ),
     ]
     placed = set()

@@ -1,4 +1,7 @@
-"""The article's front matter: the original paper's citation (the study's ``REFERENCE``), the code, the data."""
+"""The article's front matter: the original paper's citation, the code, the data.
+
+The citation is the study's ``REFERENCE``.
+"""
 
 from __future__ import annotations
 
@@ -29,5 +32,8 @@ def front_matter(study: str, manifest: dict) -> list[Block]:
 
 
 def citation(ref: PaperReference) -> str:
-    """The original paper as one sentence (the front matter's and ``metadata.yaml``'s): its parts, title quoted."""
+    """The original paper as one sentence: its parts, title quoted.
+
+    The front matter and ``metadata.yaml`` both use it.
+    """
     return "; ".join(part for part in (ref.authors, f'"{ref.title}"', ref.venue, ref.locator) if part) + "."

@@ -20,9 +20,10 @@ def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:
         Block(
             "text",
             "The paper's privacy claims, tested by an empirical audit (runs on neighbouring datasets; "
-            "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it). The verdict is the "
-            "paper's guarantee over every audited cell; `readings` gives it under each reading, judged on the cells "
-            "that ran that reading's mechanism (the default reading's first: the mechanism this study's runs use):",
+            "eps_lb is a lower bound on epsilon; an audit can refute a claim, never prove it). The "
+            "verdict is the paper's guarantee over every audited cell; `readings` gives it under "
+            "each reading, judged on the cells that ran that reading's mechanism (the default "
+            "reading's first: the mechanism this study's runs use):",
         ),
         Block(
             "table",
@@ -37,8 +38,8 @@ def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:
             Block(
                 "text",
                 "The deciding cells' premises (audit/premises.csv: each of the paper's stated assumptions, "
-                "declared within or outside and measured on the cell's canary pair; a refutation counts against "
-                "the paper only from a cell within every one):",
+                "declared within or outside and measured on the cell's canary pair; a refutation "
+                "counts against the paper only from a cell within every one):",
             ),
             Block("table", table=ledger_shown(ledger, deciding)),
         ]
@@ -47,8 +48,8 @@ def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:
         blocks += [
             Block(
                 "text",
-                "The paper's premises tested on its own data (audit/data_premises.csv: every record of each dataset "
-                "as the study prepares it, against the bound the guarantee assumes):",
+                "The paper's premises tested on its own data (audit/data_premises.csv: every "
+                "record of each dataset as the study prepares it, against the bound the guarantee assumes):",
             ),
             Block("table", table=premises[["id", "paper_value", "our_value", "verdict", "detail"]]),
         ]

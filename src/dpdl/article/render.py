@@ -34,9 +34,10 @@ def markdown(blocks: list[Block]) -> str:
 
 STYLE = (
     "body{font-family:-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;"
-    "padding:0 1em;color:#212529;line-height:1.5}table{border-collapse:collapse;font-size:0.85em;margin:1em 0}"
-    "th,td{border:1px solid #dee2e6;padding:0.3em 0.5em;vertical-align:top}th{background:#f8f9fa}"
-    "img{max-width:100%}h1,h2,h3{color:#343a40}"
+    "padding:0 "
+    "1em;color:#212529;line-height:1.5}table{border-collapse:collapse;font-size:0.85em;margin:1em "
+    "0}th,td{border:1px solid #dee2e6;padding:0.3em "
+    "0.5em;vertical-align:top}th{background:#f8f9fa}img{max-width:100%}h1,h2,h3{color:#343a40}"
 )
 
 

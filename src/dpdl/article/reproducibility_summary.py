@@ -59,8 +59,9 @@ def reproducibility_summary(
     outcome = (
         f"Of the paper's substantive claims that received a decisive verdict, {len(reproduced)} of "
         f"{len(decisive)} are reproduced ({len(substantive) - len(decisive)} more have no decisive verdict); "
-        f"of its mechanism properties with a decisive verdict, {(mechanism_decisive['verdict'] == REPRODUCED).sum()} "
-        f"of {len(mechanism_decisive)} are reproduced ({len(mechanism) - len(mechanism_decisive)} more have none); "
+        "of its mechanism properties with a decisive verdict, "
+        f"{(mechanism_decisive['verdict'] == REPRODUCED).sum()} of {len(mechanism_decisive)} are "
+        f"reproduced ({len(mechanism) - len(mechanism_decisive)} more have none); "
         "its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "." + _own_mechanism(privacy, out)
     )
     return [
@@ -78,8 +79,9 @@ def reproducibility_summary(
         ),
         Block(
             "text",
-            f"Decisive substantive claims: {len(decisive)}, of which {len(reproduced)} reproduced. Left out of the "
-            f"denominator: {_ids(substantive[~substantive['verdict'].isin(DECISIVE)], with_verdict=True)}.",
+            f"Decisive substantive claims: {len(decisive)}, of which {len(reproduced)} reproduced. "
+            "Left out of the denominator: "
+            f"{_ids(substantive[~substantive['verdict'].isin(DECISIVE)], with_verdict=True)}.",
         ),
         Block("table", table=verdict_counts(substantive).query("study == @study")),
         *_easy_and_difficult(study, card, out),
@@ -126,11 +128,11 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
         ),
         Block(
             "text",
-            f"Compute: the study's runs took {manifest['run_compute_seconds']} seconds in all (MANIFEST.json, "
-            "run_compute_seconds: each run's share of its job's wall time, summed)"
+            f"Compute: the study's runs took {manifest['run_compute_seconds']} seconds in all "
+            "(MANIFEST.json, run_compute_seconds: each run's share of its job's wall time, summed)"
             + "".join(
-                f"; {g['runs']} of the runs were made on an {gpu}, in {g['wall_seconds']} seconds of its time "
-                "(run_gpus)"
+                f"; {g['runs']} of the runs were made on an {gpu}, in {g['wall_seconds']} seconds "
+                "of its time (run_gpus)"
                 for gpu, g in manifest.get("run_gpus", {}).items()
             )
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
@@ -142,7 +144,10 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
 
 
 def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block]:
-    """The paper's own claims (not the implementation checks) by how they fared, each with its numbers and reason."""
+    """The paper's own claims by how they fared, each with its numbers and reason.
+
+    The implementation checks are left out.
+    """
     own = headline(card)
     readings = readings_table(study, out).merge(own[["id", "statement"]], on="id")
     post_hoc = own.assign(choice=own["post_hoc"].str.split("; ")).explode("choice")
@@ -157,8 +162,8 @@ def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block
         Block("heading", "What was difficult", level=3),
         Block(
             "text",
-            "Not reproduced (our value; where the claim's test has one, its effect and the effect's interval; the "
-            "paper's value):",
+            "Not reproduced (our value; where the claim's test has one, its effect and the "
+            "effect's interval; the paper's value):",
         ),
         Block(
             "list",

@@ -25,8 +25,8 @@ def _narrowed(manifest: dict) -> list[Block]:
     if not lines:
         return []
     text = (
-        "Built on the cells it had finished (the config's `reading_cells`), so its claims on the cells left out "
-        "are not run at this scale: "
+        "Built on the cells it had finished (the config's `reading_cells`), so its claims on the "
+        "cells left out are not run at this scale: "
     )
     return [Block("text", text + "; ".join(lines) + ".")]
 

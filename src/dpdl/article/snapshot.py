@@ -14,7 +14,10 @@ from dpdl.studies import ALL
 
 
 def read_card(path: Path) -> pd.DataFrame:
-    """A snapshot table (a scorecard, a reading's claims, readings.csv) as text, as written: no value parsed."""
+    """A snapshot table as text, as written: no value parsed.
+
+    A table is a scorecard, a reading's claims or readings.csv.
+    """
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 

@@ -16,16 +16,17 @@ from dpdl.summary import counted
 DECISIVE = (REPRODUCED, NOT_REPRODUCED)
 TITLE_RULE = (
     "The title is [Re] only when, under the default reading and under every reading not marked post hoc that "
-    "the snapshot holds, both hold: (1) coverage: the substantive claims as the headline counts them (numbers "
-    "the paper prints and comparisons between methods, each independent set of runs once) that received a "
-    "decisive verdict (reproduced or not reproduced) are at least half of all of them; (2) outcome: of those "
-    "decisive claims, strictly more than half are reproduced. Otherwise it is [¬Re]. ReScience C's template "
-    "prescribes [Re] for a successful replication and [¬Re] for a failed one and sets no threshold for a "
-    "partial one; the coverage threshold (half) and the requirement that every non-post-hoc reading agree are "
-    "this project's choice, made after the results were seen (post hoc register). The title names its scope "
-    "from the scorecard and the claims' registry: the tables of the counted claims that were run, at the "
-    "scale their claims need, and those of the claims not run at this scale or whose data are unavailable, "
-    "with the scale they would need beyond what was run."
+    "the snapshot holds, both hold: (1) coverage: the substantive claims as the headline counts "
+    "them (numbers the paper prints and comparisons between methods, each independent set of runs "
+    "once) that received a decisive verdict (reproduced or not reproduced) are at least half of "
+    "all of them; (2) outcome: of those decisive claims, strictly more than half are reproduced. "
+    "Otherwise it is [¬Re]. ReScience C's template prescribes [Re] for a successful replication "
+    "and [¬Re] for a failed one and sets no threshold for a partial one; the coverage threshold "
+    "(half) and the requirement that every non-post-hoc reading agree are this project's choice, "
+    "made after the results were seen (post hoc register). The title names its scope from the "
+    "scorecard and the claims' registry: the tables of the counted claims that were run, at the "
+    "scale their claims need, and those of the claims not run at this scale or whose data are "
+    "unavailable, with the scale they would need beyond what was run."
 )
 
 

@@ -1,4 +1,7 @@
-"""An article's files from the snapshot: assembled from the sections, written, and checked as ``dpdl check``."""
+"""An article's files from the snapshot: assembled, written, and checked as ``dpdl check``.
+
+They are assembled from the sections.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +27,8 @@ def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
     """The article of ``study`` as blocks, from ``out`` alone."""
     folder = study_folder(study, out)
     manifest = read_json(folder / MANIFEST)
-    scorecard = read_card(out / "scorecard.csv")  # the study's claims.csv and its privacy claims, audit-judged
+    # the study's claims.csv and its privacy claims, audit-judged
+    scorecard = read_card(out / "scorecard.csv")
     card = scorecard[scorecard["study"] == study]
     heading, substantive = title(study, card, out)
     return [

@@ -126,7 +126,8 @@ def gaussian_dp_delta(mu: float, epsilon: float) -> float:
     """delta(eps) of mu-Gaussian DP (Dong, Roth & Su 2022, Corollary 2.13)."""
     if mu <= 0:
         return 0.0
-    tail = math.exp(epsilon + float(stats.norm.logcdf(-epsilon / mu - mu / 2)))  # e^eps Phi(.), in logs: no overflow
+    # e^eps Phi(.), in logs: no overflow
+    tail = math.exp(epsilon + float(stats.norm.logcdf(-epsilon / mu - mu / 2)))
     return float(stats.norm.cdf(-epsilon / mu + mu / 2)) - tail
 
 
@@ -180,7 +181,10 @@ def gaussian_dp_fit(samples: AuditSamples, delta: float, confidence: float = 0.9
 
 @dataclass(frozen=True)
 class LaplaceFit:
-    """epsilon of the Laplace mechanism fitted to the scores (shift over scale), with its lower confidence bound."""
+    """epsilon of the Laplace mechanism fitted to the scores, with its lower confidence bound.
+
+    The fitted epsilon is the shift over the scale.
+    """
 
     epsilon: float
     epsilon_low: float
@@ -190,14 +194,15 @@ class LaplaceFit:
 def laplace_dp_fit(samples: AuditSamples, confidence: float = 0.95) -> LaplaceFit:
     """Fit the Laplace mechanism to scores that are a Laplace release's coordinate along its shift.
 
-    A release Lap(m, b) on D and Lap(m', b) on D' is |m - m'| / b-DP exactly, and no less (Dwork & Roth 2014,
-    Theorem 3.6; its tradeoff curve, Dong, Roth & Su 2022, Section 2.3, is that of pure |m - m'| / b-DP in the tails).
-    The maximum-likelihood estimates are each side's median for the locations and the mean absolute deviation
-    from them, pooled over both sides, for b. Their large-sample variances are b^2 / n per median (1 / (4 n f^2),
-    f = 1 / (2b) at the median) and b^2 / (2n) for the pooled scale, so the delta method gives eps = (median_D -
-    median_D') / b a standard error sqrt(2/n + eps^2 / (2n)) (n per side), and the lower bound is eps minus the
-    normal quantile at ``confidence`` times it. An estimate under the Laplace assumption, not a guarantee like
-    :func:`epsilon_lower_bound`.
+    A release Lap(m, b) on D and Lap(m', b) on D' is |m - m'| / b-DP exactly, and no less (Dwork &
+    Roth 2014, Theorem 3.6; its tradeoff curve, Dong, Roth & Su 2022, Section 2.3, is that of pure
+    |m - m'| / b-DP in the tails). The maximum-likelihood estimates are each side's median for the
+    locations and the mean absolute deviation from them, pooled over both sides, for b. Their
+    large-sample variances are b^2 / n per median (1 / (4 n f^2), f = 1 / (2b) at the median) and
+    b^2 / (2n) for the pooled scale, so the delta method gives eps = (median_D - median_D') / b a
+    standard error sqrt(2/n + eps^2 / (2n)) (n per side), and the lower bound is eps minus the
+    normal quantile at ``confidence`` times it. An estimate under the Laplace assumption, not a
+    guarantee like :func:`epsilon_lower_bound`.
     """
     canary, neighbour = samples.canary, samples.neighbour
     n = canary.size

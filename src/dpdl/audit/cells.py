@@ -64,14 +64,17 @@ class AuditCell:
     canary: str
     switches: Mapping[str, str] = field(default_factory=dict)
     accountant_epsilon: float | None = None
-    # the release's noise: "gaussian" (a Gaussian-DP fit applies), "norm_exponential" (a Laplace fit applies to the
-    # black-box score), "laplace" (Laplace noise inside an objective: no fit), "" (none declared)
+    # the release's noise: "gaussian" (a Gaussian-DP fit applies), "norm_exponential" (a Laplace fit
+    # applies to the black-box score), "laplace" (Laplace noise inside an objective: no fit), ""
+    # (none declared)
     noise: str = ""
-    runs_scale: int = 1  # this cell runs audit.runs x runs_scale per side (cheap cells with a small claimed epsilon)
-    # premise id -> True (the canary pair stays within the paper's assumption) or False (it leaves it), for every
-    # premise of the study's PREMISES; checked on the pair by dpdl.audit.premises
+    # this cell runs audit.runs x runs_scale per side (cheap cells with a small claimed epsilon)
+    runs_scale: int = 1
+    # premise id -> True (the canary pair stays within the paper's assumption) or False (it leaves
+    # it), for every premise of the study's PREMISES; checked on the pair by dpdl.audit.premises
     premises: Mapping[str, bool] = field(default_factory=dict)
-    project_premises: tuple[str, ...] = ()  # the project's own choices the cell rests on (named in the verdict)
+    # the project's own choices the cell rests on (named in the verdict)
+    project_premises: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -52,10 +52,11 @@ DATA_PREMISE_COLUMNS = [
 class DataPremise:
     """One premise of a study (an id of its ``PREMISES``) measured on each record of its prepared data.
 
-    ``values`` maps the prepared arrays (``np.load`` of ``data/processed/<study>/<dataset>.npz``) to one value per
-    record; the premise holds on a record whose value is at most ``bound`` (a record's bound, which may differ from
-    the canary pair's: c1 per record against 2 c1 for a replaced one). ``runs`` names the runs whose privacy
-    rests on it on each dataset (one text for all, or dataset -> text), said when it fails.
+    ``values`` maps the prepared arrays (``np.load`` of ``data/processed/<study>/<dataset>.npz``) to
+    one value per record; the premise holds on a record whose value is at most ``bound`` (a record's
+    bound, which may differ from the canary pair's: c1 per record against 2 c1 for a replaced one).
+    ``runs`` names the runs whose privacy rests on it on each dataset (one text for all, or dataset
+    -> text), said when it fails.
     """
 
     premise: str
@@ -93,7 +94,10 @@ def measured(values: np.ndarray, bound: float) -> dict:
 
 
 def premise_claims(module, premise: str) -> str:
-    """The privacy claims whose guarantee rests on ``premise``: those with an audited cell that declares it."""
+    """The privacy claims whose guarantee rests on ``premise``.
+
+    Those are the claims with an audited cell that declares it.
+    """
     cells = (*module.AUDIT_CELLS, *getattr(module, "EXTRA_CELLS", ()))
     return ";".join(dict.fromkeys(cell.claim for cell in cells if premise in cell.premises))
 
@@ -101,9 +105,11 @@ def premise_claims(module, premise: str) -> str:
 def data_premise_table(
     module, study: str, prepared: Mapping[str, Mapping[str, np.ndarray]], skipped: Mapping[str, str]
 ) -> pd.DataFrame:
-    """One row per (dataset, data premise) of ``study``'s audit ``module``, measured on ``prepared`` (dataset ->
-    its arrays); a dataset in ``skipped`` (dataset -> why it cannot be built here) gets a row without a
-    measurement, its reason in ``note``."""
+    """One row per (dataset, data premise) of ``study``'s audit ``module``, measured on ``prepared``.
+
+    ``prepared`` maps a dataset to its arrays; a dataset in ``skipped`` (dataset -> why it cannot be
+    built here) gets a row without a measurement, its reason in ``note``.
+    """
     premises = {premise.id: premise for premise in module.PREMISES}
     rows = []
     for data in module.DATA_PREMISES:

@@ -139,8 +139,11 @@ def premise_ledger(module) -> pd.DataFrame:
 
 
 def ledger_problems(ledger: pd.DataFrame) -> list[str]:
-    """Every declaration its measurement contradicts: declared within a bound the pair breaks, or outside one it
-    keeps (a premise without a number is not checked)."""
+    """Every declaration its measurement contradicts.
+
+    A declaration is contradicted when it is declared within a bound the pair breaks, or outside one
+    it keeps (a premise without a number is not checked).
+    """
     problems = []
     for row in ledger[ledger["declared"].isin((WITHIN, OUTSIDE))].itertuples():
         if not isinstance(row.holds, bool | np.bool_):

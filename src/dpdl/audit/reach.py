@@ -1,4 +1,6 @@
-"""What an audited cell could reach at all: the smaller of its run-count ceiling and its canary's own privacy loss.
+"""What an audited cell could reach at all.
+
+That is the smaller of its run-count ceiling and its canary's own privacy loss.
 
 An audit's eps_LB can exceed neither the largest bound its runs allow (the ``ceiling`` of
 :mod:`dpdl.audit.bounds`) nor the privacy loss its canary pair actually has: a canary whose two
@@ -51,14 +53,19 @@ class CanaryLoss:
 
 
 def laplace_loss(shift: float, scale: float) -> float:
-    """Maximal privacy loss of a Laplace (or norm-exponential) release whose mean moves by ``shift``: shift / scale."""
+    """Maximal privacy loss of a Laplace release whose mean moves by ``shift``: shift / scale.
+
+    The same holds for a norm-exponential release.
+    """
     if scale <= 0 or shift < 0:
         raise ValueError(f"laplace_loss needs shift >= 0 and scale > 0; got {shift!r}, {scale!r}")
     return shift / scale
 
 
 def gaussian_loss(shift: float, sigma: float, delta: float, releases: int = 1) -> float:
-    """Epsilon at ``delta`` of ``releases`` Gaussian releases whose mean moves by ``shift`` (l2) at std ``sigma``.
+    """Epsilon at ``delta`` of ``releases`` Gaussian releases at std ``sigma``.
+
+    Their mean moves by ``shift`` (l2).
 
     A Gaussian's privacy loss is unbounded, so its epsilon at the claim's delta (Balle & Wang, exact).
     """
@@ -68,7 +75,10 @@ def gaussian_loss(shift: float, sigma: float, delta: float, releases: int = 1) -
 
 
 def gaussian_mu_for(epsilon: float, delta: float) -> float:
-    """The Gaussian-DP mu whose epsilon at ``delta`` is ``epsilon`` (Corollary 2.13 inverted: delta grows with mu)."""
+    """The Gaussian-DP mu whose epsilon at ``delta`` is ``epsilon``.
+
+    It inverts Corollary 2.13 (delta grows with mu).
+    """
     if epsilon < 0 or not 0 < delta < 1:
         raise ValueError(f"gaussian_mu_for needs epsilon >= 0 and 0 < delta < 1; got {epsilon!r}, {delta!r}")
     high = 1.0
@@ -78,8 +88,11 @@ def gaussian_mu_for(epsilon: float, delta: float) -> float:
 
 
 def gaussian_canary(shift: float, sigma: float, cell, how: str, releases: int = 1) -> CanaryLoss:
-    """:func:`gaussian_loss` of ``releases`` Gaussian releases at the cell's delta, and the noise divisor that
-    lifts it above the cell's claimed epsilon: mu(claimed) / mu, mu = shift sqrt(releases) / sigma."""
+    """:func:`gaussian_loss` of ``releases`` releases at the cell's delta, and its noise divisor.
+
+    The divisor lifts the loss above the cell's claimed epsilon: mu(claimed) / mu, mu = shift
+    sqrt(releases) / sigma.
+    """
     loss = gaussian_loss(shift, sigma, cell.delta, releases)
     mu = shift * math.sqrt(releases) / sigma
     divisor = math.inf if mu == 0 else gaussian_mu_for(cell.claimed_epsilon, cell.delta) / mu
@@ -87,28 +100,40 @@ def gaussian_canary(shift: float, sigma: float, cell, how: str, releases: int = 
 
 
 def laplace_canary(shift: float, scale: float, cell, how: str) -> CanaryLoss:
-    """:func:`laplace_loss` and the noise divisor that lifts it above the cell's claimed epsilon: claimed / loss."""
+    """:func:`laplace_loss` and its noise divisor.
+
+    The divisor lifts the loss above the cell's claimed epsilon: claimed / loss.
+    """
     loss = laplace_loss(shift, scale)
     return CanaryLoss(loss, how, max(1.0, math.inf if loss == 0 else cell.claimed_epsilon / loss))
 
 
 def detects_noise_divisor(ceiling: float, claimed: float, divisor: float) -> float:
-    """The smallest k >= 1 such that noise / k lets the cell exceed ``claimed``: the canary's ``divisor`` when the
-    run-count ceiling is above the claim, else infinite (no k helps); NaN when the canary has no exact loss."""
+    """The smallest k >= 1 such that noise / k lets the cell exceed ``claimed``.
+
+    It is the canary's ``divisor`` when the run-count ceiling is above the claim, else infinite (no
+    k helps); NaN when the canary has no exact loss.
+    """
     if math.isnan(divisor):
         return math.nan
     return float(divisor) if ceiling > claimed else math.inf
 
 
 def reachable_epsilon(ceiling: float, loss: float) -> float:
-    """The largest eps_LB a cell could give if the noise is as declared: the smaller of the run-count ceiling and the
-    canary's loss (if known). A release with less noise than declared can exceed it (dzoa's D-ZOA cells do)."""
+    """The largest eps_LB a cell could give if the noise is as declared.
+
+    It is the smaller of the run-count ceiling and the canary's loss (if known). A release with less
+    noise than declared can exceed it (dzoa's D-ZOA cells do).
+    """
     return float(ceiling) if math.isnan(loss) else float(min(ceiling, loss))
 
 
 def study_reach(module) -> pd.DataFrame:
-    """One row per audited cell of a study's audit module: its canary's loss (NaN: not derived), how, and the noise
-    divisor that would lift that loss above the claimed epsilon (NaN: no exact form)."""
+    """One row per audited cell of a study's audit module: its canary's loss, how, and its noise divisor.
+
+    The loss is NaN where it is not derived; the noise divisor is the one that would lift that loss
+    above the claimed epsilon (NaN: no exact form).
+    """
     rows = []
     for cell in (*module.AUDIT_CELLS, *getattr(module, "EXTRA_CELLS", ())):
         loss = module.canary_loss(cell) if hasattr(module, "canary_loss") else None

@@ -25,8 +25,9 @@ from dpdl.judgement import (
 from dpdl.seed_statistics import ALPHA, finite, mean_interval, seeds_for_halfwidth
 from dpdl.verdicts.inputs import Pair, difference
 
-# Fewer seeds than this that all agree give no interval: their t-interval has zero width whatever the seed-to-seed
-# spread is (issue 59: a rank picked from a grid, e.g. Table 1's rho, agrees on 2 of 2 seeds by chance easily)
+# Fewer seeds than this that all agree give no interval: their t-interval has zero width whatever
+# the seed-to-seed spread is (issue 59: a rank picked from a grid, e.g. Table 1's rho, agrees on 2
+# of 2 seeds by chance easily)
 MIN_SEEDS_FOR_ZERO_SPREAD = 5
 
 

@@ -23,7 +23,9 @@ from dpdl.verdicts.inputs import Series
 
 
 def _shared_seeds(series: Series) -> np.ndarray | None:
-    """The per-seed matrix (seeds x grid points, in grid order) when every point ran the same seeds, else None.
+    """The per-seed matrix when every point ran the same seeds, else None.
+
+    Its rows are seeds and its columns the grid points, in grid order.
 
     Seeds with a non-finite value at some point are left out (a diverged run).
     """
@@ -44,9 +46,12 @@ def _shared_seeds(series: Series) -> np.ndarray | None:
 
 
 def _trend_cell(name: str, change: Difference, margin: float, p_rank: tuple, rank_need: tuple, line: str) -> Cell:
-    """One series of a trend claim from its rank test (p-values rising and falling, and the seeds at which
-    each reaches a level) and its end-to-end ``change`` against ``margin``: for the claim both must hold;
-    against it either (each at half the level)."""
+    """One series of a trend claim from its rank test and its end-to-end ``change``.
+
+    The rank test gives p-values rising and falling, and the seeds at which each reaches a level;
+    ``change`` is judged against ``margin``. For the claim both must hold; against it either (each
+    at half the level).
+    """
     p_rise, p_fall = p_rank
     need_rise, need_fall = rank_need
     p_change = change.p_greater(margin)
@@ -96,7 +101,8 @@ class Trend:
     def describe(self) -> str:
         return (
             f"{self.direction}: within seeds (Page's L and paired end-to-end t) where the grid shares seeds, "
-            f"else pooled Kendall tau and Welch; change {self._margin_text()}; {share_text(self.required_fraction)}"
+            f"else pooled Kendall tau and Welch; change {self._margin_text()}; "
+            f"{share_text(self.required_fraction)}"
         )
 
     def _margin(self, start: np.ndarray) -> float:
