@@ -49,11 +49,7 @@ def run_compute(
     narrowed, provenances = narrowed or {}, provenances or {}
     paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
-        folder = reading_folder(study, name)
-        if name in narrowed:
-            paths += [folder / path for path in narrowed[name] if (folder / path).is_file()]
-        else:
-            paths += run_files(study, folder)
+        paths += reading_run_files(study, name, narrowed.get(name))
     runs = {}
     for path in paths:
         stat = path.stat()
@@ -68,6 +64,21 @@ def run_compute(
             entry["runs"] += 1
             entry["wall_seconds"] += wall
     return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
+
+
+def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
+    """The run files of ``study``'s built reading ``name`` in its folder: all, or, for a reading ``reading_cells``
+    narrows, those of its own cells (``narrowed``: their paths as the build names them)."""
+    folder = reading_folder(study, name)
+    if narrowed is None:
+        return run_files(study, folder)
+    return [folder / path for path in sorted(narrowed) if (folder / path).is_file()]
+
+
+def reading_provenances(study: str, name: str, narrowed: Iterable[str] | None = None) -> dict[str, dict]:
+    """The provenance of every run of ``study``'s built reading ``name`` (:func:`reading_run_files`), by its path
+    here (``results/readings/<study>/<reading>/results/<study>/runs/...``)."""
+    return {path.as_posix(): read_run(path).provenance for path in reading_run_files(study, name, narrowed)}
 
 
 def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:

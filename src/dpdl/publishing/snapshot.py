@@ -34,6 +34,7 @@ from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
     aggregate_compute,
     compute_record,
+    reading_provenances,
     run_compute,
     run_provenances,
     table_difference,
@@ -53,7 +54,8 @@ from dpdl.publishing.layout import (
 from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
 from dpdl.publishing.problems import settings_problems
 from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
-from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_folder, study_readings
+from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
+from dpdl.studies import study_module
 from dpdl.studies.common import claims_path
 from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name
 
@@ -113,15 +115,24 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     config = load_config(configfile)
     buildable = plan(config).buildable
     builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
-    provenances = {}  # each run file read once: for this check and for the study's compute record
-    for study in builds:  # the runs were made with the config being published, before anything is written
+    provenances, in_readings = {}, {}  # each run file read once: for this check and for the compute record
+    for study, (built, narrowed) in builds.items():  # the runs were made with the config published, before writing
         provenances[study] = run_provenances(study)
-        different = settings_problems(study, config, provenances[study])
+        different = settings_problems(study, config, provenances[study], study_module(study).runs(config, buildable))
+        in_readings[study] = {}
+        for name in (name for name in built if name != DEFAULT):  # each reading's runs, with the reading's config
+            runs = reading_provenances(study, name, narrowed[name]["runs"] if name in narrowed else None)
+            in_readings[study] |= runs
+            within = reading_folder(study, name).as_posix() + "/"
+            settings = reading_config(config, study, name)
+            grid = study_module(study).runs(settings, buildable)
+            named = {path.removeprefix(within): provenance for path, provenance in runs.items()}
+            different += settings_problems(study, settings, named, grid, reading=name)
         if different:
             raise DpdlError(different[0])
     refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
     for study in builds:
-        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out)
+        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study])
     _rewrite_merged(out, readme)
 
 
@@ -132,17 +143,20 @@ def publish_study(
     buildable: Iterable[str],
     provenances: Mapping[str, dict],
     out: Path = PUBLISHED,
+    in_readings: Mapping[str, dict] | None = None,
 ) -> dict:
     """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
     old snapshot stays whole until the new one is (:func:`write_study`). ``provenances``: its main build's runs
-    (:func:`~dpdl.publishing.compute.run_provenances`), read once by :func:`publish`.
+    (:func:`~dpdl.publishing.compute.run_provenances`), and ``in_readings`` its built readings' (by their path
+    here), read once by :func:`publish`.
 
     Besides the figures and tables, the snapshot holds everything the claims are judged from, so
     that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
     of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
     (``readings/<reading>/aggregates/``).
     """
-    return write_study(out, study, study_snapshot(study, config, configfile, buildable, provenances))
+    snapshot = study_snapshot(study, config, configfile, buildable, provenances, in_readings)
+    return write_study(out, study, snapshot)
 
 
 @dataclass
@@ -155,10 +169,15 @@ class StudySnapshot:
 
 
 def study_snapshot(
-    study: str, config: dict, configfile: str, buildable: Iterable[str], provenances: Mapping[str, dict]
+    study: str,
+    config: dict,
+    configfile: str,
+    buildable: Iterable[str],
+    provenances: Mapping[str, dict],
+    in_readings: Mapping[str, dict] | None = None,
 ) -> StudySnapshot:
     """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its main build's
-    runs already read: ``provenances``)."""
+    runs already read: ``provenances``; its built readings' runs: ``in_readings``, else read here)."""
     outputs = study_outputs(study, config, buildable)
     for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
@@ -187,7 +206,8 @@ def study_snapshot(
         manifest["config"]["reading_cells"] = {
             key: cells for key, cells in config["reading_cells"].items() if key.startswith(f"{study}/")
         }
-    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()}, provenances)
+    narrowed_runs = {name: found["runs"] for name, found in narrowed.items()}
+    wall, gpus = run_compute(study, readings, narrowed_runs, {**provenances, **(in_readings or {})})
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
