@@ -19,7 +19,7 @@ import pandas as pd
 
 from dpdl.errors import DpdlError
 from dpdl.judgement import NOT_RUN
-from dpdl.paths import aggregates_folder, is_run_file, run_files
+from dpdl.paths import aggregates_folder, is_run_file, published_aggregate, run_files
 from dpdl.publishing.layout import published_name
 from dpdl.readings import DEFAULT, reading_folder
 from dpdl.runs import read_run, run_charge, run_gpu
@@ -180,7 +180,7 @@ def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], pr
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
-        if f"aggregates/{table}.csv" in compute:
+        if published_aggregate(f"{table}.csv") in compute:
             continue
         runs = [path for path in module.table_runs(config, table) if path in provenances]
         if runs:

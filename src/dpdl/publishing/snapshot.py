@@ -29,7 +29,17 @@ from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.chain import published_breaks, published_chain, rejudged
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
-from dpdl.paths import PUBLISHED, aggregates_folder, audit_path, cards_folder, data_premises_path, summary_table
+from dpdl.paths import (
+    PUBLISHED,
+    PUBLISHED_AGGREGATES,
+    aggregates_folder,
+    audit_path,
+    cards_folder,
+    data_premises_path,
+    published_aggregate,
+    published_reading,
+    summary_table,
+)
 from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
     aggregate_compute,
@@ -187,7 +197,7 @@ def study_snapshot(
             outputs[f"readings/{name}.csv"] = path
             for table in sorted(aggregates_folder(study, reading_folder(study, name)).glob("*.csv")):
                 if name not in narrowed or table.name in narrowed[name]["tables"]:
-                    outputs[f"readings/{name}/aggregates/{table.name}"] = table
+                    outputs[published_aggregate(table.name, name)] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     if Path(data_premises_path(study)).is_file():
@@ -347,9 +357,9 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         folder = out / study
         manifest = read_json(folder / MANIFEST)
         compute = aggregate_compute(study, configfile.as_posix())
-        tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
+        tables = sorted(name for name in manifest["files"] if name.startswith(f"{PUBLISHED_AGGREGATES}/"))
         built = aggregates_folder(study)
-        found = {name: table_difference(built / name.removeprefix("aggregates/"), folder / name) for name in tables}
+        found = {name: table_difference(built / Path(name).name, folder / name) for name in tables}
         differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
@@ -441,10 +451,10 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
     """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
     lines = []
     judged, engines = judging_plan(study, manifest, folder)
-    baseline = folder / "readings" / "default.csv"
+    baseline = folder / f"{published_reading(DEFAULT)}.csv"
     if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
         shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
-        manifest["files"]["readings/default.csv"] = ""
+        manifest["files"][f"{published_reading(DEFAULT)}.csv"] = ""
     for name, (source, settings) in judged.items():
         target = folder / scorecard_name(name)
         before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
@@ -455,7 +465,7 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE
-            manifest["files"][f"readings/{name}.csv"] = ""
+            manifest["files"][scorecard_name(name)] = ""
     order = [r.name for r in study_readings(study)]
     manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
     manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}
