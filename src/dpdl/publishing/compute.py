@@ -82,8 +82,14 @@ def reading_provenances(study: str, name: str, narrowed: Iterable[str] | None = 
 
 
 def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
-    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read."""
-    return provenances[path] if path in provenances else read_run(path).provenance
+    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read (and kept
+    there, where ``provenances`` is a dict: a cache the caller reads again)."""
+    if path in provenances:
+        return provenances[path]
+    provenance = read_run(path).provenance
+    if isinstance(provenances, dict):
+        provenances[path] = provenance
+    return provenance
 
 
 def charged(provenances: Iterable[dict]) -> dict:
@@ -141,7 +147,7 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
             else:
                 stack += inputs.get(path, [])
         behind[output] = runs
-    known = provenances or {}
+    known = {} if provenances is None else provenances  # a dict given is filled with the runs read here
     provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}  # read once
     return {
         published_name(output, study): charged(provenance[path] for path in sorted(runs))
@@ -167,9 +173,9 @@ def compute_record(
     return record
 
 
-def run_provenances(study: str) -> dict[str, dict]:
-    """The provenance of every run of ``study``'s main build here, by its path."""
-    return {path.as_posix(): read_run(path).provenance for path in sorted(run_files(study))}
+def run_provenances(study: str, known: Mapping[str, dict] | None = None) -> dict[str, dict]:
+    """The provenance of every run of ``study``'s main build here, by its path (those in ``known`` not read again)."""
+    return {path.as_posix(): _provenance(path.as_posix(), known or {}) for path in sorted(run_files(study))}
 
 
 def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:

@@ -221,7 +221,7 @@ def study_snapshot(
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
-    compute = aggregate_compute(study, configfile, provenances)
+    compute = aggregate_compute(study, configfile, dict(provenances))  # a copy: it keeps what it reads
     manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
     chain = published_chain(outputs)  # the top of the build's hash chain (none from a build made before it)
     broken = published_breaks(outputs, chain, fix="rebuild it with snakemake before publishing")
@@ -356,7 +356,8 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
     for study in studies:
         folder = out / study
         manifest = read_json(folder / MANIFEST)
-        compute = aggregate_compute(study, configfile.as_posix())
+        read: dict[str, dict] = {}  # the runs behind its tables, read once (a bad one is named before the tables)
+        compute = aggregate_compute(study, configfile.as_posix(), read)
         tables = sorted(name for name in manifest["files"] if name.startswith(f"{PUBLISHED_AGGREGATES}/"))
         built = aggregates_folder(study)
         found = {name: table_difference(built / Path(name).name, folder / name) for name in tables}
@@ -371,7 +372,7 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         for difference in found.values():
             for column, value in difference.items():
                 largest[column] = max(largest.get(column, 0.0), value)
-        provenances = run_provenances(study)
+        provenances = run_provenances(study, read)  # then the others, after the tables were compared
         manifest |= compute_record(study, config, compute, provenances, folder / "claims.csv")
         manifest["compute_measured"] = {
             "code": _code_without(out, None),
