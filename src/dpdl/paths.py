@@ -20,6 +20,10 @@ AGGREGATES = "results/{study}/aggregates"  # a study's per-seed tables and their
 PROCESSED = Path("data/processed")  # prepared datasets: <study>/<dataset>.npz and its card, <dataset>.json
 PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
 ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article.write writes them, check regenerates
+# Inside a published study folder (published/<study>/): its per-seed tables, and each built reading's scorecard
+# (readings/<reading>.csv) and per-seed tables (readings/<reading>/aggregates/)
+PUBLISHED_AGGREGATES = "aggregates"
+PUBLISHED_READINGS = "readings"
 
 # The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
 # the data.
@@ -44,6 +48,24 @@ def is_run_file(path: str, study: str) -> bool:
 def aggregates_folder(study: str, root: Path = Path()) -> Path:
     """The folder of ``study``'s per-seed tables in the build at ``root`` (here, or a reading's folder)."""
     return root / AGGREGATES.format(study=study)
+
+
+def tables_folder(study: str) -> Path:
+    """The folder of ``study``'s tables (``results/tables/<study>``; its figures' are ``figures/<study>``)."""
+    return Path("results", "tables", study)
+
+
+def published_reading(reading: str) -> str:
+    """A built reading's folder inside a published study folder: ``readings/<reading>`` (its scorecard is that
+    name with ``.csv``)."""
+    return f"{PUBLISHED_READINGS}/{reading}"
+
+
+def published_aggregate(table: str, reading: str | None = None) -> str:
+    """The name inside a published study folder of the per-seed table ``table`` (its file name): the main build's,
+    ``aggregates/<table>``, or a built ``reading``'s, ``readings/<reading>/aggregates/<table>``."""
+    folder = PUBLISHED_AGGREGATES if reading is None else f"{published_reading(reading)}/{PUBLISHED_AGGREGATES}"
+    return f"{folder}/{table}"
 
 
 def cards_folder(study: str) -> Path:

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.errors import DpdlError
-from dpdl.paths import aggregates_folder, cards_folder
+from dpdl.paths import PUBLISHED_AGGREGATES, aggregates_folder, cards_folder, published_aggregate, published_reading
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
@@ -53,8 +53,8 @@ def judging_plan(study: str, manifest: Mapping, folder: Path) -> tuple[dict[str,
     engines = dict(manifest.get("reading_engines", {}))
     judged = {DEFAULT: (folder, config)}
     for reading in study_readings(study)[1:]:
-        own = folder / "readings" / reading.name
-        if (own / "aggregates").is_dir():
+        own = folder / published_reading(reading.name)
+        if (own / PUBLISHED_AGGREGATES).is_dir():
             judged[reading.name] = (own, reading_config(config, study, reading.name))
         elif set(reading.switches) <= claims_step:
             judged[reading.name] = (folder, reading_config(config, study, reading.name))
@@ -65,7 +65,7 @@ def judging_plan(study: str, manifest: Mapping, folder: Path) -> tuple[dict[str,
 
 def scorecard_name(reading: str) -> str:
     """A reading's scorecard inside a study folder of a snapshot."""
-    return "claims.csv" if reading == DEFAULT else f"readings/{reading}.csv"
+    return "claims.csv" if reading == DEFAULT else f"{published_reading(reading)}.csv"
 
 
 def judged_card(study: str, source: Path, config: dict, folder: Path) -> pd.DataFrame:
@@ -103,7 +103,8 @@ def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
     keys: list[tuple | Exception] = []
     for job in jobs:
         try:
-            files = [*sorted((job.source / "aggregates").glob("*")), *sorted((job.folder / "cards").glob("*"))]
+            tables = sorted((job.source / PUBLISHED_AGGREGATES).glob("*"))
+            files = [*tables, *sorted((job.folder / "cards").glob("*"))]
             digests = tuple((p.parent.name, p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in files)
             keys.append((job.study, json.dumps(job.config, sort_keys=True, default=str), digests))
         except OSError as err:
@@ -257,7 +258,7 @@ def _stage_build(
         os.symlink(source.resolve(), folder / name)
 
     for table in sorted(aggregates_folder(study).glob("*.csv")):
-        link(f"aggregates/{table.name}", table)
+        link(published_aggregate(table.name), table)
     for card in sorted(cards_folder(study).glob("*.json")):
         link(f"cards/{card.name}", card)
     for name, path in built.items():
@@ -265,7 +266,7 @@ def _stage_build(
         tables = aggregates_folder(study, reading_folder(study, name)).glob("*.csv")
         for table in sorted(tables) if name != DEFAULT else []:
             if name not in narrowed or table.name in narrowed[name]["tables"]:
-                link(f"readings/{name}/aggregates/{table.name}", table)
+                link(published_aggregate(table.name, name), table)
     section = {key: config[key] for key in ("data", study)}
     cells = {key: cells for key, cells in config.get("reading_cells", {}).items() if key.startswith(f"{study}/")}
     manifest = {

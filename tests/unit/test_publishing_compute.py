@@ -82,6 +82,20 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
         "aggregates/wide.csv": {"runs": 0, "cpu_seconds": 0.0},
     }
 
+    import dpdl.publishing.compute as compute
+
+    reads = []
+    monkeypatch.setattr(
+        compute,
+        "read_run",
+        lambda path: reads.append(str(path)) or type("Run", (), {"provenance": {"timing": {"wall_time_s": 1.0}}})(),
+    )
+    kept: dict[str, dict] = {}  # publish --compute's cache: the runs behind the tables, then the others
+    compute_by_aggregate("dzoa", summary, kept)
+    assert sorted(kept) == sorted({a1, a2, b1, "results/dzoa/runs/c/trial001.npz"})
+    assert sorted(compute.run_provenances("dzoa", kept)) == sorted(kept)  # every run of the build: none read again
+    assert sorted(reads) == sorted(kept)
+
 
 def test_the_cost_of_runs_not_done_projects_gpu_time_from_gpu_runs_and_cpu_time_from_cpu_runs() -> None:
     """#37: a run made on a GPU charges GPU time, not CPU time: the projection's CPU rate comes from CPU runs alone

@@ -44,7 +44,7 @@ from pathlib import Path
 from dpdl.cli import main
 from dpdl.publishing import snapshot, staging
 plan = json.loads(Path(sys.argv[1]).read_text())
-def study_snapshot(study, config, configfile, buildable, provenances):
+def study_snapshot(study, config, configfile, buildable, provenances, in_readings=None):
     outputs = {name: Path(path) for name, path in plan["outputs"].items()}
     return snapshot.StudySnapshot(outputs, dict(plan["texts"]), json.loads(json.dumps(plan["manifest"])))
 snapshot.study_snapshot = study_snapshot
@@ -132,7 +132,7 @@ def publish_here(plan: Path, out: Path, readme: Path, patch: pytest.MonkeyPatch)
     given = json.loads(plan.read_text())
 
     def study_snapshot(
-        study: str, config: dict, configfile: str, buildable: object, provenances: object
+        study: str, config: dict, configfile: str, buildable: object, provenances: object, in_readings: object = None
     ) -> snapshot.StudySnapshot:
         outputs = {name: Path(path) for name, path in given["outputs"].items()}
         return snapshot.StudySnapshot(outputs, dict(given["texts"]), json.loads(json.dumps(given["manifest"])))

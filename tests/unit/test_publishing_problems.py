@@ -3,6 +3,7 @@ committed one."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from pathlib import Path
 
@@ -103,33 +104,153 @@ def test_what_an_interrupted_publish_left_is_named_in_one_line_each(tmp_path: Pa
     ]
 
 
-def test_runs_made_with_another_switch_value_than_the_config_are_named() -> None:
+def _runs_as_made(study: str, config: dict, count: int = 3) -> dict[str, dict]:
+    """The first ``count`` runs of ``study``'s grid under ``config``, each provenance holding exactly what the study
+    says a run records of the config (its ``recorded_settings``), as a build made with that config has them."""
+    from dpdl.studies import prepared_datasets, study_module
+
+    module = study_module(study)
+    runs = {}
+    for path in module.runs(config, set(prepared_datasets()))[:count]:
+        provenance: dict = {"timing": {"wall_time_s": 1.0}, "versions": {"dpdl": "0"}}  # not settings: never compared
+        for field, (_, value) in module.recorded_settings(config, path).items():
+            *parents, last = field.split(".")
+            below = provenance
+            for part in parents:
+                below = below.setdefault(part, {})
+            below[last] = copy.deepcopy(value)
+        runs[path] = provenance
+    return runs
+
+
+NON_SWITCHES = {  # a setting that is no switch, as each study's runs record it: (provenance field, config key)
+    "dvp_pvp": ("params.iterations", "iterations"),
+    "wddp": ("params.step_size_selection.grid", "step_sizes"),
+    "dp_iadmm": ("params.iterations", "iterations"),
+    "dzoa": ("params.outer_iterations", "outer_iterations"),
+}
+
+
+@pytest.mark.parametrize("study", list(NON_SWITCHES))
+def test_runs_made_with_another_value_of_a_setting_are_named(study: str, at_root: Path) -> None:
     # issue 61 item 1: a build made with one config could be published with another
+    from dpdl.config import load_config
     from dpdl.publishing.problems import settings_problems
 
-    config = {"dvp_pvp": {"graph": "erdos_renyi", "agents": 10}}
-    runs = {
-        "results/dvp_pvp/runs/a.npz": {"switches": {"graph": "ring", "agents": 10, "not_a_key": 1}},
-        "results/dvp_pvp/runs/b.npz": {"switches": {"graph": "ring", "agents": 10}},
-        "results/dvp_pvp/runs/c.npz": {"switches": {"graph": "erdos_renyi", "agents": 10}},
-    }
-    assert settings_problems("dvp_pvp", config, runs) == [
-        "results/dvp_pvp/runs/a.npz: made with dvp_pvp.graph = 'ring' (2 run(s) so), but the config being published "
-        "sets 'erdos_renyi'; publish with the config the build ran (--configfile), or rebuild"
+    config = load_config(Path("config/ci.yaml"))
+    runs = _runs_as_made(study, config)
+    assert settings_problems(study, config, runs, runs) == []  # the build's own config: nothing differs
+    field, key = NON_SWITCHES[study]
+    first, second, _ = runs
+    for path in (first, second):
+        *parents, last = field.split(".")
+        below = runs[path]
+        for part in parents:
+            below = below[part]
+        ran = below[last] = [0.5] if key == "step_sizes" else below[last] * 2
+    expected = repr(config[study][key])
+    assert settings_problems(study, config, runs, runs) == [
+        f"{study}: {first} in the build was made with {study}.{key} = {ran!r} (its {field}; 2 of 3 run(s) differ), "
+        f"but the config being published gives {expected}; publish with the config the build ran (--configfile), "
+        "or rebuild"
     ]
-    assert settings_problems("dvp_pvp", config, {"c": runs["results/dvp_pvp/runs/c.npz"]}) == []
+
+
+def test_a_run_outside_the_configs_grid_is_named_and_a_run_without_a_field_is_not_compared(at_root: Path) -> None:
+    from dpdl.config import load_config
+    from dpdl.publishing.problems import settings_problems
+
+    config = load_config(Path("config/ci.yaml"))
+    runs = _runs_as_made("dvp_pvp", config)
+    grid = list(runs)
+    extra = grid[0].replace("seed0", "seed7")  # seeds: 2 in ci.yaml
+    runs[extra] = copy.deepcopy(runs[grid[0]])
+    del runs[grid[1]]["params"]["iterations"]  # a run made before the field was recorded
+    runs[grid[1]]["switches"]["graph"] = "ring"  # a switch: compared as every setting is
+    assert settings_problems("dvp_pvp", config, runs, grid) == [
+        f"dvp_pvp: {extra} in the build is not a run of the config being published (1 run(s) are not: another "
+        "config's seeds or cells); publish with the config that made them (--configfile), or remove them",
+        f"dvp_pvp: {grid[1]} in the build was made with dvp_pvp.graph = 'ring' (its switches.graph; 1 of 4 run(s) "
+        "differ), but the config being published gives 'erdos_renyi'; publish with the config the build ran "
+        "(--configfile), or rebuild",
+    ]
+
+
+def test_a_readings_runs_are_compared_with_the_readings_config(at_root: Path) -> None:
+    # the nested build of a reading sets its switches: what differs from the study's config is the reading
+    from dpdl.config import load_config
+    from dpdl.publishing.problems import settings_problems
+    from dpdl.readings import reading_config
+
+    config = load_config(Path("config/ci.yaml"))
+    settings = reading_config(config, "dzoa", "lipschitz_2")
+    runs = _runs_as_made("dzoa", settings)
+    assert settings_problems("dzoa", settings, runs, runs, reading="lipschitz_2") == []
+    refused = settings_problems("dzoa", config, runs, runs)  # the study's config would refuse the reading's runs
+    assert [line.split(" (its ")[0].split(" was made with ")[1] for line in refused] == [
+        "dzoa.lipschitz = 2",
+        "dzoa.lipschitz = 2",
+    ]
 
 
 def test_publish_refuses_runs_of_another_config_before_writing(
     at_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import dpdl.publishing.snapshot as snapshot
+    from dpdl.config import load_config
     from dpdl.errors import DpdlError
+    from dpdl.studies import prepared_datasets
 
     monkeypatch.chdir(at_root)
-    monkeypatch.setattr(snapshot, "run_provenances", lambda study: {"r.npz": {"switches": {"graph": "ring"}}})
-    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set()})())  # no probes
+    config = load_config(Path("config/ci.yaml"))
+    runs = _runs_as_made("wddp", config)
+    later = {
+        path: provenance | {"params": {**provenance["params"], "iterations": 7}} for path, provenance in runs.items()
+    }
+    runs |= dict(list(later.items())[1:])  # all but the first made at another horizon
+    monkeypatch.setattr(snapshot, "run_provenances", lambda study: runs)
+    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})())
     out = tmp_path / "published"
-    with pytest.raises(DpdlError, match=r"r.npz: made with dvp_pvp.graph = 'ring'"):
-        snapshot.publish(["dvp_pvp"], Path("config/ci.yaml"), out)
+    with pytest.raises(DpdlError) as refused:
+        snapshot.publish(["wddp"], Path("config/ci.yaml"), out)
+    second = list(runs)[1]
+    assert str(refused.value).startswith(
+        f"wddp: {second} in the build was made with wddp.iterations = 7 (its params.iterations; 2 of 3 run(s) "
+        f"differ), but the config being published gives {config['wddp']['iterations']};"
+    )
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_publish_compares_each_built_readings_runs_with_its_config(
+    at_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dpdl.publishing.snapshot as snapshot
+    from dpdl.config import load_config
+    from dpdl.errors import DpdlError
+    from dpdl.readings import reading_config, reading_folder
+    from dpdl.studies import prepared_datasets
+
+    monkeypatch.chdir(at_root)
+    config = load_config(Path("config/ci.yaml"))
+    within = reading_folder("dzoa", "ring").as_posix()
+    made = _runs_as_made("dzoa", reading_config(config, "dzoa", "ring"))
+    in_reading = {f"{within}/{path}": provenance for path, provenance in made.items()}
+    monkeypatch.setattr(snapshot, "run_provenances", lambda study: _runs_as_made("dzoa", config))
+    monkeypatch.setattr(snapshot, "built_readings", lambda study: {"default": Path("x.csv"), "ring": Path("y.csv")})
+    monkeypatch.setattr(snapshot, "reading_provenances", lambda study, name, narrowed: in_reading)
+    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})())
+
+    def compared(builds: dict, config: dict) -> None:
+        raise DpdlError("settings compared")  # the next check: every run was what its config gives
+
+    monkeypatch.setattr(snapshot, "refuse_misjudged", compared)
+    with pytest.raises(DpdlError, match="^settings compared$"):
+        snapshot.publish(["dzoa"], Path("config/ci.yaml"), tmp_path / "published")
+    first = next(iter(made))
+    made[first]["switches"]["topology"] = "ring_chord"  # a reading's run made with the study's own topology
+    with pytest.raises(DpdlError) as refused:
+        snapshot.publish(["dzoa"], Path("config/ci.yaml"), tmp_path / "published")
+    assert str(refused.value).startswith(
+        f"dzoa: {first} in reading ring's build was made with dzoa.topology = 'ring_chord' (its switches.topology; "
+        "1 of 3 run(s) differ), but reading ring's config (the config with its switches set) gives 'ring';"
+    )

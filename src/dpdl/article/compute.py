@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.article.blocks import Block
+from dpdl.paths import published_aggregate
 from dpdl.studies import study_module
 
 
@@ -57,7 +58,7 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
             tables[claim.id] = f"{claim.aggregate} (a stack of the figures' tables)"
             compute[tables[claim.id]] = stacked[claim.aggregate]
         else:
-            tables[claim.id] = f"aggregates/{claim.aggregate}.csv"
+            tables[claim.id] = published_aggregate(f"{claim.aggregate}.csv")
     # a column only where some run was on a GPU
     gpu = any("gpu_seconds" in entry for entry in compute.values())
     rows = [
@@ -108,7 +109,7 @@ def figure_compute(figure: str, compute: dict | None) -> list[Block]:
 
     The table is the figure's aggregate: ``figures/fig2.png`` -> ``aggregates/fig2.csv``.
     """
-    table = f"aggregates/{Path(figure).stem}.csv"
+    table = published_aggregate(f"{Path(figure).stem}.csv")
     if not compute or table not in compute:
         return []
     runs, seconds = compute[table]["runs"], compute[table]["cpu_seconds"]

@@ -19,7 +19,7 @@ import pandas as pd
 
 from dpdl.errors import DpdlError
 from dpdl.judgement import NOT_RUN
-from dpdl.paths import aggregates_folder, is_run_file, run_files
+from dpdl.paths import aggregates_folder, is_run_file, published_aggregate, run_files
 from dpdl.publishing.layout import published_name
 from dpdl.readings import DEFAULT, reading_folder
 from dpdl.runs import read_run, run_charge, run_gpu
@@ -49,11 +49,7 @@ def run_compute(
     narrowed, provenances = narrowed or {}, provenances or {}
     paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
-        folder = reading_folder(study, name)
-        if name in narrowed:
-            paths += [folder / path for path in narrowed[name] if (folder / path).is_file()]
-        else:
-            paths += run_files(study, folder)
+        paths += reading_run_files(study, name, narrowed.get(name))
     runs = {}
     for path in paths:
         stat = path.stat()
@@ -70,9 +66,30 @@ def run_compute(
     return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
 
 
+def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
+    """The run files of ``study``'s built reading ``name`` in its folder: all, or, for a reading ``reading_cells``
+    narrows, those of its own cells (``narrowed``: their paths as the build names them)."""
+    folder = reading_folder(study, name)
+    if narrowed is None:
+        return run_files(study, folder)
+    return [folder / path for path in sorted(narrowed) if (folder / path).is_file()]
+
+
+def reading_provenances(study: str, name: str, narrowed: Iterable[str] | None = None) -> dict[str, dict]:
+    """The provenance of every run of ``study``'s built reading ``name`` (:func:`reading_run_files`), by its path
+    here (``results/readings/<study>/<reading>/results/<study>/runs/...``)."""
+    return {path.as_posix(): read_run(path).provenance for path in reading_run_files(study, name, narrowed)}
+
+
 def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
-    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read."""
-    return provenances[path] if path in provenances else read_run(path).provenance
+    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read (and kept
+    there, where ``provenances`` is a dict: a cache the caller reads again)."""
+    if path in provenances:
+        return provenances[path]
+    provenance = read_run(path).provenance
+    if isinstance(provenances, dict):
+        provenances[path] = provenance
+    return provenance
 
 
 def charged(provenances: Iterable[dict]) -> dict:
@@ -130,7 +147,7 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
             else:
                 stack += inputs.get(path, [])
         behind[output] = runs
-    known = provenances or {}
+    known = {} if provenances is None else provenances  # a dict given is filled with the runs read here
     provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}  # read once
     return {
         published_name(output, study): charged(provenance[path] for path in sorted(runs))
@@ -156,9 +173,9 @@ def compute_record(
     return record
 
 
-def run_provenances(study: str) -> dict[str, dict]:
-    """The provenance of every run of ``study``'s main build here, by its path."""
-    return {path.as_posix(): read_run(path).provenance for path in sorted(run_files(study))}
+def run_provenances(study: str, known: Mapping[str, dict] | None = None) -> dict[str, dict]:
+    """The provenance of every run of ``study``'s main build here, by its path (those in ``known`` not read again)."""
+    return {path.as_posix(): _provenance(path.as_posix(), known or {}) for path in sorted(run_files(study))}
 
 
 def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:
@@ -169,7 +186,7 @@ def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], pr
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
-        if f"aggregates/{table}.csv" in compute:
+        if published_aggregate(f"{table}.csv") in compute:
             continue
         runs = [path for path in module.table_runs(config, table) if path in provenances]
         if runs:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from dpdl.errors import ArtifactError, DataFormatError, DpdlError
 from dpdl.io import read_json
-from dpdl.paths import PUBLISHED, aggregates_folder
+from dpdl.paths import PUBLISHED, PUBLISHED_AGGREGATES, aggregates_folder, tables_folder
 from dpdl.readings import DEFAULT, reading_config, reading_scorecard, study_readings
 from dpdl.runs import load_schema, schema_errors
 from dpdl.studies import ALL, study_module
@@ -33,8 +33,8 @@ def published_name(path: str | Path, study: str) -> str:
     path = Path(path)
     prefixes = {
         Path("figures", study): "figures",
-        Path("results", "tables", study): "tables",
-        aggregates_folder(study): "aggregates",
+        tables_folder(study): "tables",
+        aggregates_folder(study): PUBLISHED_AGGREGATES,
     }
     if path == Path(claims_path(study, "csv")):
         return "claims.csv"

@@ -16,7 +16,7 @@ from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.publishing.layout import MANIFEST, read_manifest
 from dpdl.publishing.merged import merged_files
 from dpdl.publishing.staging import leftover_kind, leftover_problem
-from dpdl.studies import ALL
+from dpdl.studies import ALL, study_module
 from dpdl.summary import scorecard_problems
 from dpdl.verdict_check import snapshot_problems
 
@@ -83,24 +83,59 @@ def _set_values(committed: object, recorded: object, key: str) -> Iterable[tuple
         yield key, committed, recorded
 
 
-def settings_problems(study: str, config: dict, provenances: Mapping[str, dict]) -> list[str]:
-    """Where a run of ``study``'s main build was made with a switch value other than ``config``'s (issue 61 item 1).
+MISSING = object()  # a field a run does not record (made before it was recorded): nothing to compare
 
-    A run records the switch values it ran with (its provenance's ``switches``); each one that names a key of the
-    study's config section must equal the config's, or the build and the config being published are not the same.
-    One line per key, with the first run that differs and how many do.
+
+def _recorded(provenance: object, field: str) -> object:
+    """The value at the dotted ``field`` of a run's provenance, or :data:`MISSING`."""
+    for part in field.split("."):
+        if not isinstance(provenance, dict) or part not in provenance:
+            return MISSING
+        provenance = provenance[part]
+    return provenance
+
+
+def settings_problems(
+    study: str, config: dict, provenances: Mapping[str, dict], grid: Iterable[str], reading: str | None = None
+) -> list[str]:
+    """Where a run of ``study``'s build was made with settings other than ``config``'s (issue 61 item 1).
+
+    ``provenances``: each run by the path the build names it (``results/<study>/runs/...``); ``grid``: the runs
+    ``config`` implies (the study's ``runs``). A run outside the grid is another config's seed or cell; for one in
+    it, each provenance field the study says it records of the config (its ``recorded_settings``: the run's
+    settings, switches, horizon, accounting delta) must hold the value ``config`` gives. ``reading``: the built
+    reading whose nested build made the runs (``config`` is then the reading's). One line per key, naming the
+    first run that differs and how many do; a field a run does not record (an older run) is not compared.
     """
-    section, found = config[study], {}
+    module, grid = study_module(study), set(grid)
+    found: dict[tuple[str, str], tuple[str, int, object, object]] = {}
     for path, provenance in provenances.items():
-        for key, value in (provenance.get("switches") or {}).items():
-            if key in section and section[key] != value:
-                first, count, ran = found.get(key, (path, 0, value))
-                found[key] = (first, count + 1, ran)
-    return [
-        f"{first}: made with {study}.{key} = {ran!r} ({count} run(s) so), but the config being published sets "
-        f"{section[key]!r}; publish with the config the build ran (--configfile), or rebuild"
-        for key, (first, count, ran) in sorted(found.items())
-    ]
+        checks = {"(grid)": ("", None, None)} if path not in grid else {}
+        for field, (key, value) in module.recorded_settings(config, path).items():
+            ran = _recorded(provenance, field)
+            if ran is not MISSING and ran != value:
+                checks[field] = (key, ran, value)
+        for field, (key, ran, value) in checks.items():
+            first, count, _, _ = found.get((field, key), (path, 0, ran, value))
+            found[(field, key)] = (first, count + 1, ran, value)
+    built = f"reading {reading}'s build" if reading else "the build"
+    given = "the config being published"
+    if reading:
+        given = f"reading {reading}'s config (the config with its switches set)"
+    lines = []
+    for (field, key), (first, count, ran, value) in sorted(found.items(), key=lambda item: item[0][0] != "(grid)"):
+        if field == "(grid)":
+            lines.append(
+                f"{study}: {first} in {built} is not a run of {given} ({count} run(s) are not: another config's "
+                "seeds or cells); publish with the config that made them (--configfile), or remove them"
+            )
+        else:
+            lines.append(
+                f"{study}: {first} in {built} was made with {study}.{key} = {ran!r} (its {field}; {count} of "
+                f"{len(provenances)} run(s) differ), but {given} gives {value!r}; publish with the config the "
+                "build ran (--configfile), or rebuild"
+            )
+    return lines
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:

@@ -29,11 +29,22 @@ from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.chain import published_breaks, published_chain, rejudged
 from dpdl.errors import DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
-from dpdl.paths import PUBLISHED, aggregates_folder, audit_path, cards_folder, data_premises_path, summary_table
+from dpdl.paths import (
+    PUBLISHED,
+    PUBLISHED_AGGREGATES,
+    aggregates_folder,
+    audit_path,
+    cards_folder,
+    data_premises_path,
+    published_aggregate,
+    published_reading,
+    summary_table,
+)
 from dpdl.publishing.compute import (
     SAME_NUMBERS_RTOL,
     aggregate_compute,
     compute_record,
+    reading_provenances,
     run_compute,
     run_provenances,
     table_difference,
@@ -53,7 +64,8 @@ from dpdl.publishing.layout import (
 from dpdl.publishing.merged import ledger_text, splice_readme, write_merged
 from dpdl.publishing.problems import settings_problems
 from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover, study_transaction
-from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_folder, study_readings
+from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
+from dpdl.studies import study_module
 from dpdl.studies.common import claims_path
 from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name
 
@@ -113,15 +125,24 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     config = load_config(configfile)
     buildable = plan(config).buildable
     builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
-    provenances = {}  # each run file read once: for this check and for the study's compute record
-    for study in builds:  # the runs were made with the config being published, before anything is written
+    provenances, in_readings = {}, {}  # each run file read once: for this check and for the compute record
+    for study, (built, narrowed) in builds.items():  # the runs were made with the config published, before writing
         provenances[study] = run_provenances(study)
-        different = settings_problems(study, config, provenances[study])
+        different = settings_problems(study, config, provenances[study], study_module(study).runs(config, buildable))
+        in_readings[study] = {}
+        for name in (name for name in built if name != DEFAULT):  # each reading's runs, with the reading's config
+            runs = reading_provenances(study, name, narrowed[name]["runs"] if name in narrowed else None)
+            in_readings[study] |= runs
+            within = reading_folder(study, name).as_posix() + "/"
+            settings = reading_config(config, study, name)
+            grid = study_module(study).runs(settings, buildable)
+            named = {path.removeprefix(within): provenance for path, provenance in runs.items()}
+            different += settings_problems(study, settings, named, grid, reading=name)
         if different:
             raise DpdlError(different[0])
     refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
     for study in builds:
-        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out)
+        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study])
     _rewrite_merged(out, readme)
 
 
@@ -132,17 +153,20 @@ def publish_study(
     buildable: Iterable[str],
     provenances: Mapping[str, dict],
     out: Path = PUBLISHED,
+    in_readings: Mapping[str, dict] | None = None,
 ) -> dict:
     """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
     old snapshot stays whole until the new one is (:func:`write_study`). ``provenances``: its main build's runs
-    (:func:`~dpdl.publishing.compute.run_provenances`), read once by :func:`publish`.
+    (:func:`~dpdl.publishing.compute.run_provenances`), and ``in_readings`` its built readings' (by their path
+    here), read once by :func:`publish`.
 
     Besides the figures and tables, the snapshot holds everything the claims are judged from, so
     that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
     of the study (``cards/``) and, for each built reading, its scorecard and its per-seed tables
     (``readings/<reading>/aggregates/``).
     """
-    return write_study(out, study, study_snapshot(study, config, configfile, buildable, provenances))
+    snapshot = study_snapshot(study, config, configfile, buildable, provenances, in_readings)
+    return write_study(out, study, snapshot)
 
 
 @dataclass
@@ -155,10 +179,15 @@ class StudySnapshot:
 
 
 def study_snapshot(
-    study: str, config: dict, configfile: str, buildable: Iterable[str], provenances: Mapping[str, dict]
+    study: str,
+    config: dict,
+    configfile: str,
+    buildable: Iterable[str],
+    provenances: Mapping[str, dict],
+    in_readings: Mapping[str, dict] | None = None,
 ) -> StudySnapshot:
     """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its main build's
-    runs already read: ``provenances``)."""
+    runs already read: ``provenances``; its built readings' runs: ``in_readings``, else read here)."""
     outputs = study_outputs(study, config, buildable)
     for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
@@ -168,7 +197,7 @@ def study_snapshot(
             outputs[f"readings/{name}.csv"] = path
             for table in sorted(aggregates_folder(study, reading_folder(study, name)).glob("*.csv")):
                 if name not in narrowed or table.name in narrowed[name]["tables"]:
-                    outputs[f"readings/{name}/aggregates/{table.name}"] = table
+                    outputs[published_aggregate(table.name, name)] = table
     for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
         outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
     if Path(data_premises_path(study)).is_file():
@@ -187,11 +216,12 @@ def study_snapshot(
         manifest["config"]["reading_cells"] = {
             key: cells for key, cells in config["reading_cells"].items() if key.startswith(f"{study}/")
         }
-    wall, gpus = run_compute(study, readings, {name: found["runs"] for name, found in narrowed.items()}, provenances)
+    narrowed_runs = {name: found["runs"] for name, found in narrowed.items()}
+    wall, gpus = run_compute(study, readings, narrowed_runs, {**provenances, **(in_readings or {})})
     manifest["run_compute_seconds"] = round(wall, 1)
     if gpus:
         manifest["run_gpus"] = gpus
-    compute = aggregate_compute(study, configfile, provenances)
+    compute = aggregate_compute(study, configfile, dict(provenances))  # a copy: it keeps what it reads
     manifest |= compute_record(study, config, compute, provenances, Path(claims_path(study, "csv")))
     chain = published_chain(outputs)  # the top of the build's hash chain (none from a build made before it)
     broken = published_breaks(outputs, chain, fix="rebuild it with snakemake before publishing")
@@ -326,10 +356,11 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
     for study in studies:
         folder = out / study
         manifest = read_json(folder / MANIFEST)
-        compute = aggregate_compute(study, configfile.as_posix())
-        tables = sorted(name for name in manifest["files"] if name.startswith("aggregates/"))
+        read: dict[str, dict] = {}  # the runs behind its tables, read once (a bad one is named before the tables)
+        compute = aggregate_compute(study, configfile.as_posix(), read)
+        tables = sorted(name for name in manifest["files"] if name.startswith(f"{PUBLISHED_AGGREGATES}/"))
         built = aggregates_folder(study)
-        found = {name: table_difference(built / name.removeprefix("aggregates/"), folder / name) for name in tables}
+        found = {name: table_difference(built / Path(name).name, folder / name) for name in tables}
         differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
@@ -341,7 +372,7 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         for difference in found.values():
             for column, value in difference.items():
                 largest[column] = max(largest.get(column, 0.0), value)
-        provenances = run_provenances(study)
+        provenances = run_provenances(study, read)  # then the others, after the tables were compared
         manifest |= compute_record(study, config, compute, provenances, folder / "claims.csv")
         manifest["compute_measured"] = {
             "code": _code_without(out, None),
@@ -421,10 +452,10 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
     """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
     lines = []
     judged, engines = judging_plan(study, manifest, folder)
-    baseline = folder / "readings" / "default.csv"
+    baseline = folder / f"{published_reading(DEFAULT)}.csv"
     if any(engine != CURRENT_ENGINE for engine in engines.values()) and not baseline.is_file():
         shutil.copyfile(folder / "claims.csv", baseline)  # the default as the retired engine judged it
-        manifest["files"]["readings/default.csv"] = ""
+        manifest["files"][f"{published_reading(DEFAULT)}.csv"] = ""
     for name, (source, settings) in judged.items():
         target = folder / scorecard_name(name)
         before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
@@ -435,7 +466,7 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE
-            manifest["files"][f"readings/{name}.csv"] = ""
+            manifest["files"][scorecard_name(name)] = ""
     order = [r.name for r in study_readings(study)]
     manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
     manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}

@@ -9,7 +9,7 @@ scorecard and the report, the readings and the audit, publishing) iterates over 
 
 ================  =================================================================================
 ``grid.py``       the runs, paths and Snakemake input functions a config implies; ``targets``,
-                  ``runs``, ``table_runs``, ``run_work`` and ``check_config`` below
+                  ``runs``, ``table_runs``, ``run_work``, ``recorded_settings`` and ``check_config``
 ``run.py``        one run (or one batch of seeds): arrays and parameters in, trace and provenance out
 ``aggregate.py``  runs -> one tidy aggregate per figure or table (bands over seeds)
 ``figures.py``    aggregate -> figure (PNG and PDF); plotting computes no statistics
@@ -144,6 +144,14 @@ class Study(Protocol):
         """
         ...
 
+    def recorded_settings(self, config: dict, path: str) -> dict[str, tuple[str, object]]:
+        """What the run at ``path`` (as the build names it) records of ``config``: each provenance field (dotted,
+        ``params.iterations``) -> the config key (in the study's section) and the value ``config`` gives it.
+
+        ``dpdl publish`` refuses a run whose field differs (:func:`dpdl.publishing.problems.settings_problems`).
+        """
+        ...
+
     def add_commands(self, commands: argparse._SubParsersAction) -> None:
         """Register ``dpdl <study>``."""
         ...
@@ -170,6 +178,7 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "runs": "grid",
     "table_runs": "grid",
     "run_work": "grid",
+    "recorded_settings": "grid",
     "READINGS": "readings",
     "CLAIMS": "claims",
     "add_commands": "cli",

@@ -83,3 +83,7 @@ def run_work(config: dict, path: str) -> tuple[str, int]:
 def settings_json(config: dict) -> str:
     """The toy's config section as JSON (every step's ``--settings``)."""
     return json.dumps(config[STUDY], sort_keys=True)
+
+
+def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
+    return {}  # no run artifact

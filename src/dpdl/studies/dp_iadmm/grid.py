@@ -250,3 +250,17 @@ def run_settings_param(config: dict, horizon: str, wildcards) -> str:
 def nonprivate_settings_param(config: dict, wildcards) -> str:
     """``settings`` of the non-private reference run of ``wildcards.algorithm`` (ObjP or ObjT without noise)."""
     return json.dumps(run_settings(config, "main", f"nonprivate_{wildcards.algorithm}"))
+
+
+def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
+    """What the run at ``path`` (``results/dp_iadmm/runs/<horizon>/<dataset>/<variant>/...``) records of
+    ``config``: each provenance field (dotted) -> the config key (in the section) and the value it gives; its
+    horizon's T and trace step, beta and delta, MNIST's agents and the switches its variant reads."""
+    _, _, _, horizon, dataset, variant_name, *_ = Path(path).parts
+    values, prefix = run_settings(config, horizon, variant_name), "long_" if horizon == "long" else ""
+    found = {f"params.{key}": (prefix + key, values[key]) for key in ("iterations", "log_every")}
+    found |= {"params.beta": ("beta", values["beta"]), "params.outp_delta": ("delta", values["delta"])}
+    found["delta"] = ("delta", values["delta"])
+    if dataset == "mnist":
+        found["params.agents"] = ("mnist_agents", values["mnist_agents"])
+    return found | {f"switches.{name}": (name, values[name]) for name in SWITCHES if name in values}

@@ -206,3 +206,22 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
         return []
     values = settings(config)
     return main_runs(values) + rho_runs(values) + eta_runs(values)
+
+
+RECORDED_PARAMS = ("agents", "partition_seed", "graph", "edge_probability", "graph_seed", "iterations", "init")
+
+
+def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
+    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config key (in the
+    section) and the value it gives. Every run records the run settings of :data:`RECORDED_PARAMS`, its C^R,
+    the switches and the accounting delta; a main-grid run also its rho (a rho-selection run's is its path's)."""
+    values = run_settings(config)
+    kind = path.split("/")[4]  # results/dvp_pvp/runs/adult/<algorithm, or the selection>/...
+    algorithm = {"eta_selection": "nonprivate"}.get(kind, kind if kind in ALGORITHMS else path.split("/")[5])
+    found = {f"params.{key}": (key, values[key]) for key in RECORDED_PARAMS}
+    found["params.init_scale"] = ("init_scale", values["init_scale"])
+    found["params.c_r"] = (f"c_r.{algorithm}", float(values["c_r"][algorithm]))
+    if kind in ALGORITHMS:
+        found["params.rho"] = (f"rho.{algorithm}", values["rho"][algorithm])
+    found["delta"] = ("accounting_delta", values["accounting_delta"])
+    return found | {f"switches.{key}": (key, value) for key, value in switches(values).items()}

@@ -275,3 +275,17 @@ def claim_scale(values: dict, n_trials: int) -> dict[str, int]:
         "epsilon_grid": len(values["epsilon_totals"]),
         "delta_grid": len(values["delta_sweep"]),
     }
+
+
+RECORDED_PARAMS = {  # the section's keys each algorithm's runs record verbatim in their params
+    "dzoa": ("rho", "eta", "outer_iterations", "inner_iterations", "directions", "smoothing", "lipschitz"),
+    "dpadmm": ("eta", "outer_iterations"),
+}
+
+
+def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
+    """What the run at ``path`` (``results/dzoa/runs/<algorithm>/...``) records of ``config``: each provenance
+    field (dotted) -> the config key (in the section) and the value it gives."""
+    values, algorithm = settings(config), path.split("/")[3]
+    found = {f"params.{key}": (key, values[key]) for key in RECORDED_PARAMS.get(algorithm, ())}
+    return found | {f"switches.{key}": (key, value) for key, value in switches(values).items()}

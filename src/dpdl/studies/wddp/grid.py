@@ -404,3 +404,17 @@ def runs(config: Mapping, buildable: Iterable[str]) -> list[str]:
     settings = config[STUDY]
     paths = (path for figure in figure_ids(settings) for path in aggregate_runs(settings, figure, buildable))
     return list(dict.fromkeys(paths))
+
+
+RECORDED_PARAMS = ("iterations", "l2", "init_std", "threshold_fraction", "eq3_constant")
+
+
+def recorded_settings(config: Mapping, path: str) -> dict[str, tuple[str, object]]:
+    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config key (in the
+    section) and the value it gives (the same for every run: its cell is its path)."""
+    section = config[STUDY]
+    found = {f"params.{key}": (key, section[key]) for key in RECORDED_PARAMS}
+    found["params.step_size_selection.grid"] = ("step_sizes", section["step_sizes"])
+    found["delta"] = ("delta", section["delta"])
+    names = {"tuning_protocol": "tuning.protocol", "tuning_scope": "tuning.scope"}
+    return found | {f"switches.{key}": (names.get(key, key), value) for key, value in switches(section).items()}
