@@ -37,8 +37,9 @@ CANARY_AGENT = 0  # the agent holding the canary (its record 0)
 BATCH = 256  # replicas per run_iadmm call (memory: a few arrays of AGENTS x 784 x BATCH x 10 float32)
 TRUST_RADIUS = "code_const"  # the study's defaults (dp_iadmm.schema.yaml); t = 1 gives a = a / 1^2 anyway
 OUTP_GRADIENT = "agent_mean"
-# the authors' code the outp_authors_code claim audits (its OutP draws N(M, sigma^2) as numpy's std): the commit
-# benchmarks/replay_outp_authors.py replays and dpdl.data.femnist reads (docs/studies/dp_iadmm.md, issue 40)
+# the authors' code the outp_authors_code claim audits (its OutP draws N(M, sigma^2) as numpy's
+# std): the commit benchmarks/replay_outp_authors.py replays and dpdl.data.femnist reads
+# (docs/studies/dp_iadmm.md, issue 40)
 AUTHORS_COMMIT = "4610458edaad176f5108199393f2bc18c93659e2"
 
 PRIVACY_CLAIMS = (
@@ -74,16 +75,17 @@ PRIVACY_CLAIMS = (
         code=f"APPFL/DPFL-IADMM-Classification at {AUTHORS_COMMIT} (src/Models.py: np.random.normal(M, sigma^2))",
     ),
 )
-# The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair. OutP's
-# guarantee is Huang et al. [10]'s, which assume ||x|| <= 1 (notes/iadmm.md 7(e)): MNIST's pixels / 255 leave it.
-# The switches that change what an audited cell releases: ObjT's trust radius, OutP's noise and gradient, the
-# sensitivity of (20). A reading that sets one (trust_inv_t2, outp_noise_variance, outp_global_mean) is judged on
-# cells run with its value (issue 58 item 6).
+# The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
+# OutP's guarantee is Huang et al. [10]'s, which assume ||x|| <= 1 (notes/iadmm.md 7(e)): MNIST's
+# pixels / 255 leave it. The switches that change what an audited cell releases: ObjT's trust
+# radius, OutP's noise and gradient, the sensitivity of (20). A reading that sets one (trust_inv_t2,
+# outp_noise_variance, outp_global_mean) is judged on cells run with its value (issue 58 item 6).
 MECHANISM_SWITCHES = ("trust_radius", "outp_noise", "outp_gradient", "sensitivity")
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this dp_iadmm config section releases with, as the audited cells record them."""
+    """The switch values a build with this dp_iadmm config section releases with, as the audited
+    cells record them."""
     return {key: section[key] for key in MECHANISM_SWITCHES}
 
 
@@ -163,7 +165,8 @@ _SETUPS = {
     "outp_sigma_eps1": _Setup("outp", 1.0, {"outp_noise": "sigma", "outp_gradient": OUTP_GRADIENT}, "label_only"),
     "outp_variance_eps1": _Setup("outp", 1.0, {"outp_noise": "variance", "outp_gradient": OUTP_GRADIENT}, "label_only"),
     "outp_sigma_eps5": _Setup("outp", 5.0, {"outp_noise": "sigma", "outp_gradient": OUTP_GRADIENT}, "label_only"),
-    # 10x the runs: at 2,000 the bound's ceiling (5.2) barely passes the claimed 5 (post hoc: docs/post_hoc.md)
+    # 10x the runs: at 2,000 the bound's ceiling (5.2) barely passes the claimed 5 (post hoc:
+    # docs/post_hoc.md)
     "outp_variance_eps5": _Setup(
         "outp", 5.0, {"outp_noise": "variance", "outp_gradient": OUTP_GRADIENT}, "label_only", runs_scale=10
     ),
@@ -183,7 +186,8 @@ def run_params(setup: _Setup) -> iadmm.IadmmParams:
 
 
 def synthetic_digits(rng: np.random.Generator, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST-like uint8 images (rows, 784) and labels: each class is six Gaussian blobs, jittered per record."""
+    """MNIST-like uint8 images (rows, 784) and labels: each class is six Gaussian blobs, jittered
+    per record."""
     grid = np.stack(np.meshgrid(np.arange(SIDE), np.arange(SIDE), indexing="ij"), axis=-1).reshape(-1, 1, 2)
     centres = rng.uniform(6, SIDE - 6, size=(CLASSES, 6, 2))
     labels = np.arange(rows) % CLASSES
@@ -248,7 +252,8 @@ class Declared:
 
 
 def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.ndarray]) -> Declared:
-    """The declared distribution of the canary agent's z_p^2, from the float64 reference steps and the calibration."""
+    """The declared distribution of the canary agent's z_p^2, from the float64 reference steps and
+    the calibration."""
     features, labels = dataset
     agents = reference.agents_from_rows(features, labels, _offsets(), CLASSES)
     start = reference.initial_state(len(agents), SIDE * SIDE, CLASSES)  # w = z = lambda = 0 (note 7.7)
@@ -264,7 +269,8 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
         sensitivity = calibration.outp_sensitivity(rho, inverse_eta, n_samples=agent.size)
         sigma = calibration.outp_noise_std(params.epsilon, params.delta, sensitivity=sensitivity, outp_noise="sigma")
         return Declared(mean, sigma, "gaussian")  # Huang et al.'s sigma: what the (eps, delta) claim rests on
-    gradient, residual = reference.local_gradient(agent, z, 1.0 / n_total, params.beta, len(agents))  # (37), (2c)
+    # (37), (2c)
+    gradient, residual = reference.local_gradient(agent, z, 1.0 / n_total, params.beta, len(agents))
     delta_bar = calibration.objp_sensitivity(
         np.abs(agent.features).sum(axis=1), residual, n_total=n_total, mode=params.sensitivity,
         feature_l1_bound=SIDE * SIDE * params.feature_bound,
@@ -274,19 +280,24 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
     noiseless = np.zeros_like(z)
     if params.algorithm == "objp":
         eta = params.a  # eta^1 = a / sqrt(1) (A.11)
-        mean = reference.objp_step(z, lam, w, gradient, noiseless, rho, eta)  # (8); xi enters as -xi / (rho + 1/eta)
+        # (8); xi enters as -xi / (rho + 1/eta)
+        mean = reference.objp_step(z, lam, w, gradient, noiseless, rho, eta)
         return Declared(mean, b / (rho + 1.0 / eta), "laplace")
-    mean = reference.objt_step(z, lam, w, gradient, noiseless, rho, math.inf)  # argmin of (10); xi enters as -xi / rho
-    return Declared(mean, b / rho, "laplace", reference.trust_radius(params, 1))  # (9): clipped to z^1 +- delta^1
+    # argmin of (10); xi enters as -xi / rho
+    mean = reference.objt_step(z, lam, w, gradient, noiseless, rho, math.inf)
+    # (9): clipped to z^1 +- delta^1
+    return Declared(mean, b / rho, "laplace", reference.trust_radius(params, 1))
 
 
 def _laplace_log_density(values: np.ndarray, declared: Declared) -> np.ndarray:
-    """Sum over coordinates of the log density of each message under ``declared`` (Laplace (11a), clipped for (9))."""
+    """Sum over coordinates of the log density of each message under ``declared`` (Laplace (11a),
+    clipped for (9))."""
     s, radius, shift = declared.scale, declared.radius, values - declared.mean
     interior = -np.abs(shift) / s - math.log(2 * s)  # (11a), per coordinate
     if math.isinf(radius):
         return interior.sum(axis=(1, 2))
-    gap_up, gap_down = radius - declared.mean, radius + declared.mean  # distances of the mean to the clip bounds
+    # distances of the mean to the clip bounds
+    gap_up, gap_down = radius - declared.mean, radius + declared.mean
     upper = np.where(gap_up >= 0, math.log(0.5) - gap_up / s, np.log1p(-0.5 * np.exp(-np.abs(gap_up) / s)))
     lower = np.where(gap_down >= 0, math.log(0.5) - gap_down / s, np.log1p(-0.5 * np.exp(-np.abs(gap_down) / s)))
     at_top, at_bottom = values >= radius * (1 - 1e-6), values <= -radius * (1 - 1e-6)  # float32 clip is exact
@@ -303,14 +314,16 @@ def white_box_score(values: np.ndarray, on_d: Declared, on_neighbour: Declared) 
 
 
 def black_box_score(values: np.ndarray, on_d: np.ndarray, on_neighbour: np.ndarray) -> np.ndarray:
-    """<message - midpoint, mean on D - mean on D'> per run: the mean-shift test, blind to the noise and its scale."""
+    """<message - midpoint, mean on D - mean on D'> per run: the mean-shift test, blind to the noise
+    and its scale."""
     direction = on_d - on_neighbour
     return ((values - (on_d + on_neighbour) / 2) * direction).sum(axis=(1, 2))
 
 
 def accountant_epsilon(setup: _Setup) -> float | None:
-    """dp-accounting's epsilon of the audited release at OutP's delta-bar (PLD, as the runs record it); None for
-    the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no epsilon)."""
+    """dp-accounting's epsilon of the audited release at OutP's delta-bar (PLD, as the runs record
+    it); None for the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no
+    epsilon)."""
     if setup.algorithm != "outp":
         return None
     params = run_params(setup)
@@ -387,10 +400,11 @@ AUDIT_CELLS = tuple(_cell(name, setup) for name, setup in _SETUPS.items())
 def canary_loss(cell: AuditCell) -> CanaryLoss | None:
     """The canary pair's privacy loss in the round-1 message (:mod:`dpdl.audit.reach`); None for ObjP/ObjT.
 
-    OutP: a Gaussian release, l2 shift ||mean_D - mean_D'|| of the noiseless messages at the noise std the cell
-    draws (Huang et al.'s sigma, or sigma^2 under outp_noise: variance), its exact epsilon at the claim's delta.
-    The data are drawn from a fixed seed, as in :func:`premise_measures`. ObjP/ObjT: each side's Laplace scale
-    comes from its own data, so the loss has no bounded exact form here.
+    OutP: a Gaussian release, l2 shift ||mean_D - mean_D'|| of the noiseless messages at the noise
+    std the cell draws (Huang et al.'s sigma, or sigma^2 under outp_noise: variance), its exact
+    epsilon at the claim's delta. The data are drawn from a fixed seed, as in
+    :func:`premise_measures`. ObjP/ObjT: each side's Laplace scale comes from its own data, so the
+    loss has no bounded exact form here.
     """
     setup = _SETUPS[cell.name]
     if setup.algorithm != "outp":
@@ -446,10 +460,11 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     }  # fmt: skip
 
 
-# The premises that concern the data, measured on every training record of MNIST and FEMNIST as prepared (issue 58,
-# item 3): pixels / pixel_divisor in [0, 1] (Section 4), MNIST's labels among its 10 classes, and OutP's ||x|| <= 1
-# ([10], notes/iadmm.md 7(e)). ObjP's and ObjT's (20) takes its max over the records the agent holds, so it bounds
-# a replaced record only within the record domain.
+# The premises that concern the data, measured on every training record of MNIST and FEMNIST as
+# prepared (issue 58, item 3): pixels / pixel_divisor in [0, 1] (Section 4), MNIST's labels among
+# its 10 classes, and OutP's ||x|| <= 1 ([10], notes/iadmm.md 7(e)). ObjP's and ObjT's (20) takes
+# its max over the records the agent holds, so it bounds a replaced record only within the record
+# domain.
 def _pixels(arrays) -> np.ndarray:
     return np.asarray(arrays["X_train"]).reshape(len(arrays["X_train"]), -1)
 

@@ -51,7 +51,8 @@ READINGS = (
         "code's regulariser gradient 2 gamma W at the server's w (src/Functions.py, calculate_gradient) in place "
         "of (37)'s (2 beta / P) z_p, so that the reading is the authors' OutP to float64 rounding (issue 40)",
         {"outp_noise": "variance", "outp_regulariser": "code_server_w"},
-        post_hoc=True,  # outp_regulariser, added after the spot check and issue 40's comparison (docs/post_hoc.md)
+        # outp_regulariser, added after the spot check and issue 40's comparison (docs/post_hoc.md)
+        post_hoc=True,
     ),
     Reading(
         "outp_global_mean",

@@ -1,5 +1,5 @@
-"""The paper's tables: Table 1 (its datasets, from their cards) and Remark 3 (final testing error on MNIST at the
-long horizon), ours beside the paper's."""
+"""The paper's tables: Table 1 (its datasets, from their cards) and Remark 3 (final testing error on
+MNIST at the long horizon), ours beside the paper's."""
 
 from __future__ import annotations
 

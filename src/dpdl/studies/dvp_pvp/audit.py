@@ -9,12 +9,12 @@ of its Lagrangian with the perturbed dual mu = lambda + C^R / (2 B_p) eps (J(13)
 exp(-zeta ||eps||) (``samplers.norm_exponential``).
 
 Canary: a unit-norm record whose D and D' versions are mirror images across e_1, both misclassified
-by the f that the other records pin down, so the gradients differ by nearly 2 sin(phi) (``neighbours``).
-Scores: the black box reads the released vector's coordinate along e_2, the axis the two versions
-differ on. The white box is the log-likelihood ratio of the release given the declared zeta. DVP: the KKT map J(28)
-inverts f_p(1) into the noise that D (or D') would have needed, and the density of f is the noise
-density times the Jacobian |det d eps / d f| (J(29)-(30)). PVP: V - f_D(1) and V - f_D'(1), with
-f(1) the noiseless minimisers from the same start.
+by the f that the other records pin down, so the gradients differ by nearly 2 sin(phi)
+(``neighbours``). Scores: the black box reads the released vector's coordinate along e_2, the axis
+the two versions differ on. The white box is the log-likelihood ratio of the release given the
+declared zeta. DVP: the KKT map J(28) inverts f_p(1) into the noise that D (or D') would have
+needed, and the density of f is the noise density times the Jacobian |det d eps / d f| (J(29)-(30)).
+PVP: V - f_D(1) and V - f_D'(1), with f(1) the noiseless minimisers from the same start.
 
 Everything runs through the study's code as ``run.execute_run`` does: ``AdmmSettings`` from the
 config defaults (``dpdl/schemas/dvp_pvp.schema.yaml``), ``calibrate`` and ``run_admm`` with one
@@ -77,8 +77,9 @@ PRIVACY_CLAIMS = (
 
 
 # The papers' stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
-# No reading selects other cells: every cell fixes its own eta (the grid's smallest and largest, the two branches
-# of the DVP update), and loss_unit and pvp_error_of change only what is reported (issue 58 item 6).
+# No reading selects other cells: every cell fixes its own eta (the grid's smallest and largest, the
+# two branches of the DVP update), and loss_unit and pvp_error_of change only what is reported
+# (issue 58 item 6).
 def mechanism(section: dict) -> dict:
     """The switch values a build with this dvp_pvp config section releases with: none selects a cell."""
     return {}
@@ -182,7 +183,8 @@ CANARY_NODE = int(np.argmax(adjacency().sum(axis=1)))  # the node with most neig
 
 @functools.cache
 def shards() -> tuple[np.ndarray, ...]:
-    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12) at the default partition_seed."""
+    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12) at the default
+    partition_seed."""
     rng = np.random.default_rng(schema_defaults()["partition_seed"])
     return tuple(equal_shards(AGENTS * SAMPLES_PER_NODE, AGENTS, rng=rng))
 
@@ -194,7 +196,8 @@ def canary_row() -> int:
 
 @functools.cache
 def neighbours(algorithm: str) -> tuple[NodeData, NodeData]:
-    """(D, D') as node data for ``algorithm``'s cells: ||x|| <= 1 and y = +-1 (A3), one record replaced (C(12)).
+    """(D, D') as node data for ``algorithm``'s cells: ||x|| <= 1 and y = +-1 (A3), one record
+    replaced (C(12)).
 
     Ordinary records: labels from P(y = +1 | x) = sigmoid(LABEL_SLOPE x_1); their features span
     both coordinates for DVP (the data pin f_p(1), so the canary is misclassified on both sides
@@ -306,11 +309,12 @@ def pvp_shift(spec: _Spec) -> float:
 def canary_loss(cell: AuditCell) -> CanaryLoss:
     """The canary pair's maximal privacy loss in the released first iterate (:mod:`dpdl.audit.reach`).
 
-    The noise has density proportional to exp(-zeta ||eps||), so a shift s of its location gives a log ratio at
-    most zeta s (triangle inequality; attained along the shift): PVP, s = the noiseless f_p(1)'s move
-    (:func:`pvp_shift`), exact; DVP, s = ||x_D - x_D'|| = 2 sin(phi), the most J(28)'s eps can move (the gradients
-    differ by sigmoid(.) (x_D - x_D'), sigmoid < 1), its Jacobian part taken as 0 (mirror images: equal curvature
-    up to the off-diagonal sign), so a bound on the density part.
+    The noise has density proportional to exp(-zeta ||eps||), so a shift s of its location gives a
+    log ratio at most zeta s (triangle inequality; attained along the shift): PVP, s = the noiseless
+    f_p(1)'s move (:func:`pvp_shift`), exact; DVP, s = ||x_D - x_D'|| = 2 sin(phi), the most J(28)'s
+    eps can move (the gradients differ by sigmoid(.) (x_D - x_D'), sigmoid < 1), its Jacobian part
+    taken as 0 (mirror images: equal curvature up to the off-diagonal sign), so a bound on the
+    density part.
     """
     spec = _SPECS[cell.name]
     node = calibration(spec)
@@ -375,7 +379,8 @@ def dvp_noise_of(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, rid
 
 
 def dvp_log_jacobian(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, ridge: float) -> np.ndarray:
-    """log |det d eps / d f| of J(28), up to a constant: log det(sum_i L''(m_i) x_i x_i^T + (B_p / C^R) ridge I).
+    """log |det d eps / d f| of J(28), up to a constant: log det(sum_i L''(m_i) x_i x_i^T + (B_p /
+    C^R) ridge I).
 
     The density of f is the noise density at J(28)'s eps times this Jacobian (J(29)).
     """
@@ -409,7 +414,8 @@ def _dvp_white(spec: _Spec, results: list) -> np.ndarray:
 
 
 def _pvp_white(spec: _Spec, released: np.ndarray, means: list[np.ndarray]) -> np.ndarray:
-    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start): zeta (||V - f_D'|| - ||V - f_D||)."""
+    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start): zeta (||V - f_D'|| - ||V -
+    f_D||)."""
     zeta = calibration(spec).pvp_zeta[CANARY_NODE]  # Algorithm 3: zeta = rho B_p alpha / (2 C^R)
     return zeta * (np.linalg.norm(released - means[1], axis=1) - np.linalg.norm(released - means[0], axis=1))
 
@@ -446,8 +452,9 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     }
 
 
-# The premises that concern the data, measured on every record of Adult as prepared (issue 58, item 3): Assumption
-# 3's ||x_ip|| <= 1 and |y_ip| = 1, which with A1's |L'| <= 1 bound each record's loss gradient y L'(y f'x) x by 1.
+# The premises that concern the data, measured on every record of Adult as prepared (issue 58, item
+# 3): Assumption 3's ||x_ip|| <= 1 and |y_ip| = 1, which with A1's |L'| <= 1 bound each record's
+# loss gradient y L'(y f'x) x by 1.
 _RUNS = "every DVP and PVP run (every figure and table of the study)"
 DATA_PREMISES = (
     DataPremise(

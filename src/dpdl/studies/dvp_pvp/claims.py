@@ -43,7 +43,8 @@ from dpdl.studies.dvp_pvp.extract import (
 from dpdl.studies.dvp_pvp.grid import ALGORITHM_NAMES, PAPER_OPTIMAL_ALPHA, PAPER_RHO_EXPONENT, PRIVATE, STUDY
 from dpdl.verdicts import Equivalence, Exact, Ordering, StatedNumber, Trend
 
-MOST = 0.51  # "for most values of alpha": more than half of the alpha cells (a strict majority up to 50 cells)
+# "for most values of alpha": more than half of the alpha cells (a strict majority up to 50 cells)
+MOST = 0.51
 RHO_TOLERANCE_DECADES = 0.5  # Table 1 prints rho in half decades (10^-2.5): its print resolution
 FIT_TOLERANCE = 0.25  # relative: half a unit of the one significant figure of c4 = 0.2 and 20 (also c5)
 OPTIMAL_ALPHA_TOLERANCE = 0.05  # |alpha* - note value|: the G17 grid spacing around 0.142 and 0.453
@@ -59,7 +60,8 @@ OSCILLATION = "per run, the loss's variation beyond its net change over the iter
 # ------------------------------------------------------------------------------ the claims
 
 _TREND = "Trend with the engine's default (no minimum change, tested within seeds): the paper gives no size"
-# A misclassification rate is read beside the error of a constant classifier (the majority class; 0.248 on Adult)
+# A misclassification rate is read beside the error of a constant classifier (the majority class;
+# 0.248 on Adult)
 MAJORITY = majority_class_error("dataset")
 _MEASURED = (
     "PVP's error on its own f_p(t), as the note specifies (G21: 'MER of f_p'); the reading 'released' measures "

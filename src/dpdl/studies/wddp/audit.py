@@ -85,14 +85,16 @@ PRIVACY_CLAIMS = (
 
 
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
-# What changes what an audited cell releases: per-round or one-shot aggregation, and who draws the noise. The
-# reading one_shot is judged on the one-shot cells, the default (per_round) on the per-round cells with the study's
-# one draw on the aggregate (issue 58 item 6); the tuning readings change the step size, which every cell fixes.
+# What changes what an audited cell releases: per-round or one-shot aggregation, and who draws the
+# noise. The reading one_shot is judged on the one-shot cells, the default (per_round) on the
+# per-round cells with the study's one draw on the aggregate (issue 58 item 6); the tuning readings
+# change the step size, which every cell fixes.
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this wddp config section releases with, as the audited cells record them: its
-    aggregation, and its noise draws (one on the aggregate per round, eq. (4); each party's own one shot)."""
+    """The switch values a build with this wddp config section releases with, as the audited cells
+    record them: its aggregation, and its noise draws (one on the aggregate per round, eq. (4); each
+    party's own one shot)."""
     aggregation = section["aggregation"]
     return {"aggregation": aggregation, "noise_draws": "aggregate" if aggregation == "per_round" else "per_party"}
 
@@ -233,8 +235,9 @@ def declared_noise(spec: _Spec) -> tuple[float, np.ndarray]:
 
 
 def noise_weight(spec: _Spec, sizes: np.ndarray) -> float:
-    """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws
-    its own (one shot, or ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4))."""
+    """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when
+    each party draws its own (one shot, or ``party_draws``); 1 for the study's one draw on the
+    aggregate (eq. (4))."""
     weights = sizes / sizes.sum()
     return math.sqrt(np.sum(weights**2)) if noise_weight_applies(spec) else 1.0
 
@@ -260,7 +263,8 @@ def accountant_epsilon(spec: _Spec) -> float:
 
 
 def final_model_epsilon(spec: _Spec) -> float:
-    """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
+    """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise
+    sigma sqrt(sum w_j^2).
 
     Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot (or per round with
     per-party draws), party j's own draws enter with weight w_j = n_j / n, so the noise is
@@ -335,7 +339,8 @@ _AUDITED = (
     _Spec("one_shot", 4, _EPSILON, "mirrored"),
     _Spec("one_shot", 32, _EPSILON, "mirrored"),  # the paper's largest m (Figs 1, 3)
     _Spec("per_round", 4, _EPSILON, "flipped"),
-    _Spec("per_round", 32, _EPSILON, "mirrored", party_draws=True),  # per-party draws without the one-shot schedule
+    # per-party draws without the one-shot schedule
+    _Spec("per_round", 32, _EPSILON, "mirrored", party_draws=True),
     _Spec("one_shot", 32, _EPSILON, "constructed"),  # a canary independent of the data draw and of the start
 )
 _SPECS = {_spec_name(spec): spec for spec in _AUDITED}
@@ -356,20 +361,22 @@ def released_models(spec: _Spec, data, sigma: float, seeds, record_at) -> np.nda
 
 
 def _gradient_change(spec: _Spec) -> np.ndarray:
-    """The canary record's per-record gradient change at theta_0 (D minus D'): grad l = x (h(z) - y), eq. (17) with
-    gap A10's sign; the aggregate moves by it times 1 / n (eq. (4))."""
+    """The canary record's per-record gradient change at theta_0 (D minus D'): grad l = x (h(z) -
+    y), eq. (17) with gap A10's sign; the aggregate moves by it times 1 / n (eq. (4))."""
     (x_d, y_d), (x_n, y_n) = neighbours(spec)
     row, theta0 = int(shards(spec)[CANARY_PARTY][0]), start(spec)
     return x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
-    """The canary pair's privacy loss in what the cell releases (:mod:`dpdl.audit.reach`), under the declared sigma.
+    """The canary pair's privacy loss in what the cell releases (:mod:`dpdl.audit.reach`), under the
+    declared sigma.
 
-    T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean moves by the
-    canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`: exact for the flipped and
-    constructed canaries (the change is the same at every theta), linearised at theta_0 for the mirrored one
-    (its gradients saturate, so the change moves little along the run; not bounded here).
+    T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean
+    moves by the canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`:
+    exact for the flipped and constructed canaries (the change is the same at every theta),
+    linearised at theta_0 for the mirrored one (its gradients saturate, so the change moves little
+    along the run; not bounded here).
     """
     spec = _SPECS[cell.name]
     sigma, sizes = declared_noise(spec)
@@ -386,7 +393,8 @@ def _canary_direction(spec: _Spec) -> np.ndarray:
 
 
 def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
-    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I), eqs. (4), (7)."""
+    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I),
+    eqs. (4), (7)."""
     weights = algo.record_weights("wddp", shards(spec), N_ROWS)  # n_j / n per party = 1 / n per record (4)
     l2 = _schema_defaults()["l2"]
     score = np.zeros(models.shape[-1])
@@ -412,7 +420,8 @@ def _white_one_shot(finals, means, spread: float) -> list[np.ndarray]:
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
-    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D', a function of (cell, runs, seed)."""
+    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D', a function of (cell,
+    runs, seed)."""
     if cell.name not in _SPECS:
         raise ValueError(f"unknown wddp audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
     if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 2:
@@ -429,7 +438,8 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         for data, side in zip(datasets, sides, strict=True)
     ]
     direction = _canary_direction(spec)
-    black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]  # theta moves against the gradient
+    # theta moves against the gradient
+    black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]
     if spec.aggregation == "per_round":
         white = [_white_per_round(spec, m, datasets, drawn) for m in models]
         white_what = "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"

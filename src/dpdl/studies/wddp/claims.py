@@ -1,9 +1,10 @@
 """The wddp claims: what Kang, Liu & Wang state (and what our implementation must satisfy), judged per seed.
 
 Every claim is judged by :mod:`dpdl.verdicts` from the per-seed tables the aggregate step writes
-(``results/wddp/aggregates/<figure>_seeds.csv``; stacked by :func:`~dpdl.studies.wddp.aggregate.claim_tables`),
-never from the figures' bands. Conventions (which of them were set after the band-rule paper-scale run is
-in the post hoc register, ``docs/post_hoc.md``, and in each scorecard row's ``post_hoc`` column):
+(``results/wddp/aggregates/<figure>_seeds.csv``; stacked by
+:func:`~dpdl.studies.wddp.aggregate.claim_tables`), never from the figures' bands. Conventions
+(which of them were set after the band-rule paper-scale run is in the post hoc register,
+``docs/post_hoc.md``, and in each scorecard row's ``post_hoc`` column):
 
 - A run's value is its metric at round T. Orderings and trends compare the metric as the figures
   plot it (mean over seeds; the optimal gap on its linear scale). Margins and dispersions of the
@@ -51,15 +52,16 @@ from dpdl.verdicts import BOUND_FAILS, AnyOf, Equivalence, Exact, Ordering, Pair
 
 PAPER_SCALE = {"seeds": 10, "iterations": 1000}  # R = 10 (wddp.md 4.4, A17), T = 1000 (Section 5)
 EPSILON_TREND_SCALE = {**PAPER_SCALE, "epsilon_counts": 6}  # the epsilon grid 0.01 .. 0.25 (A12)
-UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}  # u up to 9 on KDD, Adult and Bank (Section 5; 5 on the rest)
+# u up to 9 on KDD, Adult and Bank (Section 5; 5 on the rest)
+UNEVEN_SCALE = {**PAPER_SCALE, "max_unevenness": 9}
 U_TREND_SCALE = {**UNEVEN_SCALE, "unevenness_counts": 9}  # u = 1, 2, ..., 9
 M_SCALE = {**PAPER_SCALE, "client_counts": 2}
 
 ACCURACY_MARGIN = 0.01  # one percentage point of test accuracy: our choice, post hoc (docs/post_hoc.md)
 LOG_GAP_MARGIN = 0.1  # a tenth of a decade of the optimal gap (a factor 10**0.1 = 1.26)
-# wddp.md 7.3 item 6, "non-private test accuracy should be about: KDD ≈ 0.98–0.99; Adult ≈ 0.82–0.85; Bank ≈
-# 0.89–0.91; BC ≈ 0.95–0.97; CCF ≈ 0.92–0.95" ("typical logistic-regression figures, not numbers from the paper"):
-# the lower ends of those ranges
+# wddp.md 7.3 item 6, "non-private test accuracy should be about: KDD ≈ 0.98–0.99; Adult ≈
+# 0.82–0.85; Bank ≈ 0.89–0.91; BC ≈ 0.95–0.97; CCF ≈ 0.92–0.95" ("typical logistic-regression
+# figures, not numbers from the paper"): the lower ends of those ranges
 NONPRIVATE_FLOOR = {"kdd": 0.98, "adult": 0.82, "bank": 0.89, "breast_cancer": 0.95, "credit_card": 0.92}
 DATASET_LABELS = {
     "kdd": "KDD Cup 99",
@@ -401,13 +403,14 @@ CLAIMS = [
 ]
 
 
-# ------------------------------------------------------------------------------------ the remaining statements
+# ------------------------------------------------------------------------- the remaining statements
 
 MUCH_BETTER_MARGIN = ACCURACY_MARGIN  # "much better": by more than one percentage point (see the claim)
-# The paper's other three datasets (Section 5: "... Bank, Breast Cancer and Credit Card Fraud, the number of
-# total data instances are ... 41188, 699 and 984"): panels (c)-(e) of every figure. Built where their raw file can
-# be obtained (Breast Cancer from the package index; Bank and Credit Card with internet); each claim here says
-# whether that panel was built and judged: its cells are also wddp_beats_baseline_random_sizes_accuracy's.
+# The paper's other three datasets (Section 5: "... Bank, Breast Cancer and Credit Card Fraud, the
+# number of total data instances are ... 41188, 699 and 984"): panels (c)-(e) of every figure. Built
+# where their raw file can be obtained (Breast Cancer from the package index; Bank and Credit Card
+# with internet); each claim here says whether that panel was built and judged: its cells are also
+# wddp_beats_baseline_random_sizes_accuracy's.
 PANEL_DATASETS = {
     "bank": ("Bank", "c", 41188),
     "breast_cancer": ("Breast Cancer", "d", 699),

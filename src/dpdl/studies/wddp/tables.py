@@ -143,8 +143,9 @@ def _one_row_per_run(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
-    """Table 1's noise-bound factor in every run's partition: sigma_wddp^2 / sigma_dist_avg^2 = (m n_(1) / n)^2 <= 1
-    and sigma_central = sigma_wddp (the claim ``wddp.noise_bound_factor``; ``table`` holds per-seed rows)."""
+    """Table 1's noise-bound factor in every run's partition: sigma_wddp^2 / sigma_dist_avg^2 = (m
+    n_(1) / n)^2 <= 1 and sigma_central = sigma_wddp (the claim ``wddp.noise_bound_factor``;
+    ``table`` holds per-seed rows)."""
     rows = _one_row_per_run(table)
     keys = ["dataset", "clients", "epsilon", "unevenness", "seed"]
     sigma = rows.pivot_table(index=keys, columns="algorithm", values="sigma", aggfunc="first")
