@@ -84,8 +84,10 @@ MECHANISM_SWITCHES = ("trust_radius", "outp_noise", "outp_gradient", "sensitivit
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this dp_iadmm config section releases with, as the audited
-    cells record them."""
+    """The switch values of a dp_iadmm config section, as the audited cells record them.
+
+    A build with this section releases with them.
+    """
     return {key: section[key] for key in MECHANISM_SWITCHES}
 
 
@@ -186,8 +188,10 @@ def run_params(setup: _Setup) -> iadmm.IadmmParams:
 
 
 def synthetic_digits(rng: np.random.Generator, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST-like uint8 images (rows, 784) and labels: each class is six Gaussian blobs, jittered
-    per record."""
+    """MNIST-like uint8 images (rows, 784) and labels.
+
+    Each class is six Gaussian blobs, jittered per record.
+    """
     grid = np.stack(np.meshgrid(np.arange(SIDE), np.arange(SIDE), indexing="ij"), axis=-1).reshape(-1, 1, 2)
     centres = rng.uniform(6, SIDE - 6, size=(CLASSES, 6, 2))
     labels = np.arange(rows) % CLASSES
@@ -252,8 +256,10 @@ class Declared:
 
 
 def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.ndarray]) -> Declared:
-    """The declared distribution of the canary agent's z_p^2, from the float64 reference steps and
-    the calibration."""
+    """The declared distribution of the canary agent's z_p^2.
+
+    It comes from the float64 reference steps and the calibration.
+    """
     features, labels = dataset
     agents = reference.agents_from_rows(features, labels, _offsets(), CLASSES)
     start = reference.initial_state(len(agents), SIDE * SIDE, CLASSES)  # w = z = lambda = 0 (note 7.7)
@@ -290,8 +296,10 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
 
 
 def _laplace_log_density(values: np.ndarray, declared: Declared) -> np.ndarray:
-    """Sum over coordinates of the log density of each message under ``declared`` (Laplace (11a),
-    clipped for (9))."""
+    """Sum over coordinates of the log density of each message under ``declared``.
+
+    Laplace (11a), clipped for (9).
+    """
     s, radius, shift = declared.scale, declared.radius, values - declared.mean
     interior = -np.abs(shift) / s - math.log(2 * s)  # (11a), per coordinate
     if math.isinf(radius):
@@ -314,16 +322,19 @@ def white_box_score(values: np.ndarray, on_d: Declared, on_neighbour: Declared) 
 
 
 def black_box_score(values: np.ndarray, on_d: np.ndarray, on_neighbour: np.ndarray) -> np.ndarray:
-    """<message - midpoint, mean on D - mean on D'> per run: the mean-shift test, blind to the noise
-    and its scale."""
+    """<message - midpoint, mean on D - mean on D'> per run: the mean-shift test.
+
+    It is blind to the noise and its scale.
+    """
     direction = on_d - on_neighbour
     return ((values - (on_d + on_neighbour) / 2) * direction).sum(axis=(1, 2))
 
 
 def accountant_epsilon(setup: _Setup) -> float | None:
-    """dp-accounting's epsilon of the audited release at OutP's delta-bar (PLD, as the runs record
-    it); None for the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no
-    epsilon)."""
+    """dp-accounting's epsilon of the audited release at OutP's delta-bar (PLD, as the runs record it).
+
+    None for the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no epsilon).
+    """
     if setup.algorithm != "outp":
         return None
     params = run_params(setup)

@@ -114,8 +114,10 @@ EQUAL_PRIVACY = (
 
 
 def _equal_privacy(aggregate: str) -> Premise:
-    """The premise of every 'ours beat OutP at the same epsilon-bar' claim, checked on the claim's
-    own table."""
+    """The premise of every 'ours beat OutP at the same epsilon-bar' claim.
+
+    It is checked on the claim's own table.
+    """
     return Premise(EQUAL_PRIVACY, f"{aggregate}_seeds", spends_no_more_than_outp)
 
 
@@ -123,8 +125,10 @@ _EMPTY = {StatedNumber: np.array([]), Exact: Outcome(False, "", "a cell of this 
 
 
 def _claim(cid: str, *, aggregate: str, extract: Callable, **fields) -> Claim:
-    """A claim of this study, judged from the per-seed table of ``aggregate``; a missing cell gives
-    the empty input."""
+    """A claim of this study, judged from the per-seed table of ``aggregate``.
+
+    A missing cell gives the empty input.
+    """
     empty = _EMPTY.get(type(fields["form"]), [])
     return Claim(
         id=f"{STUDY}.{cid}",
@@ -146,8 +150,10 @@ def _number(
     paper: float,
     needs: Mapping[str, float],
 ) -> Claim:
-    """A testing error the paper prints (ObjT's or OutP's at one epsilon-bar), within the dataset's
-    tolerance."""
+    """A testing error the paper prints (ObjT's or OutP's at one epsilon-bar).
+
+    It is judged within the dataset's tolerance.
+    """
     name = {"objt": "ObjT", "outp": "OutP"}[variant]
     return _claim(
         cid,

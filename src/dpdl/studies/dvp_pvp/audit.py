@@ -183,8 +183,10 @@ CANARY_NODE = int(np.argmax(adjacency().sum(axis=1)))  # the node with most neig
 
 @functools.cache
 def shards() -> tuple[np.ndarray, ...]:
-    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12) at the default
-    partition_seed."""
+    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12).
+
+    The partition is drawn at the default partition_seed.
+    """
     rng = np.random.default_rng(schema_defaults()["partition_seed"])
     return tuple(equal_shards(AGENTS * SAMPLES_PER_NODE, AGENTS, rng=rng))
 
@@ -196,8 +198,9 @@ def canary_row() -> int:
 
 @functools.cache
 def neighbours(algorithm: str) -> tuple[NodeData, NodeData]:
-    """(D, D') as node data for ``algorithm``'s cells: ||x|| <= 1 and y = +-1 (A3), one record
-    replaced (C(12)).
+    """(D, D') as node data for ``algorithm``'s cells, one record replaced (C(12)).
+
+    Every record has ||x|| <= 1 and y = +-1 (A3).
 
     Ordinary records: labels from P(y = +1 | x) = sigmoid(LABEL_SLOPE x_1); their features span
     both coordinates for DVP (the data pin f_p(1), so the canary is misclassified on both sides
@@ -379,8 +382,9 @@ def dvp_noise_of(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, rid
 
 
 def dvp_log_jacobian(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, ridge: float) -> np.ndarray:
-    """log |det d eps / d f| of J(28), up to a constant: log det(sum_i L''(m_i) x_i x_i^T + (B_p /
-    C^R) ridge I).
+    """log |det d eps / d f| of J(28), up to a constant.
+
+    That is log det(sum_i L''(m_i) x_i x_i^T + (B_p / C^R) ridge I).
 
     The density of f is the noise density at J(28)'s eps times this Jacobian (J(29)).
     """
@@ -414,8 +418,10 @@ def _dvp_white(spec: _Spec, results: list) -> np.ndarray:
 
 
 def _pvp_white(spec: _Spec, released: np.ndarray, means: list[np.ndarray]) -> np.ndarray:
-    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start): zeta (||V - f_D'|| - ||V -
-    f_D||)."""
+    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start).
+
+    It is zeta (||V - f_D'|| - ||V - f_D||).
+    """
     zeta = calibration(spec).pvp_zeta[CANARY_NODE]  # Algorithm 3: zeta = rho B_p alpha / (2 C^R)
     return zeta * (np.linalg.norm(released - means[1], axis=1) - np.linalg.norm(released - means[0], axis=1))
 

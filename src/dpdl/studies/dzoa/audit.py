@@ -95,8 +95,10 @@ MECHANISM_SWITCHES = ("loss_scale", "lipschitz", "topology")
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this dzoa config section releases with, as the audited cells
-    record them."""
+    """The switch values of a dzoa config section, as the audited cells record them.
+
+    A build with this section releases with them.
+    """
     return {key: section[key] for key in MECHANISM_SWITCHES}
 
 
@@ -197,17 +199,21 @@ def _degree(values: dict) -> np.ndarray:
 
 
 def _accountant_epsilon(spec: _Spec, values: dict) -> float:
-    """dp-accounting's (PLD) epsilon for the releases the claim covers, at ``dzoa calibrate``'s
-    sigma / Delta."""
+    """dp-accounting's (PLD) epsilon for the releases the claim covers.
+
+    It is computed at ``dzoa calibrate``'s sigma / Delta.
+    """
     sensitivity, noise = declared(spec, values)
     count = values["outer_iterations"] if spec.claim == TOTAL else 1
     return privacy.composed_epsilon(privacy.PrivacyEvent("gaussian", noise / sensitivity, count), spec.delta, "pld")
 
 
 def _label_beyond_c1(spec: _Spec) -> bool:
-    """D-ZOA's at-sensitivity canary under loss_scale mean: for the release to move by Delta_k of
-    (24), the label moves so far that the gradient change is 2.10 > 2 c1 (measured by the ledger),
-    outside Assumption 3."""
+    """D-ZOA's at-sensitivity canary under loss_scale mean, outside Assumption 3.
+
+    For the release to move by Delta_k of (24), the label moves so far that the gradient change is
+    2.10 > 2 c1 (measured by the ledger).
+    """
     return spec.algorithm == "dzoa" and spec.loss_scale == "mean" and spec.canary == "at_sensitivity"
 
 
@@ -287,8 +293,10 @@ def replaced_record(X: np.ndarray, y: np.ndarray) -> int:
 
 
 def with_record(X, y, x_new, y_new) -> tuple[np.ndarray, np.ndarray]:
-    """A copy of (X, y) with the canary agent's replaced record set to (x_new, y_new): a neighbour
-    (Def. 1)."""
+    """A copy of (X, y) with the canary agent's replaced record set to (x_new, y_new).
+
+    It is a neighbour (Def. 1).
+    """
     X, y, j = X.copy(), y.copy(), replaced_record(X, y)
     X[CANARY_AGENT, j], y[CANARY_AGENT, j] = x_new, y_new
     return X, y
@@ -433,8 +441,10 @@ def neighbours(spec: _Spec, values: dict, scale: float):
 
 
 def _scores(released, means, sigma: float) -> dict[str, AuditSamples]:
-    """Black box: the release's coordinate along the shift of the noiseless mean; white box: the
-    Gaussian LLR."""
+    """Black box: the release's coordinate along the shift of the noiseless mean.
+
+    White box: the Gaussian LLR.
+    """
     mean_d, mean_n = means
     direction = (mean_d - mean_n) / np.linalg.norm(mean_d - mean_n)
     middle = (mean_d + mean_n) / 2.0
@@ -453,8 +463,10 @@ def _scores(released, means, sigma: float) -> dict[str, AuditSamples]:
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
-    """Scores of ``runs`` first releases on D (the canary) and on D', a pure function of (cell,
-    runs, seed)."""
+    """Scores of ``runs`` first releases on D (the canary) and on D'.
+
+    They are a pure function of (cell, runs, seed).
+    """
     if cell.name not in _SPECS:
         raise ValueError(f"unknown dzoa audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
     if not isinstance(runs, int | np.integer) or runs < 2:
@@ -496,8 +508,9 @@ def premise_measures(cell: AuditCell) -> dict[str, float]:
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
-    """The canary pair's privacy loss in the audited release (:mod:`dpdl.audit.reach`), under the
-    declared noise.
+    """The canary pair's privacy loss in the audited release, under the declared noise.
+
+    See :mod:`dpdl.audit.reach`.
 
     The release is modelled as N(noiseless mean, sigma^2 I) (Lemma 1 (21) with sigma_k of (25) for
     D-ZOA; note 4.3's sigma_1 for DP-ADMM), so its loss is Gaussian: the l2 shift of the noiseless

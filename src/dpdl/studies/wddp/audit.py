@@ -92,9 +92,11 @@ PRIVACY_CLAIMS = (
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this wddp config section releases with, as the audited cells
-    record them: its aggregation, and its noise draws (one on the aggregate per round, eq. (4); each
-    party's own one shot)."""
+    """The switch values of a wddp config section, as the audited cells record them.
+
+    A build with this section releases with them: its aggregation, and its noise draws (one on the
+    aggregate per round, eq. (4); each party's own one shot).
+    """
     aggregation = section["aggregation"]
     return {"aggregation": aggregation, "noise_draws": "aggregate" if aggregation == "per_round" else "per_party"}
 
@@ -235,9 +237,11 @@ def declared_noise(spec: _Spec) -> tuple[float, np.ndarray]:
 
 
 def noise_weight(spec: _Spec, sizes: np.ndarray) -> float:
-    """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when
-    each party draws its own (one shot, or ``party_draws``); 1 for the study's one draw on the
-    aggregate (eq. (4))."""
+    """How the parties' draws scale the aggregate's noise.
+
+    It is sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws its own (one shot, or
+    ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4)).
+    """
     weights = sizes / sizes.sum()
     return math.sqrt(np.sum(weights**2)) if noise_weight_applies(spec) else 1.0
 
@@ -263,8 +267,9 @@ def accountant_epsilon(spec: _Spec) -> float:
 
 
 def final_model_epsilon(spec: _Spec) -> float:
-    """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise
-    sigma sqrt(sum w_j^2).
+    """PLD epsilon of theta^(c) alone, linearised.
+
+    T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
 
     Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot (or per round with
     per-party draws), party j's own draws enter with weight w_j = n_j / n, so the noise is
@@ -361,16 +366,20 @@ def released_models(spec: _Spec, data, sigma: float, seeds, record_at) -> np.nda
 
 
 def _gradient_change(spec: _Spec) -> np.ndarray:
-    """The canary record's per-record gradient change at theta_0 (D minus D'): grad l = x (h(z) -
-    y), eq. (17) with gap A10's sign; the aggregate moves by it times 1 / n (eq. (4))."""
+    """The canary record's per-record gradient change at theta_0 (D minus D').
+
+    grad l = x (h(z) - y), eq. (17) with gap A10's sign; the aggregate moves by it times 1 / n (eq.
+    (4)).
+    """
     (x_d, y_d), (x_n, y_n) = neighbours(spec)
     row, theta0 = int(shards(spec)[CANARY_PARTY][0]), start(spec)
     return x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
-    """The canary pair's privacy loss in what the cell releases (:mod:`dpdl.audit.reach`), under the
-    declared sigma.
+    """The canary pair's privacy loss in what the cell releases, under the declared sigma.
+
+    See :mod:`dpdl.audit.reach`.
 
     T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean
     moves by the canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`:
@@ -393,8 +402,10 @@ def _canary_direction(spec: _Spec) -> np.ndarray:
 
 
 def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
-    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I),
-    eqs. (4), (7)."""
+    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I).
+
+    Eqs. (4), (7).
+    """
     weights = algo.record_weights("wddp", shards(spec), N_ROWS)  # n_j / n per party = 1 / n per record (4)
     l2 = _schema_defaults()["l2"]
     score = np.zeros(models.shape[-1])
@@ -420,8 +431,10 @@ def _white_one_shot(finals, means, spread: float) -> list[np.ndarray]:
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
-    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D', a function of (cell,
-    runs, seed)."""
+    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D'.
+
+    They are a function of (cell, runs, seed).
+    """
     if cell.name not in _SPECS:
         raise ValueError(f"unknown wddp audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
     if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 2:

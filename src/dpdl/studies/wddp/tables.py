@@ -1,5 +1,8 @@
-"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds, the sigma of every experiment cell, and the
-exact checks of the noise-bound factor and of the runs' privacy against the per-seed tables."""
+"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds and the sigma of every experiment cell.
+
+Also the exact checks of the noise-bound factor and of the runs' privacy against the per-seed
+tables.
+"""
 
 from __future__ import annotations
 
@@ -143,9 +146,11 @@ def _one_row_per_run(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
-    """Table 1's noise-bound factor in every run's partition: sigma_wddp^2 / sigma_dist_avg^2 = (m
-    n_(1) / n)^2 <= 1 and sigma_central = sigma_wddp (the claim ``wddp.noise_bound_factor``;
-    ``table`` holds per-seed rows)."""
+    """Table 1's noise-bound factor in every run's partition (the claim ``wddp.noise_bound_factor``).
+
+    sigma_wddp^2 / sigma_dist_avg^2 = (m n_(1) / n)^2 <= 1 and sigma_central = sigma_wddp; ``table``
+    holds per-seed rows.
+    """
     rows = _one_row_per_run(table)
     keys = ["dataset", "clients", "epsilon", "unevenness", "seed"]
     sigma = rows.pivot_table(index=keys, columns="algorithm", values="sigma", aggfunc="first")
@@ -167,8 +172,11 @@ def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
 
 
 def budget_outcome(table: pd.DataFrame) -> Outcome:
-    """Every run's composed epsilon (the tighter of RDP and PLD, both upper bounds) within its nominal epsilon
-    (the claim ``wddp.privacy_within_budget``; ``table`` holds per-seed rows)."""
+    """Every run's composed epsilon within its nominal epsilon (the claim ``wddp.privacy_within_budget``).
+
+    The composed epsilon is the tighter of RDP and PLD, both upper bounds; ``table`` holds per-seed
+    rows.
+    """
     rows = _one_row_per_run(table)
     if rows.empty:
         return Outcome(False, "no runs", "no private run in the tables")
