@@ -112,9 +112,9 @@ def missing_shards_stop(config: dict, available: Availability) -> str | None:
     paths = [m.remote.path for m in status.missing]
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return (
-        f"{FEMNIST}: {len(paths)} of its {status.files} selected shard files cannot be obtained here ({shown}) and "
-        f"data.femnist.missing_shards is 'fail'; fix: {available.fix(FEMNIST)}; or set data.femnist.missing_shards: "
-        "use_available to build it from the shards at hand"
+        f"{FEMNIST}: {len(paths)} of its {status.files} selected shard files cannot be obtained "
+        f"here ({shown}) and data.femnist.missing_shards is 'fail'; fix: {available.fix(FEMNIST)}; "
+        "or set data.femnist.missing_shards: use_available to build it from the shards at hand"
     )
 
 

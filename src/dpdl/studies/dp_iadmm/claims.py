@@ -68,48 +68,52 @@ from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
 from dpdl.verdicts import Equivalence, Exact, Ordering, Outcome, StatedNumber, Trend
 
 TOLERANCE = (
-    "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is a reasonable "
-    "tolerance given the 20/80 bands' (the absolute numbers depend on the unresolved switches of note 7.1 and "
-    "7.5b); the paper prints 0.01 pp, far below that"
+    "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is "
+    "a reasonable tolerance given the 20/80 bands' (the absolute numbers depend on the unresolved "
+    "switches of note 7.1 and 7.5b); the paper prints 0.01 pp, far below that"
 )
 GAP = (
-    f"a gap is a difference of two errors, so its tolerance is relative and symmetric: {GAP_FRACTION:.0%}, the "
-    "note's per-error tolerance in units of the paper's gaps (2/8.99 = 22% on MNIST, 5/18.65 = 27% on FEMNIST) "
-    "as one fraction, so the gap, the note's primary target (8.8), gets no more room than one of its errors "
-    "(the old rule summed two). Per seed: OutP's error minus ObjT's of the same seed index (independent runs). "
-    "Fixed before any gap was judged under it; the spot check's gaps (docs/studies/dp_iadmm.md) were known"
+    "a gap is a difference of two errors, so its tolerance is relative and symmetric: "
+    f"{GAP_FRACTION:.0%}, the "
+    "note's per-error tolerance in units of the paper's gaps (2/8.99 = 22% on MNIST, 5/18.65 = 27% "
+    "on FEMNIST) as one fraction, so the gap, the note's primary target (8.8), gets no more room "
+    "than one of its errors (the old rule summed two). Per seed: OutP's error minus ObjT's of the "
+    "same seed index (independent runs). Fixed before any gap was judged under it; the spot "
+    "check's gaps (docs/studies/dp_iadmm.md) were known"
 )
 DETERMINISTIC = "the run has no noise, so it is deterministic: one run is the exact value, compared exactly"
 NONPRIVATE_REFERENCE = (
-    "The paper does not name its 'nonprivate algorithm'; the switch nonprivate_algorithm defaults to ObjP without "
-    "noise, decided from the text alone (Section 4: 'OutP and ObjP are equivalent in a nonprivate setting'; note "
-    "7.6), not post hoc: the spot check's ObjP without noise missed 7.42% (11.01%). ObjT without noise, the "
-    "default after the spot check saw it match (7.78%, docs/studies/dp_iadmm.md), is the post hoc reading "
-    "nonprivate_objt"
+    "The paper does not name its 'nonprivate algorithm'; the switch nonprivate_algorithm defaults "
+    "to ObjP without noise, decided from the text alone (Section 4: 'OutP and ObjP are equivalent "
+    "in a nonprivate setting'; note 7.6), not post hoc: the spot check's ObjP without noise missed "
+    "7.42% (11.01%). ObjT without noise, the default after the spot check saw it match (7.78%, "
+    "docs/studies/dp_iadmm.md), is the post hoc reading nonprivate_objt"
 )
 CLOSE = "'close to' read as within the dataset's tolerance of one testing error (note 8.8), as a TOST margin"
 ORDER = "one-sided t over seeds per cell; every cell, each at alpha (the paper states it without exception)"
 FASTER = (
-    "'converges faster' judged on the curves: per seed, the first logged t at which the testing error reaches "
-    "a level both algorithms reach, the worse of their two mean errors at T plus the dataset's tolerance "
-    "(note 8.8), so a final level inside the tolerance is not counted as speed; a seed that never reaches it "
-    "counts one logging step past T. Fixed before any curve was judged"
+    "'converges faster' judged on the curves: per seed, the first logged t at which the testing "
+    "error reaches a level both algorithms reach, the worse of their two mean errors at T plus the "
+    "dataset's tolerance (note 8.8), so a final level inside the tolerance is not counted as "
+    "speed; a seed that never reaches it counts one logging step past T. Fixed before any curve was judged"
 )
 
 
 # ----------------------------------------------------------------------------------------- claims
 
 GAP_RUNS = (
-    "the gap is OutP's error minus ObjT's, seed by seed: it re-reads the runs of the stated OutP number (and ObjT's) "
-    "through a difference, whose values are not theirs, so the derivation from bit-identical cells cannot see it"
+    "the gap is OutP's error minus ObjT's, seed by seed: it re-reads the runs of the stated OutP "
+    "number (and ObjT's) through a difference, whose values are not theirs, so the derivation from "
+    "bit-identical cells cannot see it"
 )
 REFERENCE_RUN = (
-    "it reads the one deterministic non-private run of the non-private claim (a constant, no per-seed cell, so the "
-    "derivation cannot see it)"
+    "it reads the one deterministic non-private run of the non-private claim (a constant, no "
+    "per-seed cell, so the derivation cannot see it)"
 )
 EQUAL_PRIVACY = (
-    "ObjT and ObjP spend no more privacy over the run than OutP at the same epsilon-bar (the abstract's 'the same "
-    "level of data privacy'; issue 58 item 7, decided after the verdicts were seen: post hoc register)"
+    "ObjT and ObjP spend no more privacy over the run than OutP at the same epsilon-bar (the "
+    "abstract's 'the same level of data privacy'; issue 58 item 7, decided after the verdicts were "
+    "seen: post hoc register)"
 )
 
 
@@ -333,8 +337,8 @@ CLAIMS: list[Claim] = [
             form=Exact(),
             justification=f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp); 'equivalent' means the same "
             f"algorithm, so the margin is the tolerance at which we tell one testing error from another "
-            f"({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to fail: different eta, "
-            "gradient scaling and update order)",
+            f"({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to "
+            "fail: different eta, gradient scaling and update order)",
             aggregate="noiseless",
             extract=noiseless(d),
             needs=EXACT[d],
@@ -398,8 +402,8 @@ CLAIMS: list[Claim] = [
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
         justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not counted as a "
-        "reproduction: each noise is fixed by its calibration formula ((20) for ObjT/ObjP, OutP's sigma of [10]), "
-        "so any calibrated implementation shows it (issue 59 item 2, post hoc)",
+        "reproduction: each noise is fixed by its calibration formula ((20) for ObjT/ObjP, OutP's "
+        "sigma of [10]), so any calibrated implementation shows it (issue 59 item 2, post hoc)",
         aggregate="fig1",
         extract=pair_cells(noise_above_outp),
         needs=MAIN,
@@ -653,8 +657,8 @@ CLAIMS: list[Claim] = [
         kind=IMPLEMENTATION_CHECK,
         form=StatedNumber(AUTHORS_NOISE, AUTHORS_NOISE_TOLERANCE, relative=True),
         justification="the log prints 3 digits (+-0.3%) and the mean of |Laplace| over P J K = 78,400 draws varies "
-        "by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about five such spreads; needs the paper's 10 "
-        "instances, not its T",
+        "by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about five such spreads; "
+        "needs the paper's 10 instances, not its T",
         aggregate="fig1",
         extract=authors_noise,
         needs={"seeds": 10},

@@ -56,22 +56,23 @@ PRIVACY_CLAIMS = (
     PrivacyClaim(
         DVP_CLAIM,
         grid.STUDY,
-        "Theorem 1, J(17) / C(20), J Section III-A (proof: J appendix 'Proof of Theorem 1', C App. B; Definition 1, "
-        "J(12)); no page numbers",
-        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 2, then Algorithm 2 solving "
-        "this distributed problem is dynamic alpha-differential private with alpha_p(t) for each node p at time t': "
-        "Q(f_p(t) | D) / Q(f_p(t) | D'_p) <= e^(alpha_p(t)) for H_d(D, D'_p) = 1 (17), every iterate f_p(t) a node "
-        "sends its neighbours",
+        "Theorem 1, J(17) / C(20), J Section III-A (proof: J appendix 'Proof of Theorem 1', C App. "
+        "B; Definition 1, J(12)); no page numbers",
+        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 2, then "
+        "Algorithm 2 solving this distributed problem is dynamic alpha-differential private with "
+        "alpha_p(t) for each node p at time t': Q(f_p(t) | D) / Q(f_p(t) | D'_p) <= e^(alpha_p(t)) "
+        "for H_d(D, D'_p) = 1 (17), every iterate f_p(t) a node sends its neighbours",
     ),
     PrivacyClaim(
         PVP_CLAIM,
         grid.STUDY,
-        "Theorem 2, J Section III-B (proof: J appendix 'Proof of Theorem 2', sensitivity J(33), C App. D); zeta = "
-        "rho B_p alpha / (2 C^R) "
+        "Theorem 2, J Section III-B (proof: J appendix 'Proof of Theorem 2', sensitivity J(33), C "
+        "App. D); zeta = rho B_p alpha / (2 C^R) "
         "from the Algorithm 3 box (G3); no page numbers",
-        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 3, then Algorithm 3 solving "
-        "this distributed problem is dynamic alpha(t)-differential private. The ratio of conditional probabilities "
-        "of f_p(t) is bounded as in (17)': each broadcast V_p(t) = f_p(t) + eps_p(t) is alpha_p(t)-DP (G4)",
+        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 3, then "
+        "Algorithm 3 solving this distributed problem is dynamic alpha(t)-differential private. "
+        "The ratio of conditional probabilities of f_p(t) is bounded as in (17)': each broadcast "
+        "V_p(t) = f_p(t) + eps_p(t) is alpha_p(t)-DP (G4)",
     ),
 )
 
@@ -265,11 +266,12 @@ def _released_text(spec: _Spec) -> str:
         else "V_p(1) = f_p(1) + eps_p(1), PVP's first broadcast (J(19))"
     )
     return (
-        f"{what} of node {CANARY_NODE} (the canary's), sent to its neighbours, given the public history f(0) (G8) "
-        f"and lambda(0) = 0; black box: its coordinate along e_2 (where the canary's versions differ); white box: "
-        f"the LLR under the declared zeta (module docstring). A whole run (T = {values['iterations']}) releases "
-        f"{releases} iterates per node: the paper claims alpha = {ALPHA:g} per iteration and composes nothing "
-        f"(G11); naive composition {releases * ALPHA:g}, dp-accounting (PLD, run.privacy_events) "
+        f"{what} of node {CANARY_NODE} (the canary's), sent to its neighbours, given the public "
+        "history f(0) (G8) and lambda(0) = 0; black box: its coordinate along e_2 (where the "
+        "canary's versions differ); white box: the LLR under the declared zeta (module "
+        f"docstring). A whole run (T = {values['iterations']}) releases {releases} iterates per "
+        f"node: the paper claims alpha = {ALPHA:g} per iteration and composes nothing (G11); naive "
+        f"composition {releases * ALPHA:g}, dp-accounting (PLD, run.privacy_events) "
         f"{whole_run_epsilon(spec):.4g} at delta {values['accounting_delta']:g}"
     )
 
@@ -279,25 +281,28 @@ def _canary_text(spec: _Spec) -> str:
     spread = 2.0 * np.sin(CANARY_ANGLE)  # ||x_D - x_D'||
     head = (
         f"node {CANARY_NODE}'s first record, y = +1 with x = (-cos phi, sin phi) on D and its mirror image "
-        f"(-cos phi, -sin phi) on D', phi = {np.degrees(CANARY_ANGLE):g} deg, unit norm (replace-one, C(12)); the "
-        f"other {AGENTS * SAMPLES_PER_NODE - 1} records have y = +-1 with P(y = +1) = sigmoid({LABEL_SLOPE:g} x_1) "
+        f"(-cos phi, -sin phi) on D', phi = {np.degrees(CANARY_ANGLE):g} deg, unit norm "
+        f"(replace-one, C(12)); the other {AGENTS * SAMPLES_PER_NODE - 1} records have y = +-1 "
+        f"with P(y = +1) = sigmoid({LABEL_SLOPE:g} x_1) "
     )
     if spec.algorithm == "dvp":
         dvp = node.dvp[CANARY_NODE]
         return head + (
-            f"and 0.5 <= ||x|| <= 1 in random directions, so the data hold f_p(1) near a large multiple of e_1 that "
-            f"misclassifies the canary on both sides: J(28)'s eps moves by up to ||x_D - x_D'|| = {spread:.3g} of "
-            f"the sensitivity 2 the calibration assumes, so this pair's density part is at most zeta x {spread:.3g} "
-            f"= {dvp.zeta * spread:.3g} (branch {dvp.branch}, alpha-hat {dvp.alpha_hat:.3g}) and its Jacobian part "
-            f"(mirror images, equal curvature) near 0"
+            "and 0.5 <= ||x|| <= 1 in random directions, so the data hold f_p(1) near a large "
+            "multiple of e_1 that misclassifies the canary on both sides: J(28)'s eps moves by up "
+            f"to ||x_D - x_D'|| = {spread:.3g} of the sensitivity 2 the calibration assumes, so "
+            f"this pair's density part is at most zeta x {spread:.3g} = {dvp.zeta * spread:.3g} "
+            f"(branch {dvp.branch}, alpha-hat {dvp.alpha_hat:.3g}) and its Jacobian part (mirror "
+            "images, equal curvature) near 0"
         )
     moved = pvp_shift(spec)
     zeta = node.pvp_zeta[CANARY_NODE]
     sensitivity = ALPHA / zeta  # zeta = rho B_p alpha / (2 C^R): alpha / zeta is J(33)'s 2 C^R / (rho B_p)
     return head + (
-        f"and x = r e_1, |r| <= 1, so only rho and the canary curve PVP's Lagrangian along e_2: the noiseless "
-        f"f_p(1) moves by {moved:.3g} of the declared sensitivity {sensitivity:.3g} (J(33)) before the canary's "
-        f"gradient saturates, so this pair's loss is at most zeta x {moved:.3g} = {zeta * moved:.3g}"
+        "and x = r e_1, |r| <= 1, so only rho and the canary curve PVP's Lagrangian along e_2: "
+        f"the noiseless f_p(1) moves by {moved:.3g} of the declared sensitivity {sensitivity:.3g} "
+        "(J(33)) before the canary's gradient saturates, so this pair's loss is at most zeta x "
+        f"{moved:.3g} = {zeta * moved:.3g}"
     )
 
 

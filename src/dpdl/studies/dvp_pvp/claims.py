@@ -64,8 +64,9 @@ _TREND = "Trend with the engine's default (no minimum change, tested within seed
 # 0.248 on Adult)
 MAJORITY = majority_class_error("dataset")
 _MEASURED = (
-    "PVP's error on its own f_p(t), as the note specifies (G21: 'MER of f_p'); the reading 'released' measures "
-    "it on V_p(t) = f_p(t) + noise, what PVP broadcasts (post hoc); DVP releases its f_p(t)"
+    "PVP's error on its own f_p(t), as the note specifies (G21: 'MER of f_p'); the reading "
+    "'released' measures it on V_p(t) = f_p(t) + noise, what PVP broadcasts (post hoc); DVP "
+    "releases its f_p(t)"
 )
 
 CLAIMS = [
@@ -137,9 +138,10 @@ CLAIMS = [
         kind=IMPLEMENTATION_CHECK,
         form=Ordering(),
         justification="an implementation check, not a reproduction: it orders two printed constants (0.2 < 20) "
-        "that are themselves not reproduced (dvp_pvp.tradeoff_fit.*), and the sentence it was read from ('the "
-        "empirical loss of DVP is more robust to noise') is dvp_pvp.dvp_more_stable_most_alpha's; the ordering, "
-        "unlike the values, does not depend on the unstated loss unit and B_p; every iteration t > 1",
+        "that are themselves not reproduced (dvp_pvp.tradeoff_fit.*), and the sentence it was read "
+        "from ('the empirical loss of DVP is more robust to noise') is "
+        "dvp_pvp.dvp_more_stable_most_alpha's; the ordering, unlike the values, does not depend on "
+        "the unstated loss unit and B_p; every iteration t > 1",
         aggregate="tradeoff",
         extract=amplitudes,
         needs=FIGURE_SCALE,
@@ -153,8 +155,8 @@ CLAIMS = [
             kind=IMPLEMENTATION_CHECK,
             form=StatedNumber(PAPER_OPTIMAL_ALPHA[algorithm], OPTIMAL_ALPHA_TOLERANCE),
             justification="note-derived: 0.142 / 0.453 follow from the paper's constants with the corrected "
-            "first-order condition (zhang_zhu.md 6.4); the paper prints no optimal alpha. 0.05 is the G17 grid "
-            "spacing around both values",
+            "first-order condition (zhang_zhu.md 6.4); the paper prints no optimal alpha. 0.05 is "
+            "the G17 grid spacing around both values",
             aggregate=f"tradeoff_{algorithm}",
             extract=optimal(algorithm),
             needs=FIGURE_SCALE,
@@ -224,10 +226,11 @@ CLAIMS = [
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"{_TREND}. 'Faster/better convergence' read as a lower area under the loss-vs-t curve "
-        "(C-bar(t) on f_p(t), the paper's definition): a level, not a speed, so a mechanism property (less noise, "
-        "lower loss), not counted with the substantive claims; a speed (iterations to reach a level) needs every "
-        "iteration's per-seed loss, which the aggregates do not store. On the main alpha grid (chosen when the "
-        "trend was a pooled rank test that the figure's 4 alphas could not pass)",
+        "(C-bar(t) on f_p(t), the paper's definition): a level, not a speed, so a mechanism "
+        "property (less noise, lower loss), not counted with the substantive claims; a speed "
+        "(iterations to reach a level) needs every iteration's per-seed loss, which the aggregates "
+        "do not store. On the main alpha grid (chosen when the trend was a pooled rank test that "
+        "the figure's 4 alphas could not pass)",
         aggregate="final_risk",
         extract=decreasing("loss_mean"),
         needs=FIGURE_SCALE,
@@ -250,7 +253,8 @@ CLAIMS = [
         id="dvp_pvp.dvp_more_stable_most_alpha",
         study=STUDY,
         where="J Section 5 ('the empirical loss of DVP is more robust to noise than the PVP for most values of "
-        "alpha') / C Figs 7-8 text ('the reaction of empirical loss of DVP is more stable ... for most values')",
+        "alpha') / C Figs 7-8 text ('the reaction of empirical loss of DVP is more stable ... for "
+        "most values')",
         statement="DVP's loss oscillates less over the iterations than PVP's, for most alpha of the main grid",
         kind=PAPER_STATEMENT,
         form=Ordering(required_fraction=MOST),
@@ -268,7 +272,8 @@ CLAIMS = [
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="per seed, the variation of its loss-vs-alpha points beyond their net change, per step (0 for "
-        "a monotone curve, so PVP's larger decay is not counted as oscillation); every panel (t = 2 and t = T)",
+        "a monotone curve, so PVP's larger decay is not counted as oscillation); every panel (t = "
+        "2 and t = T)",
         aggregate="tradeoff",
         extract=oscillation_along_alpha,
         needs=FIGURE_SCALE,
@@ -306,11 +311,13 @@ CLAIMS += [
         kind=PAPER_STATEMENT,
         form=Equivalence(SIMILAR_MARGIN),
         justification=f"the trade-off the abstract sums up is the final-output figure (C Fig. 7; its second clause, "
-        "'primal ... slightly better', is said of the empirical loss there and is dvp_pvp.pvp_loss_slightly_better); "
-        f"no 'most', so every alpha cell. The paper sizes no 'similar': the margin {SIMILAR_MARGIN:g} is DVP's c4 "
-        "(J Section 5), the whole privacy-induced excess of DVP's fitted curve (c4 exp(-c5 alpha) <= c4), the only "
-        "loss difference the paper quantifies on these curves; in the config's loss unit, like the fitted constants. "
-        "The paper's own PVP fit (c4 = 20) puts PVP more than 0.2 above its offset for alpha < 0.23",
+        "'primal ... slightly better', is said of the empirical loss there and is "
+        "dvp_pvp.pvp_loss_slightly_better); no 'most', so every alpha cell. The paper sizes no "
+        f"'similar': the margin {SIMILAR_MARGIN:g} is DVP's c4 "
+        "(J Section 5), the whole privacy-induced excess of DVP's fitted curve (c4 exp(-c5 alpha) "
+        "<= c4), the only loss difference the paper quantifies on these curves; in the config's "
+        "loss unit, like the fitted constants. The paper's own PVP fit (c4 = 20) puts PVP more "
+        "than 0.2 above its offset for alpha < 0.23",
         aggregate="final_risk",
         extract=below("loss", "dvp", "pvp"),
         needs=FIGURE_SCALE,
@@ -326,10 +333,11 @@ CLAIMS += [
         kind=PAPER_STATEMENT,
         form=Equivalence(FIT_TOLERANCE),
         justification=f"'applicable at all iterations': the printed constants hold at each iteration the trade-off "
-        f"figure shows (J Fig. 4a-b), not only at t = T (dvp_pvp.tradeoff_fit.dvp.a/b); per seed our own fit, "
-        f"divided by the printed value, within ±{FIT_TOLERANCE:g} of 1 in every (constant, iteration) cell (TOST, "
-        "Holm): the same tolerance as the fitted-constant claims, half a unit of the single significant figure "
-        "printed for c4. c6 = min_t C-bar(t) is one number over all t by its definition, so nothing to check",
+        "figure shows (J Fig. 4a-b), not only at t = T (dvp_pvp.tradeoff_fit.dvp.a/b); per seed "
+        f"our own fit, divided by the printed value, within ±{FIT_TOLERANCE:g} of 1 in every "
+        "(constant, iteration) cell (TOST, Holm): the same tolerance as the fitted-constant "
+        "claims, half a unit of the single significant figure printed for c4. c6 = min_t C-bar(t) "
+        "is one number over all t by its definition, so nothing to check",
         aggregate="tradeoff_dvp",
         extract=fit_at_every_iteration("dvp"),
         needs=FIGURE_SCALE,
@@ -345,11 +353,12 @@ CLAIMS += [
         kind=PAPER_STATEMENT,
         form=StatedNumber(0.0, FIT_TOLERANCE),
         justification=f"the paper prints c6 as a formula of the data, not a number: per seed our fitted offset "
-        f"against that formula, (c - c6) / c6 within ±{FIT_TOLERANCE:g}, the relative tolerance of the other fitted "
-        "constants (their print resolution; the paper gives no fit error). C-bar(t) read at the grid's largest alpha "
-        "(alpha_U = 1, C (27)), where the paper's own c4 = c5 = 20 make L_acc equal c6 (20 e^-20); averaged over "
-        "alpha (note G22 (ii), the figure's curve) the paper's own model would miss c6 by about 2.8 on the G17 grid. "
-        "Needs the loss at every t = 20..T: not identifiable when the trade-off table stores fewer iterations",
+        f"against that formula, (c - c6) / c6 within ±{FIT_TOLERANCE:g}, the relative tolerance of "
+        "the other fitted constants (their print resolution; the paper gives no fit error). "
+        "C-bar(t) read at the grid's largest alpha (alpha_U = 1, C (27)), where the paper's own c4 "
+        "= c5 = 20 make L_acc equal c6 (20 e^-20); averaged over alpha (note G22 (ii), the "
+        "figure's curve) the paper's own model would miss c6 by about 2.8 on the G17 grid. Needs "
+        "the loss at every t = 20..T: not identifiable when the trade-off table stores fewer iterations",
         aggregate="tradeoff_pvp",
         extract=pvp_offset_against_settled_loss,
         needs=FIGURE_SCALE,
@@ -365,10 +374,11 @@ CLAIMS += [
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="J Section 5 ties the trade-off to the error rate: 'the dual perturbation yields a lower error "
-        "rate ..., which implies a better management of tradeoff between privacy and accuracy'; the conclusion drops "
-        "Section 5's 'for a large range of values of alpha' (dvp_pvp.dvp_error_below_pvp), so every alpha cell. "
-        "'Learning performance' is Section IV's analysis ('we care about the learning performance at all "
-        f"iterations'), which no run checks; {_MEASURED}",
+        "rate ..., which implies a better management of tradeoff between privacy and accuracy'; "
+        "the conclusion drops Section 5's 'for a large range of values of alpha' "
+        "(dvp_pvp.dvp_error_below_pvp), so every alpha cell. 'Learning performance' is Section "
+        "IV's analysis ('we care about the learning performance at all iterations'), which no run "
+        f"checks; {_MEASURED}",
         aggregate="mer",
         extract=below(MEASURED_ERROR, "dvp", "pvp"),
         reference=MAJORITY,
@@ -392,7 +402,8 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
     )
     return (
         "# Zhang & Zhu (dvp_pvp): claims\n\n"
-        "Implementation checks are not reproductions; the headline counts only paper numbers and statements.\n\n"
+        "Implementation checks are not reproductions; the headline counts only paper numbers and "
+        "statements.\n\n"
         + markdown_table(counts)
         + "\n"
         + markdown_table(card[shown])

@@ -58,27 +58,28 @@ PRIVACY_CLAIMS = (
         PER_ITERATION,
         grid.STUDY,
         "Theorem 1, (25)-(26), with Lemma 1 (21) and Corollary 1 (27); Section IV-C (HTML version: no pages)",
-        "'Under Assumption 3, at each iteration of D-ZOA, (epsilon, delta)-differential privacy is guaranteed': "
-        "Pr[beta_k,D^(m)] <= e^epsilon Pr[beta_k,D'^(m)] + delta for datasets differing in one sample (26), the "
-        "intrinsic zeroth-order perturbation of the shared beta_k^(m) being N(0, sigma_k^2 I) with sigma_k = c1 "
-        "sqrt(2.1 log(1.25/delta)) / (rho |N_k| N_k epsilon) (25); alpha0 is set by (27), no noise is added",
+        "'Under Assumption 3, at each iteration of D-ZOA, (epsilon, delta)-differential privacy is "
+        "guaranteed': Pr[beta_k,D^(m)] <= e^epsilon Pr[beta_k,D'^(m)] + delta for datasets "
+        "differing in one sample (26), the intrinsic zeroth-order perturbation of the shared "
+        "beta_k^(m) being N(0, sigma_k^2 I) with sigma_k = c1 sqrt(2.1 log(1.25/delta)) / (rho "
+        "|N_k| N_k epsilon) (25); alpha0 is set by (27), no noise is added",
     ),
     PrivacyClaim(
         TOTAL,
         grid.STUDY,
         "Theorem 2, (28)-(29); Section IV-D (HTML version: no pages)",
-        "'Under Assumption 3, Algorithm 1 guarantees (epsilon-bar, delta)-differential privacy' over its M outer "
-        "iterations, epsilon-bar = epsilon sqrt(M log(1/delta) / (1.05 log(1.25/delta))) (29), by the moments "
-        "accountant 'in the same way as in [23, Theorem 2]'",
+        "'Under Assumption 3, Algorithm 1 guarantees (epsilon-bar, delta)-differential privacy' "
+        "over its M outer iterations, epsilon-bar = epsilon sqrt(M log(1/delta) / (1.05 "
+        "log(1.25/delta))) (29), by the moments accountant 'in the same way as in [23, Theorem 2]'",
     ),
     PrivacyClaim(
         BASELINE,
         grid.STUDY,
         "Abstract and Section VI (DP-ADMM [23] at the same epsilon, delta as D-ZOA); calibration notes/dzoa.md 4.3-4.4",
-        "DP-ADMM 'achieves differential privacy by adding noise to the primal variables' (Section I-B), D-ZOA "
-        "'yielding the same privacy guarantee' (abstract): each released w~_i^(m) = w_i^(m) + N(0, sigma_m^2 I), "
-        "sigma_m = Delta_m sqrt(2.1 ln(1.25/delta)) / epsilon, Delta_m = 2 c1 / (N_i (1/eta_m + rho)), is "
-        "(epsilon, delta)-DP",
+        "DP-ADMM 'achieves differential privacy by adding noise to the primal variables' (Section "
+        "I-B), D-ZOA 'yielding the same privacy guarantee' (abstract): each released w~_i^(m) = "
+        "w_i^(m) + N(0, sigma_m^2 I), sigma_m = Delta_m sqrt(2.1 ln(1.25/delta)) / epsilon, "
+        "Delta_m = 2 c1 / (N_i (1/eta_m + rho)), is (epsilon, delta)-DP",
     ),
 )
 
@@ -117,8 +118,8 @@ PREMISES = (
         "Assumption 3, Lemma 3 (24) and Section VI",
         "'Under Assumption 3 ...' (Theorem 1); Section VI: 'Therefore, we have c1 = 1'",
         2.0 * grid.GRADIENT_BOUND,
-        "||grad l(x_D, y_D; 0) - grad l(x_D', y_D'; 0)|| for the per-record loss l = (x'beta - y)^2 at the audited "
-        "start beta = 0, against 2 c1",
+        "||grad l(x_D, y_D; 0) - grad l(x_D', y_D'; 0)|| for the per-record loss l = (x'beta - "
+        "y)^2 at the audited start beta = 0, against 2 c1",
     ),
     Premise(
         "neighbours",

@@ -72,29 +72,31 @@ DATASET_LABELS = {
 }
 
 MARGIN_ACCURACY = (
-    f"margin {ACCURACY_MARGIN} test accuracy (one percentage point): our choice of the smallest accuracy difference "
-    "we count as a difference, not a number from the paper, which prints no accuracy (only plots); post hoc: set "
-    "with the claims registry (5001091) after the band-rule paper-scale run (c1abb9e) had shown the accuracies it "
-    "now compares (WD-DP against DP-GD 0.0008 apart in the one cell that failed; the baseline at u = 1 stuck at "
-    "Adult's 0.754); see docs/post_hoc.md"
+    f"margin {ACCURACY_MARGIN} test accuracy (one percentage point): our choice of the smallest "
+    "accuracy difference we count as a difference, not a number from the paper, which prints no "
+    "accuracy (only plots); post hoc: set with the claims registry (5001091) after the band-rule "
+    "paper-scale run (c1abb9e) had shown the accuracies it now compares (WD-DP against DP-GD "
+    "0.0008 apart in the one cell that failed; the baseline at u = 1 stuck at Adult's 0.754); see "
+    "docs/post_hoc.md"
 )
 MARGIN_GAP = (
-    f"margin {LOG_GAP_MARGIN} on log10(optimal gap) (a factor 1.26), our choice: the gap spans decades and is read "
-    "on a log axis (wddp.md 4.4), where a tenth of a decade is the finest difference a reader sees; the paper prints "
-    "no gap; post hoc: set with the claims registry (5001091) after the band-rule run (c1abb9e); see docs/post_hoc.md"
+    f"margin {LOG_GAP_MARGIN} on log10(optimal gap) (a factor 1.26), our choice: the gap spans "
+    "decades and is read on a log axis (wddp.md 4.4), where a tenth of a decade is the finest "
+    "difference a reader sees; the paper prints no gap; post hoc: set with the claims registry "
+    "(5001091) after the band-rule run (c1abb9e); see docs/post_hoc.md"
 )
 BY_CONSTRUCTION = (
     "under per-round aggregation (gap A1, the default) WD-DP is centralized DP-GD with independent noise "
-    "(wddp.md 2.2), so this holds by construction (up to the step size each method cross-validates on the same "
-    "objective): a check of the implementation, not a reproduction"
+    "(wddp.md 2.2), so this holds by construction (up to the step size each method cross-validates "
+    "on the same objective): a check of the implementation, not a reproduction"
 )
 EVERY_CELL = (
     "no 'in most cases' in the paper, so every cell must hold (each at alpha: the intersection-union test, "
     "paired on seeds)"
 )
 SEED_SPREAD = (
-    "the paper gives no size, so no minimum change is declared (the engine's default): any change the claimed "
-    "way, within seeds"
+    "the paper gives no size, so no minimum change is declared (the engine's default): any change "
+    "the claimed way, within seeds"
 )
 
 
@@ -242,9 +244,9 @@ CLAIMS = [
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="Abstract (as above); App. B: 'our method is more reliable than the method proposed by (?), "
-        "especially in the case that data scale is uneven'; Conclusion: 'we improve ... excess empirical risk "
-        f"bound ..., especially under the condition that data scale on clients is uneven'; every (dataset, m, ε, "
-        f"u > 1) cell: {EVERY_CELL}",
+        "especially in the case that data scale is uneven'; Conclusion: 'we improve ... excess "
+        "empirical risk bound ..., especially under the condition that data scale on clients is "
+        f"uneven'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
         extract=ordering("gap", "wddp", "dist_avg", U_CELLS, keep=uneven),
         needs=UNEVEN_SCALE,
@@ -256,10 +258,11 @@ CLAIMS = [
         kind=PAPER_STATEMENT,
         form=AnyOf((Trend("decreasing"), Trend("increasing"))),
         justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or fluctuates sharply': "
-        "one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting (each part at "
-        "alpha/2). Part 1: the accuracy falls with u; part 2: its run-to-run fluctuation, per seed the absolute "
-        "deviation from the point's median (Brown-Forsythe), grows with u. 'Rapidly' and 'sharply' have no size, so "
-        f"no minimum change is declared; {SEED_SPREAD}",
+        "one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting "
+        "(each part at alpha/2). Part 1: the accuracy falls with u; part 2: its run-to-run "
+        "fluctuation, per seed the absolute deviation from the point's median (Brown-Forsythe), "
+        "grows with u. 'Rapidly' and 'sharply' have no size, so no minimum change is declared; "
+        f"{SEED_SPREAD}",
         aggregate="versus_unevenness",
         extract=either(
             trend("accuracy", "unevenness", SETTING, "dist_avg"),
@@ -274,10 +277,10 @@ CLAIMS = [
         kind=PAPER_STATEMENT,
         form=AnyOf((Trend("increasing"), Trend("increasing"))),
         justification="App. B: 'the optimal gap of the method proposed by (?) increases rapidly or fluctuates "
-        "sharply': one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting (each "
-        "part at alpha/2). Part 1: the gap grows with u; part 2: its fluctuation, per seed the absolute deviation "
-        "of log10(gap) from the point's median (a gap that only grows is not a fluctuation), grows with u. No size "
-        f"is given; {SEED_SPREAD}",
+        "sharply': one sentence, one claim, holding when either part holds in every (dataset, m, "
+        "ε) setting (each part at alpha/2). Part 1: the gap grows with u; part 2: its fluctuation, "
+        "per seed the absolute deviation of log10(gap) from the point's median (a gap that only "
+        f"grows is not a fluctuation), grows with u. No size is given; {SEED_SPREAD}",
         aggregate="versus_unevenness",
         extract=either(
             trend("gap", "unevenness", SETTING, "dist_avg"),
@@ -308,10 +311,11 @@ CLAIMS = [
         kind=PAPER_STATEMENT,
         form=Equivalence(ACCURACY_MARGIN),
         justification="Section 5: 'in average setting, when u=1, the accuracy of our proposed method WD-DP is similar "
-        "to the method proposed in (?)'; at an even split both methods have the same weights and σ, but each keeps "
-        "its own cross-validated step size (tuning.scope per_method, the paper's 'η chosen by cross-validation'), so "
-        "this is not by construction: it tests the statement under the paper's protocol (with tuning.scope shared "
-        f"it would hold by construction); every setting; {MARGIN_ACCURACY}",
+        "to the method proposed in (?)'; at an even split both methods have the same weights and "
+        "σ, but each keeps its own cross-validated step size (tuning.scope per_method, the paper's "
+        "'η chosen by cross-validation'), so this is not by construction: it tests the statement "
+        "under the paper's protocol (with tuning.scope shared it would hold by construction); "
+        f"every setting; {MARGIN_ACCURACY}",
         aggregate="versus_unevenness",
         extract=equivalent("accuracy", "wddp", "dist_avg", SETTING, keep=even),
         needs=PAPER_SCALE,
@@ -336,8 +340,8 @@ CLAIMS = [
         kind=IMPLEMENTATION_CHECK,
         form=Ordering(),
         justification="the note expects the degradation strongest at ε = 0.01 and weakest at ε = 0.1, where all "
-        "methods may already be near non-private accuracy; the paper never says it, so it is not a reproduction; "
-        "per-seed drops, each dataset",
+        "methods may already be near non-private accuracy; the paper never says it, so it is not a "
+        "reproduction; per-seed drops, each dataset",
         aggregate="versus_unevenness",
         extract=drop_weak_vs_strong,
         needs=UNEVEN_SCALE,
@@ -350,8 +354,8 @@ CLAIMS = [
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
         justification="Section 3: 'the bound is tighter than which introduced by (?) by a factor of (m n_(1))²/n²'; "
-        "Conclusion: 'we improve the best previous noise bound'; an exact check of our two calibrations in every "
-        f"run's partition (relative {SIZE_RELATIVE_SLACK:g}): it holds by construction",
+        "Conclusion: 'we improve the best previous noise bound'; an exact check of our two "
+        f"calibrations in every run's partition (relative {SIZE_RELATIVE_SLACK:g}): it holds by construction",
         aggregate="runs",
         extract=noise_bound_outcome,
         paper_value="(m n_(1))² / n²",
@@ -363,9 +367,10 @@ CLAIMS = [
         kind=IMPLEMENTATION_CHECK,
         form=Exact(fails_as=BOUND_FAILS),
         justification="Theorem 1: Algorithm 1 with σ from eq. (3) is (ε, δ)-DP; the tighter of the RDP and PLD "
-        f"accountants (both upper bounds) must not exceed ε (relative slack {BUDGET_RELATIVE_SLACK:g}); under "
-        "per-round aggregation it holds by our calibration; under the one-shot switch (the literal Algorithm 1) a "
-        "failure is the paper's bound not holding",
+        "accountants (both upper bounds) must not exceed ε (relative slack "
+        f"{BUDGET_RELATIVE_SLACK:g}); under "
+        "per-round aggregation it holds by our calibration; under the one-shot switch (the literal "
+        "Algorithm 1) a failure is the paper's bound not holding",
         aggregate="runs",
         extract=budget_outcome,
         paper_value="ε",
@@ -378,9 +383,9 @@ CLAIMS = [
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
         justification="exact counts of the datasets built; KDD's 70000 is our sample size (data.kdd.sample_size), "
-        "Adult's 45222 follows from dropping the rows with '?', Bank's 41188 and Breast Cancer's 699 are every row "
-        "of their files, Credit Card's 984 every fraud and as many normal transactions (wddp.md 4.2, A19): data "
-        "preparation, not a result",
+        "Adult's 45222 follows from dropping the rows with '?', Bank's 41188 and Breast Cancer's "
+        "699 are every row of their files, Credit Card's 984 every fraud and as many normal "
+        "transactions (wddp.md 4.2, A19): data preparation, not a result",
         aggregate="datasets",
         extract=sizes,
         paper_value="70000, 45222, 41188, 699, 984",
@@ -393,7 +398,8 @@ CLAIMS = [
             kind=IMPLEMENTATION_CHECK,
             form=Exact(),
             justification=f"one-sided: at least {NONPRIVATE_FLOOR[dataset]}, the lower end of the note's typical "
-            "range for logistic regression (not a number of the paper); a better θ* is no fault, so no upper end",
+            "range for logistic regression (not a number of the paper); a better θ* is no fault, "
+            "so no upper end",
             aggregate=f"nonprivate_{dataset}",
             extract=at_least(dataset, NONPRIVATE_FLOOR[dataset]),
             paper_value=f">= {NONPRIVATE_FLOOR[dataset]} (note)",
@@ -455,40 +461,44 @@ CLAIMS += [
         where="Introduction ('Experiments on real data sets show that the performance of our method is much better "
         "than the method proposed in (?), the best method in distributed differential privacy ERM we know')",
         statement=f"WD-DP's test accuracy exceeds that of {BASELINE} by more than one percentage point in every "
-        "cell with uneven client sizes (random sizes: Figs 1, 4, 6, 8, 10; two groups with u > 1: Figs 2, 13, 15)",
+        "cell with uneven client sizes (random sizes: Figs 1, 4, 6, 8, 10; two groups with u > 1: "
+        "Figs 2, 13, 15)",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="'performance' is the test accuracy (Section 5: 'Accuracy represents the performance on test "
         "data'); 'much better' has no size in the paper, so 'much' is read as more than the study's accuracy "
-        f"margin: WD-DP must lead by more than {MUCH_BETTER_MARGIN}, tested as WD-DP above the baseline's per-seed "
-        "accuracy plus that margin (the cells' baseline values include it); the cells with uneven data only, "
-        "because Section 3 (after Table 1) says WD-DP 'is much better ... when data scale is uneven on clients and "
-        f"remains the same performance under even data scale' (u = 1 left out); {EVERY_CELL}; {MARGIN_ACCURACY}",
+        f"margin: WD-DP must lead by more than {MUCH_BETTER_MARGIN}, tested as WD-DP above the "
+        "baseline's per-seed accuracy plus that margin (the cells' baseline values include it); "
+        "the cells with uneven data only, because Section 3 (after Table 1) says WD-DP 'is much "
+        "better ... when data scale is uneven on clients and remains the same performance under "
+        f"even data scale' (u = 1 left out); {EVERY_CELL}; {MARGIN_ACCURACY}",
         aggregate="runs",
         extract=_much_better,
         needs=PAPER_SCALE,
         paper_value="much better (no number)",
         same_runs_as=f"{STUDY}.wddp_beats_baseline_random_sizes_accuracy",
         same_runs_why="its cells are the test accuracies of wddp_beats_baseline_random_sizes_accuracy and of "
-        "wddp_beats_baseline_two_groups_accuracy (u > 1), the baseline's shifted by the margin, so the derivation "
-        "from bit-identical cells cannot see it; it is not counted beside them",
+        "wddp_beats_baseline_two_groups_accuracy (u > 1), the baseline's shifted by the margin, so "
+        "the derivation from bit-identical cells cannot see it; it is not counted beside them",
     ),
     *[
         _claim(
             f"panel_{key}",
             where=f"Section 5 ('Figure 1 shows the accuracy over privacy budget ε. It can be observed that by "
             f"considering different weights of different clients, our method WD-DP is better than the method "
-            f"proposed in (?)'), panel ({panel}) {label} of Figs 1, 4, 6, 8, 10; Section 5 ('... the number of total "
-            f"data instances are 70000, 45222, 41188, 699 and 984, respectively')",
+            f"proposed in (?)'), panel ({panel}) {label} of Figs 1, 4, 6, 8, 10; Section 5 ('... "
+            f"the number of total data instances are 70000, 45222, 41188, 699 and 984, respectively')",
             statement=f"{label} ({size:,} instances, panel ({panel})): with clients of random sizes, the test "
             f"accuracy of WD-DP is higher than that of {BASELINE} at every (m, ε)",
             kind=PAPER_STATEMENT,
             form=Ordering(),
             justification=f"the paper's statement of Fig. 1, said of all its panels; unqualified, so {EVERY_CELL}. "
-            f"Judged on the {label} panel's rows of versus_epsilon (claim_tables' versus_epsilon_{key}) where that "
-            f"dataset was built ({SOURCES[key]}); where it was not, 'data unavailable'. Its cells are among "
-            "wddp.wddp_beats_baseline_random_sizes_accuracy's (same extractor, this dataset's rows), so once "
-            "judged it is listed as re-reading that claim, not counted beside it: it shows the panel was judged",
+            f"Judged on the {label} panel's rows of versus_epsilon (claim_tables' "
+            f"versus_epsilon_{key}) where that dataset was built ({SOURCES[key]}); where it was "
+            "not, 'data unavailable'. Its cells are among "
+            "wddp.wddp_beats_baseline_random_sizes_accuracy's (same extractor, this dataset's "
+            "rows), so once judged it is listed as re-reading that claim, not counted beside it: "
+            "it shows the panel was judged",
             aggregate=f"versus_epsilon_{key}",
             extract=ordering("accuracy", "wddp", "dist_avg", EPS_CELLS, keep=_of_dataset(key)),
             needs=PAPER_SCALE,

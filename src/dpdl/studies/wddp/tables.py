@@ -129,8 +129,9 @@ def table1_title(settings: Mapping) -> str:
     """The Markdown heading and note of Table 1: the settings its sigma columns were computed at."""
     return (
         "# Kang, Liu & Wang, Table 1: noise and excess-risk bounds (rows `bound`), and the σ we compute\n\n"
-        f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = {settings['delta']}, "
-        f"T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over {settings['seeds']} repetitions (random partitions); "
+        f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = "
+        f"{settings['delta']}, T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over "
+        f"{settings['seeds']} repetitions (random partitions); "
         "composed ε of the run with the largest σ."
     )
 
@@ -185,8 +186,8 @@ def budget_outcome(table: pd.DataFrame) -> Outcome:
     over = rows[share > 1 + BUDGET_RELATIVE_SLACK]
     worst = rows.loc[share.idxmax()]
     detail = (
-        f"{len(rows)} runs at delta {rows['delta'].max():g}; largest composed / nominal epsilon {share.max():.6g} "
-        f"({worst['algorithm']}, {worst['dataset']}, m={worst['clients']}, eps={worst['epsilon']:g}); "
-        f"{len(over)} runs over budget"
+        f"{len(rows)} runs at delta {rows['delta'].max():g}; largest composed / nominal epsilon "
+        f"{share.max():.6g} ({worst['algorithm']}, {worst['dataset']}, m={worst['clients']}, "
+        f"eps={worst['epsilon']:g}); {len(over)} runs over budget"
     )
     return Outcome(over.empty, f"max spent/nominal {share.max():.4g}", detail)
