@@ -151,13 +151,13 @@ class _Setup:
 
 
 _CANARIES = {
-    "max_norm": "D: agent 0's record 0 replaced by a max-norm record (every pixel 255/255, ||x||_1 = 784) with a "
-    "label other than the replaced digit's; D': the ordinary synthetic digit. (20) then gives D a larger "
-    "Delta-bar than D': the noise scale itself differs",
-    "label_only": "agent 0's record 0 is the max-norm record (every pixel 255/255) on both sides, with label y on "
-    "D' and y + 1 mod 10 on D. This maximises the distance of the noiseless round-1 messages in L1 "
-    "and L2: at z = 0 each pixel's ||x_j (h - y) - x'_j (h - y')|| is largest at x_j = x'_j = 1 (2 "
-    "in L1, sqrt(2) in L2); (20) gives both sides one scale",
+    "max_norm": "D: agent 0's record 0 replaced by a max-norm record (every pixel 255/255, ||x||_1 "
+    "= 784) with a label other than the replaced digit's; D': the ordinary synthetic digit. (20) "
+    "then gives D a larger Delta-bar than D': the noise scale itself differs",
+    "label_only": "agent 0's record 0 is the max-norm record (every pixel 255/255) on both sides, "
+    "with label y on D' and y + 1 mod 10 on D. This maximises the distance of the noiseless "
+    "round-1 messages in L1 and L2: at z = 0 each pixel's ||x_j (h - y) - x'_j (h - y')|| is "
+    "largest at x_j = x'_j = 1 (2 in L1, sqrt(2) in L2); (20) gives both sides one scale",
 }
 _SETUPS = {
     "objp_eps0.05": _Setup("objp", 0.05, {"sensitivity": "eq20"}),

@@ -331,14 +331,15 @@ CLAIMS: list[Claim] = [
         _claim(
             f"nonprivate_equivalence_{d}",
             where=f"{S4}, Algorithms",
-            statement=f"{d.upper()}: 'OutP and ObjP are equivalent in a nonprivate setting': without noise their "
-            f"testing errors agree within {TOLERANCE_PP[d]:g} pp at 10%, 50% and 100% of T",
+            statement=f"{d.upper()}: 'OutP and ObjP are equivalent in a nonprivate setting': "
+            f"without noise their testing errors agree within {TOLERANCE_PP[d]:g} pp at 10%, 50% "
+            "and 100% of T",
             kind=PAPER_STATEMENT,
             form=Exact(),
-            justification=f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp); 'equivalent' means the same "
-            f"algorithm, so the margin is the tolerance at which we tell one testing error from another "
-            f"({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to "
-            "fail: different eta, gradient scaling and update order)",
+            justification=f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp); 'equivalent' "
+            "means the same algorithm, so the margin is the tolerance at which we tell one testing "
+            f"error from another ({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 "
+            "expects it to fail: different eta, gradient scaling and update order)",
             aggregate="noiseless",
             extract=noiseless(d),
             needs=EXACT[d],
@@ -361,8 +362,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "mnist_objt_eps1_accurate",
         where=f"{S4}, Fig. 1 text",
-        statement="MNIST: 'ObjT provides an accurate solution even when epsilon-bar = 1' (the reason Fig. 1 leaves "
-        "out 3 and 5): within the tolerance of the nonprivate error",
+        statement="MNIST: 'ObjT provides an accurate solution even when epsilon-bar = 1' (the "
+        "reason Fig. 1 leaves out 3 and 5): within the tolerance of the nonprivate error",
         kind=PAPER_STATEMENT,
         form=Equivalence(TOLERANCE_PP["mnist"]),
         justification=f"'accurate' read like 'close to' above: {CLOSE}. {NONPRIVATE_REFERENCE}",
@@ -389,8 +390,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST: the average noise magnitudes of all algorithms increase as epsilon-bar decreases",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"per seed the time average of Fig. 1's noise magnitude; each step down the epsilon-bar grid "
-        f"is a cell ({ORDER}); three grid points are too few for Kendall's exact p",
+        justification="per seed the time average of Fig. 1's noise magnitude; each step down the "
+        f"epsilon-bar grid is a cell ({ORDER}); three grid points are too few for Kendall's exact "
+        "p",
         aggregate="fig1",
         extract=pair_cells(noise_rises),
         needs=MAIN,
@@ -401,9 +403,10 @@ CLAIMS: list[Claim] = [
         statement="MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and ObjP are greater than OutP's",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not counted as a "
-        "reproduction: each noise is fixed by its calibration formula ((20) for ObjT/ObjP, OutP's "
-        "sigma of [10]), so any calibrated implementation shows it (issue 59 item 2, post hoc)",
+        justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not "
+        "counted as a reproduction: each noise is fixed by its calibration formula ((20) for "
+        "ObjT/ObjP, OutP's sigma of [10]), so any calibrated implementation shows it (issue 59 "
+        "item 2, post hoc)",
         aggregate="fig1",
         extract=pair_cells(noise_above_outp),
         needs=MAIN,
@@ -450,8 +453,8 @@ CLAIMS: list[Claim] = [
         statement="MNIST: as epsilon-bar decreases the testing errors of all algorithms increase",
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
-        justification="error at T against the epsilon-bar grid per algorithm; the change needs no minimum (the "
-        "engine's default: any increase within seeds)",
+        justification="error at T against the epsilon-bar grid per algorithm; the change needs no "
+        "minimum (the engine's default: any increase within seeds)",
         aggregate="fig2a",
         extract=trend_in_epsilon("mnist", BASE_ALGORITHMS),
         needs=MAIN,
@@ -474,8 +477,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: the effect of epsilon-bar on the testing error of ObjP is not significant",
         kind=PAPER_STATEMENT,
         form=Equivalence(TOLERANCE_PP["femnist"]),
-        justification="each epsilon-bar against the largest; 'not significant' read as within the FEMNIST tolerance "
-        "of one testing error (note 8.8), a TOST margin",
+        justification="each epsilon-bar against the largest; 'not significant' read as within the "
+        "FEMNIST tolerance of one testing error (note 8.8), a TOST margin",
         aggregate="fig2b",
         extract=pair_cells(equal_in_epsilon),
         needs=FEMNIST,
@@ -483,8 +486,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "remark3_ours_below_outp",
         where=R3,
-        statement="MNIST, T = 1e6: 'the results demonstrate the outperformance of our algorithms': ObjT and ObjP "
-        "below OutP",
+        statement="MNIST, T = 1e6: 'the results demonstrate the outperformance of our algorithms': "
+        "ObjT and ObjP below OutP",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification=f"error at T; {ORDER}",
@@ -547,8 +550,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "fig4_outp_eps_sensitive",
         where="A.9, Fig. 4",
-        statement="OutP's performance is affected by epsilon-bar: its error is lower at the largest epsilon-bar than "
-        "at the smallest, for every rho",
+        statement="OutP's performance is affected by epsilon-bar: its error is lower at the "
+        "largest epsilon-bar than at the smallest, for every rho",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
         justification=f"error at T; {ORDER}",
@@ -562,8 +565,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST: the consensus violation of all algorithms goes down to zero",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"per seed the final CV over its peak must be below {CV_ZERO:.0%}: 'zero' on Fig. 5's log "
-        f"axis read as two decades below the peak (one-sided, fixed before any CV was seen); {ORDER}",
+        justification=f"per seed the final CV over its peak must be below {CV_ZERO:.0%}: 'zero' on "
+        "Fig. 5's log axis read as two decades below the peak (one-sided, fixed before any CV was "
+        f"seen); {ORDER}",
         aggregate="fig5",
         extract=pair_cells(cv_to_zero),
         needs=LONG,
@@ -608,8 +612,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: OutP with a = 1 (as in [10]) produces the best performance",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification=f"OutP at a = 1 below OutP at each other a, error at T; {ORDER}; not identifiable if OutP's "
-        "error does not depend on a",
+        justification=f"OutP at a = 1 below OutP at each other a, error at T; {ORDER}; not "
+        "identifiable if OutP's error does not depend on a",
         aggregate="fig6",
         extract=outp_best_at_1,
         needs=FEMNIST,
@@ -632,8 +636,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: 'even for some cases, ObjP outperforms ObjT' (a in {100, 1000})",
         kind=PAPER_STATEMENT,
         form=Ordering(required_fraction=0.1),
-        justification="'some cases' read as at least one (a, epsilon-bar) cell; 10% of the paper's 6 cells rounds "
-        "up to one; one-sided t",
+        justification="'some cases' read as at least one (a, epsilon-bar) cell; 10% of the paper's "
+        "6 cells rounds up to one; one-sided t",
         aggregate="fig6",
         extract=pair_cells(a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
         needs=FEMNIST,
@@ -656,9 +660,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST, ObjT at epsilon-bar 0.05: the noise magnitude at the first iteration is 0.157",
         kind=IMPLEMENTATION_CHECK,
         form=StatedNumber(AUTHORS_NOISE, AUTHORS_NOISE_TOLERANCE, relative=True),
-        justification="the log prints 3 digits (+-0.3%) and the mean of |Laplace| over P J K = 78,400 draws varies "
-        "by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about five such spreads; "
-        "needs the paper's 10 instances, not its T",
+        justification="the log prints 3 digits (+-0.3%) and the mean of |Laplace| over P J K = "
+        "78,400 draws varies by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about "
+        "five such spreads; needs the paper's 10 instances, not its T",
         aggregate="fig1",
         extract=authors_noise,
         needs={"seeds": 10},
@@ -669,8 +673,8 @@ CLAIMS: list[Claim] = [
         statement="MNIST: OutP's noise magnitude decreases over t",
         kind=IMPLEMENTATION_CHECK,
         form=Trend("decreasing"),
-        justification="holds by construction (sigma is proportional to 1/(rho + 1/eta-hat), 1/eta-hat grows like "
-        "sqrt(t)); six points halving back from T, any fall within seeds",
+        justification="holds by construction (sigma is proportional to 1/(rho + 1/eta-hat), "
+        "1/eta-hat grows like sqrt(t)); six points halving back from T, any fall within seeds",
         aggregate="fig1",
         extract=outp_noise_decays,
         needs=MAIN,
@@ -692,8 +696,8 @@ CLAIMS: list[Claim] = [
         statement="ObjT and OutP run at the same per-iteration epsilon-bar (OutP with delta-bar 1e-6)",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="holds by construction (epsilon-bar is an input of both); the detail shows the composed "
-        "epsilon of each, which the paper does not compare",
+        justification="holds by construction (epsilon-bar is an input of both); the detail shows "
+        "the composed epsilon of each, which the paper does not compare",
         aggregate="fig2a",
         extract=same_privacy,
         needs=MAIN,

@@ -164,19 +164,20 @@ class _Spec:
 
 
 _CANARIES = {
-    "extreme": "agent {agent}'s record with the largest |y| ||x|| replaced by a unit-norm feature vector pointing "
-    "opposite to it, with the data's largest |y| as label (D'; D holds the canary)",
-    "at_sensitivity": "agent {agent}'s record with the largest |y| ||x|| with its label moved so that the noiseless "
-    "release moves by exactly the declared sensitivity ({sensitivity}); the same features",
+    "extreme": "agent {agent}'s record with the largest |y| ||x|| replaced by a unit-norm feature "
+    "vector pointing opposite to it, with the data's largest |y| as label (D'; D holds the canary)",
+    "at_sensitivity": "agent {agent}'s record with the largest |y| ||x|| with its label moved so "
+    "that the noiseless release moves by exactly the declared sensitivity ({sensitivity}); the "
+    "same features",
 }
 _LOSS_SCALES = {
     "sum": "loss_scale: sum (each agent's loss summed over its N_k records; the paper's Delta averages them)",
-    "mean": "loss_scale: mean (each agent's loss averaged over its N_k records, as the paper's Delta; the reading "
-    "mean_loss)",
+    "mean": "loss_scale: mean (each agent's loss averaged over its N_k records, as the paper's "
+    "Delta; the reading mean_loss)",
 }
 _RELEASED = {
-    "dzoa": "beta_k^(1), the estimate agent {agent} shares after the first outer iteration (T zeroth-order steps "
-    "from 0; Algorithm 1), from the known start",
+    "dzoa": "beta_k^(1), the estimate agent {agent} shares after the first outer iteration (T "
+    "zeroth-order steps from 0; Algorithm 1), from the known start",
     "dpadmm": "w~_k^(1) = w_k^(1) + xi, agent {agent}'s first perturbed primal sent to the server, from the "
     "known start",
 }

@@ -157,24 +157,25 @@ class _Spec:
 
 
 _CANARIES = {
-    "mirrored": "party {party}'s first record: on D, x_a = cos(phi) e_2 + sin(phi) e_1 with label 0; on D', its mirror "
-    "image x_b = cos(phi) e_2 - sin(phi) e_1 with label 1 (both unit norm), from the start theta_0 "
-    "= {R:g} e_1 + the study's N(0, init_std^2 I) draw with R sin(phi) = {logit:g}: both gradients "
-    "saturate, so one record changes the aggregate gradient by nearly 2G/n = the declared "
-    "sensitivity, at every round",
-    "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 on D' (flipped), "
-    "from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient moves by "
-    "exactly ||x||/n = G/n at every theta, half the declared 2G/n",
-    "constructed": "party {party}'s first record replaced on both sides by x = e_1 (constructed, not from the data): "
-    "label 1 on D, label 0 on D', from the study's own start theta_0 ~ N(0, init_std^2 I): the "
-    "aggregate gradient moves by exactly ||x|| / n = G / n at every theta, whatever the data draw "
-    "(module docstring)",
+    "mirrored": "party {party}'s first record: on D, x_a = cos(phi) e_2 + sin(phi) e_1 with label "
+    "0; on D', its mirror image x_b = cos(phi) e_2 - sin(phi) e_1 with label 1 (both unit norm), "
+    "from the start theta_0 = {R:g} e_1 + the study's N(0, init_std^2 I) draw with R sin(phi) = "
+    "{logit:g}: both gradients saturate, so one record changes the aggregate gradient by nearly "
+    "2G/n = the declared sensitivity, at every round",
+    "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 "
+    "on D' (flipped), from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate "
+    "gradient moves by exactly ||x||/n = G/n at every theta, half the declared 2G/n",
+    "constructed": "party {party}'s first record replaced on both sides by x = e_1 (constructed, "
+    "not from the data): label 1 on D, label 0 on D', from the study's own start theta_0 ~ N(0, "
+    "init_std^2 I): the aggregate gradient moves by exactly ||x|| / n = G / n at every theta, "
+    "whatever the data draw (module docstring)",
 }
 _RELEASED = {
-    "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the noisy aggregates M_t of "
-    "eq. (4) the proof composes); black box: the returned theta^(c) = theta_T alone",
-    "one_shot": "theta^(c) = sum_j (n_j/n) theta_T^(j), the model Algorithm 1 returns (local models go only to the "
-    "trusted server); white box linearised (module docstring)",
+    "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the "
+    "noisy aggregates M_t of eq. (4) the proof composes); black box: the returned theta^(c) = "
+    "theta_T alone",
+    "one_shot": "theta^(c) = sum_j (n_j/n) theta_T^(j), the model Algorithm 1 returns (local "
+    "models go only to the trusted server); white box linearised (module docstring)",
 }
 
 

@@ -180,8 +180,8 @@ CLAIMS = [
         statement="Performance is becoming better when ε increases (test accuracy of every method, dataset and m)",
         kind=MECHANISM_PROPERTY,
         form=Trend("increasing"),
-        justification=f"Section 5: 'Performance is becoming better when ε increases, which is the same as intuition'; "
-        f"unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
+        justification="Section 5: 'Performance is becoming better when ε increases, which is the "
+        f"same as intuition'; unqualified, so every (dataset, m, method) curve; {SEED_SPREAD}",
         aggregate="versus_epsilon",
         extract=trend("accuracy", "epsilon", ["dataset", "clients", "algorithm"]),
         needs=EPSILON_TREND_SCALE,
@@ -204,8 +204,9 @@ CLAIMS = [
         statement=f"With clients of random sizes, the test accuracy of WD-DP is higher than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification="Section 5: 'our method WD-DP is better than the method proposed in (?)'; App. B: 'Figure 4, 6, "
-        f"8 and 10 show that the accuracy of our method is better'; every (dataset, m, ε) cell: {EVERY_CELL}",
+        justification="Section 5: 'our method WD-DP is better than the method proposed in (?)'; "
+        "App. B: 'Figure 4, 6, 8 and 10 show that the accuracy of our method is better'; every "
+        f"(dataset, m, ε) cell: {EVERY_CELL}",
         aggregate="versus_epsilon",
         extract=ordering("accuracy", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
@@ -216,9 +217,9 @@ CLAIMS = [
         statement=f"With clients of random sizes, the optimal gap of WD-DP is lower than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification="App. B: 'Figure 3, 5, 7, 9 and 11 show that by considering different weights held by clients, "
-        f"the optimal gap of our method is better than the distributed method'; every (dataset, m, ε) cell: "
-        f"{EVERY_CELL}",
+        justification="App. B: 'Figure 3, 5, 7, 9 and 11 show that by considering different "
+        "weights held by clients, the optimal gap of our method is better than the distributed "
+        f"method'; every (dataset, m, ε) cell: {EVERY_CELL}",
         aggregate="versus_epsilon",
         extract=ordering("gap", "wddp", "dist_avg", EPS_CELLS),
         needs=PAPER_SCALE,
@@ -226,13 +227,14 @@ CLAIMS = [
     _claim(
         "wddp_beats_baseline_two_groups_accuracy",
         where="Abstract; Section 5 (Fig. 2); App. B (Figs 13, 15); Conclusion",
-        statement=f"With two groups of uneven size (u > 1), the test accuracy of WD-DP is higher than that of "
-        f"{BASELINE}",
+        statement="With two groups of uneven size (u > 1), the test accuracy of WD-DP is higher "
+        f"than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification="Abstract: 'we improve the performance of distributed differential privacy ERM, especially in "
-        "the case that data scale on different clients is uneven'; Section 5: 'our method is more reliable, "
-        f"especially in the case of uneven data scale'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
+        justification="Abstract: 'we improve the performance of distributed differential privacy "
+        "ERM, especially in the case that data scale on different clients is uneven'; Section 5: "
+        "'our method is more reliable, especially in the case of uneven data scale'; every "
+        f"(dataset, m, ε, u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
         extract=ordering("accuracy", "wddp", "dist_avg", U_CELLS, keep=uneven),
         needs=UNEVEN_SCALE,
@@ -243,10 +245,10 @@ CLAIMS = [
         statement=f"With two groups of uneven size (u > 1), the optimal gap of WD-DP is lower than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification="Abstract (as above); App. B: 'our method is more reliable than the method proposed by (?), "
-        "especially in the case that data scale is uneven'; Conclusion: 'we improve ... excess "
-        "empirical risk bound ..., especially under the condition that data scale on clients is "
-        f"uneven'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
+        justification="Abstract (as above); App. B: 'our method is more reliable than the method "
+        "proposed by (?), especially in the case that data scale is uneven'; Conclusion: 'we "
+        "improve ... excess empirical risk bound ..., especially under the condition that data "
+        f"scale on clients is uneven'; every (dataset, m, ε, u > 1) cell: {EVERY_CELL}",
         aggregate="versus_unevenness",
         extract=ordering("gap", "wddp", "dist_avg", U_CELLS, keep=uneven),
         needs=UNEVEN_SCALE,
@@ -257,12 +259,12 @@ CLAIMS = [
         statement=f"As u increases, the accuracy of {BASELINE} decreases rapidly or fluctuates sharply",
         kind=PAPER_STATEMENT,
         form=AnyOf((Trend("decreasing"), Trend("increasing"))),
-        justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or fluctuates sharply': "
-        "one sentence, one claim, holding when either part holds in every (dataset, m, ε) setting "
-        "(each part at alpha/2). Part 1: the accuracy falls with u; part 2: its run-to-run "
-        "fluctuation, per seed the absolute deviation from the point's median (Brown-Forsythe), "
-        "grows with u. 'Rapidly' and 'sharply' have no size, so no minimum change is declared; "
-        f"{SEED_SPREAD}",
+        justification="Section 5: 'the accuracy of which proposed by (?) decreases rapidly or "
+        "fluctuates sharply': one sentence, one claim, holding when either part holds in every "
+        "(dataset, m, ε) setting (each part at alpha/2). Part 1: the accuracy falls with u; part "
+        "2: its run-to-run fluctuation, per seed the absolute deviation from the point's median "
+        "(Brown-Forsythe), grows with u. 'Rapidly' and 'sharply' have no size, so no minimum "
+        f"change is declared; {SEED_SPREAD}",
         aggregate="versus_unevenness",
         extract=either(
             trend("accuracy", "unevenness", SETTING, "dist_avg"),
@@ -276,11 +278,11 @@ CLAIMS = [
         statement=f"As u increases, the optimal gap of {BASELINE} increases rapidly or fluctuates sharply",
         kind=PAPER_STATEMENT,
         form=AnyOf((Trend("increasing"), Trend("increasing"))),
-        justification="App. B: 'the optimal gap of the method proposed by (?) increases rapidly or fluctuates "
-        "sharply': one sentence, one claim, holding when either part holds in every (dataset, m, "
-        "ε) setting (each part at alpha/2). Part 1: the gap grows with u; part 2: its fluctuation, "
-        "per seed the absolute deviation of log10(gap) from the point's median (a gap that only "
-        f"grows is not a fluctuation), grows with u. No size is given; {SEED_SPREAD}",
+        justification="App. B: 'the optimal gap of the method proposed by (?) increases rapidly or "
+        "fluctuates sharply': one sentence, one claim, holding when either part holds in every "
+        "(dataset, m, ε) setting (each part at alpha/2). Part 1: the gap grows with u; part 2: its "
+        "fluctuation, per seed the absolute deviation of log10(gap) from the point's median (a gap "
+        f"that only grows is not a fluctuation), grows with u. No size is given; {SEED_SPREAD}",
         aggregate="versus_unevenness",
         extract=either(
             trend("gap", "unevenness", SETTING, "dist_avg"),
@@ -310,12 +312,12 @@ CLAIMS = [
         statement=f"When u = 1 the accuracy of WD-DP is similar to {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Equivalence(ACCURACY_MARGIN),
-        justification="Section 5: 'in average setting, when u=1, the accuracy of our proposed method WD-DP is similar "
-        "to the method proposed in (?)'; at an even split both methods have the same weights and "
-        "σ, but each keeps its own cross-validated step size (tuning.scope per_method, the paper's "
-        "'η chosen by cross-validation'), so this is not by construction: it tests the statement "
-        "under the paper's protocol (with tuning.scope shared it would hold by construction); "
-        f"every setting; {MARGIN_ACCURACY}",
+        justification="Section 5: 'in average setting, when u=1, the accuracy of our proposed "
+        "method WD-DP is similar to the method proposed in (?)'; at an even split both methods "
+        "have the same weights and σ, but each keeps its own cross-validated step size "
+        "(tuning.scope per_method, the paper's 'η chosen by cross-validation'), so this is not by "
+        "construction: it tests the statement under the paper's protocol (with tuning.scope shared "
+        f"it would hold by construction); every setting; {MARGIN_ACCURACY}",
         aggregate="versus_unevenness",
         extract=equivalent("accuracy", "wddp", "dist_avg", SETTING, keep=even),
         needs=PAPER_SCALE,
@@ -326,8 +328,9 @@ CLAIMS = [
         statement=f"When u = 1 the optimal gap of WD-DP is similar to {BASELINE} (on log10(gap))",
         kind=IMPLEMENTATION_CHECK,
         form=Equivalence(LOG_GAP_MARGIN),
-        justification=f"the note's expectation (the paper states it for accuracy only, so not a reproduction); same "
-        f"weights and σ at an even split, each method with its own step size; {MARGIN_GAP}",
+        justification="the note's expectation (the paper states it for accuracy only, so not a "
+        "reproduction); same weights and σ at an even split, each method with its own step size; "
+        f"{MARGIN_GAP}",
         aggregate="versus_unevenness",
         extract=equivalent("gap", "wddp", "dist_avg", SETTING, keep=even),
         needs=PAPER_SCALE,
@@ -335,13 +338,13 @@ CLAIMS = [
     _claim(
         "degradation_strongest_at_smallest_eps",
         where="wddp.md 7.3 item 5 (the note's reading of Figs 13, 15; not in the paper)",
-        statement=f"The accuracy drop of {BASELINE} from u = 1 to the largest u is larger at (m, ε) = (8, 0.01) "
-        "than at (32, 0.1)",
+        statement=f"The accuracy drop of {BASELINE} from u = 1 to the largest u is larger at (m, "
+        "ε) = (8, 0.01) than at (32, 0.1)",
         kind=IMPLEMENTATION_CHECK,
         form=Ordering(),
-        justification="the note expects the degradation strongest at ε = 0.01 and weakest at ε = 0.1, where all "
-        "methods may already be near non-private accuracy; the paper never says it, so it is not a "
-        "reproduction; per-seed drops, each dataset",
+        justification="the note expects the degradation strongest at ε = 0.01 and weakest at ε = "
+        "0.1, where all methods may already be near non-private accuracy; the paper never says it, "
+        "so it is not a reproduction; per-seed drops, each dataset",
         aggregate="versus_unevenness",
         extract=drop_weak_vs_strong,
         needs=UNEVEN_SCALE,
@@ -349,13 +352,14 @@ CLAIMS = [
     _claim(
         "noise_bound_factor",
         where="Section 3 after Theorem 1; Table 1; Conclusion",
-        statement="WD-DP's noise bound is tighter than Jayaraman et al.'s by the factor (m n_(1))² / n² (and equal to "
-        "the centralized method's)",
+        statement="WD-DP's noise bound is tighter than Jayaraman et al.'s by the factor (m n_(1))² "
+        "/ n² (and equal to the centralized method's)",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="Section 3: 'the bound is tighter than which introduced by (?) by a factor of (m n_(1))²/n²'; "
-        "Conclusion: 'we improve the best previous noise bound'; an exact check of our two "
-        f"calibrations in every run's partition (relative {SIZE_RELATIVE_SLACK:g}): it holds by construction",
+        justification="Section 3: 'the bound is tighter than which introduced by (?) by a factor "
+        "of (m n_(1))²/n²'; Conclusion: 'we improve the best previous noise bound'; an exact check "
+        f"of our two calibrations in every run's partition (relative {SIZE_RELATIVE_SLACK:g}): it "
+        "holds by construction",
         aggregate="runs",
         extract=noise_bound_outcome,
         paper_value="(m n_(1))² / n²",
@@ -366,11 +370,11 @@ CLAIMS = [
         statement="Every run is (ε, δ)-DP at its nominal ε and the paper's δ (composed over its T rounds)",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(fails_as=BOUND_FAILS),
-        justification="Theorem 1: Algorithm 1 with σ from eq. (3) is (ε, δ)-DP; the tighter of the RDP and PLD "
-        "accountants (both upper bounds) must not exceed ε (relative slack "
-        f"{BUDGET_RELATIVE_SLACK:g}); under "
-        "per-round aggregation it holds by our calibration; under the one-shot switch (the literal "
-        "Algorithm 1) a failure is the paper's bound not holding",
+        justification="Theorem 1: Algorithm 1 with σ from eq. (3) is (ε, δ)-DP; the tighter of the "
+        "RDP and PLD accountants (both upper bounds) must not exceed ε (relative slack "
+        f"{BUDGET_RELATIVE_SLACK:g}); under per-round aggregation it holds by our calibration; "
+        "under the one-shot switch (the literal Algorithm 1) a failure is the paper's bound not "
+        "holding",
         aggregate="runs",
         extract=budget_outcome,
         paper_value="ε",
@@ -378,14 +382,14 @@ CLAIMS = [
     _claim(
         "dataset_sizes",
         where="Section 5 ('the number of total data instances are 70000, 45222, 41188, 699 and 984, respectively')",
-        statement="The prepared KDD Cup 99, Adult, Bank, Breast Cancer and Credit Card Fraud sets (those built) have "
-        "the paper's total sizes",
+        statement="The prepared KDD Cup 99, Adult, Bank, Breast Cancer and Credit Card Fraud sets "
+        "(those built) have the paper's total sizes",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="exact counts of the datasets built; KDD's 70000 is our sample size (data.kdd.sample_size), "
-        "Adult's 45222 follows from dropping the rows with '?', Bank's 41188 and Breast Cancer's "
-        "699 are every row of their files, Credit Card's 984 every fraud and as many normal "
-        "transactions (wddp.md 4.2, A19): data preparation, not a result",
+        justification="exact counts of the datasets built; KDD's 70000 is our sample size "
+        "(data.kdd.sample_size), Adult's 45222 follows from dropping the rows with '?', Bank's "
+        "41188 and Breast Cancer's 699 are every row of their files, Credit Card's 984 every fraud "
+        "and as many normal transactions (wddp.md 4.2, A19): data preparation, not a result",
         aggregate="datasets",
         extract=sizes,
         paper_value="70000, 45222, 41188, 699, 984",
@@ -397,9 +401,9 @@ CLAIMS = [
             statement=f"Non-private logistic regression (θ*) reaches a typical test accuracy on {label}",
             kind=IMPLEMENTATION_CHECK,
             form=Exact(),
-            justification=f"one-sided: at least {NONPRIVATE_FLOOR[dataset]}, the lower end of the note's typical "
-            "range for logistic regression (not a number of the paper); a better θ* is no fault, "
-            "so no upper end",
+            justification=f"one-sided: at least {NONPRIVATE_FLOOR[dataset]}, the lower end of the "
+            "note's typical range for logistic regression (not a number of the paper); a better θ* "
+            "is no fault, so no upper end",
             aggregate=f"nonprivate_{dataset}",
             extract=at_least(dataset, NONPRIVATE_FLOOR[dataset]),
             paper_value=f">= {NONPRIVATE_FLOOR[dataset]} (note)",
@@ -458,20 +462,22 @@ def _of_dataset(dataset: str) -> Callable[[pd.DataFrame], pd.DataFrame]:
 CLAIMS += [
     _claim(
         "wddp_much_better_than_baseline",
-        where="Introduction ('Experiments on real data sets show that the performance of our method is much better "
-        "than the method proposed in (?), the best method in distributed differential privacy ERM we know')",
-        statement=f"WD-DP's test accuracy exceeds that of {BASELINE} by more than one percentage point in every "
-        "cell with uneven client sizes (random sizes: Figs 1, 4, 6, 8, 10; two groups with u > 1: "
-        "Figs 2, 13, 15)",
+        where="Introduction ('Experiments on real data sets show that the performance of our "
+        "method is much better than the method proposed in (?), the best method in distributed "
+        "differential privacy ERM we know')",
+        statement=f"WD-DP's test accuracy exceeds that of {BASELINE} by more than one percentage "
+        "point in every cell with uneven client sizes (random sizes: Figs 1, 4, 6, 8, 10; two "
+        "groups with u > 1: Figs 2, 13, 15)",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification="'performance' is the test accuracy (Section 5: 'Accuracy represents the performance on test "
-        "data'); 'much better' has no size in the paper, so 'much' is read as more than the study's accuracy "
-        f"margin: WD-DP must lead by more than {MUCH_BETTER_MARGIN}, tested as WD-DP above the "
-        "baseline's per-seed accuracy plus that margin (the cells' baseline values include it); "
-        "the cells with uneven data only, because Section 3 (after Table 1) says WD-DP 'is much "
-        "better ... when data scale is uneven on clients and remains the same performance under "
-        f"even data scale' (u = 1 left out); {EVERY_CELL}; {MARGIN_ACCURACY}",
+        justification="'performance' is the test accuracy (Section 5: 'Accuracy represents the "
+        "performance on test data'); 'much better' has no size in the paper, so 'much' is read as "
+        "more than the study's accuracy margin: WD-DP must lead by more than "
+        f"{MUCH_BETTER_MARGIN}, tested as WD-DP above the baseline's per-seed accuracy plus that "
+        "margin (the cells' baseline values include it); the cells with uneven data only, because "
+        "Section 3 (after Table 1) says WD-DP 'is much better ... when data scale is uneven on "
+        "clients and remains the same performance under even data scale' (u = 1 left out); "
+        f"{EVERY_CELL}; {MARGIN_ACCURACY}",
         aggregate="runs",
         extract=_much_better,
         needs=PAPER_SCALE,
@@ -484,16 +490,17 @@ CLAIMS += [
     *[
         _claim(
             f"panel_{key}",
-            where=f"Section 5 ('Figure 1 shows the accuracy over privacy budget ε. It can be observed that by "
-            f"considering different weights of different clients, our method WD-DP is better than the method "
-            f"proposed in (?)'), panel ({panel}) {label} of Figs 1, 4, 6, 8, 10; Section 5 ('... "
-            f"the number of total data instances are 70000, 45222, 41188, 699 and 984, respectively')",
-            statement=f"{label} ({size:,} instances, panel ({panel})): with clients of random sizes, the test "
-            f"accuracy of WD-DP is higher than that of {BASELINE} at every (m, ε)",
+            where="Section 5 ('Figure 1 shows the accuracy over privacy budget ε. It can be "
+            "observed that by considering different weights of different clients, our method WD-DP "
+            f"is better than the method proposed in (?)'), panel ({panel}) {label} of Figs 1, 4, "
+            "6, 8, 10; Section 5 ('... the number of total data instances are 70000, 45222, 41188, "
+            "699 and 984, respectively')",
+            statement=f"{label} ({size:,} instances, panel ({panel})): with clients of random "
+            f"sizes, the test accuracy of WD-DP is higher than that of {BASELINE} at every (m, ε)",
             kind=PAPER_STATEMENT,
             form=Ordering(),
-            justification=f"the paper's statement of Fig. 1, said of all its panels; unqualified, so {EVERY_CELL}. "
-            f"Judged on the {label} panel's rows of versus_epsilon (claim_tables' "
+            justification="the paper's statement of Fig. 1, said of all its panels; unqualified, "
+            f"so {EVERY_CELL}. Judged on the {label} panel's rows of versus_epsilon (claim_tables' "
             f"versus_epsilon_{key}) where that dataset was built ({SOURCES[key]}); where it was "
             "not, 'data unavailable'. Its cells are among "
             "wddp.wddp_beats_baseline_random_sizes_accuracy's (same extractor, this dataset's "
