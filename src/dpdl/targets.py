@@ -45,14 +45,20 @@ def card_table(study: str, name: str, ext: str) -> str:
     return str(TABLES_DIR / f"{study}_{name}.{ext}")
 
 
+def _enabled(config: dict) -> list[str]:
+    """The studies ``config`` enables, in the registry's order."""
+    return [study for study in ALL if study in config["studies"]]
+
+
 def table_targets(config: dict) -> list[str]:
     """The dataset tables ``config`` promises.
 
     The datasets table, and the card tables of each enabled study.
     """
     paths = [datasets_table(ext) for ext in TABLE_EXTENSIONS]
-    for study in (study for study in ALL if study in config["studies"]):
-        paths += [card_table(study, name, ext) for name in study_module(study).CARD_TABLES for ext in TABLE_EXTENSIONS]
+    for study in _enabled(config):
+        names = study_module(study).CARD_TABLES
+        paths += [card_table(study, name, ext) for name in names for ext in TABLE_EXTENSIONS]
     return paths
 
 
@@ -105,8 +111,9 @@ def missing_shards_stop(config: dict, available: Availability) -> str | None:
     if status is None or not status.missing or config["data"]["femnist"]["missing_shards"] != "fail":
         return None
     others = set(available.buildable) - {FEMNIST}
-    studies = [study_module(study) for study in ALL if study in config["studies"]]
-    with_femnist, without = ({p for m in studies for p in m.targets(config, b)} for b in (others | {FEMNIST}, others))
+    studies = [study_module(study) for study in _enabled(config)]
+    with_femnist = {p for m in studies for p in m.targets(config, others | {FEMNIST})}
+    without = {p for m in studies for p in m.targets(config, others)}
     if with_femnist <= without:
         return None
     paths = [m.remote.path for m in status.missing]
@@ -130,9 +137,7 @@ def default_targets(config: dict, available: Availability) -> list[str]:
 def default_study_targets(config: dict, available: Availability) -> list[str]:
     """What the studies ``config`` enables promise, given the datasets that can be built here."""
     buildable = set(available.buildable)
-    return [
-        path for study in ALL if study in config["studies"] for path in study_module(study).targets(config, buildable)
-    ]
+    return [path for study in _enabled(config) for path in study_module(study).targets(config, buildable)]
 
 
 def summary_targets(config: dict) -> list[str]:
@@ -149,7 +154,7 @@ def audit_tables(config: dict, extensions=("csv",)) -> list[str]:
 
     The audit needs no dataset: its data are generated.
     """
-    return [audit_path(study, ext) for study in ALL if study in config["studies"] for ext in extensions]
+    return [audit_path(study, ext) for study in _enabled(config) for ext in extensions]
 
 
 def data_premise_tables(config: dict) -> list[str]:
@@ -158,7 +163,7 @@ def data_premise_tables(config: dict) -> list[str]:
     One per study, written from the datasets that can be built here
     (:mod:`dpdl.audit.data_premises`).
     """
-    return [data_premises_path(study) for study in ALL if study in config["studies"]]
+    return [data_premises_path(study) for study in _enabled(config)]
 
 
 def study_prepared_data(study: str, available: Availability) -> dict[str, list[str]]:
@@ -172,7 +177,8 @@ def skipped_data(study: str, available: Availability, config: dict | None = None
 
     With ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so.
     """
-    lines = {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+    ours = [name for name in available.skipped if name.split("/")[0] == study]
+    lines = {name.split("/")[1]: available.headline(name) for name in ours}
     if config is not None:
         selected = set(prepared_names(config))
         for name, record in prepared_datasets().items():
@@ -203,4 +209,4 @@ def study_scorecards(config: dict, available: Availability) -> list[str]:
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact of the studies ``config`` enables."""
-    return [path for study in ALL if study in config["studies"] for path in study_module(study).runs(config, buildable)]
+    return [path for study in _enabled(config) for path in study_module(study).runs(config, buildable)]

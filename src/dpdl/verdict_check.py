@@ -120,7 +120,8 @@ def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
     keys: list[tuple | Exception] = []
     for job in jobs:
         try:
-            files = [*sorted((job.source / "aggregates").glob("*")), *sorted((job.folder / "cards").glob("*"))]
+            tables, cards = job.source / "aggregates", job.folder / "cards"
+            files = [*sorted(tables.glob("*")), *sorted(cards.glob("*"))]
             digests = tuple((p.parent.name, p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in files)
             keys.append((job.study, json.dumps(job.config, sort_keys=True, default=str), digests))
         except OSError as err:
@@ -257,7 +258,8 @@ def build_problems(builds: Mapping[str, tuple[Mapping[str, Path], Mapping]], con
     fix = "delete it and build it again with snakemake (its claims step)"
     present = [s for s in builds if Path(claims_path(s, "csv")).is_file() and aggregates_folder(s).is_dir()]
     with tempfile.TemporaryDirectory(prefix="dpdl-verdicts-") as staging:
-        staged = [(Path(staging) / s, *_stage_build(s, *builds[s], config, Path(staging) / s)) for s in present]
+        folders = {s: Path(staging) / s for s in present}
+        staged = [(folders[s], *_stage_build(s, *builds[s], config, folders[s])) for s in present]
         return study_problems(staged, fix)
 
 
@@ -300,7 +302,8 @@ def _stage_build(
             if name not in narrowed or table.name in narrowed[name]["tables"]:
                 link(f"readings/{name}/aggregates/{table.name}", table)
     section = {key: config[key] for key in ("data", study)}
-    cells = {key: cells for key, cells in config.get("reading_cells", {}).items() if key.startswith(f"{study}/")}
+    reading_cells = config.get("reading_cells", {})
+    cells = {key: value for key, value in reading_cells.items() if key.startswith(f"{study}/")}
     manifest = {
         "config": section | ({"reading_cells": cells} if cells else {}),
         "readings": sorted(built, key=[r.name for r in study_readings(study)].index),

@@ -66,7 +66,8 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
         ours = {"I": card["rows_train"], "J": card["features"], "K": card["classes"], "P": card["agents"]}
         std0, std1 = (round(per_agent[k], TABLE1_DECIMALS) for k in ("std_ddof0", "std_ddof1"))
         matching = [name for name, value in (("ddof=0", std0), ("ddof=1", std1)) if value == paper["stdev"]]
-        same = all(ours[k] == paper[k] for k in ours) and round(per_agent["mean"], TABLE1_DECIMALS) == paper["mean"]
+        mean = round(per_agent["mean"], TABLE1_DECIMALS)
+        same = all(ours[k] == paper[k] for k in ours) and mean == paper["mean"]
         complete = not card.get("missing_files")
         if same and matching:
             verdict = "reproduced"

@@ -235,7 +235,8 @@ def _records(algorithm: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
 
 def calibration(spec: _Spec) -> admm_algo.Calibration:
     """The nodes' noise calibration of the cell (``calibrate``, as ``run_admm`` computes it)."""
-    return admm_algo.calibrate(admm_settings(spec), neighbours(spec.algorithm)[0].sizes, adjacency().sum(axis=1))
+    settings, sizes = admm_settings(spec), neighbours(spec.algorithm)[0].sizes
+    return admm_algo.calibrate(settings, sizes, adjacency().sum(axis=1))
 
 
 def whole_run_epsilon(spec: _Spec) -> float:
@@ -309,9 +310,8 @@ def _canary_text(spec: _Spec) -> str:
 def pvp_shift(spec: _Spec) -> float:
     """How far the canary moves PVP's noiseless f_p(1) (l2), from the same seeded start on D and D'."""
     children = [np.random.SeedSequence(0).spawn(AGENTS)]
-    return float(
-        np.linalg.norm(np.subtract(*(_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp"))))
-    )
+    noiseless = [_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp")]
+    return float(np.linalg.norm(np.subtract(*noiseless)))
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:

@@ -207,7 +207,8 @@ def _accountant_epsilon(spec: _Spec, values: dict) -> float:
     """
     sensitivity, noise = declared(spec, values)
     count = values["outer_iterations"] if spec.claim == TOTAL else 1
-    return privacy.composed_epsilon(privacy.PrivacyEvent("gaussian", noise / sensitivity, count), spec.delta, "pld")
+    releases = privacy.PrivacyEvent("gaussian", noise / sensitivity, count)
+    return privacy.composed_epsilon(releases, spec.delta, "pld")
 
 
 def _label_beyond_c1(spec: _Spec) -> bool:
@@ -398,7 +399,8 @@ def _noiseless(X, y, spec: _Spec, values: dict, scale: float) -> np.ndarray:
     """The release's noiseless mean (P,): beta_breve_k^(1) (D-ZOA) or the noise-free w_k^(1) (DP-ADMM)."""
     k = CANARY_AGENT
     if spec.algorithm == "dzoa":
-        return exact_update(X[k][None], y[k][None], degree=int(_degree(values)[k]), values=values, scale=scale)[0]
+        degree = int(_degree(values)[k])
+        return exact_update(X[k][None], y[k][None], degree=degree, values=values, scale=scale)[0]
     inverse, _ = dpadmm_schedule(spec.epsilon, spec.delta, values)
     return dpadmm_releases(
         X[k][None], y[k][None], None, inverse_prox_step=inverse, noise_std=0.0, values=values, scale=scale
@@ -417,7 +419,8 @@ def declared(spec: _Spec, values: dict) -> tuple[float, float]:
     sensitivity = privacy.outp_sensitivity(DPADMM_PENALTY, inverse, n_samples=samples, c1=grid.GRADIENT_BOUND)
     # sigma = Delta sqrt(c ln(1.25/delta)) / epsilon (note 4.4)
     constant = float(values["dpadmm_gauss_constant"])
-    return sensitivity, sensitivity * classical_gaussian_noise_multiplier(spec.epsilon, spec.delta, constant=constant)
+    multiplier = classical_gaussian_noise_multiplier(spec.epsilon, spec.delta, constant=constant)
+    return sensitivity, sensitivity * multiplier
 
 
 def neighbours(spec: _Spec, values: dict, scale: float):

@@ -99,7 +99,8 @@ def mechanism(section: dict) -> dict:
     aggregate per round, eq. (4); each party's own one shot).
     """
     aggregation = section["aggregation"]
-    return {"aggregation": aggregation, "noise_draws": "aggregate" if aggregation == "per_round" else "per_party"}
+    draws = "aggregate" if aggregation == "per_round" else "per_party"
+    return {"aggregation": aggregation, "noise_draws": draws}
 
 
 PREMISES = (
@@ -267,7 +268,8 @@ def accountant_epsilon(spec: _Spec) -> float:
         return final_model_epsilon(spec)
     sigma, sizes = declared_noise(spec)
     settings = study_settings(spec)
-    return privacy.composed_epsilon(study_run.privacy_events(settings, "wddp", sigma, sizes), settings["delta"], "pld")
+    events = study_run.privacy_events(settings, "wddp", sigma, sizes)
+    return privacy.composed_epsilon(events, settings["delta"], "pld")
 
 
 def final_model_epsilon(spec: _Spec) -> float:
@@ -280,7 +282,8 @@ def final_model_epsilon(spec: _Spec) -> float:
     sigma sqrt(sum_j w_j^2) (:func:`noise_weight`).
     """
     sigma, sizes = declared_noise(spec)
-    multiplier = sigma * noise_weight(spec, sizes) / privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    sensitivity = privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    multiplier = sigma * noise_weight(spec, sizes) / sensitivity
     event = privacy.PrivacyEvent("gaussian", multiplier, ITERATIONS)
     return privacy.composed_epsilon(event, study_settings(spec)["delta"], "pld")
 
@@ -416,7 +419,8 @@ def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) ->
     for t in range(ITERATIONS):
         released = (models[t] - models[t + 1]) / STEP_SIZE  # M_t: theta_{t+1} = theta_t - eta M_t
         mean_d, mean_n = (algo.weighted_gradient(models[t], x, y, weights, l2) for x, y in datasets)
-        score += (np.sum((released - mean_n) ** 2, axis=0) - np.sum((released - mean_d) ** 2, axis=0)) / (2 * sigma**2)
+        to_neighbour, to_d = (np.sum((released - mean) ** 2, axis=0) for mean in (mean_n, mean_d))
+        score += (to_neighbour - to_d) / (2 * sigma**2)
     return score
 
 
@@ -467,8 +471,9 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         means = [released_models(spec, data, 0.0, noiseless, record_at)[-1] for data in datasets]
         white = _white_one_shot([m[-1] for m in models], means, sigma * noise_weight(spec, sizes))
         white_what = "Gaussian LLR of theta^(c) around the noiseless means, s = eta sigma sqrt(T sum w_j^2)"
+    black_what = "theta^(c)'s coordinate against the canary's gradient change at theta_0"
     return {
-        BLACK_BOX: AuditSamples(*black, what="theta^(c)'s coordinate against the canary's gradient change at theta_0"),
+        BLACK_BOX: AuditSamples(*black, what=black_what),
         WHITE_BOX: AuditSamples(*white, what=white_what),
     }
 

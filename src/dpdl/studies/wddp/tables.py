@@ -163,7 +163,8 @@ def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
     paper = 1 / both["noise_ratio"] ** 2  # (m n_(1) / n)^2
     deviation = float((factor / paper - 1).abs().max())
     central = float((both["central"] / both["wddp"] - 1).abs().max())
-    holds = deviation <= SIZE_RELATIVE_SLACK and central <= SIZE_RELATIVE_SLACK and bool((paper <= 1 + 1e-12).all())
+    paper_at_most_one = bool((paper <= 1 + 1e-12).all())
+    holds = deviation <= SIZE_RELATIVE_SLACK and central <= SIZE_RELATIVE_SLACK and paper_at_most_one
     detail = (
         f"{len(both)} partitions; factor (m n_(1)/n)^2 from {paper.min():.4g} to {paper.max():.4g}; "
         f"largest relative deviation of sigma_wddp^2/sigma_dist_avg^2 from it {deviation:.2e}, "
