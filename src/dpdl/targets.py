@@ -38,16 +38,27 @@ def datasets_table(ext: str) -> str:
 
 
 def card_table(study: str, name: str, ext: str) -> str:
-    """Path of a table ``study`` writes from its datasets' cards alone (its ``CARD_TABLES``), e.g.
-    ``results/tables/dp_iadmm_table1.csv``."""
+    """Path of a table ``study`` writes from its datasets' cards alone (its ``CARD_TABLES``).
+
+    For example ``results/tables/dp_iadmm_table1.csv``.
+    """
     return str(TABLES_DIR / f"{study}_{name}.{ext}")
 
 
+def _enabled(config: dict) -> list[str]:
+    """The studies ``config`` enables, in the registry's order."""
+    return [study for study in ALL if study in config["studies"]]
+
+
 def table_targets(config: dict) -> list[str]:
-    """The dataset tables ``config`` promises: the datasets table, and the card tables of each enabled study."""
+    """The dataset tables ``config`` promises.
+
+    The datasets table, and the card tables of each enabled study.
+    """
     paths = [datasets_table(ext) for ext in TABLE_EXTENSIONS]
-    for study in (study for study in ALL if study in config["studies"]):
-        paths += [card_table(study, name, ext) for name in study_module(study).CARD_TABLES for ext in TABLE_EXTENSIONS]
+    for study in _enabled(config):
+        names = study_module(study).CARD_TABLES
+        paths += [card_table(study, name, ext) for name in names for ext in TABLE_EXTENSIONS]
     return paths
 
 
@@ -63,7 +74,10 @@ def plan(config: dict, argv: list[str] | None = None) -> Availability:
 
 
 def build_command(argv: list[str]) -> str:
-    """The build a fix reruns: the user's own ``snakemake`` command line when ``argv`` is one, else the README's."""
+    """The build a fix reruns: the user's own ``snakemake`` command line when ``argv`` is one.
+
+    Otherwise the README's.
+    """
     program = Path(argv[0]).name if argv else ""
     if len(argv) > 1 and (program == "snakemake" or argv[0].endswith("snakemake/__main__.py")):
         return shlex.join(["snakemake", *argv[1:]])
@@ -84,8 +98,10 @@ def prepare_options(name: str, config: dict, available: Callable[[], Availabilit
 
 
 def missing_shards_stop(config: dict, available: Availability) -> str | None:
-    """The one line that stops a build whose config says ``data.femnist.missing_shards: fail`` while a selected
-    FEMNIST shard file cannot be obtained here and some output of the config uses FEMNIST; None otherwise.
+    """The one line that stops a build that needs a FEMNIST shard it cannot obtain; None otherwise.
+
+    That is a build whose config says ``data.femnist.missing_shards: fail`` while a selected FEMNIST
+    shard file cannot be obtained here and some output of the config uses FEMNIST.
 
     The planner would skip FEMNIST (its outputs are left out as unavailable data), which is what
     ``use_available`` does for a FEMNIST without any shard of a split, not what ``fail`` promises (issue 61
@@ -95,16 +111,17 @@ def missing_shards_stop(config: dict, available: Availability) -> str | None:
     if status is None or not status.missing or config["data"]["femnist"]["missing_shards"] != "fail":
         return None
     others = set(available.buildable) - {FEMNIST}
-    studies = [study_module(study) for study in ALL if study in config["studies"]]
-    with_femnist, without = ({p for m in studies for p in m.targets(config, b)} for b in (others | {FEMNIST}, others))
+    studies = [study_module(study) for study in _enabled(config)]
+    with_femnist = {p for m in studies for p in m.targets(config, others | {FEMNIST})}
+    without = {p for m in studies for p in m.targets(config, others)}
     if with_femnist <= without:
         return None
     paths = [m.remote.path for m in status.missing]
     shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     return (
-        f"{FEMNIST}: {len(paths)} of its {status.files} selected shard files cannot be obtained here ({shown}) and "
-        f"data.femnist.missing_shards is 'fail'; fix: {available.fix(FEMNIST)}; or set data.femnist.missing_shards: "
-        "use_available to build it from the shards at hand"
+        f"{FEMNIST}: {len(paths)} of its {status.files} selected shard files cannot be obtained "
+        f"here ({shown}) and data.femnist.missing_shards is 'fail'; fix: {available.fix(FEMNIST)}; "
+        "or set data.femnist.missing_shards: use_available to build it from the shards at hand"
     )
 
 
@@ -120,9 +137,7 @@ def default_targets(config: dict, available: Availability) -> list[str]:
 def default_study_targets(config: dict, available: Availability) -> list[str]:
     """What the studies ``config`` enables promise, given the datasets that can be built here."""
     buildable = set(available.buildable)
-    return [
-        path for study in ALL if study in config["studies"] for path in study_module(study).targets(config, buildable)
-    ]
+    return [path for study in _enabled(config) for path in study_module(study).targets(config, buildable)]
 
 
 def summary_targets(config: dict) -> list[str]:
@@ -135,14 +150,20 @@ def summary_targets(config: dict) -> list[str]:
 
 
 def audit_tables(config: dict, extensions=("csv",)) -> list[str]:
-    """The audit tables of the studies ``config`` enables (the audit needs no dataset: its data are generated)."""
-    return [audit_path(study, ext) for study in ALL if study in config["studies"] for ext in extensions]
+    """The audit tables of the studies ``config`` enables.
+
+    The audit needs no dataset: its data are generated.
+    """
+    return [audit_path(study, ext) for study in _enabled(config) for ext in extensions]
 
 
 def data_premise_tables(config: dict) -> list[str]:
-    """The tables of the premises measured on the data of the studies ``config`` enables (one per study, written
-    from the datasets that can be built here: :mod:`dpdl.audit.data_premises`)."""
-    return [data_premises_path(study) for study in ALL if study in config["studies"]]
+    """The tables of the premises measured on the data of the studies ``config`` enables.
+
+    One per study, written from the datasets that can be built here
+    (:mod:`dpdl.audit.data_premises`).
+    """
+    return [data_premises_path(study) for study in _enabled(config)]
 
 
 def study_prepared_data(study: str, available: Availability) -> dict[str, list[str]]:
@@ -152,9 +173,12 @@ def study_prepared_data(study: str, available: Availability) -> dict[str, list[s
 
 
 def skipped_data(study: str, available: Availability, config: dict | None = None) -> dict[str, str]:
-    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it; with
-    ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so."""
-    lines = {name.split("/")[1]: available.headline(name) for name in available.skipped if name.split("/")[0] == study}
+    """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it.
+
+    With ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so.
+    """
+    ours = [name for name in available.skipped if name.split("/")[0] == study]
+    lines = {name.split("/")[1]: available.headline(name) for name in ours}
     if config is not None:
         selected = set(prepared_names(config))
         for name, record in prepared_datasets().items():
@@ -164,7 +188,7 @@ def skipped_data(study: str, available: Availability, config: dict | None = None
 
 
 def reading_scorecards(config: dict, available: Availability) -> dict[str, str]:
-    """``<study>__<reading> -> scorecard`` for every reading of every study whose scorecard the config promises.
+    """``<study>__<reading> -> scorecard`` for each reading of each study whose scorecard the config promises.
 
     The default reading's scorecard is the main build's; the others are built in their own folders.
     """
@@ -185,4 +209,4 @@ def study_scorecards(config: dict, available: Availability) -> list[str]:
 
 def study_runs(config: dict, buildable: set[str]) -> list[str]:
     """Every run artifact of the studies ``config`` enables."""
-    return [path for study in ALL if study in config["studies"] for path in study_module(study).runs(config, buildable)]
+    return [path for study in _enabled(config) for path in study_module(study).runs(config, buildable)]

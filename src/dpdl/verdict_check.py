@@ -1,13 +1,16 @@
-"""Verdicts re-derived, never copied: a scorecard must be what its per-seed tables give, judged again in memory.
+"""Verdicts re-derived, never copied: a scorecard must be what its per-seed tables give.
 
-``dpdl publish --rejudge`` (:func:`dpdl.publishing.snapshot.rejudge`) rewrites a snapshot's scorecards from its
-per-seed tables:
-:func:`judging_plan` says which scorecards it judges and with which config, :func:`judged_card` judges one. The same
-two, judged in memory and compared with the scorecards as they stand, are what ``dpdl check published``
-(:func:`snapshot_problems`), ``dpdl publish`` (:func:`refuse_misjudged`, on the build's tables, before anything is
-written) and ``dpdl check --configfile`` on a build (:func:`build_problems`) report, so that a verdict edited by
-hand, its manifest's hashes and the merged files made to agree, is still found. Every column the judge writes is
-compared (each was reproduced bit for bit on the committed snapshot); numbers within :data:`NUMBERS_RTOL`.
+The tables are judged again in memory.
+
+``dpdl publish --rejudge`` (:func:`dpdl.publishing.snapshot.rejudge`) rewrites a snapshot's
+scorecards from its per-seed tables: :func:`judging_plan` says which scorecards it judges and with
+which config, :func:`judged_card` judges one. The same two, judged in memory and compared with the
+scorecards as they stand, are what ``dpdl check published`` (:func:`snapshot_problems`), ``dpdl
+publish`` (:func:`refuse_misjudged`, on the build's tables, before anything is written) and ``dpdl
+check --configfile`` on a build (:func:`build_problems`) report, so that a verdict edited by hand,
+its manifest's hashes and the merged files made to agree, is still found. Every column the judge
+writes is compared (each was reproduced bit for bit on the committed snapshot); numbers within
+:data:`NUMBERS_RTOL`.
 """
 
 from __future__ import annotations
@@ -33,18 +36,22 @@ from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folde
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
 
-# How far a re-derived number may be from the scorecard's and still be its number (relative): another machine's
-# floating point, as publish's SAME_NUMBERS_RTOL for tables; a verdict and every text column must be equal.
+# How far a re-derived number may be from the scorecard's and still be its number (relative):
+# another machine's floating point, as publish's SAME_NUMBERS_RTOL for tables; a verdict and every
+# text column must be equal.
 NUMBERS_RTOL = 1e-9
 SHOWN = 3  # columns named per differing claim; the rest counted
 CLIP = 60  # characters shown of a value
 
 
 def judging_plan(study: str, manifest: Mapping, folder: Path) -> tuple[dict[str, tuple[Path, dict]], dict[str, str]]:
-    """What :func:`dpdl.publishing.snapshot.rejudge` judges of ``study`` published in ``folder`` (``manifest``: its
-    MANIFEST.json): each scorecard it can judge, the default's and each declared reading's, by reading, with the
-    folder whose ``aggregates/`` it is judged from and the config; and the reading engines, where a built reading
-    it can judge neither way is marked retired (it keeps the scorecard its build gave it)."""
+    """What :func:`dpdl.publishing.snapshot.rejudge` judges of ``study`` published in ``folder``.
+
+    ``manifest``: its MANIFEST.json. Each scorecard it can judge, the default's and each declared
+    reading's, by reading, with the folder whose ``aggregates/`` it is judged from and the config;
+    and the reading engines, where a built reading it can judge neither way is marked retired (it
+    keeps the scorecard its build gave it).
+    """
     from dpdl.config import validate_config
 
     sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
@@ -69,8 +76,11 @@ def scorecard_name(reading: str) -> str:
 
 
 def judged_card(study: str, source: Path, config: dict, folder: Path) -> pd.DataFrame:
-    """The scorecard of ``study`` judged from ``source/aggregates/`` with ``config`` and the dataset cards of its
-    study folder ``folder`` (a reading's folder holds no cards: they are its study's)."""
+    """The scorecard of ``study`` judged from ``source/aggregates/`` with ``config``.
+
+    It uses the dataset cards of its study folder ``folder`` (a reading's folder holds no cards:
+    they are its study's).
+    """
     return study_module(study).judge_snapshot(source, config, folder / "cards")
 
 
@@ -81,8 +91,11 @@ def card_text(card: pd.DataFrame) -> str:
 
 @dataclass(frozen=True)
 class Rejudged:
-    """One scorecard of a study folder to judge again: the reading, the folder whose ``aggregates/`` it is judged
-    from, its config, and how a problem line names it."""
+    """One scorecard of a study folder to judge again.
+
+    The reading, the folder whose ``aggregates/`` it is judged from, its config, and how a problem
+    line names it.
+    """
 
     study: str
     reading: str
@@ -93,18 +106,22 @@ class Rejudged:
 
 
 _REDERIVED: dict[tuple, str] = {}  # judged text by study, config and the bytes judged (one process)
-FAILED = (DpdlError, OSError, KeyError, ValueError)  # a table the judge cannot read: a problem line, not a traceback
+# a table the judge cannot read: a problem line, not a traceback
+FAILED = (DpdlError, OSError, KeyError, ValueError)
 
 
 def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
-    """:func:`judged_card` of each of ``jobs`` as text (or the error that stopped it), judged in processes of their
-    own where there are cores, and once per process for the same study, config and bytes of the tables and cards
-    it reads (a copy of a snapshot is judged again only where a file differs)."""
+    """:func:`judged_card` of each of ``jobs`` as text (or the error that stopped it).
+
+    Judged in processes of their own where there are cores, and once per process for the same study,
+    config and bytes of the tables and cards it reads (a copy of a snapshot is judged again only
+    where a file differs).
+    """
     keys: list[tuple | Exception] = []
     for job in jobs:
         try:
-            tables = sorted((job.source / PUBLISHED_AGGREGATES).glob("*"))
-            files = [*tables, *sorted((job.folder / "cards").glob("*"))]
+            tables, cards = job.source / PUBLISHED_AGGREGATES, job.folder / "cards"
+            files = [*sorted(tables.glob("*")), *sorted(cards.glob("*"))]
             digests = tuple((p.parent.name, p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in files)
             keys.append((job.study, json.dumps(job.config, sort_keys=True, default=str), digests))
         except OSError as err:
@@ -134,16 +151,21 @@ def _outcome(call: Callable[[], str]) -> str | Exception:
 
 
 def snapshot_problems(out: Path, manifests: Mapping[str, Mapping]) -> list[str]:
-    """One line per published claim whose scorecard row is not what the snapshot's per-seed tables give: every
-    study of ``manifests`` (``published_studies(out)``), under each published reading :func:`judging_plan` judges
-    (a reading of a retired engine keeps its build's scorecard)."""
+    """One line per published claim whose scorecard row is not what the snapshot's per-seed tables give.
+
+    Every study of ``manifests`` (``published_studies(out)``), under each published reading
+    :func:`judging_plan` judges (a reading of a retired engine keeps its build's scorecard).
+    """
     fix = "judge the snapshot again (`dpdl publish --rejudge`) or publish it again"
     return study_problems([(out / study, manifest, {}) for study, manifest in manifests.items()], fix)
 
 
 def study_problems(studies: Iterable[tuple[Path, Mapping, Mapping[str, Path]]], fix: str) -> list[str]:
-    """:func:`snapshot_problems` of study folders, each with its manifest and, by reading, how the lines name its
-    scorecard (default: its path in the folder); ``fix`` ends each line."""
+    """:func:`snapshot_problems` of study folders; ``fix`` ends each line.
+
+    Each folder comes with its manifest and, by reading, how the lines name its scorecard (default:
+    its path in the folder).
+    """
     problems, jobs = [], []
     for folder, manifest, shown in studies:
         study = folder.name
@@ -166,8 +188,11 @@ def study_problems(studies: Iterable[tuple[Path, Mapping, Mapping[str, Path]]], 
 
 
 def card_differences(path: Path, text: str, what: str, where: Path, fix: str) -> list[str]:
-    """One line per claim where the scorecard ``path`` differs from ``text`` (the judge's, :func:`card_text`):
-    a verdict or other text column not equal, a number beyond :data:`NUMBERS_RTOL`, a claim only in one."""
+    """One line per claim where the scorecard ``path`` differs from ``text`` (the judge's, :func:`card_text`).
+
+    A verdict or other text column not equal, a number beyond :data:`NUMBERS_RTOL`, a claim only in
+    one.
+    """
     try:
         if path.read_text(encoding="utf-8") == text:
             return []
@@ -222,21 +247,28 @@ def _clip(value: str) -> str:
 
 
 def build_problems(builds: Mapping[str, tuple[Mapping[str, Path], Mapping]], config: dict) -> list[str]:
-    """:func:`snapshot_problems` of the build here: each study of ``builds`` whose scorecard
-    (``results/claims/<study>.csv``) and per-seed tables (``results/<study>/aggregates/``) are present, judged from the
-    tables and cards ``dpdl publish`` would copy, default and each built reading. ``builds``: each study's built
-    readings' scorecards and the readings ``reading_cells`` narrows (:func:`dpdl.publishing.layout.built_readings`,
-    :func:`dpdl.publishing.layout.narrowed_readings`); ``config``: the build's."""
+    """:func:`snapshot_problems` of the build here.
+
+    Each study of ``builds`` whose scorecard (``results/claims/<study>.csv``) and per-seed tables
+    (``results/<study>/aggregates/``) are present, judged from the tables and cards ``dpdl publish``
+    would copy, default and each built reading. ``builds``: each study's built readings' scorecards
+    and the readings ``reading_cells`` narrows (:func:`dpdl.publishing.layout.built_readings`,
+    :func:`dpdl.publishing.layout.narrowed_readings`); ``config``: the build's.
+    """
     fix = "delete it and build it again with snakemake (its claims step)"
     present = [s for s in builds if Path(claims_path(s, "csv")).is_file() and aggregates_folder(s).is_dir()]
     with tempfile.TemporaryDirectory(prefix="dpdl-verdicts-") as staging:
-        staged = [(Path(staging) / s, *_stage_build(s, *builds[s], config, Path(staging) / s)) for s in present]
+        folders = {s: Path(staging) / s for s in present}
+        staged = [(folders[s], *_stage_build(s, *builds[s], config, folders[s])) for s in present]
         return study_problems(staged, fix)
 
 
 def refuse_misjudged(builds: Mapping[str, tuple[Mapping[str, Path], Mapping]], config: dict) -> None:
-    """Stop ``dpdl publish`` before it writes anything where a built scorecard of the studies of ``builds`` is not
-    what the per-seed tables it would publish give (:func:`build_problems`), naming the first claim."""
+    """Stop ``dpdl publish`` before it writes anything where a built scorecard is wrong; name the first claim.
+
+    Wrong: a scorecard of the studies of ``builds`` that is not what the per-seed tables it would
+    publish give (:func:`build_problems`).
+    """
     problems = build_problems(builds, config)
     if problems:
         count = f" ({len(problems)} differences; the first)" if len(problems) > 1 else ""
@@ -248,10 +280,12 @@ def refuse_misjudged(builds: Mapping[str, tuple[Mapping[str, Path], Mapping]], c
 def _stage_build(
     study: str, built: Mapping[str, Path], narrowed: Mapping, config: dict, folder: Path
 ) -> tuple[dict, Mapping[str, Path]]:
-    """Lay out in ``folder``, as links, what ``dpdl publish`` copies of ``study`` to judge it from (scorecards of the
-    ``built`` readings, per-seed tables but those of cells a ``narrowed`` reading leaves out, dataset cards;
-    :func:`dpdl.publishing.snapshot.publish_study`); return the manifest's part that :func:`judging_plan` reads and each
-    reading's scorecard in the build."""
+    """Lay out in ``folder``, as links, what ``dpdl publish`` copies of ``study`` to judge it from.
+
+    Scorecards of the ``built`` readings, per-seed tables but those of cells a ``narrowed`` reading
+    leaves out, dataset cards (:func:`dpdl.publishing.snapshot.publish_study`). Return the
+    manifest's part that :func:`judging_plan` reads and each reading's scorecard in the build.
+    """
 
     def link(name: str, source: Path) -> None:
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -268,7 +302,8 @@ def _stage_build(
             if name not in narrowed or table.name in narrowed[name]["tables"]:
                 link(published_aggregate(table.name, name), table)
     section = {key: config[key] for key in ("data", study)}
-    cells = {key: cells for key, cells in config.get("reading_cells", {}).items() if key.startswith(f"{study}/")}
+    reading_cells = config.get("reading_cells", {})
+    cells = {key: value for key, value in reading_cells.items() if key.startswith(f"{study}/")}
     manifest = {
         "config": section | ({"reading_cells": cells} if cells else {}),
         "readings": sorted(built, key=[r.name for r in study_readings(study)].index),

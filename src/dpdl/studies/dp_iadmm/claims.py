@@ -68,53 +68,60 @@ from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
 from dpdl.verdicts import Equivalence, Exact, Ordering, Outcome, StatedNumber, Trend
 
 TOLERANCE = (
-    "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is a reasonable "
-    "tolerance given the 20/80 bands' (the absolute numbers depend on the unresolved switches of note 7.1 and "
-    "7.5b); the paper prints 0.01 pp, far below that"
+    "note 8.8: exact percentages are secondary targets and '+-2 pp on MNIST, +-5 pp on FEMNIST is "
+    "a reasonable tolerance given the 20/80 bands' (the absolute numbers depend on the unresolved "
+    "switches of note 7.1 and 7.5b); the paper prints 0.01 pp, far below that"
 )
 GAP = (
-    f"a gap is a difference of two errors, so its tolerance is relative and symmetric: {GAP_FRACTION:.0%}, the "
-    "note's per-error tolerance in units of the paper's gaps (2/8.99 = 22% on MNIST, 5/18.65 = 27% on FEMNIST) "
-    "as one fraction, so the gap, the note's primary target (8.8), gets no more room than one of its errors "
-    "(the old rule summed two). Per seed: OutP's error minus ObjT's of the same seed index (independent runs). "
-    "Fixed before any gap was judged under it; the spot check's gaps (docs/studies/dp_iadmm.md) were known"
+    "a gap is a difference of two errors, so its tolerance is relative and symmetric: "
+    f"{GAP_FRACTION:.0%}, the "
+    "note's per-error tolerance in units of the paper's gaps (2/8.99 = 22% on MNIST, 5/18.65 = 27% "
+    "on FEMNIST) as one fraction, so the gap, the note's primary target (8.8), gets no more room "
+    "than one of its errors (the old rule summed two). Per seed: OutP's error minus ObjT's of the "
+    "same seed index (independent runs). Fixed before any gap was judged under it; the spot "
+    "check's gaps (docs/studies/dp_iadmm.md) were known"
 )
 DETERMINISTIC = "the run has no noise, so it is deterministic: one run is the exact value, compared exactly"
 NONPRIVATE_REFERENCE = (
-    "The paper does not name its 'nonprivate algorithm'; the switch nonprivate_algorithm defaults to ObjP without "
-    "noise, decided from the text alone (Section 4: 'OutP and ObjP are equivalent in a nonprivate setting'; note "
-    "7.6), not post hoc: the spot check's ObjP without noise missed 7.42% (11.01%). ObjT without noise, the "
-    "default after the spot check saw it match (7.78%, docs/studies/dp_iadmm.md), is the post hoc reading "
-    "nonprivate_objt"
+    "The paper does not name its 'nonprivate algorithm'; the switch nonprivate_algorithm defaults "
+    "to ObjP without noise, decided from the text alone (Section 4: 'OutP and ObjP are equivalent "
+    "in a nonprivate setting'; note 7.6), not post hoc: the spot check's ObjP without noise missed "
+    "7.42% (11.01%). ObjT without noise, the default after the spot check saw it match (7.78%, "
+    "docs/studies/dp_iadmm.md), is the post hoc reading nonprivate_objt"
 )
 CLOSE = "'close to' read as within the dataset's tolerance of one testing error (note 8.8), as a TOST margin"
 ORDER = "one-sided t over seeds per cell; every cell, each at alpha (the paper states it without exception)"
 FASTER = (
-    "'converges faster' judged on the curves: per seed, the first logged t at which the testing error reaches "
-    "a level both algorithms reach, the worse of their two mean errors at T plus the dataset's tolerance "
-    "(note 8.8), so a final level inside the tolerance is not counted as speed; a seed that never reaches it "
-    "counts one logging step past T. Fixed before any curve was judged"
+    "'converges faster' judged on the curves: per seed, the first logged t at which the testing "
+    "error reaches a level both algorithms reach, the worse of their two mean errors at T plus the "
+    "dataset's tolerance (note 8.8), so a final level inside the tolerance is not counted as "
+    "speed; a seed that never reaches it counts one logging step past T. Fixed before any curve was judged"
 )
 
 
 # ----------------------------------------------------------------------------------------- claims
 
 GAP_RUNS = (
-    "the gap is OutP's error minus ObjT's, seed by seed: it re-reads the runs of the stated OutP number (and ObjT's) "
-    "through a difference, whose values are not theirs, so the derivation from bit-identical cells cannot see it"
+    "the gap is OutP's error minus ObjT's, seed by seed: it re-reads the runs of the stated OutP "
+    "number (and ObjT's) through a difference, whose values are not theirs, so the derivation from "
+    "bit-identical cells cannot see it"
 )
 REFERENCE_RUN = (
-    "it reads the one deterministic non-private run of the non-private claim (a constant, no per-seed cell, so the "
-    "derivation cannot see it)"
+    "it reads the one deterministic non-private run of the non-private claim (a constant, no "
+    "per-seed cell, so the derivation cannot see it)"
 )
 EQUAL_PRIVACY = (
-    "ObjT and ObjP spend no more privacy over the run than OutP at the same epsilon-bar (the abstract's 'the same "
-    "level of data privacy'; issue 58 item 7, decided after the verdicts were seen: post hoc register)"
+    "ObjT and ObjP spend no more privacy over the run than OutP at the same epsilon-bar (the "
+    "abstract's 'the same level of data privacy'; issue 58 item 7, decided after the verdicts were "
+    "seen: post hoc register)"
 )
 
 
 def _equal_privacy(aggregate: str) -> Premise:
-    """The premise of every 'ours beat OutP at the same epsilon-bar' claim, checked on the claim's own table."""
+    """The premise of every 'ours beat OutP at the same epsilon-bar' claim.
+
+    It is checked on the claim's own table.
+    """
     return Premise(EQUAL_PRIVACY, f"{aggregate}_seeds", spends_no_more_than_outp)
 
 
@@ -122,7 +129,10 @@ _EMPTY = {StatedNumber: np.array([]), Exact: Outcome(False, "", "a cell of this 
 
 
 def _claim(cid: str, *, aggregate: str, extract: Callable, **fields) -> Claim:
-    """A claim of this study, judged from the per-seed table of ``aggregate``; a missing cell gives the empty input."""
+    """A claim of this study, judged from the per-seed table of ``aggregate``.
+
+    A missing cell gives the empty input.
+    """
     empty = _EMPTY.get(type(fields["form"]), [])
     return Claim(
         id=f"{STUDY}.{cid}",
@@ -144,7 +154,10 @@ def _number(
     paper: float,
     needs: Mapping[str, float],
 ) -> Claim:
-    """A testing error the paper prints (ObjT's or OutP's at one epsilon-bar), within the dataset's tolerance."""
+    """A testing error the paper prints (ObjT's or OutP's at one epsilon-bar).
+
+    It is judged within the dataset's tolerance.
+    """
     name = {"objt": "ObjT", "outp": "OutP"}[variant]
     return _claim(
         cid,
@@ -174,7 +187,8 @@ def _gap_claim(
         aggregate=aggregate,
         extract=gap_at(dataset, epsilon),
         needs=needs,
-        # the gap re-reads the runs of the stated OutP (and ObjT) numbers: listed beside them, not counted again
+        # the gap re-reads the runs of the stated OutP (and ObjT) numbers: listed beside them, not
+        # counted again
         same_runs_as=f"{STUDY}.{cid.replace('gap', 'outp')}",
         same_runs_why=GAP_RUNS,
         premise=_equal_privacy(aggregate),
@@ -317,14 +331,15 @@ CLAIMS: list[Claim] = [
         _claim(
             f"nonprivate_equivalence_{d}",
             where=f"{S4}, Algorithms",
-            statement=f"{d.upper()}: 'OutP and ObjP are equivalent in a nonprivate setting': without noise their "
-            f"testing errors agree within {TOLERANCE_PP[d]:g} pp at 10%, 50% and 100% of T",
+            statement=f"{d.upper()}: 'OutP and ObjP are equivalent in a nonprivate setting': "
+            f"without noise their testing errors agree within {TOLERANCE_PP[d]:g} pp at 10%, 50% "
+            "and 100% of T",
             kind=PAPER_STATEMENT,
             form=Exact(),
-            justification=f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp); 'equivalent' means the same "
-            f"algorithm, so the margin is the tolerance at which we tell one testing error from another "
-            f"({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 expects it to fail: different eta, "
-            "gradient scaling and update order)",
+            justification=f"{DETERMINISTIC} (runs nonprivate_objp, nonprivate_outp); 'equivalent' "
+            "means the same algorithm, so the margin is the tolerance at which we tell one testing "
+            f"error from another ({TOLERANCE_PP[d]:g} pp, note 8.8), along the whole run (note 7.6 "
+            "expects it to fail: different eta, gradient scaling and update order)",
             aggregate="noiseless",
             extract=noiseless(d),
             needs=EXACT[d],
@@ -347,8 +362,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "mnist_objt_eps1_accurate",
         where=f"{S4}, Fig. 1 text",
-        statement="MNIST: 'ObjT provides an accurate solution even when epsilon-bar = 1' (the reason Fig. 1 leaves "
-        "out 3 and 5): within the tolerance of the nonprivate error",
+        statement="MNIST: 'ObjT provides an accurate solution even when epsilon-bar = 1' (the "
+        "reason Fig. 1 leaves out 3 and 5): within the tolerance of the nonprivate error",
         kind=PAPER_STATEMENT,
         form=Equivalence(TOLERANCE_PP["mnist"]),
         justification=f"'accurate' read like 'close to' above: {CLOSE}. {NONPRIVATE_REFERENCE}",
@@ -375,8 +390,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST: the average noise magnitudes of all algorithms increase as epsilon-bar decreases",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"per seed the time average of Fig. 1's noise magnitude; each step down the epsilon-bar grid "
-        f"is a cell ({ORDER}); three grid points are too few for Kendall's exact p",
+        justification="per seed the time average of Fig. 1's noise magnitude; each step down the "
+        f"epsilon-bar grid is a cell ({ORDER}); three grid points are too few for Kendall's exact "
+        "p",
         aggregate="fig1",
         extract=pair_cells(noise_rises),
         needs=MAIN,
@@ -387,9 +403,10 @@ CLAIMS: list[Claim] = [
         statement="MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and ObjP are greater than OutP's",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not counted as a "
-        "reproduction: each noise is fixed by its calibration formula ((20) for ObjT/ObjP, OutP's sigma of [10]), "
-        "so any calibrated implementation shows it (issue 59 item 2, post hoc)",
+        justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not "
+        "counted as a reproduction: each noise is fixed by its calibration formula ((20) for "
+        "ObjT/ObjP, OutP's sigma of [10]), so any calibrated implementation shows it (issue 59 "
+        "item 2, post hoc)",
         aggregate="fig1",
         extract=pair_cells(noise_above_outp),
         needs=MAIN,
@@ -436,8 +453,8 @@ CLAIMS: list[Claim] = [
         statement="MNIST: as epsilon-bar decreases the testing errors of all algorithms increase",
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
-        justification="error at T against the epsilon-bar grid per algorithm; the change needs no minimum (the "
-        "engine's default: any increase within seeds)",
+        justification="error at T against the epsilon-bar grid per algorithm; the change needs no "
+        "minimum (the engine's default: any increase within seeds)",
         aggregate="fig2a",
         extract=trend_in_epsilon("mnist", BASE_ALGORITHMS),
         needs=MAIN,
@@ -460,8 +477,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: the effect of epsilon-bar on the testing error of ObjP is not significant",
         kind=PAPER_STATEMENT,
         form=Equivalence(TOLERANCE_PP["femnist"]),
-        justification="each epsilon-bar against the largest; 'not significant' read as within the FEMNIST tolerance "
-        "of one testing error (note 8.8), a TOST margin",
+        justification="each epsilon-bar against the largest; 'not significant' read as within the "
+        "FEMNIST tolerance of one testing error (note 8.8), a TOST margin",
         aggregate="fig2b",
         extract=pair_cells(equal_in_epsilon),
         needs=FEMNIST,
@@ -469,8 +486,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "remark3_ours_below_outp",
         where=R3,
-        statement="MNIST, T = 1e6: 'the results demonstrate the outperformance of our algorithms': ObjT and ObjP "
-        "below OutP",
+        statement="MNIST, T = 1e6: 'the results demonstrate the outperformance of our algorithms': "
+        "ObjT and ObjP below OutP",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification=f"error at T; {ORDER}",
@@ -533,8 +550,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "fig4_outp_eps_sensitive",
         where="A.9, Fig. 4",
-        statement="OutP's performance is affected by epsilon-bar: its error is lower at the largest epsilon-bar than "
-        "at the smallest, for every rho",
+        statement="OutP's performance is affected by epsilon-bar: its error is lower at the "
+        "largest epsilon-bar than at the smallest, for every rho",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
         justification=f"error at T; {ORDER}",
@@ -548,8 +565,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST: the consensus violation of all algorithms goes down to zero",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
-        justification=f"per seed the final CV over its peak must be below {CV_ZERO:.0%}: 'zero' on Fig. 5's log "
-        f"axis read as two decades below the peak (one-sided, fixed before any CV was seen); {ORDER}",
+        justification=f"per seed the final CV over its peak must be below {CV_ZERO:.0%}: 'zero' on "
+        "Fig. 5's log axis read as two decades below the peak (one-sided, fixed before any CV was "
+        f"seen); {ORDER}",
         aggregate="fig5",
         extract=pair_cells(cv_to_zero),
         needs=LONG,
@@ -594,8 +612,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: OutP with a = 1 (as in [10]) produces the best performance",
         kind=PAPER_STATEMENT,
         form=Ordering(),
-        justification=f"OutP at a = 1 below OutP at each other a, error at T; {ORDER}; not identifiable if OutP's "
-        "error does not depend on a",
+        justification=f"OutP at a = 1 below OutP at each other a, error at T; {ORDER}; not "
+        "identifiable if OutP's error does not depend on a",
         aggregate="fig6",
         extract=outp_best_at_1,
         needs=FEMNIST,
@@ -618,8 +636,8 @@ CLAIMS: list[Claim] = [
         statement="FEMNIST: 'even for some cases, ObjP outperforms ObjT' (a in {100, 1000})",
         kind=PAPER_STATEMENT,
         form=Ordering(required_fraction=0.1),
-        justification="'some cases' read as at least one (a, epsilon-bar) cell; 10% of the paper's 6 cells rounds "
-        "up to one; one-sided t",
+        justification="'some cases' read as at least one (a, epsilon-bar) cell; 10% of the paper's "
+        "6 cells rounds up to one; one-sided t",
         aggregate="fig6",
         extract=pair_cells(a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
         needs=FEMNIST,
@@ -642,9 +660,9 @@ CLAIMS: list[Claim] = [
         statement="MNIST, ObjT at epsilon-bar 0.05: the noise magnitude at the first iteration is 0.157",
         kind=IMPLEMENTATION_CHECK,
         form=StatedNumber(AUTHORS_NOISE, AUTHORS_NOISE_TOLERANCE, relative=True),
-        justification="the log prints 3 digits (+-0.3%) and the mean of |Laplace| over P J K = 78,400 draws varies "
-        "by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about five such spreads; needs the paper's 10 "
-        "instances, not its T",
+        justification="the log prints 3 digits (+-0.3%) and the mean of |Laplace| over P J K = "
+        "78,400 draws varies by 1/sqrt(78,400) = 0.36% per seed: 2% leaves room for both, about "
+        "five such spreads; needs the paper's 10 instances, not its T",
         aggregate="fig1",
         extract=authors_noise,
         needs={"seeds": 10},
@@ -655,8 +673,8 @@ CLAIMS: list[Claim] = [
         statement="MNIST: OutP's noise magnitude decreases over t",
         kind=IMPLEMENTATION_CHECK,
         form=Trend("decreasing"),
-        justification="holds by construction (sigma is proportional to 1/(rho + 1/eta-hat), 1/eta-hat grows like "
-        "sqrt(t)); six points halving back from T, any fall within seeds",
+        justification="holds by construction (sigma is proportional to 1/(rho + 1/eta-hat), "
+        "1/eta-hat grows like sqrt(t)); six points halving back from T, any fall within seeds",
         aggregate="fig1",
         extract=outp_noise_decays,
         needs=MAIN,
@@ -678,8 +696,8 @@ CLAIMS: list[Claim] = [
         statement="ObjT and OutP run at the same per-iteration epsilon-bar (OutP with delta-bar 1e-6)",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="holds by construction (epsilon-bar is an input of both); the detail shows the composed "
-        "epsilon of each, which the paper does not compare",
+        justification="holds by construction (epsilon-bar is an input of both); the detail shows "
+        "the composed epsilon of each, which the paper does not compare",
         aggregate="fig2a",
         extract=same_privacy,
         needs=MAIN,

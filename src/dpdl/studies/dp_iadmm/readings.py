@@ -15,50 +15,56 @@ from dpdl.studies.common import DEFAULT, Reading
 READINGS = (
     Reading(
         DEFAULT,
-        "the config. Non-private reference: ObjP without noise; the paper never names its 'nonprivate algorithm', "
-        "and its one sentence on the nonprivate setting (Section 4, Algorithms: 'Note that OutP and ObjP are "
-        "equivalent in a nonprivate setting') points to ObjP = OutP, as note 7.6 recommends. ObjT's radius: the "
-        "code's constant a; A.11 writes 'delta^t = 1/t^2 in (9)', under which ObjT moves at most 1.64 a per "
-        "coordinate in all, which note 7.1 finds hard to square with the paper's ObjT curves improving for 2e4 "
-        "iterations, while a constant fits A.11's 'the testing errors of ObjT are not greatly varied according to "
-        "the value of a': the paper contradicts itself and the note's recommendation stands. OutP's noise std: "
-        "sigma, 'the Gaussian mechanism with decreasing variance as in [10]' by which 'OutP guarantees "
-        "(epsilon-bar, delta-bar)-DP' (Section 4; note 7.5b). OutP's loss: the agent mean of [10] ('the baseline "
-        "algorithm in [10] by OutP', Section 4; note 7.5c)",
+        "the config. Non-private reference: ObjP without noise; the paper never names its "
+        "'nonprivate algorithm', and its one sentence on the nonprivate setting (Section 4, "
+        "Algorithms: 'Note that OutP and ObjP are equivalent in a nonprivate setting') points to "
+        "ObjP = OutP, as note 7.6 recommends. ObjT's radius: the code's constant a; A.11 writes "
+        "'delta^t = 1/t^2 in (9)', under which ObjT moves at most 1.64 a per coordinate in all, "
+        "which note 7.1 finds hard to square with the paper's ObjT curves improving for 2e4 "
+        "iterations, while a constant fits A.11's 'the testing errors of ObjT are not greatly "
+        "varied according to the value of a': the paper contradicts itself and the note's "
+        "recommendation stands. OutP's noise std: sigma, 'the Gaussian mechanism with decreasing "
+        "variance as in [10]' by which 'OutP guarantees (epsilon-bar, delta-bar)-DP' (Section 4; "
+        "note 7.5b). OutP's loss: the agent mean of [10] ('the baseline algorithm in [10] by "
+        "OutP', Section 4; note 7.5c)",
         post_hoc=True,
     ),
     Reading(
         "nonprivate_objt",
         "the non-private reference is ObjT without noise: Section 4 puts ObjT next to it ('the testing error "
-        "produced by ObjT is 7.84%, which is close to that of a nonprivate algorithm (i.e., 7.42%)'), and note "
-        "2.5 [R] says 'Also log ObjT with xi = 0'. Post hoc: it was the default after the spot check saw it "
-        "give 7.78% against the paper's 7.42% where ObjP without noise gave 11.01% (docs/studies/dp_iadmm.md)",
+        "produced by ObjT is 7.84%, which is close to that of a nonprivate algorithm (i.e., "
+        "7.42%)'), and note 2.5 [R] says 'Also log ObjT with xi = 0'. Post hoc: it was the default "
+        "after the spot check saw it give 7.78% against the paper's 7.42% where ObjP without noise "
+        "gave 11.01% (docs/studies/dp_iadmm.md)",
         {"nonprivate_algorithm": "objt"},
         post_hoc=True,
     ),
     Reading(
         "trust_inv_t2",
-        "ObjT's trust-region radius as the paper writes it: 'the proximity parameters delta^t = 1/t^2 in (9) and "
-        "eta^t = 1/sqrt(t) in (8) can be scaled by multiplying a constant a' (A.11); the authors' code computes "
-        "a/(t+1)*(t+1) = a (note 7.1)",
+        "ObjT's trust-region radius as the paper writes it: 'the proximity parameters delta^t = "
+        "1/t^2 in (9) and eta^t = 1/sqrt(t) in (8) can be scaled by multiplying a constant a' "
+        "(A.11); the authors' code computes a/(t+1)*(t+1) = a (note 7.1)",
         {"trust_radius": "paper_inv_t2"},
     ),
     Reading(
         "outp_noise_variance",
-        "OutP as the authors' code runs it, which made the paper's figures: np.random.normal(0, sigma*sigma), "
-        "sigma^2 passed as the std (note 7.5b); the paper itself says only 'the Gaussian mechanism with "
-        "decreasing variance as in [10]' (Section 4), which the code's std sigma^2 also decreases. With it the "
-        "code's regulariser gradient 2 gamma W at the server's w (src/Functions.py, calculate_gradient) in place "
-        "of (37)'s (2 beta / P) z_p, so that the reading is the authors' OutP to float64 rounding (issue 40)",
+        "OutP as the authors' code runs it, which made the paper's figures: np.random.normal(0, "
+        "sigma*sigma), sigma^2 passed as the std (note 7.5b); the paper itself says only 'the "
+        "Gaussian mechanism with decreasing variance as in [10]' (Section 4), which the code's std "
+        "sigma^2 also decreases. With it the code's regulariser gradient 2 gamma W at the server's "
+        "w (src/Functions.py, calculate_gradient) in place of (37)'s (2 beta / P) z_p, so that the "
+        "reading is the authors' OutP to float64 rounding (issue 40)",
         {"outp_noise": "variance", "outp_regulariser": "code_server_w"},
-        post_hoc=True,  # outp_regulariser, added after the spot check and issue 40's comparison (docs/post_hoc.md)
+        # outp_regulariser, added after the spot check and issue 40's comparison (docs/post_hoc.md)
+        post_hoc=True,
     ),
     Reading(
         "outp_global_mean",
-        "OutP's local loss scaled 1/I as the paper's f_p (2c): Section 2 writes [10]'s inexact subproblem (5) with "
-        "that f_p ('In [10], (4b) is replaced with the following inexact subproblem'), and Section 4's 'OutP and "
-        "ObjP are equivalent in a nonprivate setting' needs one f_p; [10] and the authors' code use 1/I_p (note "
-        "7.5c), and the noise calibration is left as [10]'s",
+        "OutP's local loss scaled 1/I as the paper's f_p (2c): Section 2 writes [10]'s inexact "
+        "subproblem (5) with that f_p ('In [10], (4b) is replaced with the following inexact "
+        "subproblem'), and Section 4's 'OutP and ObjP are equivalent in a nonprivate setting' "
+        "needs one f_p; [10] and the authors' code use 1/I_p (note 7.5c), and the noise "
+        "calibration is left as [10]'s",
         {"outp_gradient": "global_mean"},
     ),
 )

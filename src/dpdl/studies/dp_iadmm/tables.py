@@ -1,5 +1,7 @@
-"""The paper's tables: Table 1 (its datasets, from their cards) and Remark 3 (final testing error on MNIST at the
-long horizon), ours beside the paper's."""
+"""The paper's tables: Table 1 (its datasets, from their cards) and Remark 3, ours beside the paper's.
+
+Remark 3 is the final testing error on MNIST at the long horizon.
+"""
 
 from __future__ import annotations
 
@@ -46,8 +48,9 @@ def remark3_table(agg: pd.DataFrame) -> pd.DataFrame:
 
 
 def table1(cards: dict[str, dict]) -> pd.DataFrame:
-    """Table 1 of Ryu & Kim (``dpdl tables table1``, a card table: ``grid.CARD_TABLES``): ours (both stdev
-    conventions) beside the paper's, with a verdict per row.
+    """Table 1 of Ryu & Kim (``dpdl tables table1``): ours beside the paper's, with a verdict per row.
+
+    It is a card table (``grid.CARD_TABLES``); ours shows both stdev conventions.
 
     ``cards`` maps ``mnist`` / ``femnist`` to their prepared cards; a missing key gives a row that
     says the dataset was not available.
@@ -63,7 +66,8 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
         ours = {"I": card["rows_train"], "J": card["features"], "K": card["classes"], "P": card["agents"]}
         std0, std1 = (round(per_agent[k], TABLE1_DECIMALS) for k in ("std_ddof0", "std_ddof1"))
         matching = [name for name, value in (("ddof=0", std0), ("ddof=1", std1)) if value == paper["stdev"]]
-        same = all(ours[k] == paper[k] for k in ours) and round(per_agent["mean"], TABLE1_DECIMALS) == paper["mean"]
+        mean = round(per_agent["mean"], TABLE1_DECIMALS)
+        same = all(ours[k] == paper[k] for k in ours) and mean == paper["mean"]
         complete = not card.get("missing_files")
         if same and matching:
             verdict = "reproduced"

@@ -9,12 +9,12 @@ of its Lagrangian with the perturbed dual mu = lambda + C^R / (2 B_p) eps (J(13)
 exp(-zeta ||eps||) (``samplers.norm_exponential``).
 
 Canary: a unit-norm record whose D and D' versions are mirror images across e_1, both misclassified
-by the f that the other records pin down, so the gradients differ by nearly 2 sin(phi) (``neighbours``).
-Scores: the black box reads the released vector's coordinate along e_2, the axis the two versions
-differ on. The white box is the log-likelihood ratio of the release given the declared zeta. DVP: the KKT map J(28)
-inverts f_p(1) into the noise that D (or D') would have needed, and the density of f is the noise
-density times the Jacobian |det d eps / d f| (J(29)-(30)). PVP: V - f_D(1) and V - f_D'(1), with
-f(1) the noiseless minimisers from the same start.
+by the f that the other records pin down, so the gradients differ by nearly 2 sin(phi)
+(``neighbours``). Scores: the black box reads the released vector's coordinate along e_2, the axis
+the two versions differ on. The white box is the log-likelihood ratio of the release given the
+declared zeta. DVP: the KKT map J(28) inverts f_p(1) into the noise that D (or D') would have
+needed, and the density of f is the noise density times the Jacobian |det d eps / d f| (J(29)-(30)).
+PVP: V - f_D(1) and V - f_D'(1), with f(1) the noiseless minimisers from the same start.
 
 Everything runs through the study's code as ``run.execute_run`` does: ``AdmmSettings`` from the
 config defaults (``dpdl/schemas/dvp_pvp.schema.yaml``), ``calibrate`` and ``run_admm`` with one
@@ -56,29 +56,31 @@ PRIVACY_CLAIMS = (
     PrivacyClaim(
         DVP_CLAIM,
         grid.STUDY,
-        "Theorem 1, J(17) / C(20), J Section III-A (proof: J appendix 'Proof of Theorem 1', C App. B; Definition 1, "
-        "J(12)); no page numbers",
-        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 2, then Algorithm 2 solving "
-        "this distributed problem is dynamic alpha-differential private with alpha_p(t) for each node p at time t': "
-        "Q(f_p(t) | D) / Q(f_p(t) | D'_p) <= e^(alpha_p(t)) for H_d(D, D'_p) = 1 (17), every iterate f_p(t) a node "
-        "sends its neighbours",
+        "Theorem 1, J(17) / C(20), J Section III-A (proof: J appendix 'Proof of Theorem 1', C App. "
+        "B; Definition 1, J(12)); no page numbers",
+        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 2, then "
+        "Algorithm 2 solving this distributed problem is dynamic alpha-differential private with "
+        "alpha_p(t) for each node p at time t': Q(f_p(t) | D) / Q(f_p(t) | D'_p) <= e^(alpha_p(t)) "
+        "for H_d(D, D'_p) = 1 (17), every iterate f_p(t) a node sends its neighbours",
     ),
     PrivacyClaim(
         PVP_CLAIM,
         grid.STUDY,
-        "Theorem 2, J Section III-B (proof: J appendix 'Proof of Theorem 2', sensitivity J(33), C App. D); zeta = "
-        "rho B_p alpha / (2 C^R) "
+        "Theorem 2, J Section III-B (proof: J appendix 'Proof of Theorem 2', sensitivity J(33), C "
+        "App. D); zeta = rho B_p alpha / (2 C^R) "
         "from the Algorithm 3 box (G3); no page numbers",
-        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 3, then Algorithm 3 solving "
-        "this distributed problem is dynamic alpha(t)-differential private. The ratio of conditional probabilities "
-        "of f_p(t) is bounded as in (17)': each broadcast V_p(t) = f_p(t) + eps_p(t) is alpha_p(t)-DP (G4)",
+        "'Under Assumption 1, 2 and 3, if the DR-ERM problem can be solved by Algorithm 3, then "
+        "Algorithm 3 solving this distributed problem is dynamic alpha(t)-differential private. "
+        "The ratio of conditional probabilities of f_p(t) is bounded as in (17)': each broadcast "
+        "V_p(t) = f_p(t) + eps_p(t) is alpha_p(t)-DP (G4)",
     ),
 )
 
 
 # The papers' stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
-# No reading selects other cells: every cell fixes its own eta (the grid's smallest and largest, the two branches
-# of the DVP update), and loss_unit and pvp_error_of change only what is reported (issue 58 item 6).
+# No reading selects other cells: every cell fixes its own eta (the grid's smallest and largest, the
+# two branches of the DVP update), and loss_unit and pvp_error_of change only what is reported
+# (issue 58 item 6).
 def mechanism(section: dict) -> dict:
     """The switch values a build with this dvp_pvp config section releases with: none selects a cell."""
     return {}
@@ -182,7 +184,10 @@ CANARY_NODE = int(np.argmax(adjacency().sum(axis=1)))  # the node with most neig
 
 @functools.cache
 def shards() -> tuple[np.ndarray, ...]:
-    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12) at the default partition_seed."""
+    """The nodes' rows: the run step's shuffle-then-equal-shards partition (G12).
+
+    The partition is drawn at the default partition_seed.
+    """
     rng = np.random.default_rng(schema_defaults()["partition_seed"])
     return tuple(equal_shards(AGENTS * SAMPLES_PER_NODE, AGENTS, rng=rng))
 
@@ -194,7 +199,9 @@ def canary_row() -> int:
 
 @functools.cache
 def neighbours(algorithm: str) -> tuple[NodeData, NodeData]:
-    """(D, D') as node data for ``algorithm``'s cells: ||x|| <= 1 and y = +-1 (A3), one record replaced (C(12)).
+    """(D, D') as node data for ``algorithm``'s cells, one record replaced (C(12)).
+
+    Every record has ||x|| <= 1 and y = +-1 (A3).
 
     Ordinary records: labels from P(y = +1 | x) = sigmoid(LABEL_SLOPE x_1); their features span
     both coordinates for DVP (the data pin f_p(1), so the canary is misclassified on both sides
@@ -228,7 +235,8 @@ def _records(algorithm: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.nd
 
 def calibration(spec: _Spec) -> admm_algo.Calibration:
     """The nodes' noise calibration of the cell (``calibrate``, as ``run_admm`` computes it)."""
-    return admm_algo.calibrate(admm_settings(spec), neighbours(spec.algorithm)[0].sizes, adjacency().sum(axis=1))
+    settings, sizes = admm_settings(spec), neighbours(spec.algorithm)[0].sizes
+    return admm_algo.calibrate(settings, sizes, adjacency().sum(axis=1))
 
 
 def whole_run_epsilon(spec: _Spec) -> float:
@@ -259,11 +267,12 @@ def _released_text(spec: _Spec) -> str:
         else "V_p(1) = f_p(1) + eps_p(1), PVP's first broadcast (J(19))"
     )
     return (
-        f"{what} of node {CANARY_NODE} (the canary's), sent to its neighbours, given the public history f(0) (G8) "
-        f"and lambda(0) = 0; black box: its coordinate along e_2 (where the canary's versions differ); white box: "
-        f"the LLR under the declared zeta (module docstring). A whole run (T = {values['iterations']}) releases "
-        f"{releases} iterates per node: the paper claims alpha = {ALPHA:g} per iteration and composes nothing "
-        f"(G11); naive composition {releases * ALPHA:g}, dp-accounting (PLD, run.privacy_events) "
+        f"{what} of node {CANARY_NODE} (the canary's), sent to its neighbours, given the public "
+        "history f(0) (G8) and lambda(0) = 0; black box: its coordinate along e_2 (where the "
+        "canary's versions differ); white box: the LLR under the declared zeta (module "
+        f"docstring). A whole run (T = {values['iterations']}) releases {releases} iterates per "
+        f"node: the paper claims alpha = {ALPHA:g} per iteration and composes nothing (G11); naive "
+        f"composition {releases * ALPHA:g}, dp-accounting (PLD, run.privacy_events) "
         f"{whole_run_epsilon(spec):.4g} at delta {values['accounting_delta']:g}"
     )
 
@@ -273,44 +282,47 @@ def _canary_text(spec: _Spec) -> str:
     spread = 2.0 * np.sin(CANARY_ANGLE)  # ||x_D - x_D'||
     head = (
         f"node {CANARY_NODE}'s first record, y = +1 with x = (-cos phi, sin phi) on D and its mirror image "
-        f"(-cos phi, -sin phi) on D', phi = {np.degrees(CANARY_ANGLE):g} deg, unit norm (replace-one, C(12)); the "
-        f"other {AGENTS * SAMPLES_PER_NODE - 1} records have y = +-1 with P(y = +1) = sigmoid({LABEL_SLOPE:g} x_1) "
+        f"(-cos phi, -sin phi) on D', phi = {np.degrees(CANARY_ANGLE):g} deg, unit norm "
+        f"(replace-one, C(12)); the other {AGENTS * SAMPLES_PER_NODE - 1} records have y = +-1 "
+        f"with P(y = +1) = sigmoid({LABEL_SLOPE:g} x_1) "
     )
     if spec.algorithm == "dvp":
         dvp = node.dvp[CANARY_NODE]
         return head + (
-            f"and 0.5 <= ||x|| <= 1 in random directions, so the data hold f_p(1) near a large multiple of e_1 that "
-            f"misclassifies the canary on both sides: J(28)'s eps moves by up to ||x_D - x_D'|| = {spread:.3g} of "
-            f"the sensitivity 2 the calibration assumes, so this pair's density part is at most zeta x {spread:.3g} "
-            f"= {dvp.zeta * spread:.3g} (branch {dvp.branch}, alpha-hat {dvp.alpha_hat:.3g}) and its Jacobian part "
-            f"(mirror images, equal curvature) near 0"
+            "and 0.5 <= ||x|| <= 1 in random directions, so the data hold f_p(1) near a large "
+            "multiple of e_1 that misclassifies the canary on both sides: J(28)'s eps moves by up "
+            f"to ||x_D - x_D'|| = {spread:.3g} of the sensitivity 2 the calibration assumes, so "
+            f"this pair's density part is at most zeta x {spread:.3g} = {dvp.zeta * spread:.3g} "
+            f"(branch {dvp.branch}, alpha-hat {dvp.alpha_hat:.3g}) and its Jacobian part (mirror "
+            "images, equal curvature) near 0"
         )
     moved = pvp_shift(spec)
     zeta = node.pvp_zeta[CANARY_NODE]
     sensitivity = ALPHA / zeta  # zeta = rho B_p alpha / (2 C^R): alpha / zeta is J(33)'s 2 C^R / (rho B_p)
     return head + (
-        f"and x = r e_1, |r| <= 1, so only rho and the canary curve PVP's Lagrangian along e_2: the noiseless "
-        f"f_p(1) moves by {moved:.3g} of the declared sensitivity {sensitivity:.3g} (J(33)) before the canary's "
-        f"gradient saturates, so this pair's loss is at most zeta x {moved:.3g} = {zeta * moved:.3g}"
+        "and x = r e_1, |r| <= 1, so only rho and the canary curve PVP's Lagrangian along e_2: "
+        f"the noiseless f_p(1) moves by {moved:.3g} of the declared sensitivity {sensitivity:.3g} "
+        "(J(33)) before the canary's gradient saturates, so this pair's loss is at most zeta x "
+        f"{moved:.3g} = {zeta * moved:.3g}"
     )
 
 
 def pvp_shift(spec: _Spec) -> float:
     """How far the canary moves PVP's noiseless f_p(1) (l2), from the same seeded start on D and D'."""
     children = [np.random.SeedSequence(0).spawn(AGENTS)]
-    return float(
-        np.linalg.norm(np.subtract(*(_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp"))))
-    )
+    noiseless = [_runs(spec, data, children)[0].f[1, CANARY_NODE] for data in neighbours("pvp")]
+    return float(np.linalg.norm(np.subtract(*noiseless)))
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
     """The canary pair's maximal privacy loss in the released first iterate (:mod:`dpdl.audit.reach`).
 
-    The noise has density proportional to exp(-zeta ||eps||), so a shift s of its location gives a log ratio at
-    most zeta s (triangle inequality; attained along the shift): PVP, s = the noiseless f_p(1)'s move
-    (:func:`pvp_shift`), exact; DVP, s = ||x_D - x_D'|| = 2 sin(phi), the most J(28)'s eps can move (the gradients
-    differ by sigmoid(.) (x_D - x_D'), sigmoid < 1), its Jacobian part taken as 0 (mirror images: equal curvature
-    up to the off-diagonal sign), so a bound on the density part.
+    The noise has density proportional to exp(-zeta ||eps||), so a shift s of its location gives a
+    log ratio at most zeta s (triangle inequality; attained along the shift): PVP, s = the noiseless
+    f_p(1)'s move (:func:`pvp_shift`), exact; DVP, s = ||x_D - x_D'|| = 2 sin(phi), the most J(28)'s
+    eps can move (the gradients differ by sigmoid(.) (x_D - x_D'), sigmoid < 1), its Jacobian part
+    taken as 0 (mirror images: equal curvature up to the off-diagonal sign), so a bound on the
+    density part.
     """
     spec = _SPECS[cell.name]
     node = calibration(spec)
@@ -375,7 +387,9 @@ def dvp_noise_of(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, rid
 
 
 def dvp_log_jacobian(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, ridge: float) -> np.ndarray:
-    """log |det d eps / d f| of J(28), up to a constant: log det(sum_i L''(m_i) x_i x_i^T + (B_p / C^R) ridge I).
+    """log |det d eps / d f| of J(28), up to a constant.
+
+    That is log det(sum_i L''(m_i) x_i x_i^T + (B_p / C^R) ridge I).
 
     The density of f is the noise density at J(28)'s eps times this Jacobian (J(29)).
     """
@@ -409,7 +423,10 @@ def _dvp_white(spec: _Spec, results: list) -> np.ndarray:
 
 
 def _pvp_white(spec: _Spec, released: np.ndarray, means: list[np.ndarray]) -> np.ndarray:
-    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start): zeta (||V - f_D'|| - ||V - f_D||)."""
+    """LLR of V_p(1) given the noiseless f_p(1) on D and D' (same start).
+
+    It is zeta (||V - f_D'|| - ||V - f_D||).
+    """
     zeta = calibration(spec).pvp_zeta[CANARY_NODE]  # Algorithm 3: zeta = rho B_p alpha / (2 C^R)
     return zeta * (np.linalg.norm(released - means[1], axis=1) - np.linalg.norm(released - means[0], axis=1))
 
@@ -446,8 +463,9 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     }
 
 
-# The premises that concern the data, measured on every record of Adult as prepared (issue 58, item 3): Assumption
-# 3's ||x_ip|| <= 1 and |y_ip| = 1, which with A1's |L'| <= 1 bound each record's loss gradient y L'(y f'x) x by 1.
+# The premises that concern the data, measured on every record of Adult as prepared (issue 58, item
+# 3): Assumption 3's ||x_ip|| <= 1 and |y_ip| = 1, which with A1's |L'| <= 1 bound each record's
+# loss gradient y L'(y f'x) x by 1.
 _RUNS = "every DVP and PVP run (every figure and table of the study)"
 DATA_PREMISES = (
     DataPremise(

@@ -203,7 +203,8 @@ def privacy_table(provenances: list[dict], delta: float) -> pd.DataFrame:
             "delta": prov["delta"],
             "dvp_zeta_mode": prov["switches"]["dvp_zeta_mode"],
         }
-    return pd.DataFrame(list(rows.values())).sort_values(["algorithm", "alpha_per_iteration"], ignore_index=True)
+    table = pd.DataFrame(list(rows.values()))
+    return table.sort_values(["algorithm", "alpha_per_iteration"], ignore_index=True)
 
 
 def rounded(table: pd.DataFrame, digits: int = TABLE_DIGITS) -> pd.DataFrame:

@@ -58,43 +58,48 @@ PRIVACY_CLAIMS = (
         PER_ITERATION,
         grid.STUDY,
         "Theorem 1, (25)-(26), with Lemma 1 (21) and Corollary 1 (27); Section IV-C (HTML version: no pages)",
-        "'Under Assumption 3, at each iteration of D-ZOA, (epsilon, delta)-differential privacy is guaranteed': "
-        "Pr[beta_k,D^(m)] <= e^epsilon Pr[beta_k,D'^(m)] + delta for datasets differing in one sample (26), the "
-        "intrinsic zeroth-order perturbation of the shared beta_k^(m) being N(0, sigma_k^2 I) with sigma_k = c1 "
-        "sqrt(2.1 log(1.25/delta)) / (rho |N_k| N_k epsilon) (25); alpha0 is set by (27), no noise is added",
+        "'Under Assumption 3, at each iteration of D-ZOA, (epsilon, delta)-differential privacy is "
+        "guaranteed': Pr[beta_k,D^(m)] <= e^epsilon Pr[beta_k,D'^(m)] + delta for datasets "
+        "differing in one sample (26), the intrinsic zeroth-order perturbation of the shared "
+        "beta_k^(m) being N(0, sigma_k^2 I) with sigma_k = c1 sqrt(2.1 log(1.25/delta)) / (rho "
+        "|N_k| N_k epsilon) (25); alpha0 is set by (27), no noise is added",
     ),
     PrivacyClaim(
         TOTAL,
         grid.STUDY,
         "Theorem 2, (28)-(29); Section IV-D (HTML version: no pages)",
-        "'Under Assumption 3, Algorithm 1 guarantees (epsilon-bar, delta)-differential privacy' over its M outer "
-        "iterations, epsilon-bar = epsilon sqrt(M log(1/delta) / (1.05 log(1.25/delta))) (29), by the moments "
-        "accountant 'in the same way as in [23, Theorem 2]'",
+        "'Under Assumption 3, Algorithm 1 guarantees (epsilon-bar, delta)-differential privacy' "
+        "over its M outer iterations, epsilon-bar = epsilon sqrt(M log(1/delta) / (1.05 "
+        "log(1.25/delta))) (29), by the moments accountant 'in the same way as in [23, Theorem 2]'",
     ),
     PrivacyClaim(
         BASELINE,
         grid.STUDY,
         "Abstract and Section VI (DP-ADMM [23] at the same epsilon, delta as D-ZOA); calibration notes/dzoa.md 4.3-4.4",
-        "DP-ADMM 'achieves differential privacy by adding noise to the primal variables' (Section I-B), D-ZOA "
-        "'yielding the same privacy guarantee' (abstract): each released w~_i^(m) = w_i^(m) + N(0, sigma_m^2 I), "
-        "sigma_m = Delta_m sqrt(2.1 ln(1.25/delta)) / epsilon, Delta_m = 2 c1 / (N_i (1/eta_m + rho)), is "
-        "(epsilon, delta)-DP",
+        "DP-ADMM 'achieves differential privacy by adding noise to the primal variables' (Section "
+        "I-B), D-ZOA 'yielding the same privacy guarantee' (abstract): each released w~_i^(m) = "
+        "w_i^(m) + N(0, sigma_m^2 I), sigma_m = Delta_m sqrt(2.1 ln(1.25/delta)) / epsilon, "
+        "Delta_m = 2 c1 / (N_i (1/eta_m + rho)), is (epsilon, delta)-DP",
     ),
 )
 
 
-# The papers' stated assumptions (issue 58's premise ledger), each measured on a cell's canary pair by
-# premise_measures. Assumption 3 bounds every per-record loss gradient by c1, so one replaced record changes the
-# gradient by at most 2 c1: the only use Lemma 3 (24) and DP-ADMM's Delta (note 4.3) make of it, measured here at
-# the audited point beta = 0 (every cell audits the first release from the known start). Whether the paper's own
-# records satisfy ||grad l|| <= c1 is a claim about the data, not about a canary pair (issue 58, item 3).
-# The switches that change what an audited cell releases (its step sizes, noise and mixing): a reading that sets one
-# (mean_loss, lipschitz_2, lipschitz_5, ring) is judged on cells run with its value (issue 58 item 6).
+# The papers' stated assumptions (issue 58's premise ledger), each measured on a cell's canary pair
+# by premise_measures. Assumption 3 bounds every per-record loss gradient by c1, so one replaced
+# record changes the gradient by at most 2 c1: the only use Lemma 3 (24) and DP-ADMM's Delta (note
+# 4.3) make of it, measured here at the audited point beta = 0 (every cell audits the first release
+# from the known start). Whether the paper's own records satisfy ||grad l|| <= c1 is a claim about
+# the data, not about a canary pair (issue 58, item 3). The switches that change what an audited
+# cell releases (its step sizes, noise and mixing): a reading that sets one (mean_loss, lipschitz_2,
+# lipschitz_5, ring) is judged on cells run with its value (issue 58 item 6).
 MECHANISM_SWITCHES = ("loss_scale", "lipschitz", "topology")
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this dzoa config section releases with, as the audited cells record them."""
+    """The switch values of a dzoa config section, as the audited cells record them.
+
+    A build with this section releases with them.
+    """
     return {key: section[key] for key in MECHANISM_SWITCHES}
 
 
@@ -113,8 +118,8 @@ PREMISES = (
         "Assumption 3, Lemma 3 (24) and Section VI",
         "'Under Assumption 3 ...' (Theorem 1); Section VI: 'Therefore, we have c1 = 1'",
         2.0 * grid.GRADIENT_BOUND,
-        "||grad l(x_D, y_D; 0) - grad l(x_D', y_D'; 0)|| for the per-record loss l = (x'beta - y)^2 at the audited "
-        "start beta = 0, against 2 c1",
+        "||grad l(x_D, y_D; 0) - grad l(x_D', y_D'; 0)|| for the per-record loss l = (x'beta - "
+        "y)^2 at the audited start beta = 0, against 2 c1",
     ),
     Premise(
         "neighbours",
@@ -159,19 +164,20 @@ class _Spec:
 
 
 _CANARIES = {
-    "extreme": "agent {agent}'s record with the largest |y| ||x|| replaced by a unit-norm feature vector pointing "
-    "opposite to it, with the data's largest |y| as label (D'; D holds the canary)",
-    "at_sensitivity": "agent {agent}'s record with the largest |y| ||x|| with its label moved so that the noiseless "
-    "release moves by exactly the declared sensitivity ({sensitivity}); the same features",
+    "extreme": "agent {agent}'s record with the largest |y| ||x|| replaced by a unit-norm feature "
+    "vector pointing opposite to it, with the data's largest |y| as label (D'; D holds the canary)",
+    "at_sensitivity": "agent {agent}'s record with the largest |y| ||x|| with its label moved so "
+    "that the noiseless release moves by exactly the declared sensitivity ({sensitivity}); the "
+    "same features",
 }
 _LOSS_SCALES = {
     "sum": "loss_scale: sum (each agent's loss summed over its N_k records; the paper's Delta averages them)",
-    "mean": "loss_scale: mean (each agent's loss averaged over its N_k records, as the paper's Delta; the reading "
-    "mean_loss)",
+    "mean": "loss_scale: mean (each agent's loss averaged over its N_k records, as the paper's "
+    "Delta; the reading mean_loss)",
 }
 _RELEASED = {
-    "dzoa": "beta_k^(1), the estimate agent {agent} shares after the first outer iteration (T zeroth-order steps "
-    "from 0; Algorithm 1), from the known start",
+    "dzoa": "beta_k^(1), the estimate agent {agent} shares after the first outer iteration (T "
+    "zeroth-order steps from 0; Algorithm 1), from the known start",
     "dpadmm": "w~_k^(1) = w_k^(1) + xi, agent {agent}'s first perturbed primal sent to the server, from the "
     "known start",
 }
@@ -195,15 +201,22 @@ def _degree(values: dict) -> np.ndarray:
 
 
 def _accountant_epsilon(spec: _Spec, values: dict) -> float:
-    """dp-accounting's (PLD) epsilon for the releases the claim covers, at ``dzoa calibrate``'s sigma / Delta."""
+    """dp-accounting's (PLD) epsilon for the releases the claim covers.
+
+    It is computed at ``dzoa calibrate``'s sigma / Delta.
+    """
     sensitivity, noise = declared(spec, values)
     count = values["outer_iterations"] if spec.claim == TOTAL else 1
-    return privacy.composed_epsilon(privacy.PrivacyEvent("gaussian", noise / sensitivity, count), spec.delta, "pld")
+    releases = privacy.PrivacyEvent("gaussian", noise / sensitivity, count)
+    return privacy.composed_epsilon(releases, spec.delta, "pld")
 
 
 def _label_beyond_c1(spec: _Spec) -> bool:
-    """D-ZOA's at-sensitivity canary under loss_scale mean: for the release to move by Delta_k of (24), the label
-    moves so far that the gradient change is 2.10 > 2 c1 (measured by the ledger), outside Assumption 3."""
+    """D-ZOA's at-sensitivity canary under loss_scale mean, outside Assumption 3.
+
+    For the release to move by Delta_k of (24), the label moves so far that the gradient change is
+    2.10 > 2 c1 (measured by the ledger).
+    """
     return spec.algorithm == "dzoa" and spec.loss_scale == "mean" and spec.canary == "at_sensitivity"
 
 
@@ -214,7 +227,8 @@ def _make_cell(spec: _Spec) -> AuditCell:
         switches = {**switches, "dpadmm_penalty": DPADMM_PENALTY, "dpadmm_step_size": DPADMM_PROX_STEP}
     claimed = spec.epsilon
     if spec.claim == TOTAL:
-        claimed = privacy.dzoa_total_epsilon(spec.epsilon, spec.delta, n_outer=values["outer_iterations"])  # (29)
+        # (29)
+        claimed = privacy.dzoa_total_epsilon(spec.epsilon, spec.delta, n_outer=values["outer_iterations"])
     sensitivity = "Delta_k of (24)" if spec.algorithm == "dzoa" else "Delta_1 of note 4.3"
     released = _RELEASED[spec.algorithm].format(agent=CANARY_AGENT + 1)
     if spec.claim == TOTAL:
@@ -245,16 +259,18 @@ def _make_cell(spec: _Spec) -> AuditCell:
 
 _EPSILONS, _DELTAS = study_values()["epsilons"], study_values()["deltas"]
 _LOW, _HIGH, _DELTA = min(_EPSILONS), max(_EPSILONS), _DELTAS[0]  # Fig. 2's grid: 0.15, 0.95 at delta 1e-3
-# Five D-ZOA cells (about 6.6 ms of CPU per D-ZOA run of 5 agents: 26 s per cell at 2,000 runs per side, 130 s
-# the study); the per-iteration extreme cell is in EXTRA_CELLS. Theorem 2 is decided by the at-sensitivity cell,
-# within Assumption 3 (issue 58 item 4); the extreme total cell stays, outside it.
+# Five D-ZOA cells (about 6.6 ms of CPU per D-ZOA run of 5 agents: 26 s per cell at 2,000 runs per
+# side, 130 s the study); the per-iteration extreme cell is in EXTRA_CELLS. Theorem 2 is decided by
+# the at-sensitivity cell, within Assumption 3 (issue 58 item 4); the extreme total cell stays,
+# outside it.
 _AUDITED = (
     _Spec("dzoa", PER_ITERATION, _HIGH, _DELTA, "at_sensitivity"),
     _Spec("dzoa", TOTAL, _LOW, _DELTA, "at_sensitivity"),
     _Spec("dzoa", TOTAL, _LOW, _DELTA, "extreme"),
     _Spec("dpadmm", BASELINE, _HIGH, _DELTA, "extreme"),
     _Spec("dpadmm", BASELINE, _HIGH, _DELTA, "at_sensitivity"),
-    # the reading mean_loss's mechanism, at sensitivity (issue 58 item 6); last, so the cells above keep their seeds
+    # the reading mean_loss's mechanism, at sensitivity (issue 58 item 6); last, so the cells above
+    # keep their seeds
     _Spec("dzoa", PER_ITERATION, _HIGH, _DELTA, "at_sensitivity", loss_scale="mean"),
     _Spec("dzoa", TOTAL, _LOW, _DELTA, "at_sensitivity", loss_scale="mean"),
     _Spec("dpadmm", BASELINE, _HIGH, _DELTA, "at_sensitivity", loss_scale="mean"),
@@ -280,7 +296,10 @@ def replaced_record(X: np.ndarray, y: np.ndarray) -> int:
 
 
 def with_record(X, y, x_new, y_new) -> tuple[np.ndarray, np.ndarray]:
-    """A copy of (X, y) with the canary agent's replaced record set to (x_new, y_new): a neighbour (Def. 1)."""
+    """A copy of (X, y) with the canary agent's replaced record set to (x_new, y_new).
+
+    It is a neighbour (Def. 1).
+    """
     X, y, j = X.copy(), y.copy(), replaced_record(X, y)
     X[CANARY_AGENT, j], y[CANARY_AGENT, j] = x_new, y_new
     return X, y
@@ -293,7 +312,8 @@ def exact_update(X_k, y_k, *, degree: int, values: dict, scale: float, history=N
     """
     X_k, y_k = np.asarray(X_k, dtype=float), np.asarray(y_k, dtype=float)
     n_params = X_k.shape[-1]
-    quad = scale * np.einsum("bnp,bnq->bpq", X_k, X_k) + values["rho"] * degree * np.eye(n_params)  # (7), (16)
+    # (7), (16)
+    quad = scale * np.einsum("bnp,bnq->bpq", X_k, X_k) + values["rho"] * degree * np.eye(n_params)
     lin = -2.0 * scale * np.einsum("bnp,bn->bp", X_k, y_k)  # from s ||X_k beta - y_k||^2 (34)
     if history is not None:
         lin = lin + history  # + gamma_k - rho v_k (note 2.2)
@@ -346,7 +366,8 @@ def dzoa_releases(X, y, seeds, spec: _Spec, values: dict, scale: float) -> np.nd
     beta^c and alpha0 R per agent come from this dataset, as ``dzoa centralized`` and ``calibrate`` make them.
     """
     samples, n_params = X.shape[1], X.shape[2]
-    solved = lasso.solve(X.reshape(1, -1, n_params), y.reshape(1, -1), l1_weight=values["eta"], scale=scale)  # (33)
+    # (33)
+    solved = lasso.solve(X.reshape(1, -1, n_params), y.reshape(1, -1), l1_weight=values["eta"], scale=scale)
     steps = tune.step_scales(values, spec.epsilon, spec.delta, _degree(values), samples, n_params, solved.beta)
     beta_c, steps = solved.beta[0], steps[0]  # alpha0 R per agent from (27) inverted
     graph = dzoa_algorithm.adjacency(grid.graph_edges(values, X.shape[0]), X.shape[0])
@@ -378,7 +399,8 @@ def _noiseless(X, y, spec: _Spec, values: dict, scale: float) -> np.ndarray:
     """The release's noiseless mean (P,): beta_breve_k^(1) (D-ZOA) or the noise-free w_k^(1) (DP-ADMM)."""
     k = CANARY_AGENT
     if spec.algorithm == "dzoa":
-        return exact_update(X[k][None], y[k][None], degree=int(_degree(values)[k]), values=values, scale=scale)[0]
+        degree = int(_degree(values)[k])
+        return exact_update(X[k][None], y[k][None], degree=degree, values=values, scale=scale)[0]
     inverse, _ = dpadmm_schedule(spec.epsilon, spec.delta, values)
     return dpadmm_releases(
         X[k][None], y[k][None], None, inverse_prox_step=inverse, noise_std=0.0, values=values, scale=scale
@@ -395,8 +417,10 @@ def declared(spec: _Spec, values: dict) -> tuple[float, float]:
         return sensitivity, noise  # (25)
     inverse, _ = dpadmm_schedule(spec.epsilon, spec.delta, values)
     sensitivity = privacy.outp_sensitivity(DPADMM_PENALTY, inverse, n_samples=samples, c1=grid.GRADIENT_BOUND)
-    constant = float(values["dpadmm_gauss_constant"])  # sigma = Delta sqrt(c ln(1.25/delta)) / epsilon (note 4.4)
-    return sensitivity, sensitivity * classical_gaussian_noise_multiplier(spec.epsilon, spec.delta, constant=constant)
+    # sigma = Delta sqrt(c ln(1.25/delta)) / epsilon (note 4.4)
+    constant = float(values["dpadmm_gauss_constant"])
+    multiplier = classical_gaussian_noise_multiplier(spec.epsilon, spec.delta, constant=constant)
+    return sensitivity, sensitivity * multiplier
 
 
 def neighbours(spec: _Spec, values: dict, scale: float):
@@ -422,7 +446,10 @@ def neighbours(spec: _Spec, values: dict, scale: float):
 
 
 def _scores(released, means, sigma: float) -> dict[str, AuditSamples]:
-    """Black box: the release's coordinate along the shift of the noiseless mean; white box: the Gaussian LLR."""
+    """Black box: the release's coordinate along the shift of the noiseless mean.
+
+    White box: the Gaussian LLR.
+    """
     mean_d, mean_n = means
     direction = (mean_d - mean_n) / np.linalg.norm(mean_d - mean_n)
     middle = (mean_d + mean_n) / 2.0
@@ -441,7 +468,10 @@ def _scores(released, means, sigma: float) -> dict[str, AuditSamples]:
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
-    """Scores of ``runs`` first releases on D (the canary) and on D', a pure function of (cell, runs, seed)."""
+    """Scores of ``runs`` first releases on D (the canary) and on D'.
+
+    They are a pure function of (cell, runs, seed).
+    """
     if cell.name not in _SPECS:
         raise ValueError(f"unknown dzoa audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
     if not isinstance(runs, int | np.integer) or runs < 2:
@@ -483,12 +513,15 @@ def premise_measures(cell: AuditCell) -> dict[str, float]:
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
-    """The canary pair's privacy loss in the audited release (:mod:`dpdl.audit.reach`), under the declared noise.
+    """The canary pair's privacy loss in the audited release, under the declared noise.
 
-    The release is modelled as N(noiseless mean, sigma^2 I) (Lemma 1 (21) with sigma_k of (25) for D-ZOA; note 4.3's
-    sigma_1 for DP-ADMM), so its loss is Gaussian: the l2 shift of the noiseless means on D and D' at the declared
-    std, exact epsilon at the claim's delta (one release: the cell scores the first). At sensitivity the shift is
-    Delta; a release noisier or quieter than declared is what an eps_LB above this loss reveals.
+    See :mod:`dpdl.audit.reach`.
+
+    The release is modelled as N(noiseless mean, sigma^2 I) (Lemma 1 (21) with sigma_k of (25) for
+    D-ZOA; note 4.3's sigma_1 for DP-ADMM), so its loss is Gaussian: the l2 shift of the noiseless
+    means on D and D' at the declared std, exact epsilon at the claim's delta (one release: the cell
+    scores the first). At sensitivity the shift is Delta; a release noisier or quieter than declared
+    is what an eps_LB above this loss reveals.
     """
     spec = _SPECS[cell.name]
     values = _values(spec)

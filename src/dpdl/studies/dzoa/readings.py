@@ -13,24 +13,26 @@ READINGS = (
     Reading(
         DEFAULT,
         "The config as given. loss_scale sum: Section VI measures 'the normalized error between the "
-        "centralized solutions beta^c as per (33) and the local estimates' and says 'both algorithms converge "
-        "to the centralized solution', which only a local loss summing to (33) allows (G1). lipschitz 3: the "
-        "paper never gives L ('Assumption 2: ... Lipschitz-continuous with the Lipschitz constant L'); the "
-        "note's value, which it picked from a sweep after seeing which L reproduce the paper's trends (G3), so "
-        "post hoc. topology ring_chord: Fig. 1 is an image the text does not describe (1.1); the note's graph",
+        "centralized solutions beta^c as per (33) and the local estimates' and says 'both "
+        "algorithms converge to the centralized solution', which only a local loss summing to (33) "
+        "allows (G1). lipschitz 3: the paper never gives L ('Assumption 2: ... "
+        "Lipschitz-continuous with the Lipschitz constant L'); the note's value, which it picked "
+        "from a sweep after seeing which L reproduce the paper's trends (G3), so post hoc. "
+        "topology ring_chord: Fig. 1 is an image the text does not describe (1.1); the note's graph",
         post_hoc=True,
     ),
     Reading(
         "mean_loss",
-        "The literal (2)/(34): f_k = (1/N_k) sum_j l + (eta/K) R with sum_j l = ||X_k beta_k - y_k||^2, as the "
-        "sensitivity (24) and App. C (48) also assume; beta^c re-defined as the minimizer of that objective, "
-        "since (33)'s differs (G1)",
+        "The literal (2)/(34): f_k = (1/N_k) sum_j l + (eta/K) R with sum_j l = ||X_k beta_k - "
+        "y_k||^2, as the sensitivity (24) and App. C (48) also assume; beta^c re-defined as the "
+        "minimizer of that objective, since (33)'s differs (G1)",
         {"loss_scale": "mean"},
     ),
     Reading(
         "lipschitz_2",
-        "L is never given ('calculate alpha0 according to (27)' fixes only alpha0 R, and alpha_t = alpha0 R / "
-        "(L sqrt(t P ln 2P))); the note's lower sensitivity value, the largest step that stayed stable (G3)",
+        "L is never given ('calculate alpha0 according to (27)' fixes only alpha0 R, and alpha_t = "
+        "alpha0 R / (L sqrt(t P ln 2P))); the note's lower sensitivity value, the largest step "
+        "that stayed stable (G3)",
         {"lipschitz": 2},
     ),
     Reading(
@@ -41,9 +43,9 @@ READINGS = (
     ),
     Reading(
         "ring",
-        "'a network of K = 5 agents with the topology as shown in Fig. 1': the figure is an image and the text "
-        "gives neither E nor the degrees (1.1); the 5-ring, every agent with two neighbours, the first of the "
-        "note's sensitivity graphs",
+        "'a network of K = 5 agents with the topology as shown in Fig. 1': the figure is an image "
+        "and the text gives neither E nor the degrees (1.1); the 5-ring, every agent with two "
+        "neighbours, the first of the note's sensitivity graphs",
         {"topology": "ring"},
     ),
 )

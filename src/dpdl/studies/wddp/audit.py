@@ -77,24 +77,30 @@ PRIVACY_CLAIMS = (
         CLAIM,
         grid.STUDY,
         "Theorem 1, eq. (3), Section 3 'Differential Privacy' (proof: eqs. (4)-(7)); the text has no page numbers",
-        "'In Algorithm 1, for epsilon, delta >= 0, if l(theta, x, y) is G-Lipschitz over theta and sigma^2 = c G^2 T "
-        "ln(1/delta) / (n^2 epsilon^2) (3), it is (epsilon, delta)-DP for some constant c': one (epsilon, delta) for "
-        "the whole T-round run, n the total number of records, whatever m and the n_j",
+        "'In Algorithm 1, for epsilon, delta >= 0, if l(theta, x, y) is G-Lipschitz over theta and "
+        "sigma^2 = c G^2 T ln(1/delta) / (n^2 epsilon^2) (3), it is (epsilon, delta)-DP for some "
+        "constant c': one (epsilon, delta) for the whole T-round run, n the total number of "
+        "records, whatever m and the n_j",
     ),
 )
 
 
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.
-# What changes what an audited cell releases: per-round or one-shot aggregation, and who draws the noise. The
-# reading one_shot is judged on the one-shot cells, the default (per_round) on the per-round cells with the study's
-# one draw on the aggregate (issue 58 item 6); the tuning readings change the step size, which every cell fixes.
+# What changes what an audited cell releases: per-round or one-shot aggregation, and who draws the
+# noise. The reading one_shot is judged on the one-shot cells, the default (per_round) on the
+# per-round cells with the study's one draw on the aggregate (issue 58 item 6); the tuning readings
+# change the step size, which every cell fixes.
 
 
 def mechanism(section: dict) -> dict:
-    """The switch values a build with this wddp config section releases with, as the audited cells record them: its
-    aggregation, and its noise draws (one on the aggregate per round, eq. (4); each party's own one shot)."""
+    """The switch values of a wddp config section, as the audited cells record them.
+
+    A build with this section releases with them: its aggregation, and its noise draws (one on the
+    aggregate per round, eq. (4); each party's own one shot).
+    """
     aggregation = section["aggregation"]
-    return {"aggregation": aggregation, "noise_draws": "aggregate" if aggregation == "per_round" else "per_party"}
+    draws = "aggregate" if aggregation == "per_round" else "per_party"
+    return {"aggregation": aggregation, "noise_draws": draws}
 
 
 PREMISES = (
@@ -152,22 +158,25 @@ class _Spec:
 
 
 _CANARIES = {
-    "mirrored": "party {party}'s first record: on D, x_a = cos(phi) e_2 + sin(phi) e_1 with label 0; on D', its mirror "
-    "image x_b = cos(phi) e_2 - sin(phi) e_1 with label 1 (both unit norm), from the start theta_0 = {R:g} e_1 + "
-    "the study's N(0, init_std^2 I) draw with R sin(phi) = {logit:g}: both gradients saturate, so one record changes "
-    "the aggregate gradient by nearly 2G/n = the declared sensitivity, at every round",
-    "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 on D' (flipped), "
-    "from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient moves by exactly ||x||/n = G/n "
-    "at every theta, half the declared 2G/n",
-    "constructed": "party {party}'s first record replaced on both sides by x = e_1 (constructed, not from the data): "
-    "label 1 on D, label 0 on D', from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate gradient "
-    "moves by exactly ||x|| / n = G / n at every theta, whatever the data draw (module docstring)",
+    "mirrored": "party {party}'s first record: on D, x_a = cos(phi) e_2 + sin(phi) e_1 with label "
+    "0; on D', its mirror image x_b = cos(phi) e_2 - sin(phi) e_1 with label 1 (both unit norm), "
+    "from the start theta_0 = {R:g} e_1 + the study's N(0, init_std^2 I) draw with R sin(phi) = "
+    "{logit:g}: both gradients saturate, so one record changes the aggregate gradient by nearly "
+    "2G/n = the declared sensitivity, at every round",
+    "flipped": "party {party}'s first record, a unit-norm feature vector x: label 1 on D, label 0 "
+    "on D' (flipped), from the study's own start theta_0 ~ N(0, init_std^2 I): the aggregate "
+    "gradient moves by exactly ||x||/n = G/n at every theta, half the declared 2G/n",
+    "constructed": "party {party}'s first record replaced on both sides by x = e_1 (constructed, "
+    "not from the data): label 1 on D, label 0 on D', from the study's own start theta_0 ~ N(0, "
+    "init_std^2 I): the aggregate gradient moves by exactly ||x|| / n = G / n at every theta, "
+    "whatever the data draw (module docstring)",
 }
 _RELEASED = {
-    "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the noisy aggregates M_t of "
-    "eq. (4) the proof composes); black box: the returned theta^(c) = theta_T alone",
-    "one_shot": "theta^(c) = sum_j (n_j/n) theta_T^(j), the model Algorithm 1 returns (local models go only to the "
-    "trusted server); white box linearised (module docstring)",
+    "per_round": "the T aggregated models theta_t^(c) the server broadcasts (equivalently the "
+    "noisy aggregates M_t of eq. (4) the proof composes); black box: the returned theta^(c) = "
+    "theta_T alone",
+    "one_shot": "theta^(c) = sum_j (n_j/n) theta_T^(j), the model Algorithm 1 returns (local "
+    "models go only to the trusted server); white box linearised (module docstring)",
 }
 
 
@@ -233,8 +242,11 @@ def declared_noise(spec: _Spec) -> tuple[float, np.ndarray]:
 
 
 def noise_weight(spec: _Spec, sizes: np.ndarray) -> float:
-    """How the parties' draws scale the aggregate's noise: sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws
-    its own (one shot, or ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4))."""
+    """How the parties' draws scale the aggregate's noise.
+
+    It is sqrt(sum_j w_j^2), w_j = n_j / n, when each party draws its own (one shot, or
+    ``party_draws``); 1 for the study's one draw on the aggregate (eq. (4)).
+    """
     weights = sizes / sizes.sum()
     return math.sqrt(np.sum(weights**2)) if noise_weight_applies(spec) else 1.0
 
@@ -256,18 +268,22 @@ def accountant_epsilon(spec: _Spec) -> float:
         return final_model_epsilon(spec)
     sigma, sizes = declared_noise(spec)
     settings = study_settings(spec)
-    return privacy.composed_epsilon(study_run.privacy_events(settings, "wddp", sigma, sizes), settings["delta"], "pld")
+    events = study_run.privacy_events(settings, "wddp", sigma, sizes)
+    return privacy.composed_epsilon(events, settings["delta"], "pld")
 
 
 def final_model_epsilon(spec: _Spec) -> float:
-    """PLD epsilon of theta^(c) alone, linearised: T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
+    """PLD epsilon of theta^(c) alone, linearised.
+
+    T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
 
     Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot (or per round with
     per-party draws), party j's own draws enter with weight w_j = n_j / n, so the noise is
     sigma sqrt(sum_j w_j^2) (:func:`noise_weight`).
     """
     sigma, sizes = declared_noise(spec)
-    multiplier = sigma * noise_weight(spec, sizes) / privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    sensitivity = privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    multiplier = sigma * noise_weight(spec, sizes) / sensitivity
     event = privacy.PrivacyEvent("gaussian", multiplier, ITERATIONS)
     return privacy.composed_epsilon(event, study_settings(spec)["delta"], "pld")
 
@@ -335,7 +351,8 @@ _AUDITED = (
     _Spec("one_shot", 4, _EPSILON, "mirrored"),
     _Spec("one_shot", 32, _EPSILON, "mirrored"),  # the paper's largest m (Figs 1, 3)
     _Spec("per_round", 4, _EPSILON, "flipped"),
-    _Spec("per_round", 32, _EPSILON, "mirrored", party_draws=True),  # per-party draws without the one-shot schedule
+    # per-party draws without the one-shot schedule
+    _Spec("per_round", 32, _EPSILON, "mirrored", party_draws=True),
     _Spec("one_shot", 32, _EPSILON, "constructed"),  # a canary independent of the data draw and of the start
 )
 _SPECS = {_spec_name(spec): spec for spec in _AUDITED}
@@ -356,20 +373,26 @@ def released_models(spec: _Spec, data, sigma: float, seeds, record_at) -> np.nda
 
 
 def _gradient_change(spec: _Spec) -> np.ndarray:
-    """The canary record's per-record gradient change at theta_0 (D minus D'): grad l = x (h(z) - y), eq. (17) with
-    gap A10's sign; the aggregate moves by it times 1 / n (eq. (4))."""
+    """The canary record's per-record gradient change at theta_0 (D minus D').
+
+    grad l = x (h(z) - y), eq. (17) with gap A10's sign; the aggregate moves by it times 1 / n (eq.
+    (4)).
+    """
     (x_d, y_d), (x_n, y_n) = neighbours(spec)
     row, theta0 = int(shards(spec)[CANARY_PARTY][0]), start(spec)
     return x_d[row] * (expit(x_d[row] @ theta0) - y_d[row]) - x_n[row] * (expit(x_n[row] @ theta0) - y_n[row])
 
 
 def canary_loss(cell: AuditCell) -> CanaryLoss:
-    """The canary pair's privacy loss in what the cell releases (:mod:`dpdl.audit.reach`), under the declared sigma.
+    """The canary pair's privacy loss in what the cell releases, under the declared sigma.
 
-    T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean moves by the
-    canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`: exact for the flipped and
-    constructed canaries (the change is the same at every theta), linearised at theta_0 for the mirrored one
-    (its gradients saturate, so the change moves little along the run; not bounded here).
+    See :mod:`dpdl.audit.reach`.
+
+    T Gaussian releases (the M_t of eq. (4); one shot, theta^(c) is their linearised sum) whose mean
+    moves by the canary's gradient change / n at the aggregate's noise sigma x :func:`noise_weight`:
+    exact for the flipped and constructed canaries (the change is the same at every theta),
+    linearised at theta_0 for the mirrored one (its gradients saturate, so the change moves little
+    along the run; not bounded here).
     """
     spec = _SPECS[cell.name]
     sigma, sizes = declared_noise(spec)
@@ -386,14 +409,18 @@ def _canary_direction(spec: _Spec) -> np.ndarray:
 
 
 def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
-    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I), eqs. (4), (7)."""
+    """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I).
+
+    Eqs. (4), (7).
+    """
     weights = algo.record_weights("wddp", shards(spec), N_ROWS)  # n_j / n per party = 1 / n per record (4)
     l2 = _schema_defaults()["l2"]
     score = np.zeros(models.shape[-1])
     for t in range(ITERATIONS):
         released = (models[t] - models[t + 1]) / STEP_SIZE  # M_t: theta_{t+1} = theta_t - eta M_t
         mean_d, mean_n = (algo.weighted_gradient(models[t], x, y, weights, l2) for x, y in datasets)
-        score += (np.sum((released - mean_n) ** 2, axis=0) - np.sum((released - mean_d) ** 2, axis=0)) / (2 * sigma**2)
+        to_neighbour, to_d = (np.sum((released - mean) ** 2, axis=0) for mean in (mean_n, mean_d))
+        score += (to_neighbour - to_d) / (2 * sigma**2)
     return score
 
 
@@ -412,7 +439,10 @@ def _white_one_shot(finals, means, spread: float) -> list[np.ndarray]:
 
 
 def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSamples]:
-    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D', a function of (cell, runs, seed)."""
+    """Scores of ``runs`` whole T-round runs on D (with the canary) and on D'.
+
+    They are a function of (cell, runs, seed).
+    """
     if cell.name not in _SPECS:
         raise ValueError(f"unknown wddp audit cell {cell.name!r}; expected one of {sorted(_SPECS)}")
     if isinstance(runs, bool) or not isinstance(runs, int | np.integer) or runs < 2:
@@ -429,7 +459,8 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         for data, side in zip(datasets, sides, strict=True)
     ]
     direction = _canary_direction(spec)
-    black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]  # theta moves against the gradient
+    # theta moves against the gradient
+    black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]
     if spec.aggregation == "per_round":
         white = [_white_per_round(spec, m, datasets, drawn) for m in models]
         white_what = "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"
@@ -440,8 +471,9 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
         means = [released_models(spec, data, 0.0, noiseless, record_at)[-1] for data in datasets]
         white = _white_one_shot([m[-1] for m in models], means, sigma * noise_weight(spec, sizes))
         white_what = "Gaussian LLR of theta^(c) around the noiseless means, s = eta sigma sqrt(T sum w_j^2)"
+    black_what = "theta^(c)'s coordinate against the canary's gradient change at theta_0"
     return {
-        BLACK_BOX: AuditSamples(*black, what="theta^(c)'s coordinate against the canary's gradient change at theta_0"),
+        BLACK_BOX: AuditSamples(*black, what=black_what),
         WHITE_BOX: AuditSamples(*white, what=white_what),
     }
 

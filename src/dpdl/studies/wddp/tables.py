@@ -1,5 +1,8 @@
-"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds, the sigma of every experiment cell, and the
-exact checks of the noise-bound factor and of the runs' privacy against the per-seed tables."""
+"""Table 1 of Kang, Liu & Wang: the paper's noise and risk bounds and the sigma of every experiment cell.
+
+Also the exact checks of the noise-bound factor and of the runs' privacy against the per-seed
+tables.
+"""
 
 from __future__ import annotations
 
@@ -126,8 +129,9 @@ def table1_title(settings: Mapping) -> str:
     """The Markdown heading and note of Table 1: the settings its sigma columns were computed at."""
     return (
         "# Kang, Liu & Wang, Table 1: noise and excess-risk bounds (rows `bound`), and the σ we compute\n\n"
-        f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = {settings['delta']}, "
-        f"T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over {settings['seeds']} repetitions (random partitions); "
+        f"Calibration `{settings['calibration']}`, aggregation `{settings['aggregation']}`, δ = "
+        f"{settings['delta']}, T = {settings['iterations']}, G = {LIPSCHITZ:g}; σ over "
+        f"{settings['seeds']} repetitions (random partitions); "
         "composed ε of the run with the largest σ."
     )
 
@@ -143,8 +147,11 @@ def _one_row_per_run(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
-    """Table 1's noise-bound factor in every run's partition: sigma_wddp^2 / sigma_dist_avg^2 = (m n_(1) / n)^2 <= 1
-    and sigma_central = sigma_wddp (the claim ``wddp.noise_bound_factor``; ``table`` holds per-seed rows)."""
+    """Table 1's noise-bound factor in every run's partition (the claim ``wddp.noise_bound_factor``).
+
+    sigma_wddp^2 / sigma_dist_avg^2 = (m n_(1) / n)^2 <= 1 and sigma_central = sigma_wddp; ``table``
+    holds per-seed rows.
+    """
     rows = _one_row_per_run(table)
     keys = ["dataset", "clients", "epsilon", "unevenness", "seed"]
     sigma = rows.pivot_table(index=keys, columns="algorithm", values="sigma", aggfunc="first")
@@ -156,7 +163,8 @@ def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
     paper = 1 / both["noise_ratio"] ** 2  # (m n_(1) / n)^2
     deviation = float((factor / paper - 1).abs().max())
     central = float((both["central"] / both["wddp"] - 1).abs().max())
-    holds = deviation <= SIZE_RELATIVE_SLACK and central <= SIZE_RELATIVE_SLACK and bool((paper <= 1 + 1e-12).all())
+    paper_at_most_one = bool((paper <= 1 + 1e-12).all())
+    holds = deviation <= SIZE_RELATIVE_SLACK and central <= SIZE_RELATIVE_SLACK and paper_at_most_one
     detail = (
         f"{len(both)} partitions; factor (m n_(1)/n)^2 from {paper.min():.4g} to {paper.max():.4g}; "
         f"largest relative deviation of sigma_wddp^2/sigma_dist_avg^2 from it {deviation:.2e}, "
@@ -166,8 +174,11 @@ def noise_bound_outcome(table: pd.DataFrame) -> Outcome:
 
 
 def budget_outcome(table: pd.DataFrame) -> Outcome:
-    """Every run's composed epsilon (the tighter of RDP and PLD, both upper bounds) within its nominal epsilon
-    (the claim ``wddp.privacy_within_budget``; ``table`` holds per-seed rows)."""
+    """Every run's composed epsilon within its nominal epsilon (the claim ``wddp.privacy_within_budget``).
+
+    The composed epsilon is the tighter of RDP and PLD, both upper bounds; ``table`` holds per-seed
+    rows.
+    """
     rows = _one_row_per_run(table)
     if rows.empty:
         return Outcome(False, "no runs", "no private run in the tables")
@@ -176,8 +187,8 @@ def budget_outcome(table: pd.DataFrame) -> Outcome:
     over = rows[share > 1 + BUDGET_RELATIVE_SLACK]
     worst = rows.loc[share.idxmax()]
     detail = (
-        f"{len(rows)} runs at delta {rows['delta'].max():g}; largest composed / nominal epsilon {share.max():.6g} "
-        f"({worst['algorithm']}, {worst['dataset']}, m={worst['clients']}, eps={worst['epsilon']:g}); "
-        f"{len(over)} runs over budget"
+        f"{len(rows)} runs at delta {rows['delta'].max():g}; largest composed / nominal epsilon "
+        f"{share.max():.6g} ({worst['algorithm']}, {worst['dataset']}, m={worst['clients']}, "
+        f"eps={worst['epsilon']:g}); {len(over)} runs over budget"
     )
     return Outcome(over.empty, f"max spent/nominal {share.max():.4g}", detail)
