@@ -1,0 +1,92 @@
+"""Time what each kind of workflow job imports before it does any work, against baselines measured in the same run.
+
+Run ``python benchmarks/bench_job_imports.py [--repeats N]``. Each case starts a fresh interpreter that builds the
+``dpdl`` argument parser for the job's command line (as ``python -m dpdl <study> <step> ...`` does) and imports the
+modules that the step's command imports when it runs (the study module it calls; for a run job that writes the
+privacy of its run, the accountant ``dpdl.privacy.accounting``); nothing is read or computed. The CPU time (user +
+system) of each interpreter is the best of ``--repeats`` starts, and is reported with its ratio to two baselines
+started in the same run: ``python -c pass`` and ``python -c "import numpy"``. Whether ``dp_accounting``, pandas,
+numba, matplotlib and JAX were loaded is printed beside each. The workflow's test builds start about 200 such
+jobs, and a paper-scale build thousands: a job's imports are most of its CPU time at test size (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+
+HEAVY = ("dp_accounting", "pandas", "numba", "matplotlib", "jax")
+# Each job kind: its command line (as the rule's shell string starts) and the modules its command imports when it
+# runs. A run job of dp_iadmm, dvp_pvp or wddp writes the run's composed privacy (dpdl.privacy.accounting); dzoa's
+# runs read theirs from the calibration, which its calibrate job composes.
+JOBS = {
+    "--help": (["--help"], []),
+    "prepare": (["prepare", "dp_iadmm/mnist"], ["dpdl.data.prepared"]),
+    "dp_iadmm run": (["dp_iadmm", "run"], ["dpdl.studies.dp_iadmm.run", "dpdl.privacy.accounting"]),
+    "dp_iadmm optimum": (["dp_iadmm", "optimum"], ["dpdl.studies.dp_iadmm.tune"]),
+    "dp_iadmm aggregate": (["dp_iadmm", "aggregate"], ["dpdl.studies.dp_iadmm.aggregate"]),
+    "dp_iadmm figure": (["dp_iadmm", "figure"], ["dpdl.studies.dp_iadmm.figures"]),
+    "dp_iadmm claims": (["dp_iadmm", "claims"], ["dpdl.studies.dp_iadmm.claims"]),
+    "dvp_pvp run": (["dvp_pvp", "run"], ["dpdl.studies.dvp_pvp.run", "dpdl.privacy.accounting"]),
+    "dvp_pvp aggregate": (["dvp_pvp", "aggregate"], ["dpdl.studies.dvp_pvp.aggregate"]),
+    "dvp_pvp claims": (["dvp_pvp", "claims"], ["dpdl.studies.dvp_pvp.claims"]),
+    "wddp run": (["wddp", "run"], ["dpdl.studies.wddp.run", "dpdl.privacy.accounting"]),
+    "wddp tune": (["wddp", "tune"], ["dpdl.studies.wddp.tune"]),
+    "wddp aggregate": (["wddp", "aggregate"], ["dpdl.studies.wddp.aggregate"]),
+    "dzoa calibrate": (["dzoa", "calibrate"], ["dpdl.studies.dzoa.tune", "dpdl.privacy.accounting"]),
+    "dzoa tune": (["dzoa", "tune"], ["dpdl.studies.dzoa.tune"]),
+    "dzoa run": (["dzoa", "run"], ["dpdl.studies.dzoa.run"]),
+    "dzoa aggregate": (["dzoa", "aggregate"], ["dpdl.studies.dzoa.aggregate", "dpdl.privacy.exact"]),
+    "dzoa claims": (["dzoa", "claims"], ["dpdl.studies.dzoa.claims"]),
+    "audit": (["audit"], ["dpdl.audit_report", "dpdl.studies.dzoa.audit"]),
+    "scorecard": (["scorecard"], ["dpdl.summary"]),
+}
+
+
+def cpu_seconds(code: str) -> float:
+    """User + system CPU seconds of ``python -c code`` in a fresh interpreter."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", code], check=True, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def job_code(command_line: list[str], modules: list[str]) -> str:
+    imports = "".join(f"import {module}\n" for module in modules)
+    return (
+        "import inspect\nfrom dpdl.cli import build_parser\n"
+        # a parser of every study's commands where build_parser takes no command line (before 2026-11-29)
+        f"build_parser(*[{command_line!r}][: len(inspect.signature(build_parser).parameters)])\n{imports}"
+        f"import sys\nsys.stderr.write(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
+    )
+
+
+def loaded(code: str) -> str:
+    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stderr.strip()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3, help="starts per case; the best is reported (default 3)")
+    parser.add_argument("jobs", nargs="*", default=list(JOBS), help="job kinds (default: all)")
+    args = parser.parse_args()
+    best = {name: min(cpu_seconds(code) for _ in range(args.repeats)) for name, code in BASELINES.items()}
+    print(f"CPU seconds (user + system), best of {args.repeats} fresh interpreters; ratios to the baselines")
+    for name, seconds in best.items():
+        print(f"  baseline {name:28s} {seconds:6.2f} s")
+    print(f"{'job kind':22s} {'CPU s':>6s} {'/ pass':>7s} {'/ numpy':>8s}  heavy packages loaded")
+    for name in args.jobs:
+        command_line, modules = JOBS[name]
+        code = job_code(command_line, modules)
+        seconds = min(cpu_seconds(code) for _ in range(args.repeats))
+        ratio_pass, ratio_numpy = seconds / best["python -c pass"], seconds / best["import numpy"]
+        print(f"{name:22s} {seconds:6.2f} {ratio_pass:7.1f} {ratio_numpy:8.1f}  {loaded(code) or '-'}")
+    return 0
+
+
+BASELINES = {"python -c pass": "pass", "import numpy": "import numpy"}
+
+if __name__ == "__main__":
+    raise SystemExit(main())
