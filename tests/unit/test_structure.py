@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
 # The package's layers (docs/development.md): a module imports only from its own layer or those below.
 PACKAGE_LAYERS = {
-    **dict.fromkeys(["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints"], 0),
+    **dict.fromkeys(
+        ["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints", "claim_kinds"], 0
+    ),
     **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
     **dict.fromkeys(
         ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2
@@ -496,3 +498,10 @@ def test_a_study_job_loads_no_other_study() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["common", "dzoa"]
+
+
+def test_the_workflow_is_parsed_without_the_verdict_engine() -> None:
+    """What Snakemake imports to parse the workflow (common.smk) and a ``dpdl prepare`` job (the config's check)
+    loads no scipy.stats: the verdict engine's statistics are for the claims, not for a config's readings."""
+    parse = ["dpdl.studies", "dpdl.readings", "dpdl.paths", "dpdl.targets", "dpdl.config", "dpdl.data.fetch"]
+    assert first_importer(parse, "scipy.stats") is None
