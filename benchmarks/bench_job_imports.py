@@ -17,29 +17,63 @@ import resource
 import subprocess
 import sys
 
-HEAVY = ("dp_accounting", "pandas", "numba", "matplotlib", "jax")
+HEAVY = ("dp_accounting", "scipy.stats", "pandas", "numba", "matplotlib", "jax")
 # Each job kind: its command line (as the rule's shell string starts) and the modules its command imports when it
-# runs. A run job of dp_iadmm, dvp_pvp or wddp writes the run's composed privacy (dpdl.privacy.accounting); dzoa's
-# runs read theirs from the calibration, which its calibrate job composes.
+# runs, those its functions import inside them included (the algorithm, the run writer, the plotting). A run job of
+# dp_iadmm, dvp_pvp or wddp writes the run's composed privacy (dpdl.privacy.accounting); dzoa's runs read theirs
+# from the calibration, which its calibrate job composes. A module that does not exist (an older checkout) is left out.
+ALGORITHMS = "dpdl.algorithms"
 JOBS = {
     "--help": (["--help"], []),
-    "prepare": (["prepare", "dp_iadmm/mnist"], ["dpdl.data.prepared"]),
-    "dp_iadmm run": (["dp_iadmm", "run"], ["dpdl.studies.dp_iadmm.run", "dpdl.privacy.accounting"]),
-    "dp_iadmm optimum": (["dp_iadmm", "optimum"], ["dpdl.studies.dp_iadmm.tune"]),
-    "dp_iadmm aggregate": (["dp_iadmm", "aggregate"], ["dpdl.studies.dp_iadmm.aggregate"]),
-    "dp_iadmm figure": (["dp_iadmm", "figure"], ["dpdl.studies.dp_iadmm.figures"]),
-    "dp_iadmm claims": (["dp_iadmm", "claims"], ["dpdl.studies.dp_iadmm.claims"]),
-    "dvp_pvp run": (["dvp_pvp", "run"], ["dpdl.studies.dvp_pvp.run", "dpdl.privacy.accounting"]),
-    "dvp_pvp aggregate": (["dvp_pvp", "aggregate"], ["dpdl.studies.dvp_pvp.aggregate"]),
-    "dvp_pvp claims": (["dvp_pvp", "claims"], ["dpdl.studies.dvp_pvp.claims"]),
-    "wddp run": (["wddp", "run"], ["dpdl.studies.wddp.run", "dpdl.privacy.accounting"]),
-    "wddp tune": (["wddp", "tune"], ["dpdl.studies.wddp.tune"]),
-    "wddp aggregate": (["wddp", "aggregate"], ["dpdl.studies.wddp.aggregate"]),
-    "dzoa calibrate": (["dzoa", "calibrate"], ["dpdl.studies.dzoa.tune", "dpdl.privacy.accounting"]),
-    "dzoa tune": (["dzoa", "tune"], ["dpdl.studies.dzoa.tune"]),
-    "dzoa run": (["dzoa", "run"], ["dpdl.studies.dzoa.run"]),
-    "dzoa aggregate": (["dzoa", "aggregate"], ["dpdl.studies.dzoa.aggregate", "dpdl.privacy.exact"]),
-    "dzoa claims": (["dzoa", "claims"], ["dpdl.studies.dzoa.claims"]),
+    "prepare": (["prepare", "dp_iadmm/mnist"], ["dpdl.data.prepared", "dpdl.config"]),
+    "dp_iadmm run": (
+        ["dp_iadmm", "run"],
+        [
+            "dpdl.studies.dp_iadmm.run",
+            f"{ALGORITHMS}.dp_iadmm",
+            f"{ALGORITHMS}.dp_iadmm_kernel",
+            "dpdl.runs",
+            "dpdl.privacy.accounting",
+        ],
+    ),  # fmt: skip
+    "dp_iadmm optimum": (["dp_iadmm", "optimum"], ["dpdl.studies.dp_iadmm.tune", f"{ALGORITHMS}.dp_iadmm_objective"]),
+    "dp_iadmm aggregate": (["dp_iadmm", "aggregate"], ["dpdl.studies.dp_iadmm.aggregate", "dpdl.runs"]),
+    "dp_iadmm figure": (["dp_iadmm", "figure"], ["dpdl.studies.dp_iadmm.figures", "dpdl.plotting", "seaborn"]),
+    "dp_iadmm claims": (["dp_iadmm", "claims"], ["dpdl.studies.dp_iadmm.claims", "dpdl.claims"]),
+    "dvp_pvp run": (
+        ["dvp_pvp", "run"],
+        [
+            "dpdl.studies.dvp_pvp.run",
+            f"{ALGORITHMS}.dvp_pvp",
+            f"{ALGORITHMS}.dvp_pvp_network",
+            "dpdl.runs",
+            "dpdl.privacy.accounting",
+        ],
+    ),  # fmt: skip
+    "dvp_pvp aggregate": (
+        ["dvp_pvp", "aggregate"],
+        ["dpdl.studies.dvp_pvp.aggregate", f"{ALGORITHMS}.dvp_pvp_tradeoff"],
+    ),
+    "dvp_pvp figure": (["dvp_pvp", "figure"], ["dpdl.studies.dvp_pvp.figures", "dpdl.plotting"]),
+    "dvp_pvp claims": (["dvp_pvp", "claims"], ["dpdl.studies.dvp_pvp.claims", "dpdl.claims"]),
+    "wddp run": (
+        ["wddp", "run"],
+        ["dpdl.studies.wddp.run", f"{ALGORITHMS}.wddp", "dpdl.runs", "dpdl.privacy.accounting"],
+    ),  # fmt: skip
+    "wddp tune": (["wddp", "tune"], ["dpdl.studies.wddp.tune", f"{ALGORITHMS}.wddp", "dpdl.privacy.wddp"]),
+    "wddp aggregate": (["wddp", "aggregate"], ["dpdl.studies.wddp.aggregate", "dpdl.runs"]),
+    "dzoa calibrate": (
+        ["dzoa", "calibrate"],
+        ["dpdl.studies.dzoa.tune", f"{ALGORITHMS}.dzoa", "dpdl.privacy.accounting"],
+    ),
+    "dzoa tune": (["dzoa", "tune"], ["dpdl.studies.dzoa.tune", f"{ALGORITHMS}.dzoa", f"{ALGORITHMS}.dzoa_dpadmm"]),
+    "dzoa run": (
+        ["dzoa", "run"],
+        ["dpdl.studies.dzoa.run", f"{ALGORITHMS}.dzoa", f"{ALGORITHMS}.dzoa_dpadmm", "dpdl.runs"],
+    ),
+    "dzoa aggregate": (["dzoa", "aggregate"], ["dpdl.studies.dzoa.aggregate", "dpdl.privacy.exact", "dpdl.runs"]),
+    "dzoa figure": (["dzoa", "figure"], ["dpdl.studies.dzoa.figures", "dpdl.plotting"]),
+    "dzoa claims": (["dzoa", "claims"], ["dpdl.studies.dzoa.claims", "dpdl.claims"]),
     "audit": (["audit"], ["dpdl.audit_report", "dpdl.studies.dzoa.audit"]),
     "scorecard": (["scorecard"], ["dpdl.summary"]),
 }
@@ -54,9 +88,11 @@ def cpu_seconds(code: str) -> float:
 
 
 def job_code(command_line: list[str], modules: list[str]) -> str:
-    imports = "".join(f"import {module}\n" for module in modules)
+    imports = "".join(
+        f"if importlib.util.find_spec({module!r}):\n    importlib.import_module({module!r})\n" for module in modules
+    )
     return (
-        "import inspect\nfrom dpdl.cli import build_parser\n"
+        "import importlib, importlib.util, inspect\nfrom dpdl.cli import build_parser\n"
         # a parser of every study's commands where build_parser takes no command line (before 2026-11-29)
         f"build_parser(*[{command_line!r}][: len(inspect.signature(build_parser).parameters)])\n{imports}"
         f"import sys\nsys.stderr.write(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
