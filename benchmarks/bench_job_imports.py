@@ -1,13 +1,16 @@
 """Time what each kind of workflow job imports before it does any work, against baselines measured in the same run.
 
-Run ``python benchmarks/bench_job_imports.py [--repeats N]``. Each case starts a fresh interpreter that builds the
-``dpdl`` argument parser for the job's command line (as ``python -m dpdl <study> <step> ...`` does) and imports the
-modules that the step's command imports when it runs (the study module it calls; for a run job that writes the
-privacy of its run, the accountant ``dpdl.privacy.accounting``); nothing is read or computed. The CPU time (user +
-system) of each interpreter is the best of ``--repeats`` starts, and is reported with its ratio to two baselines
-started in the same run: ``python -c pass`` and ``python -c "import numpy"``. Whether ``dp_accounting``, pandas,
-numba, matplotlib and JAX were loaded is printed beside each. The workflow's test builds start about 200 such
-jobs, and a paper-scale build thousands: a job's imports are most of its CPU time at test size (docs/performance.md).
+Run ``python benchmarks/bench_job_imports.py [--repeats N] [JOB ...]``. Each case starts a fresh interpreter that
+builds the ``dpdl`` argument parser for the job's command line (as ``python -m dpdl <study> <step> ...`` does) and
+imports the modules that the step's command imports when it runs (the study module it calls and what its functions
+import inside them; for a run job that writes the privacy of its run, the accountant ``dpdl.privacy.accounting``);
+nothing is read or computed. The CPU time (user + system) of each interpreter is the best of ``--repeats`` starts,
+reported with its ratio to two baselines started in the same run: ``python -c pass`` and ``python -c "import
+numpy"`` (the second is the steadier: the first is near the clock's resolution). Beside each: which of
+``dp_accounting``, ``scipy.stats``, pandas, numba, matplotlib and JAX were loaded. One row is not a job: what
+Snakemake imports to parse the workflow, at each of its starts. The workflow's test builds start about 200 jobs,
+and a paper-scale build thousands: at test size a job's imports are most of its CPU time (docs/development.md,
+"Where the tests' time goes").
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ HEAVY = ("dp_accounting", "scipy.stats", "pandas", "numba", "matplotlib", "jax")
 # dp_iadmm, dvp_pvp or wddp writes the run's composed privacy (dpdl.privacy.accounting); dzoa's runs read theirs
 # from the calibration, which its calibrate job composes. A module that does not exist (an older checkout) is left out.
 ALGORITHMS = "dpdl.algorithms"
+EACH_GRID = "dpdl.studies.<each>.grid"  # every registered study's grid (the rule files import them)
 JOBS = {
-    "--help": (["--help"], []),
+    "dpdl --help": (["--help"], []),
     "prepare": (["prepare", "dp_iadmm/mnist"], ["dpdl.data.prepared", "dpdl.config"]),
     "dp_iadmm run": (
         ["dp_iadmm", "run"],
@@ -75,6 +79,20 @@ JOBS = {
     "dzoa figure": (["dzoa", "figure"], ["dpdl.studies.dzoa.figures", "dpdl.plotting"]),
     "dzoa claims": (["dzoa", "claims"], ["dpdl.studies.dzoa.claims", "dpdl.claims"]),
     "audit": (["audit"], ["dpdl.audit_report", "dpdl.studies.dzoa.audit"]),
+    # not a job: what Snakemake imports to parse the workflow (the rule files' imports), at every start
+    "snakemake's parse": (
+        None,
+        [
+            "dpdl.studies",
+            "dpdl.readings",
+            "dpdl.paths",
+            "dpdl.targets",
+            "dpdl.config",
+            "dpdl.data.fetch",
+            "dpdl.report",
+            EACH_GRID,
+        ],
+    ),  # fmt: skip
     "scorecard": (["scorecard"], ["dpdl.summary"]),
 }
 
@@ -87,16 +105,19 @@ def cpu_seconds(code: str) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def job_code(command_line: list[str], modules: list[str]) -> str:
-    imports = "".join(
-        f"if importlib.util.find_spec({module!r}):\n    importlib.import_module({module!r})\n" for module in modules
-    )
-    return (
-        "import importlib, importlib.util, inspect\nfrom dpdl.cli import build_parser\n"
-        # a parser of every study's commands where build_parser takes no command line (before 2026-11-29)
-        f"build_parser(*[{command_line!r}][: len(inspect.signature(build_parser).parameters)])\n{imports}"
-        f"import sys\nsys.stderr.write(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
-    )
+def job_code(command_line: list[str] | None, modules: list[str]) -> str:
+    """The child's code: the parser of ``command_line`` (none when None), then ``modules`` in order."""
+    code = "import importlib, importlib.util, inspect, sys\n"
+    if command_line is not None:  # a parser of every study's commands where build_parser takes no command line
+        code += "from dpdl.cli import build_parser\n"
+        code += f"build_parser(*[{command_line!r}][: len(inspect.signature(build_parser).parameters)])\n"
+    for module in modules:
+        if module == EACH_GRID:
+            code += "from dpdl.studies import ALL\n"
+            code += "for name in ALL:\n    importlib.import_module(f'dpdl.studies.{name}.grid')\n"
+        else:
+            code += f"if importlib.util.find_spec({module!r}):\n    importlib.import_module({module!r})\n"
+    return code + f"sys.stderr.write(' '.join(name for name in {HEAVY!r} if name in sys.modules))\n"
 
 
 def loaded(code: str) -> str:
