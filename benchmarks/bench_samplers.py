@@ -21,7 +21,7 @@ from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from dpdl.privacy import gaussian, laplace, norm_exponential  # noqa: E402
+from dpdl.privacy.samplers import gaussian, laplace, norm_exponential  # noqa: E402
 
 DRAWS = 195 * 784 * 62  # 9,478,560 Laplace coordinates per FEMNIST iteration
 REPEATS = 7

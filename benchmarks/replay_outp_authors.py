@@ -44,8 +44,7 @@ import numpy as np
 from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.algorithms.dp_iadmm import OUTP_REGULARISERS, IadmmParams, PenaltySchedule
 from dpdl.data.mnist import read_idx
-from dpdl.privacy import outp_inverse_proximity
-from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
+from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, outp_inverse_proximity
 
 AUTHORS_COMMIT = "4610458edaad176f5108199393f2bc18c93659e2"
 AGENTS = 10

@@ -20,23 +20,19 @@ import numpy as np
 import pandas as pd
 
 from dpdl import verdicts
+from dpdl.claim_kinds import (  # noqa: F401  (the kinds are part of this module's face)
+    HEADLINE_KINDS,
+    IMPLEMENTATION_CHECK,
+    KINDS,
+    MECHANISM_PROPERTY,
+    PAPER_NUMBER,
+    PAPER_STATEMENT,
+    PREMISE_CLAIM,
+    PRIVACY_CLAIM,
+    SUBSTANTIVE_KINDS,
+)
 from dpdl.seed_statistics import mean_interval
 from dpdl.verdicts import Form, Judgement, StatedNumber, Unidentified
-
-PAPER_NUMBER = "paper number"  # the paper prints this number
-# the paper says this of its methods (a comparison, an ordering, an equivalence)
-PAPER_STATEMENT = "paper statement"
-MECHANISM_PROPERTY = "mechanism property"  # the paper says this, but any working calibrated mechanism does it
-# (the error falls as the budget grows, the iterates converge): reported apart from the substantive claims
-IMPLEMENTATION_CHECK = "implementation check"  # holds by construction, a sanity range, a textbook fact
-# the paper's (epsilon, delta)-DP guarantee, tested by the audit (dpdl.audit_report)
-PRIVACY_CLAIM = "privacy claim"
-# a paper's stated assumption measured on its own data (dpdl.audit.data_premises): counted
-PREMISE_CLAIM = "premise"
-# apart from every other kind, never in the substantive, mechanism or privacy counts
-KINDS = (PAPER_NUMBER, PAPER_STATEMENT, MECHANISM_PROPERTY, IMPLEMENTATION_CHECK, PRIVACY_CLAIM, PREMISE_CLAIM)
-SUBSTANTIVE_KINDS = (PAPER_NUMBER, PAPER_STATEMENT)  # what the headline counts
-HEADLINE_KINDS = (*SUBSTANTIVE_KINDS, MECHANISM_PROPERTY)  # the paper's own claims, shown and counted by kind
 
 SCORECARD_COLUMNS = [
     "id",

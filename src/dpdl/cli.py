@@ -11,6 +11,7 @@ import logging
 import re
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from dpdl import __version__
@@ -21,7 +22,8 @@ log = logging.getLogger("dpdl")
 
 def main(argv: list[str] | None = None) -> int:
     """Run one ``dpdl`` command; return the process exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from dpdl.chain import step
@@ -41,8 +43,29 @@ def plain_text(text: str) -> str:
     return re.sub(r"``([^`]+)``", r"\1", text)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand (its texts in plain text: :func:`plain_text`)."""
+def build_parser(command_line: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand (its texts in plain text: :func:`plain_text`), or of those
+    ``command_line`` can reach.
+
+    A study's steps are registered by the study's ``cli`` module, which imports its grid: a command line that names
+    a study (a workflow job, ``dpdl dp_iadmm run ...``) registers that study's steps alone, and one that names
+    another command registers no study's, so a job imports no other study's modules. Without a command line, or
+    with one that names no command (``--help``, a typo), every study's steps are registered, as ``--help`` and
+    argparse's error list them.
+    """
+    from dpdl.studies import ALL
+
+    word = next((item for item in command_line or () if not item.startswith("-")), None)
+    if command_line is None or word is None:
+        return _parser(ALL)[0]
+    if word in ALL:
+        return _parser((word,))[0]
+    parser, commands = _parser(())
+    return parser if word in commands.choices else _parser(ALL)[0]
+
+
+def _parser(studies: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The argument parser with every command but the studies', of which those of ``studies``; and its commands."""
     summary, _, details = __doc__.partition("\n\n")
     parser = argparse.ArgumentParser(
         prog="dpdl",
@@ -78,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--verbose", action="store_true", help="also every missing file with every source tried")
     data_locations(sub)
 
-    from dpdl.studies import ALL, card_tables, study_module
+    from dpdl.studies import card_tables, study_module
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
     papers = "".join(f"; {name}: {study}'s table from its datasets' cards" for name, study in card_tables().items())
@@ -92,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--unavailable", nargs="*", default=[], help="prepared datasets that could not be built")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    for study in ALL:
+    for study in studies:
         study_module(study).add_commands(commands)
 
     sub = command("scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim.")
@@ -249,7 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument(
         "--max-cpu-seconds", type=float, default=None, help="skip a job whose runs record more CPU time than this"
     )
-    return parser
+    return parser, commands
 
 
 def _mirror(args: argparse.Namespace) -> Path | None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.claims import PRIVACY_CLAIM
+from dpdl.claim_kinds import PRIVACY_CLAIM
 from dpdl.errors import ConfigError
 from dpdl.paths import is_run_file
 from dpdl.studies import audit_module, study_module

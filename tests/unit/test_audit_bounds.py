@@ -17,7 +17,7 @@ from dpdl.audit.bounds import (
     laplace_dp_fit,
 )
 from dpdl.audit.cells import AuditSamples
-from dpdl.privacy.accounting import gaussian_exact_epsilon
+from dpdl.privacy.exact import gaussian_exact_epsilon
 from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 
 PAPER_RUNS = 2000  # config/paper.yaml's audit.runs

@@ -25,7 +25,7 @@ from dpdl.algorithms.dp_iadmm_data import (
 )
 from dpdl.audit.bounds import epsilon_lower_bound
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
-from dpdl.privacy import objp_sensitivity
+from dpdl.privacy.dp_iadmm import objp_sensitivity
 from dpdl.studies.dp_iadmm import audit
 
 CELLS = {cell.name: cell for cell in audit.AUDIT_CELLS}

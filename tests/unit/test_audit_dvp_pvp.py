@@ -20,7 +20,7 @@ from dpdl.algorithms import dvp_pvp as admm_algo
 from dpdl.algorithms.dvp_pvp_network import NodeData, _NodeProblem, solve_local
 from dpdl.audit.bounds import epsilon_lower_bound
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
-from dpdl.privacy import dvp_calibration, pvp_noise_rate
+from dpdl.privacy.dvp_pvp import dvp_calibration, pvp_noise_rate
 from dpdl.studies.dvp_pvp import audit
 
 CELLS = {cell.name: cell for cell in audit.AUDIT_CELLS}

@@ -7,12 +7,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dpdl import privacy
 from dpdl.algorithms import dzoa as dzoa_module
 from dpdl.algorithms.dzoa_dpadmm import dp_admm
 from dpdl.audit.bounds import epsilon_lower_bound
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
 from dpdl.data.lasso import generate
+from dpdl.privacy import dp_iadmm as dp_iadmm_privacy
+from dpdl.privacy import dzoa as dzoa_privacy
+from dpdl.privacy.dp_iadmm import outp_noise_std, outp_sensitivity
+from dpdl.privacy.dzoa import dzoa_sensitivity, dzoa_step_scale, dzoa_total_epsilon
 from dpdl.studies.dzoa import audit, grid
 
 VALUES = audit.study_values()
@@ -37,7 +40,7 @@ def test_cells_name_their_claims_and_epsilons():
         assert cell.algorithm in grid.ALGORITHMS and cell.delta in VALUES["deltas"]
         assert 0 < cell.accountant_epsilon < cell.claimed_epsilon  # the classical calibration is conservative
     total = CELLS["dzoa_eps0.15_delta0.001_extreme_total"]
-    assert total.claimed_epsilon == pytest.approx(privacy.dzoa_total_epsilon(0.15, 1e-3, n_outer=200))  # (29)
+    assert total.claimed_epsilon == pytest.approx(dzoa_total_epsilon(0.15, 1e-3, n_outer=200))  # (29)
     assert CELLS[DZOA_NOISE].claimed_epsilon == 0.95
 
 
@@ -176,7 +179,7 @@ def _dzoa_ratios(loss_scale: str, seed: int = 5) -> np.ndarray:
             )
             for Xs, ys in ((X_d, y_d), (X_n, y_n))
         ]
-        declared = privacy.dzoa_sensitivity(rho=VALUES["rho"], n_neighbours=int(d), n_samples=N_K)
+        declared = dzoa_sensitivity(rho=VALUES["rho"], n_neighbours=int(d), n_samples=N_K)
         ratios[at] = np.linalg.norm(update[0] - update[1], axis=1) / declared
     return ratios
 
@@ -191,7 +194,7 @@ def _dpadmm_ratios(loss_scale: str, seed: int = 6) -> np.ndarray:
         )
         for Xs, ys in ((X_d, y_d), (X_n, y_n))
     ]
-    declared = privacy.outp_sensitivity(audit.DPADMM_PENALTY, inverse, n_samples=N_K, c1=grid.GRADIENT_BOUND)
+    declared = outp_sensitivity(audit.DPADMM_PENALTY, inverse, n_samples=N_K, c1=grid.GRADIENT_BOUND)
     return np.linalg.norm(step[0] - step[1], axis=1) / declared
 
 
@@ -247,8 +250,8 @@ def test_planted_small_dpadmm_noise_is_refuted(monkeypatch):
     """DP-ADMM at the declared sensitivity: not refuted; with 10x less noise than declared, refuted."""
     cell = CELLS[DPADMM_NOISE]
     honest = epsilon_lower_bound(audit.audit_scores(cell, 400, 0)[WHITE_BOX], cell.delta)
-    real = privacy.outp_noise_std
-    monkeypatch.setattr(privacy, "outp_noise_std", lambda *args, **kwargs: real(*args, **kwargs) / 10)
+    real = outp_noise_std
+    monkeypatch.setattr(dp_iadmm_privacy, "outp_noise_std", lambda *args, **kwargs: real(*args, **kwargs) / 10)
     for kind, samples in audit.audit_scores(cell, 400, 0).items():
         assert epsilon_lower_bound(samples, cell.delta).epsilon > cell.claimed_epsilon, kind
     assert honest.epsilon <= cell.claimed_epsilon
@@ -283,6 +286,6 @@ def test_dzoa_smaller_step_gives_more_perturbation_not_less(monkeypatch):
     """A finding: (27) models the noise std as growing with alpha0 R, but a 10x smaller step leaves more noise."""
     cell = CELLS[DZOA_NOISE]
     honest = _mu(cell, 25)
-    real = privacy.dzoa_step_scale
-    monkeypatch.setattr(privacy, "dzoa_step_scale", lambda *args, **kwargs: real(*args, **kwargs) / 10)
+    real = dzoa_step_scale
+    monkeypatch.setattr(dzoa_privacy, "dzoa_step_scale", lambda *args, **kwargs: real(*args, **kwargs) / 10)
     assert _mu(cell, 25) < honest / 2

@@ -23,7 +23,8 @@ from dpdl.audit.reach import (
 )
 from dpdl.audit_report import privacy_verdict, with_reach
 from dpdl.judgement import NOT_REFUTED, NOT_TESTABLE
-from dpdl.privacy.accounting import gaussian_exact_epsilon, noise_for_target_epsilon
+from dpdl.privacy.accounting import noise_for_target_epsilon
+from dpdl.privacy.exact import gaussian_exact_epsilon
 from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 from dpdl.studies import audit_module
 

@@ -8,11 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpdl import privacy
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.bounds import epsilon_lower_bound, gaussian_dp_epsilon, gaussian_dp_fit
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX
-from dpdl.privacy.wddp import METHODS
+from dpdl.privacy.wddp import METHODS, wddp_effective_sample_size, wddp_sensitivity
 from dpdl.studies.wddp import audit
 from dpdl.studies.wddp import run as study_run
 
@@ -80,7 +79,7 @@ def test_canaries_are_neighbours_and_move_the_gradient_as_declared(name):
     change = np.linalg.norm(
         algo.weighted_gradient(theta0, x_d, y_d, weights) - algo.weighted_gradient(theta0, x_n, y_n, weights)
     )
-    declared = privacy.wddp_sensitivity(audit.N_ROWS, study_run.LIPSCHITZ)
+    declared = wddp_sensitivity(audit.N_ROWS, study_run.LIPSCHITZ)
     if spec.canary == "mirrored":  # a saturated mirror pair: nearly the whole declared 2G/n
         assert 0.99 <= change / declared <= 1.0
     else:  # a flipped label moves the gradient by ||x|| / n = G / n at every theta
@@ -139,7 +138,7 @@ def _aggregate_ratios(method: str, seed: int = 11) -> np.ndarray:
         weights = algo.record_weights(method, shards, N)
         moved = algo.weighted_gradient(theta, x, y, weights) - algo.weighted_gradient(theta, x_n, y_n, weights)
         sizes = [len(shard) for shard in shards]
-        declared = privacy.wddp_sensitivity(privacy.wddp_effective_sample_size(sizes, method), study_run.LIPSCHITZ)
+        declared = wddp_sensitivity(wddp_effective_sample_size(sizes, method), study_run.LIPSCHITZ)
         ratios.append(np.linalg.norm(moved) / declared)
     return np.array(ratios)
 
@@ -159,7 +158,7 @@ def _local_ratios(against: str, seed: int = 12) -> np.ndarray:
         )
         sizes = [len(s) for s in shards]
         n_eff = min(sizes) if against == "accountant" else sum(sizes)
-        ratios.append(np.linalg.norm(moved) / privacy.wddp_sensitivity(n_eff, study_run.LIPSCHITZ))
+        ratios.append(np.linalg.norm(moved) / wddp_sensitivity(n_eff, study_run.LIPSCHITZ))
     return np.array(ratios)
 
 
@@ -256,7 +255,7 @@ def test_white_box_matches_the_declared_noise():
     """Honest per-round run: the white-box LLR has Gaussian-DP mu near the declared 2G/n (sqrt(T) / multiplier)."""
     cell = CELLS[PER_ROUND]
     sigma, _ = audit.declared_noise(audit._SPECS[PER_ROUND])
-    declared_mu = np.sqrt(audit.ITERATIONS) * privacy.wddp_sensitivity(audit.N_ROWS) / sigma
+    declared_mu = np.sqrt(audit.ITERATIONS) * wddp_sensitivity(audit.N_ROWS) / sigma
     fit = gaussian_dp_fit(audit.audit_scores(cell, 4000, 2)[WHITE_BOX], cell.delta)
     assert abs(fit.mu - 0.997 * declared_mu) < 4 * np.sqrt(2 / 4000)
 

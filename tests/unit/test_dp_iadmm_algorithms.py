@@ -21,7 +21,8 @@ from dpdl.algorithms import dp_iadmm_kernel as kernel
 from dpdl.algorithms import dp_iadmm_objective as objective
 from dpdl.algorithms import dp_iadmm_reference as reference
 from dpdl.models import softmax
-from dpdl.privacy import gaussian, laplace, objp_sensitivity
+from dpdl.privacy.dp_iadmm import objp_sensitivity
+from dpdl.privacy.samplers import gaussian, laplace
 
 J, K, SIZES = 6, 3, (5, 9, 7)
 
@@ -615,7 +616,7 @@ def test_penalty_schedule_factor_and_static() -> None:
 
 
 def test_outp_privacy_schedule_is_the_smallest_multiplier_over_agents(tiny) -> None:
-    from dpdl.privacy import outp_inverse_proximity, outp_noise_std, outp_sensitivity
+    from dpdl.privacy.dp_iadmm import outp_inverse_proximity, outp_noise_std, outp_sensitivity
 
     result = run(tiny, params("outp", 0.5, 3, outp_noise="sigma"))
     np.testing.assert_allclose(result.noise_multipliers, math.sqrt(2 * math.log(1.25e6)) / 0.5)

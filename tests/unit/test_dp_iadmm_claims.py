@@ -400,7 +400,7 @@ def test_gap_and_reference_claims_judge_what_the_note_says() -> None:
 def test_wide_is_pandas_pivot_of_each_seed_and_iteration_s_first_value() -> None:
     """The numpy reshape the claims use gives ``pivot_table(aggfunc="first", dropna=False)``: sorted seeds and
     iterations, a pair's first non-missing value (repeats and missing values included), NaN where none."""
-    from dpdl.studies.dp_iadmm.aggregate import wide
+    from dpdl.studies.dp_iadmm.extract import wide
 
     rng = np.random.default_rng(0)
     for _ in range(200):

@@ -32,7 +32,7 @@ from dpdl.algorithms import dp_iadmm_data as chunks  # noqa: E402
 from dpdl.algorithms import dp_iadmm_jax as jax_iadmm  # noqa: E402
 from dpdl.algorithms import dp_iadmm_reference as reference  # noqa: E402
 from dpdl.checkpoint import Checkpoint  # noqa: E402
-from dpdl.privacy import gaussian, laplace  # noqa: E402
+from dpdl.privacy.samplers import gaussian, laplace  # noqa: E402
 
 SPLITS = {"unequal": None, "equal": np.array([0, 7, 14, 21])}  # None: the fixture's sizes 5, 9, 7
 

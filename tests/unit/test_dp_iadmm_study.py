@@ -254,7 +254,7 @@ def test_run_resources_grow_with_the_grid() -> None:
 
 
 def test_privacy_events_of_each_algorithm() -> None:
-    from dpdl.privacy import PrivacyEvent
+    from dpdl.privacy.accounting import PrivacyEvent
 
     assert run.privacy_events("objt", 0.05, np.zeros(7)) == [PrivacyEvent("laplace", 20.0, 7)]
     assert run.privacy_events("objp", math.inf, np.zeros(7)) == [PrivacyEvent("laplace", 0.0, 7)]

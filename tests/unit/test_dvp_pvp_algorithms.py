@@ -26,7 +26,8 @@ from dpdl.algorithms.dvp_pvp_tradeoff import (
     tradeoff_objective,
 )
 from dpdl.models import logistic
-from dpdl.privacy import dvp_jacobian_budget, norm_exponential
+from dpdl.privacy.dvp_pvp import dvp_jacobian_budget
+from dpdl.privacy.samplers import norm_exponential
 
 N_NODES, ROWS_PER_NODE, DIM = 4, 40, 5
 SQUARE = np.array([[0, 1, 0, 1], [1, 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]], dtype=bool)  # a 4-cycle

@@ -91,7 +91,7 @@ def test_run_paths_cover_every_grid_point_and_trial(values):
 
 @pytest.mark.parametrize("mode", ["per_agent", "common_max"])
 def test_step_constants_invert_27_per_agent(values, mode):
-    from dpdl.privacy import dzoa_epsilon_per_iteration
+    from dpdl.privacy.dzoa import dzoa_epsilon_per_iteration
 
     values["step_scale"] = mode
     degree = np.array([3, 2, 3, 2, 2])
@@ -257,7 +257,7 @@ def fake_dzoa_runs(monkeypatch, values: dict, trials: list[int], *, realised: fl
 
 
 def test_perturbation_table_sets_the_realised_perturbation_beside_sigma_k(values, monkeypatch):
-    from dpdl.privacy.accounting import gaussian_exact_epsilon
+    from dpdl.privacy.exact import gaussian_exact_epsilon
 
     values["outer_iterations"] = 20
     table = aggregate.perturbation_table(fake_dzoa_runs(monkeypatch, values, [3, 4]))

@@ -13,11 +13,8 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import rdp_privacy_accountant
 
-from dpdl.privacy import (
+from dpdl.privacy.accounting import (
     PrivacyEvent,
-    advanced_composition,
-    basic_composition,
-    classical_gaussian_noise_multiplier,
     composed_epsilon,
     gaussian_composed_epsilon,
     laplace_composed_epsilon,
@@ -25,7 +22,8 @@ from dpdl.privacy import (
     privacy_record,
     to_dp_event,
 )
-from dpdl.privacy.accounting import _gaussian_pld_epsilon
+from dpdl.privacy.exact import gaussian_release_epsilon
+from dpdl.privacy.theorems import advanced_composition, basic_composition, classical_gaussian_noise_multiplier
 
 DELTA = 1e-5
 # Reference PLD grid for dp_accounting used directly: 10x coarser than its default (1e-4) keeps
@@ -62,7 +60,7 @@ def test_exact_gaussian_epsilon_is_what_the_pld_grid_approximates():
     # Balle & Wang's Theorem 8 for the merged multiplier 2 / sqrt(100) against dp_accounting's
     # PLD of 100 releases at sigma = 2: the grid is pessimistic, so it may only lie a hair above.
     pld_reference = _pld_direct(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.0), 100))
-    exact = _gaussian_pld_epsilon(2.0 / math.sqrt(100), DELTA)
+    exact = gaussian_release_epsilon(2.0 / math.sqrt(100), DELTA)
     assert exact <= pld_reference <= exact * (1 + 1e-4)
 
 
@@ -72,7 +70,7 @@ def test_pld_of_a_huge_gaussian_loss_is_exact_instead_of_overflowing():
     mu = math.sqrt(count) / noise_multiplier
     pld = gaussian_composed_epsilon(noise_multiplier, count, DELTA, "pld")
     assert mu**2 / 2 < pld < gaussian_composed_epsilon(noise_multiplier, count, DELTA, "rdp")
-    assert pld == pytest.approx(_gaussian_pld_epsilon(noise_multiplier / math.sqrt(count), DELTA), rel=1e-12)
+    assert pld == pytest.approx(gaussian_release_epsilon(noise_multiplier / math.sqrt(count), DELTA), rel=1e-12)
     record = privacy_record([PrivacyEvent("gaussian", noise_multiplier, count)], delta=DELTA, eps_per_iteration=None)
     assert record["eps_composed_pld"] == pytest.approx(pld)
 

@@ -11,11 +11,18 @@ import math
 import numpy as np
 import pytest
 
-from dpdl.privacy import (
-    PrivacyEvent,
-    composed_epsilon,
-    dvp_calibration,
-    dvp_jacobian_budget,
+from dpdl.privacy.accounting import PrivacyEvent, composed_epsilon
+from dpdl.privacy.dp_iadmm import (
+    PENALTY_CONSTANTS,
+    iadmm_penalty,
+    objp_laplace_scale,
+    objp_sensitivity,
+    outp_inverse_proximity,
+    outp_noise_std,
+    outp_sensitivity,
+)
+from dpdl.privacy.dvp_pvp import dvp_calibration, dvp_jacobian_budget, pvp_noise_rate
+from dpdl.privacy.dzoa import (
     dzoa_epsilon_for_total,
     dzoa_epsilon_per_iteration,
     dzoa_noise_std,
@@ -23,18 +30,8 @@ from dpdl.privacy import (
     dzoa_step_scale,
     dzoa_total_epsilon,
     dzoa_variance_constant,
-    iadmm_penalty,
-    objp_laplace_scale,
-    objp_sensitivity,
-    outp_inverse_proximity,
-    outp_noise_std,
-    outp_sensitivity,
-    pvp_noise_rate,
-    wddp_effective_sample_size,
-    wddp_noise_std,
-    wddp_sensitivity,
 )
-from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
+from dpdl.privacy.wddp import wddp_effective_sample_size, wddp_noise_std, wddp_sensitivity
 
 EPSILONS = [0.01, 0.05, 0.1, 1.0, 3.0, 5.0]
 

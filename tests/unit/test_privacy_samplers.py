@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdl.privacy import gaussian, laplace, norm_exponential
+from dpdl.privacy.samplers import gaussian, laplace, norm_exponential
 
 SEED = 20240611
 KS_SAMPLE = 400_000

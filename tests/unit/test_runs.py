@@ -136,7 +136,7 @@ def test_run_seed_sequence_is_a_pure_function_of_its_keys() -> None:
 
 
 def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> None:
-    from dpdl.privacy import PrivacyEvent, privacy_record
+    from dpdl.privacy.accounting import PrivacyEvent, privacy_record
 
     record = privacy_record([PrivacyEvent("gaussian", 2.0, count=100)], delta=1e-5, eps_per_iteration=None)
     base = {k: v for k, v in provenance().items() if k not in record}

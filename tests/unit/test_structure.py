@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -20,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE = Path(dpdl.__file__).parent
 # The package's layers (docs/development.md): a module imports only from its own layer or those below.
 PACKAGE_LAYERS = {
-    **dict.fromkeys(["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints"], 0),
+    **dict.fromkeys(
+        ["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints", "claim_kinds"], 0
+    ),
     **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
     **dict.fromkeys(
         ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2
@@ -502,3 +506,62 @@ def test_a_fifth_study_touches_no_existing_file() -> None:
     assert all((TOY / name).is_file() for name in studies.STUDY_FILES)
     assert files_naming_study("toy") == []
     assert files_naming_study("dzoa")  # the finder finds a study the project names
+
+
+# What a job imports (issue 60 item 7: about 200 workflow jobs a test build, each paying its imports). Only the
+# accountant (dpdl.privacy.accounting: the audit, and the run jobs that write a run's composed privacy) loads
+# dp_accounting, which brings scipy's statistics and signal processing (over a CPU-second a job): every module
+# below is imported by a job that composes no privacy, directly or inside the command that runs it.
+NO_ACCOUNTANT = [
+    *(f"dpdl.privacy.{name}" for name in ("samplers", "exact", "theorems", "dp_iadmm", "dvp_pvp", "dzoa", "wddp")),
+    *sorted(module_name(path) for path in (SOURCE / "algorithms").glob("*.py") if path.stem != "dp_iadmm_jax"),
+    *(f"dpdl.studies.{study}.{name}" for study in studies.BUILTIN for name in ("grid", "run", "tune", "aggregate")),
+    "dpdl.studies.dzoa.extract",  # the exact Gaussian epsilon (dpdl.privacy.exact), no accountant
+    "dpdl.studies.dzoa.claims",
+    "dpdl.audit.reach",
+    "dpdl.audit_report",
+    "dpdl.summary",
+    "dpdl.config",
+    "dpdl.targets",
+]
+
+
+def first_importer(modules: list[str], package: str) -> str | None:
+    """The first of ``modules``, imported in order in a fresh interpreter, after which ``package`` is loaded."""
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        f"    if {package!r} in sys.modules:\n"
+        "        print(name)\n"
+        "        break\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return done.stdout.strip() or None
+
+
+def test_only_the_accountant_loads_dp_accounting() -> None:
+    importer = first_importer(NO_ACCOUNTANT, "dp_accounting")
+    assert importer is None, (
+        f"{importer} loads dp_accounting: import the accountant (dpdl.privacy.accounting) only where privacy is "
+        "composed, and nothing from the dpdl.privacy package's __init__"
+    )
+    assert first_importer(["dpdl.privacy.accounting"], "dp_accounting") == "dpdl.privacy.accounting"  # the probe works
+
+
+def test_a_study_job_loads_no_other_study() -> None:
+    """``python -m dpdl <study> <step>`` registers that study's steps alone (dpdl.cli.build_parser)."""
+    code = (
+        "import sys\nfrom dpdl.cli import build_parser\n"
+        "build_parser(['dzoa', 'run', '--help'])\n"
+        "print(' '.join(sorted({n.split('.')[2] for n in sys.modules if n.startswith('dpdl.studies.')})))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["common", "dzoa"]
+
+
+def test_the_workflow_is_parsed_without_the_verdict_engine() -> None:
+    """What Snakemake imports to parse the workflow (common.smk) and a ``dpdl prepare`` job (the config's check)
+    loads no scipy.stats: the verdict engine's statistics are for the claims, not for a config's readings."""
+    parse = ["dpdl.studies", "dpdl.readings", "dpdl.paths", "dpdl.targets", "dpdl.config", "dpdl.data.fetch"]
+    assert first_importer(parse, "scipy.stats") is None

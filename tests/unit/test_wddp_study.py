@@ -18,7 +18,7 @@ from dpdl.claims import scorecard
 from dpdl.data import adult, kdd
 from dpdl.errors import ArtifactError, ConfigError
 from dpdl.io import save_npz
-from dpdl.privacy import composed_epsilon, to_dp_event
+from dpdl.privacy.accounting import composed_epsilon, to_dp_event
 from dpdl.runs import read_run, validate_run, write_run
 from dpdl.studies.common import format_number
 from dpdl.studies.wddp import aggregate, claims, figures, grid, run, tables, tune

@@ -43,17 +43,17 @@ from dpdl.algorithms.dp_iadmm_data import (
 from dpdl.algorithms.dp_iadmm_objective import training_objective
 from dpdl.checkpoint import Checkpoint, generator_states, restore_generators
 from dpdl.models import softmax
-from dpdl.privacy import (
-    gaussian,
+from dpdl.privacy.dp_iadmm import (
+    OUTP_DELTA,
+    PENALTY_MAX,
     iadmm_penalty,
-    laplace,
     objp_laplace_scale,
     objp_sensitivity,
     outp_inverse_proximity,
     outp_noise_std,
     outp_sensitivity,
 )
-from dpdl.privacy.dp_iadmm import OUTP_DELTA, PENALTY_MAX
+from dpdl.privacy.samplers import gaussian, laplace
 
 BETA = 1e-6  # regularisation weight beta of (1) [P section 4, "as in [10]"]
 

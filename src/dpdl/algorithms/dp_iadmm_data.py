@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpdl.models import softmax
-from dpdl.privacy import objp_sensitivity
+from dpdl.privacy.dp_iadmm import objp_sensitivity
 
 DTYPE = np.float32
 # Blocking of unequal agents: a block costs about as much fixed overhead (numpy calls) as this

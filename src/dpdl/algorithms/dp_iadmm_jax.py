@@ -50,7 +50,7 @@ from dpdl.algorithms.dp_iadmm import (
 )
 from dpdl.algorithms.dp_iadmm_data import checked_rows
 from dpdl.checkpoint import Checkpoint, RunStopped
-from dpdl.privacy import objp_laplace_scale, objp_sensitivity
+from dpdl.privacy.dp_iadmm import objp_laplace_scale, objp_sensitivity
 
 DTYPE = jnp.float32
 HIGHEST = lax.Precision.HIGHEST  # full float32 products on every backend (no TF32 / bf16)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpdl.algorithms.dp_iadmm import IadmmParams
-from dpdl.privacy import outp_inverse_proximity, outp_noise_std, outp_sensitivity
+from dpdl.privacy.dp_iadmm import outp_inverse_proximity, outp_noise_std, outp_sensitivity
 
 
 @dataclass(frozen=True)

@@ -18,14 +18,8 @@ from typing import Literal
 import numpy as np
 
 from dpdl.algorithms.dvp_pvp_network import NodeData, node_losses, solve_local
-from dpdl.privacy import (
-    DvpCalibration,
-    dvp_calibration,
-    dvp_jacobian_budget,
-    norm_exponential,
-    pvp_noise_rate,
-)
-from dpdl.privacy.dvp_pvp import DvpZetaMode
+from dpdl.privacy.dvp_pvp import DvpCalibration, DvpZetaMode, dvp_calibration, dvp_jacobian_budget, pvp_noise_rate
+from dpdl.privacy.samplers import norm_exponential
 
 Algorithm = Literal["nonprivate", "dvp", "pvp"]
 PvpCenter = Literal["paper", "plain"]

@@ -34,7 +34,7 @@ import pandas as pd
 from scipy import optimize
 
 from dpdl.audit.bounds import gaussian_dp_delta
-from dpdl.privacy.accounting import gaussian_exact_epsilon
+from dpdl.privacy.exact import gaussian_exact_epsilon
 
 REACH_COLUMNS = ["cell", "canary_loss", "loss_how", "loss_divisor"]
 

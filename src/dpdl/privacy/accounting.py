@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib.metadata
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,9 +27,10 @@ from dp_accounting import dp_event
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dp_accounting.rdp import rdp_privacy_accountant
-from scipy import optimize, special, stats
+from scipy import stats
 
 from dpdl.privacy import _checks
+from dpdl.privacy.exact import epsilon_root, gaussian_release_epsilon
 
 Mechanism = Literal["gaussian", "laplace", "pure"]
 Accountant = Literal["rdp", "pld"]
@@ -47,10 +48,8 @@ ACCOUNTANTS: tuple[Accountant, ...] = ("rdp", "pld")
 PLD_STEP_PER_LOSS_SCALE = 1e-2
 # dp-accounting's pessimistic PLD grid evaluates expm1(step), which overflows past a step of about
 # 709 (a Gaussian loss scale above 7e4, e.g. OutP at epsilon-bar 5 over 2e4 iterations). Above
-# this step, Gaussian-only compositions take their exact epsilon (_gaussian_pld_epsilon).
+# this step, Gaussian-only compositions take their exact epsilon (dpdl.privacy.exact.gaussian_release_epsilon).
 _PLD_MAX_STEP = 100.0
-# Absolute and relative tolerance of the root that gives the exact PLD epsilon of pure releases.
-_ROOT_XTOL = 1e-12
 # Noise calibration stops when the bracket [lo, hi] on the noise multiplier has hi / lo - 1 below
 # this; hi (the side whose epsilon is <= the target) is returned.
 NOISE_RTOL = 1e-6
@@ -173,7 +172,7 @@ def composed_epsilon(
         return _pure_pld_epsilon(events, delta)
     step = PLD_STEP_PER_LOSS_SCALE * min(_loss_scales(events))
     if step > _PLD_MAX_STEP and all(event.mechanism == "gaussian" for event in events):
-        return _gaussian_pld_epsilon(_merged_gaussian_noise_multiplier(events), delta)
+        return gaussian_release_epsilon(_merged_gaussian_noise_multiplier(events), delta)
     pld = pld_privacy_accountant.PLDAccountant(value_discretization_interval=step)
     return float(pld.compose(to_dp_event(events)).get_epsilon(delta))
 
@@ -385,47 +384,7 @@ def _pure_pld_epsilon(events: Sequence[PrivacyEvent], delta: float) -> float:
         tail_q = math.exp(total_epsilon + stats.binom.logsf(threshold, total, 1.0 - keep))
         return tail_p - tail_q - delta
 
-    return _epsilon_root(excess_delta, total * epsilon)
-
-
-def gaussian_exact_epsilon(noise_multiplier: float, count: int, delta: float) -> float:
-    """Exact epsilon at ``delta`` of ``count`` Gaussian releases with this noise multiplier (no grid).
-
-    ``count`` releases at multiplier z compose to one release at z / sqrt(count) (Gaussian-DP),
-    whose epsilon Balle & Wang's Theorem 8 gives exactly (:func:`_gaussian_pld_epsilon`).
-    """
-    noise_multiplier = _checks.positive("noise_multiplier", noise_multiplier)
-    count = _checks.count("count", count)
-    return _gaussian_pld_epsilon(noise_multiplier / math.sqrt(count), _checks.open_unit("delta", delta))
-
-
-def _gaussian_pld_epsilon(noise_multiplier: float, delta: float) -> float:
-    """Exact epsilon at ``delta`` of one Gaussian release with this noise multiplier (no grid).
-
-    Balle & Wang (ICML 2018), Theorem 8: with mu = 1 / noise_multiplier,
-    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu); the second term is computed in
-    log space so that mu in the millions does not overflow. A composition of Gaussian releases is
-    one Gaussian release with the merged multiplier, so this is what the PLD grid approximates.
-    """
-    mu = 1.0 / noise_multiplier
-
-    def excess_delta(epsilon: float) -> float:
-        tail_p = special.ndtr(mu / 2.0 - epsilon / mu)
-        tail_q = math.exp(epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu))
-        return tail_p - tail_q - delta
-
-    high = mu * mu / 2.0 + mu * (1.0 + abs(stats.norm.isf(delta)))  # the loss N(mu^2/2, mu^2) rarely exceeds it
-    while excess_delta(high) > 0:
-        high *= 2.0
-    return _epsilon_root(excess_delta, high)
-
-
-def _epsilon_root(excess_delta: Callable[[float], float], high: float) -> float:
-    """The epsilon in [0, high] where the decreasing ``excess_delta`` (delta(eps) - target) crosses 0."""
-    if excess_delta(0.0) <= 0:
-        return 0.0
-    root = optimize.brentq(excess_delta, 0.0, high, xtol=_ROOT_XTOL, rtol=_ROOT_XTOL)
-    return root + 2.0 * _ROOT_XTOL * max(1.0, root)  # step past brentq's tolerance: an upper bound
+    return epsilon_root(excess_delta, total * epsilon)
 
 
 def _finite_or_none(value: float | None) -> float | None:

@@ -294,11 +294,15 @@ def card_table(name: str) -> Callable[[dict[str, dict]], pd.DataFrame]:
 
 
 def prepared_dataset(name: str) -> PreparedDataset:
-    """The record of prepared dataset ``name`` (``wddp/kdd``), or a ConfigError naming those there are."""
-    records = prepared_datasets()
-    if name not in records:
-        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(records)}")
-    return records[name]
+    """The record of prepared dataset ``name`` (``wddp/kdd``), or a ConfigError naming those there are.
+
+    Found in its own study's records (``<study>/<dataset>``): a ``dpdl prepare`` job imports no other study's grid.
+    """
+    study = name.partition("/")[0]
+    record = next((r for r in study_module(study).PREPARED if r.name == name), None) if study in ALL else None
+    if record is None:
+        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(prepared_datasets())}")
+    return record
 
 
 def prepared_names(config: dict) -> list[str]:

@@ -10,8 +10,7 @@ fraction of the horizon, a time average, the iteration a curve first reaches a l
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +18,6 @@ import pandas as pd
 
 from dpdl.aggregate import seed_bands
 from dpdl.studies.dp_iadmm.grid import CLAIM_METRICS, FIGURE_SPECS, STUDY
-from dpdl.verdicts.inputs import Pair
 
 PRIVACY_METRICS = ("eps_composed_rdp", "eps_composed_pld", "privacy_delta")
 CELL_COLUMNS = ["dataset", "variant", "algorithm", "epsilon", "a", "rho_setting"]
@@ -100,141 +98,3 @@ def read_aggregate(path: str | Path) -> pd.DataFrame:
     from dpdl.io import read_csv
 
     return read_csv(path)
-
-
-# --------------------------------------------------------------------- per-seed reductions (claims)
-
-
-class MissingCells(LookupError):
-    """A cell a claim compares is not in this config's grid."""
-
-
-def cell(table: pd.DataFrame, dataset: str, variant: str, epsilon: float, metric: str = "test_error") -> pd.DataFrame:
-    """The per-seed rows of one (dataset, variant, epsilon-bar) and metric, by seed and iteration.
-
-    Raises :class:`MissingCells` when the table has none.
-    """
-    mask = (table["dataset"] == dataset) & (table["variant"] == variant) & (table["metric"] == metric)
-    mask &= (table["epsilon"] == epsilon) if math.isinf(epsilon) else np.isclose(table["epsilon"], epsilon)
-    if not mask.any():
-        raise MissingCells(f"{dataset} {variant} at epsilon-bar {epsilon:g} ({metric}) is not in this grid")
-    return table[mask].sort_values(["seed", "iteration"])
-
-
-def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
-    """The finite epsilon-bars at which ``variant`` ran on ``dataset`` (MissingCells: none)."""
-    rows = table[(table["dataset"] == dataset) & (table["variant"] == variant)]
-    found = sorted(float(e) for e in rows["epsilon"].unique() if math.isfinite(e))
-    if not found:
-        raise MissingCells(f"no {dataset} {variant} run in this grid")
-    return found
-
-
-def a_values(table: pd.DataFrame) -> list[float]:
-    """The proximity scales a of Fig. 6's variants in the table."""
-    return sorted(float(a) for a in table.loc[table["variant"].str.match(r"^(objp|objt|outp)(_a|$)"), "a"].unique())
-
-
-def wide(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows of one cell as a seeds x iterations frame of values (sorted; each pair's first non-missing value,
-    as ``pivot_table(..., aggfunc="first", dropna=False)`` gives it, in a tenth of its time: the claims
-    step reshapes hundreds of cells)."""
-    seeds, seed_at = np.unique(rows["seed"].to_numpy(), return_inverse=True)
-    iterations, iteration_at = np.unique(rows["iteration"].to_numpy(), return_inverse=True)
-    values = rows["value"].to_numpy(float)
-    flat = np.full(len(seeds) * len(iterations), np.nan)
-    present = ~np.isnan(values)
-    cells, first = np.unique((seed_at * len(iterations) + iteration_at)[present], return_index=True)
-    flat[cells] = values[present][first]
-    return pd.DataFrame(
-        flat.reshape(len(seeds), len(iterations)),
-        index=pd.Index(seeds, name="seed"),
-        columns=pd.Index(iterations, name="iteration"),
-    )
-
-
-def final(rows: pd.DataFrame) -> pd.Series:
-    """Each seed's value at the last logged iteration of the cell."""
-    return wide(rows).iloc[:, -1]
-
-
-def checkpoint(iterations: Iterable[int], fraction: float) -> int:
-    """The first logged iteration at or beyond ``fraction`` of the horizon (the last logged one)."""
-    logged = sorted(set(int(t) for t in iterations))
-    return next(t for t in logged if t >= fraction * logged[-1] - 1e-9)
-
-
-def at_fraction(rows: pd.DataFrame, fraction: float) -> pd.Series:
-    """Each seed's value at the checkpoint ``fraction`` of the horizon."""
-    curves = wide(rows)
-    return curves[checkpoint(curves.columns, fraction)]
-
-
-def time_average(rows: pd.DataFrame) -> pd.Series:
-    """Each seed's mean over the logged iterations."""
-    return wide(rows).mean(axis=1)
-
-
-def peak_ratio(rows: pd.DataFrame) -> pd.Series:
-    """Each seed's final value over its largest logged value."""
-    curves = wide(rows)
-    return curves.iloc[:, -1] / curves.max(axis=1)
-
-
-def hitting_time(rows: pd.DataFrame, level: float) -> pd.Series:
-    """Each seed's first logged iteration with value <= ``level``; never: one logging step past the last."""
-    curves = wide(rows)
-    t = np.asarray(curves.columns, dtype=float)
-    beyond = t[-1] + (t[-1] - t[-2] if len(t) > 1 else 1.0)
-    reached = curves.to_numpy(float) <= level
-    first = np.where(reached.any(axis=1), t[reached.argmax(axis=1)], beyond)
-    return pd.Series(first, index=curves.index)
-
-
-@dataclass(frozen=True)
-class Extractor:
-    """A claim's extractor: the form's input from a per-seed table, or ``empty`` when a cell is missing.
-
-    ``missing`` says which cell is missing (the claims command reports such a claim as "not run
-    at this scale": the config's grid leaves the cell out).
-    """
-
-    strict: Callable[[pd.DataFrame], object]
-    empty: object
-
-    def __call__(self, table: pd.DataFrame):
-        try:
-            return self.strict(table)
-        except MissingCells:
-            return self.empty
-
-    def missing(self, table: pd.DataFrame) -> str | None:
-        try:
-            self.strict(table)
-        except MissingCells as err:
-            return str(err)
-        return None
-
-
-def pair(name: str, low: pd.Series | float, high: pd.Series | float) -> Pair:
-    """``low`` below ``high`` over seeds; paired on seeds when both ran the same ones; a float is a constant."""
-    if not isinstance(low, pd.Series):
-        low = pd.Series(low, index=high.index)
-    if not isinstance(high, pd.Series):
-        high = pd.Series(high, index=low.index)
-    if set(low.index) == set(high.index):
-        seeds = sorted(low.index)
-        return Pair(name, low[seeds].to_numpy(float), high[seeds].to_numpy(float), paired=True)
-    return Pair(name, low.to_numpy(float), high.to_numpy(float), paired=False)
-
-
-def pair_cells(build: Callable[[pd.DataFrame], Iterator[tuple[str, object, object]]]):
-    """Pairs from ``build`` (name, low, high); no cell at all is a missing cell."""
-
-    def strict(table: pd.DataFrame) -> list[Pair]:
-        found = [pair(*cells) for cells in build(table)]
-        if not found:
-            raise MissingCells("no cell of this claim is in this grid")
-        return found
-
-    return strict

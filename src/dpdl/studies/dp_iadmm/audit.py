@@ -26,8 +26,8 @@ from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.data.partition import equal_shards
-from dpdl.privacy import composed_epsilon
 from dpdl.privacy import dp_iadmm as calibration
+from dpdl.privacy.accounting import composed_epsilon
 from dpdl.studies.dp_iadmm.grid import STUDY, variant
 from dpdl.studies.dp_iadmm.run import privacy_events
 

@@ -23,10 +23,6 @@ from dpdl.claims import (
     Premise,
     majority_class_error,
 )
-from dpdl.studies.dp_iadmm.aggregate import (
-    Extractor,
-    pair_cells,
-)
 from dpdl.studies.dp_iadmm.extract import (
     AUTHORS_NOISE,
     AUTHORS_NOISE_TOLERANCE,
@@ -39,6 +35,7 @@ from dpdl.studies.dp_iadmm.extract import (
     LONG,
     MAIN,
     TOLERANCE_PP,
+    Extractor,
     a_cells,
     authors_noise,
     below,
@@ -57,6 +54,7 @@ from dpdl.studies.dp_iadmm.extract import (
     objt_insensitive,
     outp_best_at_1,
     outp_noise_decays,
+    pair_cells,
     penalty,
     rho_equal,
     same_privacy,

@@ -199,7 +199,7 @@ def privacy_events(algorithm: str, epsilon: float, multipliers: np.ndarray) -> l
     agents at each t, composed in at most ``PRIVACY_GROUPS`` groups at each group's smallest
     multiplier (an upper bound). Non-private: one event with multiplier 0 (composed: none).
     """
-    from dpdl.privacy import PrivacyEvent
+    from dpdl.privacy.accounting import PrivacyEvent
 
     iterations = len(multipliers)
     if math.isinf(epsilon):
@@ -418,7 +418,7 @@ def run_jobs_together(
 def write_job(job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int):
     """Write one artifact per seed of ``job``: its trace and provenance, the privacy the run spends composed
     over its iterations; ``time_s`` is the job's (wall, CPU) seconds."""
-    from dpdl.privacy import privacy_record
+    from dpdl.privacy.accounting import privacy_record
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
     from dpdl.runs import RunResult, run_timing, write_run
 

@@ -39,7 +39,7 @@ from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, laplace_canary
 from dpdl.data.partition import equal_shards
-from dpdl.privacy import composed_epsilon
+from dpdl.privacy.accounting import composed_epsilon
 from dpdl.studies.dvp_pvp import grid
 from dpdl.studies.dvp_pvp import run as study_run
 

@@ -256,7 +256,7 @@ def privacy_events(admm, calibration) -> tuple[list, float | None, int]:
     PLD accountant needs one epsilon for pure releases, and using the largest errs toward more
     privacy spent. In the default ``alpha_hat_half`` mode every release spends exactly alpha.
     """
-    from dpdl.privacy import PrivacyEvent
+    from dpdl.privacy.accounting import PrivacyEvent
 
     releases = admm.iterations + 1
     if admm.algorithm == "nonprivate":
@@ -271,7 +271,7 @@ def privacy_events(admm, calibration) -> tuple[list, float | None, int]:
 def run_provenance(context, admm, calibration, degrees, edges, seed, eta_source, purpose, optimum_value) -> dict:
     """Return a run's provenance: identity, every parameter, the noise calibration and its privacy."""
     from dpdl.algorithms.dvp_pvp_network import NEWTON_GRAD_RTOL, NEWTON_MAX_ITERATIONS
-    from dpdl.privacy import privacy_record
+    from dpdl.privacy.accounting import privacy_record
     from dpdl.privacy.dvp_pvp import LOGISTIC_C1
 
     values, data = context.values, context.data

@@ -181,7 +181,7 @@ def privacy_table(provenances: list[dict], delta: float) -> pd.DataFrame:
     composition of those releases: basic (T' eps, delta = 0), advanced (Dwork-Rothblum-Vadhan at
     delta), RDP and PLD at delta (``dpdl.privacy``).
     """
-    from dpdl.privacy import advanced_composition, basic_composition
+    from dpdl.privacy.theorems import advanced_composition, basic_composition
 
     rows = {}
     for prov in provenances:

@@ -16,7 +16,7 @@ def dpadmm_schedules(
 
     ``penalties`` (rho) and ``prox_steps`` (eta0) give one setting each; returns two (settings, M) arrays.
     """
-    from dpdl import privacy
+    from dpdl.privacy.dp_iadmm import outp_noise_std, outp_sensitivity
 
     n_outer = values["outer_iterations"]
     iterations = np.arange(1, n_outer + 1)
@@ -25,10 +25,10 @@ def dpadmm_schedules(
     noise_std = np.array(
         [
             [
-                privacy.outp_noise_std(
+                outp_noise_std(
                     epsilon,
                     delta,
-                    sensitivity=privacy.outp_sensitivity(rho, inverse, n_samples=samples, c1=GRADIENT_BOUND),
+                    sensitivity=outp_sensitivity(rho, inverse, n_samples=samples, c1=GRADIENT_BOUND),
                     outp_noise="sigma",
                     constant=float(values["dpadmm_gauss_constant"]),
                 )

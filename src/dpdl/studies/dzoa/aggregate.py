@@ -172,7 +172,7 @@ def perturbation_table(run_files: list[str]) -> pd.DataFrame:
     are not a privacy guarantee of the run (the perturbation is not shown to be Gaussian).
     Divergent runs keep NaN.
     """
-    from dpdl.privacy.accounting import gaussian_exact_epsilon
+    from dpdl.privacy.exact import gaussian_exact_epsilon
     from dpdl.runs import read_run
     from dpdl.studies.dzoa.run import perturbation_column
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from dpdl import privacy, schemas
+from dpdl import schemas
 from dpdl.algorithms import dzoa as dzoa_algorithm
 from dpdl.algorithms import dzoa_dpadmm
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
@@ -38,6 +38,9 @@ from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
 from dpdl.data import lasso as lasso_data
 from dpdl.models import lasso
+from dpdl.privacy.accounting import PrivacyEvent, composed_epsilon
+from dpdl.privacy.dp_iadmm import outp_sensitivity
+from dpdl.privacy.dzoa import dzoa_noise_std, dzoa_sensitivity, dzoa_total_epsilon
 from dpdl.privacy.theorems import classical_gaussian_noise_multiplier
 from dpdl.studies.dzoa import grid, tune
 from dpdl.studies.dzoa._dpadmm import dpadmm_schedules
@@ -207,8 +210,8 @@ def _accountant_epsilon(spec: _Spec, values: dict) -> float:
     """
     sensitivity, noise = declared(spec, values)
     count = values["outer_iterations"] if spec.claim == TOTAL else 1
-    releases = privacy.PrivacyEvent("gaussian", noise / sensitivity, count)
-    return privacy.composed_epsilon(releases, spec.delta, "pld")
+    releases = PrivacyEvent("gaussian", noise / sensitivity, count)
+    return composed_epsilon(releases, spec.delta, "pld")
 
 
 def _label_beyond_c1(spec: _Spec) -> bool:
@@ -228,7 +231,7 @@ def _make_cell(spec: _Spec) -> AuditCell:
     claimed = spec.epsilon
     if spec.claim == TOTAL:
         # (29)
-        claimed = privacy.dzoa_total_epsilon(spec.epsilon, spec.delta, n_outer=values["outer_iterations"])
+        claimed = dzoa_total_epsilon(spec.epsilon, spec.delta, n_outer=values["outer_iterations"])
     sensitivity = "Delta_k of (24)" if spec.algorithm == "dzoa" else "Delta_1 of note 4.3"
     released = _RELEASED[spec.algorithm].format(agent=CANARY_AGENT + 1)
     if spec.claim == TOTAL:
@@ -412,11 +415,11 @@ def declared(spec: _Spec, values: dict) -> tuple[float, float]:
     samples = data_options()["samples_per_agent"]
     if spec.algorithm == "dzoa":
         degree, rho = int(_degree(values)[CANARY_AGENT]), values["rho"]
-        sensitivity = privacy.dzoa_sensitivity(rho=rho, n_neighbours=degree, n_samples=samples)  # (24)
-        noise = privacy.dzoa_noise_std(spec.epsilon, spec.delta, rho=rho, n_neighbours=degree, n_samples=samples)
+        sensitivity = dzoa_sensitivity(rho=rho, n_neighbours=degree, n_samples=samples)  # (24)
+        noise = dzoa_noise_std(spec.epsilon, spec.delta, rho=rho, n_neighbours=degree, n_samples=samples)
         return sensitivity, noise  # (25)
     inverse, _ = dpadmm_schedule(spec.epsilon, spec.delta, values)
-    sensitivity = privacy.outp_sensitivity(DPADMM_PENALTY, inverse, n_samples=samples, c1=grid.GRADIENT_BOUND)
+    sensitivity = outp_sensitivity(DPADMM_PENALTY, inverse, n_samples=samples, c1=grid.GRADIENT_BOUND)
     # sigma = Delta sqrt(c ln(1.25/delta)) / epsilon (note 4.4)
     constant = float(values["dpadmm_gauss_constant"])
     multiplier = classical_gaussian_noise_multiplier(spec.epsilon, spec.delta, constant=constant)

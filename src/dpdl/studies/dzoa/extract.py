@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from dpdl.claims import pairs, trend_series
-from dpdl.privacy.accounting import gaussian_exact_epsilon  # Balle & Wang (2018), Theorem 8, no grid
+from dpdl.privacy.exact import gaussian_exact_epsilon  # Balle & Wang (2018), Theorem 8, no grid
 from dpdl.studies.dzoa.aggregate import perturbation_floor
 from dpdl.studies.dzoa.grid import ALGORITHM_NAMES
 from dpdl.verdicts.inputs import Outcome, Unidentified

@@ -78,9 +78,17 @@ def calibrate(
     values: dict, data_path: str, card_path: str, centralized_path: str, out_json: str, out_npz: str, out_table: str
 ) -> None:
     """Privacy of every grid point and algorithm, and D-ZOA's step constants per trial and agent."""
-    from dpdl import privacy
     from dpdl.algorithms.dzoa import adjacency
     from dpdl.io import save_npz, write_json, write_text
+    from dpdl.privacy.accounting import PrivacyEvent, privacy_record
+    from dpdl.privacy.dp_iadmm import outp_noise_std
+    from dpdl.privacy.dzoa import (
+        dzoa_epsilon_for_total,
+        dzoa_epsilon_per_iteration,
+        dzoa_noise_std,
+        dzoa_sensitivity,
+        dzoa_total_epsilon,
+    )
 
     n_agents, samples = data_shape(read_card(card_path))
     arrays = load_data(data_path)
@@ -93,20 +101,20 @@ def calibrate(
     for point in grid(values):
         epsilon = point.epsilon
         if epsilon is None:
-            epsilon = privacy.dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
+            epsilon = dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
         if epsilon > THEOREM1_MAX_EPSILON:
-            largest = privacy.dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer)
+            largest = dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer)
             raise ConfigError(
                 f"grid point {point.label}: per-iteration epsilon {epsilon:.4g} exceeds 1, outside Theorem 1 "
                 f"(dzoa.md G11); lower dzoa.epsilon_totals below {largest:.4g} for outer_iterations = {n_outer}"
             )
-        total = privacy.dzoa_total_epsilon(epsilon, point.delta, n_outer=n_outer)  # (29)
+        total = dzoa_total_epsilon(epsilon, point.delta, n_outer=n_outer)  # (29)
         scales = step_scales(values, epsilon, point.delta, degree, samples, n_params, beta_c)
         per_point.append(scales)
         agent_epsilons = np.array(
             [
                 [
-                    privacy.dzoa_epsilon_per_iteration(
+                    dzoa_epsilon_per_iteration(
                         scales[b, k],
                         point.delta,
                         n_neighbours=int(degree[k]),
@@ -125,22 +133,22 @@ def calibrate(
         )
         network_epsilon = float(agent_epsilons.max())  # (27) per agent; the network's is the largest (G6)
         sigma = [
-            privacy.dzoa_noise_std(network_epsilon, point.delta, rho=rho, n_neighbours=int(d), n_samples=samples)
+            dzoa_noise_std(network_epsilon, point.delta, rho=rho, n_neighbours=int(d), n_samples=samples)
             for d in degree
         ]
-        sensitivity = [privacy.dzoa_sensitivity(rho=rho, n_neighbours=int(d), n_samples=samples) for d in degree]
+        sensitivity = [dzoa_sensitivity(rho=rho, n_neighbours=int(d), n_samples=samples) for d in degree]
         # (25) per outer iteration; sigma_k / Delta_k = sqrt(2.1 ln(1.25/delta)) / epsilon for every agent
-        dzoa_event = privacy.PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
-        dpadmm_multiplier = privacy.outp_noise_std(
+        dzoa_event = PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
+        dpadmm_multiplier = outp_noise_std(
             epsilon, point.delta, sensitivity=1.0, outp_noise="sigma", constant=float(values["dpadmm_gauss_constant"])
         )  # sigma_m / Delta_m of every DP-ADMM release
-        dpadmm_event = privacy.PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
+        dpadmm_event = PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
         records[point.label] = {"epsilon": epsilon, "delta": point.delta, "epsilon_total_29": total}
         for algorithm, event, eps_iteration in (
             ("dzoa", dzoa_event, network_epsilon),
             ("dpadmm", dpadmm_event, epsilon),
         ):
-            record = privacy.privacy_record(event, delta=point.delta, eps_per_iteration=eps_iteration)
+            record = privacy_record(event, delta=point.delta, eps_per_iteration=eps_iteration)
             records[point.label][algorithm] = record
             is_dzoa = algorithm == "dzoa"
             rows.append(
@@ -171,12 +179,12 @@ def calibrate(
 
 def step_scales(values, epsilon, delta, degree, samples, n_params, beta_c) -> np.ndarray:
     """alpha0 R per trial and agent from (27) inverted; ``common_max`` gives every agent the largest (G6)."""
-    from dpdl import privacy
+    from dpdl.privacy.dzoa import dzoa_step_scale
 
     scales = np.array(
         [
             [
-                privacy.dzoa_step_scale(
+                dzoa_step_scale(
                     epsilon,
                     delta,
                     n_neighbours=int(d),

@@ -50,12 +50,14 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from dpdl import privacy, schemas
+from dpdl import schemas
 from dpdl.algorithms import wddp as algo
 from dpdl.audit.cells import BLACK_BOX, WHITE_BOX, AuditCell, AuditSamples, PrivacyClaim
 from dpdl.audit.data_premises import DataPremise
 from dpdl.audit.premises import Premise, differing_records
 from dpdl.audit.reach import CanaryLoss, gaussian_canary
+from dpdl.privacy.accounting import PrivacyEvent, composed_epsilon
+from dpdl.privacy.wddp import wddp_sensitivity
 from dpdl.studies.wddp import grid
 from dpdl.studies.wddp import run as study_run
 
@@ -269,7 +271,7 @@ def accountant_epsilon(spec: _Spec) -> float:
     sigma, sizes = declared_noise(spec)
     settings = study_settings(spec)
     events = study_run.privacy_events(settings, "wddp", sigma, sizes)
-    return privacy.composed_epsilon(events, settings["delta"], "pld")
+    return composed_epsilon(events, settings["delta"], "pld")
 
 
 def final_model_epsilon(spec: _Spec) -> float:
@@ -282,10 +284,10 @@ def final_model_epsilon(spec: _Spec) -> float:
     sigma sqrt(sum_j w_j^2) (:func:`noise_weight`).
     """
     sigma, sizes = declared_noise(spec)
-    sensitivity = privacy.wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
+    sensitivity = wddp_sensitivity(int(sizes.sum()), study_run.LIPSCHITZ)
     multiplier = sigma * noise_weight(spec, sizes) / sensitivity
-    event = privacy.PrivacyEvent("gaussian", multiplier, ITERATIONS)
-    return privacy.composed_epsilon(event, study_settings(spec)["delta"], "pld")
+    event = PrivacyEvent("gaussian", multiplier, ITERATIONS)
+    return composed_epsilon(event, study_settings(spec)["delta"], "pld")
 
 
 def _make_cell(spec: _Spec) -> AuditCell:

@@ -38,7 +38,7 @@ from dpdl.studies.wddp.grid import (
 )
 
 if TYPE_CHECKING:
-    from dpdl.privacy import PrivacyEvent
+    from dpdl.privacy.accounting import PrivacyEvent
     from dpdl.runs import RunResult
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def partition(
 
 def noise_std(settings: Mapping, method: str, epsilon: float, sizes: Sequence[int]) -> tuple[float, int]:
     """sigma of a method at epsilon for client sizes ``sizes``, and its N_eff (wddp.md 2.4, gap A3)."""
-    from dpdl.privacy import wddp_effective_sample_size, wddp_noise_std
+    from dpdl.privacy.wddp import wddp_effective_sample_size, wddp_noise_std
 
     n_eff = wddp_effective_sample_size(list(map(int, sizes)), method)
     sigma = wddp_noise_std(
@@ -117,7 +117,8 @@ def privacy_events(settings: Mapping, method: str, sigma: float, sizes: Sequence
     gradient, sensitivity 2G / n_j, worst for the smallest client; the final average is
     post-processing. Centralized DP-GD is per-round in both settings.
     """
-    from dpdl.privacy import PrivacyEvent, wddp_effective_sample_size, wddp_sensitivity
+    from dpdl.privacy.accounting import PrivacyEvent
+    from dpdl.privacy.wddp import wddp_effective_sample_size, wddp_sensitivity
 
     if settings["aggregation"] == "one_shot" and method != "central":
         sensitivity = wddp_sensitivity(int(min(sizes)), LIPSCHITZ)
@@ -128,7 +129,7 @@ def privacy_events(settings: Mapping, method: str, sigma: float, sizes: Sequence
 
 @functools.lru_cache(maxsize=4096)
 def _privacy_record_cached(noise_multiplier: float, count: int, delta: float) -> str:
-    from dpdl.privacy import PrivacyEvent, privacy_record
+    from dpdl.privacy.accounting import PrivacyEvent, privacy_record
 
     record = privacy_record(PrivacyEvent("gaussian", noise_multiplier, count), delta=delta, eps_per_iteration=None)
     return json.dumps(record)
@@ -392,7 +393,7 @@ def run_provenance(
     optimum: Mapping,
 ) -> dict:
     """The provenance record of one run (see ``schemas/run.schema.json``)."""
-    from dpdl.privacy import wddp_sensitivity
+    from dpdl.privacy.wddp import wddp_sensitivity
 
     sizes = group.sizes
     params = {
