@@ -60,12 +60,18 @@ def build_parser(command_line: Sequence[str] | None = None) -> argparse.Argument
         return _parser(ALL)[0]
     if word in ALL:
         return _parser((word,))[0]
-    parser, commands = _parser(())
+    parser, commands = _parser((), ALL if word == "tables" else ())
     return parser if word in commands.choices else _parser(ALL)[0]
 
 
-def _parser(studies: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    """The argument parser with every command but the studies', of which those of ``studies``; and its commands."""
+def _parser(
+    studies: Sequence[str], tables_of: Sequence[str] | None = None
+) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """The argument parser with every command but the studies', of which those of ``studies``; and its commands.
+
+    ``dpdl tables`` offers the card tables of ``tables_of`` (by default ``studies``): finding them imports each
+    study's grid, which a job of another command does not need.
+    """
     summary, _, details = __doc__.partition("\n\n")
     parser = argparse.ArgumentParser(
         prog="dpdl",
@@ -104,10 +110,11 @@ def _parser(studies: Sequence[str]) -> tuple[argparse.ArgumentParser, argparse._
     from dpdl.studies import card_tables, study_module
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
-    papers = "".join(f"; {name}: {study}'s table from its datasets' cards" for name, study in card_tables().items())
+    paper_tables = card_tables(studies if tables_of is None else tables_of)
+    papers = "".join(f"; {name}: {study}'s table from its datasets' cards" for name, study in paper_tables.items())
     sub.add_argument(
         "kind",
-        choices=("datasets", *card_tables(), "provenance"),
+        choices=("datasets", *paper_tables, "provenance"),
         help=f"datasets: one row per prepared dataset; provenance: raw-file and dataset hashes, package versions"
         f"{papers}",
     )

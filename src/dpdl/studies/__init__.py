@@ -51,7 +51,7 @@ import functools
 import importlib
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -275,11 +275,14 @@ def prepared_datasets() -> dict[str, PreparedDataset]:
 
 
 @functools.cache
-def card_tables() -> dict[str, str]:
-    """Every study's tables written from its prepared datasets' cards alone (its ``CARD_TABLES``): each name ->
-    the study; a name two studies declare is a ConfigError (``dpdl tables <name>`` is one command)."""
+def card_tables(studies: Sequence[str] = ALL) -> dict[str, str]:
+    """The tables ``studies`` write from their prepared datasets' cards alone (each one's ``CARD_TABLES``).
+
+    Each name maps to its study; a name two studies declare is a ConfigError (``dpdl tables <name>`` is one
+    command).
+    """
     found: dict[str, str] = {}
-    for study in ALL:
+    for study in studies:
         for name in study_module(study).CARD_TABLES:
             if name in found:
                 raise ConfigError(f"card table {name!r} is declared by {found[name]} and {study}; rename one")
