@@ -21,14 +21,16 @@ log = logging.getLogger("dpdl")
 
 
 def check_card(path: Path, config: dict | None = None) -> list[str]:
-    """Problems with a prepared dataset's card and its arrays (schema, name against its path and, with the build's
-    ``config``, options against the config's: :func:`dpdl.data.prepared.card_problems`; hash, pickle-free load)."""
+    """Problems with a prepared dataset's card and its arrays (schema, name against its path and,
+    with the build's ``config``, options against the config's:
+    :func:`dpdl.data.prepared.card_problems`; hash, pickle-free load)."""
     try:
         card = read_json(path)
     except ArtifactError as err:
         return [str(err)]
     problems = [f"{path}: {e}" for e in schema_errors(card, load_schema("card"))]
-    if not problems and card["name"] not in prepared_datasets():  # the schema says a name; the registry says which
+    # the schema says a name; the registry says which
+    if not problems and card["name"] not in prepared_datasets():
         known = ", ".join(prepared_datasets())
         problems.append(f"{path}: name: {card['name']!r} is not a registered prepared dataset ({known})")
     problems = problems or card_problems(card, Path(path), prepared_datasets().get(card["name"]), config)
@@ -87,10 +89,11 @@ def _run_chain(path: Path) -> list[str]:
 
 
 def claim_problems(config: dict | None = None) -> list[str]:
-    """Problems across the registered claims: an id registered twice (each claim checks its own kind, form,
-    tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`); with the build's ``config``, each
-    verdict of its scorecards (``results/claims/<study>.csv`` and its built readings') that is not what the
-    per-seed tables here give, judged again (:func:`dpdl.verdict_check.build_problems`)."""
+    """Problems across the registered claims: an id registered twice (each claim checks its own
+    kind, form, tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`); with
+    the build's ``config``, each verdict of its scorecards (``results/claims/<study>.csv`` and its
+    built readings') that is not what the per-seed tables here give, judged again
+    (:func:`dpdl.verdict_check.build_problems`)."""
     from dpdl.studies import ALL, study_module
 
     problems, seen = [], set()
@@ -113,10 +116,11 @@ def claim_problems(config: dict | None = None) -> list[str]:
 def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> tuple[list[str], list[str]]:
     """Problems with each run, from one read of it, and how their package versions differ from the lock.
 
-    A run fails :func:`dpdl.runs.checked_run` (its schema; a copied or swapped file: held under another path
-    than it was written to, so a second copy of one cell and seed) or was made from a prepared dataset other
-    than the one its card now describes. The differences (``lock_differences``) are warnings, not problems.
-    Each run's link of the hash chain (:func:`dpdl.chain.run_link`) is added to ``links``, judged with the others'.
+    A run fails :func:`dpdl.runs.checked_run` (its schema; a copied or swapped file: held under
+    another path than it was written to, so a second copy of one cell and seed) or was made from a
+    prepared dataset other than the one its card now describes. The differences
+    (``lock_differences``) are warnings, not problems. Each run's link of the hash chain
+    (:func:`dpdl.chain.run_link`) is added to ``links``, judged with the others'.
     """
     problems, differences, card_hashes = [], set(), {}
     for run in runs:
@@ -142,9 +146,9 @@ def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> t
 
 
 def chain_problems(run_links: list[chain.Record], root: Path = Path()) -> list[str]:
-    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`), from its runs'
-    links and the records beside its other outputs; the files without a record (built before the hash chain)
-    are said in one warning, not counted as problems."""
+    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`),
+    from its runs' links and the records beside its other outputs; the files without a record (built
+    before the hash chain) are said in one warning, not counted as problems."""
     records, problems = chain.sidecar_records(root)
     records += run_links
     note = chain.no_record_note(chain.unrecorded(root, records))

@@ -47,11 +47,11 @@ def build_parser(command_line: Sequence[str] | None = None) -> argparse.Argument
     """The argument parser of every subcommand (its texts in plain text: :func:`plain_text`), or of those
     ``command_line`` can reach.
 
-    A study's steps are registered by the study's ``cli`` module, which imports its grid: a command line that names
-    a study (a workflow job, ``dpdl dp_iadmm run ...``) registers that study's steps alone, and one that names
-    another command registers no study's, so a job imports no other study's modules. Without a command line, or
-    with one that names no command (``--help``, a typo), every study's steps are registered, as ``--help`` and
-    argparse's error list them.
+    A study's steps are registered by the study's ``cli`` module, which imports its grid: a command
+    line that names a study (a workflow job, ``dpdl dp_iadmm run ...``) registers that study's steps
+    alone, and one that names another command registers no study's, so a job imports no other
+    study's modules. Without a command line, or with one that names no command (``--help``, a typo),
+    every study's steps are registered, as ``--help`` and argparse's error list them.
     """
     from dpdl.studies import ALL
 
@@ -69,8 +69,8 @@ def _parser(
 ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     """The argument parser with every command but the studies', of which those of ``studies``; and its commands.
 
-    ``dpdl tables`` offers the card tables of ``tables_of`` (by default ``studies``): finding them imports each
-    study's grid, which a job of another command does not need.
+    ``dpdl tables`` offers the card tables of ``tables_of`` (by default ``studies``): finding them
+    imports each study's grid, which a job of another command does not need.
     """
     summary, _, details = __doc__.partition("\n\n")
     parser = argparse.ArgumentParser(
@@ -321,8 +321,8 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _check_prepare_options(name: str, opts: dict) -> None:
-    """``--options`` checked as the config values they come from (their schema and the relations between keys):
-    a value the config would refuse never reaches the preparation."""
+    """``--options`` checked as the config values they come from (their schema and the relations
+    between keys): a value the config would refuse never reaches the preparation."""
     from dpdl.config import validate_config
     from dpdl.data.prepared import check_options
     from dpdl.studies import ALL, prepared_dataset
@@ -479,7 +479,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise ConfigError(f"--study: unknown {args.study!r}; expected one of {ALL}")
     check_key("audit.runs", args.runs, "--runs")  # the config's bounds (issue 61 item 7)
     check_key("audit.seed", args.seed, "--seed")
-    study_ledger(args.study)  # fails before any run when a cell's declared premises contradict its canary pair
+    # fails before any run when a cell's declared premises contradict its canary pair
+    study_ledger(args.study)
     table, provenance = audit_study(args.study, args.runs, args.seed)
     write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], audit_markdown(args.study, table))

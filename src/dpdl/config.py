@@ -44,8 +44,8 @@ def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None =
 
 
 def schema_of(schema_path: Path) -> dict:
-    """The schema in file ``schema_path``; for the packaged config schema, with the studies' parts the registry adds
-    (:func:`dpdl.studies.config_schema`). Never modify the result."""
+    """The schema in file ``schema_path``; for the packaged config schema, with the studies' parts
+    the registry adds (:func:`dpdl.studies.config_schema`). Never modify the result."""
     if Path(schema_path).resolve() == SCHEMA.resolve():
         return _config_schema()
     return schemas.read(Path(schema_path))
@@ -96,8 +96,8 @@ def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> str:
 
 
 def _check_relations(config: dict, studies: bool) -> None:
-    """The rules between keys that the schema cannot state: the data section's, then (``studies``) each enabled
-    study's."""
+    """The rules between keys that the schema cannot state: the data section's, then (``studies``)
+    each enabled study's."""
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
         raise ConfigError(

@@ -1,12 +1,12 @@
-"""Where the build writes its cross-study artifacts, the layout of a study's build that the top level reads, and
-the report's sections they go to.
+"""Where the build writes its cross-study artifacts, the layout of a study's build that the top
+level reads, and the report's sections they go to.
 
-The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here; publishing, the
-readings and the checks find a study's runs, per-seed tables and dataset cards here (:data:`RUNS`,
-:data:`AGGREGATES`, :data:`PROCESSED`). The module is light on purpose: the Snakefile imports it whenever Snakemake
-parses the workflow (every build, dry run and ``dpdl status``), so it must not pull in the statistics. A study's
-own outputs are named in its rule file and its ``grid`` (inside this layout); its scorecard path in
-:func:`dpdl.studies.common.claims_path`.
+The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here;
+publishing, the readings and the checks find a study's runs, per-seed tables and dataset cards here
+(:data:`RUNS`, :data:`AGGREGATES`, :data:`PROCESSED`). The module is light on purpose: the Snakefile
+imports it whenever Snakemake parses the workflow (every build, dry run and ``dpdl status``), so it
+must not pull in the statistics. A study's own outputs are named in its rule file and its ``grid``
+(inside this layout); its scorecard path in :func:`dpdl.studies.common.claims_path`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ AGGREGATES = "results/{study}/aggregates"  # a study's per-seed tables and their
 PROCESSED = Path("data/processed")  # prepared datasets: <study>/<dataset>.npz and its card, <dataset>.json
 PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
 ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article.write writes them, check regenerates
-# Inside a published study folder (published/<study>/): its per-seed tables, and each built reading's scorecard
-# (readings/<reading>.csv) and per-seed tables (readings/<reading>/aggregates/)
+# Inside a published study folder (published/<study>/): its per-seed tables, and each built
+# reading's scorecard (readings/<reading>.csv) and per-seed tables (readings/<reading>/aggregates/)
 PUBLISHED_AGGREGATES = "aggregates"
 PUBLISHED_READINGS = "readings"
 
@@ -35,8 +35,8 @@ REPORT_CATEGORIES = {
 
 
 def run_files(study: str = "*", root: Path = Path()) -> list[Path]:
-    """The run files of ``study`` (of every study: ``*``) in the build at ``root`` (here, or a reading's folder), in
-    the order the file system lists them."""
+    """The run files of ``study`` (of every study: ``*``) in the build at ``root`` (here, or a
+    reading's folder), in the order the file system lists them."""
     return list(root.glob(f"{RUNS.format(study=study)}/**/*.npz"))
 
 
@@ -62,8 +62,9 @@ def published_reading(reading: str) -> str:
 
 
 def published_aggregate(table: str, reading: str | None = None) -> str:
-    """The name inside a published study folder of the per-seed table ``table`` (its file name): the main build's,
-    ``aggregates/<table>``, or a built ``reading``'s, ``readings/<reading>/aggregates/<table>``."""
+    """The name inside a published study folder of the per-seed table ``table`` (its file name): the
+    main build's, ``aggregates/<table>``, or a built ``reading``'s,
+    ``readings/<reading>/aggregates/<table>``."""
     folder = PUBLISHED_AGGREGATES if reading is None else f"{published_reading(reading)}/{PUBLISHED_AGGREGATES}"
     return f"{folder}/{table}"
 

@@ -86,8 +86,8 @@ def stopwatch() -> Callable[[], tuple[float, float]]:
 
 
 def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
-    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall`` seconds of
-    wall time and ``cpu`` of CPU time.
+    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall``
+    seconds of wall time and ``cpu`` of CPU time.
 
     Each run is charged its share of both, so summing ``cpu_time_s`` over runs gives the compute spent
     (``dpdl status`` estimates what is left from it; on a shared machine the wall time is longer); a batch
@@ -105,8 +105,8 @@ def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
 
 
 def run_cpu_seconds(timing: dict) -> float:
-    """The compute a run's ``timing`` block charges it: its CPU seconds, or its wall time for a run made before
-    CPU time was recorded."""
+    """The compute a run's ``timing`` block charges it: its CPU seconds, or its wall time for a run
+    made before CPU time was recorded."""
     return timing.get("cpu_time_s", timing["wall_time_s"])
 
 
@@ -120,8 +120,8 @@ def run_gpu(provenance: dict) -> str | None:
 
 def run_charge(provenance: dict) -> tuple[str, float]:
     """The compute a run is charged, as ``(unit, seconds)``: ``("cpu_seconds", its CPU seconds)``
-    (:func:`run_cpu_seconds`) for a run on the CPU; ``("gpu_seconds", its share of its batch's wall time)`` for a
-    run on a GPU, whose host CPU time only waits on the card."""
+    (:func:`run_cpu_seconds`) for a run on the CPU; ``("gpu_seconds", its share of its batch's wall
+    time)`` for a run on a GPU, whose host CPU time only waits on the card."""
     timing = provenance["timing"]
     if run_gpu(provenance):
         return "gpu_seconds", timing["wall_time_s"]
@@ -158,10 +158,13 @@ def stored_name(path: str | Path) -> str:
 
 
 def read_run(path: str | Path, study: str | None = None) -> RunResult:
-    """Load a stored run. Refused, so that every step that reads runs stops at a copied or swapped file: a run
-    held under another path than it was written to (the ``stored_as`` its provenance records: another cell or
-    seed), or whose file name (``seed3.npz``, ``trial003.npz``) says another seed or trial than it holds; and,
-    with ``study``, a run of another study (a step given the wrong study's runs)."""
+    """Load a stored run.
+
+    Refused, so that every step that reads runs stops at a copied or swapped file: a run held under
+    another path than it was written to (the ``stored_as`` its provenance records: another cell or
+    seed), or whose file name (``seed3.npz``, ``trial003.npz``) says another seed or trial than it
+    holds; and, with ``study``, a run of another study (a step given the wrong study's runs).
+    """
     arrays = load_npz(path)
     if "provenance" not in arrays:
         raise ArtifactError(f"{path}: no provenance record; not a dpdl run artifact")

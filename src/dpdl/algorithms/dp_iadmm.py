@@ -280,8 +280,8 @@ _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a)
 def fused_constants(
     params: IadmmParams, t: int | np.ndarray, rho: float | np.ndarray, previous_rho: float | None
 ) -> dict[str, np.float32]:
-    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or None); with
-    arrays of iterations and their rho, float32 arrays (a run's schedule at once)."""
+    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or
+    None); with arrays of iterations and their rho, float32 arrays (a run's schedule at once)."""
     inverse_eta = np.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t) (A.11); t may be an array of iterations
     radius = params.a if params.trust_radius == "code_const" else params.a / t**2  # ObjT's delta (note 7.1)
     dual_rho = previous_rho if params.algorithm == "outp" and previous_rho is not None else 0.0
@@ -412,7 +412,8 @@ def run_iadmm(
         else:
             w = server_update(sums["z"], sums["lam"], rho, n_agents)  # (4a)
             multipliers[t - 1] = 1.0 / params.epsilon  # b / Delta-bar = 1 / epsilon-bar (11a)
-            agent_inverse_eta = np.full(n_agents, step_constants["inverse_eta"], DTYPE)  # ObjP's 1/eta, every agent
+            # ObjP's 1/eta, every agent
+            agent_inverse_eta = np.full(n_agents, step_constants["inverse_eta"], DTYPE)
         sums["next_z"][...] = 0.0
         sums["next_lam"][...] = 0.0
         for chunk in data.chunks:
@@ -423,14 +424,16 @@ def run_iadmm(
             noise, scale = no_noise, no_scale
             if outp and params.private:
                 scale = np.repeat(agent_std[agents, None], replicas, axis=1)
-                noise = draw_noise(rngs, gaussian, (size, n_features, n_classes), noise_buffer)  # note 2.5 step 2
+                # note 2.5 step 2
+                noise = draw_noise(rngs, gaussian, (size, n_features, n_classes), noise_buffer)
             elif params.private:
                 if worst_case is None:
                     sensitivity = chunk_sensitivities(data, chunk, residual_norms)
                 else:
                     sensitivity = np.full((size, replicas), worst_case)
                 scale = _laplace_scales(sensitivity, params.epsilon)  # (11a): b = Delta-bar / epsilon-bar
-                noise = draw_noise(rngs, laplace, (size, n_features, n_classes), noise_buffer)  # (11a): i.i.d. Laplace
+                # (11a): i.i.d. Laplace
+                noise = draw_noise(rngs, laplace, (size, n_features, n_classes), noise_buffer)
                 totals["scale"] += scale.sum(axis=0)
                 totals["sensitivity"] += sensitivity.sum(axis=0)
             fused_step(

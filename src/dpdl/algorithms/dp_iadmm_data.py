@@ -271,4 +271,5 @@ def chunk_sensitivities(data: FederatedData, chunk: AgentChunk, residual_norms: 
     ``residual_norms`` (g, B, m) are the ||h - y||_1 of :func:`chunk_gradients`, passed to (20) as
     one-column residuals; padding rows have ||x||_1 = 0 and add nothing.
     """
-    return objp_sensitivity(chunk.feature_l1[:, None, :], residual_norms[..., None], n_total=data.n_total)  # (20)
+    # (20)
+    return objp_sensitivity(chunk.feature_l1[:, None, :], residual_norms[..., None], n_total=data.n_total)

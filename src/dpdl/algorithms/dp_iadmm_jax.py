@@ -54,9 +54,10 @@ from dpdl.privacy.dp_iadmm import objp_laplace_scale, objp_sensitivity
 
 DTYPE = jnp.float32
 HIGHEST = lax.Precision.HIGHEST  # full float32 products on every backend (no TF32 / bf16)
-# The iteration's two products (loss_gradient) at "highest" (the default), or at the device's default float32
-# products, "tf32": TensorFloat-32 on a GPU of the Ampere line or newer (10-bit mantissa inputs, float32 sums),
-# unchanged on a CPU. Only for runs a device check showed equivalent (benchmarks/device_dp_iadmm.py, issue 37).
+# The iteration's two products (loss_gradient) at "highest" (the default), or at the device's
+# default float32 products, "tf32": TensorFloat-32 on a GPU of the Ampere line or newer (10-bit
+# mantissa inputs, float32 sums), unchanged on a CPU. Only for runs a device check showed equivalent
+# (benchmarks/device_dp_iadmm.py, issue 37).
 MATMUL_PRECISIONS = {"highest": HIGHEST, "tf32": lax.Precision.DEFAULT}
 CHUNK_ITERATIONS = 1000  # iterations per call of the compiled program (progress is reported between calls)
 
@@ -121,7 +122,8 @@ def iteration_schedule(params: IadmmParams, sizes: np.ndarray, n_params: int) ->
     steps = np.arange(1, iterations + 1)
     rho = params.penalty.over(iterations, params.epsilon)  # (21)
     constants = fused_constants(params, steps, rho, None)
-    radius = np.broadcast_to(constants["radius"], (iterations,)).astype(np.float64)  # ObjT's delta^t (note 7.1)
+    # ObjT's delta^t (note 7.1)
+    radius = np.broadcast_to(constants["radius"], (iterations,)).astype(np.float64)
     if params.algorithm == "outp":
         calibration = outp_calibration(params, steps, rho, unique_sizes, n_params)  # note 2.5
         inverse_eta, outp_sensitivity, outp_std = (v[:, size_index] for v in calibration)
@@ -194,7 +196,8 @@ def loss_gradient(
     """scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T, the loss part of (37), (P, J, B, K); and ||h - y||_1, (P, m, B)."""
     n_agents, n_features, replicas, n_classes = z.shape
     columns = z.reshape(n_agents, n_features, replicas * n_classes)
-    scores = jnp.matmul(agents.features, columns, precision=precision)  # x_pi z_p for every replica: (P, m, B K)
+    # x_pi z_p for every replica: (P, m, B K)
+    scores = jnp.matmul(agents.features, columns, precision=precision)
     scores = scores.reshape(n_agents, -1, replicas, n_classes)
     residual = jax.nn.softmax(scores, axis=-1) - agents.onehot[:, :, None, :]  # h - y (A.8)
     flat = residual.reshape(n_agents, -1, replicas * n_classes)
@@ -264,7 +267,8 @@ def replica_keys(seeds: Sequence[np.random.SeedSequence]) -> jax.Array:
 def drawn_unit_noise(program: Program, keys: jax.Array, t: jax.Array, shape: tuple[int, ...]) -> jax.Array:
     """Replica b's unit-scale draws of iteration t, (B, *shape): Gaussian (OutP) or Laplace, from fold_in(key_b, t)."""
     sample = jax.random.normal if program.algorithm == "outp" else jax.random.laplace
-    size = math.prod(shape)  # drawn flat: XLA's CPU compiler takes seconds over an N-d threefry (5 s at MNIST's)
+    # drawn flat: XLA's CPU compiler takes seconds over an N-d threefry (5 s at MNIST's)
+    size = math.prod(shape)
     return jax.vmap(lambda key: sample(jax.random.fold_in(key, t), (size,), DTYPE).reshape(shape))(keys)
 
 
@@ -337,7 +341,8 @@ def _scan(
     return lax.scan(step, start, (rows, noise))
 
 
-CELL_ROWS = Schedule(None, None, 0, 0, 0, 0, 0)  # t and logged are shared by the cells of a batch; the rest per cell
+# t and logged are shared by the cells of a batch; the rest per cell
+CELL_ROWS = Schedule(None, None, 0, 0, 0, 0, 0)
 
 
 @functools.partial(jax.jit, static_argnames=("program",))
@@ -385,7 +390,8 @@ def _constants(agents: PaddedAgents, params: IadmmParams) -> Constants:
         grad_scale = np.full(n_agents, 1.0 / n_total)  # (2c): f_p scaled by the global 1/I
     worst_case = 0.0
     if params.sensitivity == "worst_case" and not outp:
-        rows_l1 = agents.feature_l1[np.arange(agents.feature_l1.shape[1]) < agents.sizes[:, None]]  # no padding
+        # no padding
+        rows_l1 = agents.feature_l1[np.arange(agents.feature_l1.shape[1]) < agents.sizes[:, None]]
         worst_case = objp_sensitivity(
             rows_l1,
             np.zeros((rows_l1.size, 1)),
@@ -534,7 +540,8 @@ def run_cells_jax(
     logged_rows = schedules[0].logged
     parts, start = [], 0
     saved = None if checkpoint is None else checkpoint.load()
-    if saved is not None:  # the state and trace sums after iteration ``start`` of this very run (checkpoint key)
+    # the state and trace sums after iteration ``start`` of this very run (checkpoint key)
+    if saved is not None:
         start = int(saved["iteration"])
         state = State(*(jnp.asarray(saved[name]) for name in State._fields))
         parts.append(TraceSums(*(saved[f"sums_{name}"] for name in TraceSums._fields)))
@@ -555,7 +562,8 @@ def run_cells_jax(
             keys,
             *test_set,
         )
-        parts.append(TraceSums(*(np.asarray(v)[:, logged_rows[begin:stop]] for v in sums)))  # waits for the chunk
+        # waits for the chunk
+        parts.append(TraceSums(*(np.asarray(v)[:, logged_rows[begin:stop]] for v in sums)))
         if progress is not None:
             progress(stop)
         if checkpoint is not None and stop < first.iterations and (checkpoint.due() or checkpoint.stopping()):
@@ -601,7 +609,8 @@ def _result(
     elif params.algorithm == "outp":
         multipliers = np.min(rows.outp_std / rows.outp_sensitivity, axis=1)  # sigma_p^t / Delta_p^t
     else:
-        multipliers = np.full(params.iterations, objp_laplace_scale(1.0, params.epsilon))  # b / Delta-bar (11a)
+        # b / Delta-bar (11a)
+        multipliers = np.full(params.iterations, objp_laplace_scale(1.0, params.epsilon))
     w, z, lam = state
     return IadmmResult(
         tuple(pd.DataFrame({name: log[name][:, b] for name in TRACE_COLUMNS}) for b in range(replicas)),

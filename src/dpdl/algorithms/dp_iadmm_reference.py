@@ -206,14 +206,16 @@ def objective_perturbation_iteration(
     z_next, lam_next = np.empty_like(state.z), np.empty_like(state.lam)
     w = server_step(state.z, state.lam, rho)  # (4a)
     for p, agent in enumerate(agents):
-        gradient, residual = local_gradient(agent, state.z[p], 1.0 / n_total, params.beta, n_agents)  # (37), (2c)
+        # (37), (2c)
+        gradient, residual = local_gradient(agent, state.z[p], 1.0 / n_total, params.beta, n_agents)
         xi = np.zeros_like(gradient)
         if params.private:
             if params.sensitivity == "eq20":
                 delta_bar = sensitivity(agent, residual, n_total)
             else:
                 delta_bar = worst_case_sensitivity(state.w.shape[0], params.feature_bound, n_total)
-            xi = delta_bar / params.epsilon * unit_noise[p]  # (11a): i.i.d. Laplace with b = Delta-bar / epsilon-bar
+            # (11a): i.i.d. Laplace with b = Delta-bar / epsilon-bar
+            xi = delta_bar / params.epsilon * unit_noise[p]
         if params.algorithm == "objp":
             eta = params.a / math.sqrt(t)  # A.11: eta^t = a / sqrt(t)
             z_next[p] = objp_step(state.z[p], state.lam[p], w, gradient, xi, rho, eta)

@@ -140,7 +140,8 @@ def local_objective(
     numpy.ndarray, shape (...)
     """
     residual = beta @ X.T - y
-    loss = loss_scale * np.sum(residual**2, axis=-1) + (l1_weight / n_agents) * np.abs(beta).sum(axis=-1)  # (34)
+    # (34)
+    loss = loss_scale * np.sum(residual**2, axis=-1) + (l1_weight / n_agents) * np.abs(beta).sum(axis=-1)
     return loss + beta @ gamma + rho * degree * np.sum(beta**2, axis=-1) - rho * (beta @ v)  # (7), note 2.2
 
 
@@ -209,7 +210,8 @@ def exact_local_minimizer(
     low, high = eigenvalues[..., 0], eigenvalues[..., -1]
     if np.any(low <= 0):
         raise ValueError("the quadratic part of F_k must be positive definite (rho d_k > 0)")
-    step = (1.0 / (high + low))[..., None, None]  # gradient 2 A beta + b: Lipschitz 2 high, strong convexity 2 low
+    # gradient 2 A beta + b: Lipschitz 2 high, strong convexity 2 low
+    step = (1.0 / (high + low))[..., None, None]
     contraction = float(np.max((high - low) / (high + low)))
     n_steps = 1 if contraction <= 0 else max(1, math.ceil(math.log(rtol) / math.log(contraction)))
     beta = np.array(start, dtype=float)

@@ -281,7 +281,8 @@ def per_round_descent(
             noise = _noise_block(rngs, (min(NOISE_CHUNK, iterations - t), theta.shape[0]))
         gradient = weighted_gradient(theta, x, labels, weights, l2)
         gradient += sigma * noise[t % NOISE_CHUNK]  # + z_t, z_t ~ N(0, sigma^2 I_p)
-        theta -= step_size * gradient  # theta_{t+1} = theta_t - eta (grad L_D(theta_t) + z_t), Alg. 1 / eq. (4)
+        # theta_{t+1} = theta_t - eta (grad L_D(theta_t) + z_t), Alg. 1 / eq. (4)
+        theta -= step_size * gradient
         slot = _record(snapshots, slot, record_at, t + 1, theta)
         if progress is not None:
             progress(t + 1)
@@ -355,9 +356,11 @@ def one_shot_descent(
         for j, (xj, yj) in enumerate(zip(local_x, local_labels, strict=True)):
             gradient = weighted_gradient(local_theta[j], xj, yj, np.full(len(yj), 1.0 / len(yj)), l2)
             gradient += sigma * noise[t % NOISE_CHUNK, j]  # + z_t, drawn by party j
-            local_theta[j] -= step_size * gradient  # theta_{t+1}^(j) = theta_t^(j) - eta (grad L_{D_j} + z_t), Alg. 1
+            # theta_{t+1}^(j) = theta_t^(j) - eta (grad L_{D_j} + z_t), Alg. 1
+            local_theta[j] -= step_size * gradient
         if t + 1 in record_at:
-            average = np.einsum("jk,jdk->dk", average_weights, local_theta)  # sum_j a_j theta^(j), Alg. 1 server
+            # sum_j a_j theta^(j), Alg. 1 server
+            average = np.einsum("jk,jdk->dk", average_weights, local_theta)
             slot = _record(snapshots, slot, record_at, t + 1, average)
         if progress is not None:
             progress(t + 1)

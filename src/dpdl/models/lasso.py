@@ -63,7 +63,8 @@ def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: floa
     numpy.ndarray, shape (...)
     """
     residual = np.einsum("...np,...p->...n", X, beta) - y
-    return scale * np.einsum("...n,...n->...", residual, residual) + l1_weight * np.abs(beta).sum(axis=-1)  # (33)
+    # (33)
+    return scale * np.einsum("...n,...n->...", residual, residual) + l1_weight * np.abs(beta).sum(axis=-1)
 
 
 def duality_gap(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0) -> np.ndarray:

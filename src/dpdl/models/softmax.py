@@ -36,7 +36,8 @@ def logits(features: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """
     replicas, n_classes = weights.shape[-2:]
     columns = weights.reshape(*weights.shape[:-2], replicas * n_classes)
-    scores = np.matmul(np.swapaxes(columns, -1, -2), np.swapaxes(features, -1, -2))  # (w^T x^T): (..., B K, n)
+    # (w^T x^T): (..., B K, n)
+    scores = np.matmul(np.swapaxes(columns, -1, -2), np.swapaxes(features, -1, -2))
     return scores.reshape(*scores.shape[:-2], replicas, n_classes, scores.shape[-1])
 
 
@@ -97,7 +98,8 @@ def gradient_sum(features: np.ndarray, residuals: np.ndarray) -> np.ndarray:
     """
     replicas, n_classes, n = residuals.shape[-3:]
     columns = residuals.reshape(*residuals.shape[:-3], replicas * n_classes, n)
-    total = np.matmul(np.swapaxes(features, -1, -2), np.swapaxes(columns, -1, -2))  # x^T (h - y)^T: (..., J, B K)
+    # x^T (h - y)^T: (..., J, B K)
+    total = np.matmul(np.swapaxes(features, -1, -2), np.swapaxes(columns, -1, -2))
     return total.reshape(*total.shape[:-1], replicas, n_classes)
 
 

@@ -47,8 +47,9 @@ ACCOUNTANTS: tuple[Accountant, ...] = ("rdp", "pld")
 # Laplace 1/100 x 1e6 in about 45 s on one core). A step of 1e-1 is 10x faster but 0.25% loose.
 PLD_STEP_PER_LOSS_SCALE = 1e-2
 # dp-accounting's pessimistic PLD grid evaluates expm1(step), which overflows past a step of about
-# 709 (a Gaussian loss scale above 7e4, e.g. OutP at epsilon-bar 5 over 2e4 iterations). Above
-# this step, Gaussian-only compositions take their exact epsilon (dpdl.privacy.exact.gaussian_release_epsilon).
+# 709 (a Gaussian loss scale above 7e4, e.g. OutP at epsilon-bar 5 over 2e4 iterations). Above this
+# step, Gaussian-only compositions take their exact epsilon
+# (dpdl.privacy.exact.gaussian_release_epsilon).
 _PLD_MAX_STEP = 100.0
 # Noise calibration stops when the bracket [lo, hi] on the noise multiplier has hi / lo - 1 below
 # this; hi (the side whose epsilon is <= the target) is returned.

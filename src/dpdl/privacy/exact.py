@@ -1,9 +1,10 @@
 """Exact epsilons without an accountant: Gaussian releases (Balle & Wang's Theorem 8), no grid, no ``dp_accounting``.
 
-The accountant (:mod:`dpdl.privacy.accounting`) composes a run's releases with ``dp_accounting``, whose import
-(scipy's statistics and signal processing among it) is most of a run job's start-up. What needs only the exact
-epsilon of Gaussian releases (dzoa's aggregates and claims, the audit's reach) imports this module instead; the
-accountant uses it too, for Gaussian compositions past the PLD grid's reach and for the root of pure releases.
+The accountant (:mod:`dpdl.privacy.accounting`) composes a run's releases with ``dp_accounting``,
+whose import (scipy's statistics and signal processing among it) is most of a run job's start-up.
+What needs only the exact epsilon of Gaussian releases (dzoa's aggregates and claims, the audit's
+reach) imports this module instead; the accountant uses it too, for Gaussian compositions past the
+PLD grid's reach and for the root of pure releases.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def gaussian_release_epsilon(noise_multiplier: float, delta: float) -> float:
         tail_q = math.exp(epsilon + special.log_ndtr(-mu / 2.0 - epsilon / mu))
         return tail_p - tail_q - delta
 
-    high = mu * mu / 2.0 + mu * (1.0 + abs(special.ndtri(delta)))  # the loss N(mu^2/2, mu^2) rarely exceeds it
+    # the loss N(mu^2/2, mu^2) rarely exceeds it
+    high = mu * mu / 2.0 + mu * (1.0 + abs(special.ndtri(delta)))
     while excess_delta(high) > 0:
         high *= 2.0
     return epsilon_root(excess_delta, high)

@@ -15,7 +15,8 @@ from typing import Literal, get_args
 
 from dpdl.privacy import _checks
 
-Method = Literal["wddp", "dist_avg", "central"]  # WD-DP, Jayaraman et al.'s averaged baseline, centralized DP-GD
+# WD-DP, Jayaraman et al.'s averaged baseline, centralized DP-GD
+Method = Literal["wddp", "dist_avg", "central"]
 METHODS: tuple[Method, ...] = get_args(Method)
 Calibration = Literal["closed_form", "eq3"]
 

@@ -1,10 +1,10 @@
 """The compute a snapshot records: the runs behind its tables and what they cost, and what the claims not run
 would cost at the papers' scale.
 
-:func:`run_compute` is the wall time of a study's runs (the manifest's ``run_compute_seconds``), :func:`charged`
-a set of runs' CPU or GPU seconds, :func:`compute_record` the manifest's ``aggregate_compute``,
-``stacked_table_compute`` and ``not_run_cost``; :func:`table_difference` whether a rebuilt table holds a
-snapshot's numbers (``dpdl publish --compute``).
+:func:`run_compute` is the wall time of a study's runs (the manifest's ``run_compute_seconds``),
+:func:`charged` a set of runs' CPU or GPU seconds, :func:`compute_record` the manifest's
+``aggregate_compute``, ``stacked_table_compute`` and ``not_run_cost``; :func:`table_difference`
+whether a rebuilt table holds a snapshot's numbers (``dpdl publish --compute``).
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ def run_compute(
     narrowed: Mapping[str, Iterable[str]] | None = None,
     provenances: Mapping[str, dict] | None = None,
 ) -> tuple[float, dict[str, dict]]:
-    """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share of its job's
-    wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``); a
-    reading still building is not counted, nor twice a run a reading reuses from the main build (the same file:
-    :func:`dpdl.readings.seed_from_main_build` links it). A reading in ``narrowed`` (``reading_cells``: reading ->
-    the run paths of its cells) counts only those runs, not the ones it has made of the cells it leaves out. A run
-    in ``provenances`` (:func:`run_provenances`) is not read again."""
+    """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share
+    of its job's wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340,
+    "wall_seconds": 412.3}}``); a reading still building is not counted, nor twice a run a reading
+    reuses from the main build (the same file: :func:`dpdl.readings.seed_from_main_build` links it).
+    A reading in ``narrowed`` (``reading_cells``: reading -> the run paths of its cells) counts only
+    those runs, not the ones it has made of the cells it leaves out. A run in ``provenances``
+    (:func:`run_provenances`) is not read again."""
     narrowed, provenances = narrowed or {}, provenances or {}
     paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
@@ -67,8 +68,9 @@ def run_compute(
 
 
 def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
-    """The run files of ``study``'s built reading ``name`` in its folder: all, or, for a reading ``reading_cells``
-    narrows, those of its own cells (``narrowed``: their paths as the build names them)."""
+    """The run files of ``study``'s built reading ``name`` in its folder: all, or, for a reading
+    ``reading_cells`` narrows, those of its own cells (``narrowed``: their paths as the build names
+    them)."""
     folder = reading_folder(study, name)
     if narrowed is None:
         return run_files(study, folder)
@@ -76,14 +78,15 @@ def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = No
 
 
 def reading_provenances(study: str, name: str, narrowed: Iterable[str] | None = None) -> dict[str, dict]:
-    """The provenance of every run of ``study``'s built reading ``name`` (:func:`reading_run_files`), by its path
-    here (``results/readings/<study>/<reading>/results/<study>/runs/...``)."""
+    """The provenance of every run of ``study``'s built reading ``name``
+    (:func:`reading_run_files`), by its path here
+    (``results/readings/<study>/<reading>/results/<study>/runs/...``)."""
     return {path.as_posix(): read_run(path).provenance for path in reading_run_files(study, name, narrowed)}
 
 
 def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
-    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else read (and kept
-    there, where ``provenances`` is a dict: a cache the caller reads again)."""
+    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else
+    read (and kept there, where ``provenances`` is a dict: a cache the caller reads again)."""
     if path in provenances:
         return provenances[path]
     provenance = read_run(path).provenance
@@ -107,12 +110,12 @@ def charged(provenances: Iterable[dict]) -> dict:
 
 
 def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
-    """The runs behind each aggregate table of ``study`` in the build here and their compute, by the table's
-    name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``. Which runs a
-    table was made from is what Snakemake recorded for its job (``--detailed-summary``: each output's
-    inputs), followed down through intermediate files to the run files; a table whose inputs it did not
-    record (made outside this build's Snakemake) is left out. A run in ``provenances`` (:func:`run_provenances`) is
-    not read again."""
+    """The runs behind each aggregate table of ``study`` in the build here and their compute, by the
+    table's name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``.
+    Which runs a table was made from is what Snakemake recorded for its job (``--detailed-summary``:
+    each output's inputs), followed down through intermediate files to the run files; a table whose
+    inputs it did not record (made outside this build's Snakemake) is left out. A run in
+    ``provenances`` (:func:`run_provenances`) is not read again."""
     command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
@@ -122,9 +125,9 @@ def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dic
 
 
 def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
-    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then one line per
-    output, its fields joined by tabs as they are (unquoted: a shell command may hold quotes), the output first
-    and its inputs fifth, joined by commas."""
+    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then
+    one line per output, its fields joined by tabs as they are (unquoted: a shell command may hold
+    quotes), the output first and its inputs fifth, joined by commas."""
     lines = summary.splitlines()
     if not lines or lines[0].split("\t")[:5] != ["output_file", "date", "rule", "log-file(s)", "input-file(s)"]:
         raise DpdlError(f"{study}: not Snakemake's detailed summary: {lines[:1]}")
@@ -148,7 +151,8 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
                 stack += inputs.get(path, [])
         behind[output] = runs
     known = {} if provenances is None else provenances  # a dict given is filled with the runs read here
-    provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}  # read once
+    # read once
+    provenance = {path: _provenance(path, known) for path in sorted(set().union(*behind.values()))}
     return {
         published_name(output, study): charged(provenance[path] for path in sorted(runs))
         for output, runs in behind.items()
@@ -158,9 +162,9 @@ def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dic
 def compute_record(
     study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict], claims: Path
 ) -> dict:
-    """The manifest's compute of ``study``'s build here: ``aggregate_compute`` (``compute``), ``stacked_table_compute``
-    where there are stacks, and, with :data:`PAPER_CONFIG`, ``not_run_cost`` of the scorecard ``claims``
-    (``provenances``: :func:`run_provenances`)."""
+    """The manifest's compute of ``study``'s build here: ``aggregate_compute`` (``compute``),
+    ``stacked_table_compute`` where there are stacks, and, with :data:`PAPER_CONFIG`,
+    ``not_run_cost`` of the scorecard ``claims`` (``provenances``: :func:`run_provenances`)."""
     from dpdl.config import load_config
 
     record = {"aggregate_compute": compute}
@@ -179,10 +183,11 @@ def run_provenances(study: str, known: Mapping[str, dict] | None = None) -> dict
 
 
 def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:
-    """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of the build
-    (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its figures' tables, and their
-    compute (:func:`charged`): the runs the study's grid says the table reads (:meth:`Study.table_runs`) that the
-    build holds (``provenances``: :func:`run_provenances`)."""
+    """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of
+    the build (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its
+    figures' tables, and their compute (:func:`charged`): the runs the study's grid says the table
+    reads (:meth:`Study.table_runs`) that the build holds (``provenances``:
+    :func:`run_provenances`)."""
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
@@ -195,16 +200,17 @@ def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], pr
 
 
 def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[str, dict]) -> dict:
-    """What the claims of ``card`` that no run decided (not run at this scale, data unavailable) would take under
-    the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the build's runs (``provenances``:
-    :func:`run_provenances`).
+    """What the claims of ``card`` that no run decided (not run at this scale, data unavailable)
+    would take under the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the
+    build's runs (``provenances``: :func:`run_provenances`).
 
-    For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`) that this build
-    did not make at the grid's iterations (a smaller config's run at the same path does not count), and their
-    CPU time projected at the CPU seconds per iteration this build's CPU runs of the same rate group spent
-    (:meth:`Study.run_work`: one dataset); runs of a group with no CPU run here are counted, not projected. Where
-    the build has runs of the group made on a GPU, their GPU time is projected the same way from those
-    (``gpu_hours``). ``all`` is the same for every such claim's runs together (claims share runs)."""
+    For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`)
+    that this build did not make at the grid's iterations (a smaller config's run at the same path
+    does not count), and their CPU time projected at the CPU seconds per iteration this build's CPU
+    runs of the same rate group spent (:meth:`Study.run_work`: one dataset); runs of a group with no
+    CPU run here are counted, not projected. Where the build has runs of the group made on a GPU,
+    their GPU time is projected the same way from those (``gpu_hours``). ``all`` is the same for
+    every such claim's runs together (claims share runs)."""
     module = study_module(study)
     spent = {"cpu_seconds": defaultdict(float), "gpu_seconds": defaultdict(float)}
     iterations = {"cpu_seconds": defaultdict(int), "gpu_seconds": defaultdict(int)}
@@ -236,7 +242,8 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
     tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
     not_run = list(card.loc[card["verdict"].isin(NOT_RUN), "id"])
     not_done = {table: missing(table) for table in dict.fromkeys(tables[claim] for claim in not_run)}
-    by_table = {table: projected(paths) for table, paths in not_done.items()}  # a table's claims share its runs
+    # a table's claims share its runs
+    by_table = {table: projected(paths) for table, paths in not_done.items()}
     union = dict.fromkeys(path for paths in not_done.values() for path in paths)
     cost = {
         "configfile": PAPER_CONFIG.as_posix(),
@@ -249,9 +256,10 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
 
 
 def table_difference(built: Path, published: Path) -> dict[str, float] | None:
-    """Whether the CSV table ``built`` holds the numbers of ``published``: ``{}`` for the same bytes, ``{column:
-    largest relative difference}`` for the same columns, rows and text with every float within
-    :data:`SAME_NUMBERS_RTOL` (NaN where the other has NaN), None otherwise (or when ``built`` is missing)."""
+    """Whether the CSV table ``built`` holds the numbers of ``published``: ``{}`` for the same
+    bytes, ``{column: largest relative difference}`` for the same columns, rows and text with every
+    float within :data:`SAME_NUMBERS_RTOL` (NaN where the other has NaN), None otherwise (or when
+    ``built`` is missing)."""
     import numpy as np
 
     if not built.is_file():

@@ -1,10 +1,11 @@
 """The published snapshot's layout: which build outputs a study's folder holds and under which names.
 
-``published/<study>/`` holds a study's scorecard (``claims.csv``), its figures as PNG (``figures/``), the tables
-and per-seed aggregates its figures and claims are drawn from (``tables/``, ``aggregates/``), its dataset cards
-(``cards/``), its built readings (``readings/``), its audit (``audit/``), the privacy of its runs
-(``privacy.csv``) and its :data:`MANIFEST`; the merged files (:mod:`dpdl.publishing.merged`) sit beside the
-study folders. Nothing here writes a file.
+``published/<study>/`` holds a study's scorecard (``claims.csv``), its figures as PNG
+(``figures/``), the tables and per-seed aggregates its figures and claims are drawn from
+(``tables/``, ``aggregates/``), its dataset cards (``cards/``), its built readings (``readings/``),
+its audit (``audit/``), the privacy of its runs (``privacy.csv``) and its :data:`MANIFEST`; the
+merged files (:mod:`dpdl.publishing.merged`) sit beside the study folders. Nothing here writes a
+file.
 """
 
 from __future__ import annotations
@@ -72,9 +73,9 @@ def built_readings(study: str) -> dict[str, Path]:
 
 
 def narrowed_readings(study: str, config: dict, buildable: Iterable[str]) -> dict[str, dict[str, set[str]]]:
-    """The built readings of ``study`` that ``reading_cells`` narrows, each with the names of the per-seed tables
-    and the run paths of its own grid: its folder also holds the main build's tables and runs of the cells it
-    leaves out (linked in), which are not the reading's."""
+    """The built readings of ``study`` that ``reading_cells`` narrows, each with the names of the
+    per-seed tables and the run paths of its own grid: its folder also holds the main build's tables
+    and runs of the cells it leaves out (linked in), which are not the reading's."""
     found = {}
     for name in built_readings(study):
         if f"{study}/{name}" in config.get("reading_cells", {}):

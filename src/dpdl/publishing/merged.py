@@ -71,9 +71,9 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
 
 
 def write_merged(out: Path = PUBLISHED) -> None:
-    """Write :func:`merged_files` into ``out``, each file whole (written beside it, then renamed into place); a
-    study's premise ledger enters its folder with its manifest in one swap (:func:`write_ledger`). Out of disk
-    space: one line, and each file is the old or the new."""
+    """Write :func:`merged_files` into ``out``, each file whole (written beside it, then renamed
+    into place); a study's premise ledger enters its folder with its manifest in one swap
+    (:func:`write_ledger`). Out of disk space: one line, and each file is the old or the new."""
     merged = merged_files(out)
     try:
         for name, text in merged.items():

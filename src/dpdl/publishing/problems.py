@@ -23,14 +23,15 @@ from dpdl.verdict_check import snapshot_problems
 log = logging.getLogger("dpdl")
 
 COMMIT = re.compile(r"[0-9a-f]{7,40}")  # what a manifest's code.commit may be: git reaches it unquoted
-CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")  # a manifest's configfile: a file under config/
+# a manifest's configfile: a file under config/
+CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")
 
 
 def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
-    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records: each value the
-    file sets in the manifest's sections must be the manifest's (which adds the schema's defaults). Nothing to
-    compare where that file was modified at publication, or outside a git checkout (a warning); a commit or file
-    the checkout lacks is a problem."""
+    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records:
+    each value the file sets in the manifest's sections must be the manifest's (which adds the
+    schema's defaults). Nothing to compare where that file was modified at publication, or outside a
+    git checkout (a warning); a commit or file the checkout lacks is a problem."""
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
@@ -39,7 +40,8 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
         return [f"{where}: code.commit {commit!r} is not a git commit hash (7 to 40 hex digits)"]
     if not (isinstance(configfile, str) and CONFIGFILE.fullmatch(configfile)):
         return [f"{where}: configfile {configfile!r} is not a file under config/ (config/<name>.yaml)"]
-    if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:  # `git status --porcelain` lines
+    # `git status --porcelain` lines
+    if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:
         return []
     if not _in_git_checkout():  # an installed dpdl checking a snapshot elsewhere: nothing to compare with
         log.warning("%s: not in a git checkout of dpdl, so %s at %s is not compared", study, configfile, commit[:12])
@@ -47,7 +49,8 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
     try:
         text = _git("show", "--end-of-options", f"{commit}:{configfile}")
         committed = yaml.safe_load(text) or {}
-    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):  # issue 61: a problem, no longer a warning
+    # issue 61: a problem, no longer a warning
+    except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
         return [
             f"{where}: {configfile} at {commit[:12]} cannot be read in this checkout (the commit is not in its "
             "history, or the file is not in the commit); publish again from a commit of this history"
@@ -100,12 +103,13 @@ def settings_problems(
 ) -> list[str]:
     """Where a run of ``study``'s build was made with settings other than ``config``'s (issue 61 item 1).
 
-    ``provenances``: each run by the path the build names it (``results/<study>/runs/...``); ``grid``: the runs
-    ``config`` implies (the study's ``runs``). A run outside the grid is another config's seed or cell; for one in
-    it, each provenance field the study says it records of the config (its ``recorded_settings``: the run's
-    settings, switches, horizon, accounting delta) must hold the value ``config`` gives. ``reading``: the built
-    reading whose nested build made the runs (``config`` is then the reading's). One line per key, naming the
-    first run that differs and how many do; a field a run does not record (an older run) is not compared.
+    ``provenances``: each run by the path the build names it (``results/<study>/runs/...``);
+    ``grid``: the runs ``config`` implies (the study's ``runs``). A run outside the grid is another
+    config's seed or cell; for one in it, each provenance field the study says it records of the
+    config (its ``recorded_settings``: the run's settings, switches, horizon, accounting delta) must
+    hold the value ``config`` gives. ``reading``: the built reading whose nested build made the runs
+    (``config`` is then the reading's). One line per key, naming the first run that differs and how
+    many do; a field a run does not record (an older run) is not compared.
     """
     module, grid = study_module(study), set(grid)
     found: dict[tuple[str, str], tuple[str, int, object, object]] = {}
@@ -139,12 +143,14 @@ def settings_problems(
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
-    """Problems with a snapshot: each study's files against its manifest, the merged files against its studies,
-    what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`), and each published verdict against
-    its claim judged again from the per-seed tables (:mod:`dpdl.verdict_check`)."""
+    """Problems with a snapshot: each study's files against its manifest, the merged files against
+    its studies, what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`), and
+    each published verdict against its claim judged again from the per-seed tables
+    (:mod:`dpdl.verdict_check`)."""
     problems = []
     manifests = {}
-    for study in ALL:  # each manifest checked before any of it is trusted; a bad one is named, its study skipped
+    # each manifest checked before any of it is trusted; a bad one is named, its study skipped
+    for study in ALL:
         if (out / study / MANIFEST).is_file():
             try:
                 manifests[study] = read_manifest(out, study)

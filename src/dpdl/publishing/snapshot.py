@@ -103,8 +103,8 @@ def _lines(path: str) -> list[str]:
 
 
 def _seal(folder: Path, manifest: dict, names: Iterable[str]) -> None:
-    """Stamp ``manifest`` with the sha256 of each of ``names`` in a study's new snapshot ``folder`` and write it
-    there, last (a folder with its manifest is whole)."""
+    """Stamp ``manifest`` with the sha256 of each of ``names`` in a study's new snapshot ``folder``
+    and write it there, last (a folder with its manifest is whole)."""
     manifest["files"] = {name: sha256_file(folder / name) for name in sorted(set(names))}
     write_json(folder / MANIFEST, manifest)
 
@@ -126,11 +126,13 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     buildable = plan(config).buildable
     builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
     provenances, in_readings = {}, {}  # each run file read once: for this check and for the compute record
-    for study, (built, narrowed) in builds.items():  # the runs were made with the config published, before writing
+    # the runs were made with the config published, before writing
+    for study, (built, narrowed) in builds.items():
         provenances[study] = run_provenances(study)
         different = settings_problems(study, config, provenances[study], study_module(study).runs(config, buildable))
         in_readings[study] = {}
-        for name in (name for name in built if name != DEFAULT):  # each reading's runs, with the reading's config
+        # each reading's runs, with the reading's config
+        for name in (name for name in built if name != DEFAULT):
             runs = reading_provenances(study, name, narrowed[name]["runs"] if name in narrowed else None)
             in_readings[study] |= runs
             within = reading_folder(study, name).as_posix() + "/"
@@ -140,7 +142,8 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
             different += settings_problems(study, settings, named, grid, reading=name)
         if different:
             raise DpdlError(different[0])
-    refuse_misjudged(builds, config)  # every built verdict is what its tables give, before anything is written
+    # every built verdict is what its tables give, before anything is written
+    refuse_misjudged(builds, config)
     for study in builds:
         publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study])
     _rewrite_merged(out, readme)
@@ -155,10 +158,10 @@ def publish_study(
     out: Path = PUBLISHED,
     in_readings: Mapping[str, dict] | None = None,
 ) -> dict:
-    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in one swap: the
-    old snapshot stays whole until the new one is (:func:`write_study`). ``provenances``: its main build's runs
-    (:func:`~dpdl.publishing.compute.run_provenances`), and ``in_readings`` its built readings' (by their path
-    here), read once by :func:`publish`.
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in
+    one swap: the old snapshot stays whole until the new one is (:func:`write_study`).
+    ``provenances``: its main build's runs (:func:`~dpdl.publishing.compute.run_provenances`), and
+    ``in_readings`` its built readings' (by their path here), read once by :func:`publish`.
 
     Besides the figures and tables, the snapshot holds everything the claims are judged from, so
     that :func:`rejudge` needs no build: the per-seed tables (``aggregates/``), the dataset cards
@@ -186,8 +189,9 @@ def study_snapshot(
     provenances: Mapping[str, dict],
     in_readings: Mapping[str, dict] | None = None,
 ) -> StudySnapshot:
-    """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its main build's
-    runs already read: ``provenances``; its built readings' runs: ``in_readings``, else read here)."""
+    """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its
+    main build's runs already read: ``provenances``; its built readings' runs: ``in_readings``, else
+    read here)."""
     outputs = study_outputs(study, config, buildable)
     for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
@@ -230,15 +234,16 @@ def study_snapshot(
     if chain:
         manifest["chain"] = chain
     texts = {"privacy.csv": privacy[privacy["study"] == study].to_csv(index=False, lineterminator="\n")}
-    if AUDIT_TABLE in outputs:  # the premise ledger of its audited cells (else write_merged adds it: one more swap)
+    # the premise ledger of its audited cells (else write_merged adds it: one more swap)
+    if AUDIT_TABLE in outputs:
         texts[LEDGER] = ledger_text(study)
     return StudySnapshot(outputs, texts, manifest)
 
 
 def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
-    """Write ``snapshot`` as ``out/<study>``, whole, in one swap (:func:`dpdl.publishing.staging.study_transaction`):
-    killed or out of disk space at any point, ``out/<study>`` is the old snapshot or the new one. Returns the
-    manifest written."""
+    """Write ``snapshot`` as ``out/<study>``, whole, in one swap
+    (:func:`dpdl.publishing.staging.study_transaction`): killed or out of disk space at any point,
+    ``out/<study>`` is the old snapshot or the new one. Returns the manifest written."""
     manifest = dict(snapshot.manifest)
     with study_transaction(out, study) as staged:
         for count, (name, source) in enumerate(snapshot.outputs.items()):
@@ -254,9 +259,9 @@ def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
 
 
 def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
-    """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured on its data
-    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving the rest; every study's audit
-    must be there before any is copied.
+    """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured
+    on its data (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving
+    the rest; every study's audit must be there before any is copied.
 
     The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
     ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
@@ -277,7 +282,8 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
             raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
     for study, sources in sources_of.items():
         manifest = read_json(out / study / MANIFEST)
-        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+        # the study's next snapshot, swapped in whole
+        with study_transaction(out, study, keep=True) as folder:
             for name, source in sources.items():
                 copy_into(source, folder / name)
             _chain_of(manifest, sources)
@@ -292,7 +298,8 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
                 "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
             }
             names = {*manifest["files"], *sources, LEDGER}
-            if Path(data_premises_path(study)).is_file():  # built with the audit where its data could be prepared
+            # built with the audit where its data could be prepared
+            if Path(data_premises_path(study)).is_file():
                 _add_data_premises(study, config, configfile, folder, manifest, out, readme)
                 names.add(DATA_PREMISES)
             _seal(folder, manifest, names)
@@ -302,9 +309,10 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
 def publish_data_premises(
     studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
 ) -> None:
-    """Copy each study's premises measured on its prepared data (``results/audit/<study>_data_premises.csv``) into
-    ``out/<study>/audit/data_premises.csv`` alone (:func:`publish_audits` copies it with the audit), stamp the
-    manifest's ``data_premises`` and rewrite the merged files: the table judges the study's premise claims."""
+    """Copy each study's premises measured on its prepared data
+    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/data_premises.csv`` alone
+    (:func:`publish_audits` copies it with the audit), stamp the manifest's ``data_premises`` and
+    rewrite the merged files: the table judges the study's premise claims."""
     from dpdl.config import load_config
 
     recover(out, *([readme] if readme is not None else []))
@@ -321,8 +329,9 @@ def publish_data_premises(
 def _add_data_premises(
     study: str, config: dict, configfile: Path, folder: Path, manifest: dict, out: Path, readme: Path | None
 ) -> None:
-    """Copy ``study``'s premises measured on its data into the new snapshot ``folder`` and stamp ``manifest``'s
-    ``data_premises`` (its files' sha256 are the caller's, with the manifest written last)."""
+    """Copy ``study``'s premises measured on its data into the new snapshot ``folder`` and stamp
+    ``manifest``'s ``data_premises`` (its files' sha256 are the caller's, with the manifest written
+    last)."""
     source = Path(data_premises_path(study))
     if not source.is_file():
         raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
@@ -356,7 +365,8 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
     for study in studies:
         folder = out / study
         manifest = read_json(folder / MANIFEST)
-        read: dict[str, dict] = {}  # the runs behind its tables, read once (a bad one is named before the tables)
+        # the runs behind its tables, read once (a bad one is named before the tables)
+        read: dict[str, dict] = {}
         compute = aggregate_compute(study, configfile.as_posix(), read)
         tables = sorted(name for name in manifest["files"] if name.startswith(f"{PUBLISHED_AGGREGATES}/"))
         built = aggregates_folder(study)
@@ -391,8 +401,8 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
 
 
 def _chain_of(manifest: dict, sources: dict[str, Path]) -> None:
-    """Put in ``manifest``'s chain the records of the build's ``sources`` (name in the study folder -> file) it now
-    holds, in place of those of the files they replace."""
+    """Put in ``manifest``'s chain the records of the build's ``sources`` (name in the study folder
+    -> file) it now holds, in place of those of the files they replace."""
     chain = {name: entry for name, entry in manifest.get("chain", {}).items() if name not in sources}
     chain |= published_chain(sources)
     manifest.pop("chain", None)
@@ -429,7 +439,8 @@ def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
         raise DpdlError(f"{out}: no published study (no <study>/{MANIFEST}) to judge again")
     judged_by = _code_without(out, readme)
     for study, manifest in manifests.items():
-        with study_transaction(out, study, keep=True) as folder:  # the study's next snapshot, swapped in whole
+        # the study's next snapshot, swapped in whole
+        with study_transaction(out, study, keep=True) as folder:
             lines += _rejudge_study(study, manifest, folder, judged_by)
     _rewrite_merged(out, readme)
     return lines
@@ -461,7 +472,8 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         before = pd.read_csv(target, dtype=str, keep_default_na=False) if target.is_file() else None
         card = judged_card(study, source, settings, folder)
         write_text(target, card_text(card))
-        if scorecard_name(name) in manifest.get("chain", {}):  # judged from the tables its build judged it from
+        # judged from the tables its build judged it from
+        if scorecard_name(name) in manifest.get("chain", {}):
             manifest["chain"][scorecard_name(name)] = rejudged(manifest["chain"][scorecard_name(name)], folder, target)
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:

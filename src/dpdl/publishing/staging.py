@@ -1,13 +1,14 @@
 """Rewriting a published study folder in one step: its next snapshot is written whole beside it, then swapped in.
 
-:func:`study_transaction` gives a folder ``<out>/.<study>.new-<pid>`` on the same filesystem; the caller writes
-the study's files there, its manifest last, and on success the folder is swapped with ``<out>/<study>`` in one
-atomic exchange of the two names (Linux's ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames: the old one to
-``.<study>.old-<pid>``, the new one into place), then the old one is removed. Killed, or out of disk space, at
-any point, ``<out>/<study>`` is the old snapshot or the new one, whole (in the two-rename fallback, for the
-instant between the renames, both are whole under the leftover names and :func:`recover` puts the new one in
-place). What an interrupted command leaves, the next one finishes or removes, saying so in one line each
-(:func:`recover`); ``dpdl check published`` names it (:func:`leftover_problem`).
+:func:`study_transaction` gives a folder ``<out>/.<study>.new-<pid>`` on the same filesystem; the
+caller writes the study's files there, its manifest last, and on success the folder is swapped with
+``<out>/<study>`` in one atomic exchange of the two names (Linux's ``renameat2(RENAME_EXCHANGE)``;
+elsewhere two renames: the old one to ``.<study>.old-<pid>``, the new one into place), then the old
+one is removed. Killed, or out of disk space, at any point, ``<out>/<study>`` is the old snapshot or
+the new one, whole (in the two-rename fallback, for the instant between the renames, both are whole
+under the leftover names and :func:`recover` puts the new one in place). What an interrupted command
+leaves, the next one finishes or removes, saying so in one line each (:func:`recover`); ``dpdl check
+published`` names it (:func:`leftover_problem`).
 
 ``DPDL_TEST_KILL_AT`` is for the fault tests alone (tests/unit/test_publishing_faults.py): naming one of
 :data:`FAULT_POINTS`, it makes the process kill itself (SIGKILL) when it reaches that point.
@@ -133,8 +134,8 @@ def _manifest_of(folder: Path) -> Callable[[str, list[str]], list[str]]:
 
 
 def _swap_in(new: Path, folder: Path, old: Path) -> bool:
-    """Put the whole folder ``new`` at ``folder``: True where the two were exchanged (the one replaced is now at
-    ``new``), else False (it is at ``old``, if there was one)."""
+    """Put the whole folder ``new`` at ``folder``: True where the two were exchanged (the one
+    replaced is now at ``new``), else False (it is at ``old``, if there was one)."""
     if not folder.exists():
         os.rename(new, folder)
         return False
@@ -151,8 +152,8 @@ def _swap_in(new: Path, folder: Path, old: Path) -> bool:
 
 
 def leftover_kind(path: Path) -> str | None:
-    """What ``path`` in a snapshot folder is if an interrupted command left it: ``new``, ``old``, ``part``; else
-    None."""
+    """What ``path`` in a snapshot folder is if an interrupted command left it: ``new``, ``old``,
+    ``part``; else None."""
     if found := LEFTOVER.fullmatch(path.name):
         return found["kind"]
     return "part" if PART.fullmatch(path.name) else None
@@ -187,8 +188,9 @@ def recover(out: Path, *beside: Path) -> list[str]:
     """Finish or undo what an interrupted command left in ``out`` (and beside each file of ``beside``, such as
     the README: its unfinished ``.part-*`` files), logging one line for each thing found and returning them.
 
-    A study folder in place keeps it, and the new and old folders beside it are removed; a study folder missing
-    (killed between the fallback's two renames) gets the new one whose manifest was written, else the old one.
+    A study folder in place keeps it, and the new and old folders beside it are removed; a study
+    folder missing (killed between the fallback's two renames) gets the new one whose manifest was
+    written, else the old one.
     """
     lines = []
     folders = [out] if out.is_dir() else []

@@ -90,7 +90,8 @@ def _packages() -> dict[str, str]:
 
 PACKAGES = _packages()
 ALL = tuple(PACKAGES)  # every registered study, in data-flow order
-MODULES = ("grid", "readings", "run", "aggregate", "figures", "claims", "cli", "audit")  # every study has these
+# every study has these
+MODULES = ("grid", "readings", "run", "aggregate", "figures", "claims", "cli", "audit")
 OPTIONAL_MODULES = ("tune", "tables", "extract")  # and may have these; besides them, only private _<name>.py
 LONG_MODULE_LINES = 800  # past this a module is worth a look for a second concern (a warning, not a limit)
 
@@ -114,8 +115,9 @@ class Study(Protocol):
     SHARED_SEEDS: bool  # every grid point of a figure runs the same seeds (trials): a trend series must carry
     # its seed ids, so the engine judges it within seeds (dpdl.claims refuses one without them)
     CARD_TABLES: dict[str, str]  # the paper's tables written from its prepared datasets' cards alone, each name ->
-    # its title: `dpdl tables <name>` (the function <name> of its tables module, given its cards by dataset) writes
-    # results/tables/<study>_<name>.csv and .md, promised while it is enabled (card_tables)
+    # its title: `dpdl tables <name>` (the function <name> of its tables module, given its cards by
+    # dataset) writes results/tables/<study>_<name>.csv and .md, promised while it is enabled
+    # (card_tables)
 
     def check_config(self, config: dict) -> None:
         """Raise a one-line ConfigError for what the study's schema cannot state (relations between keys)."""
@@ -145,10 +147,12 @@ class Study(Protocol):
         ...
 
     def recorded_settings(self, config: dict, path: str) -> dict[str, tuple[str, object]]:
-        """What the run at ``path`` (as the build names it) records of ``config``: each provenance field (dotted,
-        ``params.iterations``) -> the config key (in the study's section) and the value ``config`` gives it.
+        """What the run at ``path`` (as the build names it) records of ``config``: each provenance
+        field (dotted, ``params.iterations``) -> the config key (in the study's section) and the
+        value ``config`` gives it.
 
-        ``dpdl publish`` refuses a run whose field differs (:func:`dpdl.publishing.problems.settings_problems`).
+        ``dpdl publish`` refuses a run whose field differs
+        (:func:`dpdl.publishing.problems.settings_problems`).
         """
         ...
 
@@ -291,15 +295,16 @@ def card_tables(studies: Sequence[str] = ALL) -> dict[str, str]:
 
 
 def card_table(name: str) -> Callable[[dict[str, dict]], pd.DataFrame]:
-    """The function that writes card table ``name`` (:func:`card_tables`): its study's ``tables.<name>``, given the
-    study's cards by dataset."""
+    """The function that writes card table ``name`` (:func:`card_tables`): its study's
+    ``tables.<name>``, given the study's cards by dataset."""
     return getattr(importlib.import_module(f"{PACKAGES[card_tables()[name]]}.tables"), name)
 
 
 def prepared_dataset(name: str) -> PreparedDataset:
     """The record of prepared dataset ``name`` (``wddp/kdd``), or a ConfigError naming those there are.
 
-    Found in its own study's records (``<study>/<dataset>``): a ``dpdl prepare`` job imports no other study's grid.
+    Found in its own study's records (``<study>/<dataset>``): a ``dpdl prepare`` job imports no
+    other study's grid.
     """
     study = name.partition("/")[0]
     record = next((r for r in study_module(study).PREPARED if r.name == name), None) if study in ALL else None
@@ -309,13 +314,13 @@ def prepared_dataset(name: str) -> PreparedDataset:
 
 
 def prepared_names(config: dict) -> list[str]:
-    """The prepared datasets the enabled studies of ``config`` need, in data-flow order (of a study whose config
-    section has a ``datasets`` key, wddp, those it lists only)."""
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order (of a study
+    whose config section has a ``datasets`` key, wddp, those it lists only)."""
     return [name for name, record in prepared_datasets().items() if selects(config, record)]
 
 
 def selects(config: dict, record: PreparedDataset) -> bool:
-    """Whether ``config`` needs prepared dataset ``record``: its study is enabled and, where the study's section
-    has a ``datasets`` key, lists it."""
+    """Whether ``config`` needs prepared dataset ``record``: its study is enabled and, where the
+    study's section has a ``datasets`` key, lists it."""
     chosen = (config.get(record.study) or {}).get("datasets")
     return record.study in config["studies"] and (chosen is None or record.dataset in chosen)

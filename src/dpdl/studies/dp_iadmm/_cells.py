@@ -40,7 +40,8 @@ NOISELESS_RUN_PATH = "results/dp_iadmm/runs/main/{dataset}/nonprivate_{algorithm
 RUN_PATH = "results/dp_iadmm/runs/{horizon}/{dataset}/{variant}/eps{epsilon}/seed{seed}.npz"
 EPSILON_REGEX = r"[0-9.e+-]+"  # a finite epsilon-bar as format_number writes it
 
-Runs = Callable[[dict], list[tuple[str, float]]]  # config section -> the (variant, epsilon) pairs an aggregate reads
+# config section -> the (variant, epsilon) pairs an aggregate reads
+Runs = Callable[[dict], list[tuple[str, float]]]
 
 
 # --- what each aggregate reads ------------------------------------------------------------------

@@ -20,20 +20,23 @@ from dpdl.studies.dp_iadmm._cells import (
 )
 from dpdl.studies.dp_iadmm._variants import NONPRIVATE, VARIANT_PATTERN
 
-PARAM_SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient", "outp_regulariser")  # IadmmParams
+# IadmmParams
+PARAM_SWITCHES = ("trust_radius", "outp_noise", "sensitivity", "outp_gradient", "outp_regulariser")
 SWITCHES = (*PARAM_SWITCHES, "nonprivate_algorithm")
 # Copied from the section into a run's settings (beside the horizon's keys).
 RUN_SECTION_KEYS = ("mnist_agents", "beta", "delta", "outp_plus_factor", *PARAM_SWITCHES)
 RUN_SETTING_KEYS = ("horizon", *HORIZON_KEYS, *RUN_SECTION_KEYS)
 # The reference run (``nonprivate``) also names its algorithm.
 REFERENCE_RUN_SETTING_KEYS = (*RUN_SETTING_KEYS, "nonprivate_algorithm")
-# The switches each algorithm reads (IadmmParams); a run's params hold its algorithm's only (run_setting_keys).
+# The switches each algorithm reads (IadmmParams); a run's params hold its algorithm's only
+# (run_setting_keys).
 ALGORITHM_SWITCHES = {
     "objp": ("sensitivity",),
     "objt": ("sensitivity", "trust_radius"),
     "outp": ("outp_noise", "outp_gradient", "outp_regulariser"),
 }
-CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)  # copied from the section
+# copied from the section
+CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)
 CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 DEFAULT_BACKEND = "numba"  # dp_iadmm.backend: the program that runs the iterations (numba, or jax for a GPU)

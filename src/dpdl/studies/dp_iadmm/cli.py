@@ -54,7 +54,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         keys = run_setting_keys(args.variant)
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    if "backend" in parse_json_object(args.settings, "--settings"):  # run_settings names it where it is not numba
+    # run_settings names it where it is not numba
+    if "backend" in parse_json_object(args.settings, "--settings"):
         keys = (*keys, "backend")
     settings = parse_settings(args.settings, keys, STUDY, MADE_BY + "run_settings(config, horizon, variant)")
     try:
@@ -183,9 +184,9 @@ def claim_tables(paths, grid_aggregates) -> dict:
 
 
 def judge(settings: dict, aggregates: list, cards: list):
-    """The scorecard on the per-seed tables that exist (:func:`judge_claims`) and the cards of the datasets that
-    could be prepared: their class shares (``dataset_<name>``, beside the testing errors) and, FEMNIST's, the
-    shards its runs used."""
+    """The scorecard on the per-seed tables that exist (:func:`judge_claims`) and the cards of the
+    datasets that could be prepared: their class shares (``dataset_<name>``, beside the testing
+    errors) and, FEMNIST's, the shards its runs used."""
     from dpdl.claims import class_shares
     from dpdl.io import read_json
 

@@ -18,7 +18,8 @@ from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, a_variant
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
 from dpdl.verdicts.inputs import Outcome, Pair, Series, Unidentified
 
-# ------------------------------------------------ per-seed reductions (of dp_iadmm.aggregate's per-seed tables)
+# ------------------------------------------------ per-seed reductions (of dp_iadmm.aggregate's
+# per-seed tables)
 
 
 class MissingCells(LookupError):
@@ -159,7 +160,8 @@ def pair_cells(build: Callable[[pd.DataFrame], Iterator[tuple[str, object, objec
 INF = math.inf
 MAIN = {"iterations": 20_000, "seeds": 10}  # the paper's T = 2e4 and its 10 instances (Section 4)
 FEMNIST = {**MAIN, "femnist_train_shards": 36}  # and LEAF's 5% sample as in the authors' data (Table 1)
-LONG = {"long_iterations": 1_000_000, "long_seeds": 2}  # Remark 3's T = 1e6; no seed count stated, 2 give an interval
+# Remark 3's T = 1e6; no seed count stated, 2 give an interval
+LONG = {"long_iterations": 1_000_000, "long_seeds": 2}
 EXACT = {"mnist": {"iterations": 20_000}, "femnist": {"iterations": 20_000, "femnist_train_shards": 36}}
 TOLERANCE_PP = {"mnist": 2.0, "femnist": 5.0}  # note 8.8
 GAP_FRACTION = 0.25  # of the paper's gap, both ways
@@ -422,11 +424,12 @@ OURS, THEIRS = ("ObjT", "ObjP"), "OutP"  # the paper's algorithms and the baseli
 def spends_no_more_than_outp(table: pd.DataFrame) -> Outcome:
     """The premise of 'ours beat OutP at the same epsilon-bar': over the run, ObjT and ObjP spend no more privacy.
 
-    The paper compares at equal per-iteration epsilon-bar and calls it 'the same level of data privacy' (abstract).
-    The runs' composed epsilon (PLD accountant, delta 1e-6, over T) is what each spends: ObjT and ObjP compose
-    epsilon-bar-DP releases (pure DP, (20)), OutP Gaussian ones (Section 4, 'as in [10]'), so equal epsilon-bar is
-    not equal privacy. Holds when, at every epsilon-bar both sides ran, each of ours composes to at most the
-    baseline's (the least private of them), up to 1e-9 relative.
+    The paper compares at equal per-iteration epsilon-bar and calls it 'the same level of data
+    privacy' (abstract). The runs' composed epsilon (PLD accountant, delta 1e-6, over T) is what
+    each spends: ObjT and ObjP compose epsilon-bar-DP releases (pure DP, (20)), OutP Gaussian ones
+    (Section 4, 'as in [10]'), so equal epsilon-bar is not equal privacy. Holds when, at every
+    epsilon-bar both sides ran, each of ours composes to at most the baseline's (the least private
+    of them), up to 1e-9 relative.
     """
     pld = table[(table["metric"] == "eps_composed_pld") & np.isfinite(table["epsilon"])]
     family = pld["algorithm"].str.rstrip("+")  # OutP+ is OutP's privacy

@@ -162,7 +162,8 @@ def privacy_notes(agg: pd.DataFrame) -> list[str]:
         dropna=False,
         observed=True,
     ).reset_index()
-    wide = wide[wide["privacy_delta"].notna() & np.isfinite(wide["epsilon"])]  # noisy combinations that were run
+    # noisy combinations that were run
+    wide = wide[wide["privacy_delta"].notna() & np.isfinite(wide["epsilon"])]
     wide = wide.sort_values("dataset", key=lambda names: names.map(DATASETS.index), kind="stable")
     wide["series"] = wide["dataset"].str.upper() + " " + wide["algorithm"]
     if wide["a"].nunique() > 1:
@@ -188,8 +189,8 @@ def privacy_notes(agg: pd.DataFrame) -> list[str]:
 
 PAPER = "Ryu & Kim"
 FIGURE_LAYOUT = {
-    # figure: (plotting function, panel rows (a column: one row per value of it in the aggregate), one panel per
-    # epsilon-bar?, subject)
+    # figure: (plotting function, panel rows (a column: one row per value of it in the aggregate),
+    # one panel per epsilon-bar?, subject)
     "fig1": (plot_fig1, 2, True, "average noise magnitude (top) and testing error (bottom) [MNIST]"),
     "fig2a": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [MNIST]"),
     "fig2b": (plot_fig2, 1, False, r"testing error against $\bar\epsilon$ [FEMNIST]"),

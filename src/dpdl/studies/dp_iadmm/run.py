@@ -121,8 +121,9 @@ def jax_program():
     return dp_iadmm_jax
 
 
-# Each backend's program (the schema's dp_iadmm.backend): jax_tf32 is jax with the iteration's two products at the
-# device's default float32 precision (TF32 on a recent GPU), for runs a device check showed equivalent (issue 37).
+# Each backend's program (the schema's dp_iadmm.backend): jax_tf32 is jax with the iteration's two
+# products at the device's default float32 precision (TF32 on a recent GPU), for runs a device check
+# showed equivalent (issue 37).
 JAX_PRECISIONS = {"jax": "highest", "jax_tf32": "tf32"}
 
 
@@ -171,7 +172,8 @@ def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon
 def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None):
     """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult.
 
-    ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`): where either backend saves its state and resumes from.
+    ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`): where either backend saves its state and
+    resumes from.
     """
     if backend in JAX_PRECISIONS:
         program = jax_program()
@@ -247,8 +249,8 @@ class Job:
 def plan_job(
     *, horizon: str, dataset: str, variant_name: str, epsilon: float, settings: dict, card: dict, outputs: list[str]
 ) -> Job:
-    """Check one run job's arguments and make its parameters (``settings``: ``grid.run_settings``; ``card``: the
-    dataset's JSON card; ``outputs``: one run artifact per seed)."""
+    """Check one run job's arguments and make its parameters (``settings``: ``grid.run_settings``;
+    ``card``: the dataset's JSON card; ``outputs``: one run artifact per seed)."""
     from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
     from dpdl.runs import run_seed_sequence
@@ -306,7 +308,8 @@ def run_job(
         outputs=outputs,
     )
     rows = load_rows(dataset, npz, settings["mnist_agents"])
-    # Saved beside the outputs every 10 minutes (a JAX run after its chunk); a rerun of this job resumes from it.
+    # Saved beside the outputs every 10 minutes (a JAX run after its chunk); a rerun of this job
+    # resumes from it.
     key = run_identity(settings, card.get("npz_sha256", ""), variant_name, epsilon, job.seeds)
     checkpoint = Checkpoint(Path(outputs[0]).parent / CHECKPOINT_NAME, key, CHECKPOINT_EVERY_S)
     progress = Progress(job.label, job.params.iterations).update
@@ -359,11 +362,12 @@ def run_jobs_together(
     (:func:`dpdl.algorithms.dp_iadmm_jax.run_cells_jax`: the same switches, T, logging and seed count), and
     write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs.
 
-    Each batch saves its state beside its first job's outputs every ``checkpoint_every_s`` seconds and resumes
-    from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a batch saves its state at its
-    next save point (after its first chunk, if it started past it) and stops, and the batches after it are not
-    started: returns the labels of the jobs left unfinished (issue 63: a long job goes on in the next call of a
-    lent device). ``chunk``: iterations per call of the program.
+    Each batch saves its state beside its first job's outputs every ``checkpoint_every_s`` seconds
+    and resumes from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a
+    batch saves its state at its next save point (after its first chunk, if it started past it) and
+    stops, and the batches after it are not started: returns the labels of the jobs left unfinished
+    (issue 63: a long job goes on in the next call of a lent device). ``chunk``: iterations per call
+    of the program.
     """
     from dpdl.runs import package_versions, stopwatch
 
@@ -404,7 +408,8 @@ def run_jobs_together(
             unfinished += [job.label for job in group]
             continue
         wall_s, cpu_s = elapsed()
-        wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s  # earlier calls' too
+        # earlier calls' too
+        wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s
         for job, result in zip(group, results, strict=True):
             time_s = (wall_s / len(group), cpu_s / len(group))
             written.append(writer.submit(write_job, job, rows, result, time_s, versions, checkpoint.resumed_at))

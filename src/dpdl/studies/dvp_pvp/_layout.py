@@ -63,7 +63,8 @@ def own_eta_path(algorithm: str) -> str:
     return str(RESULTS / "eta" / f"{algorithm}.json")
 
 
-# ------------------------------------------------------------------------------ aggregates, figures, tables, claims
+# ------------------------------------------------------------------------------ aggregates,
+# figures, tables, claims
 
 
 def aggregate_path(name: str) -> str:

@@ -62,7 +62,8 @@ RUN_KEYS = (
     "accounting_delta",
 )
 SWITCH_KEYS = ("dvp_zeta_mode", "pvp_center", "graph", "agents", "evaluation", "init", "row_norm", "eta")
-# Switches of the aggregates (loss_unit) and the claims (pvp_error_of): in the scorecard's provenance, not a run's.
+# Switches of the aggregates (loss_unit) and the claims (pvp_error_of): in the scorecard's
+# provenance, not a run's.
 AGGREGATE_SWITCH_KEYS = ("loss_unit", "pvp_error_of")
 CLAIMS_STEP_KEYS = ("pvp_error_of",)  # read by the claims step alone: a reading of these needs no other table
 # The eta modes of the config (G14): one eta tuned on the non-private run for all three algorithms

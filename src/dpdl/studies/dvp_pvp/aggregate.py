@@ -28,7 +28,8 @@ RHO_TIE_RTOL = 1e-9
 # The settled part of a trace starts at t = 20: the paper averages PVP's loss over t = 20..100 for
 # its c6 (J Section 5, C(30)); a shorter run uses its second half.
 SETTLED_FIRST_ITERATION = 20
-MER_METRICS = ("mer", "mer_broadcast")  # trace columns of the MER figure: f_p's error rate, the released one's
+# trace columns of the MER figure: f_p's error rate, the released one's
+MER_METRICS = ("mer", "mer_broadcast")
 SEED_COLUMNS = ["algorithm", "alpha", "rho_exponent", "iteration", "metric", "seed", "value"]
 RUN_KEYS = ["algorithm", "alpha", "rho_exponent", "seed"]
 # The metrics of the per-seed tables: what one run's value is (``iteration`` says where it is read).

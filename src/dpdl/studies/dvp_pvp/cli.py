@@ -172,8 +172,9 @@ def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: st
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads)
-    and its dataset card in ``cards`` (default ``folder/cards``; a reading's folder holds no cards)."""
+    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims
+    step reads) and its dataset card in ``cards`` (default ``folder/cards``; a reading's folder
+    holds no cards)."""
     tables = {name: folder / "aggregates" / Path(path).name for name, path in grid.claim_inputs().items()}
     return judge(grid.settings(config), grid.claim_scale(config), tables, (cards or folder / "cards") / "adult.json")
 

@@ -183,13 +183,14 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
     return paths
 
 
-CLAIM_STACKS = {"tradeoff": ("tradeoff_dvp", "tradeoff_pvp")}  # the claims' tables stacked from figures' tables
+# the claims' tables stacked from figures' tables
+CLAIM_STACKS = {"tradeoff": ("tradeoff_dvp", "tradeoff_pvp")}
 
 
 def table_runs(config: dict, table: str) -> list[str]:
-    """Every run artifact the table ``table`` reads for ``config``: a figure's (or its ``_seeds`` twin's) runs;
-    ``tradeoff``, the claims' stack of both trade-off figures (:func:`dpdl.studies.dvp_pvp.extract.claim_tables`),
-    theirs; none for another table."""
+    """Every run artifact the table ``table`` reads for ``config``: a figure's (or its ``_seeds``
+    twin's) runs; ``tradeoff``, the claims' stack of both trade-off figures
+    (:func:`dpdl.studies.dvp_pvp.extract.claim_tables`), theirs; none for another table."""
     name, values = table.removesuffix("_seeds"), settings(config)
     figures = CLAIM_STACKS.get(name, (name,) if name in FIGURES else ())
     return list(dict.fromkeys(path for figure in figures for path in figure_runs(values, figure)))
@@ -212,9 +213,10 @@ RECORDED_PARAMS = ("agents", "partition_seed", "graph", "edge_probability", "gra
 
 
 def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config key (in the
-    section) and the value it gives. Every run records the run settings of :data:`RECORDED_PARAMS`, its C^R,
-    the switches and the accounting delta; a main-grid run also its rho (a rho-selection run's is its path's)."""
+    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config
+    key (in the section) and the value it gives. Every run records the run settings of
+    :data:`RECORDED_PARAMS`, its C^R, the switches and the accounting delta; a main-grid run also
+    its rho (a rho-selection run's is its path's)."""
     values = run_settings(config)
     kind = path.split("/")[4]  # results/dvp_pvp/runs/adult/<algorithm, or the selection>/...
     algorithm = {"eta_selection": "nonprivate"}.get(kind, kind if kind in ALGORITHMS else path.split("/")[5])

@@ -199,8 +199,8 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims step reads;
-    dzoa's generated data has no card, so ``cards`` is not read)."""
+    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims
+    step reads; dzoa's generated data has no card, so ``cards`` is not read)."""
     from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.grid import evaluation_trials, settings
 

@@ -23,7 +23,8 @@ CONVERGED_FRACTION = 0.01  # "converge": the error falls by at least 99% of its 
 EARLY_ITERATION = 10  # "DP-ADMM converges faster": judged at m = 10, where the note looked (G19)
 GAUSSIAN_CONSTANT = 2.1  # Theorem 1's sqrt(2.1 ln(1.25/delta)) (25)
 BOUND_RTOL = 1e-9  # an exact epsilon counts as above a bound only beyond this relative slack
-NOTE_TOTAL_RATIOS = {1e-2: 13.4786, 1e-3: 13.5837, 1e-4: 13.6371, 1e-5: 13.6695, 1e-6: 13.6912}  # note 3.3, M = 200
+# note 3.3, M = 200
+NOTE_TOTAL_RATIOS = {1e-2: 13.4786, 1e-3: 13.5837, 1e-4: 13.6371, 1e-5: 13.6695, 1e-6: 13.6912}
 NOTE_RATIO_TOLERANCE = 5e-5  # the note prints 4 decimals
 
 # ------------------------------------------------------------------------------------ extractors

@@ -28,7 +28,8 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 CARD_TABLES = {}  # no table is written from the datasets' cards alone
 SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
-# judged within trials, and a trend claim's extractor that hands the engine series without trial ids is refused
+# judged within trials, and a trend claim's extractor that hands the engine series without trial ids
+# is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
     PreparedDataset(STUDY, "lasso", build=prepared.build_dzoa_lasso, options=prepared.LASSO_OPTIONS),
 )
@@ -224,8 +225,8 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
 
 
 def table_runs(config: dict, table: str) -> list[str]:
-    """Every run artifact the aggregate table ``table`` (a figure's, or its ``_seeds`` twin) reads for ``config``;
-    none for a table not built from one figure's runs."""
+    """Every run artifact the aggregate table ``table`` (a figure's, or its ``_seeds`` twin) reads
+    for ``config``; none for a table not built from one figure's runs."""
     name = table.removesuffix("_seeds")
     return figure_run_paths(settings(config), evaluation_trials(config), name) if name in FIGURES else []
 

@@ -199,7 +199,8 @@ def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -
             "rows": card["rows"],
             "majority": max(card.get("class_balance", {}).values(), default=None),
         }
-        for card in sorted(cards, key=lambda card: order.get(card["dataset"], len(order)))  # panel order, as read
+        # panel order, as read
+        for card in sorted(cards, key=lambda card: order.get(card["dataset"], len(order)))
     ]
     tables["datasets"] = pd.DataFrame(sizes) if sizes else None
     return tables

@@ -121,7 +121,8 @@ def _cmd_tune(args: argparse.Namespace) -> int:
         experiment, clients, epsilon = parse_batch(args.batch)
         scores = cross_validate_setting(settings, args.dataset, data, experiment, clients, epsilon)
         summary, selected = select_step_sizes(scores, settings["tuning"]["scope"], by="cell")
-        # the batch's m (and epsilon) replace tuning.clients and tuning.epsilon, which per_setting does not use
+        # the batch's m (and epsilon) replace tuning.clients and tuning.epsilon, which per_setting
+        # does not use
         record = {k: v for k, v in record.items() if k not in ("clients", "epsilon")} | {"batch": args.batch}
     else:
         scores = cross_validate(settings, args.dataset, data)

@@ -16,8 +16,8 @@ from dpdl.verdicts.inputs import Outcome, Pair, Series
 
 Extractor = Callable[[pd.DataFrame], object]
 
-# Section 5: "KDDCup99 ..., Adult ..., Bank ..., Breast Cancer ... and Credit Card Fraud ..., the number of total
-# data instances are 70000, 45222, 41188, 699 and 984, respectively" (wddp.md 4.1)
+# Section 5: "KDDCup99 ..., Adult ..., Bank ..., Breast Cancer ... and Credit Card Fraud ..., the
+# number of total data instances are 70000, 45222, 41188, 699 and 984, respectively" (wddp.md 4.1)
 PAPER_SIZES = {"kdd": 70000, "adult": 45222, "bank": 41188, "breast_cancer": 699, "credit_card": 984}
 WEAKEST, STRONGEST = (32, 0.1), (8, 0.01)  # (m, epsilon) of Figs 13/14 and 15/16 (wddp.md 7.3 item 5)
 # ------------------------------------------------------------------------------------ extractors

@@ -49,7 +49,8 @@ PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option
         options={key: f"data.kdd.{key}" for key in ("sample_size", "train_size", "seed")},
         files=prepared.kdd_files,
     ),
-    # no official split: stratified 80/20 with a fixed seed (dpdl.data.tabular.SPLIT_SEED, TEST_FRACTION), no option
+    # no official split: stratified 80/20 with a fixed seed (dpdl.data.tabular.SPLIT_SEED,
+    # TEST_FRACTION), no option
     PreparedDataset(STUDY, "bank", build=prepared.build_wddp_bank, files=prepared.bank_files),
     PreparedDataset(
         STUDY, "breast_cancer", build=prepared.build_wddp_breast_cancer, files=prepared.breast_cancer_files
@@ -59,12 +60,13 @@ PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 CARD_TABLES = {}  # no table is written from the datasets' cards alone
 SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
-# trend claim's extractor that hands the engine series without seed ids is refused
-# Panel order of every figure (Section 5): (a) KDD Cup 99, (b) Adult, (c) Bank, (d) Breast Cancer, (e) Credit Card
+# trend claim's extractor that hands the engine series without seed ids is refused Panel order of
+# every figure (Section 5): (a) KDD Cup 99, (b) Adult, (c) Bank, (d) Breast Cancer, (e) Credit Card
 DATASETS = ("kdd", "adult", "bank", "breast_cancer", "credit_card")
 # Section 5: "u is set from 1 to 9 on KDDCup99, Adult and Bank, while from 1 to 5 on the rest"
 MAX_UNEVENNESS = {"breast_cancer": 5, "credit_card": 5}
-PRIVATE_METHODS = ("wddp", "dist_avg", "central")  # dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
+# dpdl.privacy.wddp.METHODS (not imported: it loads dp_accounting)
+PRIVATE_METHODS = ("wddp", "dist_avg", "central")
 NONPRIVATE = "nonpriv"  # the aggregate rows of theta*, the non-private optimum
 METRICS = {"accuracy": "test accuracy", "gap": "optimality gap L(θ) − L(θ*)"}
 # (m, epsilon, (accuracy figure, gap figure)) of Experiment B, from the captions of Figs 2, 12-16.
@@ -344,10 +346,12 @@ def aggregate_runs(settings: Mapping, figure: str, buildable: Iterable[str]) -> 
 
 
 def table_runs(config: Mapping, table: str) -> list[str]:
-    """Every run artifact the table ``table`` reads for ``config``, on the selected datasets whether or not they
-    can be prepared here: a figure's (or its ``_seeds`` twin's) runs; ``versus_<experiment>`` and ``runs``, the
-    claims' stacks of figures (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked;
-    ``versus_<experiment>_<dataset>``, one panel's rows of such a stack, that dataset's; none for another table."""
+    """Every run artifact the table ``table`` reads for ``config``, on the selected datasets whether
+    or not they can be prepared here: a figure's (or its ``_seeds`` twin's) runs;
+    ``versus_<experiment>`` and ``runs``, the claims' stacks of figures
+    (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked;
+    ``versus_<experiment>_<dataset>``, one panel's rows of such a stack, that dataset's; none for
+    another table."""
     settings, name = config[STUDY], table.removesuffix("_seeds")
     every = [f"{STUDY}/{d}" for d in selected_datasets(config)]
     panel = re.fullmatch(rf"(versus_(?:epsilon|unevenness))_({'|'.join(DATASETS)})", name)
@@ -410,8 +414,8 @@ RECORDED_PARAMS = ("iterations", "l2", "init_std", "threshold_fraction", "eq3_co
 
 
 def recorded_settings(config: Mapping, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config key (in the
-    section) and the value it gives (the same for every run: its cell is its path)."""
+    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config
+    key (in the section) and the value it gives (the same for every run: its cell is its path)."""
     section = config[STUDY]
     found = {f"params.{key}": (key, section[key]) for key in RECORDED_PARAMS}
     found["params.step_size_selection.grid"] = ("step_sizes", section["step_sizes"])

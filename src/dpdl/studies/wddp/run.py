@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BUDGET_RELATIVE_SLACK = 1e-6  # the accountants' numerical slack on a composed epsilon (its figures and claims)
+# the accountants' numerical slack on a composed epsilon (its figures and claims)
+BUDGET_RELATIVE_SLACK = 1e-6
 LIPSCHITZ = 1.0  # G: ||x|| = 1 and |h - y| < 1 (wddp.md 1.3)
 EXPERIMENT_KEYS = {"epsilon": 0, "unevenness": 1, "tuning": 2}  # spawn-key codes of the seed streams
 

@@ -255,7 +255,8 @@ def select_step_sizes(
     if scope == "shared":
         ranked["method"] = "all"
     ranking_loss = ranked["validation_loss"].where(np.isfinite(ranked["validation_loss"]), np.inf)
-    ranking_accuracy = ranked["validation_accuracy"].round(ACCURACY_DECIMALS)  # equal means tie despite float noise
+    # equal means tie despite float noise
+    ranking_accuracy = ranked["validation_accuracy"].round(ACCURACY_DECIMALS)
     order = ranked.assign(_accuracy=ranking_accuracy, _loss=ranking_loss).sort_values(
         ["method", by, "_accuracy", "_loss"], ascending=[True, True, False, True]
     )
