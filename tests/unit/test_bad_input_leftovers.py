@@ -42,17 +42,19 @@ def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
 
 
 def test_an_alias_bomb_is_rejected_without_expanding_it(tmp_path: Path) -> None:
-    """#36, case 6: nine levels of ten aliases (1e9 values once expanded) under an unknown key. The checks walk each
-    aliased list once, so the error comes at once; walking the expanded tree would not end within the timeout."""
+    """#36, case 6: nine levels of ten aliases (1e9 values once expanded) under an unknown key.
+
+    The aliases are counted without expanding them, so the error comes at once; walking the expanded tree would not
+    end within the timeout.
+    """
     lines = ["studies: [wddp]", "bomb:", "  l0: &l0 [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]"]
     lines += [f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 9)]
     bomb = tmp_path / "bomb.yaml"
     bomb.write_text("\n".join(lines) + "\n")
     code = f"from dpdl.config import load_config; load_config({str(bomb)!r}, {str(SCHEMA)!r})"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert (
-        "ConfigError: invalid configuration: (top level): Additional properties are not allowed ('bomb'" in done.stderr
-    )
+    # refused for its aliases before its keys are checked (issue 61 item 7)
+    assert "ConfigError: " in done.stderr and "YAML aliases (*name) expand it to" in done.stderr
 
 
 def test_a_manifest_config_edited_after_publication_is_named(at_root: Path, tmp_path: Path) -> None:
