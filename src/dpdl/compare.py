@@ -4,6 +4,10 @@ A run's provenance records its wall time (``timing``), the one field that is not
 its inputs; everything else must be equal. Run archives (``.npz``) are compared array by array
 with their provenance parsed and ``timing`` dropped, JSON files likewise, images by their
 pixels when their bytes differ, and every other file byte for byte.
+
+The hash chain (:mod:`dpdl.chain`: a run's ``chain`` field, the ``.<name>.chain.json`` records beside other
+outputs) is left out: it holds the sha256 of whole input files, a run's timing included, so two builds of the same
+inputs record different hashes; what it vouches for, within one build, is checked by ``dpdl check``.
 """
 
 from __future__ import annotations
@@ -15,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dpdl.chain import RECORD_SUFFIX
 from dpdl.io import load_npz
 
-NONDETERMINISTIC_KEYS = ("timing",)  # provenance fields that may differ between identical runs
+# provenance fields that may differ between identical runs: the wall time, and the chain's hashes of the inputs
+NONDETERMINISTIC_KEYS = ("timing", "chain")
 SKIPPED_SUFFIXES = (".log",)
 
 
@@ -109,7 +115,13 @@ def _files(root: Path, under: Iterable[str]) -> set[str]:
         base = root / part
         candidates = [base] if base.is_file() else base.rglob("*") if base.is_dir() else []
         for path in candidates:
-            if path.is_file() and path.suffix not in SKIPPED_SUFFIXES and ".part-" not in path.name:
+            chain_record = path.name.startswith(".") and path.name.endswith(RECORD_SUFFIX)
+            if (
+                path.is_file()
+                and path.suffix not in SKIPPED_SUFFIXES
+                and ".part-" not in path.name
+                and not chain_record
+            ):
                 found.add(str(path.relative_to(root)))
     return found
 

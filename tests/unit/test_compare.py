@@ -36,6 +36,25 @@ def test_builds_that_differ_only_in_timing_are_the_same(tmp_path: Path) -> None:
     assert main(["compare", str(a), str(b)]) == 0
 
 
+def test_the_hash_chain_which_hashes_whole_inputs_timing_included_is_left_out(tmp_path: Path) -> None:
+    """A run's ``chain`` and the records beside other outputs hold the sha256 of input files, whose timing differs
+    between two builds of the same inputs; the SLURM stage of .ci/run compares two such builds."""
+    builds = []
+    for name, digest in (("a", "1" * 64), ("b", "2" * 64)):
+        root = _build(tmp_path / name, trace=np.arange(3.0), seconds=1.0, table="x,y\n1,2\n")
+        provenance = {"seed": 0, "study": "dzoa", "chain": {"inputs": {"results/calibration.json": digest}}}
+        save_npz(
+            root / "results" / "runs" / "seed1.npz",
+            {"trace/error": np.arange(3.0), "provenance": np.array(dumps_json(provenance))},
+        )
+        write_text(
+            root / "results" / ".table.csv.chain.json", dumps_json({"inputs": {"results/runs/seed0.npz": digest}})
+        )
+        builds.append(root)
+    compared, differences = compare_builds(*builds, ["results", "figures"])
+    assert compared == 6 and differences == []
+
+
 def test_every_kind_of_difference_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a = _build(tmp_path / "a", trace=np.arange(3.0), seconds=1.0, table="x,y\n1,2\n")
     b = _build(tmp_path / "b", trace=np.arange(3.0) + 1e-9, seconds=1.0, table="x,y\n1,3\n", line_width=4.0)
