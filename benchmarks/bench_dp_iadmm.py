@@ -80,7 +80,10 @@ from dpdl.studies.dp_iadmm import grid as study_grid  # noqa: E402
 from dpdl.studies.dp_iadmm.run import load_federated  # noqa: E402
 
 EPSILON = 0.05
-AIM_RATIO = {"mnist": 1.3, "femnist@paper": 1.6}  # issue #22: time / floor at the paper's size and seeds per job
+AIM_RATIO = {
+    "mnist": 1.3,
+    "femnist@paper": 1.6,
+}  # issue #22: time / floor at the paper's size and seeds per job
 SEEDS_PER_JOB = {"mnist": 10, "femnist": 2, "femnist@paper": 10}  # mnist, femnist@paper: as the paper config
 PAPER_FEMNIST = (195, 36_708)  # writers and training rows of the paper's FEMNIST (Table 1)
 CASES = {"mnist": "mnist", "femnist": "femnist", "femnist@paper": "femnist"}  # case -> prepared dataset
@@ -101,7 +104,9 @@ def paper_size_femnist(npz: str, folder: Path) -> Path:
     sizes = np.diff(offsets)[owner]
     sizes = np.maximum(1, np.round(sizes * rows / sizes.sum())).astype(np.int64)
     rng = np.random.default_rng(0)
-    picked = np.concatenate([rng.integers(offsets[w], offsets[w + 1], n) for w, n in zip(owner, sizes, strict=True)])
+    picked = np.concatenate(
+        [rng.integers(offsets[w], offsets[w + 1], n) for w, n in zip(owner, sizes, strict=True)]
+    )
     path = folder / "femnist_paper_size.npz"
     np.savez(
         path,
@@ -137,12 +142,16 @@ class LoopBaseline:
     def __init__(self, dataset: str, data: FederatedData, algorithm: str, seed: int = 0) -> None:
         self.rng = np.random.default_rng(seed)
         self.agents = reference_agents(data)
-        self.params = iadmm.IadmmParams(algorithm, EPSILON, 1, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]))
+        self.params = iadmm.IadmmParams(
+            algorithm, EPSILON, 1, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset])
+        )
         self.state = reference.initial_state(len(self.agents), data.n_features, data.n_classes)
 
     def step(self, t: int) -> None:
         draw = self.rng.standard_normal if self.params.algorithm == "outp" else self.rng.laplace
-        self.state = reference.iteration(self.state, self.agents, self.params, t, draw(size=self.state.z.shape))
+        self.state = reference.iteration(
+            self.state, self.agents, self.params, t, draw(size=self.state.z.shape)
+        )
 
 
 class Floor:
@@ -160,12 +169,17 @@ class Floor:
         self.operands = []
         for chunk in data.chunks:
             agents, rows, features = chunk.features.shape
-            weights = fill.standard_normal((agents, features, columns), dtype=DTYPE)  # z[:, columns], (g, J_c, B K)
-            residuals = fill.standard_normal((agents, columns, rows), dtype=DTYPE)  # h - y, class-major (g, B K, m)
+            weights = fill.standard_normal(
+                (agents, features, columns), dtype=DTYPE
+            )  # z[:, columns], (g, J_c, B K)
+            residuals = fill.standard_normal(
+                (agents, columns, rows), dtype=DTYPE
+            )  # h - y, class-major (g, B K, m)
             features_t = np.swapaxes(chunk.features, -1, -2)  # X^T
             self.operands.append((np.swapaxes(weights, -1, -2), features_t, np.swapaxes(residuals, -1, -2)))
         self.words_per_call = [
-            math.ceil((chunk.stop - chunk.start) * data.n_features * data.n_classes / 2) for chunk in data.chunks
+            math.ceil((chunk.stop - chunk.start) * data.n_features * data.n_classes / 2)
+            for chunk in data.chunks
         ]
         self.rngs = [np.random.default_rng(seed) for seed in range(replicas)]
 
@@ -212,7 +226,9 @@ def run_ours(
     clock: Clock,
 ) -> None:
     """T = t iterations of :func:`dpdl.algorithms.dp_iadmm.run_iadmm` on ``seeds`` replicas, ``clock`` after each."""
-    params = iadmm.IadmmParams(algorithm, EPSILON, t, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]), log_every=t)
+    params = iadmm.IadmmParams(
+        algorithm, EPSILON, t, iadmm.PenaltySchedule(**PENALTY_CONSTANTS[dataset]), log_every=t
+    )
     rngs = [np.random.default_rng(s) for s in range(seeds)]
     iadmm.run_iadmm(data, params, test_x, test_y, rngs=rngs, progress=clock)
 
@@ -262,7 +278,10 @@ def measure(case: str, iterations: int, repeats: int, folder: Path) -> list[dict
         for name, (cpu, wall) in fastest_iteration(runs, iterations, repeats).items():
             row.update({name: cpu, f"{name}_wall": wall})
         rows.append(row)
-    loops = {f"loop_{algorithm}": functools.partial(run_baseline, dataset, data, algorithm) for algorithm in ALGORITHMS}
+    loops = {
+        f"loop_{algorithm}": functools.partial(run_baseline, dataset, data, algorithm)
+        for algorithm in ALGORITHMS
+    }
     for name, (cpu, wall) in fastest_iteration(loops, max(2, iterations // 3), repeats).items():
         for row in rows:
             row.update({name: cpu, f"{name}_wall": wall})
@@ -342,7 +361,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         for case in args.datasets:
             rows += measure(case, args.iterations, args.repeats, Path(folder))
-    print(f"load average after: {os.getloadavg()[0]:.2f} (a shared machine slows the floor and the runs alike)\n")
+    print(
+        f"load average after: {os.getloadavg()[0]:.2f} (a shared machine slows the floor and the runs alike)\n"
+    )
     aims = ", ".join(f"{case} {ratio}x" for case, ratio in AIM_RATIO.items())
     print(
         "CPU ms per run-iteration (a job's iteration / its seeds); in brackets the ratio to the floor, marked "

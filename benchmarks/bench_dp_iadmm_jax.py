@@ -61,7 +61,9 @@ def main() -> None:
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; jax {jax.__version__} "
         f"({jax.devices()[0].platform}); T = {args.iterations}, {args.seeds} seeds, MNIST-sized"
     )
-    print(f"{'algorithm':<10}{'program':<8}{'wall ms':>10}{'CPU ms':>10}{'first +s':>11}   per seed-iteration")
+    print(
+        f"{'algorithm':<10}{'program':<8}{'wall ms':>10}{'CPU ms':>10}{'first +s':>11}   per seed-iteration"
+    )
     per_step = args.iterations * args.seeds
     for algorithm in args.algorithms:
         params = iadmm.IadmmParams(
@@ -84,7 +86,9 @@ def main() -> None:
         numba_wall, numba_cpu = timed(numba_run)
         jax_wall, jax_cpu = timed(jax_run)
         compile_s = first_wall - jax_wall
-        print(f"{algorithm:<10}{'numba':<8}{1e3 * numba_wall / per_step:>10.1f}{1e3 * numba_cpu / per_step:>10.1f}")
+        print(
+            f"{algorithm:<10}{'numba':<8}{1e3 * numba_wall / per_step:>10.1f}{1e3 * numba_cpu / per_step:>10.1f}"
+        )
         print(
             f"{'':<10}{'jax':<8}{1e3 * jax_wall / per_step:>10.1f}{1e3 * jax_cpu / per_step:>10.1f}{compile_s:>11.1f}"
         )

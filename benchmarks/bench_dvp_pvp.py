@@ -53,7 +53,9 @@ def plain_newton(data: NodeData, *, c_r, ridge, linear, start, factors=None) -> 
     f = np.stack([node[0] for node in solved])
     iterations = np.array([node[1] for node in solved])
     norms = np.array([node[2] for node in solved])
-    return LocalSolution(f, iterations, iterations.copy(), norms, np.ones(data.n_nodes, bool), (None,) * data.n_nodes)
+    return LocalSolution(
+        f, iterations, iterations.copy(), norms, np.ones(data.n_nodes, bool), (None,) * data.n_nodes
+    )
 
 
 def _plain_newton_node(x, y, w, c_r, ridge, linear, start) -> tuple[np.ndarray, int, float]:
@@ -83,10 +85,16 @@ def _plain_newton_node(x, y, w, c_r, ridge, linear, start) -> tuple[np.ndarray, 
 
 def cpu_per_iteration(context, algorithm, alpha, eta, iterations, solver=None) -> tuple[float, float]:
     """CPU seconds per ADMM iteration (long minus short run) and Newton steps per node-step."""
-    settings = {"rho": context.values["rho"][algorithm], "c_r": float(context.values["c_r"][algorithm]), "eta": eta}
+    settings = {
+        "rho": context.values["rho"][algorithm],
+        "c_r": float(context.values["c_r"][algorithm]),
+        "eta": eta,
+    }
 
     def one(n: int):
-        rngs = [np.random.default_rng(child) for child in np.random.SeedSequence(0).spawn(context.data.n_nodes)]
+        rngs = [
+            np.random.default_rng(child) for child in np.random.SeedSequence(0).spawn(context.data.n_nodes)
+        ]
         admm = AdmmSettings(algorithm, iterations=n, alpha=alpha, **settings)
         start = time.process_time()
         if solver is None:
@@ -114,7 +122,9 @@ def main() -> int:
     per_iteration = {}
     for algorithm, alpha in CASES:
         ours, steps = cpu_per_iteration(context, algorithm, alpha, args.eta, args.iterations)
-        plain, plain_steps = cpu_per_iteration(context, algorithm, alpha, args.eta, args.iterations, plain_newton)
+        plain, plain_steps = cpu_per_iteration(
+            context, algorithm, alpha, args.eta, args.iterations, plain_newton
+        )
         per_iteration[algorithm] = ours
         print(
             f"{algorithm:>10} alpha {alpha}: {ours * 1e3:7.1f} ms/iteration ({steps:.1f} steps/node), "
@@ -125,7 +135,9 @@ def main() -> int:
     run_cpu = time.process_time() - start
     values_ci = dict(values, iterations=100)
     rngs = [np.random.default_rng(c) for c in np.random.SeedSequence(0).spawn(context.data.n_nodes)]
-    result = run_admm(context.data, context.adjacency, AdmmSettings("pvp", 0.1, 146.0, args.eta, 100, 0.1), rngs=rngs)
+    result = run_admm(
+        context.data, context.adjacency, AdmmSettings("pvp", 0.1, 146.0, args.eta, 100, 0.1), rngs=rngs
+    )
     start = time.process_time()
     run.run_trace(result, context.data, context.eval_x, context.eval_y, 1.0)
     trace_cpu = time.process_time() - start

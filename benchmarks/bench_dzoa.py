@@ -49,7 +49,9 @@ def cpu_seconds(function) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--outer", type=int, default=4, help="outer iterations timed per case (scaled to 200)")
+    parser.add_argument(
+        "--outer", type=int, default=4, help="outer iterations timed per case (scaled to 200)"
+    )
     outer = parser.parse_args().outer
     data = generate(trials=10, seed=0, agents=K, samples_per_agent=N_K, features=P, noise_variance=0.1)
     X, y = data["X"].reshape(10, K, N_K, P), data["y"].reshape(10, K, N_K)
@@ -89,7 +91,9 @@ def main() -> int:
 
     dpadmm = cpu_seconds(run_dpadmm) * PAPER_TRIALS / 10  # all trials and points
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "import dpdl.studies.dzoa, dpdl.runs, dpdl.algorithms.dzoa"], check=True)
+    subprocess.run(
+        [sys.executable, "-c", "import dpdl.studies.dzoa, dpdl.runs, dpdl.algorithms.dzoa"], check=True
+    )
     startup = time.perf_counter() - start
 
     paper_dzoa_cpu = PAPER_TRIALS * (batched + startup)

@@ -40,9 +40,15 @@ JOBS = {
             "dpdl.privacy.accounting",
         ],
     ),  # fmt: skip
-    "dp_iadmm optimum": (["dp_iadmm", "optimum"], ["dpdl.studies.dp_iadmm.tune", f"{ALGORITHMS}.dp_iadmm_objective"]),
+    "dp_iadmm optimum": (
+        ["dp_iadmm", "optimum"],
+        ["dpdl.studies.dp_iadmm.tune", f"{ALGORITHMS}.dp_iadmm_objective"],
+    ),
     "dp_iadmm aggregate": (["dp_iadmm", "aggregate"], ["dpdl.studies.dp_iadmm.aggregate", "dpdl.runs"]),
-    "dp_iadmm figure": (["dp_iadmm", "figure"], ["dpdl.studies.dp_iadmm.figures", "dpdl.plotting", "seaborn"]),
+    "dp_iadmm figure": (
+        ["dp_iadmm", "figure"],
+        ["dpdl.studies.dp_iadmm.figures", "dpdl.plotting", "seaborn"],
+    ),
     "dp_iadmm claims": (["dp_iadmm", "claims"], ["dpdl.studies.dp_iadmm.claims", "dpdl.claims"]),
     "dvp_pvp run": (
         ["dvp_pvp", "run"],
@@ -70,12 +76,18 @@ JOBS = {
         ["dzoa", "calibrate"],
         ["dpdl.studies.dzoa.tune", f"{ALGORITHMS}.dzoa", "dpdl.privacy.accounting"],
     ),
-    "dzoa tune": (["dzoa", "tune"], ["dpdl.studies.dzoa.tune", f"{ALGORITHMS}.dzoa", f"{ALGORITHMS}.dzoa_dpadmm"]),
+    "dzoa tune": (
+        ["dzoa", "tune"],
+        ["dpdl.studies.dzoa.tune", f"{ALGORITHMS}.dzoa", f"{ALGORITHMS}.dzoa_dpadmm"],
+    ),
     "dzoa run": (
         ["dzoa", "run"],
         ["dpdl.studies.dzoa.run", f"{ALGORITHMS}.dzoa", f"{ALGORITHMS}.dzoa_dpadmm", "dpdl.runs"],
     ),
-    "dzoa aggregate": (["dzoa", "aggregate"], ["dpdl.studies.dzoa.aggregate", "dpdl.privacy.exact", "dpdl.runs"]),
+    "dzoa aggregate": (
+        ["dzoa", "aggregate"],
+        ["dpdl.studies.dzoa.aggregate", "dpdl.privacy.exact", "dpdl.runs"],
+    ),
     "dzoa figure": (["dzoa", "figure"], ["dpdl.studies.dzoa.figures", "dpdl.plotting"]),
     "dzoa claims": (["dzoa", "claims"], ["dpdl.studies.dzoa.claims", "dpdl.claims"]),
     "audit": (["audit"], ["dpdl.audit_report", "dpdl.studies.dzoa.audit"]),
@@ -108,7 +120,9 @@ def cpu_seconds(code: str) -> float:
 def job_code(command_line: list[str] | None, modules: list[str]) -> str:
     """The child's code: the parser of ``command_line`` (none when None), then ``modules`` in order."""
     code = "import importlib, importlib.util, inspect, sys\n"
-    if command_line is not None:  # a parser of every study's commands where build_parser takes no command line
+    if (
+        command_line is not None
+    ):  # a parser of every study's commands where build_parser takes no command line
         code += "from dpdl.cli import build_parser\n"
         code += f"build_parser(*[{command_line!r}][: len(inspect.signature(build_parser).parameters)])\n"
     for module in modules:
@@ -121,12 +135,16 @@ def job_code(command_line: list[str] | None, modules: list[str]) -> str:
 
 
 def loaded(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stderr.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stderr.strip()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=3, help="starts per case; the best is reported (default 3)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="starts per case; the best is reported (default 3)"
+    )
     parser.add_argument("jobs", nargs="*", default=list(JOBS), help="job kinds (default: all)")
     args = parser.parse_args()
     best = {name: min(cpu_seconds(code) for _ in range(args.repeats)) for name, code in BASELINES.items()}

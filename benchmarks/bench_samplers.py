@@ -60,7 +60,10 @@ def main() -> int:
     for name, ms in timings.items():
         print(f"{name:<45} {ms:8.1f} ms   {baseline / ms:5.2f}x vs Generator.laplace")
     pairs = {
-        "laplace (float64) vs Generator.laplace": ("dpdl laplace, float64", "Generator.laplace (baseline), float64"),
+        "laplace (float64) vs Generator.laplace": (
+            "dpdl laplace, float64",
+            "Generator.laplace (baseline), float64",
+        ),
         "gaussian (float32) vs Generator.standard_normal": (
             "dpdl gaussian, float32",
             "Generator.standard_normal, float32",

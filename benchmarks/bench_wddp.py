@@ -42,7 +42,9 @@ def time_batch(
     """Seconds per round of one batch, and its number of columns."""
     x, labels = data["X_train"], data["y_train"]
     step = {m: {format_number(e): 0.5 for e in grid.run_epsilons(settings)} for m in grid.PRIVATE_METHODS}
-    groups, columns = run.build_batch(settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, step)
+    groups, columns = run.build_batch(
+        settings, dataset, x.shape[0], x.shape[1], experiment, clients, epsilon, step
+    )
     rngs = [run.noise_generator(dataset, c, experiment, clients) for c in columns]
     start = time.perf_counter()
     run.descend(settings, x, labels, groups, columns, rngs, [settings["iterations"]], "bench")
@@ -61,7 +63,10 @@ def main() -> int:
     for dataset in grid.DATASETS:
         data = run.load_dataset(f"data/processed/wddp/{dataset}.npz")
         per_round = {}
-        for experiment, clients, epsilon in (("epsilon", max(settings["clients"]), None), ("unevenness", 16, 0.05)):
+        for experiment, clients, epsilon in (
+            ("epsilon", max(settings["clients"]), None),
+            ("unevenness", 16, 0.05),
+        ):
             seconds, k = time_batch(short, dataset, data, experiment, clients, epsilon)
             per_round[experiment] = seconds / k
             print(
@@ -76,7 +81,9 @@ def main() -> int:
         run.evaluate(snapshots, data, optimum["loss"], settings["l2"])
         evaluate_s = (time.perf_counter() - start) / 180
         tuning = settings["tuning"]
-        tune_columns = tuning["folds"] * tuning["seeds"] * len(grid.PRIVATE_METHODS) * len(settings["step_sizes"])
+        tune_columns = (
+            tuning["folds"] * tuning["seeds"] * len(grid.PRIVATE_METHODS) * len(settings["step_sizes"])
+        )
         tune_columns *= len(tune.cross_validated_epsilons(settings))
         tune_s = tune_columns * total_rounds * per_round["epsilon"] * (1 - 1 / tuning["folds"])
         a_columns = len(settings["clients"]) * len(settings["epsilons"]) * settings["seeds"] * 3

@@ -76,7 +76,9 @@ sys.path.insert(0, str(ROOT / "src"))
 # What the script needs beyond the GPU machine's Python (JAX, numpy, scipy, pandas), by import name; it
 # imports no numba, matplotlib, seaborn or snakemake (checked on CPU with those made unimportable).
 DEVICE_PACKAGES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "dp_accounting": "dp-accounting"}
-FLOAT32_TOLERANCE = 1e-4  # of the largest entry, after 200 iterations on two devices (reduction orders differ)
+FLOAT32_TOLERANCE = (
+    1e-4  # of the largest entry, after 200 iterations on two devices (reduction orders differ)
+)
 TEST_ERROR_TOLERANCE = 0.002  # 0.2 pp: a few of 10,000 test rows on either side of a decision boundary
 CHECK_EPSILON = 0.05
 # Step 2b: jax_tf32 is usable where its test errors are equivalent to jax's: the 2 pp margin of note 8.8 that the
@@ -92,7 +94,9 @@ LONG_SAVE_EVERY_S = 60.0
 # LONG_SEEDS_HIGHEST seeds keep two long jobs within one call; with TF32 the features' reads dominate and the config's
 # seeds cost about as much as fewer (the plan prints both).
 LONG_SEEDS_HIGHEST = 3
-PLAN_RATE_HIGHEST = 19_500  # seed-iterations per second of 10-seed batches at HIGHEST on an H200 (docs/performance.md)
+PLAN_RATE_HIGHEST = (
+    19_500  # seed-iterations per second of 10-seed batches at HIGHEST on an H200 (docs/performance.md)
+)
 PART_BYTES = 16_000_000  # the largest file the device's output may hold (the tarball is split above it)
 
 
@@ -103,7 +107,9 @@ def install_wheels(folder: Path) -> None:
     missing = [name for module, name in DEVICE_PACKAGES.items() if importlib.util.find_spec(module) is None]
     if missing:
         wheels = [str(path) for path in sorted(folder.glob("*.whl"))]
-        subprocess.run([sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", *wheels], check=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", *wheels], check=True
+        )
 
 
 class Report:
@@ -188,7 +194,9 @@ def same_program_on_two_devices(report: Report, rows, iterations: int, devices) 
 
     from dpdl.algorithms import dp_iadmm_jax as program
 
-    report.say(f"1. the same program on {devices[0]} and on {devices[1]}: T = {iterations}, 2 seeds, the same keys")
+    report.say(
+        f"1. the same program on {devices[0]} and on {devices[1]}: T = {iterations}, 2 seeds, the same keys"
+    )
     agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
     seeds = np.random.SeedSequence(2026).spawn(2)
     passed = True
@@ -197,10 +205,15 @@ def same_program_on_two_devices(report: Report, rows, iterations: int, devices) 
         results = []
         for device in devices:
             with on(device):
-                results.append(program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=seeds))
+                results.append(
+                    program.run_iadmm_jax(agents, params, rows.test_features, rows.test_labels, seeds=seeds)
+                )
         first, second = results
         worst = {
-            name: float(np.abs(getattr(first, name) - getattr(second, name)).max() / np.abs(getattr(first, name)).max())
+            name: float(
+                np.abs(getattr(first, name) - getattr(second, name)).max()
+                / np.abs(getattr(first, name)).max()
+            )
             for name in ("weights", "local", "duals")
         }
         error_gap = max(
@@ -209,7 +222,11 @@ def same_program_on_two_devices(report: Report, rows, iterations: int, devices) 
         )
         ok = max(worst.values()) <= FLOAT32_TOLERANCE and error_gap <= TEST_ERROR_TOLERANCE
         passed &= ok
-        report.values.setdefault("check", {})[algorithm] = {**worst, "test_error_gap": error_gap, "passed": ok}
+        report.values.setdefault("check", {})[algorithm] = {
+            **worst,
+            "test_error_gap": error_gap,
+            "passed": ok,
+        }
         report.say(
             f"   {algorithm}: largest difference / largest entry: w {worst['weights']:.1e}, z {worst['local']:.1e}, "
             f"lambda {worst['duals']:.1e} (at most {FLOAT32_TOLERANCE:g}); test error {100 * error_gap:.2f} pp "
@@ -261,7 +278,9 @@ def objt_timing(rows, iterations: int, seeds: int, matmul_precision: str) -> tup
     return elapsed[0] - elapsed[1], 1e3 * elapsed[1] / (iterations * seeds)
 
 
-def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterations: int, seeds: int) -> float:
+def ceilings_and_floor(
+    report: Report, rows, copy_bytes: int, side: int, iterations: int, seeds: int
+) -> float:
     """Step 2: the copy and product ceilings, the iteration's floor, its time (returned: ms per seed-iteration)."""
     import jax
     import jax.numpy as jnp
@@ -278,7 +297,9 @@ def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterati
     )
     rows_n, features = rows.features.shape
     classes = rows.n_classes
-    step_bytes = 2 * rows_n * features * 4 / seeds  # the features read twice per iteration, shared by the seeds
+    step_bytes = (
+        2 * rows_n * features * 4 / seeds
+    )  # the features read twice per iteration, shared by the seeds
     step_flops = 2 * 2 * rows_n * features * classes  # the two products of (37) per seed
     floor_ms = 1e3 * max(step_bytes / bandwidth, step_flops / flops)
     compile_s, measured_ms = objt_timing(rows, iterations, seeds, "highest")
@@ -298,7 +319,9 @@ def ceilings_and_floor(report: Report, rows, copy_bytes: int, side: int, iterati
     return measured_ms
 
 
-def tf32_against_highest(report: Report, rows, iterations: int, seeds: int, measured_ms: float | None) -> None:
+def tf32_against_highest(
+    report: Report, rows, iterations: int, seeds: int, measured_ms: float | None
+) -> None:
     """Step 2b: the backend jax_tf32 (the iteration's products at the device's default float32 precision, TF32 on
     a recent GPU) against jax: its product rate and ObjT's time, and its test error against HIGHEST's from the
     same keys for ObjP, ObjT and OutP at epsilon-bar 1 and 5, paired over the seeds, TOST at ``TF32_MARGIN_PP``."""
@@ -318,13 +341,17 @@ def tf32_against_highest(report: Report, rows, iterations: int, seeds: int, meas
     report.say(f"   product {side}^2 at the default precision: {flops / 1e12:.1f} TFLOP/s; ObjT {tf32_ms:.4f} ms per "
                f"seed-iteration{speedup}")  # fmt: skip
     for algorithm in ("objp", "objt", "outp"):
-        cells = [program.Cell(params_for(algorithm, e, iterations, iterations), chosen) for e in TF32_EPSILONS]
+        cells = [
+            program.Cell(params_for(algorithm, e, iterations, iterations), chosen) for e in TF32_EPSILONS
+        ]
         errors = {}
         for precision in ("highest", "tf32"):
             results = program.run_cells_jax(
                 agents, cells, rows.test_features, rows.test_labels, matmul_precision=precision
             )  # fmt: skip
-            errors[precision] = [100 * np.array([t["test_error"].iloc[-1] for t in r.traces]) for r in results]
+            errors[precision] = [
+                100 * np.array([t["test_error"].iloc[-1] for t in r.traces]) for r in results
+            ]
         for epsilon, high, tf32 in zip(TF32_EPSILONS, errors["highest"], errors["tf32"], strict=True):
             gap = difference(high, tf32, paired=True)
             p = max(gap.p_greater(-TF32_MARGIN_PP), gap.p_less(TF32_MARGIN_PP))
@@ -401,8 +428,12 @@ def run_cells(report: Report, build: Path, jobs: list, data: Path) -> float:
     total_s = time.perf_counter() - start
     seed_iterations = sum(job.params.iterations * len(job.seeds) for job in jobs)
     for job in jobs:
-        charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"] * len(job.seeds)  # per seed file
-        report.say(f"   {job_folder(build, job)}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)")
+        charged = read_run(job.outputs[0]).provenance["timing"]["wall_time_s"] * len(
+            job.seeds
+        )  # per seed file
+        report.say(
+            f"   {job_folder(build, job)}, {len(job.seeds)} seeds: {charged:.1f} s (its share of its batch)"
+        )
     rate = seed_iterations / total_s
     report.values.setdefault("cells", []).append(
         {"jobs": len(jobs), "wall_s": total_s, "seed_iterations": seed_iterations}
@@ -425,7 +456,9 @@ def chunks_of(jobs: list, size: int) -> list[list]:
     return [group[i : i + size] for group in groups.values() for i in range(0, len(group), size)]
 
 
-def run_until(report: Report, build: Path, jobs: list, data: Path, out: Path, size: int, deadline: float, rate):
+def run_until(
+    report: Report, build: Path, jobs: list, data: Path, out: Path, size: int, deadline: float, rate
+):
     """Step 4: ``jobs`` in batches of at most ``size`` (the default reading's first), packing the build after
     each, while the next batch's time at ``rate`` (seed-iterations per second: step 3's until a batch has run,
     then step 4's batches' together, so that a small batch's compilation does not stop it early) ends before
@@ -484,7 +517,9 @@ def projected_paper_hours(report: Report, rate_mnist: float) -> None:
     work = {"mnist": 0, "femnist": 0}
     for path in grid.runs(paper, {"dp_iadmm/mnist", "dp_iadmm/femnist"}):
         horizon, dataset = Path(path).parts[3:5]
-        work[dataset] += grid.horizon_settings(section, horizon)["iterations"]  # one seed file = one seed's run
+        work[dataset] += grid.horizon_settings(section, horizon)[
+            "iterations"
+        ]  # one seed file = one seed's run
     rows, _, classes = grid.DATA_SIZES["femnist"]
     femnist_cost = rows * classes / (grid.DATA_SIZES["mnist"][0] * grid.DATA_SIZES["mnist"][2])  # I K ratio
     hours = (work["mnist"] + femnist_cost * work["femnist"]) / rate_mnist / 3600
@@ -525,10 +560,13 @@ def print_plan(config: dict, rate_highest: float, published: Path) -> None:
     table = pd.read_csv(published / "aggregates/fig2a_seeds.csv")
     final = table[(table.metric == "test_error") & (table.dataset == "mnist")]
     final = final[final.iteration == final.iteration.max()]
-    proxy = final[final.epsilon == final.epsilon[final.epsilon > 0].min()]  # the smallest epsilon-bar measured
+    proxy = final[
+        final.epsilon == final.epsilon[final.epsilon > 0].min()
+    ]  # the smallest epsilon-bar measured
     spread = {a: 100 * v.std(ddof=1) for a, v in proxy.groupby("variant")["value"]}
     aggregates = {
-        name: [c.id.split(".", 1)[1] for c in CLAIMS if c.aggregate == f"{name}_seeds"] for name in ("remark3", "fig5")
+        name: [c.id.split(".", 1)[1] for c in CLAIMS if c.aggregate == f"{name}_seeds"]
+        for name in ("remark3", "fig5")
     }
     print(f"Plan for the long horizon (T = {iterations:,}; config long_seeds = {seeds}):")
     print(f"  seed spread proxy (MNIST, T = 2e4, epsilon-bar {proxy.epsilon.iloc[0]:g}, test error SD in pp): "
@@ -536,7 +574,8 @@ def print_plan(config: dict, rate_highest: float, published: Path) -> None:
     for number, (figure, batch) in enumerate(long_batches(config), 1):
         variants = sorted({cell.split("/")[2] for cell in batch})
         need = max(
-            seeds_for_halfwidth(spread.get(v, max(spread.values())), TOLERANCE_PP["mnist"]) or 99 for v in variants
+            seeds_for_halfwidth(spread.get(v, max(spread.values())), TOLERANCE_PP["mnist"]) or 99
+            for v in variants
         )
         work = len(batch) * iterations
         print(
@@ -549,7 +588,15 @@ def print_plan(config: dict, rate_highest: float, published: Path) -> None:
 
 
 def run_long(
-    report: Report, build: Path, config: dict, card: Path, data: Path, out: Path, stop_at: float, backend, chunk=None
+    report: Report,
+    build: Path,
+    config: dict,
+    card: Path,
+    data: Path,
+    out: Path,
+    stop_at: float,
+    backend,
+    chunk=None,
 ):
     """Step 5: the long batches of ``config`` on ``backend`` (``jax_tf32`` or ``jax``) until ``stop_at`` (a
     ``time.time()``), each saving its state every ``LONG_SAVE_EVERY_S`` and at the stop; packed after each.
@@ -560,7 +607,10 @@ def run_long(
 
     if backend == "jax":
         config["dp_iadmm"]["long_seeds"] = min(config["dp_iadmm"]["long_seeds"], LONG_SEEDS_HIGHEST)
-    jobs = {job_folder(build, job).split("/runs/", 1)[1]: job for job in plan_jobs(build, config, [], card, backend)}
+    jobs = {
+        job_folder(build, job).split("/runs/", 1)[1]: job
+        for job in plan_jobs(build, config, [], card, backend)
+    }
     batches = long_batches(config)
     report.say(
         f"5. {sum(len(b) for _, b in batches)} long jobs in {len(batches)} batches on {backend}, until the deadline"
@@ -570,9 +620,17 @@ def run_long(
         if not chosen:
             continue
         start, resumed = time.perf_counter(), (Path(chosen[0].outputs[0]).parent / CHECKPOINT_NAME).exists()
-        left = run_jobs_together(chosen, data, checkpoint_every_s=LONG_SAVE_EVERY_S, stop_at=stop_at, chunk=chunk)
+        left = run_jobs_together(
+            chosen, data, checkpoint_every_s=LONG_SAVE_EVERY_S, stop_at=stop_at, chunk=chunk
+        )
         spent = time.perf_counter() - start
-        record = {"cells": batch, "wall_s": spent, "resumed": resumed, "finished": not left, "backend": backend}
+        record = {
+            "cells": batch,
+            "wall_s": spent,
+            "resumed": resumed,
+            "finished": not left,
+            "backend": backend,
+        }
         if left:
             saved = dict(np.load(Path(chosen[0].outputs[0]).parent / CHECKPOINT_NAME, allow_pickle=False))
             record["stopped_after_iteration"] = int(saved["iteration"])
@@ -615,11 +673,15 @@ def pack(build: Path, out: Path) -> list[str]:
 def main() -> int:
     started = time.perf_counter()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, help="folder for device.txt, device.json and the tarball (required)")
+    parser.add_argument(
+        "--out", type=Path, help="folder for device.txt, device.json and the tarball (required)"
+    )
     parser.add_argument(
         "--plan", type=Path, metavar="CONFIG", help="print CONFIG's long-horizon plan and stop (no device)"
     )
-    parser.add_argument("--long", type=Path, metavar="CONFIG", help="step 5: CONFIG's long-horizon jobs by the plan")
+    parser.add_argument(
+        "--long", type=Path, metavar="CONFIG", help="step 5: CONFIG's long-horizon jobs by the plan"
+    )
     parser.add_argument("--only-long", action="store_true", help="steps 2, 2b and 5 alone")
     parser.add_argument(
         "--long-backend",
@@ -629,20 +691,38 @@ def main() -> int:
     parser.add_argument(
         "--margin", type=float, default=LONG_MARGIN_S, help="step 5 stops this many seconds before --deadline"
     )
-    parser.add_argument("--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)")
+    parser.add_argument(
+        "--cpu", action="store_true", help="every step on the CPU at toy sizes (the script's own test)"
+    )
     parser.add_argument("--config", type=Path, default=ROOT / "config/paper_mnist_cells.yaml")
-    parser.add_argument("--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too")
-    parser.add_argument("--more", type=Path, help="step 4: then this config's jobs (and readings), until --deadline")
-    parser.add_argument("--more-readings", nargs="*", default=[], help="the readings of step 4's config to run too")
-    parser.add_argument("--only-more", action="store_true", help="skip steps 1 to 3 (a second call on the device)")
+    parser.add_argument(
+        "--readings", nargs="*", default=["nonprivate_objt"], help="dp_iadmm readings to run too"
+    )
+    parser.add_argument(
+        "--more", type=Path, help="step 4: then this config's jobs (and readings), until --deadline"
+    )
+    parser.add_argument(
+        "--more-readings", nargs="*", default=[], help="the readings of step 4's config to run too"
+    )
+    parser.add_argument(
+        "--only-more", action="store_true", help="skip steps 1 to 3 (a second call on the device)"
+    )
     parser.add_argument("--readings-only", action="store_true", help="step 4 runs the readings' jobs alone")
-    parser.add_argument("--done", type=Path, help="a file of job folders step 4 skips (built by an earlier call)")
+    parser.add_argument(
+        "--done", type=Path, help="a file of job folders step 4 skips (built by an earlier call)"
+    )
     parser.add_argument("--batch", type=int, default=6, help="step 4's jobs per batch (10 seeds each)")
-    parser.add_argument("--deadline", type=float, default=480, help="seconds from the start by which step 4 stops")
-    parser.add_argument("--build", type=Path, help="the build folder (kept; default a temporary one, removed)")
+    parser.add_argument(
+        "--deadline", type=float, default=480, help="seconds from the start by which step 4 stops"
+    )
+    parser.add_argument(
+        "--build", type=Path, help="the build folder (kept; default a temporary one, removed)"
+    )
     parser.add_argument("--data", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.npz")
     parser.add_argument("--card", type=Path, default=ROOT / "data/processed/dp_iadmm/mnist.json")
-    parser.add_argument("--wheels", type=Path, help="install what is missing from these wheels first (no index)")
+    parser.add_argument(
+        "--wheels", type=Path, help="install what is missing from these wheels first (no index)"
+    )
     args = parser.parse_args()
     if args.plan:
         from dpdl.config import load_config
@@ -676,7 +756,9 @@ def main() -> int:
     cpu = jax.devices("cpu")[0]
     accelerators = [d for d in jax.devices() if d.platform != "cpu"]
     if not args.cpu and not accelerators:
-        raise SystemExit("JAX finds no GPU here (jax.devices() is CPU only); install jax[cuda12] or pass --cpu")
+        raise SystemExit(
+            "JAX finds no GPU here (jax.devices() is CPU only); install jax[cuda12] or pass --cpu"
+        )
     device = cpu if args.cpu else accelerators[0]
     report.values["machine"] = {
         "python": platform.python_version(),
@@ -723,12 +805,18 @@ def main() -> int:
             ceilings_and_tf32()
             config = toy(load_config(args.config))
             jobs = plan_jobs(build, config, args.readings, args.card)
-            folders = ", ".join(f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, args.readings)))
-            report.say(f"3. {len(jobs)} run jobs on the jax backend, batched where they share a program ({folders})")
+            folders = ", ".join(
+                f or "default" for f in dict.fromkeys(f for f, _, _ in jobs_of(config, args.readings))
+            )
+            report.say(
+                f"3. {len(jobs)} run jobs on the jax backend, batched where they share a program ({folders})"
+            )
             rate = report.attempt("step 3", run_cells, report, build, jobs, args.data)
             if rate:
                 pack(build, args.out)
-                report.attempt("step 3's aggregates and claims", study_steps, report, build, config, args.card)
+                report.attempt(
+                    "step 3's aggregates and claims", study_steps, report, build, config, args.card
+                )
                 report.attempt("the projection", projected_paper_hours, report, rate)
                 pack(build, args.out)
             report.save()
@@ -742,18 +830,32 @@ def main() -> int:
                 and (job_folder(build, job).startswith("results/readings/") or not args.readings_only)
             ]
             deadline = started + args.deadline
-            report.attempt("step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate)
+            report.attempt(
+                "step 4", run_until, report, build, more, args.data, args.out, args.batch, deadline, rate
+            )
             report.save()
         if args.long:
             cells = report.values.get("tf32", {}).get("equivalence", {})
-            backend = args.long_backend or ("jax_tf32" if cells and all(c["passed"] for c in cells.values()) else "jax")
+            backend = args.long_backend or (
+                "jax_tf32" if cells and all(c["passed"] for c in cells.values()) else "jax"
+            )
             long_config = load_config(args.long)
             if args.cpu:
                 long_config["dp_iadmm"].update(long_iterations=40, long_log_every=10, long_seeds=2)
             stop_at = time.time() + args.deadline - (time.perf_counter() - started) - args.margin
             chunk = 10 if args.cpu else None  # save points within the toy runs
             report.attempt(
-                "step 5", run_long, report, build, long_config, args.card, args.data, args.out, stop_at, backend, chunk
+                "step 5",
+                run_long,
+                report,
+                build,
+                long_config,
+                args.card,
+                args.data,
+                args.out,
+                stop_at,
+                backend,
+                chunk,
             )
             report.save()
     parts = pack(build, args.out)

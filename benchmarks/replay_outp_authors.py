@@ -57,7 +57,10 @@ def mnist(folder: Path, limit: int | None) -> tuple[np.ndarray, ...]:
     read |= {name: read_idx(folder / name) for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
     x_train = read["train-images-idx3-ubyte"].reshape(-1, 784).astype(np.float32) / 255.0
     x_test = read["t10k-images-idx3-ubyte"].reshape(-1, 784).astype(np.float32) / 255.0
-    y_train, y_test = read["train-labels-idx1-ubyte"].astype(np.int64), read["t10k-labels-idx1-ubyte"].astype(np.int64)
+    y_train, y_test = (
+        read["train-labels-idx1-ubyte"].astype(np.int64),
+        read["t10k-labels-idx1-ubyte"].astype(np.int64),
+    )
     if limit is not None:  # a smaller check: the first rows, still a multiple of the agents
         x_train, y_train = x_train[: limit - limit % AGENTS], y_train[: limit - limit % AGENTS]
     return x_train, y_train, x_test, y_test
@@ -104,7 +107,9 @@ def replay(
     x_train, y_train, x_test, y_test = arrays
     x_agents, y_agents = np.split(x_train, AGENTS), np.split(y_train, AGENTS)
     par = authors_parameters(epsilon, x_agents, len(x_train))
-    agents = reference.agents_from_rows(x_train, y_train, np.arange(AGENTS + 1) * (len(x_train) // AGENTS), 10)
+    agents = reference.agents_from_rows(
+        x_train, y_train, np.arange(AGENTS + 1) * (len(x_train) // AGENTS), 10
+    )
     params = IadmmParams(
         algorithm="outp",
         epsilon=epsilon,
@@ -128,7 +133,9 @@ def replay(
         unit = np.stack([stream.standard_normal((784, 10)) for _ in range(AGENTS)])
         state = reference.iteration(state, agents, params, t, unit)
         if t in checkpoints:
-            inverse_eta = outp_inverse_proximity(t, epsilon, params.delta, n_samples=len(x_agents[0]), n_params=7840)
+            inverse_eta = outp_inverse_proximity(
+                t, epsilon, params.delta, n_samples=len(x_agents[0]), n_params=7840
+            )
             rows.append(
                 {
                     "t": t,
@@ -155,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--iterations", type=int, default=500)
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.05, 1.0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--limit", type=int, default=None, help="use only the first training rows (a quick check)")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="use only the first training rows (a quick check)"
+    )
     parser.add_argument(
         "--outp-regulariser",
         choices=OUTP_REGULARISERS,
@@ -164,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if not (args.authors / "src" / "Models.py").is_file():
-        parser.error(f"--authors {args.authors}: no src/Models.py; clone the authors' code at {AUTHORS_COMMIT}")
+        parser.error(
+            f"--authors {args.authors}: no src/Models.py; clone the authors' code at {AUTHORS_COMMIT}"
+        )
     models = authors_modules(args.authors)
     arrays = mnist(args.mnist, args.limit)
     checkpoints = {t for t in (1, 2, 10, 50, 100, 200, 300, 400, 500, 1000) if t <= args.iterations}
@@ -176,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     for epsilon in args.epsilons:
         start = time.perf_counter()
         rows = replay(models, epsilon, arrays, args.iterations, args.seed, checkpoints, args.outp_regulariser)
-        print(f"\nepsilon-bar {epsilon:g} ({time.perf_counter() - start:.0f} s): largest absolute differences")
-        print("| t | w | z_p | lambda_p | max abs w | max abs lambda | rho | eta-hat | test error dpdl | authors |")
+        print(
+            f"\nepsilon-bar {epsilon:g} ({time.perf_counter() - start:.0f} s): largest absolute differences"
+        )
+        print(
+            "| t | w | z_p | lambda_p | max abs w | max abs lambda | rho | eta-hat | test error dpdl | authors |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for row in rows:
             print(

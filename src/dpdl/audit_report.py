@@ -134,7 +134,9 @@ def audit_study(study: str, runs: int, seed: int) -> tuple[pd.DataFrame, dict]:
         scores = module.audit_scores(cell, runs * cell.runs_scale, _cell_seed(seed, index))
         seconds[cell.name] = round(time.process_time() - start, 3)
         measured.extend((cell, kind, samples) for kind, samples in scores.items())
-    tests = {claim.id: sum(1 for cell, *_ in measured if cell.claim == claim.id) for claim in module.PRIVACY_CLAIMS}
+    tests = {
+        claim.id: sum(1 for cell, *_ in measured if cell.claim == claim.id) for claim in module.PRIVACY_CLAIMS
+    }
     rows = []
     for cell, kind, samples in measured:
         confidence = 1 - (1 - CONFIDENCE) / tests[cell.claim]
@@ -242,7 +244,9 @@ def with_reach(own: pd.DataFrame, reach: pd.DataFrame | None) -> pd.DataFrame:
     rows["canary_loss"] = by_cell["canary_loss"].astype(float).to_numpy()
     rows["loss_how"] = by_cell["loss_how"].fillna("not derived").to_numpy()
     ceilings = rows["ceiling"] if "ceiling" in rows else [math.inf] * len(rows)
-    rows["reachable"] = [reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)]
+    rows["reachable"] = [
+        reachable_epsilon(c, lo) for c, lo in zip(ceilings, rows["canary_loss"], strict=True)
+    ]
     divisors = by_cell["loss_divisor"].astype(float)
     rows["detects_noise_divisor"] = [
         detects_noise_divisor(c, claimed, k)
@@ -283,12 +287,18 @@ def privacy_verdict(
     own = with_reach(own, reach)
     missing = sorted(set(own["cell"]) - set(ledger["cell"]))
     if missing:
-        raise ArtifactError(f"{claim.id}: audited cells {missing} have no premise ledger (dpdl.audit.premises)")
+        raise ArtifactError(
+            f"{claim.id}: audited cells {missing} have no premise ledger (dpdl.audit.premises)"
+        )
     within = own[own["cell"].isin(cells_within(ledger))]
     refuting = own[own["refutes"]]
     if claim.code and len(refuting):
         deciding = _strongest(refuting)
-        return CODE_REFUTED, deciding, f"an implementation finding on {claim.code}, not a guarantee the paper states"
+        return (
+            CODE_REFUTED,
+            deciding,
+            f"an implementation finding on {claim.code}, not a guarantee the paper states",
+        )
     if len(within[within["refutes"]]):
         return REFUTED, _strongest(within[within["refutes"]]), "within every premise the paper states"
     if len(refuting):
@@ -465,7 +475,9 @@ def reading_privacy_rows(
             # runs the mechanism judges the paper's claim of the same algorithm on those cells too
             same_algorithm_code = code & audit["algorithm"].isin(set(own["algorithm"]))
             pool = own if claim.code else audit[(audit["claim"] == claim.id) | same_algorithm_code]
-            runs_it = [all(str(switches[i].get(k, v)) == str(v) for k, v in values.items()) for i in pool.index]
+            runs_it = [
+                all(str(switches[i].get(k, v)) == str(v) for k, v in values.items()) for i in pool.index
+            ]
             chosen = (own if claim.code else pool[runs_it]).assign(claim=claim.id)
             cells = frozenset(chosen["cell"])
             default_cells.setdefault(claim.id, cells)
@@ -474,7 +486,10 @@ def reading_privacy_rows(
             row = row[row["id"] == claim.id].iloc[0]
             rows.append(
                 {
-                    **{column: row[column] for column in ("id", "study", "kind", "verdict", "our_value", "effect")},
+                    **{
+                        column: row[column]
+                        for column in ("id", "study", "kind", "verdict", "our_value", "effect")
+                    },
                     "reading": name,
                     "post_hoc": "yes" if post_hoc else "no",
                     "engine": "current",
@@ -491,7 +506,9 @@ def reading_privacy_rows(
     return table.drop(columns="_cells")
 
 
-def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]) -> pd.DataFrame:
+def study_data_premises(
+    study: str, prepared: Mapping[str, Mapping], skipped: Mapping[str, str]
+) -> pd.DataFrame:
     """``study``'s premises measured on its prepared data.
 
     By :func:`dpdl.audit.data_premises.data_premise_table`: ``prepared`` maps a dataset to its
@@ -502,7 +519,9 @@ def study_data_premises(study: str, prepared: Mapping[str, Mapping], skipped: Ma
 
 def premise_claim_ids(study: str) -> list[str]:
     """The registered premise claims of ``study``: one per premise it measures on its data."""
-    return [f"{study}.premise.{p}" for p in dict.fromkeys(d.premise for d in audit_module(study).DATA_PREMISES)]
+    return [
+        f"{study}.premise.{p}" for p in dict.fromkeys(d.premise for d in audit_module(study).DATA_PREMISES)
+    ]
 
 
 def _holds(row) -> bool:
@@ -532,7 +551,9 @@ def _measured_text(study: str, row) -> str:
     return f"{study}/{row.dataset}: largest {float(row.largest):.4g}, {share} above {float(row.bound):g}"
 
 
-def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT) -> pd.DataFrame:
+def premise_claim_rows(
+    study: str, table: pd.DataFrame | None, detail: str = PREMISES_NOT_BUILT
+) -> pd.DataFrame:
     """The scorecard rows of ``study``'s premise claims (kind ``premise``), or not measured.
 
     They are judged from its data premise table (``results/audit/<study>_data_premises.csv``,
@@ -559,7 +580,8 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
             statement=f"{premise.assumption}, on every record of the data the paper uses "
             f"({', '.join(f'{study}/{d}' for d in datasets)}): {premise.paper_says}",
             paper_value=" / ".join(
-                "no record outside the domain" if d.bound == 0 else f"every record <= {d.bound:g}" for d in data
+                "no record outside the domain" if d.bound == 0 else f"every record <= {d.bound:g}"
+                for d in data
             ),
             tolerance=f"holds when the largest value is at most the bound (relative tolerance {TOLERANCE:g})",
             justification="an exact computation on every record of the prepared data (no sampling, no seeds); a "
@@ -573,7 +595,9 @@ def premise_claim_rows(study: str, table: pd.DataFrame | None, detail: str = PRE
         if own is not None and len(own):
             done, skipped = own[own["records"] > 0], own[own["records"] == 0]
             claims = ", ".join(dict.fromkeys(c for cs in own["claims"] for c in str(cs).split(";") if c))
-            not_measured = "".join(f"; not measured on {study}/{r.dataset}: {r.note}" for r in skipped.itertuples())
+            not_measured = "".join(
+                f"; not measured on {study}/{r.dataset}: {r.note}" for r in skipped.itertuples()
+            )
             if not len(done):
                 row.update(verdict=UNAVAILABLE, detail=f"premise of {claims}" + not_measured)
                 rows.append(row)

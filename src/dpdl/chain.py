@@ -175,11 +175,15 @@ def sidecar_records(root: Path = Path(), skip: Path | None = READINGS) -> tuple[
             problems.append(f"{err}; delete it and rerun the step that writes {output}")
             continue
         if not isinstance(record, dict) or not {"file", "sha256", "inputs"} <= set(record):
-            problems.append(f"{sidecar}: not a hash-chain record; delete it and rerun the step that writes {output}")
+            problems.append(
+                f"{sidecar}: not a hash-chain record; delete it and rerun the step that writes {output}"
+            )
             continue
         if output.is_file():
             found = io.sha256_file(output, read=False)
-            records.append(Record(output.relative_to(root).as_posix(), record["sha256"], found, record["inputs"]))
+            records.append(
+                Record(output.relative_to(root).as_posix(), record["sha256"], found, record["inputs"])
+            )
     return records, problems
 
 
@@ -234,7 +238,9 @@ def rebuild(file: str, source: str) -> str:
     return f"rebuild {source} and what is made from it"
 
 
-def breaks(records: Iterable[Record], root: Path = Path(), fix: Callable[[str, str], str] = rebuild) -> list[str]:
+def breaks(
+    records: Iterable[Record], root: Path = Path(), fix: Callable[[str, str], str] = rebuild
+) -> list[str]:
     """The first broken link of each chain among ``records``, one line each.
 
     A link breaks where a file no longer has the hash its step recorded when it wrote it (edited
@@ -347,7 +353,9 @@ def published_chain(outputs: Mapping[str, str | os.PathLike]) -> dict[str, dict]
                 made_from[published] = digest
         top[name] = {
             "sha256": record["sha256"],
-            "inputs_sha256": hashlib.sha256(json.dumps(record["inputs"], sort_keys=True).encode()).hexdigest(),
+            "inputs_sha256": hashlib.sha256(
+                json.dumps(record["inputs"], sort_keys=True).encode()
+            ).hexdigest(),
             "made_from": dict(sorted(made_from.items())),
         }
     return top
@@ -363,7 +371,11 @@ def rejudged(entry: Mapping, folder: Path, scorecard: Path) -> dict:
     sources = [source for source in entry.get("made_from", {}) if (folder / source).is_file()]
     made_from = {source: io.sha256_file(folder / source, read=False) for source in sources}
     inputs_sha256 = hashlib.sha256(json.dumps(made_from, sort_keys=True).encode()).hexdigest()
-    return {"sha256": io.sha256_file(scorecard, read=False), "inputs_sha256": inputs_sha256, "made_from": made_from}
+    return {
+        "sha256": io.sha256_file(scorecard, read=False),
+        "inputs_sha256": inputs_sha256,
+        "made_from": made_from,
+    }
 
 
 def published_breaks(
@@ -380,6 +392,10 @@ def published_breaks(
     for name, entry in sorted(top.items()):
         path = Path(files[name]) if name in files else None
         if path is not None and path.is_file():
-            made_from = {Path(files[s]).as_posix(): digest for s, digest in entry["made_from"].items() if s in files}
-            records.append(Record(path.as_posix(), entry["sha256"], io.sha256_file(path, read=False), made_from))
+            made_from = {
+                Path(files[s]).as_posix(): digest for s, digest in entry["made_from"].items() if s in files
+            }
+            records.append(
+                Record(path.as_posix(), entry["sha256"], io.sha256_file(path, read=False), made_from)
+            )
     return breaks(records, fix=lambda file, source: fix)

@@ -70,7 +70,9 @@ class Checkpoint:
             log.warning("%s: unreadable checkpoint, starting from iteration 1 (%s)", self.path, error)
             return None
         if str(arrays.get("key", "")) != self.key:
-            log.warning("%s: a checkpoint of another run (settings, data or code changed); starting afresh", self.path)
+            log.warning(
+                "%s: a checkpoint of another run (settings, data or code changed); starting afresh", self.path
+            )
             return None
         self.resumed_at = int(arrays["iteration"])
         self.earlier_wall_s, self.earlier_cpu_s = (float(v) for v in arrays["elapsed_s"])
@@ -91,7 +93,8 @@ class Checkpoint:
         elapsed = np.array([self.earlier_wall_s + wall, self.earlier_cpu_s + cpu])
         self.path.parent.mkdir(parents=True, exist_ok=True)
         save_npz(
-            self.path, {"key": np.array(self.key), "iteration": np.array(iteration), "elapsed_s": elapsed, **arrays}
+            self.path,
+            {"key": np.array(self.key), "iteration": np.array(iteration), "elapsed_s": elapsed, **arrays},
         )
         self._clock = (*self._clock[:2], time.perf_counter())
 

@@ -151,7 +151,9 @@ class Claim:
         if not self.justification.strip() or not self.form.describe():
             raise ValueError(f"claim {self.id}: a tolerance or margin needs its justification")
         if bool(self.same_runs_as) != bool(self.same_runs_why.strip()):
-            raise ValueError(f"claim {self.id}: a declared same_runs_as needs its reason (same_runs_why), and only it")
+            raise ValueError(
+                f"claim {self.id}: a declared same_runs_as needs its reason (same_runs_why), and only it"
+            )
 
     @property
     def shown_paper_value(self) -> float | str | None:
@@ -224,7 +226,9 @@ def _judged(
     if shared_seeds:
         require_seed_ids(claim, data)
     if isinstance(data, Unidentified):
-        unidentified = Judgement(verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter")
+        unidentified = Judgement(
+            verdicts.NOT_IDENTIFIABLE, test="the quantity does not depend on the parameter"
+        )
         judgement, value = replace(unidentified, detail=data.reason), ""
     else:
         judgement = claim.form.judge(data)
@@ -276,7 +280,9 @@ def evidence(data: object) -> frozenset[bytes]:
     return frozenset(found)
 
 
-def derive_same_runs(claims: list[Claim], evidence_of: Mapping[str, frozenset[bytes]]) -> dict[str, tuple[str, str]]:
+def derive_same_runs(
+    claims: list[Claim], evidence_of: Mapping[str, frozenset[bytes]]
+) -> dict[str, tuple[str, str]]:
     """Which claims only re-read another's runs, and why.
 
     Derived from the cells each judged (:func:`evidence`).
@@ -438,7 +444,14 @@ def trend_series(
 
 
 def pairs(
-    table: pd.DataFrame, *, side: str, low: str, high: str, cells: list[str], value: str = "value", seed: str = "seed"
+    table: pd.DataFrame,
+    *,
+    side: str,
+    low: str,
+    high: str,
+    cells: list[str],
+    value: str = "value",
+    seed: str = "seed",
 ) -> list[verdicts.Pair]:
     """Per-seed rows as the :class:`~dpdl.verdicts.Pair` cells of an ordering or equivalence.
 

@@ -25,7 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser(argv)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
     from dpdl.chain import step
 
     try:
@@ -87,22 +89,36 @@ def _parser(
         return sub
 
     def data_locations(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument("--raw-dir", type=Path, default=Path("data/raw"), help="raw-data cache (default data/raw)")
-        sub.add_argument("--mirror", type=Path, default=None, help="mirror folder (default: $DPDL_DATA_MIRROR)")
+        sub.add_argument(
+            "--raw-dir", type=Path, default=Path("data/raw"), help="raw-data cache (default data/raw)"
+        )
+        sub.add_argument(
+            "--mirror", type=Path, default=None, help="mirror folder (default: $DPDL_DATA_MIRROR)"
+        )
 
-    sub = command("fetch", cmd_fetch, "Download and verify the raw files of prepared datasets into the cache.")
-    sub.add_argument("names", nargs="*", help="prepared datasets (e.g. wddp/kdd); default: all the config needs")
+    sub = command(
+        "fetch", cmd_fetch, "Download and verify the raw files of prepared datasets into the cache."
+    )
+    sub.add_argument(
+        "names", nargs="*", help="prepared datasets (e.g. wddp/kdd); default: all the config needs"
+    )
     sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     data_locations(sub)
 
-    sub = command("prepare", cmd_prepare, "Build one prepared dataset (.npz arrays and JSON card) from raw files.")
+    sub = command(
+        "prepare", cmd_prepare, "Build one prepared dataset (.npz arrays and JSON card) from raw files."
+    )
     sub.add_argument("name", help="prepared dataset, e.g. dp_iadmm/mnist")
-    sub.add_argument("--options", default="{}", help="JSON object of the dataset's options (the rule's params)")
+    sub.add_argument(
+        "--options", default="{}", help="JSON object of the dataset's options (the rule's params)"
+    )
     sub.add_argument("--out", type=Path, required=True, help="output .npz")
     sub.add_argument("--card", type=Path, required=True, help="output .json card")
     data_locations(sub)
 
-    sub = command("availability", cmd_availability, "Say which prepared datasets can be built here, and why not.")
+    sub = command(
+        "availability", cmd_availability, "Say which prepared datasets can be built here, and why not."
+    )
     sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     sub.add_argument("--verbose", action="store_true", help="also every missing file with every source tried")
     data_locations(sub)
@@ -111,7 +127,9 @@ def _parser(
 
     sub = command("tables", cmd_tables, "Write a dataset table from dataset cards.")
     paper_tables = card_tables(studies if tables_of is None else tables_of)
-    papers = "".join(f"; {name}: {study}'s table from its datasets' cards" for name, study in paper_tables.items())
+    papers = "".join(
+        f"; {name}: {study}'s table from its datasets' cards" for name, study in paper_tables.items()
+    )
     sub.add_argument(
         "kind",
         choices=("datasets", *paper_tables, "provenance"),
@@ -125,13 +143,23 @@ def _parser(
     for study in studies:
         study_module(study).add_commands(commands)
 
-    sub = command("scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim.")
+    sub = command(
+        "scorecard", cmd_scorecard, "Merge the studies' scorecards into one row per registered claim."
+    )
     sub.add_argument("--studies", nargs="*", default=[], help="the studies the config enables")
     sub.add_argument(
-        "--claims", nargs="*", type=Path, default=[], help="judged study scorecards, results/claims/<study>.csv"
+        "--claims",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="judged study scorecards, results/claims/<study>.csv",
     )
-    sub.add_argument("--readings", type=Path, default=None, help="results/readings.csv, to add under which readings")
-    sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, results/audit/<study>.csv")
+    sub.add_argument(
+        "--readings", type=Path, default=None, help="results/readings.csv, to add under which readings"
+    )
+    sub.add_argument(
+        "--audits", nargs="*", type=Path, default=[], help="audit tables, results/audit/<study>.csv"
+    )
     sub.add_argument(
         "--data-premises",
         nargs="*",
@@ -147,9 +175,13 @@ def _parser(
     )
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "HTML"), required=True)
 
-    sub = command("audit", cmd_audit, "Audit a study's privacy claims: runs on neighbouring data -> eps lower bounds.")
+    sub = command(
+        "audit", cmd_audit, "Audit a study's privacy claims: runs on neighbouring data -> eps lower bounds."
+    )
     sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
-    sub.add_argument("--runs", type=int, required=True, help="runs per side per cell (20 to 100,000, as audit.runs)")
+    sub.add_argument(
+        "--runs", type=int, required=True, help="runs per side per cell (20 to 100,000, as audit.runs)"
+    )
     sub.add_argument("--seed", type=int, default=0, help="the audit's seed (default 0)")
     sub.add_argument("--out", type=Path, nargs=3, metavar=("CSV", "MD", "JSON"), required=True)
 
@@ -159,9 +191,13 @@ def _parser(
         "Measure a study's stated premises (record norms, label domains, gradient bounds) on its prepared data.",
     )
     sub.add_argument("--study", required=True, help="the study, e.g. dzoa")
-    sub.add_argument("--data", nargs="*", type=Path, default=[], help="its prepared datasets' .npz (card beside each)")
     sub.add_argument(
-        "--skipped", default="{}", help="JSON object: each dataset of the study that cannot be built here -> why"
+        "--data", nargs="*", type=Path, default=[], help="its prepared datasets' .npz (card beside each)"
+    )
+    sub.add_argument(
+        "--skipped",
+        default="{}",
+        help="JSON object: each dataset of the study that cannot be built here -> why",
     )
     sub.add_argument("--out", type=Path, required=True, help="results/audit/<study>_data_premises.csv")
 
@@ -173,7 +209,9 @@ def _parser(
     sub.add_argument("--audits", nargs="*", type=Path, default=[], help="audit tables, for the eps_LB column")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
-    sub = command("status", cmd_status, "Summarize the runs a config needs: finished, left, and CPU time left.")
+    sub = command(
+        "status", cmd_status, "Summarize the runs a config needs: finished, left, and CPU time left."
+    )
     sub.add_argument("--configfile", type=Path, default=Path("config/config.yaml"))
     sub.add_argument("--groups", action="store_true", help="one row per run group instead of per study")
 
@@ -183,10 +221,14 @@ def _parser(
     sub.add_argument("report", type=Path, help="the report of `snakemake --report report.html`")
     sub.add_argument("--show", default=None, help="a result to open first, e.g. figures/dzoa/fig2.png")
     sub.add_argument("--screenshot", type=Path, default=None, help="save a PNG of the rendered page here")
-    sub.add_argument("--configfile", type=Path, default=None, help="also require every figure this config promises")
+    sub.add_argument(
+        "--configfile", type=Path, default=None, help="also require every figure this config promises"
+    )
 
     sub = command(
-        "reading-build", cmd_reading_build, "Build one study's claims under one reading (a nested Snakemake run)."
+        "reading-build",
+        cmd_reading_build,
+        "Build one study's claims under one reading (a nested Snakemake run).",
     )
     sub.add_argument("--study", required=True, help="the study, e.g. dvp_pvp")
     sub.add_argument("--reading", required=True, help="one of the study's readings other than 'default'")
@@ -194,14 +236,18 @@ def _parser(
     sub.add_argument("--snakefile", type=Path, default=Path("Snakefile"))
     sub.add_argument("--cores", type=int, default=1)
 
-    sub = command("readings", cmd_readings, "Tabulate every claim's verdict under every reading of its study.")
+    sub = command(
+        "readings", cmd_readings, "Tabulate every claim's verdict under every reading of its study."
+    )
     sub.add_argument(
         "--cards", nargs="*", default=[], metavar="STUDY__READING=CSV", help="study scorecards per reading"
     )
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = command(
-        "compare", cmd_compare, "Compare two builds' artifacts (run arrays, provenance minus timing, tables, images)."
+        "compare",
+        cmd_compare,
+        "Compare two builds' artifacts (run arrays, provenance minus timing, tables, images).",
     )
     sub.add_argument("first", type=Path, help="a build folder (a checkout that ran snakemake)")
     sub.add_argument("second", type=Path, help="another build folder")
@@ -217,8 +263,12 @@ def _parser(
         cmd_publish,
         "Copy a finished build's small outputs, stamped, into published; or judge a snapshot again (--rejudge).",
     )
-    sub.add_argument("--configfile", type=Path, default=None, help="the config the build ran, e.g. config/paper.yaml")
-    sub.add_argument("--studies", nargs="+", default=None, help="the studies to publish (each must be finished)")
+    sub.add_argument(
+        "--configfile", type=Path, default=None, help="the config the build ran, e.g. config/paper.yaml"
+    )
+    sub.add_argument(
+        "--studies", nargs="+", default=None, help="the studies to publish (each must be finished)"
+    )
     sub.add_argument(
         "--rejudge",
         action="store_true",
@@ -263,21 +313,33 @@ def _parser(
 
     sub = command("check", cmd_check, "Validate artifacts: cards, runs, and every output a config promises.")
     sub.add_argument(
-        "paths", nargs="*", type=Path, help="artifacts to validate (.json cards, .npz runs, a published snapshot)"
+        "paths",
+        nargs="*",
+        type=Path,
+        help="artifacts to validate (.json cards, .npz runs, a published snapshot)",
     )
-    sub.add_argument("--configfile", type=Path, default=None, help="also check every output this config promises")
+    sub.add_argument(
+        "--configfile", type=Path, default=None, help="also check every output this config promises"
+    )
 
     sub = command(
         "verify",
         cmd_verify,
         "Rerun the jobs of some run files of this build and compare what they write with the build's, bit for bit.",
     )
-    sub.add_argument("paths", nargs="*", type=Path, help="run files to verify (.npz under results/<study>/runs/)")
+    sub.add_argument(
+        "paths", nargs="*", type=Path, help="run files to verify (.npz under results/<study>/runs/)"
+    )
     sub.add_argument("--sample", type=int, default=None, help="verify N run files drawn at random instead")
     sub.add_argument("--seed", type=int, default=None, help="the sample's seed (default: drawn, and printed)")
-    sub.add_argument("--configfile", type=Path, default=None, help="draw the sample from the runs this config promises")
     sub.add_argument(
-        "--max-cpu-seconds", type=float, default=None, help="skip a job whose runs record more CPU time than this"
+        "--configfile", type=Path, default=None, help="draw the sample from the runs this config promises"
+    )
+    sub.add_argument(
+        "--max-cpu-seconds",
+        type=float,
+        default=None,
+        help="skip a job whose runs record more CPU time than this",
     )
     return parser, commands
 
@@ -316,7 +378,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     arrays, card = prepare(prepared_dataset(args.name), opts, cache=args.raw_dir, mirror=_mirror(args))
     save_npz(args.out, arrays)
     write_json(args.card, {**card, "npz_sha256": sha256_file(args.out)})
-    log.info("%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out)
+    log.info(
+        "%s: %d training rows, %d features -> %s", args.name, card["rows_train"], card["features"], args.out
+    )
     return 0
 
 
@@ -364,7 +428,9 @@ def cmd_tables(args: argparse.Namespace) -> int:
     if args.kind == "provenance":
         from dpdl.summary import provenance_table
 
-        write_table(provenance_table(args.cards), *args.out, title="# Provenance: data hashes and package versions")
+        write_table(
+            provenance_table(args.cards), *args.out, title="# Provenance: data hashes and package versions"
+        )
         return 0
     cards = [read_card(path) for path in args.cards]
     if args.kind == "datasets":
@@ -423,9 +489,13 @@ def _data_premises(paths: list[Path]) -> dict:
 
     suffix = "_data_premises"
     studies = {path: path.stem.removesuffix(suffix) for path in paths}
-    unknown = sorted(str(path) for path, study in studies.items() if study not in ALL or not path.stem.endswith(suffix))
+    unknown = sorted(
+        str(path) for path, study in studies.items() if study not in ALL or not path.stem.endswith(suffix)
+    )
     if unknown:
-        raise ConfigError(f"--data-premises: {unknown} are not results/audit/<study>_data_premises.csv of {ALL}")
+        raise ConfigError(
+            f"--data-premises: {unknown} are not results/audit/<study>_data_premises.csv of {ALL}"
+        )
     return {study: read_data_premises(path) for path, study in studies.items()}
 
 
@@ -453,7 +523,9 @@ def cmd_data_premises(args: argparse.Namespace) -> int:
         card = verified_card(npz.with_suffix(".json"), npz)
         prepared[npz.stem] = load_npz(npz)
         if missing := card.get("missing_files"):
-            notes[npz.stem] = f"built without {len(missing)} of its selected raw files (missing_files in its card)"
+            notes[npz.stem] = (
+                f"built without {len(missing)} of its selected raw files (missing_files in its card)"
+            )
     for dataset, why in skipped.items():
         if dataset not in datasets or dataset in prepared:
             raise ConfigError(f"--skipped {dataset!r}: not a dataset of {args.study} left out here")
@@ -485,7 +557,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     write_text(args.out[0], table.to_csv(index=False, lineterminator="\n"))
     write_text(args.out[1], audit_markdown(args.study, table))
     write_json(args.out[2], provenance)
-    log.info("audit %s: %d cells x scores, %d refute a claim", args.study, len(table), int(table["refutes"].sum()))
+    log.info(
+        "audit %s: %d cells x scores, %d refute a claim", args.study, len(table), int(table["refutes"].sum())
+    )
     return 0
 
 
@@ -520,7 +594,9 @@ def cmd_readings(args: argparse.Namespace) -> int:
         cards[(study, name)] = path
     table, summary, csv = judged_readings(cards)
     write_text(args.out[0], csv)
-    write_text(args.out[1], readings_markdown(table, summary, {study: study_readings(study) for study, _ in cards}))
+    write_text(
+        args.out[1], readings_markdown(table, summary, {study: study_readings(study) for study, _ in cards})
+    )
     return 0
 
 
@@ -579,16 +655,22 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
             .reset_index()
         )
-    shown = table.assign(cpu_minutes_left=(table["cpu_seconds_left"] / 60).round(1)).drop(columns="cpu_seconds_left")
+    shown = table.assign(cpu_minutes_left=(table["cpu_seconds_left"] / 60).round(1)).drop(
+        columns="cpu_seconds_left"
+    )
     print(markdown_table(shown.round(2)), end="")
     unmeasured = sorted(table.loc[table["cpu_seconds_left"].isna(), "study"].unique())
-    line = f"\n{int(table['present'].sum())} of {int(table['runs'].sum())} runs finished; CPU time left: about "
+    line = (
+        f"\n{int(table['present'].sum())} of {int(table['runs'].sum())} runs finished; CPU time left: about "
+    )
     line += f"{table['cpu_seconds_left'].sum() / 3600:.2f} CPU-hours"
     if unmeasured:
         line += f", plus {', '.join(unmeasured)} (no finished run to measure yet)"
     print(line)
     if not_started:
-        print(f"Readings not started (their runs are counted once a build seeds them): {', '.join(not_started)}")
+        print(
+            f"Readings not started (their runs are counted once a build seeds them): {', '.join(not_started)}"
+        )
     for note in narrowing_notes(config) if config.get("readings") else ():
         print(f"Reading {note}")
     saved = saved_runs()
@@ -611,7 +693,11 @@ def cmd_render_report(args: argparse.Namespace) -> int:
     dom = render(args.report, show=args.show, screenshot=args.screenshot)
     for category, subcategories in sorted(contents["categories"].items()):
         print(f"{category}: {sum(map(len, subcategories.values()))} result(s)")
-    problems = [] if args.show or SCORECARD_MARKER in dom else ["the rendered landing page does not show the scorecard"]
+    problems = (
+        []
+        if args.show or SCORECARD_MARKER in dom
+        else ["the rendered landing page does not show the scorecard"]
+    )
     if args.configfile is not None:
         from dpdl.config import load_config
         from dpdl.targets import default_targets, plan
@@ -619,7 +705,9 @@ def cmd_render_report(args: argparse.Namespace) -> int:
         config = load_config(args.configfile)
         figures = [path for path in default_targets(config, plan(config)) if path.endswith(".png")]
         missing = [
-            f for f in figures if not contents["results"].get(f, {}).get("data_uri", "").startswith("data:image/png")
+            f
+            for f in figures
+            if not contents["results"].get(f, {}).get("data_uri", "").startswith("data:image/png")
         ]
         problems += [f"figure {f} is not in the report" for f in missing]
         print(
@@ -639,11 +727,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     for folder in (args.first, args.second):
         if not folder.is_dir():
-            raise ConfigError(f"{folder} is not a folder; pass two build folders (checkouts that ran snakemake)")
+            raise ConfigError(
+                f"{folder} is not a folder; pass two build folders (checkouts that ran snakemake)"
+            )
     if args.under is not None:
-        missing = [part for part in args.under if not ((args.first / part).exists() or (args.second / part).exists())]
+        missing = [
+            part for part in args.under if not ((args.first / part).exists() or (args.second / part).exists())
+        ]
         if missing:
-            raise ConfigError(f"--under {' '.join(missing)}: in neither build; give paths inside the build folders")
+            raise ConfigError(
+                f"--under {' '.join(missing)}: in neither build; give paths inside the build folders"
+            )
     compared, differences = compare_builds(args.first, args.second, args.under or ["results", "figures"])
     for difference in differences:
         print(f"{difference.path}: {difference.reason}")
@@ -653,13 +747,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_publish(args: argparse.Namespace) -> int:
     """Publish studies of the finished build here into a snapshot folder."""
-    from dpdl.publishing.snapshot import publish, publish_audits, publish_compute, publish_data_premises, rejudge
+    from dpdl.publishing.snapshot import (
+        publish,
+        publish_audits,
+        publish_compute,
+        publish_data_premises,
+        rejudge,
+    )
     from dpdl.studies import ALL
 
     if sum((args.audit, args.compute, args.data_premises)) > 1:
-        raise ConfigError("--audit, --data-premises and --compute each add one thing to a snapshot: give one of them")
+        raise ConfigError(
+            "--audit, --data-premises and --compute each add one thing to a snapshot: give one of them"
+        )
     if args.rejudge:
-        if args.configfile is not None or args.studies is not None or args.audit or args.compute or args.data_premises:
+        if (
+            args.configfile is not None
+            or args.studies is not None
+            or args.audit
+            or args.compute
+            or args.data_premises
+        ):
             raise ConfigError(
                 "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
             )
@@ -668,7 +776,9 @@ def cmd_publish(args: argparse.Namespace) -> int:
         _write_articles(args.out)
         return 0
     if args.configfile is None or args.studies is None:
-        raise ConfigError("publish needs --configfile and --studies (or --rejudge to judge the snapshot again)")
+        raise ConfigError(
+            "publish needs --configfile and --studies (or --rejudge to judge the snapshot again)"
+        )
     unknown = sorted(set(args.studies) - set(ALL))
     if unknown:
         raise ConfigError(f"--studies: unknown {unknown}; expected some of {ALL}")
@@ -695,7 +805,9 @@ def _write_articles(out: Path) -> None:
     try:
         write_articles(out)
     except OSError as err:
-        left = "the snapshot is published, each article whole (old or new); write them with `dpdl article --all`"
+        left = (
+            "the snapshot is published, each article whole (old or new); write them with `dpdl article --all`"
+        )
         raise disk_error(out, err, left) from None
 
 

@@ -82,7 +82,9 @@ def _image_difference(a: Path, b: Path) -> str:
     if x.shape != y.shape:
         return f"image sizes differ: {x.shape} vs {y.shape}"
     changed = int(np.any(x != y, axis=-1).sum()) if x.ndim == 3 else int((x != y).sum())
-    return f"{changed} of {x.shape[0] * x.shape[1]} pixels differ" if changed else "same pixels, different bytes"
+    return (
+        f"{changed} of {x.shape[0] * x.shape[1]} pixels differ" if changed else "same pixels, different bytes"
+    )
 
 
 def _text_difference(a: Path, b: Path) -> str:

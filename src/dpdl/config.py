@@ -65,7 +65,11 @@ def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
 
 def _message(error: jsonschema.ValidationError) -> str:
     """jsonschema's message, its long offending value shortened (3,000 epsilons would fill the screen)."""
-    if error.validator == "type" and isinstance(error.instance, str) and _reads_as_other_than_text(error.instance):
+    if (
+        error.validator == "type"
+        and isinstance(error.instance, str)
+        and _reads_as_other_than_text(error.instance)
+    ):
         return (
             f"{error.message} (text that reads as a number: quoted in a config file, or given in a mapping on "
             "the command line, such as --config wddp={...}, whose values Snakemake's --config passes as text; "
@@ -76,7 +80,9 @@ def _message(error: jsonschema.ValidationError) -> str:
     text = repr(error.instance)  # as long as the message that holds it
     if not error.message.startswith(text):
         return error.message
-    short = f"a list of {len(error.instance)} values" if isinstance(error.instance, list) else text[:60] + "..."
+    short = (
+        f"a list of {len(error.instance)} values" if isinstance(error.instance, list) else text[:60] + "..."
+    )
     return short + error.message[len(text) :]
 
 
@@ -138,7 +144,9 @@ def validate_config(
     schema_path = Path(schema_path).resolve()
     if not schema_path.is_file():
         raise ConfigError(f"config schema {schemas.shown(schema_path)} not found")
-    errors = sorted(_validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
+    errors = sorted(
+        _validator(schema_path).iter_errors(config), key=lambda e: list(map(str, e.absolute_path))
+    )
     if errors:
         problems = "; ".join(f"{key_path(e.absolute_path)}: {_message(e)}" for e in errors)
         documented = ", ".join(sorted({_documented_in(e, schema_path) for e in errors}))

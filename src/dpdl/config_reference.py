@@ -175,7 +175,9 @@ def _range(schema: dict) -> str:
 def _allowed(schema: dict, folder: Path) -> str:
     """What values ``schema`` accepts, in words (bounds, choices, pattern, array length and items)."""
     if "oneOf" in schema or "anyOf" in schema:
-        return " or ".join(_allowed(alt, folder) or _type(alt, folder) for alt in _alternatives(schema, folder))
+        return " or ".join(
+            _allowed(alt, folder) or _type(alt, folder) for alt in _alternatives(schema, folder)
+        )
     parts = []
     if "const" in schema:
         parts.append(_code(schema["const"]))

@@ -144,7 +144,9 @@ def load_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     if not path.exists():
         raise ArtifactError(f"{path}: file not found")
     if not zipfile.is_zipfile(path):  # np.load would read it as a .npy or a pickle
-        raise ArtifactError(f"{path}: not an .npz archive (not a zip file; truncated, or another format); {REWRITE}")
+        raise ArtifactError(
+            f"{path}: not an .npz archive (not a zip file; truncated, or another format); {REWRITE}"
+        )
     try:
         _check_npz_sizes(path)
         with np.load(path, allow_pickle=False) as data:
@@ -184,9 +186,13 @@ def _check_npz_sizes(path: Path) -> None:
             with archive.open(info) as member:
                 version = np.lib.format.read_magic(member)
                 if version not in ((1, 0), (2, 0)):
-                    raise ValueError(f"{info.filename}: .npy format version {version}, which dpdl does not write")
+                    raise ValueError(
+                        f"{info.filename}: .npy format version {version}, which dpdl does not write"
+                    )
                 read_header = (
-                    np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+                    np.lib.format.read_array_header_1_0
+                    if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0
                 )
                 shape, _, dtype = read_header(member)
                 held = info.file_size - member.tell()
@@ -253,7 +259,9 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([header, rule, *rows]) + "\n"
 
 
-def write_table(frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, title: str = "") -> None:
+def write_table(
+    frame: pd.DataFrame, csv_path: str | os.PathLike, md_path: str | os.PathLike, title: str = ""
+) -> None:
     """Write a table as CSV and as Markdown (with an optional title and notes line), atomically."""
     write_text(csv_path, frame.to_csv(index=False, lineterminator="\n"))
     write_text(md_path, (f"{title}\n\n" if title else "") + markdown_table(frame))

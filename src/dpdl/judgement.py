@@ -152,7 +152,8 @@ def decide(cells: Sequence[Cell], required_fraction: float, alpha: float, n: int
         test=f"{test}; {levels}",
         n_seeds=n,
         seeds_to_decide=seeds,
-        detail=_per_panel(cells, p_for < level_for, p_against < level_against) + "; ".join(c.line for c in cells),
+        detail=_per_panel(cells, p_for < level_for, p_against < level_against)
+        + "; ".join(c.line for c in cells),
         cells=m,
         cells_for=n_for,
         cells_against=n_against,

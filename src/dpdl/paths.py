@@ -19,7 +19,11 @@ RUNS = "results/{study}/runs"  # a study's run files (.npz), in folders of the s
 AGGREGATES = "results/{study}/aggregates"  # a study's per-seed tables and their bands (.csv)
 PROCESSED = Path("data/processed")  # prepared datasets: <study>/<dataset>.npz and its card, <dataset>.json
 PUBLISHED = Path("published")  # the published snapshot (dpdl publish writes it, dpdl check verifies it)
-ARTICLE_FILES = ("ARTICLE.md", "ARTICLE.html", "metadata.yaml")  # dpdl.article.write writes them, check regenerates
+ARTICLE_FILES = (
+    "ARTICLE.md",
+    "ARTICLE.html",
+    "metadata.yaml",
+)  # dpdl.article.write writes them, check regenerates
 # Inside a published study folder (published/<study>/): its per-seed tables, and each built
 # reading's scorecard (readings/<reading>.csv) and per-seed tables (readings/<reading>/aggregates/)
 PUBLISHED_AGGREGATES = "aggregates"
@@ -65,7 +69,9 @@ def published_aggregate(table: str, reading: str | None = None) -> str:
     """The name inside a published study folder of the per-seed table ``table`` (its file name): the
     main build's, ``aggregates/<table>``, or a built ``reading``'s,
     ``readings/<reading>/aggregates/<table>``."""
-    folder = PUBLISHED_AGGREGATES if reading is None else f"{published_reading(reading)}/{PUBLISHED_AGGREGATES}"
+    folder = (
+        PUBLISHED_AGGREGATES if reading is None else f"{published_reading(reading)}/{PUBLISHED_AGGREGATES}"
+    )
     return f"{folder}/{table}"
 
 

@@ -81,7 +81,9 @@ def label_figure(fig: Figure, paper: str, item: str, subject: str, notes: Sequen
     fig.suptitle(_wrapped(fig, title, fontsize="large"))
     if not notes:
         return
-    text = fig.text(0, 0, _wrapped(fig, "\n".join(notes), fontsize=NOTE_SIZE), fontsize=NOTE_SIZE, va="bottom")
+    text = fig.text(
+        0, 0, _wrapped(fig, "\n".join(notes), fontsize=NOTE_SIZE), fontsize=NOTE_SIZE, va="bottom"
+    )
     height = text.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi + 2 * MARGIN
     fig.set_figheight(fig.get_figheight() + height)
     text.set_position((MARGIN / fig.get_figwidth(), MARGIN / fig.get_figheight()))
@@ -94,6 +96,8 @@ def save_figure(fig: Figure, png: str | os.PathLike, pdf: str | os.PathLike) -> 
     try:
         for path, fmt in ((png, "png"), (pdf, "pdf")):
             with atomic_path(path) as tmp:
-                fig.savefig(tmp, format=fmt, dpi=DPI, metadata={"CreationDate": None} if fmt == "pdf" else None)
+                fig.savefig(
+                    tmp, format=fmt, dpi=DPI, metadata={"CreationDate": None} if fmt == "pdf" else None
+                )
     finally:
         plt.close(fig)

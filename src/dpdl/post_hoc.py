@@ -49,7 +49,9 @@ class PostHoc:
         if self.kind not in KINDS:
             raise ValueError(f"post hoc entry {self.subject!r}: kind {self.kind!r} is not one of {KINDS}")
         if not isinstance(self.claims, tuple) or not self.claims:
-            raise ValueError(f"post hoc entry {self.subject!r}: claims must be a non-empty tuple of claim ids")
+            raise ValueError(
+                f"post hoc entry {self.subject!r}: claims must be a non-empty tuple of claim ids"
+            )
         if len(set(self.claims)) != len(self.claims):
             raise ValueError(f"post hoc entry {self.subject!r}: a claim id repeats")
 
@@ -108,7 +110,9 @@ def _claims_cell(claims: tuple[str, ...]) -> str:
     parts = []
     # the studies in the register's own order (its baseline claims), the others after
     order = list(ALL_CLAIMS)
-    for study in sorted({study_of(c) for c in claims}, key=lambda s: order.index(s) if s in order else len(order)):
+    for study in sorted(
+        {study_of(c) for c in claims}, key=lambda s: order.index(s) if s in order else len(order)
+    ):
         mine = [c for c in claims if study_of(c) == study]
         every = {current_id(c) for c in ALL_CLAIMS.get(study, ())}
         if every and set(mine) == every:
@@ -124,8 +128,18 @@ def _cell(text: str) -> str:
 
 def register_markdown() -> str:
     """The whole register as a Markdown table, one row per entry in register order."""
-    lines = ["| subject | kind | claims | commit | known at the time | what was set |", "|---|---|---|---|---|---|"]
+    lines = [
+        "| subject | kind | claims | commit | known at the time | what was set |",
+        "|---|---|---|---|---|---|",
+    ]
     for entry in REGISTER:
-        cells = (entry.subject, entry.kind, _claims_cell(entry.claims), f"`{entry.commit}`", entry.known, entry.what)
+        cells = (
+            entry.subject,
+            entry.kind,
+            _claims_cell(entry.claims),
+            f"`{entry.commit}`",
+            entry.known,
+            entry.what,
+        )
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"

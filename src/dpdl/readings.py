@@ -59,7 +59,9 @@ def study_readings(study: str) -> tuple[Reading, ...]:
     """The readings a study declares, the default first."""
     readings = tuple(study_module(study).READINGS)
     if not readings or readings[0].name != DEFAULT or readings[0].switches:
-        raise ValueError(f"{study}: the first reading must be {DEFAULT!r} with no switches (the config as given)")
+        raise ValueError(
+            f"{study}: the first reading must be {DEFAULT!r} with no switches (the config as given)"
+        )
     names = [reading.name for reading in readings]
     if len(set(names)) != len(names):
         raise ValueError(f"{study}: reading names repeat: {names}")
@@ -94,7 +96,9 @@ def reading_config(config: dict, study: str, name: str) -> dict:
     chosen = reading(study, name)
     unknown = sorted(set(chosen.switches) - set(config[study]))
     if unknown:
-        raise ConfigError(f"reading {study}/{name} sets {unknown}, which are not keys of the {study} config section")
+        raise ConfigError(
+            f"reading {study}/{name} sets {unknown}, which are not keys of the {study} config section"
+        )
     result = copy.deepcopy(config)
     result["studies"] = [study]
     result["readings"] = False
@@ -119,9 +123,13 @@ def check_reading_cells(config: dict) -> None:
         study, _, name = key.partition(READING_KEY)
         where = f"reading_cells[{key!r}]"
         if study not in config or not isinstance(config[study], dict) or "cells" not in config[study]:
-            raise ConfigError(f"{where}: {study!r} is not a study with a `cells` key; name one as <study>/<reading>")
+            raise ConfigError(
+                f"{where}: {study!r} is not a study with a `cells` key; name one as <study>/<reading>"
+            )
         if name == DEFAULT:
-            raise ConfigError(f"{where}: the default reading is the config itself; narrow {study}.cells instead")
+            raise ConfigError(
+                f"{where}: the default reading is the config itself; narrow {study}.cells instead"
+            )
         reading(study, name)
         allowed = config[study]["cells"]
         outside = [cell for cell in cells if allowed is not None and cell not in allowed]
@@ -219,7 +227,8 @@ def readings_table(
         else:
             frame["default_verdict"] = frame["id"].map(base["verdict"]).fillna("")
             same = [
-                claim in base.index and all(row[c] == base.at[claim, c] for c in COMPARED if c in frame.columns)
+                claim in base.index
+                and all(row[c] == base.at[claim, c] for c in COMPARED if c in frame.columns)
                 for claim, (_, row) in zip(frame["id"], frame.iterrows(), strict=True)
             ]
             frame["unchanged"] = ["" if name == DEFAULT else ("yes" if s else "no") for s in same]
@@ -297,7 +306,9 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     from dpdl.io import write_text
 
     if name == DEFAULT:
-        raise ConfigError(f"the {DEFAULT!r} reading is the main build itself; build {claims_path(study, 'csv')}")
+        raise ConfigError(
+            f"the {DEFAULT!r} reading is the main build itself; build {claims_path(study, 'csv')}"
+        )
     folder = reading_folder(study, name).resolve()
     folder.mkdir(parents=True, exist_ok=True)
     if config["data"].get("mirror"):
@@ -308,7 +319,9 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     if not data.is_symlink():
         data.symlink_to(Path("data").resolve(), target_is_directory=True)
     seeded = seed_from_main_build(study, folder)
-    print(f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes")
+    print(
+        f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes"
+    )
     command, env = _nested_snakemake(folder, snakefile, "--cores", str(cores), "--rerun-incomplete")
     result = subprocess.run([*command, claims_path(study, "csv")], check=False, env=env)
     if result.returncode != 0:
@@ -454,7 +467,9 @@ def judged_readings(
     return table, summary, csv
 
 
-def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> str:
+def readings_markdown(
+    table: pd.DataFrame, summary: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]
+) -> str:
     """The readings page: each study's readings with their reasons, then every claim's verdict per reading.
 
     A verdict is "n/a" where the reading left it unchanged; "(retired engine)" where the engine that
@@ -470,7 +485,9 @@ def readings_markdown(table: pd.DataFrame, summary: pd.DataFrame, declared: Mapp
             for row in table.itertuples()
         ]
     )
-    wide = shown.pivot_table(index=["study", "id"], columns="reading", values="cell", aggfunc="first", sort=False)
+    wide = shown.pivot_table(
+        index=["study", "id"], columns="reading", values="cell", aggfunc="first", sort=False
+    )
     wide = wide.reset_index().merge(summary[["id", "readings"]], on="id", how="left")
     described = pd.DataFrame(
         [

@@ -26,7 +26,9 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 RENDER_TIMEOUT_S = 120
 HEADLESS = ("--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=10000")
 SCORECARD_MARKER = '<div id="dpdl-scorecard">'  # as rendered; inside the page's scripts it is JSON-escaped
-EMBEDDED = {name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE) for name in ("results", "categories")}
+EMBEDDED = {
+    name: re.compile(rf"^\s*var {name} = (\{{.*\}});\s*$", re.MULTILINE) for name in ("results", "categories")
+}
 
 
 def report_refusal(rules: list[str], configfiles: list) -> str:
@@ -68,7 +70,9 @@ def find_browser() -> str:
         found = shutil.which(name)
         if found:
             return found
-    raise DpdlError(f"no Chromium found (tried {', '.join(BROWSERS)}); install it, e.g. `apt-get install chromium`")
+    raise DpdlError(
+        f"no Chromium found (tried {', '.join(BROWSERS)}); install it, e.g. `apt-get install chromium`"
+    )
 
 
 def render(

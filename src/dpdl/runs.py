@@ -138,7 +138,9 @@ def write_run(path: str | Path, result: RunResult) -> None:
         raise ArtifactError(f"run for {path} does not satisfy the run schema:\n  " + "\n  ".join(errors))
     arrays = trace_arrays(result.trace)
     chain = run_record(path, arrays)  # its arrays' sha256 and, in a step, its inputs' (dpdl.chain)
-    arrays["provenance"] = np.array(dumps_json({**result.provenance, "stored_as": stored_name(path), "chain": chain}))
+    arrays["provenance"] = np.array(
+        dumps_json({**result.provenance, "stored_as": stored_name(path), "chain": chain})
+    )
     save_npz(path, arrays)
 
 

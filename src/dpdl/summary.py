@@ -201,7 +201,9 @@ def published_verdicts(published: str | Path) -> dict[str, tuple[str, str]]:
         if manifest_path.is_file():
             stamps[study] = _snapshot_stamp(published / study, read_json(manifest_path))
     return {
-        row["id"]: (row["verdict"], stamps[row["study"]]) for row in card.to_dict("records") if row["study"] in stamps
+        row["id"]: (row["verdict"], stamps[row["study"]])
+        for row in card.to_dict("records")
+        if row["study"] in stamps
     }
 
 
@@ -215,7 +217,9 @@ def _snapshot_stamp(folder: Path, manifest: object) -> str:
         built = code["commit"][:10] + (" (modified)" if code["modified_files"] else "")
         judged = (manifest.get("judged") or {}).get("commit", "")[:10]
     except (TypeError, KeyError, AttributeError):
-        raise ArtifactError(f"{folder / 'MANIFEST.json'}: no code.commit (not written by dpdl publish)") from None
+        raise ArtifactError(
+            f"{folder / 'MANIFEST.json'}: no code.commit (not written by dpdl publish)"
+        ) from None
     stamp = f"{folder.parent.name}/{folder.name} at {built}"
     return stamp + (f", judged at {judged}" if judged and not built.startswith(judged) else "")
 
@@ -309,7 +313,9 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
         return frame
     rows = scorecard(new, {}, scale={}, switches={}, shared_seeds=False).astype(object)
     rows["verdict"] = NOT_PUBLISHED
-    rows["detail"] = f"registered after {path} was written; rebuild the study's claims step or `dpdl publish --rejudge`"
+    rows["detail"] = (
+        f"registered after {path} was written; rebuild the study's claims step or `dpdl publish --rejudge`"
+    )
     merged = pd.concat([frame, rows], ignore_index=True)
     return merged.set_index("id").loc[ids].reset_index()[SCORECARD_COLUMNS]
 
@@ -369,7 +375,9 @@ def _shown(card: pd.DataFrame) -> pd.DataFrame:
     def effect(row: pd.Series) -> str:
         if _text(row["effect"]) == "":
             return ""
-        interval = "" if _text(row["ci_low"]) == "" else f" [{_number(row['ci_low'])}, {_number(row['ci_high'])}]"
+        interval = (
+            "" if _text(row["ci_low"]) == "" else f" [{_number(row['ci_low'])}, {_number(row['ci_high'])}]"
+        )
         return f"{_number(row['effect'])}{interval}"
 
     def cells(row: pd.Series) -> str:
@@ -589,7 +597,8 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
                     "kind": "raw file",
                     "name": f"{card['study']}/{card['dataset']}: {raw['path']}",
                     "value": raw["digest"],
-                    "detail": raw["algorithm"] + ("" if raw.get("pinned", True) else " of the copy used (no pin)"),
+                    "detail": raw["algorithm"]
+                    + ("" if raw.get("pinned", True) else " of the copy used (no pin)"),
                 }
             )
         rows.append(
@@ -605,7 +614,16 @@ def provenance_table(cards: Iterable[str | Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "name", "value", "detail"])
 
 
-STATUS_COLUMNS = ["study", "reading", "group", "runs", "present", "left", "seconds_per_run", "cpu_seconds_left"]
+STATUS_COLUMNS = [
+    "study",
+    "reading",
+    "group",
+    "runs",
+    "present",
+    "left",
+    "seconds_per_run",
+    "cpu_seconds_left",
+]
 
 
 def status(
@@ -699,5 +717,7 @@ def saved_runs(root: Path = Path("results")) -> pd.DataFrame:
                 iteration, cpu_s = int(saved["iteration"]), float(saved["elapsed_s"][1])
         except (OSError, ValueError, KeyError, zipfile.BadZipFile):
             continue  # unreadable: its job starts afresh
-        rows.append({"job": str(path.parent), "saved_after_iteration": iteration, "cpu_minutes_so_far": cpu_s / 60})
+        rows.append(
+            {"job": str(path.parent), "saved_after_iteration": iteration, "cpu_minutes_so_far": cpu_s / 60}
+        )
     return pd.DataFrame(rows, columns=SAVED_COLUMNS).round({"cpu_minutes_so_far": 1})

@@ -146,7 +146,9 @@ def summary_targets(config: dict) -> list[str]:
     paths += [readings_path(ext) for ext in TABLE_EXTENSIONS] if config["readings"] else []
     paths += audit_tables(config, (*TABLE_EXTENSIONS, "json")) if config["audit"]["enabled"] else []
     paths += data_premise_tables(config) if config["audit"]["enabled"] else []
-    return paths + [summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS]
+    return paths + [
+        summary_table(name, ext) for name in ("privacy", "provenance") for ext in TABLE_EXTENSIONS
+    ]
 
 
 def audit_tables(config: dict, extensions=("csv",)) -> list[str]:

@@ -98,7 +98,9 @@ def read_yaml(path: str | Path) -> object:
     except FileNotFoundError:
         raise ConfigError(f"config file {path} not found") from None
     except OSError as err:  # a folder, no permission
-        raise ConfigError(f"config file {path} cannot be read ({err.strerror}); give a readable YAML file") from None
+        raise ConfigError(
+            f"config file {path} cannot be read ({err.strerror}); give a readable YAML file"
+        ) from None
     except yaml.MarkedYAMLError as err:
         what = ", ".join(filter(None, (err.context, err.problem)))
         raise ConfigError(

@@ -31,7 +31,13 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.errors import DpdlError
-from dpdl.paths import PUBLISHED_AGGREGATES, aggregates_folder, cards_folder, published_aggregate, published_reading
+from dpdl.paths import (
+    PUBLISHED_AGGREGATES,
+    aggregates_folder,
+    cards_folder,
+    published_aggregate,
+    published_reading,
+)
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
 from dpdl.studies import ALL, study_module
 from dpdl.studies.common import claims_path
@@ -44,7 +50,9 @@ SHOWN = 3  # columns named per differing claim; the rest counted
 CLIP = 60  # characters shown of a value
 
 
-def judging_plan(study: str, manifest: Mapping, folder: Path) -> tuple[dict[str, tuple[Path, dict]], dict[str, str]]:
+def judging_plan(
+    study: str, manifest: Mapping, folder: Path
+) -> tuple[dict[str, tuple[Path, dict]], dict[str, str]]:
     """What :func:`dpdl.publishing.snapshot.rejudge` judges of ``study`` published in ``folder``.
 
     ``manifest``: its MANIFEST.json. Each scorecard it can judge, the default's and each declared
@@ -122,11 +130,17 @@ def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
         try:
             tables, cards = job.source / PUBLISHED_AGGREGATES, job.folder / "cards"
             files = [*sorted(tables.glob("*")), *sorted(cards.glob("*"))]
-            digests = tuple((p.parent.name, p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in files)
+            digests = tuple(
+                (p.parent.name, p.name, hashlib.sha256(p.read_bytes()).hexdigest()) for p in files
+            )
             keys.append((job.study, json.dumps(job.config, sort_keys=True, default=str), digests))
         except OSError as err:
             keys.append(err)
-    todo = {key: job for key, job in zip(keys, jobs, strict=True) if isinstance(key, tuple) and key not in _REDERIVED}
+    todo = {
+        key: job
+        for key, job in zip(keys, jobs, strict=True)
+        if isinstance(key, tuple) and key not in _REDERIVED
+    }
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = min(len(todo), cores) if "fork" in multiprocessing.get_all_start_methods() else 1
     if workers > 1:  # forked: the judge's modules are imported already
@@ -136,7 +150,10 @@ def rederived(jobs: list[Rejudged]) -> list[str | Exception]:
     else:
         done = {key: _outcome(partial(_judged_text, job)) for key, job in todo.items()}
     _REDERIVED.update((key, text) for key, text in done.items() if isinstance(text, str))
-    return [key if isinstance(key, Exception) else _REDERIVED[key] if key in _REDERIVED else done[key] for key in keys]
+    return [
+        key if isinstance(key, Exception) else _REDERIVED[key] if key in _REDERIVED else done[key]
+        for key in keys
+    ]
 
 
 def _judged_text(job: Rejudged) -> str:
@@ -172,7 +189,9 @@ def study_problems(studies: Iterable[tuple[Path, Mapping, Mapping[str, Path]]], 
         try:
             judged, _ = judging_plan(study, manifest, folder)
         except FAILED as err:
-            problems.append(f"{folder}: its claims cannot be judged again ({type(err).__name__}: {err}); {fix}")
+            problems.append(
+                f"{folder}: its claims cannot be judged again ({type(err).__name__}: {err}); {fix}"
+            )
             continue
         for name in (name for name in manifest["readings"] if name in judged):
             where = shown.get(name, folder / scorecard_name(name))
@@ -205,7 +224,9 @@ def card_differences(path: Path, text: str, what: str, where: Path, fix: str) ->
     problems = []
     missing = [column for column in derived.columns if column not in stored.columns]
     if missing:
-        problems.append(f"{where}: no column {missing[0]} ({len(missing)} missing) of the judge's ({what}); {fix}")
+        problems.append(
+            f"{where}: no column {missing[0]} ({len(missing)} missing) of the judge's ({what}); {fix}"
+        )
     columns = ["verdict", *(c for c in derived.columns if c != "verdict" and c in stored.columns)]
     ours = stored.set_index("id")
     for row in derived.to_dict("records"):

@@ -148,9 +148,13 @@ def job_of(path: str, records: dict[str, dict], incomplete: Iterable[str] = ()) 
             "build finish, or rerun it"
         )
     if not record.get("shellcmd"):
-        raise ArtifactError(f"{path}: its rule {rule} records no shell command (dpdl verify reruns shell jobs only)")
+        raise ArtifactError(
+            f"{path}: its rule {rule} records no shell command (dpdl verify reruns shell jobs only)"
+        )
     key = (rule, record["shellcmd"])
-    outputs = sorted(name for name, other in records.items() if (other.get("rule"), other.get("shellcmd")) == key)
+    outputs = sorted(
+        name for name, other in records.items() if (other.get("rule"), other.get("shellcmd")) == key
+    )
     times = [(records[name].get("starttime"), records[name].get("endtime")) for name in outputs]
     ends = [end - start for start, end in times if isinstance(start, float) and isinstance(end, float)]
     inputs, logs = tuple(record.get("input") or ()), tuple(record.get("log") or ())
@@ -161,7 +165,9 @@ def build_relative(path: Path) -> str:
     """``path`` as Snakemake records it: relative to the build folder (the working directory)."""
     absolute = Path(os.path.abspath(path))
     if not absolute.is_relative_to(Path.cwd()):
-        raise ConfigError(f"{path}: not in this folder ({Path.cwd()}); run dpdl verify in the folder that built it")
+        raise ConfigError(
+            f"{path}: not in this folder ({Path.cwd()}); run dpdl verify in the folder that built it"
+        )
     return absolute.relative_to(Path.cwd()).as_posix()
 
 
@@ -249,7 +255,9 @@ def rerun(job: Job, root: Path, folder: Path, progress: Callable[[str], None] = 
     for name in job.inputs:
         source = Path(name) if Path(name).is_absolute() else root.absolute() / name
         if not source.exists():
-            return Rerun(folder, -1, 0.0, 0.0, f"its input {name} is not in the build (deleted, or a temp() file)")
+            return Rerun(
+                folder, -1, 0.0, 0.0, f"its input {name} is not in the build (deleted, or a temp() file)"
+            )
         if not Path(name).is_absolute():
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).symlink_to(source)
@@ -257,7 +265,9 @@ def rerun(job: Job, root: Path, folder: Path, progress: Callable[[str], None] = 
         target = folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if Path(name).is_absolute() or not target.parent.resolve().is_relative_to(folder.resolve()):
-            return Rerun(folder, -1, 0.0, 0.0, f"{name} would be written outside the rerun's folder (into the build)")
+            return Rerun(
+                folder, -1, 0.0, 0.0, f"{name} would be written outside the rerun's folder (into the build)"
+            )
     env = {**os.environ, **dict.fromkeys(THREAD_VARIABLES, "1")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
@@ -349,7 +359,9 @@ def value_difference(path: str, built: object, again: object) -> str | None:
             if found := value_difference(f"{path}[{i}]", a, b):
                 return found
         return None
-    both_nan = isinstance(built, float) and isinstance(again, float) and math.isnan(built) and math.isnan(again)
+    both_nan = (
+        isinstance(built, float) and isinstance(again, float) and math.isnan(built) and math.isnan(again)
+    )
     if both_nan or (type(built) is type(again) and built == again):
         return None
     return f"{path}: {short(built)} in the build, {short(again)} rerun"

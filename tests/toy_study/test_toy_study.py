@@ -65,7 +65,10 @@ def test_its_claims_are_judged(built: dict) -> None:
     assert list(card["id"]) == ["toy.error_falls_with_epsilon", "toy.error_at_epsilon_1"]
     assert NOT_AT_SCALE not in set(card["verdict"]) and card["verdict"].notna().all()
     merged = pd.read_csv(built["work"] / "results" / "claims.csv").set_index("id")
-    audited = {"toy.privacy.laplace_mean": NOT_REFUTED, "toy.premise.record_domain": PREMISE_HOLDS}  # toy/audit.py
+    audited = {
+        "toy.privacy.laplace_mean": NOT_REFUTED,
+        "toy.premise.record_domain": PREMISE_HOLDS,
+    }  # toy/audit.py
     assert set(merged.index[merged["study"] == "toy"]) == {*card["id"], *audited}
     assert {claim: merged.at[claim, "verdict"] for claim in audited} == audited
 
@@ -105,7 +108,10 @@ def test_its_audit_does_not_refute_the_calibrated_mechanism(built: dict) -> None
     assert len(audit) == 1 and audit.at[0, "runs"] == 400
     assert audit.at[0, "eps_lb"] < audit.at[0, "claimed_epsilon"] == 2 and not audit.at[0, "refutes"]
     assert audit.at[0, "ceiling"] > audit.at[0, "claimed_epsilon"]  # the runs could refute it
-    assert json.loads((built["work"] / "results" / "audit" / "toy.json").read_text())["timing"]["cpu_seconds"] < 5
+    assert (
+        json.loads((built["work"] / "results" / "audit" / "toy.json").read_text())["timing"]["cpu_seconds"]
+        < 5
+    )
     premises = pd.read_csv(built["work"] / "results" / "audit" / "toy_data_premises.csv")
     assert list(premises["holds"]) == [True] and premises.at[0, "records"] == 100
 

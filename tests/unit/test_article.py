@@ -47,14 +47,18 @@ def source_numbers(study: str, out: Path) -> set[str]:
     """Every number string of the files an article of ``study`` may read: the study folder, the merged files,
     and the prose it takes from the code (readings, post hoc register, the paper's reference)."""
     files = [
-        p for p in (out / study).rglob("*") if p.suffix in {".csv", ".json", ".md"} and p.name not in ARTICLE_FILES
+        p
+        for p in (out / study).rglob("*")
+        if p.suffix in {".csv", ".json", ".md"} and p.name not in ARTICLE_FILES
     ]
     texts = [p.read_text(encoding="utf-8") for p in [*files, *(out / name for name in MERGED)]]
     texts += [f"{r.name} {json.dumps(dict(r.switches))} {r.why}" for r in study_readings(study)]
     texts += [f"{e.subject} {e.commit} {' '.join(e.claims)} {e.known} {e.what}" for e in REGISTER]
     texts.append(" ".join(vars(study_module(study).REFERENCE).values()))
     found = set().union(*map(numbers, texts))
-    return found | {fmt(float(n)) for n in found}  # and each rounded to 4 significant digits as the article prints
+    return found | {
+        fmt(float(n)) for n in found
+    }  # and each rounded to 4 significant digits as the article prints
 
 
 def foreign_numbers(article: str, study: str, out: Path) -> set[str]:
@@ -107,7 +111,9 @@ def test_compute_per_table_is_shown_where_the_manifest_records_it(snapshot: Path
     assert "| dzoa.fig3a.error_vs_delta | aggregates/fig3a_seeds.csv | 3000 | 42.0 |" in article
     listed = article.split("Compute per claim", 1)[1].split("### Results", 1)[0]
     assert "Not listed: " in listed and "dzoa.fig3b.error_vs_delta" in listed.split("Not listed: ", 1)[1]
-    assert "| dzoa.fig3b.error_vs_delta |" not in listed and "compute per claim is not available" not in article
+    assert (
+        "| dzoa.fig3b.error_vs_delta |" not in listed and "compute per claim is not available" not in article
+    )
     fig2_section = article.split("### Fig. 2\n", 1)[1].split("\n### ", 1)[0]
     assert "Compute behind this figure: 2200 runs, 1234.5 CPU-seconds" in fig2_section
 
@@ -121,11 +127,15 @@ def test_an_inconclusive_claim_over_cells_names_the_weakest_cell_it_needs(snapsh
     row = card.loc["dp_iadmm.fig4_mnist_rho_insensitive"]
     assert row["verdict"] == "inconclusive" and row["deciding_cell"], "the committed snapshot's case"
     article = (snapshot / "dp_iadmm" / "ARTICLE.md").read_text(encoding="utf-8")
-    line = next(s for s in article.splitlines() if s.startswith("- ") and "`dp_iadmm.fig4_mnist_rho_insensitive`" in s)
+    line = next(
+        s for s in article.splitlines() if s.startswith("- ") and "`dp_iadmm.fig4_mnist_rho_insensitive`" in s
+    )
     assert line.endswith(f"; the weakest of the cells it needs: {row['deciding_cell']}"), line
 
 
-def test_a_stated_number_shows_ours_minus_paper_and_how_far_its_tolerance_can_be_pushed(snapshot: Path) -> None:
+def test_a_stated_number_shows_ours_minus_paper_and_how_far_its_tolerance_can_be_pushed(
+    snapshot: Path,
+) -> None:
     """Beside the declared tolerance, the tolerances at which the verdict turns; the interval labelled for what it
     is (issue 59): ObjT at 0.05 on MNIST, reproduced at ±2 pp."""
     import pandas as pd
@@ -134,10 +144,14 @@ def test_a_stated_number_shows_ours_minus_paper_and_how_far_its_tolerance_can_be
     row = card.loc["dp_iadmm.mnist_objt_eps0.05"]
     reach = f"reproduced from ±{fmt(float(row['tolerance_reproduced']))}"
     article = (snapshot / "dp_iadmm" / "ARTICLE.md").read_text(encoding="utf-8")
-    table_row = next(s for s in article.splitlines() if s.startswith("| dp_iadmm.mnist_objt_eps0.05 | Section"))
+    table_row = next(
+        s for s in article.splitlines() if s.startswith("| dp_iadmm.mnist_objt_eps0.05 | Section")
+    )
     assert f"ours - paper [{fmt(float(row['ci_low']))}, {fmt(float(row['ci_high']))}]" in table_row, table_row
     assert f"{row['tolerance']}; {reach}, not reproduced " in table_row, table_row
-    line = next(s for s in article.splitlines() if s.startswith("- ") and "`dp_iadmm.mnist_objt_eps0.05`" in s)
+    line = next(
+        s for s in article.splitlines() if s.startswith("- ") and "`dp_iadmm.mnist_objt_eps0.05`" in s
+    )
     assert "(ours - paper " in line and reach in line, line
 
 
@@ -180,12 +194,16 @@ def test_article_html_renders_in_headless_chromium(snapshot: Path, study: str) -
 def test_the_title_follows_the_stated_rule(snapshot: Path) -> None:
     for study in ALL:
         article = (snapshot / study / "ARTICLE.md").read_text(encoding="utf-8")
-        line = re.search(r"The title under the default reading and under each built reading[^:]*: (.*)", article)
+        line = re.search(
+            r"The title under the default reading and under each built reading[^:]*: (.*)", article
+        )
         marks = re.findall(r"(?:^|; )[\w.]+: (\[¬?Re\]) \(", line.group(1))
         assert marks and line.group(1).startswith("default: ")
         mark = "[Re]" if all(m == "[Re]" for m in marks) else "[¬Re]"
         assert article.startswith(f"# {mark} {study_module(study).REFERENCE.title} (tested: ")
-        assert "strictly more than half are reproduced" in article and "at least half of all of them" in article
+        assert (
+            "strictly more than half are reproduced" in article and "at least half of all of them" in article
+        )
 
 
 @pytest.mark.parametrize(
@@ -199,7 +217,9 @@ def test_the_title_follows_the_stated_rule(snapshot: Path) -> None:
     ],
     ids=["unknown_study", "missing_folder", "study_not_published", "no_study", "empty_snapshot"],
 )
-def test_bad_input_is_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture, argv: list, message: str) -> None:
+def test_bad_input_is_one_clear_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture, argv: list, message: str
+) -> None:
     assert main([arg.format(tmp=tmp_path) for arg in argv]) == 1
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -228,7 +248,9 @@ def test_the_committed_articles_are_what_regenerating_gives() -> None:
 def test_the_readme_links_each_article_under_its_current_title() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for study in ALL:
-        title = (PUBLISHED / study / "ARTICLE.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        title = (
+            (PUBLISHED / study / "ARTICLE.md").read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+        )
         line = f"- {study}: [{title}](published/{study}/ARTICLE.md) ([HTML](published/{study}/ARTICLE.html))"
         assert line in readme, f"README.md's 'What it found' should hold: {line}"
 
@@ -264,7 +286,12 @@ def _card(verdicts: list[str]):
     from dpdl.claims import PAPER_NUMBER
 
     return pd.DataFrame(
-        {"id": [f"x.c{i}" for i in range(len(verdicts))], "kind": PAPER_NUMBER, "verdict": verdicts, "same_runs_as": ""}
+        {
+            "id": [f"x.c{i}" for i in range(len(verdicts))],
+            "kind": PAPER_NUMBER,
+            "verdict": verdicts,
+            "same_runs_as": "",
+        }
     )
 
 
@@ -277,7 +304,8 @@ def test_the_title_needs_coverage_and_every_non_post_hoc_reading(tmp_path: Path)
     default = _card(["reproduced", "reproduced", "not reproduced", "inconclusive"])
     assert mark(default)[0] == "[Re]"
     assert (
-        mark(_card(["reproduced", "reproduced", "inconclusive", "inconclusive", "inconclusive"]))[0] == "[¬Re]"
+        mark(_card(["reproduced", "reproduced", "inconclusive", "inconclusive", "inconclusive"]))[0]
+        == "[¬Re]"
     )  # 2 of 5 decided: not enough coverage
     flipped = next(r for r in study_readings(study) if r.name != "default" and not r.post_hoc)
     hidden = next(r for r in study_readings(study) if r.name != "default" and r.post_hoc)
@@ -297,16 +325,24 @@ def test_the_title_needs_coverage_and_every_non_post_hoc_reading(tmp_path: Path)
     assert heading.startswith("[¬Re] ")
 
 
-def test_a_privacy_verdict_on_the_studys_own_mechanism_is_said_where_it_differs(snapshot: Path, tmp_path: Path) -> None:
+def test_a_privacy_verdict_on_the_studys_own_mechanism_is_said_where_it_differs(
+    snapshot: Path, tmp_path: Path
+) -> None:
     # wddp's guarantee is refuted by the one-shot cells; its own per-round runs' cells do not refute it (issue 58).
     import pandas as pd
 
     snapshot = Path(shutil.copytree(snapshot, tmp_path / "published"))
     readings = pd.read_csv(snapshot / "readings.csv", dtype=str, keep_default_na=False)
-    own = readings[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default")]["verdict"].item()
+    own = readings[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default")][
+        "verdict"
+    ].item()
     text = (snapshot / "wddp" / "ARTICLE.md").read_text(encoding="utf-8")
     assert f"wddp.privacy.wddp is '{own}' on the mechanism this study's own runs use" in text
-    readings.loc[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default"), "verdict"] = "planted"
+    readings.loc[(readings["id"] == "wddp.privacy.wddp") & (readings["reading"] == "default"), "verdict"] = (
+        "planted"
+    )
     readings.to_csv(snapshot / "readings.csv", index=False)
     write_article("wddp", snapshot)
-    assert "wddp.privacy.wddp is 'planted' on the mechanism" in (snapshot / "wddp" / "ARTICLE.md").read_text("utf-8")
+    assert "wddp.privacy.wddp is 'planted' on the mechanism" in (snapshot / "wddp" / "ARTICLE.md").read_text(
+        "utf-8"
+    )

@@ -31,7 +31,9 @@ def randomised_response(epsilon: float, runs: int, rng: np.random.Generator) -> 
     """eps-DP randomised response on one bit: says the truth with probability e^eps / (1 + e^eps)."""
     truth = math.exp(epsilon) / (1 + math.exp(epsilon))
     return AuditSamples(
-        (rng.random(runs) < truth).astype(float), (rng.random(runs) < 1 - truth).astype(float), "the released bit"
+        (rng.random(runs) < truth).astype(float),
+        (rng.random(runs) < 1 - truth).astype(float),
+        "the released bit",
     )
 
 
@@ -68,7 +70,10 @@ def test_gaussian_dp_epsilon_matches_the_exact_gaussian_epsilon(noise_multiplier
 def test_eps_lb_never_exceeds_randomised_responses_epsilon_beyond_its_confidence(epsilon: float) -> None:
     rng = np.random.default_rng(11)
     bounds = np.array(
-        [epsilon_lower_bound(randomised_response(epsilon, 1000, rng), 0.0).epsilon for _ in range(REPETITIONS)]
+        [
+            epsilon_lower_bound(randomised_response(epsilon, 1000, rng), 0.0).epsilon
+            for _ in range(REPETITIONS)
+        ]
     )
     # At 95% at most 5% of the bounds exceed the truth: 20 of 200 has probability 0.001 under that.
     assert np.count_nonzero(bounds > epsilon) <= 20
@@ -86,14 +91,20 @@ def test_eps_lb_never_exceeds_the_gaussian_mechanisms_epsilon(mu: float) -> None
 def test_paper_size_runs_reach_most_of_randomised_responses_epsilon(epsilon: float) -> None:
     # Measured: 75%, 87%, 92% and 91% of epsilon on average; the stated fraction is 70%.
     rng = np.random.default_rng(13)
-    bounds = [epsilon_lower_bound(randomised_response(epsilon, PAPER_RUNS, rng), 0.0).epsilon for _ in range(50)]
+    bounds = [
+        epsilon_lower_bound(randomised_response(epsilon, PAPER_RUNS, rng), 0.0).epsilon for _ in range(50)
+    ]
     assert np.mean(bounds) >= 0.7 * epsilon
 
 
 def test_the_ceiling_is_what_error_free_runs_give() -> None:
     separated = AuditSamples(np.ones(PAPER_RUNS), np.zeros(PAPER_RUNS), "perfect")
     bound = epsilon_lower_bound(separated, 0.0)
-    assert bound.epsilon == bound.ceiling == pytest.approx(math.log((0.025 ** (1 / 1000)) / (1 - 0.025 ** (1 / 1000))))
+    assert (
+        bound.epsilon
+        == bound.ceiling
+        == pytest.approx(math.log((0.025 ** (1 / 1000)) / (1 - 0.025 ** (1 / 1000))))
+    )
     assert (bound.tpr, bound.fpr, bound.evaluated) == (1.0, 0.0, 1000)
 
 
@@ -126,7 +137,9 @@ def test_the_gaussian_dp_fit_is_within_20_percent_of_epsilon_at_paper_size_for_m
     true = gaussian_dp_epsilon(2.0, 1e-5)
     fits = [gaussian_dp_fit(gaussian(2.0, PAPER_RUNS, rng), 1e-5) for _ in range(REPETITIONS)]
     assert np.mean([f.mu for f in fits]) == pytest.approx(2.0, rel=0.02)
-    assert all(abs(f.epsilon - true) <= 0.2 * true for f in fits)  # measured: at most 7.8% off (true eps 10.0)
+    assert all(
+        abs(f.epsilon - true) <= 0.2 * true for f in fits
+    )  # measured: at most 7.8% off (true eps 10.0)
 
 
 @pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0])

@@ -51,7 +51,9 @@ def test_the_measure_counts_the_records_above_the_bound() -> None:
     [
         lambda values, bound: np.asarray(values, dtype=float) >= bound,  # a record at the bound counted
         lambda values, bound: np.asarray(values, dtype=float) > bound,  # no tolerance
-        lambda values, bound: np.asarray(values, dtype=float) > 2 * bound,  # the pair's 2 c1 for a record's c1
+        lambda values, bound: (
+            np.asarray(values, dtype=float) > 2 * bound
+        ),  # the pair's 2 c1 for a record's c1
     ],
 )
 def test_a_planted_wrong_comparison_fails_the_measure_check(wrong, monkeypatch) -> None:
@@ -83,7 +85,9 @@ def test_dzoa_gradient_bound_on_data_of_known_norms() -> None:
     assert (gradient["records"], gradient["above"], gradient["largest"]) == (6, 2, 8.0)
     assert gradient["bound"] == 1.0 and not gradient["holds"]  # c1 per record, not the pair's 2 c1
     claims = set(gradient["claims"].split(";"))
-    assert claims == {claim.id for claim in audit_module("dzoa").PRIVACY_CLAIMS}  # every guarantee rests on c1
+    assert claims == {
+        claim.id for claim in audit_module("dzoa").PRIVACY_CLAIMS
+    }  # every guarantee rests on c1
 
 
 def test_the_lasso_data_keep_their_rows_but_not_c1() -> None:
@@ -102,12 +106,16 @@ def test_wddp_and_dvp_pvp_on_records_of_known_norms() -> None:
     }
     rows = study_data_premises("wddp", {"adult": wddp}, why)
     measured_rows = rows[rows["dataset"] == "adult"].set_index("premise")
-    assert measured_rows.loc["record_norm", "largest"] == 2.0 and measured_rows.loc["record_norm", "above"] == 1
+    assert (
+        measured_rows.loc["record_norm", "largest"] == 2.0 and measured_rows.loc["record_norm", "above"] == 1
+    )
     assert measured_rows.loc["label_domain", "holds"]
     assert measured_rows.loc["gradient_bound", "largest"] == 2.0  # ||x|| max(|y|, |1 - y|)
     skipped = rows[rows["dataset"] == "kdd"]
     assert (skipped["records"] == 0).all() and skipped["note"].str.contains("cannot be obtained").all()
-    dvp = study_data_premises("dvp_pvp", {"adult": {"X": x[:2], "y": np.array([1, 0])}}, {}).set_index("premise")
+    dvp = study_data_premises("dvp_pvp", {"adult": {"X": x[:2], "y": np.array([1, 0])}}, {}).set_index(
+        "premise"
+    )
     assert dvp.loc["record_norm", "holds"] and dvp.loc["label_domain", "above"] == 1
 
 
@@ -120,7 +128,8 @@ def test_dp_iadmm_pixels_and_outp_norm() -> None:
     mnist = rows[rows["dataset"] == "mnist"].set_index("premise")
     assert mnist.loc["record_domain", "holds"] and mnist.loc["label_domain", "holds"]
     assert (
-        mnist.loc["outp_record_norm", "largest"] == pytest.approx(2.0) and mnist.loc["outp_record_norm", "above"] == 1
+        mnist.loc["outp_record_norm", "largest"] == pytest.approx(2.0)
+        and mnist.loc["outp_record_norm", "above"] == 1
     )
     assert set(mnist.loc["outp_record_norm", "claims"].split(";")) == {
         "dp_iadmm.privacy.outp",
@@ -135,14 +144,18 @@ def test_every_data_premise_is_a_stated_premise_measured_on_a_dataset_of_its_stu
         module = audit_module(study)
         stated = {premise.id for premise in module.PREMISES}
         for data in module.DATA_PREMISES:
-            assert data.premise in stated and set(data.datasets) <= {d.dataset for d in study_module(study).PREPARED}
+            assert data.premise in stated and set(data.datasets) <= {
+                d.dataset for d in study_module(study).PREPARED
+            }
         assert premise_claim_ids(study)
 
 
 def _table(tmp_path: Path, largest: float, skipped_too: bool = False) -> pd.DataFrame:
     """dzoa's table with the gradient's largest value ``largest``, written and read back as the snapshot holds it."""
     arrays = _dzoa_arrays()
-    arrays["y"] = np.where(np.abs(arrays["y"]) > 0, largest / 2, 0.0)  # the unit-norm rows give 2 |y| = largest
+    arrays["y"] = np.where(
+        np.abs(arrays["y"]) > 0, largest / 2, 0.0
+    )  # the unit-norm rows give 2 |y| = largest
     arrays["X"][0, :, 0] = 1.0
     table = study_data_premises("dzoa", {"lasso": arrays}, {})
     if skipped_too:
@@ -169,7 +182,10 @@ def test_premise_rows_from_a_small_table(tmp_path: Path) -> None:
 def test_premise_rows_without_a_table_or_data(tmp_path: Path) -> None:
     assert set(premise_claim_rows("dzoa", None)["verdict"]) == {NOT_AT_SCALE}
     unavailable = premise_claim_rows("dzoa", _table(tmp_path, 4.0, skipped_too=True))
-    assert set(unavailable["verdict"]) == {UNAVAILABLE} and unavailable["detail"].str.contains("why it is not").all()
+    assert (
+        set(unavailable["verdict"]) == {UNAVAILABLE}
+        and unavailable["detail"].str.contains("why it is not").all()
+    )
 
 
 def test_a_table_whose_holds_does_not_follow_from_its_numbers_is_refused(tmp_path: Path) -> None:
@@ -180,7 +196,13 @@ def test_a_table_whose_holds_does_not_follow_from_its_numbers_is_refused(tmp_pat
 
 
 def test_premise_claims_are_counted_apart_from_every_other_count(tmp_path: Path) -> None:
-    from dpdl.summary import counted, merge_scorecards, registered_claim_ids, scorecard_html, scorecard_markdown
+    from dpdl.summary import (
+        counted,
+        merge_scorecards,
+        registered_claim_ids,
+        scorecard_html,
+        scorecard_markdown,
+    )
 
     without = merge_scorecards(ALL, {})
     card = merge_scorecards(ALL, {}, data_premises={"dzoa": _table(tmp_path, largest=4.0)})
@@ -188,7 +210,9 @@ def test_premise_claims_are_counted_apart_from_every_other_count(tmp_path: Path)
     premises = card[card["kind"] == PREMISE_CLAIM]
     assert set(premises["id"]) == {i for study in ALL for i in premise_claim_ids(study)}
     for kinds in ((), (PRIVACY_CLAIM,)):
-        assert counted(card, *([kinds] if kinds else [])).equals(counted(without, *([kinds] if kinds else [])))
+        assert counted(card, *([kinds] if kinds else [])).equals(
+            counted(without, *([kinds] if kinds else []))
+        )
     assert card.set_index("id").loc["dzoa.premise.gradient_bound", "verdict"] == PREMISE_BROKEN
     assert "tested on their own data" in scorecard_markdown(card)
     assert html.escape(PREMISE_BROKEN) in scorecard_html(card)
@@ -199,7 +223,19 @@ def test_the_command_measures_a_prepared_dataset(tmp_path: Path, capsys) -> None
     options = {"trials": 2, "seed": 0, "agents": 5, "samples_per_agent": 4, "features": 3, "noise_variance": 0.1,
                "y_from": "raw", "col_norm": "maxabs", "row_norm": "project"}  # fmt: skip
     assert (
-        main(["prepare", "dzoa/lasso", "--options", json.dumps(options), "--out", str(out), "--card", str(card)]) == 0
+        main(
+            [
+                "prepare",
+                "dzoa/lasso",
+                "--options",
+                json.dumps(options),
+                "--out",
+                str(out),
+                "--card",
+                str(card),
+            ]
+        )
+        == 0
     )
     table_path = tmp_path / "dzoa_data_premises.csv"
     assert main(["data-premises", "--study", "dzoa", "--data", str(out), "--out", str(table_path)]) == 0

@@ -74,7 +74,9 @@ def test_bad_input_is_one_clear_value_error() -> None:
             audit.audit_scores(cell, runs, 0)
 
 
-@pytest.mark.parametrize("name", ["objp_eps1", "objp_worst_case_eps1", "outp_sigma_eps1", "outp_variance_eps1"])
+@pytest.mark.parametrize(
+    "name", ["objp_eps1", "objp_worst_case_eps1", "outp_sigma_eps1", "outp_variance_eps1"]
+)
 def test_the_runs_release_the_declared_mean_and_the_scale_the_code_uses(name) -> None:
     """The white box's model (float64 reference, calibration) matches run_iadmm's messages."""
     setup = audit._SETUPS[name]
@@ -88,7 +90,9 @@ def test_the_runs_release_the_declared_mean_and_the_scale_the_code_uses(name) ->
             assert np.mean(np.abs(noise)) == pytest.approx(1.0, abs=0.03)  # E|Laplace(b)| = b
         else:
             sigma_over_declared = declared.scale if setup.switches["outp_noise"] == "variance" else 1.0
-            assert noise.std() == pytest.approx(sigma_over_declared, rel=0.03)  # the code's std: sigma or sigma^2
+            assert noise.std() == pytest.approx(
+                sigma_over_declared, rel=0.03
+            )  # the code's std: sigma or sigma^2
 
 
 # --- grey box: the declared sensitivities on >= 1,000 neighbouring pairs -----------------------
@@ -104,7 +108,10 @@ def _pairs(records: int, seed: int = 11) -> list[tuple[tuple, tuple]]:
     pixels, labels = audit.synthetic_digits(rng, records + 8)
     base, spare, spare_labels = pixels[:records], pixels[records:], labels[records:]
     ones, zeros = np.full(J, 255, np.uint8), np.zeros(J, np.uint8)
-    halves = (np.where(np.arange(J) < J // 2, 255, 0).astype(np.uint8), np.where(np.arange(J) >= J // 2, 255, 0))
+    halves = (
+        np.where(np.arange(J) < J // 2, 255, 0).astype(np.uint8),
+        np.where(np.arange(J) >= J // 2, 255, 0),
+    )
     y = labels[:records]
     flip = (y[0] + 1) % K
     replacements = [(spare[i], spare_labels[i], base[0], y[0]) for i in range(4)]  # random records
@@ -199,7 +206,9 @@ def _outp_worst_ratio(records: int, divisor: float = 1.0) -> float:
         for features, labels in pair:
             data = federated_data(features, labels, np.array([0, records]), K, replicas=STATES)
             (chunk,) = data.chunks
-            gradient, _ = chunk_loss_gradients(chunk, z, np.array([1.0 / records]))  # agent mean (note 7.5(c))
+            gradient, _ = chunk_loss_gradients(
+                chunk, z, np.array([1.0 / records])
+            )  # agent mean (note 7.5(c))
             new, sums = np.zeros_like(z), (np.zeros_like(w), np.zeros_like(w))
             kernel.fused_step(
                 kernel.ALGORITHM_CODES["outp"], z.copy(), lam.copy(), w, gradient, chunk.feature_rows,

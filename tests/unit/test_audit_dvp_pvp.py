@@ -131,9 +131,15 @@ def _dvp_noise_shifts(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray,
     for i, f in enumerate(anchors):
         samples, c_r, rho, eta, degree = SETTINGS[i % len(SETTINGS)]
         node = dvp_calibration(1.0, n_samples=samples, c_r=c_r, rho=rho, eta=eta or 1e-9, n_neighbours=degree)
-        declared.append((node.epsilon_spent - (1.0 - node.alpha_hat)) / node.zeta)  # J(31): 2 zeta = alpha-hat
+        declared.append(
+            (node.epsilon_spent - (1.0 - node.alpha_hat)) / node.zeta
+        )  # J(31): 2 zeta = alpha-hat
         rows_x, rows_y = _unit(rng, ROWS), rng.choice([-1.0, 1.0], ROWS)
-        weight, ridge, linear = np.full(ROWS, 1.0 / samples), rho + node.phi + 2 * eta * degree, rng.normal(size=DIM)
+        weight, ridge, linear = (
+            np.full(ROWS, 1.0 / samples),
+            rho + node.phi + 2 * eta * degree,
+            rng.normal(size=DIM),
+        )
         gradients = []
         for x, y in ((x_d[i], y_d[i]), (x_n[i], y_n[i])):
             rows_x[-1], rows_y[-1] = x, y
@@ -173,7 +179,9 @@ def test_dvp_jacobian_term_holds_and_the_check_can_fail() -> None:
     for i in range(PAIRS):
         samples, c_r, rho, eta, degree = SETTINGS[i % len(SETTINGS)]
         alpha = [0.1, 0.5, 1.0][i % 3]
-        node = dvp_calibration(alpha, n_samples=samples, c_r=c_r, rho=rho, eta=eta or 1e-9, n_neighbours=degree)
+        node = dvp_calibration(
+            alpha, n_samples=samples, c_r=c_r, rho=rho, eta=eta or 1e-9, n_neighbours=degree
+        )
         declared = alpha - node.alpha_hat  # J(30): the part of alpha the Jacobian costs
         along = _unit(rng, 1)[0]
         f = along * rng.choice([0.0, 5.0, 40.0])
@@ -184,7 +192,9 @@ def test_dvp_jacobian_term_holds_and_the_check_can_fail() -> None:
         logs = []
         for x in (across / np.linalg.norm(across), along if i % 4 < 2 else np.zeros(DIM)):
             rows_x[-1] = x
-            problem = _NodeProblem(rows_x, rows_x.astype(np.float32), rows_y, weight, c_r, ridge, np.zeros(DIM))
+            problem = _NodeProblem(
+                rows_x, rows_x.astype(np.float32), rows_y, weight, c_r, ridge, np.zeros(DIM)
+            )
             logs.append(_log_det(problem, f))
         ratios.append((logs[0] - logs[1]) / declared)
     ratios = np.array(ratios)
@@ -213,7 +223,9 @@ def test_pvp_sensitivity_holds_and_the_check_can_fail() -> None:
             solved = solve_local(data, c_r=c_r, ridge=ridge, linear=linear, start=anchors)
             assert solved.converged.all()
             solutions.append(solved.f)
-        declared = 1.0 / pvp_noise_rate(1.0, rho=rho, n_samples=samples, c_r=c_r)  # alpha / zeta = 2 C^R / (rho B_p)
+        declared = 1.0 / pvp_noise_rate(
+            1.0, rho=rho, n_samples=samples, c_r=c_r
+        )  # alpha / zeta = 2 C^R / (rho B_p)
         ratios.append(np.linalg.norm(solutions[0] - solutions[1], axis=1) / declared)
     ratios = np.concatenate(ratios)
     print(f"PVP sensitivity: worst measured / declared (L2) = {ratios.max():.4f}")

@@ -52,7 +52,9 @@ def test_theorem_2_is_audited_within_the_premises_and_its_reach_is_the_declared_
     for name in (DZOA_NOISE, DPADMM_NOISE):
         loss = audit.canary_loss(CELLS[name])
         assert loss.epsilon == pytest.approx(CELLS[name].accountant_epsilon, rel=1e-4)
-        assert 1 < loss.divisor < 2  # the classical calibration's slack: noise / 1.52 reaches the claimed 0.95
+        assert (
+            1 < loss.divisor < 2
+        )  # the classical calibration's slack: noise / 1.52 reaches the claimed 0.95
     # one release at eps 0.15's noise is far below the total 2.04: only noise divided by 18 or more reaches it
     theorem_2 = audit.canary_loss(within[0])
     assert theorem_2.epsilon < 0.1 < within[0].claimed_epsilon and 15 < theorem_2.divisor < 20
@@ -93,7 +95,9 @@ def test_canaries_are_neighbours_as_declared():
             assert np.linalg.norm(X_d[audit.CANARY_AGENT, j]) == pytest.approx(1.0)
             assert abs(y_d[audit.CANARY_AGENT, j]) == pytest.approx(np.max(np.abs(y)))
         else:  # the noiseless release moves by exactly the declared sensitivity
-            moved = audit._noiseless(X_d, y_d, spec, VALUES, scale) - audit._noiseless(X_n, y_n, spec, VALUES, scale)
+            moved = audit._noiseless(X_d, y_d, spec, VALUES, scale) - audit._noiseless(
+                X_n, y_n, spec, VALUES, scale
+            )
             assert np.linalg.norm(moved) == pytest.approx(audit.declared(spec, VALUES)[0], rel=1e-9)
 
 
@@ -105,7 +109,13 @@ def test_dpadmm_release_read_back_matches_the_five_agent_run():
     alone = np.concatenate(
         [
             audit.dpadmm_releases(
-                X[k][None], y[k][None], [seeds[k]], inverse_prox_step=inverse, noise_std=noise, values=VALUES, scale=1.0
+                X[k][None],
+                y[k][None],
+                [seeds[k]],
+                inverse_prox_step=inverse,
+                noise_std=noise,
+                values=VALUES,
+                scale=1.0,
             )
             for k in range(K)
         ]
@@ -201,7 +211,9 @@ def _dpadmm_ratios(loss_scale: str, seed: int = 6) -> np.ndarray:
 # Measured (seeds 5 and 6, 1,200 pairs each; under loss_scale sum every pair exceeds, the least by 2.1x):
 # the declared sensitivities assume ||grad l|| <= c1 = 1 (Assumption 3), which the squared loss on the
 # paper's data (|y| up to ~10) violates (note 3.6); under sum the per-record loss is not divided by N_k either.
-_DZOA_FAILS = "Lemma 3's Delta_k = c1/(rho |N_k| N_k) does not hold: worst measured/declared {} under loss_scale {}"
+_DZOA_FAILS = (
+    "Lemma 3's Delta_k = c1/(rho |N_k| N_k) does not hold: worst measured/declared {} under loss_scale {}"
+)
 _DPADMM_FAILS = (
     "DP-ADMM's Delta = 2 c1/(N_k (1/eta + rho)) does not hold: worst measured/declared {} under loss_scale {}"
 )
@@ -235,7 +247,9 @@ def test_sensitivity_check_can_pass_and_fail():
     for name in (DZOA_NOISE, DPADMM_NOISE):
         spec = audit._SPECS[name]
         (X_d, y_d), (X_n, y_n) = audit.neighbours(spec, VALUES, scale)
-        moved = audit._noiseless(X_d, y_d, spec, VALUES, scale) - audit._noiseless(X_n, y_n, spec, VALUES, scale)
+        moved = audit._noiseless(X_d, y_d, spec, VALUES, scale) - audit._noiseless(
+            X_n, y_n, spec, VALUES, scale
+        )
         declared = audit.declared(spec, VALUES)[0]
         assert np.linalg.norm(moved) / declared <= 1 + 1e-9
         assert np.linalg.norm(moved) / (declared / 4) > 1
@@ -251,7 +265,9 @@ def test_planted_small_dpadmm_noise_is_refuted(monkeypatch):
     cell = CELLS[DPADMM_NOISE]
     honest = epsilon_lower_bound(audit.audit_scores(cell, 400, 0)[WHITE_BOX], cell.delta)
     real = outp_noise_std
-    monkeypatch.setattr(dp_iadmm_privacy, "outp_noise_std", lambda *args, **kwargs: real(*args, **kwargs) / 10)
+    monkeypatch.setattr(
+        dp_iadmm_privacy, "outp_noise_std", lambda *args, **kwargs: real(*args, **kwargs) / 10
+    )
     for kind, samples in audit.audit_scores(cell, 400, 0).items():
         assert epsilon_lower_bound(samples, cell.delta).epsilon > cell.claimed_epsilon, kind
     assert honest.epsilon <= cell.claimed_epsilon

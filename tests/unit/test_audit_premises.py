@@ -25,11 +25,14 @@ def test_every_cell_declares_its_premises_as_its_canary_pair_measures(study):
 
 def test_dzoa_extreme_canary_leaves_the_gradient_bound():
     ledger = premise_ledger(audit_module("dzoa"))
-    row = ledger[(ledger["cell"] == "dpadmm_eps0.95_delta0.001_extreme") & (ledger["premise"] == "gradient_bound")]
+    row = ledger[
+        (ledger["cell"] == "dpadmm_eps0.95_delta0.001_extreme") & (ledger["premise"] == "gradient_bound")
+    ]
     assert row["declared"].item() == OUTSIDE
     assert row["measured"].item() == pytest.approx(37.6, abs=0.1)  # issue 58: about 19 x 2 c1
     at_sensitivity = ledger[
-        (ledger["cell"] == "dpadmm_eps0.95_delta0.001_at_sensitivity") & (ledger["premise"] == "gradient_bound")
+        (ledger["cell"] == "dpadmm_eps0.95_delta0.001_at_sensitivity")
+        & (ledger["premise"] == "gradient_bound")
     ]
     assert at_sensitivity["declared"].item() == WITHIN and at_sensitivity["measured"].item() <= 2.0
 

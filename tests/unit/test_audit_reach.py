@@ -45,7 +45,9 @@ def test_gaussian_reach_is_balle_wang_at_the_claims_delta_and_composes():
     assert gaussian_loss(1.0, 2.0, 1e-5) == pytest.approx(gaussian_exact_epsilon(2.0, 1, 1e-5))
     assert gaussian_loss(1.0, 2.0, 1e-5, releases=4) == pytest.approx(gaussian_exact_epsilon(1.0, 1, 1e-5))
     assert gaussian_loss(0.0, 1.0, 1e-5) == 0.0
-    assert math.isnan(float("nan")) and reachable_epsilon(5.0, float("nan")) == 5.0  # no exact form: the ceiling
+    assert (
+        math.isnan(float("nan")) and reachable_epsilon(5.0, float("nan")) == 5.0
+    )  # no exact form: the ceiling
 
 
 def _claim() -> PrivacyClaim:
@@ -88,7 +90,9 @@ def test_planted_error_the_ceiling_alone_calls_the_dvp_claim_not_refuted():
     ledger = study_ledger("dvp_pvp")
     reach = study_reach(audit_module("dvp_pvp"))
     assert privacy_verdict(_claim(), own, ledger, reach)[0] == NOT_TESTABLE
-    assert privacy_verdict(_claim(), own, ledger, None)[0] == NOT_REFUTED  # the ceiling alone: the old verdict
+    assert (
+        privacy_verdict(_claim(), own, ledger, None)[0] == NOT_REFUTED
+    )  # the ceiling alone: the old verdict
 
 
 def test_dvp_pvp_canaries_reach_at_most_0_43_to_0_83():
@@ -112,10 +116,14 @@ def test_a_gaussian_cell_detects_its_noise_divided_by_the_classical_over_the_exa
     assert loss.epsilon == pytest.approx(gaussian_loss(1.0, sigma, 1e-5)) and loss.epsilon < 1.0
     assert loss.divisor == pytest.approx(sigma / exact, rel=1e-5)  # the PLD grid: within 1e-5
     assert loss.divisor == pytest.approx(1.299, abs=1e-3)
-    assert gaussian_loss(1.0, sigma / loss.divisor, 1e-5) == pytest.approx(1.0, rel=1e-6)  # at noise / k: the claim
+    assert gaussian_loss(1.0, sigma / loss.divisor, 1e-5) == pytest.approx(
+        1.0, rel=1e-6
+    )  # at noise / k: the claim
     assert gaussian_loss(1.0, sigma / (0.99 * loss.divisor), 1e-5) < 1.0  # the smallest such k
     # composed: 4 releases at 2 sigma have the loss of one at sigma, so the same divisor
-    assert gaussian_canary(1.0, 2 * sigma, _cell(1.0, 1e-5), "", releases=4).divisor == pytest.approx(loss.divisor)
+    assert gaussian_canary(1.0, 2 * sigma, _cell(1.0, 1e-5), "", releases=4).divisor == pytest.approx(
+        loss.divisor
+    )
     # a canary already above the claim at the declared noise: k = 1
     assert gaussian_canary(1.0, sigma, _cell(0.5, 1e-5), "").divisor == 1.0
 
@@ -132,7 +140,9 @@ def test_the_ceiling_decides_whether_any_noise_error_is_detected():
     assert detects_noise_divisor(0.7, 1.0, 1.3) == math.inf  # 20 runs: no planted error can be seen
     assert math.isnan(detects_noise_divisor(5.28, 1.0, math.nan))  # no exact canary loss
     own = _own(5.28).assign(cell=["c"])
-    reach = pd.DataFrame([{"cell": "c", "canary_loss": 0.5, "loss_how": "Laplace d / b", "loss_divisor": 2.0}])
+    reach = pd.DataFrame(
+        [{"cell": "c", "canary_loss": 0.5, "loss_how": "Laplace d / b", "loss_divisor": 2.0}]
+    )
     assert with_reach(own, reach)["detects_noise_divisor"].item() == 2.0
     assert math.isnan(with_reach(own, None)["detects_noise_divisor"].item())
     assert with_reach(_own(0.7), reach)["detects_noise_divisor"].item() == math.inf

@@ -56,8 +56,12 @@ def _fake_study(bug_factor: float) -> SimpleNamespace:
         PRIVACY_CLAIMS=(claim,),
         AUDIT_CELLS=(_cell("gauss_eps1", claim.id),),
         audit_scores=audit_scores,
-        PREMISES=(Premise("neighbours", "replace-one", "Def. 1", "one record replaced", 1.0, "records differing"),),
-        premise_measures=lambda cell: {"neighbours": 1.0},  # the premise ledger is tested in test_audit_premises
+        PREMISES=(
+            Premise("neighbours", "replace-one", "Def. 1", "one record replaced", 1.0, "records differing"),
+        ),
+        premise_measures=lambda cell: {
+            "neighbours": 1.0
+        },  # the premise ledger is tested in test_audit_premises
     )
 
 
@@ -97,7 +101,11 @@ def test_an_audit_is_a_pure_function_of_its_seed(study) -> None:
     first, provenance = audit_report.audit_study("fake", 100, seed=5)
     pd.testing.assert_frame_equal(first, audit_report.audit_study("fake", 100, seed=5)[0])
     assert not first["threshold"].equals(audit_report.audit_study("fake", 100, seed=6)[0]["threshold"])
-    assert (provenance["runs"], provenance["seed"], list(provenance["timing"]["cells"])) == (100, 5, ["gauss_eps1"])
+    assert (provenance["runs"], provenance["seed"], list(provenance["timing"]["cells"])) == (
+        100,
+        5,
+        ["gauss_eps1"],
+    )
 
 
 def test_a_claim_without_an_audit_is_not_run(study) -> None:
@@ -121,7 +129,10 @@ def test_the_privacy_table_gains_the_audits_bound_where_a_cell_matches(study, tm
         }
     )
     merged = audit_report.privacy_with_audit(privacy, {"fake": audit_report.read_audit(path)})
-    assert merged.loc[0, "audit_eps_lb"] == table["eps_lb"].max() and merged.loc[0, "audit_cells"] == "gauss_eps1"
+    assert (
+        merged.loc[0, "audit_eps_lb"] == table["eps_lb"].max()
+        and merged.loc[0, "audit_cells"] == "gauss_eps1"
+    )
     for other in (1, 2):  # another epsilon, another delta
         assert math.isnan(merged.loc[other, "audit_eps_lb"]) and merged.loc[other, "audit_cells"] == ""
         assert merged.loc[other, "accountant_bound"] == ""
@@ -132,7 +143,13 @@ def test_the_privacy_table_marks_an_accountant_value_the_audit_refutes(study, tm
     study(10.0)  # noise 10x smaller than declared: the audit refutes the per-release epsilon
     table, _ = audit_report.audit_study("fake", 2000, seed=3)
     privacy = pd.DataFrame(
-        {"study": ["fake"], "algorithm": ["gauss"], "epsilon": [1.0], "delta": [1e-5], "eps_per_iteration": [1.0]}
+        {
+            "study": ["fake"],
+            "algorithm": ["gauss"],
+            "epsilon": [1.0],
+            "delta": [1e-5],
+            "eps_per_iteration": [1.0],
+        }
     )
     merged = audit_report.privacy_with_audit(privacy, {"fake": table})
     assert merged.loc[0, "accountant_bound"] == audit_report.ACCOUNTANT_REFUTED
@@ -141,16 +158,26 @@ def test_the_privacy_table_marks_an_accountant_value_the_audit_refutes(study, tm
 def test_an_audit_of_someones_code_is_not_the_builds_mechanism(monkeypatch, tmp_path) -> None:
     # The authors' code cells audit a mechanism the build does not run: their eps_LB must not mark its row.
     fake = _fake_study(10.0)
-    coded = PrivacyClaim(id="fake.privacy.code", study="fake", where="code", statement="s", code="someone/repo at 1")
+    coded = PrivacyClaim(
+        id="fake.privacy.code", study="fake", where="code", statement="s", code="someone/repo at 1"
+    )
     monkeypatch.setattr(
-        audit_report, "audit_module", lambda name: SimpleNamespace(**{**vars(fake), "PRIVACY_CLAIMS": (coded,)})
+        audit_report,
+        "audit_module",
+        lambda name: SimpleNamespace(**{**vars(fake), "PRIVACY_CLAIMS": (coded,)}),
     )
     table = pd.DataFrame(
         {"claim": [coded.id], "cell": ["c"], "algorithm": ["gauss"], "claimed_epsilon": [1.0], "delta": [1e-5],
          "eps_lb": [7.0]}
     )  # fmt: skip
     privacy = pd.DataFrame(
-        {"study": ["fake"], "algorithm": ["gauss"], "epsilon": [1.0], "delta": [1e-5], "eps_per_iteration": [1.0]}
+        {
+            "study": ["fake"],
+            "algorithm": ["gauss"],
+            "epsilon": [1.0],
+            "delta": [1e-5],
+            "eps_per_iteration": [1.0],
+        }
     )
     merged = audit_report.privacy_with_audit(privacy, {"fake": table})
     assert math.isnan(merged.loc[0, "audit_eps_lb"]) and merged.loc[0, "accountant_bound"] == ""
@@ -180,4 +207,6 @@ def test_each_reading_is_judged_on_the_cells_that_ran_its_mechanism(monkeypatch)
     assert rows.loc["default", "verdict"] == NOT_REFUTED and rows.loc["leaky", "verdict"] == REFUTED
     assert (rows.loc["leaky", "default_verdict"], rows.loc["leaky", "unchanged"]) == (NOT_REFUTED, "no")
     assert rows.loc["other", "verdict"] == NOT_AT_SCALE and rows.loc["leaky", "post_hoc"] == "yes"
-    assert audit_report.privacy_claim_rows("fake", table).loc[0, "verdict"] == REFUTED  # the paper's: every cell
+    assert (
+        audit_report.privacy_claim_rows("fake", table).loc[0, "verdict"] == REFUTED
+    )  # the paper's: every cell

@@ -37,7 +37,9 @@ def test_cells_name_the_claim_and_the_whole_run():
         assert cell.switches["aggregation"] in ("per_round", "one_shot")
     # per round: the closed-form calibration (gap A3) is conservative, and theta^(c) is as private as the run
     assert 0 < CELLS[PER_ROUND].accountant_epsilon < 0.25
-    assert audit.final_model_epsilon(audit._SPECS[PER_ROUND]) == pytest.approx(CELLS[PER_ROUND].accountant_epsilon)
+    assert audit.final_model_epsilon(audit._SPECS[PER_ROUND]) == pytest.approx(
+        CELLS[PER_ROUND].accountant_epsilon
+    )
     # one shot (Algorithm 1 as printed) overspends: the run's accountant, and theta^(c) alone
     for name in (ONE_SHOT, ONE_SHOT_32):
         final = audit.final_model_epsilon(audit._SPECS[name])
@@ -136,7 +138,9 @@ def _aggregate_ratios(method: str, seed: int = 11) -> np.ndarray:
     ratios = []
     for x, y, x_n, y_n, theta, _, shards in _pairs(seed):
         weights = algo.record_weights(method, shards, N)
-        moved = algo.weighted_gradient(theta, x, y, weights) - algo.weighted_gradient(theta, x_n, y_n, weights)
+        moved = algo.weighted_gradient(theta, x, y, weights) - algo.weighted_gradient(
+            theta, x_n, y_n, weights
+        )
         sizes = [len(shard) for shard in shards]
         declared = wddp_sensitivity(wddp_effective_sample_size(sizes, method), study_run.LIPSCHITZ)
         ratios.append(np.linalg.norm(moved) / declared)
@@ -203,7 +207,10 @@ def test_one_shot_average_carries_less_noise_than_eq4():
 
 def _eps_lb(name: str, runs: int) -> dict[str, float]:
     cell = CELLS[name]
-    return {kind: epsilon_lower_bound(s, cell.delta).epsilon for kind, s in audit.audit_scores(cell, runs, 0).items()}
+    return {
+        kind: epsilon_lower_bound(s, cell.delta).epsilon
+        for kind, s in audit.audit_scores(cell, runs, 0).items()
+    }
 
 
 @pytest.mark.parametrize("name", [PER_ROUND, ONE_SHOT])
@@ -225,10 +232,17 @@ def test_the_constructed_canary_moves_the_gradient_by_g_over_n_whatever_the_data
     (x_d, y_d), (x_n, y_n) = audit.neighbours(spec)
     weights = algo.record_weights("wddp", audit.shards(spec), audit.N_ROWS)
     thetas = np.random.default_rng(3).standard_normal((audit.FEATURES, 50)) * np.logspace(-2, 3, 50)
-    change = algo.weighted_gradient(thetas, x_d, y_d, weights) - algo.weighted_gradient(thetas, x_n, y_n, weights)
-    np.testing.assert_allclose(change, -np.eye(audit.FEATURES)[:, :1] / audit.N_ROWS * np.ones(50), atol=1e-15)
+    change = algo.weighted_gradient(thetas, x_d, y_d, weights) - algo.weighted_gradient(
+        thetas, x_n, y_n, weights
+    )
+    np.testing.assert_allclose(
+        change, -np.eye(audit.FEATURES)[:, :1] / audit.N_ROWS * np.ones(50), atol=1e-15
+    )
     row = int(audit.shards(spec)[audit.CANARY_PARTY][0])
-    other = np.random.default_rng(99).uniform(-0.4, 0.4, (audit.N_ROWS, audit.FEATURES)), np.zeros(audit.N_ROWS)
+    other = (
+        np.random.default_rng(99).uniform(-0.4, 0.4, (audit.N_ROWS, audit.FEATURES)),
+        np.zeros(audit.N_ROWS),
+    )
     monkeypatch.setattr(audit, "audit_data", lambda: other)
     (x_other, _), _ = audit.neighbours(spec)
     np.testing.assert_array_equal(x_other[row], x_d[row])

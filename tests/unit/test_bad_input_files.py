@@ -24,7 +24,9 @@ from dpdl.publishing.problems import published_problems
 
 def test_a_folder_as_config_file_is_one_line(tmp_path: Path) -> None:
     """#36, case 5: a folder (or an unreadable file) is named, not an IsADirectoryError traceback."""
-    with pytest.raises(ConfigError, match=r"^config file .* cannot be read \(Is a directory\); give a readable YAML"):
+    with pytest.raises(
+        ConfigError, match=r"^config file .* cannot be read \(Is a directory\); give a readable YAML"
+    ):
         load_config(tmp_path, SCHEMA)
 
 
@@ -32,7 +34,9 @@ def test_an_alias_that_holds_itself_is_one_line(tmp_path: Path) -> None:
     """#36, case 5: ``epsilons: &r [0.15, *r]`` was 990 lines of RecursionError."""
     looped = tmp_path / "looped.yaml"
     looped.write_text("studies: [wddp]\nwddp:\n  epsilons: &r [0.15, *r]\n")
-    with pytest.raises(ConfigError, match=r"looped\.yaml: wddp\.epsilons\[1\] is an alias of the list or mapping"):
+    with pytest.raises(
+        ConfigError, match=r"looped\.yaml: wddp\.epsilons\[1\] is an alias of the list or mapping"
+    ):
         load_config(looped, SCHEMA)
 
 

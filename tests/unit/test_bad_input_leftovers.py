@@ -36,7 +36,10 @@ from dpdl.validation import set_dotted
 def test_a_number_given_as_text_names_snakemakes_config_option() -> None:
     """#36, case 6: ``--config 'wddp={"seeds": 3}'`` reaches the config as ``{"seeds": "3"}``; the message says why."""
     message = one_line_error(set_dotted(minimal(), "wddp.seeds", "3"))
-    assert "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: quoted in a config file" in message
+    assert (
+        "wddp.seeds: '3' is not of type 'integer' (text that reads as a number: quoted in a config file"
+        in message
+    )
     assert "Snakemake's --config passes as text" in message  # both ways a number arrives as text (issue 61)
     assert "Snakemake" not in one_line_error(set_dotted(minimal(), "wddp.aggregation", "loud"))
 
@@ -73,10 +76,14 @@ def test_a_manifest_config_edited_after_publication_is_named(at_root: Path, tmp_
         for key, edited, committed in (("epsilons", [0.15, 0.9], [0.15, 0.95]), ("outer_iterations", 20, 200))
     ]
     # and its claims are not judged again under a config its schema refuses (issue 61 item 3)
-    assert len(problems) == 3 and problems[2].startswith(f"{copy / 'dzoa'}: its claims cannot be judged again (Config")
+    assert len(problems) == 3 and problems[2].startswith(
+        f"{copy / 'dzoa'}: its claims cannot be judged again (Config"
+    )
 
 
-def test_an_under_path_in_neither_build_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_under_path_in_neither_build_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """#36, case 6: a typo in --under compared nothing and exited 0."""
     a = _build(tmp_path / "a", trace=np.arange(3.0), seconds=1.0, table="x,y\n1,2\n")
     b = _build(tmp_path / "b", trace=np.arange(3.0), seconds=1.0, table="x,y\n1,2\n")
@@ -85,13 +92,17 @@ def test_an_under_path_in_neither_build_is_refused(tmp_path: Path, capsys: pytes
     assert main(["compare", str(a), str(b), "--under", "results"]) == 0
 
 
-def test_a_file_left_by_an_interrupted_write_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_left_by_an_interrupted_write_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A kill -9 inside ``save_npz`` left ``seed0.npz.part-<random>`` that nothing removed or reported."""
     monkeypatch.chdir(tmp_path)
     left = Path("results/wddp/runs/kdd/seed0.npz.part-1a2b3c")
     left.parent.mkdir(parents=True)
     left.write_bytes(b"PK")
-    assert leftover_problems() == [f"{left}: left by an interrupted write; delete it (the build writes the file again)"]
+    assert leftover_problems() == [
+        f"{left}: left by an interrupted write; delete it (the build writes the file again)"
+    ]
 
 
 def test_a_truncated_run_is_named_with_its_fix(tmp_path: Path) -> None:
@@ -99,6 +110,8 @@ def test_a_truncated_run_is_named_with_its_fix(tmp_path: Path) -> None:
     path = tmp_path / "seed0.npz"
     write_run(path, execute(trace, provenance(seed=0), iterations=3))
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    message = f"{path}: not an .npz archive (not a zip file; truncated, or another format); delete it and rerun: "
+    message = (
+        f"{path}: not an .npz archive (not a zip file; truncated, or another format); delete it and rerun: "
+    )
     with pytest.raises(ArtifactError, match=re.escape(message + "Snakemake writes a missing file again")):
         read_run(path)

@@ -20,7 +20,9 @@ from dpdl.errors import ConfigError
 
 
 @pytest.mark.parametrize("where", ["missing", "file"])
-def test_a_mirror_that_is_not_a_folder_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+def test_a_mirror_that_is_not_a_folder_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
     """A typo in the mirror reads as an error naming it, not as "the mirror lacks them" (#36, case 3)."""
     wrong = tmp_path / "typo"
     if where == "file":

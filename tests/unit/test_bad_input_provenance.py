@@ -24,7 +24,9 @@ from dpdl.runs import execute, read_run, validate_run, write_run
 from dpdl.studies.dzoa.cli import write_claims
 
 
-def test_a_run_that_is_not_what_its_path_says_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_that_is_not_what_its_path_says_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """#36, case 1: a run copied over another's file (another seed, or the same seed of another cell) is refused
     wherever it is read, so the aggregate step and ``dpdl check`` name it; a run of an older prepared dataset is
     named by ``dpdl check --configfile``."""
@@ -52,11 +54,15 @@ def test_a_run_that_is_not_what_its_path_says_is_named(tmp_path: Path, monkeypat
     elsewhere.parent.mkdir()
     elsewhere.write_bytes((runs / "seed0.npz").read_bytes())
     assert read_run(elsewhere).provenance["seed"] == 0
-    with pytest.raises(ArtifactError, match=re.escape(f"{runs}/seed0.npz: a run of wddp, not of dzoa; give this step")):
+    with pytest.raises(
+        ArtifactError, match=re.escape(f"{runs}/seed0.npz: a run of wddp, not of dzoa; give this step")
+    ):
         read_run(runs / "seed0.npz", "dzoa")  # a wddp run given to a dzoa step (was a KeyError)
     write_json(Path("data/processed/wddp/kdd.json"), {"npz_sha256": "f" * 64})
     problems, _ = run_problems(paths)
-    assert problems[0].startswith(f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff")
+    assert problems[0].startswith(
+        f"{runs}/seed0.npz: made from wddp/kdd with sha256 000000000000, not the ffffff"
+    )
     assert problems[1].startswith(f"{runs}/seed1.npz: holds the run written as {runs}/seed0.npz")
 
 
@@ -79,7 +85,9 @@ def test_tables_given_in_each_others_place_are_refused(tmp_path: Path) -> None:
     columns allowed it; each table must have the columns of the one it is given as."""
     paths = write_claim_tables(tmp_path)
     swapped = {**paths, "fig3a_seeds": paths["fig3b_seeds"], "fig3b_seeds": paths["fig3a_seeds"]}
-    message = f"{paths['fig3b_seeds']}: given as fig3a_seeds, but its columns (algorithm, epsilon, delta, measure, "
+    message = (
+        f"{paths['fig3b_seeds']}: given as fig3a_seeds, but its columns (algorithm, epsilon, delta, measure, "
+    )
     with pytest.raises(ArtifactError, match=re.escape(message)):
         write_claims(paper_values(), 100, swapped, str(tmp_path / "card.csv"), str(tmp_path / "card.md"))
     assert not (tmp_path / "card.csv").exists()

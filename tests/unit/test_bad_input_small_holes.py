@@ -37,7 +37,10 @@ def lasso_card(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("cards") / "data" / "processed" / "dzoa"
     folder.mkdir(parents=True)
     argv = lasso_prepare()
-    argv[argv.index("x.npz")], argv[argv.index("x.json")] = str(folder / "lasso.npz"), str(folder / "lasso.json")
+    argv[argv.index("x.npz")], argv[argv.index("x.json")] = (
+        str(folder / "lasso.npz"),
+        str(folder / "lasso.json"),
+    )
     assert main(argv) == 0
     return folder / "lasso.json"
 
@@ -75,7 +78,8 @@ def test_a_card_prepared_for_another_config_is_named_by_check(lasso_card: Path, 
 
 
 @pytest.mark.parametrize(
-    ("runs", "message"), [("10", "less than the minimum of 20"), ("1000000", "greater than the maximum of 100000")]
+    ("runs", "message"),
+    [("10", "less than the minimum of 20"), ("1000000", "greater than the maximum of 100000")],
 )
 def test_audit_runs_outside_the_config_bounds_is_one_line(
     runs: str, message: str, tmp_path: Path, monkeypatch, capsys, stderr_logging
@@ -106,9 +110,13 @@ def test_missing_shards_fail_stops_the_build_naming_the_shards() -> None:
     config = load_config(Path(__file__).parents[2] / "config" / "paper.yaml")
     stop = targets.missing_shards_stop(config, _availability_without_shards(4))
     assert stop is not None and "\n" not in stop
-    assert stop.startswith("dp_iadmm/femnist: 4 of its 72 selected shard files cannot be obtained here (femnist/train/")
+    assert stop.startswith(
+        "dp_iadmm/femnist: 4 of its 72 selected shard files cannot be obtained here (femnist/train/"
+    )
     assert "and 1 more) and data.femnist.missing_shards is 'fail'; fix: " in stop
-    assert stop.endswith("or set data.femnist.missing_shards: use_available to build it from the shards at hand")
+    assert stop.endswith(
+        "or set data.femnist.missing_shards: use_available to build it from the shards at hand"
+    )
     config["data"]["femnist"]["missing_shards"] = "use_available"
     assert targets.missing_shards_stop(config, _availability_without_shards(4)) is None
     workflow = (Path(__file__).parents[2] / "workflow" / "rules" / "common.smk").read_text()
@@ -152,11 +160,15 @@ def test_an_npz_that_expands_far_beyond_its_size_is_refused_before_it_is_read(tm
     size = NPZ_FLOOR_BYTES + 2**20
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         with archive.open("x.npy", "w", force_zip64=True) as member:
-            np.lib.format.write_array_header_1_0(member, {"descr": "<u1", "fortran_order": False, "shape": (size,)})
+            np.lib.format.write_array_header_1_0(
+                member, {"descr": "<u1", "fortran_order": False, "shape": (size,)}
+            )
             for _ in range(size // 2**22):
                 member.write(bytes(2**22))
             member.write(bytes(size % 2**22))
-    with pytest.raises(ArtifactError, match=r"bomb.npz: its arrays expand to 269,484,\d+ bytes from [\d,]+ on disk"):
+    with pytest.raises(
+        ArtifactError, match=r"bomb.npz: its arrays expand to 269,484,\d+ bytes from [\d,]+ on disk"
+    ):
         load_npz(path)
 
 
@@ -164,7 +176,9 @@ def test_an_npy_header_that_declares_more_than_it_holds_is_refused(tmp_path: Pat
     path = tmp_path / "lies.npz"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         with archive.open("x.npy", "w") as member:
-            np.lib.format.write_array_header_1_0(member, {"descr": "<f8", "fortran_order": False, "shape": (10**8,)})
+            np.lib.format.write_array_header_1_0(
+                member, {"descr": "<f8", "fortran_order": False, "shape": (10**8,)}
+            )
             member.write(bytes(80))
     with pytest.raises(
         ArtifactError, match=r"array x.npy declares shape \(100000000,\) of float64 \(800,000,000 bytes"
@@ -195,7 +209,9 @@ def _top_level_bomb(levels: int) -> str:
     return "\n".join([*lines, f"wddp:\n  epsilons: *a{levels - 1}\n"])
 
 
-@pytest.mark.parametrize("bomb", [_alias_bomb(7), _top_level_bomb(9)], ids=["under_the_key", "anchors_at_top"])
+@pytest.mark.parametrize(
+    "bomb", [_alias_bomb(7), _top_level_bomb(9)], ids=["under_the_key", "anchors_at_top"]
+)
 def test_a_yaml_alias_bomb_in_a_config_file_is_one_line(
     bomb: str, tmp_path: Path, monkeypatch, capsys, stderr_logging
 ) -> None:
@@ -203,7 +219,9 @@ def test_a_yaml_alias_bomb_in_a_config_file_is_one_line(
     path = tmp_path / "bomb.yaml"
     path.write_text(bomb)
     assert path.stat().st_size < 2048
-    with pytest.raises(ConfigError, match=r"bomb.yaml: its YAML aliases \(\*name\) expand it to [\d,]+ values, more"):
+    with pytest.raises(
+        ConfigError, match=r"bomb.yaml: its YAML aliases \(\*name\) expand it to [\d,]+ values, more"
+    ):
         load_config(path)
     monkeypatch.chdir(tmp_path)
     assert "expand it to" in assert_one_clear_line(["status", "--configfile", "bomb.yaml"], capsys)

@@ -76,10 +76,16 @@ def build(folder: Path) -> None:
         write_text(AUDIT, f"cell,eps_lb\nc1,{load_npz(DATA)['x'].max() / 10}\n")
     with chain.step():  # claims: the per-seed and audit tables -> the study's scorecard
         verdict = (
-            "reproduced" if read_csv(SEEDS)["value"].mean() > read_csv(AUDIT)["eps_lb"].max() else "not reproduced"
+            "reproduced"
+            if read_csv(SEEDS)["value"].mean() > read_csv(AUDIT)["eps_lb"].max()
+            else "not reproduced"
         )
-        write_table(pd.DataFrame({"id": ["dzoa.c1"], "verdict": [verdict]}), CLAIMS, CLAIMS.replace(".csv", ".md"))
-    with chain.step():  # scorecard: the claims files (read by pandas directly, told to the chain) -> the merged one
+        write_table(
+            pd.DataFrame({"id": ["dzoa.c1"], "verdict": [verdict]}), CLAIMS, CLAIMS.replace(".csv", ".md")
+        )
+    with (
+        chain.step()
+    ):  # scorecard: the claims files (read by pandas directly, told to the chain) -> the merged one
         chain.note_read(CLAIMS)
         write_text(SCORECARD, pd.read_csv(CLAIMS).to_csv(index=False, lineterminator="\n"))
 
@@ -129,7 +135,10 @@ def test_a_number_edited_in_a_run_file_is_its_first_broken_link(project: Path) -
     problems = check_chain()
     assert len(problems) == 1, problems
     assert problems[0].startswith(f"{RUNS[1]}: arrays sha256 now ")
-    assert "the first broken link of the hash chain" in problems[0] and "4 more files made from it" in problems[0]
+    assert (
+        "the first broken link of the hash chain" in problems[0]
+        and "4 more files made from it" in problems[0]
+    )
 
 
 def test_a_run_edited_with_its_own_hash_forged_breaks_at_the_table_made_from_it(project: Path) -> None:
@@ -164,7 +173,9 @@ def test_a_table_edited_after_its_step_wrote_it_is_named(project: Path, edited: 
     problems = check_chain()
     assert len(problems) == 1, problems
     recorded = read_json(chain.record_path(edited))["sha256"]
-    assert problems[0].startswith(f"{edited}: sha256 now {sha256_file(edited)[:12]}, not the {recorded[:12]} its step")
+    assert problems[0].startswith(
+        f"{edited}: sha256 now {sha256_file(edited)[:12]}, not the {recorded[:12]} its step"
+    )
     assert f"delete {edited} and rerun" in problems[0]
 
 
@@ -200,19 +211,27 @@ def test_a_build_made_before_the_chain_is_said_not_failed(project: Path, caplog)
 
 
 def test_the_snapshot_carries_the_top_of_the_chain_and_check_verifies_it(project: Path) -> None:
-    outputs = {"claims.csv": Path(CLAIMS), "aggregates/fig2_seeds.csv": Path(SEEDS), "audit/audit.csv": Path(AUDIT)}
+    outputs = {
+        "claims.csv": Path(CLAIMS),
+        "aggregates/fig2_seeds.csv": Path(SEEDS),
+        "audit/audit.csv": Path(AUDIT),
+    }
     top = chain.published_chain(outputs)
     assert top["claims.csv"]["made_from"] == {
         "aggregates/fig2_seeds.csv": sha256_file(SEEDS),
         "audit/audit.csv": sha256_file(AUDIT),
     }
-    assert top["aggregates/fig2_seeds.csv"]["made_from"] == {}  # its runs are not published: their digest only
+    assert (
+        top["aggregates/fig2_seeds.csv"]["made_from"] == {}
+    )  # its runs are not published: their digest only
     snapshot = Path("snapshot")
     for name, source in outputs.items():
         (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(source, snapshot / name)
     files = {name: snapshot / name for name in outputs}
-    assert chain.published_breaks(files, top) == [] and chain.published_breaks(files, {}) == []  # an old snapshot
+    assert (
+        chain.published_breaks(files, top) == [] and chain.published_breaks(files, {}) == []
+    )  # an old snapshot
     table = snapshot / "aggregates/fig2_seeds.csv"
     table.write_text(table.read_text().replace("1", "7", 1))
     problems = chain.published_breaks(files, top)

@@ -49,13 +49,20 @@ def test_a_run_killed_after_a_save_resumes_to_the_uninterrupted_result(tiny, tmp
 def test_a_checkpoint_of_another_run_is_ignored(tiny, tmp_path) -> None:
     p = params("objt", 0.5, 6)
     with pytest.raises(Killed):
-        run(tiny, params("objt", 2.0, 6), Checkpoint(tmp_path / "state.npz", key="epsilon 2", every_s=0.0), kill_at=4)
+        run(
+            tiny,
+            params("objt", 2.0, 6),
+            Checkpoint(tmp_path / "state.npz", key="epsilon 2", every_s=0.0),
+            kill_at=4,
+        )
     other = Checkpoint(tmp_path / "state.npz", key="epsilon 0.5", every_s=0.0)
     assert_same(run(tiny, p, other), run(tiny, p))
     assert other.resumed_at == 0
 
 
-def test_an_unreadable_checkpoint_is_ignored_and_a_finished_run_removes_nothing_itself(tiny, tmp_path) -> None:
+def test_an_unreadable_checkpoint_is_ignored_and_a_finished_run_removes_nothing_itself(
+    tiny, tmp_path
+) -> None:
     path = tmp_path / "state.npz"
     path.write_bytes(b"cut short")
     p = params("outp", 0.5, 3)

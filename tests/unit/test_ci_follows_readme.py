@@ -40,18 +40,24 @@ def test_ci_runs_the_readmes_install_line_and_two_commands_word_for_word() -> No
     assert install.startswith("python3 -m venv ") and "export PATH=" in install  # uv ends up on PATH
     assert (main_job, tests) == ("uv run snakemake --cores 2", "uv run pytest")
     # the comparison catches a change on either side
-    assert readme_lines(readme.replace("uv run snakemake --cores 2", "uv run snakemake --cores 8")) != ci_lines(ci)
+    assert readme_lines(
+        readme.replace("uv run snakemake --cores 2", "uv run snakemake --cores 8")
+    ) != ci_lines(ci)
     assert ci_lines(ci.replace("uv run pytest\n", "uv run pytest -x\n")) != lines
 
 
-def test_the_readme_stage_runs_without_the_mirror_before_the_mirrored_build_and_runs_the_whole_suite() -> None:
+def test_the_readme_stage_runs_without_the_mirror_before_the_mirrored_build_and_runs_the_whole_suite() -> (
+    None
+):
     ci = (ROOT / ".ci/run").read_text()
     before, stage = ci.split(BEGIN, 1)[0], ci.split(BEGIN, 1)[1].split(END, 1)[0]
     subshell = before[before.rindex("(\n") :]
     assert "unset DPDL_DATA_MIRROR" in subshell and 'export HOME="$readme/home"' in subshell
     assert ci.index(END) < ci.index("uv run snakemake --cores 2 --configfile config/ci.yaml")
     runs = [command(line) for line in ci.splitlines() if command(line).startswith("uv run pytest")]
-    assert "uv run pytest" in stage and runs[0] == "uv run pytest"  # the whole suite once, in the README stage
+    assert (
+        "uv run pytest" in stage and runs[0] == "uv run pytest"
+    )  # the whole suite once, in the README stage
     # then only the files that skip in the README's lean environment (no JAX), where the extras are installed
     assert runs[1:] == ["uv run pytest $(grep -rl 'importorskip(\"jax\")' tests | sort)"]
     assert "--all-extras" in ci[: ci.index(BEGIN)]

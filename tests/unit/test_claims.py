@@ -50,7 +50,9 @@ def below(table: pd.DataFrame) -> list[Pair]:
 
 def noise_at_least_assumed(table: pd.DataFrame) -> Outcome:
     ratio = table["realised_over_assumed"].to_numpy()
-    return Outcome(bool((ratio >= 1).all()), f"realised / assumed noise {ratio.min():.2g} to {ratio.max():.2g}")
+    return Outcome(
+        bool((ratio >= 1).all()), f"realised / assumed noise {ratio.min():.2g} to {ratio.max():.2g}"
+    )
 
 
 PREMISE = Premise("A's realised noise is at least what its epsilon assumes", "noise", noise_at_least_assumed)
@@ -84,12 +86,16 @@ def test_a_comparison_whose_privacy_premise_failed_is_not_counted_as_reproduced(
 
 def many_cells() -> pd.DataFrame:
     """Per-seed values of eight independent columns (each a set of runs)."""
-    return pd.DataFrame({"seed": np.arange(10), **{c: RNG.normal(i, 0.1, 10) for i, c in enumerate("abcdefgh")}})
+    return pd.DataFrame(
+        {"seed": np.arange(10), **{c: RNG.normal(i, 0.1, 10) for i, c in enumerate("abcdefgh")}}
+    )
 
 
 def orders(*sides: tuple[str, str]):
     """An ordering's extractor over the cells (low column, high column) of ``many_cells``."""
-    return lambda table: [Pair(f"{low}<{high}", table[low].to_numpy(), table[high].to_numpy()) for low, high in sides]
+    return lambda table: [
+        Pair(f"{low}<{high}", table[low].to_numpy(), table[high].to_numpy()) for low, high in sides
+    ]
 
 
 def toy(cid: str, kind: str, extract, **extra) -> Claim:
@@ -102,22 +108,46 @@ def test_claims_over_the_same_or_nested_cells_are_counted_once() -> None:
     claims = [
         toy("part", PAPER_STATEMENT, orders(("a", "b"))),  # its cells nested in "whole"'s
         toy("whole", PAPER_NUMBER, orders(("a", "b"), ("c", "d"))),
-        toy("again", PAPER_STATEMENT, orders(("c", "d"), ("a", "b"))),  # the same cells as "whole", declared after
+        toy(
+            "again", PAPER_STATEMENT, orders(("c", "d"), ("a", "b"))
+        ),  # the same cells as "whole", declared after
         toy("own", PAPER_STATEMENT, orders(("e", "f"))),
-        toy("overlap", PAPER_STATEMENT, orders(("e", "f"), ("a", "b"))),  # shares cells, holds "own": not nested
-        toy("declared", PAPER_NUMBER, orders(("g", "h")), same_runs_as="toy.own", same_runs_why="a difference"),
+        toy(
+            "overlap", PAPER_STATEMENT, orders(("e", "f"), ("a", "b"))
+        ),  # shares cells, holds "own": not nested
+        toy(
+            "declared", PAPER_NUMBER, orders(("g", "h")), same_runs_as="toy.own", same_runs_why="a difference"
+        ),
         toy("falls", MECHANISM_PROPERTY, orders(("a", "b"), ("c", "d"))),
         # nested in "whole"'s cells but another form: another statement about the same runs, counted
-        Claim("toy.equal", "toy", "T1", "equal", PAPER_STATEMENT, Equivalence(1.0), "j", "cells", orders(("a", "b"))),
+        Claim(
+            "toy.equal",
+            "toy",
+            "T1",
+            "equal",
+            PAPER_STATEMENT,
+            Equivalence(1.0),
+            "j",
+            "cells",
+            orders(("a", "b")),
+        ),
     ]
     card = scorecard(claims, {"cells": many_cells()}, scale={}, switches={}, shared_seeds=True).astype(object)
     card["study"] = "dvp_pvp"
     same = dict(zip(card["id"], card["same_runs_as"], strict=True))
-    assert same["toy.part"] == "toy.whole" and same["toy.again"] == "toy.whole" and same["toy.own"] == "toy.overlap"
-    assert same["toy.declared"] == "toy.own" and same["toy.whole"] == same["toy.overlap"] == same["toy.falls"] == ""
+    assert (
+        same["toy.part"] == "toy.whole"
+        and same["toy.again"] == "toy.whole"
+        and same["toy.own"] == "toy.overlap"
+    )
+    assert (
+        same["toy.declared"] == "toy.own"
+        and same["toy.whole"] == same["toy.overlap"] == same["toy.falls"] == ""
+    )
     why = dict(zip(card["id"], card["same_runs_why"], strict=True))
     assert (
-        why["toy.part"].startswith("derived: it judges 2 of the 4") and why["toy.declared"] == "declared: a difference"
+        why["toy.part"].startswith("derived: it judges 2 of the 4")
+        and why["toy.declared"] == "declared: a difference"
     )
     assert same["toy.equal"] == ""  # grouped across forms, its verdict would be hidden under "whole"'s
     assert list(counted(card)["id"]) == ["toy.whole", "toy.overlap", "toy.equal"]  # both nested claims: fails
@@ -144,17 +174,25 @@ def without_seed_ids(table: pd.DataFrame) -> list[Series]:
 
 
 def trend_claim(extract) -> Claim:
-    return Claim("toy.falls", "toy", "F2", "falls with epsilon", MECHANISM_PROPERTY, Trend(), "j", "errors", extract)
+    return Claim(
+        "toy.falls", "toy", "F2", "falls with epsilon", MECHANISM_PROPERTY, Trend(), "j", "errors", extract
+    )
 
 
 def test_a_trend_without_seed_ids_is_refused_where_the_study_declares_shared_seeds() -> None:
     """Seeds shared over the grid: a series without seed ids would silently be judged unpaired (pooled tau, Welch)."""
     tables = {"errors": falling()}
-    with pytest.raises(SeedsMissing, match=r"toy\.falls: trend series curve=A carry no seed ids.*SHARED_SEEDS"):
+    with pytest.raises(
+        SeedsMissing, match=r"toy\.falls: trend series curve=A carry no seed ids.*SHARED_SEEDS"
+    ):
         judge(trend_claim(without_seed_ids), tables, {}, shared_seeds=True)
-    paired, *_ = judge(trend_claim(lambda t: trend_series(t, series=["curve"], x="epsilon")), tables, {}, True)
+    paired, *_ = judge(
+        trend_claim(lambda t: trend_series(t, series=["curve"], x="epsilon")), tables, {}, True
+    )
     assert paired.verdict == REPRODUCED and "within seeds (Page's L, paired t)" in paired.test
-    unpaired, *_ = judge(trend_claim(without_seed_ids), tables, {}, shared_seeds=False)  # a grid that shares none
+    unpaired, *_ = judge(
+        trend_claim(without_seed_ids), tables, {}, shared_seeds=False
+    )  # a grid that shares none
     assert "pooled tau and Welch" in unpaired.test
 
 
@@ -163,7 +201,9 @@ def test_every_study_declares_that_its_grid_shares_seeds(study: str) -> None:
     assert studies.study_module(study).SHARED_SEEDS is True
 
 
-@pytest.mark.parametrize("shift", [0.5, 3.0, 0.02])  # inside the tolerance, wholly outside it, around the value
+@pytest.mark.parametrize(
+    "shift", [0.5, 3.0, 0.02]
+)  # inside the tolerance, wholly outside it, around the value
 def test_how_far_a_stated_number_can_be_pushed_is_where_its_verdict_turns(shift: float) -> None:
     """The smallest tolerance that reproduces a stated number and the largest below which it is not reproduced,
     from its interval of ours - paper: judged again at either side of each, the verdict turns there."""
@@ -173,13 +213,19 @@ def test_how_far_a_stated_number_can_be_pushed_is_where_its_verdict_turns(shift:
     assert reproduced == pytest.approx(max(-judgement.ci_low, judgement.ci_high))
     assert StatedNumber(10.0, reproduced * 1.001).judge(values).verdict == REPRODUCED
     assert StatedNumber(10.0, reproduced * 0.999).judge(values).verdict != REPRODUCED
-    if judgement.ci_low <= 0 <= judgement.ci_high:  # the interval holds the paper's value: no tolerance refutes it
+    if (
+        judgement.ci_low <= 0 <= judgement.ci_high
+    ):  # the interval holds the paper's value: no tolerance refutes it
         assert refuted is None
     else:
         assert StatedNumber(10.0, refuted * 0.999).judge(values).verdict == NOT_REPRODUCED
         assert StatedNumber(10.0, refuted * 1.001).judge(values).verdict != NOT_REPRODUCED
-    claim = Claim("toy.n", "toy", "T1", "n", PAPER_NUMBER, StatedNumber(10.0, 2.0), "j", "v", lambda t: t["v"])
-    row = scorecard([claim], {"v": pd.DataFrame({"v": values})}, scale={}, switches={}, shared_seeds=True).iloc[0]
+    claim = Claim(
+        "toy.n", "toy", "T1", "n", PAPER_NUMBER, StatedNumber(10.0, 2.0), "j", "v", lambda t: t["v"]
+    )
+    row = scorecard(
+        [claim], {"v": pd.DataFrame({"v": values})}, scale={}, switches={}, shared_seeds=True
+    ).iloc[0]
     assert (row["tolerance_reproduced"], row["tolerance_not_reproduced"]) == (reproduced, refuted)
     ordering = scorecard([CLAIM], {"errors": cells(0.2)}, scale={}, switches={}, shared_seeds=True).iloc[0]
     assert ordering["tolerance_reproduced"] is None and ordering["tolerance_not_reproduced"] is None

@@ -50,7 +50,9 @@ def test_check_detects_a_changed_npz(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["check", str(card_path)]) == 1
     captured = capsys.readouterr()
     assert f"{out} has sha256 {sha256_file(out)}, but its card" in captured.out
-    assert captured.err.startswith("dpdl check: error: 1 problem(s) in 1 artifact(s), listed above; the first: ")
+    assert captured.err.startswith(
+        "dpdl check: error: 1 problem(s) in 1 artifact(s), listed above; the first: "
+    )
 
 
 def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -75,7 +77,10 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
     argv = ["wddp", "optimum", "--dataset", "adult", *data, "--settings", settings_json(config)]
     assert main([*argv, "--out", str(tmp_path / "theta.npz")]) == 1
     err = capsys.readouterr().err
-    assert f"has sha256 {kdd_sha256}, but its card {folder / 'adult.json'} records npz_sha256 {adult_sha256}" in err
+    assert (
+        f"has sha256 {kdd_sha256}, but its card {folder / 'adult.json'} records npz_sha256 {adult_sha256}"
+        in err
+    )
     assert f"delete {folder / 'adult.npz'} and rebuild it" in err
     assert not (tmp_path / "theta.npz").exists()
 
@@ -83,7 +88,10 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["prepare", "nope/data", "--out", "x.npz", "--card", "x.json"], "unknown prepared dataset 'nope/data'"),
+        (
+            ["prepare", "nope/data", "--out", "x.npz", "--card", "x.json"],
+            "unknown prepared dataset 'nope/data'",
+        ),
         (
             ["prepare", "dzoa/lasso", "--options", "{bad", "--out", "x.npz", "--card", "x.json"],
             "--options is not valid JSON",
@@ -137,7 +145,9 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
         "iadmm_run_settings",
     ],
 )
-def test_errors_are_one_clear_message(argv: list[str], message: str, tmp_path: Path, capsys, monkeypatch) -> None:
+def test_errors_are_one_clear_message(
+    argv: list[str], message: str, tmp_path: Path, capsys, monkeypatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(argv) == 1
     err = capsys.readouterr().err
@@ -163,7 +173,9 @@ def test_bad_switch_value_is_a_config_error(tmp_path: Path, capsys: pytest.Captu
         )
         == 1
     )
-    assert "data.lasso.row_norm: 'l2' is not one of ['project', 'unit', 'global_max']" in capsys.readouterr().err
+    assert (
+        "data.lasso.row_norm: 'l2' is not one of ['project', 'unit', 'global_max']" in capsys.readouterr().err
+    )
     assert list(tmp_path.iterdir()) == []
 
 
@@ -171,17 +183,34 @@ def test_tables_from_cards(tmp_path: Path) -> None:
     _, card = prepare_lasso(tmp_path)
     csv, md = tmp_path / "datasets.csv", tmp_path / "datasets.md"
     assert (
-        main(["tables", "datasets", "--cards", str(card), "--unavailable", "wddp/kdd", "--out", str(csv), str(md)]) == 0
+        main(
+            [
+                "tables",
+                "datasets",
+                "--cards",
+                str(card),
+                "--unavailable",
+                "wddp/kdd",
+                "--out",
+                str(csv),
+                str(md),
+            ]
+        )
+        == 0
     )
     lines = csv.read_text().splitlines()
     assert lines[1].startswith("dzoa/lasso,20,20,0,3,,5,4.0,0.0,built")
     assert lines[2].startswith("wddp/kdd,") and "unavailable" in lines[2]
-    assert main(["tables", "table1", "--cards", "--out", str(tmp_path / "t1.csv"), str(tmp_path / "t1.md")]) == 0
+    assert (
+        main(["tables", "table1", "--cards", "--out", str(tmp_path / "t1.csv"), str(tmp_path / "t1.md")]) == 0
+    )
     assert (tmp_path / "t1.csv").read_text().count("not available here") == 2
 
 
 def test_module_entry_point_runs() -> None:
-    done = subprocess.run([sys.executable, "-m", "dpdl", "--version"], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "dpdl", "--version"], capture_output=True, text=True, check=True
+    )
     assert done.stdout.startswith("dpdl ")
 
 
@@ -210,7 +239,9 @@ def test_help_is_plain_text() -> None:
 
 
 def test_plain_text_drops_roles_and_literals() -> None:
-    text = "``dpdl`` runs :func:`dpdl.cli.main` and :py:class:`~dpdl.errors.DpdlError`; `dpdl X --help` stays."
+    text = (
+        "``dpdl`` runs :func:`dpdl.cli.main` and :py:class:`~dpdl.errors.DpdlError`; `dpdl X --help` stays."
+    )
     assert plain_text(text) == "dpdl runs dpdl.cli.main and dpdl.errors.DpdlError; `dpdl X --help` stays."
 
 

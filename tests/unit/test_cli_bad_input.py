@@ -149,17 +149,26 @@ def lasso_prepare(**changes: int) -> list[str]:
 BAD_DZOA_SETTINGS = json.dumps({**json.loads(SETTINGS["dzoa"]), "rho": "big"})
 CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one line must say
     "fetch_missing_config": (["fetch", "--configfile", "no.yaml"], "config file no.yaml not found"),
-    "availability_missing_config": (["availability", "--configfile", "no.yaml"], "config file no.yaml not found"),
+    "availability_missing_config": (
+        ["availability", "--configfile", "no.yaml"],
+        "config file no.yaml not found",
+    ),
     "status_missing_config": (["status", "--configfile", "no.yaml"], "config file no.yaml not found"),
     "check_nothing": (["check"], "nothing to check"),
     "article_unknown_study": (["article", "nope"], "unknown study 'nope'"),
-    "article_missing_snapshot": (["article", "--all", "--published", "nowhere"], "nowhere: no such snapshot folder"),
+    "article_missing_snapshot": (
+        ["article", "--all", "--published", "nowhere"],
+        "nowhere: no such snapshot folder",
+    ),
     "publish_nothing": (["publish"], "publish needs --configfile and --studies (or --rejudge"),
     "publish_rejudge_with_studies": (
         ["publish", "--rejudge", "--studies", "dzoa"],
         "leave out --configfile and --studies",
     ),
-    "publish_rejudge_empty_folder": (["publish", "--rejudge", "--out", "nowhere"], "nowhere: no published study"),
+    "publish_rejudge_empty_folder": (
+        ["publish", "--rejudge", "--out", "nowhere"],
+        "nowhere: no published study",
+    ),
     "check_random_bytes": (["check", "{garbage}"], "the first: {garbage}: not an .npz archive (not a zip"),
     "fetch_garbage_config": (["fetch", "--configfile", "{garbage}"], "garbage.npz"),
     "availability_garbage_config": (["availability", "--configfile", "{garbage}"], "garbage.npz"),
@@ -170,11 +179,18 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         "options for dzoa/lasso",
     ),
     "reading_build_no_snakefile": (
-        [*f"reading-build --study dzoa --reading {VALUES['reading']} --snakefile no.smk".split(), "--config", "{}"],
+        [
+            *f"reading-build --study dzoa --reading {VALUES['reading']} --snakefile no.smk".split(),
+            "--config",
+            "{}",
+        ],
         "no.smk",
     ),
     "iadmm_seeds_string": (iadmm_run({"seeds": "two"}), "seeds: 'two' is not of type 'integer'"),
-    "iadmm_negative_iterations": (iadmm_run({"iterations": -5}), "iterations: -5 is less than the minimum of 1"),
+    "iadmm_negative_iterations": (
+        iadmm_run({"iterations": -5}),
+        "iterations: -5 is less than the minimum of 1",
+    ),
     "iadmm_delta_5": (iadmm_run({"delta": 5}), "delta: 5 is greater than or equal to the maximum of 1"),
     "iadmm_log_every_0": (iadmm_run({"log_every": 0}), "log_every: 0 is less than the minimum of 1"),
     "iadmm_unknown_switch": (iadmm_run({"sensitivity": "loud"}), "sensitivity: 'loud' is not one of"),
@@ -203,7 +219,10 @@ CASES = {  # argv ({name}: a file of the `prepared` fixture), and what the one l
         "--out /dev/null/README.md: cannot write it",
     ),
     "dzoa_settings_wrong_type": (
-        [*"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(), BAD_DZOA_SETTINGS],
+        [
+            *"dzoa claims --aggregates fig2=x.csv --trials 1 --out x.csv x.md --settings".split(),
+            BAD_DZOA_SETTINGS,
+        ],
         "rho: 'big' is not of type",
     ),
 }

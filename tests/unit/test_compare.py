@@ -48,7 +48,8 @@ def test_the_hash_chain_which_hashes_whole_inputs_timing_included_is_left_out(tm
             {"trace/error": np.arange(3.0), "provenance": np.array(dumps_json(provenance))},
         )
         write_text(
-            root / "results" / ".table.csv.chain.json", dumps_json({"inputs": {"results/runs/seed0.npz": digest}})
+            root / "results" / ".table.csv.chain.json",
+            dumps_json({"inputs": {"results/runs/seed0.npz": digest}}),
         )
         builds.append(root)
     compared, differences = compare_builds(*builds, ["results", "figures"])
@@ -61,7 +62,9 @@ def test_every_kind_of_difference_is_named(tmp_path: Path, capsys: pytest.Captur
     _run(b / "results" / "runs" / "seed1.npz", np.arange(3.0), 1.0, seed=1)
     _, differences = compare_builds(a, b, ["results", "figures"])
     reasons = {d.path: d.reason for d in differences}
-    assert reasons["results/runs/seed0.npz"].startswith("trace/error: values differ (largest difference 1e-09")
+    assert reasons["results/runs/seed0.npz"].startswith(
+        "trace/error: values differ (largest difference 1e-09"
+    )
     assert reasons["results/table.csv"] == "line 2 differs: '1,2' vs '1,3'"
     assert reasons["results/runs/seed1.npz"] == "only in the second build"
     assert "pixels differ" in reasons["figures/fig.png"] and reasons["figures/fig.pdf"] == "bytes differ"

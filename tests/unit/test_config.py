@@ -42,7 +42,9 @@ def key_paths(tree: dict, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
 def test_paper_config_sets_every_key_of_the_default_config() -> None:
     # Snakemake merges --configfile config/paper.yaml over config/config.yaml key by key, so a key
     # paper.yaml leaves out keeps config.yaml's reduced value, not the schema's paper-scale default.
-    default, paper = (yaml.safe_load((ROOT / "config" / name).read_text()) for name in ("config.yaml", "paper.yaml"))
+    default, paper = (
+        yaml.safe_load((ROOT / "config" / name).read_text()) for name in ("config.yaml", "paper.yaml")
+    )
     assert key_paths(default) - key_paths(paper) == set()
 
 
@@ -135,7 +137,9 @@ def test_bad_values_are_rejected_with_their_key(keys: tuple[str, ...], value: ob
 def test_kdd_train_size_must_leave_a_test_set() -> None:
     config = minimal()
     config["data"]["kdd"] = {"sample_size": 100, "train_size": 100, "seed": 0}
-    with pytest.raises(ConfigError, match=r"data\.kdd\.train_size \(100\) must be smaller than data\.kdd\.sample_size"):
+    with pytest.raises(
+        ConfigError, match=r"data\.kdd\.train_size \(100\) must be smaller than data\.kdd\.sample_size"
+    ):
         validate_config(config, SCHEMA)
 
 
@@ -189,8 +193,14 @@ def test_non_finite_numbers_are_rejected_with_their_key(key: str, value: object,
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("studies: [dzoa]\nreadings: false\nstudies: [wddp]\n", r"line 3: duplicate key 'studies' \(first on line 1\)"),
-        ("wddp:\n  seeds: 2\n  iterations: 40\n  seeds: 3\n", r"line 4: duplicate key 'seeds' \(first on line 2\)"),
+        (
+            "studies: [dzoa]\nreadings: false\nstudies: [wddp]\n",
+            r"line 3: duplicate key 'studies' \(first on line 1\)",
+        ),
+        (
+            "wddp:\n  seeds: 2\n  iterations: 40\n  seeds: 3\n",
+            r"line 4: duplicate key 'seeds' \(first on line 2\)",
+        ),
         ("data:\n  kdd: {seed: 0, seed: 1}\n", r"line 2: duplicate key 'seed' \(first on line 2\)"),
     ],
 )
@@ -225,9 +235,21 @@ def test_every_error_is_reported_at_once_on_one_line() -> None:
     ("key", "value", "message"),
     [
         ("wddp.seeds", 100_000_000, r"wddp\.seeds: 100000000 is greater than the maximum of 1000"),
-        ("dzoa.outer_iterations", 10**12, r"dzoa\.outer_iterations: 1000000000000 is greater than the maximum"),
-        ("dp_iadmm.long_iterations", 10**8, r"dp_iadmm\.long_iterations: 100000000 is greater than the maximum"),
-        ("dp_iadmm.mnist_agents", 100_000, r"dp_iadmm\.mnist_agents: 100000 is greater than the maximum of 60000"),
+        (
+            "dzoa.outer_iterations",
+            10**12,
+            r"dzoa\.outer_iterations: 1000000000000 is greater than the maximum",
+        ),
+        (
+            "dp_iadmm.long_iterations",
+            10**8,
+            r"dp_iadmm\.long_iterations: 100000000 is greater than the maximum",
+        ),
+        (
+            "dp_iadmm.mnist_agents",
+            100_000,
+            r"dp_iadmm\.mnist_agents: 100000 is greater than the maximum of 60000",
+        ),
         ("data.lasso.trials", 10**6, r"data\.lasso\.trials: 1000000 is greater than the maximum of 1000"),
         ("wddp.seeds", 2.0, r"wddp\.seeds: 2\.0 is not of type 'integer'"),
     ],
@@ -237,7 +259,10 @@ def test_counts_are_bounded_integers(key: str, value: object, message: str) -> N
 
 
 RELATIONS = {
-    "trace_points": ({"wddp.trace_points": 41}, r"wddp\.trace_points \(41\) must not exceed wddp\.iterations \(40\)"),
+    "trace_points": (
+        {"wddp.trace_points": 41},
+        r"wddp\.trace_points \(41\) must not exceed wddp\.iterations \(40\)",
+    ),
     "log_every": (
         {"dp_iadmm.log_every": 11},
         r"dp_iadmm\.log_every \(11\) must not exceed dp_iadmm\.iterations \(10\)",
@@ -262,8 +287,14 @@ RELATIONS = {
         {"data.lasso.agents": 3},
         r"dzoa\.topology: topology 'ring_chord' needs at least 4 agents; got 3 \(the agents are data\.lasso\.agents\)",
     ),
-    "dvp_pvp_tradeoff": ({"dvp_pvp.tradeoff_iterations": [2, 16]}, r"dvp_pvp\.tradeoff_iterations \[16\] exceed"),
-    "dvp_pvp_mer": ({"dvp_pvp.mer_iteration": 16}, r"dvp_pvp\.mer_iteration \(16\) exceeds dvp_pvp\.iterations"),
+    "dvp_pvp_tradeoff": (
+        {"dvp_pvp.tradeoff_iterations": [2, 16]},
+        r"dvp_pvp\.tradeoff_iterations \[16\] exceed",
+    ),
+    "dvp_pvp_mer": (
+        {"dvp_pvp.mer_iteration": 16},
+        r"dvp_pvp\.mer_iteration \(16\) exceeds dvp_pvp\.iterations",
+    ),
 }
 
 
@@ -281,7 +312,9 @@ def test_relations_of_a_disabled_study_are_not_checked() -> None:
 @pytest.mark.parametrize(
     ("text", "reads_as"), [("wddp: {seeds: 010}\n", "8"), ("wddp: {iterations: '1'}\nx: 1:30\n", "90")]
 )
-def test_integers_yaml_would_read_in_another_base_are_refused(tmp_path: Path, text: str, reads_as: str) -> None:
+def test_integers_yaml_would_read_in_another_base_are_refused(
+    tmp_path: Path, text: str, reads_as: str
+) -> None:
     # issue 61 item 7: `seeds: 010` was read as 8 (YAML 1.1 octal), by Snakemake and dpdl alike
     path = tmp_path / "octal.yaml"
     path.write_text(text)

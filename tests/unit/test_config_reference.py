@@ -41,7 +41,9 @@ def schema_paths(schema: dict, prefix: tuple[str, ...] = ()) -> set[str]:
 def config_paths(tree: dict, prefix: tuple[str, ...] = ()) -> set[str]:
     """Every key path of a config file, inner keys and leaves alike; the names of a map (a top-level key whose
     schema constrains its ``propertyNames``, e.g. ``reading_cells``) are values, not keys."""
-    maps = {key for key, sub in yaml.safe_load(SCHEMA.read_text())["properties"].items() if "propertyNames" in sub}
+    maps = {
+        key for key, sub in yaml.safe_load(SCHEMA.read_text())["properties"].items() if "propertyNames" in sub
+    }
     paths = set()
     for key, value in tree.items():
         paths.add(".".join((*prefix, key)))
@@ -97,7 +99,9 @@ def test_the_catalog_file_has_the_catalogs_keys() -> None:
     catalog = yaml.safe_load((ROOT / ".snakemake-workflow-catalog.yml").read_text(encoding="utf-8"))
     usage = catalog["usage"]
     assert set(usage) == {"mandatory-flags", "software-stack-deployment", "report"}
-    assert set(usage["mandatory-flags"]) == {"desc", "flags"} and isinstance(usage["mandatory-flags"]["desc"], str)
+    assert set(usage["mandatory-flags"]) == {"desc", "flags"} and isinstance(
+        usage["mandatory-flags"]["desc"], str
+    )
     assert isinstance(usage["mandatory-flags"]["flags"], str | list)
     deployment = usage["software-stack-deployment"]
     assert set(deployment) == {"conda", "apptainer", "apptainer+conda"}

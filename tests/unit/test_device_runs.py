@@ -33,7 +33,9 @@ def test_every_file_is_the_one_its_sums_name_and_none_is_unlisted(folder) -> Non
 def test_every_run_is_a_valid_artifact_of_the_device_and_backend_its_report_names(folder) -> None:
     reports = [json.loads(p.read_text()) for p in sorted(folder.glob("call*_device.json"))]
     device = {r["machine"]["device"] for r in reports}
-    finished = {cell for r in reports for batch in r.get("long", []) if batch["finished"] for cell in batch["cells"]}
+    finished = {
+        cell for r in reports for batch in r.get("long", []) if batch["finished"] for cell in batch["cells"]
+    }
     runs = sorted(folder.glob("results/**/*.npz"))
     assert runs and {str(p.parent.relative_to(folder / "results/dp_iadmm/runs")) for p in runs} == finished
     for path in runs:
@@ -42,4 +44,6 @@ def test_every_run_is_a_valid_artifact_of_the_device_and_backend_its_report_name
         assert params["horizon"] == "long" and params["iterations"] == 1_000_000
         backend = params["backend"]
         assert backend["device"] in device, backend["device"]
-        assert backend["name"] == "jax_tf32" and all(b["backend"] == "jax_tf32" for r in reports for b in r["long"])
+        assert backend["name"] == "jax_tf32" and all(
+            b["backend"] == "jax_tf32" for r in reports for b in r["long"]
+        )

@@ -36,7 +36,12 @@ def tiny_fixture() -> dict:  # importable as tiny_fixture (test_dp_iadmm_jax)
     x[:, 0] = 0.0  # a feature no agent has (a blank pixel): every chunk drops it
     x[offsets[1] : offsets[2], 1] = 0.0  # one that only agent 1 lacks: its chunk drops it too
     y = rng.integers(0, K, n)
-    return {"x": x, "y": y, "offsets": offsets, "data": chunks.federated_data(x, y, offsets, K, chunk_bytes=1)}
+    return {
+        "x": x,
+        "y": y,
+        "offsets": offsets,
+        "data": chunks.federated_data(x, y, offsets, K, chunk_bytes=1),
+    }
 
 
 def params(algorithm: str, epsilon: float = 1.0, iterations: int = 3, **kwargs) -> iadmm.IadmmParams:
@@ -158,7 +163,9 @@ def test_objt_step_solves_9(radius) -> None:
 
     def objective(z):  # (9): G^t(z) of (10) on the infinity-norm ball of radius delta around z^t
         z = z.reshape(s["z"].shape)
-        return float((s["grad"] * z).sum() + rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum())
+        return float(
+            (s["grad"] * z).sum() + rho / 2 * ((s["w"] - z + (s["lam"] - s["noise"]) / rho) ** 2).sum()
+        )
 
     box = Bounds((s["z"] - radius).ravel(), (s["z"] + radius).ravel())
     expected = argmin(objective, s["z"], box)
@@ -196,14 +203,18 @@ def test_outp_step_first_applies_the_deferred_4c() -> None:
     step = fused("outp", s, rho=0.7, inverse_eta=(4.0, 9.0), dual_rho=2.0)
     np.testing.assert_allclose(step["lam"], s["lam"] + 2.0 * (s["w"] - s["z"]), rtol=1e-6)
     moved = dict(s, lam=step["lam"])
-    np.testing.assert_allclose(step["z"], fused("outp", moved, rho=0.7, inverse_eta=(4.0, 9.0))["z"], rtol=1e-6)
+    np.testing.assert_allclose(
+        step["z"], fused("outp", moved, rho=0.7, inverse_eta=(4.0, 9.0))["z"], rtol=1e-6
+    )
 
 
 @pytest.mark.parametrize("algorithm", ["objp", "objt"])
 def test_objp_and_objt_steps_apply_4c_and_sum_over_agents(algorithm) -> None:
     s = random_state(shape=(3, J, 2, K))
     step = fused(algorithm, s, rho=2.0, inverse_eta=(1.5,) * 3)
-    np.testing.assert_allclose(step["lam"], s["lam"] + 2.0 * (s["w"] - step["z"]), rtol=1e-5, atol=1e-6)  # (4c)
+    np.testing.assert_allclose(
+        step["lam"], s["lam"] + 2.0 * (s["w"] - step["z"]), rtol=1e-5, atol=1e-6
+    )  # (4c)
     np.testing.assert_allclose(step["sum_z"], step["z"].sum(axis=0), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(step["sum_lam"], step["lam"].sum(axis=0), rtol=1e-5, atol=1e-6)
 
@@ -278,7 +289,9 @@ def test_chunk_sensitivities_equal_eq20_on_full_residuals(tiny) -> None:
             n = data.sizes[agent]
             for b in range(2):
                 residual = (probs[row, b, :, :n] - chunk.onehot[row, 0, :, :n]).T  # (n, K)
-                direct = objp_sensitivity(np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total)
+                direct = objp_sensitivity(
+                    np.abs(chunk.features[row, :n]).sum(axis=1), residual, n_total=data.n_total
+                )
                 assert ours[row, b] == pytest.approx(direct, rel=1e-5)
 
 
@@ -300,7 +313,9 @@ def test_reference_gradient_is_37_and_its_sensitivity_is_20(tiny) -> None:
         np.testing.assert_allclose(residual, probs - agent.labels, rtol=1e-12, atol=1e-15)
         direct = objp_sensitivity(agent.features.sum(axis=1), residual, n_total=n_total)  # (20)
         assert reference.sensitivity(agent, residual, n_total) == pytest.approx(direct, rel=1e-12)
-    worst = objp_sensitivity(np.ones(1), np.zeros((1, K)), n_total=n_total, mode="worst_case", feature_l1_bound=J)
+    worst = objp_sensitivity(
+        np.ones(1), np.zeros((1, K)), n_total=n_total, mode="worst_case", feature_l1_bound=J
+    )
     assert reference.worst_case_sensitivity(J, 1.0, n_total) == pytest.approx(worst, rel=1e-12)
 
 
@@ -324,14 +339,22 @@ def test_federated_data_pads_sorts_and_views(tiny) -> None:
             original = data.agent_ids[agent]
             rows = tiny["x"][tiny["offsets"][original] :][:n]
             np.testing.assert_array_equal(chunk.features[row, :n], rows[:, chunk.columns])
-            assert not chunk.features[row, n:].any() and chunk.valid[row, :n].all() and not chunk.valid[row, n:].any()
+            assert (
+                not chunk.features[row, n:].any()
+                and chunk.valid[row, :n].all()
+                and not chunk.valid[row, n:].any()
+            )
         expected_columns = (
-            [2, 3, 4, 5] if chunk.stop - chunk.start == 1 and data.agent_ids[chunk.start] == 1 else [1, 2, 3, 4, 5]
+            [2, 3, 4, 5]
+            if chunk.stop - chunk.start == 1 and data.agent_ids[chunk.start] == 1
+            else [1, 2, 3, 4, 5]
         )
         assert list(chunk.columns) == expected_columns  # the features nonzero in some row of the chunk
     dense = np.random.default_rng(4).random((18, J)).astype(np.float32)
     equal = chunks.federated_data(dense, tiny["y"][:18], np.array([0, 6, 12, 18]), K)
-    assert len(equal.chunks) == 1 and np.shares_memory(equal.chunks[0].features, dense)  # all features: a view
+    assert len(equal.chunks) == 1 and np.shares_memory(
+        equal.chunks[0].features, dense
+    )  # all features: a view
     assert equal.chunks[0].columns == slice(None)
 
 
@@ -397,7 +420,9 @@ def test_nonprivate_runs_reach_the_centralized_optimum(tiny, algorithm, options)
     result = run(tiny, params(algorithm, math.inf, 3000, beta=beta, log_every=3000, **options))
     assert np.linalg.norm(result.weights[0] - optimum) / np.linalg.norm(optimum) < 1e-3
     assert not result.noise_multipliers.any()
-    np.testing.assert_allclose(result.local[0], np.broadcast_to(optimum, result.local[0].shape), rtol=0, atol=1e-3)
+    np.testing.assert_allclose(
+        result.local[0], np.broadcast_to(optimum, result.local[0].shape), rtol=0, atol=1e-3
+    )
 
 
 @pytest.mark.parametrize("algorithm", iadmm.ALGORITHMS)
@@ -421,7 +446,9 @@ def test_chunking_does_not_change_a_run(tiny) -> None:
     one_chunk = chunks.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, chunk_bytes=10**9)
     for algorithm in iadmm.ALGORITHMS:
         p = params(algorithm, 0.5, 4)
-        np.testing.assert_allclose(run(tiny, p, data=one_chunk).local, run(tiny, p).local, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            run(tiny, p, data=one_chunk).local, run(tiny, p).local, rtol=1e-6, atol=1e-7
+        )
 
 
 def first_step_noise(tiny: dict, p: iadmm.IadmmParams, seeds: tuple[int, ...]) -> np.ndarray:
@@ -433,7 +460,9 @@ def first_step_noise(tiny: dict, p: iadmm.IadmmParams, seeds: tuple[int, ...]) -
     for agent in range(len(offsets) - 1):
         rows = slice(offsets[agent], offsets[agent + 1])
         grad = x[rows].T @ (np.full((len(y[rows]), K), 1 / K) - np.eye(K)[y[rows]]) / n  # f'_p(0), (37)
-        noise[:, agent] = -rho * result.local[:, agent] - grad  # (9) at t = 1: z = (lambda - xi - f'(0)) / rho
+        noise[:, agent] = (
+            -rho * result.local[:, agent] - grad
+        )  # (9) at t = 1: z = (lambda - xi - f'(0)) / rho
     return noise
 
 
@@ -461,7 +490,9 @@ def test_noise_has_the_calibrated_scale_and_is_independent_across_agents(tiny) -
         count = ratio.size
         assert count == len(seeds) * J * K
         assert abs(np.abs(ratio).mean() - 1.0) < 4 / math.sqrt(count)  # E|xi| = b
-        assert abs(ratio.std() - math.sqrt(2)) < 4 * math.sqrt(2) * math.sqrt(1.25 / count)  # sd(xi) = sqrt(2) b
+        assert abs(ratio.std() - math.sqrt(2)) < 4 * math.sqrt(2) * math.sqrt(
+            1.25 / count
+        )  # sd(xi) = sqrt(2) b
         assert abs(ratio.mean()) < 4 * math.sqrt(2) / math.sqrt(count)  # centred
         ratios.append(ratio)
     correlation = np.corrcoef(ratios)[np.triu_indices(3, 1)]
@@ -540,23 +571,32 @@ def assert_replays(ours: np.ndarray, stated: np.ndarray, what: str) -> None:
 def test_a_run_replays_the_float64_reference_iteration_by_iteration(tiny, case, chunk_bytes) -> None:
     algorithm, epsilon, options = REPLAY_CASES[case]
     seeds = (4, 5)  # two replicas: each follows its own generator
-    data = chunks.federated_data(tiny["x"], tiny["y"], tiny["offsets"], K, replicas=len(seeds), chunk_bytes=chunk_bytes)
+    data = chunks.federated_data(
+        tiny["x"], tiny["y"], tiny["offsets"], K, replicas=len(seeds), chunk_bytes=chunk_bytes
+    )
     agents = reference.agents_from_rows(tiny["x"], tiny["y"], tiny["offsets"], K)
     sampler = gaussian if algorithm == "outp" else laplace
-    noise = {seed: replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds}  # unused if inf
+    noise = {
+        seed: replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds
+    }  # unused if inf
     states = {seed: reference.initial_state(len(agents), J, K) for seed in seeds}
     trust_region_bound = False
     for t in range(1, REPLAY_ITERATIONS + 1):
         p = params(algorithm, epsilon, t, beta=0.05, **options)  # a beta whose term (37) shows
         result = run(tiny, p, seeds=seeds, data=data)  # iterations 1..t (the same draws as a longer run)
         for b, seed in enumerate(seeds):
-            previous, states[seed] = states[seed], reference.iteration(states[seed], agents, p, t, noise[seed][t - 1])
+            previous, states[seed] = (
+                states[seed],
+                reference.iteration(states[seed], agents, p, t, noise[seed][t - 1]),
+            )
             stated = states[seed]
             assert_replays(result.weights[b], stated.w, f"w^{t + 1}, replica {b}")
             assert_replays(result.local[b], stated.z, f"z^{t + 1}, replica {b}")
             assert_replays(result.duals[b], stated.lam, f"lambda^{t + 1}, replica {b}")
             radius = reference.trust_radius(p, t)
-            trust_region_bound |= bool(np.isclose(np.abs(stated.z - previous.z), radius, rtol=1e-12, atol=0).any())
+            trust_region_bound |= bool(
+                np.isclose(np.abs(stated.z - previous.z), radius, rtol=1e-12, atol=0).any()
+            )
     assert trust_region_bound == (algorithm == "objt")  # ObjT's clip (9) is exercised
 
 
@@ -576,10 +616,14 @@ def test_trust_radius_switch_changes_only_objt_radius(tiny) -> None:
 
 
 def test_outp_noise_switch_squares_the_std_only_for_outp(tiny) -> None:
-    equal = chunks.federated_data(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)  # one sigma for all agents
+    equal = chunks.federated_data(
+        tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K
+    )  # one sigma for all agents
     variance = run(tiny, params("outp", 0.05, 2, outp_noise="variance"), data=equal)
     sigma = run(tiny, params("outp", 0.05, 2, outp_noise="sigma"), data=equal)
-    np.testing.assert_allclose(variance.traces[0]["noise_scale"], sigma.traces[0]["noise_scale"] ** 2, rtol=1e-9)
+    np.testing.assert_allclose(
+        variance.traces[0]["noise_scale"], sigma.traces[0]["noise_scale"] ** 2, rtol=1e-9
+    )
     for algorithm in ("objp", "objt"):
         a, b = (run(tiny, params(algorithm, 0.05, 2, outp_noise=mode)) for mode in ("variance", "sigma"))
         np.testing.assert_array_equal(a.local, b.local)
@@ -595,11 +639,14 @@ def test_sensitivity_switch_sets_the_worst_case_laplace_scale(tiny) -> None:
 
 
 def test_outp_gradient_switch_rescales_only_outp(tiny) -> None:
-    agent, glob = (run(tiny, params("outp", math.inf, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
+    agent, glob = (
+        run(tiny, params("outp", math.inf, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean")
+    )
     assert not np.allclose(agent.local, glob.local)
     one_agent = chunks.federated_data(tiny["x"], tiny["y"], np.array([0, 21]), K)  # I_p = I: no difference
     a, b = (
-        run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent) for m in ("agent_mean", "global_mean")
+        run(tiny, params("outp", math.inf, 2, outp_gradient=m), data=one_agent)
+        for m in ("agent_mean", "global_mean")
     )
     np.testing.assert_array_equal(a.local, b.local)
     c, d = (run(tiny, params("objt", 0.5, 2, outp_gradient=m)) for m in ("agent_mean", "global_mean"))
@@ -628,7 +675,9 @@ def test_outp_privacy_schedule_is_the_smallest_multiplier_over_agents(tiny) -> N
         for n in SIZES:
             inverse_eta = outp_inverse_proximity(t, 0.5, n_samples=n, n_params=J * K)
             sensitivity = outp_sensitivity(rho, inverse_eta, n_samples=n)
-            multipliers.append(outp_noise_std(0.5, sensitivity=sensitivity, outp_noise="variance") / sensitivity)
+            multipliers.append(
+                outp_noise_std(0.5, sensitivity=sensitivity, outp_noise="variance") / sensitivity
+            )
         expected.append(min(multipliers))
     np.testing.assert_allclose(result.noise_multipliers, expected, rtol=1e-12)
 
@@ -657,8 +706,12 @@ def _outp_as_written(x, labels, offsets, epsilon, unit_noise, iterations, regula
             scores = np.exp(x[rows] @ z[p])
             residual = scores / scores.sum(axis=1, keepdims=True) - onehot[rows]
             gradient = x[rows].T @ residual / n_p  # agent mean
-            gradient += 2.0 * beta * w if regulariser == "code_server_w" else 2.0 * beta / n_agents * z[p]  # (37)
-            inverse_eta = 0.25 * n_p + 2.0 * math.sqrt(t * math.log(1.25 / delta)) / epsilon  # 1/eta-hat, a = 1
+            gradient += (
+                2.0 * beta * w if regulariser == "code_server_w" else 2.0 * beta / n_agents * z[p]
+            )  # (37)
+            inverse_eta = (
+                0.25 * n_p + 2.0 * math.sqrt(t * math.log(1.25 / delta)) / epsilon
+            )  # 1/eta-hat, a = 1
             z[p] = (rho * w + lam[p] - gradient + inverse_eta * z[p]) / (rho + inverse_eta)
             sigma = 2.0 * math.sqrt(2.0 * math.log(1.25 / delta)) / (epsilon * (rho + inverse_eta))
             z[p] += sigma**2 * unit_noise[t - 1, p]  # the code's std: sigma^2 ("variance")

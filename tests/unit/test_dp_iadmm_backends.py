@@ -52,7 +52,12 @@ def mnist_like() -> dict:
         return features.astype(np.float32), labels
 
     (x, y), (test_x, test_y) = draw(ROWS), draw(TEST_ROWS)
-    return {"x": x, "y": y, "offsets": np.linspace(0, ROWS, AGENTS + 1).astype(np.int64), "test": (test_x, test_y)}
+    return {
+        "x": x,
+        "y": y,
+        "offsets": np.linspace(0, ROWS, AGENTS + 1).astype(np.int64),
+        "test": (test_x, test_y),
+    }
 
 
 def tost_p(reference: np.ndarray, candidate: np.ndarray, margin: float) -> float:
@@ -70,8 +75,15 @@ def test_tost_p_is_small_inside_the_margin_and_large_outside() -> None:
 
 @pytest.mark.parametrize("epsilon", EPSILONS)
 @pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
-def test_the_jax_backend_is_equivalent_to_numba_in_test_error_at_t_1000(mnist_like, algorithm, epsilon) -> None:
-    x, y, offsets, (test_x, test_y) = mnist_like["x"], mnist_like["y"], mnist_like["offsets"], mnist_like["test"]
+def test_the_jax_backend_is_equivalent_to_numba_in_test_error_at_t_1000(
+    mnist_like, algorithm, epsilon
+) -> None:
+    x, y, offsets, (test_x, test_y) = (
+        mnist_like["x"],
+        mnist_like["y"],
+        mnist_like["offsets"],
+        mnist_like["test"],
+    )
     penalty = iadmm.PenaltySchedule(**PENALTY_CONSTANTS["mnist"])
     params = iadmm.IadmmParams(algorithm, epsilon, ITERATIONS, penalty, log_every=ITERATIONS)
     seeds = np.random.SeedSequence(1).spawn(SEEDS)
@@ -79,7 +91,9 @@ def test_the_jax_backend_is_equivalent_to_numba_in_test_error_at_t_1000(mnist_li
     numba = iadmm.run_iadmm(data, params, test_x, test_y, rngs=[np.random.default_rng(s) for s in seeds])
     agents = jax_iadmm.padded_agents(x, y, offsets, CLASSES)
     ours = jax_iadmm.run_iadmm_jax(agents, params, test_x, test_y, seeds=seeds)
-    reference, candidate = (np.array([100 * t["test_error"].iloc[-1] for t in r.traces]) for r in (numba, ours))
+    reference, candidate = (
+        np.array([100 * t["test_error"].iloc[-1] for t in r.traces]) for r in (numba, ours)
+    )
     p = tost_p(reference, candidate, MARGIN_PP)
     assert p < ALPHA, (
         f"{algorithm} at epsilon-bar {epsilon}: numba {reference.mean():.2f} +- {reference.std(ddof=1):.2f} pp, "
@@ -123,15 +137,32 @@ def test_the_device_script_runs_end_to_end_on_the_cpu(tmp_path) -> None:
     )
     root = Path(__file__).resolve().parents[2]
     out = tmp_path / "out"
-    command = [sys.executable, "benchmarks/device_dp_iadmm.py", "--cpu", "--out", str(out), "--data", str(npz)]
-    more = ["--more", "config/paper_mnist.yaml", "--deadline", "1"]  # step 4 stops at once: its deadline has passed
-    done = subprocess.run([*command, "--card", str(card), *more], cwd=root, capture_output=True, text=True, timeout=600)
+    command = [
+        sys.executable,
+        "benchmarks/device_dp_iadmm.py",
+        "--cpu",
+        "--out",
+        str(out),
+        "--data",
+        str(npz),
+    ]
+    more = [
+        "--more",
+        "config/paper_mnist.yaml",
+        "--deadline",
+        "1",
+    ]  # step 4 stops at once: its deadline has passed
+    done = subprocess.run(
+        [*command, "--card", str(card), *more], cwd=root, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     values = json.loads((out / "device.json").read_text())
     assert values["machine"]["mode"] == "cpu" and all(v["passed"] for v in values["check"].values())
     assert values["ceilings"]["measured_ms_per_seed_iteration"] > 0 and values["cells"][0]["jobs"] == 5
     assert values["paper_grid"]["projected_hours"] > 0
-    assert len(values["tf32"]["equivalence"]) == 6 and all(v["passed"] for v in values["tf32"]["equivalence"].values())
+    assert len(values["tf32"]["equivalence"]) == 6 and all(
+        v["passed"] for v in values["tf32"]["equivalence"].values()
+    )
     assert "results/dp_iadmm/runs/main/mnist/objp/eps0.05" in values["not_run"]
     assert "results/dp_iadmm/runs/main/mnist/objt/eps0.05" not in values["not_run"]  # built by step 3
     with tarfile.open(out / "dp_iadmm_device.tar.gz") as archive:
@@ -170,10 +201,20 @@ def test_the_device_scripts_long_step_stops_at_its_deadline_and_a_second_call_re
     card.write_text(json.dumps({"npz_sha256": sha256_file(npz), "name": "dp_iadmm/mnist", "classes": 10}))
     root = Path(__file__).resolve().parents[2]
     config = yaml.safe_load((root / "config/paper_mnist_long.yaml").read_text())
-    config["dp_iadmm"]["cells"] = [c for c in config["dp_iadmm"]["cells"] if c.endswith("eps0.01")]  # Remark 3's
+    config["dp_iadmm"]["cells"] = [
+        c for c in config["dp_iadmm"]["cells"] if c.endswith("eps0.01")
+    ]  # Remark 3's
     (tmp_path / "long.yaml").write_text(yaml.safe_dump(config))
     build, first, second = tmp_path / "build", tmp_path / "first", tmp_path / "second"
-    command = [sys.executable, "benchmarks/device_dp_iadmm.py", "--cpu", "--data", str(npz), "--card", str(card)]
+    command = [
+        sys.executable,
+        "benchmarks/device_dp_iadmm.py",
+        "--cpu",
+        "--data",
+        str(npz),
+        "--card",
+        str(card),
+    ]
     command += ["--only-long", "--long", str(tmp_path / "long.yaml")]
     stopped = subprocess.run(
         [*command, "--out", str(first), "--build", str(build), "--deadline", "0", "--margin", "0"],
@@ -219,7 +260,18 @@ def test_a_run_job_takes_the_jax_backend_from_its_settings(prepared, tmp_path, b
     settings = grid.run_settings(config, "main", "objt")
     assert settings["backend"] == backend
     out = tmp_path / "seed0.npz"
-    argv = ["dp_iadmm", "run", "--horizon", "main", "--dataset", "mnist", "--variant", "objt", "--epsilon", "1"]
+    argv = [
+        "dp_iadmm",
+        "run",
+        "--horizon",
+        "main",
+        "--dataset",
+        "mnist",
+        "--variant",
+        "objt",
+        "--epsilon",
+        "1",
+    ]
     argv += [
         "--data",
         prepared["npz"],
@@ -240,9 +292,16 @@ def test_the_tf32_switch_reaches_the_iterations_products_and_only_them(mnist_lik
     at trace time: a CPU has no TF32, so the numbers cannot show it (the device script compares them on a GPU)."""
     import jax
 
-    x, y, offsets, (test_x, test_y) = mnist_like["x"], mnist_like["y"], mnist_like["offsets"], mnist_like["test"]
+    x, y, offsets, (test_x, test_y) = (
+        mnist_like["x"],
+        mnist_like["y"],
+        mnist_like["offsets"],
+        mnist_like["test"],
+    )
     agents = jax_iadmm.padded_agents(x, y, offsets, CLASSES)
-    params = iadmm.IadmmParams("objt", 1.0, 2, iadmm.PenaltySchedule(**PENALTY_CONSTANTS["mnist"]), log_every=1)
+    params = iadmm.IadmmParams(
+        "objt", 1.0, 2, iadmm.PenaltySchedule(**PENALTY_CONSTANTS["mnist"]), log_every=1
+    )
     original, seen = jax_iadmm.jnp.matmul, []
 
     def spy(*args, precision=None, **kwargs):

@@ -35,7 +35,13 @@ from dpdl.verdicts import (
 ROOT = Path(__file__).resolve().parents[2]
 judge = functools.partial(claims_lib.judge, shared_seeds=grid.SHARED_SEEDS)  # as the claims step judges them
 SECTION = {"nonprivate_algorithm": "objt", "outp_plus_factor": 0.01}
-PAPER_SCALE = {"iterations": 20_000, "seeds": 10, "long_iterations": 1e6, "long_seeds": 10, "femnist_train_shards": 36}
+PAPER_SCALE = {
+    "iterations": 20_000,
+    "seeds": 10,
+    "long_iterations": 1e6,
+    "long_seeds": 10,
+    "femnist_train_shards": 36,
+}
 EPSILONS, CURVE, A_VALUES, RHOS = (0.05, 0.1, 1.0, 3.0, 5.0), (0.05, 0.1, 1.0), (1, 100, 1000), (0.1, 1, 10)
 SEEDS = range(10)
 MAIN_T, LONG_T = (2000, 100), (10_000, 500)  # (T, log every)
@@ -57,11 +63,24 @@ PAPER = {  # final testing error (%) by dataset, variant and epsilon-bar: the pa
         },
     },
     "tau": {"objt": 0.01, "objp": 0.05, "outp": 0.2, "outp_plus": 0.2, "nonprivate": 0.02},  # curve time / T
-    "a_offset": {"outp": {100: 2.0, 1000: 3.0}, "objp": {100: -20.0, 1000: -25.0}, "objt": {100: 0.5, 1000: 1.0}},
+    "a_offset": {
+        "outp": {100: 2.0, 1000: 3.0},
+        "objp": {100: -20.0, 1000: -25.0},
+        "objt": {100: 0.5, 1000: 1.0},
+    },
     "rho_offset": {"mnist": 0.3, "femnist": 0.5},  # OutP's other rho settings, pp above rho-hat
     "noiseless_gap": {"mnist": 0.0, "femnist": 0.0},  # OutP minus ObjP without noise, pp
-    "noise": {"objp": (0.157, 0, 1), "objt": (0.157, 0, 1), "outp": (0.01, -0.5, 1)},  # at 0.05, t = 1; powers
-    "cv": {"outp": (5.0, 0.01), "objp": (10.0, 0.05), "objt": (10.0, 0.05), "outp_plus": (50.0, 0.1)},  # peak, tau
+    "noise": {
+        "objp": (0.157, 0, 1),
+        "objt": (0.157, 0, 1),
+        "outp": (0.01, -0.5, 1),
+    },  # at 0.05, t = 1; powers
+    "cv": {
+        "outp": (5.0, 0.01),
+        "objp": (10.0, 0.05),
+        "objt": (10.0, 0.05),
+        "outp_plus": (50.0, 0.1),
+    },  # peak, tau
     "rho_step": 1.0,  # rho grows by this factor every logged step
     "outp_privacy": 1.0,  # composed epsilon of OutP (NaN: missing)
     "spent": {},  # composed epsilon by algorithm in the tables other than Fig. 2's (1.0 where not named)
@@ -82,13 +101,17 @@ def _seeded(*key) -> np.random.Generator:
     return np.random.default_rng(zlib.crc32(repr(key).encode()))
 
 
-def _error_runs(p, dataset, variant, epsilon, horizon, *, final_only=False, level=None, seeds=SEEDS, key=None):
+def _error_runs(
+    p, dataset, variant, epsilon, horizon, *, final_only=False, level=None, seeds=SEEDS, key=None
+):
     """Per-seed testing-error curves falling from 98% to the variant's level (its own seed offset and jitter)."""
     base = variant.split("_a")[0] if "_a" in variant else variant
     if level is None:
         level = p["level"][dataset][key or (base if not base.startswith("outp_") else "outp")][epsilon]
         level += p["a_offset"].get(base, {}).get(grid.variant(variant, SECTION).a, 0.0)
-        level += p["rho_offset"][dataset] if key is None and variant.startswith(("outp_rho", "outp_plus")) else 0.0
+        level += (
+            p["rho_offset"][dataset] if key is None and variant.startswith(("outp_rho", "outp_plus")) else 0.0
+        )
     tau = p["tau"].get(base.split("_")[0] if base.startswith("nonprivate_") else base, p["tau"]["outp"])
     end, step = horizon
     t = np.array([1, *range(step, end + 1, step)])
@@ -128,7 +151,9 @@ def _fig1(p: dict) -> list[pd.DataFrame]:
     for v, (scale, t_power, eps_power) in p["noise"].items():
         for e in CURVE:
             size = scale * (0.05 / e) ** eps_power
-            frames += _curve_runs(p, "noise_magnitude", v, e, MAIN_T, lambda t, _, s=size, k=t_power: s * t**k)
+            frames += _curve_runs(
+                p, "noise_magnitude", v, e, MAIN_T, lambda t, _, s=size, k=t_power: s * t**k
+            )
     return frames
 
 
@@ -137,7 +162,9 @@ def _fig5(p: dict) -> list[pd.DataFrame]:
     frames = [f for v, e in cells for f in _error_runs(p, "mnist", v, e, LONG_T, key=v)]
     for v, e in cells:
         peak, tau = p["cv"][v]
-        frames += _curve_runs(p, "cv_sum", v, e, LONG_T, lambda t, end, a=peak, k=tau: a * np.exp(-t / (k * end)))
+        frames += _curve_runs(
+            p, "cv_sum", v, e, LONG_T, lambda t, end, a=peak, k=tau: a * np.exp(-t / (k * end))
+        )
         rho = lambda t, end, r=2 + 5 / e: r * p["rho_step"] ** (t / LONG_T[1])  # noqa: E731
         frames += _curve_runs(p, "rho", v, e, LONG_T, rho, jitter=0)
     return frames
@@ -147,12 +174,17 @@ def _noiseless(p: dict) -> list[pd.DataFrame]:
     frames = []
     for d in grid.DATASETS:
         objp = pd.concat(_error_runs(p, d, "nonprivate_objp", math.inf, MAIN_T, level=40.0, seeds=[0]))
-        frames += [objp, objp.assign(variant="nonprivate_outp", value=objp["value"] + p["noiseless_gap"][d] / 100)]
+        frames += [
+            objp,
+            objp.assign(variant="nonprivate_outp", value=objp["value"] + p["noiseless_gap"][d] / 100),
+        ]
     return frames
 
 
 def _curves(dataset_variants, horizon=MAIN_T, epsilons=CURVE):
-    return lambda p: [f for d, v in dataset_variants for e in epsilons for f in _error_runs(p, d, v, e, horizon)]
+    return lambda p: [
+        f for d, v in dataset_variants for e in epsilons for f in _error_runs(p, d, v, e, horizon)
+    ]
 
 
 RHO_VARIANTS = ["outp", "outp_plus", *(f"outp_rho{r:g}" for r in RHOS)]
@@ -176,7 +208,9 @@ def _with_privacy(table: pd.DataFrame, p: dict) -> pd.DataFrame:
     its builder wrote them: what the equal-privacy premise of the 'ours beat OutP' claims reads."""
     if (table["metric"] == "eps_composed_pld").any():
         return table
-    runs = table[np.isfinite(table["epsilon"])].groupby(["dataset", "variant", "epsilon", "seed"], as_index=False)
+    runs = table[np.isfinite(table["epsilon"])].groupby(
+        ["dataset", "variant", "epsilon", "seed"], as_index=False
+    )
     last = runs.last().assign(metric="eps_composed_pld")
     last["value"] = [p["spent"].get(algorithm, 1.0) for algorithm in last["algorithm"]]
     return pd.concat([table, last], ignore_index=True)
@@ -185,14 +219,19 @@ def _with_privacy(table: pd.DataFrame, p: dict) -> pd.DataFrame:
 def world(p: dict, names=None) -> dict[str, pd.DataFrame]:
     """The per-seed tables the claims read (all, or those ``names``), generated from the parameters ``p``."""
     names = BUILDERS if names is None else names
-    return {f"{n}_seeds": _with_privacy(pd.concat(BUILDERS[n](p), ignore_index=True), p)[SEED_COLUMNS] for n in names}
+    return {
+        f"{n}_seeds": _with_privacy(pd.concat(BUILDERS[n](p), ignore_index=True), p)[SEED_COLUMNS]
+        for n in names
+    }
 
 
 def _set(path: str, value):
     """A breaker that sets ``p[path]`` (keys joined by '/'; numbers are parsed)."""
 
     def apply(p: dict) -> None:
-        *parents, last = [float(k) if k == "inf" or k.replace(".", "").isdigit() else k for k in path.split("/")]
+        *parents, last = [
+            float(k) if k == "inf" or k.replace(".", "").isdigit() else k for k in path.split("/")
+        ]
         node = p
         for key in parents:
             node = node[key]
@@ -320,7 +359,9 @@ def test_a_missing_cell_is_not_run_at_this_scale_with_the_cell_named(paper_world
     card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
     row = card.loc["dp_iadmm.fig3_objp_vs_outp_eps1"]
     assert row["verdict"] == NOT_AT_SCALE and "epsilon-bar 1 " in row["detail"] and row["our_value"] == ""
-    assert row["detail"].startswith("not in this config's grid (fig3, main horizon): ") and pd.isna(row["effect"])
+    assert row["detail"].startswith("not in this config's grid (fig3, main horizon): ") and pd.isna(
+        row["effect"]
+    )
     assert card.loc["dp_iadmm.fig3_objt_least", "verdict"] == REPRODUCED  # the other epsilon-bars suffice
     assert card.loc["dp_iadmm.fig6_objt_insensitive", "verdict"] == UNAVAILABLE
     ci = {"iterations": 10, "seeds": 2, "long_iterations": 10, "long_seeds": 2, "femnist_train_shards": 21}
@@ -343,7 +384,11 @@ def test_fig4_and_the_noiseless_pair_are_judged_on_mnist_alone(paper_world) -> N
     for card in (offline, cells):
         for claim in ("fig4_mnist_rho_insensitive", "nonprivate_equivalence_mnist"):
             assert card.loc[f"dp_iadmm.{claim}", "verdict"] == REPRODUCED, claim
-    for claim in ("fig4_femnist_rho_insensitive", "fig4_outp_eps_sensitive", "nonprivate_equivalence_femnist"):
+    for claim in (
+        "fig4_femnist_rho_insensitive",
+        "fig4_outp_eps_sensitive",
+        "nonprivate_equivalence_femnist",
+    ):
         assert offline.loc[f"dp_iadmm.{claim}", "verdict"] == UNAVAILABLE, claim
         assert cells.loc[f"dp_iadmm.{claim}", "verdict"] == NOT_AT_SCALE, claim
         assert cells.loc[f"dp_iadmm.{claim}", "detail"].startswith("not in this config's grid"), claim
@@ -366,8 +411,14 @@ def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run
     in_grid = grid.claim_settings({grid.STUDY: section})["grid_aggregates"]
     tables = claim_tables([], in_grid)  # the aggregates the cells leave out, as empty tables
     for name in in_grid:  # the others as the build makes them: the world's rows of the chosen cells only
-        world, horizon = paper_world[f"{name}_seeds"], grid.resolved_horizon(section, grid.FIGURE_SPECS[name].horizon)
-        cells = [grid.cell_name(horizon, *cell) for cell in world[["dataset", "variant", "epsilon"]].itertuples(False)]
+        world, horizon = (
+            paper_world[f"{name}_seeds"],
+            grid.resolved_horizon(section, grid.FIGURE_SPECS[name].horizon),
+        )
+        cells = [
+            grid.cell_name(horizon, *cell)
+            for cell in world[["dataset", "variant", "epsilon"]].itertuples(False)
+        ]
         tables[f"{name}_seeds"] = world[[cell in section["cells"] for cell in cells]]
     card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
     judged = card[card["verdict"] != NOT_AT_SCALE]
@@ -375,11 +426,14 @@ def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run
     assert (judged["verdict"] == REPRODUCED).all(), judged[["verdict", "detail"]]
     left_out = card[card["verdict"] == NOT_AT_SCALE]
     assert (
-        left_out["detail"].str.startswith("not in this config's grid (").all() and (left_out["our_value"] == "").all()
+        left_out["detail"].str.startswith("not in this config's grid (").all()
+        and (left_out["our_value"] == "").all()
     )
     # the detail names the runs it looked in: MNIST ObjT ran, but not at Remark 3's (long) horizon
     remark3 = left_out.loc["dp_iadmm.remark3_ours_below_outp", "detail"]
-    assert remark3 == "not in this config's grid (remark3, long horizon): no mnist objt run in this grid", remark3
+    assert remark3 == "not in this config's grid (remark3, long horizon): no mnist objt run in this grid", (
+        remark3
+    )
 
 
 def _short_id(claim_id: str) -> str:
@@ -389,11 +443,15 @@ def _short_id(claim_id: str) -> str:
 def test_gap_and_reference_claims_judge_what_the_note_says() -> None:
     by_id = {_short(c): c for c in claims.CLAIMS}
     gap = by_id["femnist_gap_eps0.05"].form
-    assert gap.relative and gap.absolute_tolerance == pytest.approx(0.25 * 18.65)  # not the sum of two tolerances
+    assert gap.relative and gap.absolute_tolerance == pytest.approx(
+        0.25 * 18.65
+    )  # not the sum of two tolerances
     assert by_id["mnist_objt_eps5"].form.tolerance == 2.0 and by_id["femnist_objt_eps5"].form.tolerance == 5.0
     assert by_id["mnist_nonprivate"].paper_value == 7.42 and by_id["femnist_nonprivate"].paper_value == 35.25
     near = by_id["mnist_objt_eps5_near_nonprivate"].extract(world(PAPER, ["fig2a"])["fig2a_seeds"])
-    assert isinstance(near[0], Pair) and len(set(near[0].high)) == 1  # the deterministic reference is a constant
+    assert (
+        isinstance(near[0], Pair) and len(set(near[0].high)) == 1
+    )  # the deterministic reference is a constant
     assert all("post hoc" in by_id[name].justification for name in ("mnist_nonprivate", "femnist_nonprivate"))
 
 
@@ -406,13 +464,21 @@ def test_wide_is_pandas_pivot_of_each_seed_and_iteration_s_first_value() -> None
     for _ in range(200):
         n = int(rng.integers(1, 40))
         rows = pd.DataFrame(
-            {"seed": rng.integers(0, 4, n), "iteration": 200 * rng.integers(0, 5, n), "value": rng.normal(size=n)}
+            {
+                "seed": rng.integers(0, 4, n),
+                "iteration": 200 * rng.integers(0, 5, n),
+                "value": rng.normal(size=n),
+            }
         )
         rows.loc[rng.random(n) < 0.3, "value"] = np.nan
-        expected = rows.pivot_table(index="seed", columns="iteration", values="value", aggfunc="first", dropna=False)
+        expected = rows.pivot_table(
+            index="seed", columns="iteration", values="value", aggfunc="first", dropna=False
+        )
         got = wide(rows)
         assert got.shape == expected.shape
-        pd.testing.assert_frame_equal(got, expected, check_dtype=False, check_column_type=False, check_index_type=False)
+        pd.testing.assert_frame_equal(
+            got, expected, check_dtype=False, check_column_type=False, check_index_type=False
+        )
 
 
 PREMISED = sorted(_short(c) for c in claims.CLAIMS if c.premise is not None)

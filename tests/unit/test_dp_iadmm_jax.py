@@ -57,9 +57,14 @@ def test_the_jax_run_replays_the_float64_reference_at_the_first_and_last_iterati
         p = params(algorithm, epsilon, t, beta=0.05, **options)  # a beta whose term (37) shows
         for b in range(len(seeds)):
             states[b] = reference.iteration(states[b], agents, p, t, noise[t - 1, b])
-        if t not in (1, REPLAY_ITERATIONS):  # each T is a compilation (1 s); the numba comparison below covers
+        if t not in (
+            1,
+            REPLAY_ITERATIONS,
+        ):  # each T is a compilation (1 s); the numba comparison below covers
             continue  # every iteration's trace from the same draws, and the kernel replays every iterate
-        result = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise[:t])  # iterations 1..t
+        result = jax_iadmm.run_iadmm_jax(
+            padded, p, tiny["x"], tiny["y"], unit_noise=noise[:t]
+        )  # iterations 1..t
         for b in range(len(seeds)):
             assert_replays(result.weights[b], states[b].w, f"w^{t + 1}, replica {b}")
             assert_replays(result.local[b], states[b].z, f"z^{t + 1}, replica {b}")
@@ -76,7 +81,9 @@ def test_the_jax_run_is_the_numba_run_from_its_draws_traces_included(tiny, case)
     sampler = gaussian if algorithm == "outp" else laplace
     noise = np.stack([replayed_unit_noise(data, seed, sampler, REPLAY_ITERATIONS) for seed in seeds], axis=1)
     p = params(algorithm, epsilon, REPLAY_ITERATIONS, beta=0.05, **options)
-    numba = iadmm.run_iadmm(data, p, tiny["x"], tiny["y"], rngs=[np.random.default_rng(seed) for seed in seeds])
+    numba = iadmm.run_iadmm(
+        data, p, tiny["x"], tiny["y"], rngs=[np.random.default_rng(seed) for seed in seeds]
+    )
     padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
     ours = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], unit_noise=noise)
     for name in ("weights", "local", "duals"):
@@ -152,7 +159,9 @@ def test_padded_agents_hold_each_agents_rows_and_zero_padding(tiny) -> None:
         np.testing.assert_array_equal(padded.features[p, :n], tiny["x"][start:stop])
         np.testing.assert_array_equal(padded.onehot[p, :n].argmax(axis=1), tiny["y"][start:stop])
         assert (
-            not padded.features[p, n:].any() and not padded.onehot[p, n:].any() and not padded.feature_l1[p, n:].any()
+            not padded.features[p, n:].any()
+            and not padded.onehot[p, n:].any()
+            and not padded.feature_l1[p, n:].any()
         )
     equal = jax_iadmm.padded_agents(tiny["x"], tiny["y"], np.array([0, 7, 14, 21]), K)
     assert np.shares_memory(equal.features, tiny["x"])  # equal agents: a view
@@ -173,7 +182,9 @@ def test_a_run_split_into_chunks_is_the_run_in_one_call_and_reports_each_chunk(t
     seeds = np.random.SeedSequence(3).spawn(2)
     heard = []
     whole = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds)
-    split = jax_iadmm.run_iadmm_jax(padded, p, tiny["x"], tiny["y"], seeds=seeds, chunk=2, progress=heard.append)
+    split = jax_iadmm.run_iadmm_jax(
+        padded, p, tiny["x"], tiny["y"], seeds=seeds, chunk=2, progress=heard.append
+    )
     assert heard == [2, 4, 5]
     assert_replays(split.local, whole.local, "z^6")  # two compiled programs: XLA may fuse float32 steps apart
     assert_replays(split.duals, whole.duals, "lambda^6")
@@ -187,7 +198,9 @@ class Killed(Exception):
 
 
 @pytest.mark.parametrize("algorithm", ["objp", "objt", "outp"])
-def test_a_run_killed_after_a_save_resumes_to_the_uninterrupted_result_bit_for_bit(tiny, tmp_path, algorithm) -> None:
+def test_a_run_killed_after_a_save_resumes_to_the_uninterrupted_result_bit_for_bit(
+    tiny, tmp_path, algorithm
+) -> None:
     padded = jax_iadmm.padded_agents(tiny["x"], tiny["y"], tiny["offsets"], K)
     p = params(algorithm, 0.5, 7, log_every=2)
     seeds = np.random.SeedSequence(3).spawn(2)
@@ -233,7 +246,9 @@ def test_cells_run_as_one_batch_give_what_each_gives_alone(tiny, algorithm) -> N
         np.testing.assert_array_equal(ours.noise_multipliers, alone.noise_multipliers)
         for b in range(2):
             for column in iadmm.TRACE_COLUMNS:
-                np.testing.assert_allclose(ours.traces[b][column], alone.traces[b][column], rtol=1e-5, atol=1e-7)
+                np.testing.assert_allclose(
+                    ours.traces[b][column], alone.traces[b][column], rtol=1e-5, atol=1e-7
+                )
     assert not np.allclose(batch[0].local, batch[1].local)  # the cells are different runs
 
 

@@ -56,7 +56,9 @@ def test_gradient_sum_matches_finite_differences_of_the_loss(data) -> None:
 def test_gradient_sum_is_batched_over_agents_and_replicas(data) -> None:
     x, w, y = data
     residual = softmax.probabilities(x, w)
-    np.testing.assert_allclose(softmax.gradient_sum(x, residual), np.einsum("anj,abkn->ajbk", x, residual), rtol=1e-12)
+    np.testing.assert_allclose(
+        softmax.gradient_sum(x, residual), np.einsum("anj,abkn->ajbk", x, residual), rtol=1e-12
+    )
 
 
 def test_loss_sum_is_the_cross_entropy_per_replica(data) -> None:

@@ -14,7 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpdl.algorithms.dp_iadmm import OUTP_GRADIENTS, OUTP_NOISES, OUTP_REGULARISERS, SENSITIVITIES, TRUST_RADII
+from dpdl.algorithms.dp_iadmm import (
+    OUTP_GRADIENTS,
+    OUTP_NOISES,
+    OUTP_REGULARISERS,
+    SENSITIVITIES,
+    TRUST_RADII,
+)
 from dpdl.io import save_npz, sha256_file
 from dpdl.runs import read_run, validate_run
 from dpdl.studies.dp_iadmm import aggregate as aggregation
@@ -55,24 +61,37 @@ SWITCH_VALUES = {
     "outp_gradient": OUTP_GRADIENTS,
     "outp_regulariser": OUTP_REGULARISERS,
 }
-OTHER_VALUE = {switch: next(v for v in values if v != SECTION[switch]) for switch, values in SWITCH_VALUES.items()}
+OTHER_VALUE = {
+    switch: next(v for v in values if v != SECTION[switch]) for switch, values in SWITCH_VALUES.items()
+}
 PACKAGE = Path(grid.__file__).parent
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_variants_name_the_algorithm_and_its_setting() -> None:
     assert grid.variant("objt", SECTION) == grid.Variant("objt", "objt")
-    assert grid.variant("outp_plus", SECTION).rho_factor == 0.01 and grid.variant("outp_plus", SECTION).label == "OutP+"
+    assert (
+        grid.variant("outp_plus", SECTION).rho_factor == 0.01
+        and grid.variant("outp_plus", SECTION).label == "OutP+"
+    )
     assert grid.variant("outp_rho0.1", SECTION).rho_static == 0.1
-    assert grid.variant("objp_a100", SECTION).a == 100.0 and grid.variant("objp_a100", SECTION).label == "ObjP"
+    assert (
+        grid.variant("objp_a100", SECTION).a == 100.0 and grid.variant("objp_a100", SECTION).label == "ObjP"
+    )
     assert grid.variant("nonprivate", SECTION).algorithm == "objp"
-    assert grid.variant("nonprivate", {**SECTION, "nonprivate_algorithm": "objt"}) == grid.Variant("nonprivate", "objt")
+    assert grid.variant("nonprivate", {**SECTION, "nonprivate_algorithm": "objt"}) == grid.Variant(
+        "nonprivate", "objt"
+    )
     assert (
         grid.variant("objp", {**SECTION, "nonprivate_algorithm": "objt"}).algorithm == "objp"
     )  # private runs keep theirs
     noiseless = grid.variant("nonprivate_outp", SECTION)
     assert noiseless == grid.Variant("nonprivate_outp", "outp") and noiseless.label == "OutP without noise"
-    assert grid.is_nonprivate("nonprivate_objp") and grid.is_nonprivate("nonprivate") and not grid.is_nonprivate("objp")
+    assert (
+        grid.is_nonprivate("nonprivate_objp")
+        and grid.is_nonprivate("nonprivate")
+        and not grid.is_nonprivate("objp")
+    )
     with pytest.raises(ValueError, match="unknown dp_iadmm variant"):
         grid.variant("nonprivate_sgd", SECTION)
     with pytest.raises(ValueError, match="only OutP has penalty variants"):
@@ -96,7 +115,9 @@ def test_figure_runs_cover_the_grid_and_share_equal_horizons() -> None:
     assert fig6_variants == {"objp", "objt", "outp", "objp_a100", "objt_a100", "outp_a100"}
     noiseless = grid.figure_run_paths("noiseless", CONFIG)
     assert sorted(noiseless) == sorted(
-        grid.NOISELESS_RUN_PATH.format(dataset=d, algorithm=a) for d in grid.DATASETS for a in ("objp", "outp")
+        grid.NOISELESS_RUN_PATH.format(dataset=d, algorithm=a)
+        for d in grid.DATASETS
+        for a in ("objp", "outp")
     )
 
 
@@ -126,14 +147,18 @@ def test_cells_narrow_the_grid_to_the_jobs_they_name() -> None:
         "results/dp_iadmm/runs/main/mnist/objt/eps5/seed0.npz",
         "results/dp_iadmm/runs/main/mnist/objt/eps5/seed1.npz",
     ]
-    assert grid.grid_aggregates(narrowed["dp_iadmm"]) == {"fig2a": ["mnist"]}  # fig1's curve_epsilons hold no 5
+    assert grid.grid_aggregates(narrowed["dp_iadmm"]) == {
+        "fig2a": ["mnist"]
+    }  # fig1's curve_epsilons hold no 5
     assert grid.claim_settings(narrowed)["grid_aggregates"] == {"fig2a": ["mnist"]}
     whole = {name: list(grid.FIGURE_SPECS[name].datasets) for name in grid.AGGREGATES}
     assert grid.claim_settings(CONFIG)["grid_aggregates"] == whole  # null: the whole grid
     promised = grid.targets(narrowed, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
     assert "figures/dp_iadmm/fig2a.png" in promised and "results/claims/dp_iadmm.csv" in promised
     assert not any(f"/{f}" in p for p in promised for f in ("fig1", "fig2b", "fig5", "remark3", "noiseless"))
-    assert grid.run_settings(narrowed, "main", "objt") == grid.run_settings(CONFIG, "main", "objt")  # the same runs
+    assert grid.run_settings(narrowed, "main", "objt") == grid.run_settings(
+        CONFIG, "main", "objt"
+    )  # the same runs
     assert grid.check_section({**SECTION, "cells": cells})["cells"] == cells
     for wrong in ("main/mnist/objt/eps5.0", "main/mnist/objt/eps3", "long/mnist/objt/eps0.05"):
         with pytest.raises(ConfigError, match=r"dp_iadmm\.cells\[0\]: .* is not a job of this config's grid"):
@@ -147,10 +172,15 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
     from dpdl.config import load_config
 
     text = {
-        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist_cells")
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+        for name in ("paper", "paper_mnist_cells")
     }
     cells = text["paper_mnist_cells"]["dp_iadmm"].pop("cells")
-    narrowed = {"studies": text["paper"]["studies"], "readings": True, "audit": text["paper"]["audit"]}  # no audit
+    narrowed = {
+        "studies": text["paper"]["studies"],
+        "readings": True,
+        "audit": text["paper"]["audit"],
+    }  # no audit
     assert text["paper_mnist_cells"] | narrowed == text["paper"]
     assert text["paper_mnist_cells"]["studies"] == ["dp_iadmm"]
     chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_cells", "paper"))
@@ -159,7 +189,9 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
     assert jobs == set(cells) == {
         "main/mnist/nonprivate/epsinf", "main/mnist/objt/eps0.05", "main/mnist/objt/eps5", "main/mnist/outp/eps0.05"
     }  # fmt: skip
-    assert len(grid.runs(chosen, both)) == 3 * 10 + 1 and set(grid.runs(chosen, both)) < set(grid.runs(paper, both))
+    assert len(grid.runs(chosen, both)) == 3 * 10 + 1 and set(grid.runs(chosen, both)) < set(
+        grid.runs(paper, both)
+    )
     assert grid.run_settings(chosen, "main", "outp") == grid.run_settings(paper, "main", "outp")
     assert chosen[grid.STUDY]["iterations"] == 20_000 and chosen[grid.STUDY]["seeds"] == 10
     promised = grid.targets(chosen, both)
@@ -176,12 +208,18 @@ def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell(
 
     from dpdl.config import load_config
 
-    text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in ("paper", "paper_mnist")}
+    text = {
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+        for name in ("paper", "paper_mnist")
+    }
     cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
     assert text["paper_mnist"]["dp_iadmm"].pop("backend") == "jax"
     for narrowed_cells in text["paper_mnist"].pop("reading_cells", {}).values():  # a reading still building
         assert set(narrowed_cells) < set(cells)
-    narrowed = {"studies": text["paper"]["studies"], "audit": text["paper"]["audit"]}  # the audit is paper.yaml's
+    narrowed = {
+        "studies": text["paper"]["studies"],
+        "audit": text["paper"]["audit"],
+    }  # the audit is paper.yaml's
     assert text["paper_mnist"] | narrowed == text["paper"]
     assert text["paper_mnist"]["studies"] == ["dp_iadmm"] and text["paper_mnist"]["readings"] is True
     chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist", "paper"))
@@ -210,7 +248,9 @@ def test_the_long_mnist_config_is_the_mnist_config_with_the_long_horizon_jobs_ad
     text = {name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text()) for name in names}
     cells = text["paper_mnist_long"]["dp_iadmm"].pop("cells")
     main_cells = text["paper_mnist"]["dp_iadmm"].pop("cells")
-    text["paper_mnist"].pop("reading_cells", None)  # the CPU route's reading still building; a GPU builds it whole
+    text["paper_mnist"].pop(
+        "reading_cells", None
+    )  # the CPU route's reading still building; a GPU builds it whole
     assert text["paper_mnist_long"] == text["paper_mnist"]
     chosen, paper = (load_config(ROOT / "config" / f"{name}.yaml") for name in ("paper_mnist_long", "paper"))
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
@@ -218,7 +258,14 @@ def test_the_long_mnist_config_is_the_mnist_config_with_the_long_horizon_jobs_ad
     assert cells[: len(main_cells)] == main_cells and len(cells) == len(set(cells)) == 45
     assert cells[30:33] == ["long/mnist/objt/eps0.01", "long/mnist/outp/eps0.01", "long/mnist/objp/eps0.01"]
     assert set(grid.runs(chosen, both)) == mnist and sum("/long/" in p for p in mnist) == 150
-    assert set(grid.grid_aggregates(chosen[grid.STUDY])) == {"fig1", "fig2a", "fig4", "noiseless", "remark3", "fig5"}
+    assert set(grid.grid_aggregates(chosen[grid.STUDY])) == {
+        "fig1",
+        "fig2a",
+        "fig4",
+        "noiseless",
+        "remark3",
+        "fig5",
+    }
     for variant in ("objp", "objt", "outp", "outp_plus"):
         assert grid.run_settings(chosen, "long", variant) == {
             **grid.run_settings(paper, "long", variant),
@@ -339,7 +386,9 @@ def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_p
         return read_run(out)
 
     objp, objt = nonprivate("objp"), nonprivate("objt")
-    assert objp.provenance["params"]["algorithm"] == "objp" and objt.provenance["params"]["algorithm"] == "objt"
+    assert (
+        objp.provenance["params"]["algorithm"] == "objp" and objt.provenance["params"]["algorithm"] == "objt"
+    )
     assert objt.provenance["switches"]["nonprivate_algorithm"] == "objt"
     default = read_run(jobs["root"] / grid.run_path("main", "mnist", "nonprivate", math.inf, 0))
     assert objp.trace.equals(default.trace)  # the default is ObjP
@@ -348,7 +397,9 @@ def test_nonprivate_algorithm_switch_changes_only_the_nonprivate_run(jobs, tmp_p
 
 def test_the_backend_is_a_run_setting_only_when_it_is_not_numba_and_asks_for_the_gpu() -> None:
     section = CONFIG["dp_iadmm"]
-    assert "backend" not in grid.run_settings(CONFIG, "main", "objt")  # numba: the runs' cache predates the key
+    assert "backend" not in grid.run_settings(
+        CONFIG, "main", "objt"
+    )  # numba: the runs' cache predates the key
     on_jax = {**CONFIG, "dp_iadmm": {**section, "backend": "jax"}}
     assert grid.run_settings(on_jax, "main", "objt")["backend"] == "jax"
     assert grid.run_settings(on_jax, "main", grid.NONPRIVATE)["backend"] == "jax"
@@ -356,7 +407,9 @@ def test_the_backend_is_a_run_setting_only_when_it_is_not_numba_and_asks_for_the
 
 
 @pytest.mark.parametrize("name, epsilon", [("objt", 0.05), ("outp", 0.05), (grid.NONPRIVATE, math.inf)])
-def test_run_job_on_the_jax_backend_writes_the_runs_numba_writes_and_says_so(jobs, tmp_path, name, epsilon) -> None:
+def test_run_job_on_the_jax_backend_writes_the_runs_numba_writes_and_says_so(
+    jobs, tmp_path, name, epsilon
+) -> None:
     pytest.importorskip("jax")
     seeds = grid.seeds(SECTION, "main", name)
     outputs = [str(tmp_path / f"seed{s}.npz") for s in seeds]
@@ -369,7 +422,11 @@ def test_run_job_on_the_jax_backend_writes_the_runs_numba_writes_and_says_so(job
         ours = read_run(path)
         numba = read_run(jobs["root"] / grid.run_path("main", "mnist", name, epsilon, seed))
         backend = ours.provenance["params"].pop("backend")
-        assert backend["name"] == "jax" and backend["device"].startswith("cpu") and "threefry" in backend["noise"]
+        assert (
+            backend["name"] == "jax"
+            and backend["device"].startswith("cpu")
+            and "threefry" in backend["noise"]
+        )
         assert numba.provenance["params"].pop("backend")["name"] == "numba"
         assert ours.provenance["params"] == numba.provenance["params"]
         for key in ("eps_composed_rdp", "eps_composed_pld", "noise_scales", "seed", "epsilon"):
@@ -393,7 +450,13 @@ def test_jobs_run_together_on_the_jax_backend_write_what_each_job_writes_alone(j
     for name, epsilon in cells:
         settings = {**grid.run_settings(CONFIG, "main", name), "backend": "jax"}
         seeds = grid.seeds(SECTION, "main", name)
-        job = {"horizon": "main", "dataset": "mnist", "variant_name": name, "epsilon": epsilon, "settings": settings}
+        job = {
+            "horizon": "main",
+            "dataset": "mnist",
+            "variant_name": name,
+            "epsilon": epsilon,
+            "settings": settings,
+        }
         outputs = [str(tmp_path / "together" / name / f"{epsilon}-{s}.npz") for s in seeds]
         planned.append(run.plan_job(**job, card=card, outputs=outputs))
         alone.append([str(tmp_path / "alone" / name / f"{epsilon}-{s}.npz") for s in seeds])
@@ -442,9 +505,13 @@ def test_a_batch_stopped_at_its_deadline_resumes_in_another_folder_to_the_uninte
         left = run.run_jobs_together(first, npz, chunk=2, stop_at=1e18)
     assert left == [job.label for job in first]
     saved = [Path(job.outputs[0]).parent / run.CHECKPOINT_NAME for job in first]
-    assert saved[0].exists() and not saved[1].exists()  # the second batch was not started after the first stopped
+    assert (
+        saved[0].exists() and not saved[1].exists()
+    )  # the second batch was not started after the first stopped
     assert not any(Path(p).exists() for job in first for p in job.outputs)
-    late = planned(tmp_path / "late")  # started past the deadline: one chunk, saved, stopped; the next not started
+    late = planned(
+        tmp_path / "late"
+    )  # started past the deadline: one chunk, saved, stopped; the next not started
     assert run.run_jobs_together(late, npz, chunk=2, stop_at=0.0) == left
     assert (Path(late[0].outputs[0]).parent / run.CHECKPOINT_NAME).exists() and not Path(
         late[1].outputs[0]
@@ -486,7 +553,13 @@ def test_run_job_on_the_jax_backend_without_jax_says_how_to_install_it(jobs, mon
     monkeypatch.delitem(sys.modules, "dpdl.algorithms.dp_iadmm_jax", raising=False)
     monkeypatch.setattr(builtins, "__import__", without_jax)
     settings = {**grid.run_settings(CONFIG, "main", "objt"), "backend": "jax"}
-    job = {"horizon": "main", "dataset": "mnist", "settings": settings, "npz": jobs["root"] / "mnist.npz", "card": {}}
+    job = {
+        "horizon": "main",
+        "dataset": "mnist",
+        "settings": settings,
+        "npz": jobs["root"] / "mnist.npz",
+        "card": {},
+    }
     with pytest.raises(ConfigError, match=r"dp_iadmm.backend is jax but JAX cannot be imported.*\[gpu\]"):
         run.run_job(**job, variant_name="objt", epsilon=0.05, outputs=["a.npz", "b.npz"])
 
@@ -539,7 +612,13 @@ def test_run_job_rejects_a_private_epsilon_for_the_nonprivate_variant(jobs) -> N
     from dpdl.errors import ConfigError
 
     settings = grid.run_settings(CONFIG, "main", grid.NONPRIVATE)
-    job = {"horizon": "main", "dataset": "mnist", "settings": settings, "npz": jobs["root"] / "mnist.npz", "card": {}}
+    job = {
+        "horizon": "main",
+        "dataset": "mnist",
+        "settings": settings,
+        "npz": jobs["root"] / "mnist.npz",
+        "card": {},
+    }
     with pytest.raises(ConfigError, match="only 'nonprivate' runs at epsilon inf"):
         run.run_job(**job, variant_name="nonprivate", epsilon=1.0, outputs=["x.npz"])
     with pytest.raises(ConfigError, match="only 'nonprivate' runs at epsilon inf"):
@@ -555,7 +634,9 @@ def test_per_seed_tables_bands_figures_tables_and_claims(jobs, tmp_path) -> None
     fig1 = seeds["fig1"]
     assert list(fig1.columns) == aggregation.SEED_COLUMNS and set(fig1["seed"]) == {0, 1}
     assert set(fig1["metric"]) == {"noise_magnitude", "test_error", *aggregation.PRIVACY_METRICS}
-    assert len(fig1[fig1["metric"] == "test_error"]) == 3 * 1 * 2 * 3  # algorithms x epsilons x seeds x logged t
+    assert (
+        len(fig1[fig1["metric"] == "test_error"]) == 3 * 1 * 2 * 3
+    )  # algorithms x epsilons x seeds x logged t
     aggregates = {name: aggregation.bands(name, table) for name, table in seeds.items()}
     assert aggregates["fig1"].equals(aggregation.aggregate("fig1", jobs["paths"]["fig1"]))
     assert list(aggregates["fig1"].columns) == aggregation.AGGREGATE_COLUMNS
@@ -567,11 +648,15 @@ def test_per_seed_tables_bands_figures_tables_and_claims(jobs, tmp_path) -> None
     objp, outp = (
         noiseless[(noiseless["variant"] == v) & (noiseless["metric"] == "test_error")] for v in grid.NOISELESS
     )
-    assert list(objp["iteration"]) == list(outp["iteration"]) == [1, 2, 3]  # one deterministic run each, every t
+    assert (
+        list(objp["iteration"]) == list(outp["iteration"]) == [1, 2, 3]
+    )  # one deterministic run each, every t
     for name in ("fig1", "fig2a"):
         csv = tmp_path / f"{name}.csv"
         aggregates[name].to_csv(csv, index=False)
-        figures.draw_figure(name, aggregation.read_aggregate(csv), tmp_path / f"{name}.png", tmp_path / f"{name}.pdf")
+        figures.draw_figure(
+            name, aggregation.read_aggregate(csv), tmp_path / f"{name}.png", tmp_path / f"{name}.pdf"
+        )
         assert (tmp_path / f"{name}.png").stat().st_size > 0 and (tmp_path / f"{name}.pdf").stat().st_size > 0
     table = tables.remark3_table(aggregates["remark3"])
     assert set(table["algorithm"]) == {"ObjT", "OutP", "ObjP"}
@@ -585,7 +670,9 @@ def test_per_seed_tables_bands_figures_tables_and_claims(jobs, tmp_path) -> None
     assert judged.loc["dp_iadmm.mnist_objt_eps0.05", "verdict"] == NOT_AT_SCALE
     assert judged.loc["dp_iadmm.nonprivate_equivalence_mnist", "verdict"] == NOT_AT_SCALE
     assert judged.loc["dp_iadmm.femnist_objt_eps5", "verdict"] == "data unavailable"  # no FEMNIST table
-    errors = seeds["fig2a"].query("epsilon == 0.05 and metric == 'test_error'").groupby("variant")["value"].mean()
+    errors = (
+        seeds["fig2a"].query("epsilon == 0.05 and metric == 'test_error'").groupby("variant")["value"].mean()
+    )
     gap = 100 * (errors["outp"] - errors["objt"])
     assert float(judged.loc["dp_iadmm.mnist_gap_eps0.05", "our_value"]) == pytest.approx(gap, abs=0.01)
 
@@ -619,7 +706,9 @@ def test_cli_parses_epsilon_and_names_the_settings_function() -> None:
             cli._epsilon(bad)
     parser = argparse.ArgumentParser()
     cli.add_commands(parser.add_subparsers())
-    args = parser.parse_args(["dp_iadmm", "optimum", "--data", "m.npz", "--settings", "{}", "--out", "o.csv", "o.md"])
+    args = parser.parse_args(
+        ["dp_iadmm", "optimum", "--data", "m.npz", "--settings", "{}", "--out", "o.csv", "o.md"]
+    )
     with pytest.raises(ConfigError, match=r"pass dpdl\.studies\.dp_iadmm\.grid\.optimum_settings\(config\)"):
         args.command(args)
 
@@ -658,9 +747,15 @@ def test_readings_each_set_one_open_setting_away_from_its_default_and_rebuild_th
         (key,) = changed & set(REDECIDED)  # one open setting, and with it only the code's forms (AS_WRITTEN)
         assert changed - {key} <= set(AS_WRITTEN), reading.name
         assert REDECIDED[key] != built[key]  # the reading is the other resolution of a re-decided setting
-        reference = grid.run_settings(config, "main", grid.NONPRIVATE)  # rerun by every reading (and the runs of
-        assert grid.run_settings({grid.STUDY: built}, "main", grid.NONPRIVATE) != reference  # the switch's algorithm)
-        assert grid.claim_settings({grid.STUDY: built}) != grid.claim_settings(config)  # the scorecard names it
+        reference = grid.run_settings(
+            config, "main", grid.NONPRIVATE
+        )  # rerun by every reading (and the runs of
+        assert (
+            grid.run_settings({grid.STUDY: built}, "main", grid.NONPRIVATE) != reference
+        )  # the switch's algorithm)
+        assert grid.claim_settings({grid.STUDY: built}) != grid.claim_settings(
+            config
+        )  # the scorecard names it
     assert [r.name for r in found if r.post_hoc] == ["default", "nonprivate_objt", "outp_noise_variance"]
     assert {key for r in found for key in r.switches} == set(REDECIDED) - {"sensitivity"} | set(AS_WRITTEN)
     noise_variance = next(r for r in found if r.name == "outp_noise_variance")  # the authors' OutP (#40)
@@ -682,8 +777,14 @@ def test_reading_cells_narrow_one_reading_to_the_jobs_it_has_finished() -> None:
     assert len(finished) == 18
     narrowed = validate_config({**config, "reading_cells": {"dp_iadmm/outp_noise_variance": finished}})
     built = reading_config(narrowed, grid.STUDY, "outp_noise_variance")
-    assert built[grid.STUDY]["cells"] == finished and built["reading_cells"] == {}  # the nested build's own config
-    assert set(grid.claim_settings(built)["grid_aggregates"]) == {"fig1", "fig2a", "noiseless"}  # Fig. 4 left out
+    assert (
+        built[grid.STUDY]["cells"] == finished and built["reading_cells"] == {}
+    )  # the nested build's own config
+    assert set(grid.claim_settings(built)["grid_aggregates"]) == {
+        "fig1",
+        "fig2a",
+        "noiseless",
+    }  # Fig. 4 left out
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
     assert not any("/outp_rho" in path for path in grid.runs(built, both))
     assert narrowing_notes(narrowed) == [  # dpdl status says which runs it does not count
@@ -693,7 +794,9 @@ def test_reading_cells_narrow_one_reading_to_the_jobs_it_has_finished() -> None:
     assert narrowing_notes(config) == []
     for other in ("trust_inv_t2", "outp_global_mean"):  # the other readings build every cell
         assert reading_config(narrowed, grid.STUDY, other)[grid.STUDY]["cells"] == cells
-    assert set(grid.claim_settings(reading_config(config, grid.STUDY, "outp_noise_variance"))["grid_aggregates"]) == {
+    assert set(
+        grid.claim_settings(reading_config(config, grid.STUDY, "outp_noise_variance"))["grid_aggregates"]
+    ) == {
         "fig1",
         "fig2a",
         "fig4",
@@ -719,7 +822,9 @@ def test_only_the_reference_run_depends_on_the_nonprivate_algorithm() -> None:
     for horizon in grid.HORIZONS:
         for name in ("objp", "objt", "outp", "outp_plus", "nonprivate_outp"):
             assert grid.run_settings(objt, horizon, name) == grid.run_settings(CONFIG, horizon, name)
-    assert grid.run_settings(objt, "main", grid.NONPRIVATE) != grid.run_settings(CONFIG, "main", grid.NONPRIVATE)
+    assert grid.run_settings(objt, "main", grid.NONPRIVATE) != grid.run_settings(
+        CONFIG, "main", grid.NONPRIVATE
+    )
 
 
 @pytest.mark.parametrize(
@@ -754,7 +859,9 @@ def test_a_run_does_not_depend_on_the_switches_left_out_of_its_params(jobs, tmp_
     for section in (SECTION, {**SECTION, switch: OTHER_VALUE[switch]}):
         settings = {key: section[key] for key in grid.PARAM_SWITCHES}  # what the run reads, were it given
         settings |= grid.run_settings({**CONFIG, grid.STUDY: section}, "main", name)
-        outs = [tmp_path / f"{name}_{len(traces)}_seed{seed}.npz" for seed in grid.seeds(SECTION, "main", name)]
+        outs = [
+            tmp_path / f"{name}_{len(traces)}_seed{seed}.npz" for seed in grid.seeds(SECTION, "main", name)
+        ]
         run.run_job(
             horizon="main",
             dataset="mnist",

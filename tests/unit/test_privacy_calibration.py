@@ -131,8 +131,12 @@ def test_outp_inverse_proximity_explicit_constants():
 def test_outp_noise_mnist_sigma_and_code_variance():
     # iadmm.md 7.5(b): MNIST, eps 0.05, t = 1: sigma about 0.12 while sigma^2 about 0.015.
     rho = iadmm_penalty(1, 0.05, **PENALTY_CONSTANTS["mnist"])
-    sensitivity = outp_sensitivity(rho, outp_inverse_proximity(1, 0.05, n_samples=6000, n_params=7840), n_samples=6000)
-    sigma = 2 * math.sqrt(2 * math.log(1.25e6)) / (0.05 * (102 + 1500 + 2 * math.sqrt(math.log(1.25e6)) / 0.05))
+    sensitivity = outp_sensitivity(
+        rho, outp_inverse_proximity(1, 0.05, n_samples=6000, n_params=7840), n_samples=6000
+    )
+    sigma = (
+        2 * math.sqrt(2 * math.log(1.25e6)) / (0.05 * (102 + 1500 + 2 * math.sqrt(math.log(1.25e6)) / 0.05))
+    )
     assert outp_noise_std(0.05, sensitivity=sensitivity, outp_noise="sigma") == pytest.approx(sigma)
     assert sigma == pytest.approx(0.121, abs=1e-3)
     assert outp_noise_std(0.05, sensitivity=sensitivity) == pytest.approx(sigma**2)  # default: the code
@@ -143,7 +147,9 @@ def test_outp_noise_decays_with_t_and_grows_as_epsilon_shrinks():
     def sigma(t, eps):
         inverse = outp_inverse_proximity(t, eps, n_samples=6000, n_params=7840)
         rho = iadmm_penalty(t, eps, **PENALTY_CONSTANTS["mnist"])
-        return outp_noise_std(eps, sensitivity=outp_sensitivity(rho, inverse, n_samples=6000), outp_noise="sigma")
+        return outp_noise_std(
+            eps, sensitivity=outp_sensitivity(rho, inverse, n_samples=6000), outp_noise="sigma"
+        )
 
     over_time = [sigma(t, 0.1) for t in (1, 10, 100, 10_000)]
     assert all(a > b for a, b in zip(over_time, over_time[1:], strict=False))
@@ -171,15 +177,17 @@ def test_wddp_sigma_table_of_the_note(eps, closed, eq3):
     by_hand = math.sqrt(2000) / (math.sqrt(log_inv + eps) - math.sqrt(log_inv))
     assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000) == pytest.approx(by_hand, rel=1e-9)
     assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000) == pytest.approx(closed, abs=0.06)
-    assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000, calibration="eq3") == pytest.approx(eq3, abs=0.06)
+    assert wddp_noise_std(eps, 1e-3, n_eff=1, n_iterations=1000, calibration="eq3") == pytest.approx(
+        eq3, abs=0.06
+    )
     effective_c = (closed * eps) ** 2 / (1000 * log_inv)
     assert 8.0 < effective_c < 8.15
 
 
 def test_wddp_eq3_constant_and_kdd_sigma():
-    assert wddp_noise_std(0.1, 1e-3, n_eff=50_000, n_iterations=1000, calibration="eq3", c=8.0) == pytest.approx(
-        math.sqrt(8 * 1000 * math.log(1e3) / (50_000**2 * 0.01))
-    )
+    assert wddp_noise_std(
+        0.1, 1e-3, n_eff=50_000, n_iterations=1000, calibration="eq3", c=8.0
+    ) == pytest.approx(math.sqrt(8 * 1000 * math.log(1e3) / (50_000**2 * 0.01)))
     assert wddp_noise_std(0.01, 1e-3, n_eff=50_000, n_iterations=1000) == pytest.approx(0.47, abs=0.005)
     assert wddp_noise_std(math.inf, 1e-3, n_eff=10, n_iterations=5) == 0.0
 
@@ -266,7 +274,9 @@ def test_pvp_noise_rate_and_expected_norm():
     assert zeta == pytest.approx(0.1 * 4522 * 0.5 / (2 * 146))
     assert 64 / zeta * 0.5 == pytest.approx(41.3, abs=0.05)  # E||e|| = 41 / alpha for d = 64
     rates = [pvp_noise_rate(a, rho=0.1, n_samples=4522, c_r=146) for a in EPSILONS]
-    assert all(a < b for a, b in zip(rates, rates[1:], strict=False))  # smaller alpha, smaller rate, more noise
+    assert all(
+        a < b for a, b in zip(rates, rates[1:], strict=False)
+    )  # smaller alpha, smaller rate, more noise
     assert pvp_noise_rate(math.inf, rho=0.1, n_samples=4522, c_r=146) == math.inf
 
 
@@ -328,7 +338,9 @@ def test_dzoa_noise_std_table(delta, eps, d, sigma):
 def test_dzoa_step_scale_table_and_round_trip(delta, eps, d, beta_sq, expected):
     params = {**DZOA, "n_neighbours": d, "beta_c_sq_norm": beta_sq}
     constant = dzoa_variance_constant(n_params=10, n_inner=100)
-    by_hand = math.sqrt((2.1 * 30 * 10 * math.log(1.25 / delta) / (16 * d**2 * 400 * eps**2) + beta_sq / 25) / constant)
+    by_hand = math.sqrt(
+        (2.1 * 30 * 10 * math.log(1.25 / delta) / (16 * d**2 * 400 * eps**2) + beta_sq / 25) / constant
+    )
     step = dzoa_step_scale(eps, delta, **params)
     assert step == pytest.approx(by_hand)
     assert step == pytest.approx(expected, abs=0.006)
@@ -338,7 +350,9 @@ def test_dzoa_step_scale_table_and_round_trip(delta, eps, d, beta_sq, expected):
 def test_dzoa_step_scale_limits_and_monotonicity():
     params = {**DZOA, "n_neighbours": 2, "beta_c_sq_norm": 100.0}
     steps = [dzoa_step_scale(eps, 1e-3, **params) for eps in EPSILONS]
-    assert all(a > b for a, b in zip(steps, steps[1:], strict=False))  # smaller epsilon, larger step, more noise
+    assert all(
+        a > b for a, b in zip(steps, steps[1:], strict=False)
+    )  # smaller epsilon, larger step, more noise
     floor = math.sqrt(4 * 100 / (100 * dzoa_variance_constant(n_params=10, n_inner=100)))
     assert dzoa_step_scale(math.inf, 1e-3, **params) == pytest.approx(floor)
     assert dzoa_epsilon_per_iteration(1.000001 * floor, 1e-3, **params) > 100  # blows up at the floor
@@ -361,7 +375,9 @@ INVALID_CALLS = [
         "feature_l1_bound must be given for mode 'worst_case'",
     ),
     (
-        lambda: objp_sensitivity(np.full(2, 3.0), np.ones((2, 4)), n_total=9, mode="worst_case", feature_l1_bound=2.0),
+        lambda: objp_sensitivity(
+            np.full(2, 3.0), np.ones((2, 4)), n_total=9, mode="worst_case", feature_l1_bound=2.0
+        ),
         "feature_l1_bound must be >= every",
     ),
     (

@@ -219,7 +219,9 @@ def test_drawing_into_out_gives_the_same_values(sampler, size):
     out = np.full(size, np.nan, dtype=np.float32)
     returned = sampler(rng=_rng(12), scale=[[0.5], [1.0], [2.0]], size=size, dtype=np.float32, out=out)
     assert returned is out
-    np.testing.assert_array_equal(out, sampler(rng=_rng(12), scale=[[0.5], [1.0], [2.0]], size=size, dtype=np.float32))
+    np.testing.assert_array_equal(
+        out, sampler(rng=_rng(12), scale=[[0.5], [1.0], [2.0]], size=size, dtype=np.float32)
+    )
 
 
 @pytest.mark.parametrize(

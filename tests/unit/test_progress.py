@@ -9,7 +9,9 @@ import pytest
 from dpdl import progress
 
 
-def logged(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, times, total: int, updates) -> list:
+def logged(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, times, total: int, updates
+) -> list:
     """The lines a Progress of ``total`` iterations logs for ``updates``, its clock reading ``times`` in turn."""
     clock = iter(times)
     monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
@@ -20,7 +22,9 @@ def logged(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, ti
     return [r.getMessage() for r in caplog.records]
 
 
-def test_logs_at_the_interval_and_at_the_end(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_logs_at_the_interval_and_at_the_end(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     # t = 10: too soon (the pace is measured from here); t = 31: logged, 1 done in 21 s -> about 42 s left;
     # t = 40: too soon; t = 50: the end is always logged
     assert logged(monkeypatch, caplog, [0.0, 10.0, 31.0, 40.0, 50.0], 4, [1, 2, 3, 4]) == [

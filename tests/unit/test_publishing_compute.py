@@ -11,7 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_compute_counts_the_main_build_and_built_readings_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A reading still building (its runs exist, its scorecard not yet) adds nothing to the published compute,
     nor does a run a reading reuses from the main build; the runs made on a GPU are counted by card (#37)."""
     import numpy as np
@@ -20,19 +22,27 @@ def test_compute_counts_the_main_build_and_built_readings_only(tmp_path: Path, m
     from dpdl.publishing.compute import run_compute
 
     def run(path: str, seconds: float, device: str = "cpu: cpu") -> None:
-        provenance = {"timing": {"wall_time_s": seconds}, "params": {"backend": {"name": "jax", "device": device}}}
+        provenance = {
+            "timing": {"wall_time_s": seconds},
+            "params": {"backend": {"name": "jax", "device": device}},
+        }
         save_npz(tmp_path / path, {"provenance": np.array(dumps_json(provenance))})
 
     run("results/wddp/runs/adult/a.npz", 2.0)
     run("results/readings/wddp/per_setting/results/wddp/runs/adult/a.npz", 3.0, "gpu: NVIDIA H200")
     run("results/readings/wddp/one_shot/results/wddp/runs/adult/a.npz", 5.0)
     monkeypatch.chdir(tmp_path)
-    assert run_compute("wddp", ["default", "per_setting"]) == (5.0, {"NVIDIA H200": {"runs": 1, "wall_seconds": 3.0}})
+    assert run_compute("wddp", ["default", "per_setting"]) == (
+        5.0,
+        {"NVIDIA H200": {"runs": 1, "wall_seconds": 3.0}},
+    )
     assert run_compute("wddp", ["default"]) == (2.0, {})
     reused = tmp_path / "results/readings/wddp/per_setting/results/wddp/runs/adult/b.npz"
     reused.hardlink_to(tmp_path / "results/wddp/runs/adult/a.npz")  # a run the reading reuses (seeded)
     assert run_compute("wddp", ["default", "per_setting"])[0] == 5.0
-    run("results/readings/wddp/per_setting/results/wddp/runs/adult/c.npz", 7.0)  # of a cell reading_cells leaves out
+    run(
+        "results/readings/wddp/per_setting/results/wddp/runs/adult/c.npz", 7.0
+    )  # of a cell reading_cells leaves out
     assert run_compute("wddp", ["default", "per_setting"])[0] == 12.0
     narrowed = {"per_setting": ["results/wddp/runs/adult/a.npz", "results/wddp/runs/adult/b.npz"]}
     assert run_compute("wddp", ["default", "per_setting"], narrowed)[0] == 5.0
@@ -57,7 +67,11 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
     a1 = run("results/dzoa/runs/a/trial001.npz", wall_time_s=9.0, cpu_time_s=2.0)
     a2 = run("results/dzoa/runs/a/trial002.npz", wall_time_s=4.0)  # made before CPU time was recorded
     b1 = run("results/dzoa/runs/b/trial001.npz", wall_time_s=7.0, cpu_time_s=1.0)
-    gpu = {"timing": {"wall_time_s": 0.5, "cpu_time_s": 0.75}, "seed": 1, "params": {"backend": {"device": "gpu: H"}}}
+    gpu = {
+        "timing": {"wall_time_s": 0.5, "cpu_time_s": 0.75},
+        "seed": 1,
+        "params": {"backend": {"device": "gpu: H"}},
+    }
     save_npz(tmp_path / "results/dzoa/runs/c/trial001.npz", {"provenance": np.array(dumps_json(gpu))})
     rows = [
         ("results/dzoa/aggregates/gpu.csv", f"results/dzoa/runs/c/trial001.npz,{b1}"),
@@ -68,7 +82,10 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
         ("results/dzoa/aggregates/old.csv", "-"),  # no record of its inputs
         ("figures/dzoa/fig2.png", "results/dzoa/aggregates/fig2.csv"),
         # a paper build lists thousands of inputs on one line (over the csv module's 131,072-character field)
-        ("results/dzoa/aggregates/wide.csv", ",".join(f"data/processed/dzoa/part{i:05d}.npz" for i in range(9000))),
+        (
+            "results/dzoa/aggregates/wide.csv",
+            ",".join(f"data/processed/dzoa/part{i:05d}.npz" for i in range(9000)),
+        ),
     ]
     header = "output_file\tdate\trule\tlog-file(s)\tinput-file(s)\tshellcmd\tstatus\tplan\n"
     shell = """python -m dpdl dzoa run --settings '{"a": [1, 2]}' > "log" 2>&1"""  # as Snakemake writes it: unquoted
@@ -78,7 +95,11 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
         "aggregates/fig1.csv": {"runs": 0, "cpu_seconds": 0.0},
         "aggregates/fig2.csv": {"runs": 2, "cpu_seconds": 6.0},
         "aggregates/fig3.csv": {"runs": 2, "cpu_seconds": 3.0},
-        "aggregates/gpu.csv": {"runs": 2, "cpu_seconds": 1.0, "gpu_seconds": 0.5},  # the GPU run's host CPU: no
+        "aggregates/gpu.csv": {
+            "runs": 2,
+            "cpu_seconds": 1.0,
+            "gpu_seconds": 0.5,
+        },  # the GPU run's host CPU: no
         "aggregates/wide.csv": {"runs": 0, "cpu_seconds": 0.0},
     }
 
@@ -88,12 +109,16 @@ def test_compute_per_table_follows_the_recorded_inputs_down_to_the_runs(
     monkeypatch.setattr(
         compute,
         "read_run",
-        lambda path: reads.append(str(path)) or type("Run", (), {"provenance": {"timing": {"wall_time_s": 1.0}}})(),
+        lambda path: (
+            reads.append(str(path)) or type("Run", (), {"provenance": {"timing": {"wall_time_s": 1.0}}})()
+        ),
     )
     kept: dict[str, dict] = {}  # publish --compute's cache: the runs behind the tables, then the others
     compute_by_aggregate("dzoa", summary, kept)
     assert sorted(kept) == sorted({a1, a2, b1, "results/dzoa/runs/c/trial001.npz"})
-    assert sorted(compute.run_provenances("dzoa", kept)) == sorted(kept)  # every run of the build: none read again
+    assert sorted(compute.run_provenances("dzoa", kept)) == sorted(
+        kept
+    )  # every run of the build: none read again
     assert sorted(reads) == sorted(kept)
 
 
@@ -111,7 +136,10 @@ def test_the_cost_of_runs_not_done_projects_gpu_time_from_gpu_runs_and_cpu_time_
         return {"timing": timing, "params": {"backend": {"name": "jax", "device": device}}}
 
     card = pd.DataFrame({"id": ["dp_iadmm.mnist_long_objt_eps0.01"], "verdict": ["not run at this scale"]})
-    on_gpu = {objt.format(0): run("gpu: NVIDIA H200", 1.0, 1.5), objt.format(1): run("gpu: NVIDIA H200", 3.0, 4.5)}
+    on_gpu = {
+        objt.format(0): run("gpu: NVIDIA H200", 1.0, 1.5),
+        objt.format(1): run("gpu: NVIDIA H200", 3.0, 4.5),
+    }
     cost = not_run_cost("dp_iadmm", card, paper, on_gpu)
     remark3 = cost["claims"]["dp_iadmm.mnist_long_objt_eps0.01"]  # 3 algorithms x 10 seeds of T = 1e6
     assert cost["ms_per_run_iteration"] == {} and cost["gpu_ms_per_run_iteration"] == {"mnist": 0.1}
@@ -119,7 +147,9 @@ def test_the_cost_of_runs_not_done_projects_gpu_time_from_gpu_runs_and_cpu_time_
                        "runs_not_projected": {"mnist": 30}}  # fmt: skip
     both = {**on_gpu, objt.format(2): run("cpu: cpu", 500.0, 400.0)}
     cost = not_run_cost("dp_iadmm", card, paper, both)
-    assert cost["ms_per_run_iteration"] == {"mnist": 20.0}  # 400 CPU-s over 20,000 iterations; the GPU runs: none
+    assert cost["ms_per_run_iteration"] == {
+        "mnist": 20.0
+    }  # 400 CPU-s over 20,000 iterations; the GPU runs: none
     assert cost["claims"]["dp_iadmm.mnist_long_objt_eps0.01"]["cpu_hours"] == round(30 * 1e6 * 0.02 / 3600, 1)
 
 
@@ -145,4 +175,6 @@ def test_each_claims_paper_runs_are_runs_of_the_paper_grid_and_cost_their_horizo
         assert iterations == expected and group, path
     if study == "dp_iadmm":  # Remark 3's runs at T = 1e6, Fig. 2a's at 2e4, each on its dataset
         assert module.run_work(paper, module.table_runs(paper, "remark3_seeds")[0]) == ("mnist", 1_000_000)
-        assert {module.run_work(paper, p) for p in module.table_runs(paper, "fig2b_seeds")} == {("femnist", 20_000)}
+        assert {module.run_work(paper, p) for p in module.table_runs(paper, "fig2b_seeds")} == {
+            ("femnist", 20_000)
+        }

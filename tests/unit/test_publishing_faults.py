@@ -132,18 +132,29 @@ def publish_here(plan: Path, out: Path, readme: Path, patch: pytest.MonkeyPatch)
     given = json.loads(plan.read_text())
 
     def study_snapshot(
-        study: str, config: dict, configfile: str, buildable: object, provenances: object, in_readings: object = None
+        study: str,
+        config: dict,
+        configfile: str,
+        buildable: object,
+        provenances: object,
+        in_readings: object = None,
     ) -> snapshot.StudySnapshot:
         outputs = {name: Path(path) for name, path in given["outputs"].items()}
-        return snapshot.StudySnapshot(outputs, dict(given["texts"]), json.loads(json.dumps(given["manifest"])))
+        return snapshot.StudySnapshot(
+            outputs, dict(given["texts"]), json.loads(json.dumps(given["manifest"]))
+        )
 
     patch.setattr(snapshot, "study_snapshot", study_snapshot)
-    patch.setattr(snapshot, "run_provenances", lambda study: {})  # the checks before writing read the build too
+    patch.setattr(
+        snapshot, "run_provenances", lambda study: {}
+    )  # the checks before writing read the build too
     patch.setattr(snapshot, "refuse_misjudged", lambda builds, config: None)
     return main(publish_args(out, readme))
 
 
-def publish_child(plan: Path, out: Path, readme: Path, *first: str, **popen: object) -> subprocess.CompletedProcess:
+def publish_child(
+    plan: Path, out: Path, readme: Path, *first: str, **popen: object
+) -> subprocess.CompletedProcess:
     command = [sys.executable, "-c", DRIVER, str(plan), *first, *publish_args(out, readme)]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, **popen)
 
@@ -174,7 +185,9 @@ def test_a_publish_killed_at_any_point_leaves_a_whole_snapshot_and_the_next_fini
     killed = publish_child(states["plan"], out, readme, *first, env={**os.environ, KILL_AT: point})
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     where, reported = KILLED[point]
-    if where == "beside":  # both whole under the leftover names; the new one is put in place by the next command
+    if (
+        where == "beside"
+    ):  # both whole under the leftover names; the new one is put in place by the next command
         assert not (out / STUDY).exists()
         (new,) = out.glob(f".{STUDY}.new-*")
         (old,) = out.glob(f".{STUDY}.old-*")
@@ -188,7 +201,9 @@ def test_a_publish_killed_at_any_point_leaves_a_whole_snapshot_and_the_next_fini
         found = state(out, readme)
         assert found["manifest"] == states[where]["manifest"]
         for name in MERGED:  # each merged file whole: the old or the new
-            assert found["merged"][name] in (states["old"]["merged"][name], states["new"]["merged"][name]), name
+            assert found["merged"][name] in (states["old"]["merged"][name], states["new"]["merged"][name]), (
+                name
+            )
     assert len(leftovers(out)) == reported
     problems = published_problems(out)  # `dpdl check published` names each leftover
     assert sum("interrupted `dpdl publish`" in problem for problem in problems) == reported
@@ -214,13 +229,19 @@ def test_a_full_disk_leaves_the_old_snapshot_and_says_so_in_one_line(
     done = publish_child(states["plan"], out, readme, preexec_fn=limited)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if "error" in line]
-    assert line.startswith(f"dpdl publish: error: {out / STUDY}: not written (File too large); the snapshot there")
+    assert line.startswith(
+        f"dpdl publish: error: {out / STUDY}: not written (File too large); the snapshot there"
+    )
     assert "free some space" in line
     assert state(out, readme) == states["old"] and leftovers(out) == []
 
 
 def test_no_space_for_the_merged_files_leaves_each_whole_and_says_so_in_one_line(
-    states: dict, tmp_path: Path, at_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    states: dict,
+    tmp_path: Path,
+    at_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     from dpdl.publishing import merged
 
@@ -242,21 +263,29 @@ def test_no_space_for_the_merged_files_leaves_each_whole_and_says_so_in_one_line
 
 
 def test_no_space_while_judging_again_leaves_the_old_snapshot(
-    states: dict, tmp_path: Path, at_root: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    states: dict,
+    tmp_path: Path,
+    at_root: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
     """``dpdl publish --rejudge`` rewrites a study folder the same way: its scorecards and manifest swap in whole."""
     shutil.copytree(states["root"] / "old", tmp_path, dirs_exist_ok=True)
     out, readme = tmp_path / "published", tmp_path / "README.md"
     writes = []
 
-    def full(path: Path, text: str) -> None:  # its one scorecard judged again (wddp's readings: a retired engine's)
+    def full(
+        path: Path, text: str
+    ) -> None:  # its one scorecard judged again (wddp's readings: a retired engine's)
         writes.append(path)
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(snapshot, "write_text", full)
     assert main(["publish", "--rejudge", "--out", str(out), "--readme", str(readme)]) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert line.startswith(f"dpdl publish: error: {out / STUDY}: not written (No space left on device); the snapshot")
+    assert line.startswith(
+        f"dpdl publish: error: {out / STUDY}: not written (No space left on device); the snapshot"
+    )
     assert writes and all(f".{STUDY}.new-" in str(path) for path in writes)  # written inside the new folder
     assert state(out, readme) == states["old"] and leftovers(out) == []
 

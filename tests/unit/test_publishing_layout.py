@@ -25,7 +25,16 @@ def test_a_build_narrowed_to_the_stated_mnist_cells_is_publishable(
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text("x\n")
     published = set(study_outputs("dp_iadmm", cells, buildable))
-    assert {"claims.csv", "figures/fig2a.png", "aggregates/fig2a_seeds.csv", "tables/optimum.csv"} <= published
-    assert not any(name.startswith(("figures/fig5", "tables/remark3", "aggregates/noiseless")) for name in published)
-    with pytest.raises(DpdlError, match="the build is not finished"):  # the whole paper grid is not built here
+    assert {
+        "claims.csv",
+        "figures/fig2a.png",
+        "aggregates/fig2a_seeds.csv",
+        "tables/optimum.csv",
+    } <= published
+    assert not any(
+        name.startswith(("figures/fig5", "tables/remark3", "aggregates/noiseless")) for name in published
+    )
+    with pytest.raises(
+        DpdlError, match="the build is not finished"
+    ):  # the whole paper grid is not built here
         study_outputs("dp_iadmm", paper, buildable)

@@ -112,7 +112,10 @@ def _runs_as_made(study: str, config: dict, count: int = 3) -> dict[str, dict]:
     module = study_module(study)
     runs = {}
     for path in module.runs(config, set(prepared_datasets()))[:count]:
-        provenance: dict = {"timing": {"wall_time_s": 1.0}, "versions": {"dpdl": "0"}}  # not settings: never compared
+        provenance: dict = {
+            "timing": {"wall_time_s": 1.0},
+            "versions": {"dpdl": "0"},
+        }  # not settings: never compared
         for field, (_, value) in module.recorded_settings(config, path).items():
             *parents, last = field.split(".")
             below = provenance
@@ -156,7 +159,9 @@ def test_runs_made_with_another_value_of_a_setting_are_named(study: str, at_root
     ]
 
 
-def test_a_run_outside_the_configs_grid_is_named_and_a_run_without_a_field_is_not_compared(at_root: Path) -> None:
+def test_a_run_outside_the_configs_grid_is_named_and_a_run_without_a_field_is_not_compared(
+    at_root: Path,
+) -> None:
     from dpdl.config import load_config
     from dpdl.publishing.problems import settings_problems
 
@@ -186,7 +191,9 @@ def test_a_readings_runs_are_compared_with_the_readings_config(at_root: Path) ->
     settings = reading_config(config, "dzoa", "lipschitz_2")
     runs = _runs_as_made("dzoa", settings)
     assert settings_problems("dzoa", settings, runs, runs, reading="lipschitz_2") == []
-    refused = settings_problems("dzoa", config, runs, runs)  # the study's config would refuse the reading's runs
+    refused = settings_problems(
+        "dzoa", config, runs, runs
+    )  # the study's config would refuse the reading's runs
     assert [line.split(" (its ")[0].split(" was made with ")[1] for line in refused] == [
         "dzoa.lipschitz = 2",
         "dzoa.lipschitz = 2",
@@ -205,11 +212,14 @@ def test_publish_refuses_runs_of_another_config_before_writing(
     config = load_config(Path("config/ci.yaml"))
     runs = _runs_as_made("wddp", config)
     later = {
-        path: provenance | {"params": {**provenance["params"], "iterations": 7}} for path, provenance in runs.items()
+        path: provenance | {"params": {**provenance["params"], "iterations": 7}}
+        for path, provenance in runs.items()
     }
     runs |= dict(list(later.items())[1:])  # all but the first made at another horizon
     monkeypatch.setattr(snapshot, "run_provenances", lambda study: runs)
-    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})())
+    monkeypatch.setattr(
+        "dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})()
+    )
     out = tmp_path / "published"
     with pytest.raises(DpdlError) as refused:
         snapshot.publish(["wddp"], Path("config/ci.yaml"), out)
@@ -236,9 +246,13 @@ def test_publish_compares_each_built_readings_runs_with_its_config(
     made = _runs_as_made("dzoa", reading_config(config, "dzoa", "ring"))
     in_reading = {f"{within}/{path}": provenance for path, provenance in made.items()}
     monkeypatch.setattr(snapshot, "run_provenances", lambda study: _runs_as_made("dzoa", config))
-    monkeypatch.setattr(snapshot, "built_readings", lambda study: {"default": Path("x.csv"), "ring": Path("y.csv")})
+    monkeypatch.setattr(
+        snapshot, "built_readings", lambda study: {"default": Path("x.csv"), "ring": Path("y.csv")}
+    )
     monkeypatch.setattr(snapshot, "reading_provenances", lambda study, name, narrowed: in_reading)
-    monkeypatch.setattr("dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})())
+    monkeypatch.setattr(
+        "dpdl.targets.plan", lambda config: type("Plan", (), {"buildable": set(prepared_datasets())})()
+    )
 
     def compared(builds: dict, config: dict) -> None:
         raise DpdlError("settings compared")  # the next check: every run was what its config gives

@@ -61,7 +61,14 @@ def test_the_reading_config_sets_only_its_switches(demo: None) -> None:
 
 def card(path: Path, verdicts: list[str], effects: list[str] | None = None) -> Path:
     rows = [
-        {"id": f"c{i}", "study": "dvp_pvp", "kind": "paper statement", "verdict": v, "our_value": "", "effect": e}
+        {
+            "id": f"c{i}",
+            "study": "dvp_pvp",
+            "kind": "paper statement",
+            "verdict": v,
+            "our_value": "",
+            "effect": e,
+        }
         | {"ci_low": "", "ci_high": "", "n_seeds": "10", "test": "t", "detail": f"cell {e}", "tolerance": "x"}
         for i, (v, e) in enumerate(zip(verdicts, effects or ["1"] * len(verdicts), strict=True))
     ]
@@ -72,7 +79,9 @@ def card(path: Path, verdicts: list[str], effects: list[str] | None = None) -> P
 def test_readings_are_a_sensitivity_analysis_not_a_vote(tmp_path: Path, demo: None) -> None:
     """Each reading's verdict beside the default's; n/a derived where its row equals the default's; no count."""
     cards = {
-        ("dvp_pvp", DEFAULT): card(tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE]),
+        ("dvp_pvp", DEFAULT): card(
+            tmp_path / "a.csv", [REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE]
+        ),
         ("dvp_pvp", "eta_1"): card(
             tmp_path / "b.csv", [REPRODUCED, REPRODUCED, INCONCLUSIVE, NOT_AT_SCALE], ["2", "2", "1", "1"]
         ),
@@ -101,9 +110,15 @@ def test_a_reading_judged_by_the_retired_engine_is_compared_with_the_default_jud
         ("dvp_pvp", "eta_1"): card(tmp_path / "eta_1.csv", [REPRODUCED]),
     }
     old_default = card(tmp_path / "old.csv", [REPRODUCED])
-    table = readings_table(cards, {("dvp_pvp", "eta_1"): old_default}, {("dvp_pvp", "eta_1"): "retired (abc1234)"})
+    table = readings_table(
+        cards, {("dvp_pvp", "eta_1"): old_default}, {("dvp_pvp", "eta_1"): "retired (abc1234)"}
+    )
     row = table[table["reading"] == "eta_1"].iloc[0]
-    assert (row["default_verdict"], row["unchanged"], row["engine"]) == (REPRODUCED, "yes", "retired (abc1234)")
+    assert (row["default_verdict"], row["unchanged"], row["engine"]) == (
+        REPRODUCED,
+        "yes",
+        "retired (abc1234)",
+    )
     summary = sensitivity(table, {"dvp_pvp": DEMO}).set_index("id")
     assert summary.loc["c0", "readings"].startswith("n/a: eta_1 (retired engine)")
 
@@ -114,7 +129,9 @@ def test_post_hoc_readings_and_defaults_are_those_the_register_lists() -> None:
 
     for study in ALL:
         registered = {
-            e.subject.removeprefix(f"{study} reading ") for e in REGISTER if e.subject.startswith(f"{study} reading ")
+            e.subject.removeprefix(f"{study} reading ")
+            for e in REGISTER
+            if e.subject.startswith(f"{study} reading ")
         }
         has_default = any(e.kind == "default" and e.subject.startswith(f"{study} default") for e in REGISTER)
         declared = readings.study_readings(study)
@@ -162,7 +179,9 @@ rule run:
 """
 
 
-def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reading_reruns_only_the_jobs_its_switches_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Seeded from the main build, a reading's build reruns the job whose params changed and keeps the other's
     output (the main build's file), and the main build's files are left as they were."""
     import subprocess
@@ -172,7 +191,14 @@ def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monk
 
     def snakemake(folder: Path, a: int, b: int) -> str:
         command = [sys.executable, "-m", "snakemake", "results/claims/toy.csv", "--cores", "1", "--directory"]
-        command += [str(folder), "--snakefile", str(tmp_path / "Snakefile"), "--config", f"run_a={a}", f"run_b={b}"]
+        command += [
+            str(folder),
+            "--snakefile",
+            str(tmp_path / "Snakefile"),
+            "--config",
+            f"run_a={a}",
+            f"run_b={b}",
+        ]
         subprocess.run(command, check=True, capture_output=True, text=True, cwd=tmp_path)  # no profile here
         return (folder / "results/claims/toy.csv").read_text()
 
@@ -191,7 +217,9 @@ def test_a_reading_reruns_only_the_jobs_its_switches_change(tmp_path: Path, monk
     # the reading's own job for a.txt killed or still running (its output gone, Snakemake's marker left):
     # the main build's file is not linked in its place
     records = folder / ".snakemake/metadata"
-    record = next(p for p in records.iterdir() if base64.urlsafe_b64decode(p.name).decode().endswith("runs/a.txt"))
+    record = next(
+        p for p in records.iterdir() if base64.urlsafe_b64decode(p.name).decode().endswith("runs/a.txt")
+    )
     marker = folder / ".snakemake/incomplete" / record.name
     output = folder / "results/toy/runs/a.txt"
     output.unlink()

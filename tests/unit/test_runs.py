@@ -108,7 +108,8 @@ def test_invalid_provenance_is_refused_before_writing(tmp_path: Path, change: di
 
 def test_trace_must_have_increasing_numeric_iterations(tmp_path: Path) -> None:
     bad = RunResult(
-        pd.DataFrame({"iteration": [2, 1], "name": ["a", "b"]}), execute(trace, provenance(), iterations=3).provenance
+        pd.DataFrame({"iteration": [2, 1], "name": ["a", "b"]}),
+        execute(trace, provenance(), iterations=3).provenance,
     )
     with pytest.raises(ArtifactError) as caught:
         write_run(tmp_path / "run.npz", bad)
@@ -130,9 +131,15 @@ def test_validate_run_reports_foreign_files(tmp_path: Path) -> None:
 
 def test_run_seed_sequence_is_a_pure_function_of_its_keys() -> None:
     draw = lambda *keys: np.random.default_rng(run_seed_sequence(*keys)).random(4)  # noqa: E731
-    np.testing.assert_array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 0))
-    assert not np.array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 1))
-    assert not np.array_equal(draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "avg", 0.5, 0))
+    np.testing.assert_array_equal(
+        draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 0)
+    )
+    assert not np.array_equal(
+        draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "wddp", 0.5, 1)
+    )
+    assert not np.array_equal(
+        draw("wddp", "wddp/kdd", "wddp", 0.5, 0), draw("wddp", "wddp/kdd", "avg", 0.5, 0)
+    )
 
 
 def test_privacy_record_fills_the_provenance_privacy_fields(tmp_path: Path) -> None:

@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_schemas_are_the_packages_files() -> None:
-    assert schemas.FOLDER == Path(str(resources.files("dpdl.schemas"))) == Path(dpdl.__file__).parent / "schemas"
+    assert (
+        schemas.FOLDER == Path(str(resources.files("dpdl.schemas"))) == Path(dpdl.__file__).parent / "schemas"
+    )
     names = {"config", "common", "card", "run", "manifest", *ALL}
     assert {path.name.partition(".")[0] for path in schemas.FOLDER.glob("*.schema.*")} == names
     assert schemas.path("config.schema.yaml") == schemas.CONFIG
@@ -31,7 +33,10 @@ def test_the_schemas_are_the_packages_files() -> None:
 
 
 def test_one_loader_reads_yaml_and_json() -> None:
-    assert schemas.load("config.schema.yaml")["required"] == ["studies", "data"]  # the studies' parts: the registry
+    assert schemas.load("config.schema.yaml")["required"] == [
+        "studies",
+        "data",
+    ]  # the studies' parts: the registry
     run = schemas.load("run.schema.json")
     assert run == json.loads((schemas.FOLDER / "run.schema.json").read_text(encoding="utf-8"))
     assert schemas.load("run.schema.json") is run  # read once
@@ -51,7 +56,9 @@ def test_a_config_validates_from_another_folder(tmp_path: Path, monkeypatch: pyt
 
 def test_the_error_names_the_schema_relative_to_the_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    with pytest.raises(ConfigError, match=r"see src/dpdl/schemas/dzoa.schema.yaml for what each key accepts$"):
+    with pytest.raises(
+        ConfigError, match=r"see src/dpdl/schemas/dzoa.schema.yaml for what each key accepts$"
+    ):
         validate_config({"studies": ["dzoa"], "data": {}, **{s: {} for s in ALL}, "dzoa": {"directions": 0}})
 
 
@@ -67,7 +74,9 @@ def test_a_sections_defaults_are_what_validation_fills_in(study: str) -> None:
     config = validate_config({"studies": [study], "data": {}, **{s: {} for s in ALL}})
     assert schemas.defaults(f"{study}.schema.yaml") == config[study]
     assert schemas.defaults("config.schema.yaml", "data", "lasso") == config["data"]["lasso"]
-    assert schemas.defaults(f"{study}.schema.yaml") is not schemas.defaults(f"{study}.schema.yaml")  # a new dict
+    assert schemas.defaults(f"{study}.schema.yaml") is not schemas.defaults(
+        f"{study}.schema.yaml"
+    )  # a new dict
 
 
 def test_the_wheel_holds_every_schema() -> None:
@@ -77,4 +86,6 @@ def test_the_wheel_holds_every_schema() -> None:
     for path in schemas.FOLDER.iterdir():
         if path.suffix in (".json", ".yaml"):
             shipped = path.relative_to(schemas.FOLDER.parent).as_posix()
-            assert any(fnmatch(shipped, glob) for glob in globs), f"{shipped} is not in the wheel's package data"
+            assert any(fnmatch(shipped, glob) for glob in globs), (
+                f"{shipped} is not in the wheel's package data"
+            )

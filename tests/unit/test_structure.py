@@ -23,11 +23,22 @@ SOURCE = Path(dpdl.__file__).parent
 # The package's layers (docs/development.md): a module imports only from its own layer or those below.
 PACKAGE_LAYERS = {
     **dict.fromkeys(
-        ["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints", "claim_kinds"], 0
+        ["errors", "io", "chain", "progress", "validation", "schemas", "checkpoint", "hints", "claim_kinds"],
+        0,
     ),
     **dict.fromkeys(["privacy", "models", "algorithms", "data", "audit", "runs", "lock"], 1),
     **dict.fromkeys(
-        ["seed_statistics", "judgement", "verdicts", "claims", "aggregate", "plotting", "post_hoc", "studies.common"], 2
+        [
+            "seed_statistics",
+            "judgement",
+            "verdicts",
+            "claims",
+            "aggregate",
+            "plotting",
+            "post_hoc",
+            "studies.common",
+        ],
+        2,
     ),
     "studies.<study>": 3,
     "studies": 4,
@@ -58,7 +69,9 @@ PACKAGE_LAYERS = {
 ARTICLE_LAYERS = {
     **dict.fromkeys(["blocks", "snapshot"], 0),
     **dict.fromkeys(["title", "claim_text", "compute", "front_matter"], 1),
-    **dict.fromkeys(["reproducibility_summary", "exhibits", "sensitivity", "privacy_audit", "deviations", "render"], 2),
+    **dict.fromkeys(
+        ["reproducibility_summary", "exhibits", "sensitivity", "privacy_audit", "deviations", "render"], 2
+    ),
     "write": 3,
 }
 # The publishing package's modules, lowest first (docs/development.md): a module imports only lower ones.
@@ -97,7 +110,8 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # ``from a.b import c``: the module a.b.c if there is one, else a.b
             found |= {
-                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module for a in node.names
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
+                for a in node.names
             }
     return {name for name in found if name in known}
 
@@ -227,9 +241,9 @@ def test_every_arrow_in_a_study_package_points_down(study: str) -> None:
 
     for name in modules:
         for imported in graph[name]:  # nothing of another study, nothing above the studies
-            assert not imported.startswith("dpdl.studies.") or imported.startswith((prefix, "dpdl.studies.common")), (
-                f"{name} imports {imported}"
-            )
+            assert not imported.startswith("dpdl.studies.") or imported.startswith(
+                (prefix, "dpdl.studies.common")
+            ), f"{name} imports {imported}"
             assert imported != "dpdl.studies", f"{name} imports the registry"
         if short(name).startswith("_"):
             continue
@@ -244,22 +258,32 @@ def test_every_module_of_a_study_is_one_the_registry_declares() -> None:
         modules = {path.stem for path in (SOURCE / "studies" / study).glob("*.py")} - {"__init__"}
         assert set(studies.MODULES) <= modules, f"{study} lacks {set(studies.MODULES) - modules}"
         undeclared = {name for name in modules if not studies.is_study_module(name)}
-        assert not undeclared, f"{study}: {undeclared} is neither a fixed, an optional nor a private (_name) module"
+        assert not undeclared, (
+            f"{study}: {undeclared} is neither a fixed, an optional nor a private (_name) module"
+        )
     assert set(STUDY_LAYERS) == set(studies.MODULES) | set(studies.OPTIONAL_MODULES)
 
 
 def test_a_study_module_is_fixed_optional_or_private() -> None:
-    assert studies.is_study_module("grid") and studies.is_study_module("readings") and studies.is_study_module("tables")
+    assert (
+        studies.is_study_module("grid")
+        and studies.is_study_module("readings")
+        and studies.is_study_module("tables")
+    )
     assert studies.is_study_module("_variants") and not studies.is_study_module("__init__")
     assert not studies.is_study_module("variants") and not studies.is_study_module("grid2")
 
 
 def test_very_long_source_modules_are_flagged_not_failed() -> None:
     """A module past LONG_MODULE_LINES may hold two concerns: a warning to look, never a failure."""
-    lengths = {str(path.relative_to(SOURCE)): len(path.read_text().splitlines()) for path in SOURCE.rglob("*.py")}
+    lengths = {
+        str(path.relative_to(SOURCE)): len(path.read_text().splitlines()) for path in SOURCE.rglob("*.py")
+    }
     long = {name: lines for name, lines in lengths.items() if lines > studies.LONG_MODULE_LINES}
     if long:
-        warnings.warn(f"modules over {studies.LONG_MODULE_LINES} lines (one concern each?): {long}", stacklevel=1)
+        warnings.warn(
+            f"modules over {studies.LONG_MODULE_LINES} lines (one concern each?): {long}", stacklevel=1
+        )
 
 
 @pytest.mark.parametrize("study", studies.ALL)
@@ -270,7 +294,9 @@ def test_each_study_package_exposes_the_protocol(study: str) -> None:
     assert package.READINGS[0].name == DEFAULT and not package.READINGS[0].switches
     assert isinstance(package.CLAIMS_STEP_KEYS, tuple)
     assert isinstance(package.SHARED_SEEDS, bool)
-    assert isinstance(package.CARD_TABLES, dict) and all(callable(studies.card_table(n)) for n in package.CARD_TABLES)
+    assert isinstance(package.CARD_TABLES, dict) and all(
+        callable(studies.card_table(n)) for n in package.CARD_TABLES
+    )
     for function in ("check_config", "targets", "runs", "add_commands", "judge_snapshot"):
         assert callable(getattr(package, function)), function
         declared = list(inspect.signature(getattr(studies.Study, function)).parameters)[1:]  # without self
@@ -288,7 +314,9 @@ def test_every_other_list_of_the_studies_is_the_registry() -> None:
     for study in studies.ALL:
         files = studies.study_files(study)
         assert config_schema["properties"][study]["$ref"] == files.schema.name
-        assert files.schema.is_file() and (ROOT / files.rules).is_file() and (ROOT / files.docs).is_file(), study
+        assert files.schema.is_file() and (ROOT / files.rules).is_file() and (ROOT / files.docs).is_file(), (
+            study
+        )
     assert list(dict.fromkeys(d.study for d in studies.prepared_datasets().values())) == list(studies.ALL)
     snakefile = (ROOT / "Snakefile").read_text(encoding="utf-8")
     assert "for study_rules in STUDY_RULES:" in snakefile  # common.smk: STUDY_RULES from studies.study_files
@@ -336,10 +364,14 @@ def test_no_other_list_of_the_studies_is_written_by_hand() -> None:
 
 
 def test_the_study_list_finder_finds_planted_lists(tmp_path: Path) -> None:
-    (tmp_path / "ok.py").write_text('from dpdl.studies import ALL\nX = ("wddp",)\nY = {"wddp/kdd": 1, "x": 2}\n')
+    (tmp_path / "ok.py").write_text(
+        'from dpdl.studies import ALL\nX = ("wddp",)\nY = {"wddp/kdd": 1, "x": 2}\n'
+    )
     (tmp_path / "post_hoc.py").write_text('STUDIES = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")\n')
     (tmp_path / "prepared.py").write_text('OPTIONS = {\n    "dvp_pvp/adult": {},\n    "wddp/kdd": {},\n}\n')
-    (tmp_path / "Snakefile").write_text('include: "workflow/rules/common.smk"\ninclude: "workflow/rules/wddp.smk"\n')
+    (tmp_path / "Snakefile").write_text(
+        'include: "workflow/rules/common.smk"\ninclude: "workflow/rules/wddp.smk"\n'
+    )
     (tmp_path / "x.schema.json").write_text('{"study": {"enum": ["dvp_pvp", "wddp"]}}\n')
     found = hand_written_study_lists(sorted(tmp_path.iterdir()))
     assert found == [
@@ -391,7 +423,10 @@ def test_the_top_level_names_no_study() -> None:
     # names a study in its code, but the mechanisms (algorithms/, privacy/: a module per paper's algorithm) and
     # those of NAMES_A_STUDY.
     own = {ROOT / studies.study_files(study).rules for study in studies.BUILTIN}
-    files = [ROOT / "Snakefile", *(p for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")) if p not in own)]
+    files = [
+        ROOT / "Snakefile",
+        *(p for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")) if p not in own),
+    ]
     files += [
         path
         for path in sorted(SOURCE.rglob("*.py"))
@@ -403,7 +438,9 @@ def test_the_top_level_names_no_study() -> None:
 
 
 def test_the_study_name_finder_finds_planted_names(tmp_path: Path) -> None:
-    (tmp_path / "tables.py").write_text('"""Table 1 of dp_iadmm."""\nPATH = "results/tables/dp_iadmm_table1.csv"\n')
+    (tmp_path / "tables.py").write_text(
+        '"""Table 1 of dp_iadmm."""\nPATH = "results/tables/dp_iadmm_table1.csv"\n'
+    )
     (tmp_path / "data.smk").write_text('# wddp\nrule t:\n    output:\n        "results/tables/wddp/x.md",\n')
     found = [line for path in sorted(tmp_path.iterdir()) for line in study_names_in_code(path)]
     assert found == ["data.smk:4: wddp", "tables.py:2: dp_iadmm"]
@@ -440,11 +477,15 @@ def schema_path_arithmetic(root: Path, extra: tuple[Path, ...] = ()) -> list[str
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if node.value == "schemas" or node.value.startswith("schemas/"):
-                    found.append(f"{path.name}:{node.lineno}: a path into the schemas folder ({node.value!r})")
+                    found.append(
+                        f"{path.name}:{node.lineno}: a path into the schemas folder ({node.value!r})"
+                    )
             elif isinstance(node, ast.Import | ast.ImportFrom):
                 names = [getattr(node, "module", None) or ""] + [alias.name for alias in node.names]
                 if any(name == "importlib.resources" or name == "resources" for name in names):
-                    found.append(f"{path.name}:{node.lineno}: importlib.resources (find package files in dpdl.schemas)")
+                    found.append(
+                        f"{path.name}:{node.lineno}: importlib.resources (find package files in dpdl.schemas)"
+                    )
     return found
 
 
@@ -462,7 +503,9 @@ def test_the_schema_path_finder_finds_planted_paths(tmp_path: Path) -> None:
     (package / "schemas" / "__init__.py").write_text("from importlib import resources\nFOLDER = 'schemas'\n")
     (package / "ok.py").write_text("from dpdl import schemas\nX = schemas.load('wddp.schema.yaml')\n")
     assert schema_path_arithmetic(package) == []
-    (package / "audit.py").write_text('SCHEMA = Path(__file__).parents[4] / "workflow" / "schemas" / "x.schema.yaml"\n')
+    (package / "audit.py").write_text(
+        'SCHEMA = Path(__file__).parents[4] / "workflow" / "schemas" / "x.schema.yaml"\n'
+    )
     (package / "runs.py").write_text(
         'from importlib import resources\nX = resources.files("dpdl") / "schemas/r.json"\n'
     )
@@ -476,7 +519,9 @@ def test_the_schema_path_finder_finds_planted_paths(tmp_path: Path) -> None:
     ]
 
 
-TOY = ROOT / "tests" / "toy_study" / "toy"  # a fifth study, registered by DPDL_EXTRA_STUDIES (tests/toy_study)
+TOY = (
+    ROOT / "tests" / "toy_study" / "toy"
+)  # a fifth study, registered by DPDL_EXTRA_STUDIES (tests/toy_study)
 
 
 TEXT_SUFFIXES = (".py", ".smk", ".yaml", ".json", ".md", ".toml", "")
@@ -485,7 +530,9 @@ TEXT_SUFFIXES = (".py", ".smk", ".yaml", ".json", ".md", ".toml", "")
 def files_naming_study(name: str) -> list[str]:
     """The project's existing text files (code, workflow, configs, CI, docs but the walk-through) that name study
     ``name`` as a study: quoted, as a config section, or in a path (``<name>/``, ``<name>.smk``, ``<name>.md``)."""
-    pattern = re.compile(rf"""["']{name}["']|^{name}:|\b{name}(/|\.smk|\.schema|\.md)|studies\.{name}\b""", re.M)
+    pattern = re.compile(
+        rf"""["']{name}["']|^{name}:|\b{name}(/|\.smk|\.schema|\.md)|studies\.{name}\b""", re.M
+    )
     places = [ROOT / "Snakefile", ROOT / "README.md", ROOT / "pyproject.toml", ROOT / ".ci" / "run"]
     for folder in ("src", "workflow", "config", "docs"):
         places += sorted((ROOT / folder).rglob("*"))
@@ -513,9 +560,18 @@ def test_a_fifth_study_touches_no_existing_file() -> None:
 # dp_accounting, which brings scipy's statistics and signal processing (over a CPU-second a job): every module
 # below is imported by a job that composes no privacy, directly or inside the command that runs it.
 NO_ACCOUNTANT = [
-    *(f"dpdl.privacy.{name}" for name in ("samplers", "exact", "theorems", "dp_iadmm", "dvp_pvp", "dzoa", "wddp")),
-    *sorted(module_name(path) for path in (SOURCE / "algorithms").glob("*.py") if path.stem != "dp_iadmm_jax"),
-    *(f"dpdl.studies.{study}.{name}" for study in studies.BUILTIN for name in ("grid", "run", "tune", "aggregate")),
+    *(
+        f"dpdl.privacy.{name}"
+        for name in ("samplers", "exact", "theorems", "dp_iadmm", "dvp_pvp", "dzoa", "wddp")
+    ),
+    *sorted(
+        module_name(path) for path in (SOURCE / "algorithms").glob("*.py") if path.stem != "dp_iadmm_jax"
+    ),
+    *(
+        f"dpdl.studies.{study}.{name}"
+        for study in studies.BUILTIN
+        for name in ("grid", "run", "tune", "aggregate")
+    ),
     "dpdl.studies.dzoa.extract",  # the exact Gaussian epsilon (dpdl.privacy.exact), no accountant
     "dpdl.studies.dzoa.claims",
     "dpdl.audit.reach",
@@ -546,7 +602,9 @@ def test_only_the_accountant_loads_dp_accounting() -> None:
         f"{importer} loads dp_accounting: import the accountant (dpdl.privacy.accounting) only where privacy is "
         "composed, and nothing from the dpdl.privacy package's __init__"
     )
-    assert first_importer(["dpdl.privacy.accounting"], "dp_accounting") == "dpdl.privacy.accounting"  # the probe works
+    assert (
+        first_importer(["dpdl.privacy.accounting"], "dp_accounting") == "dpdl.privacy.accounting"
+    )  # the probe works
 
 
 def test_a_study_job_loads_no_other_study() -> None:

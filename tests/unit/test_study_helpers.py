@@ -27,12 +27,16 @@ from dpdl.verdicts import (
 
 def test_seed_bands_against_numpy() -> None:
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"algo": ["a"] * 10 + ["b"] * 10, "seed": list(range(10)) * 2, "err": rng.random(20)})
+    frame = pd.DataFrame(
+        {"algo": ["a"] * 10 + ["b"] * 10, "seed": list(range(10)) * 2, "err": rng.random(20)}
+    )
     bands = seed_bands(frame, ["algo"], "err")
     a = frame.loc[frame.algo == "a", "err"].to_numpy()
     row = bands.set_index("algo").loc["a"]
     assert row["mean"] == pytest.approx(a.mean())
-    assert row["lo"] == pytest.approx(np.percentile(a, 20)) and row["hi"] == pytest.approx(np.percentile(a, 80))
+    assert row["lo"] == pytest.approx(np.percentile(a, 20)) and row["hi"] == pytest.approx(
+        np.percentile(a, 80)
+    )
     assert row["n"] == 10 and list(bands.columns) == ["algo", "mean", "lo", "hi", "n"]
 
 
@@ -72,11 +76,15 @@ def per_seed(mean: float, n: int = 10) -> pd.DataFrame:
     ids=["holds", "fails", "too_small", "no_data"],
 )
 def test_scorecard_verdicts(table: pd.DataFrame | None, scale: dict, verdict: str) -> None:
-    card = scorecard([stated_claim()], {"fig9": table}, scale=scale, switches={"mode": "paper"}, shared_seeds=True)
+    card = scorecard(
+        [stated_claim()], {"fig9": table}, scale=scale, switches={"mode": "paper"}, shared_seeds=True
+    )
     row = card.iloc[0]
     assert list(card.columns) == SCORECARD_COLUMNS
     assert row["verdict"] == verdict and row["kind"] == PAPER_NUMBER and row["form"] == "stated number"
-    assert row["paper_value"] == 0.1 and row["switches"] == '{"mode": "paper"}' and row["tolerance"] == "±0.02"
+    assert (
+        row["paper_value"] == 0.1 and row["switches"] == '{"mode": "paper"}' and row["tolerance"] == "±0.02"
+    )
     if table is not None:
         assert row["our_value"] == f"{table['value'].mean():.4g}" and row["n_seeds"] == 10
         assert row["ci_low"] < row["effect"] < row["ci_high"]
@@ -84,9 +92,13 @@ def test_scorecard_verdicts(table: pd.DataFrame | None, scale: dict, verdict: st
 
 def test_a_claim_whose_quantity_is_not_identified() -> None:
     claim = stated_claim(extract=lambda table: Unidentified("the loss is the same at 20 of 21 rho"))
-    row = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 10}, switches={}, shared_seeds=True).iloc[0]
+    row = scorecard(
+        [claim], {"fig9": per_seed(0.1)}, scale={"seeds": 10}, switches={}, shared_seeds=True
+    ).iloc[0]
     assert row["verdict"] == NOT_IDENTIFIABLE and row["detail"] == "the loss is the same at 20 of 21 rho"
-    small = scorecard([claim], {"fig9": per_seed(0.1)}, scale={"seeds": 2}, switches={}, shared_seeds=True).iloc[0]
+    small = scorecard(
+        [claim], {"fig9": per_seed(0.1)}, scale={"seeds": 2}, switches={}, shared_seeds=True
+    ).iloc[0]
     assert small["verdict"] == NOT_AT_SCALE and small["detail"] == "the loss is the same at 20 of 21 rho"
 
 
@@ -132,13 +144,21 @@ def test_seed_bands_keeps_a_missing_key_as_its_own_group_first() -> None:
 def test_seed_bands_finite_only_counts_diverged_runs() -> None:
     frame = pd.DataFrame({"algo": ["a", "a", "a", "b", "b"], "err": [1.0, np.inf, 3.0, np.nan, np.inf]})
     bands = seed_bands(frame, ["algo"], "err", finite_only=True).set_index("algo")
-    assert bands.loc["a", "mean"] == 2.0 and bands.loc["a", "lo"] == pytest.approx(np.percentile([1.0, 3.0], 20))
+    assert bands.loc["a", "mean"] == 2.0 and bands.loc["a", "lo"] == pytest.approx(
+        np.percentile([1.0, 3.0], 20)
+    )
     assert bands.loc["a", "n"] == 2 and bands.loc["a", "n_diverged"] == 1
     assert np.isnan(bands.loc["b", "mean"]) and bands.loc["b", "n"] == 0 and bands.loc["b", "n_diverged"] == 2
 
 
 def test_format_number() -> None:
-    assert [format_number(v) for v in (0.05, 1.0, 1000.0, None, math.inf)] == ["0.05", "1", "1000", "inf", "inf"]
+    assert [format_number(v) for v in (0.05, 1.0, 1000.0, None, math.inf)] == [
+        "0.05",
+        "1",
+        "1000",
+        "inf",
+        "inf",
+    ]
 
 
 def test_parse_settings_names_missing_and_unknown_keys() -> None:

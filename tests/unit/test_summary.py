@@ -36,21 +36,30 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def judged(study: str, verdict: str, tmp_path: Path) -> Path:
     """A study scorecard CSV as its claims rule writes it, every claim with ``verdict``."""
-    card = scorecard(study_module(study).CLAIMS, {}, scale={"seeds": 2}, switches={"s": "x"}, shared_seeds=True)
+    card = scorecard(
+        study_module(study).CLAIMS, {}, scale={"seeds": 2}, switches={"s": "x"}, shared_seeds=True
+    )
     card["verdict"], card["our_value"] = verdict, "0.5"
     path = tmp_path / f"{study}.csv"
     card.to_csv(path, index=False)
     return path
 
 
-def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_judged(tmp_path: Path) -> None:
+def test_merged_scorecard_has_every_registered_claim_with_the_reason_it_was_not_judged(
+    tmp_path: Path,
+) -> None:
     card = merge_scorecards(["dzoa", "wddp"], {"dzoa": judged("dzoa", REPRODUCED, tmp_path)})
     assert list(card["id"]) == registered_claim_ids()
-    assert registered_claim_ids()[: len(study_module(ALL[0]).CLAIMS)] == [c.id for c in study_module(ALL[0]).CLAIMS]
+    assert registered_claim_ids()[: len(study_module(ALL[0]).CLAIMS)] == [
+        c.id for c in study_module(ALL[0]).CLAIMS
+    ]
     privacy = card[card["kind"] == PRIVACY_CLAIM]  # no audit table given: not built, or not enabled
     assert set(privacy["verdict"]) == {NOT_AT_SCALE} and set(privacy["detail"]) == {NOT_BUILT, NOT_ENABLED}
     premises = card[card["kind"] == PREMISE_CLAIM]  # no data premise table: not measured, or not enabled
-    assert set(premises["verdict"]) == {NOT_AT_SCALE} and set(premises["detail"]) == {PREMISES_NOT_BUILT, NOT_ENABLED}
+    assert set(premises["verdict"]) == {NOT_AT_SCALE} and set(premises["detail"]) == {
+        PREMISES_NOT_BUILT,
+        NOT_ENABLED,
+    }
     card = card[~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))]
     by_study = card.groupby("study")["verdict"].agg(set)
     assert by_study["dzoa"] == {REPRODUCED}
@@ -65,7 +74,9 @@ def test_a_claim_registered_after_its_scorecard_is_not_yet_published(tmp_path: P
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     frame.drop(index=2).to_csv(path, index=False)  # as if claim 2 were added after the file was written
     card = merge_scorecards(["dzoa"], {"dzoa": path})
-    dzoa = card[(card["study"] == "dzoa") & ~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))].reset_index(drop=True)
+    dzoa = card[(card["study"] == "dzoa") & ~card["kind"].isin((PRIVACY_CLAIM, PREMISE_CLAIM))].reset_index(
+        drop=True
+    )
     assert list(dzoa["id"]) == list(frame["id"])  # in registration order
     assert dzoa.loc[2, "verdict"] == NOT_PUBLISHED and "dpdl publish --rejudge" in dzoa.loc[2, "detail"]
     assert set(dzoa.drop(index=2)["verdict"]) == {REPRODUCED}
@@ -75,7 +86,10 @@ def test_a_claim_registered_after_its_scorecard_is_not_yet_published(tmp_path: P
 def test_a_stale_or_foreign_scorecard_is_refused(tmp_path: Path) -> None:
     path = judged("dzoa", REPRODUCED, tmp_path)
     frame = pd.read_csv(path)
-    for stale in (frame.iloc[::-1], frame.assign(id=frame["id"].str.replace("dzoa.", "dzoa.old.", regex=False))):
+    for stale in (
+        frame.iloc[::-1],
+        frame.assign(id=frame["id"].str.replace("dzoa.", "dzoa.old.", regex=False)),
+    ):
         stale.to_csv(path, index=False)  # out of order; claims no longer registered
         with pytest.raises(ArtifactError, match="not the scorecard of the registered claims"):
             merge_scorecards(["dzoa"], {"dzoa": path})
@@ -117,14 +131,19 @@ def write_private_run(
     CPU time; with ``device``, one whose backend ran on it (``"gpu: NVIDIA H200"``)."""
     named = SEED_IN_NAME.search(path.name)
     seed = int(named.group(2)) if named else 0
-    record = provenance(study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld, seed=seed)
+    record = provenance(
+        study=study, dataset=f"{study}/lasso", algorithm=algorithm, eps_composed_pld=eps_pld, seed=seed
+    )
     if device is not None:
         record["params"] = {"backend": {"name": "jax", "device": device}}
     timing = run_timing(wall, cpu or 0.0, 3)
     if cpu is None:
         del timing["cpu_time_s"]
     write_run(
-        path, RunResult(trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": timing})
+        path,
+        RunResult(
+            trace(), {**record, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": timing}
+        ),
     )
 
 
@@ -145,7 +164,11 @@ def test_privacy_table_groups_runs_and_keeps_the_worst(tmp_path: Path) -> None:
         paths[3],
         RunResult(
             trace(),
-            {**nonprivate, "versions": {"python": "3", "dpdl": "0", "numpy": "2"}, "timing": run_timing(1, 1, 3)},
+            {
+                **nonprivate,
+                "versions": {"python": "3", "dpdl": "0", "numpy": "2"},
+                "timing": run_timing(1, 1, 3),
+            },
         ),
     )
     table = privacy_table(paths).set_index("algorithm")
@@ -167,7 +190,9 @@ def test_provenance_lists_raw_files_datasets_and_versions(tmp_path: Path) -> Non
     }
     write_json(tmp_path / "kdd.json", card)
     write_json(tmp_path / "kdd-part.json", {key: card[key] for key in ("study", "raw_inputs")})
-    with pytest.raises(ArtifactError, match=r"kdd-part\.json: not a prepared dataset's card \(.*'name' is a required"):
+    with pytest.raises(
+        ArtifactError, match=r"kdd-part\.json: not a prepared dataset's card \(.*'name' is a required"
+    ):
         provenance_table([tmp_path / "kdd-part.json"])
     table = provenance_table([tmp_path / "kdd.json"])
     assert table.iloc[0].to_dict() == {
@@ -211,7 +236,9 @@ def test_status_rates_cpu_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     config["studies"] = ["dzoa"]
     dzoa_runs = [p for p in study_module("dzoa").runs(config, {"dzoa/lasso"}) if "/runs/dzoa/" in p]
     write_private_run(Path(dzoa_runs[0]), algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=3.0)
-    write_private_run(Path(dzoa_runs[1]), algorithm="dzoa", eps_pld=1.0, wall=0.5, cpu=0.75, device="gpu: H200")
+    write_private_run(
+        Path(dzoa_runs[1]), algorithm="dzoa", eps_pld=1.0, wall=0.5, cpu=0.75, device="gpu: H200"
+    )
     row = status(config, {"dzoa/lasso"})[0].set_index("group").loc["results/dzoa/runs/dzoa"]
     assert (row["present"], row["seconds_per_run"]) == (2, 3.0)
     assert row["cpu_seconds_left"] == pytest.approx(3.0 * (len(dzoa_runs) - 2))
@@ -243,11 +270,15 @@ def test_status_counts_a_started_readings_own_runs_as_snakemake_plans_them(
     shared = Path("results/dzoa/runs/dzoa/a/seed0.npz")
     write_private_run(shared, algorithm="dzoa", eps_pld=1.0, wall=4.0, cpu=3.0)
     (folder / shared).hardlink_to(shared)
-    write_private_run(folder / "results/dzoa/runs/dzoa/a/seed1.npz", algorithm="dzoa", eps_pld=1.0, wall=6, cpu=5.0)
+    write_private_run(
+        folder / "results/dzoa/runs/dzoa/a/seed1.npz", algorithm="dzoa", eps_pld=1.0, wall=6, cpu=5.0
+    )
     table, not_started = status(config, {"dzoa/lasso"}, tmp_path / "Snakefile")
     row = table.set_index("reading").loc["mean_loss"]
     assert (row["group"], row["runs"], row["present"], row["left"]) == ("results/dzoa/runs/dzoa", 2, 1, 1)
-    assert row["seconds_per_run"] == pytest.approx(5.0)  # the group's one measured run: the reading's own (5 s)
+    assert row["seconds_per_run"] == pytest.approx(
+        5.0
+    )  # the group's one measured run: the reading's own (5 s)
     assert row["cpu_seconds_left"] == pytest.approx(5.0)
     assert not_started == ["dzoa/lipschitz_2", "dzoa/lipschitz_5", "dzoa/ring"]
     assert set(table["reading"]) == {"default", "mean_loss"}

@@ -75,7 +75,9 @@ def test_an_unedited_snapshot_passes(snapshot: Path) -> None:
     assert published_problems(snapshot) == []
 
 
-@pytest.mark.parametrize(("scorecard", "reading"), [("claims.csv", "default"), (f"readings/{READING}.csv", READING)])
+@pytest.mark.parametrize(
+    ("scorecard", "reading"), [("claims.csv", "default"), (f"readings/{READING}.csv", READING)]
+)
 def test_a_verdict_flipped_by_hand_is_named_though_hashes_and_merged_files_agree(
     snapshot: Path, scorecard: str, reading: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,13 +101,21 @@ def test_per_seed_values_scaled_by_3_no_longer_give_the_published_verdicts(snaps
     rehash(snapshot)
     problems = published_problems(snapshot)
     scorecard = snapshot / STUDY / "claims.csv"
-    assert all(line.startswith(f"{scorecard}: claim {STUDY}.") for line in problems)  # the numbers: many claims
+    assert all(
+        line.startswith(f"{scorecard}: claim {STUDY}.") for line in problems
+    )  # the numbers: many claims
     for claim in ("dvp_error_below_pvp", "dvp_outperforms_conclusion"):  # and two verdicts
-        said = f"{scorecard}: claim {STUDY}.{claim} ({STUDY}, reading default): verdict 'not reproduced' here, "
-        assert any(line.startswith(said + "'reproduced' from its per-seed tables; our_value ") for line in problems)
+        said = (
+            f"{scorecard}: claim {STUDY}.{claim} ({STUDY}, reading default): verdict 'not reproduced' here, "
+        )
+        assert any(
+            line.startswith(said + "'reproduced' from its per-seed tables; our_value ") for line in problems
+        )
 
 
-def test_the_cli_check_published_passes_an_unedited_snapshot(snapshot: Path, capsys: pytest.CaptureFixture) -> None:
+def test_the_cli_check_published_passes_an_unedited_snapshot(
+    snapshot: Path, capsys: pytest.CaptureFixture
+) -> None:
     assert main(["check", str(snapshot)]) == 0
     assert "1 artifact(s) OK" in capsys.readouterr().out
 
@@ -154,7 +164,10 @@ def test_publish_refuses_a_built_verdict_edited_by_hand_before_writing_anything(
     assert build_problems(build["builds"], build["config"]) == [line]
     with pytest.raises(DpdlError) as raised:
         refuse_misjudged(build["builds"], build["config"])
-    assert str(raised.value) == f"nothing published: a built verdict is not what its per-seed tables give: {line}"
+    assert (
+        str(raised.value)
+        == f"nothing published: a built verdict is not what its per-seed tables give: {line}"
+    )
 
     class Plan:
         buildable = ()

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpdl.seed_statistics import cell_levels, mean_interval, seeds_for_halfwidth, seeds_for_kendall, seeds_for_page
+from dpdl.seed_statistics import (
+    cell_levels,
+    mean_interval,
+    seeds_for_halfwidth,
+    seeds_for_kendall,
+    seeds_for_page,
+)
 from dpdl.verdicts import (
     BOUND_FAILS,
     INCONCLUSIVE,
@@ -43,7 +49,9 @@ def test_mean_interval_is_the_t_interval() -> None:
     x = seeds(5.0, 2.0, n=10)
     mean, low, high = mean_interval(x)
     half = stats.t.ppf(0.975, 9) * 2.0 / math.sqrt(10)
-    assert mean == pytest.approx(5.0) and low == pytest.approx(5.0 - half) and high == pytest.approx(5.0 + half)
+    assert (
+        mean == pytest.approx(5.0) and low == pytest.approx(5.0 - half) and high == pytest.approx(5.0 + half)
+    )
 
 
 def test_paired_and_welch_differences_match_scipy() -> None:
@@ -51,8 +59,12 @@ def test_paired_and_welch_differences_match_scipy() -> None:
     paired = difference(Pair("c", a, b, paired=True))
     assert paired.p_greater() == pytest.approx(stats.ttest_rel(b, a, alternative="greater").pvalue)
     welch = difference(Pair("c", a, b[:7], paired=False))
-    assert welch.p_greater() == pytest.approx(stats.ttest_ind(b[:7], a, equal_var=False, alternative="greater").pvalue)
-    assert welch.p_less() == pytest.approx(stats.ttest_ind(b[:7], a, equal_var=False, alternative="less").pvalue)
+    assert welch.p_greater() == pytest.approx(
+        stats.ttest_ind(b[:7], a, equal_var=False, alternative="greater").pvalue
+    )
+    assert welch.p_less() == pytest.approx(
+        stats.ttest_ind(b[:7], a, equal_var=False, alternative="less").pvalue
+    )
 
 
 def test_cell_levels_are_the_intersection_union_test_and_its_k_of_m_generalisation() -> None:
@@ -116,7 +128,9 @@ def test_a_zero_spread_on_fewer_than_five_seeds_is_no_interval() -> None:
     assert form.judge([0.0, 0.01]).verdict == NOT_REPRODUCED  # a spread, however small, gives an interval
 
 
-@pytest.mark.parametrize(("gap", "verdict"), [(0.5, REPRODUCED), (-0.5, NOT_REPRODUCED), (0.02, INCONCLUSIVE)])
+@pytest.mark.parametrize(
+    ("gap", "verdict"), [(0.5, REPRODUCED), (-0.5, NOT_REPRODUCED), (0.02, INCONCLUSIVE)]
+)
 def test_ordering_every_cell(gap: float, verdict: str) -> None:
     cells = [Pair(f"eps {e}", seeds(1.0, 0.3), seeds(1.0 + gap, 0.3), paired=False) for e in (0.1, 1, 10)]
     judgement = Ordering().judge(cells)
@@ -139,7 +153,8 @@ def test_ordering_is_not_fooled_by_a_band_collapse() -> None:
 
 
 @pytest.mark.parametrize(
-    ("gap", "sd", "verdict"), [(0.0008, 0.002, REPRODUCED), (0.05, 0.002, NOT_REPRODUCED), (0.005, 0.02, INCONCLUSIVE)]
+    ("gap", "sd", "verdict"),
+    [(0.0008, 0.002, REPRODUCED), (0.05, 0.002, NOT_REPRODUCED), (0.005, 0.02, INCONCLUSIVE)],
 )
 def test_equivalence(gap: float, sd: float, verdict: str) -> None:
     cells = [Pair("u=1", seeds(0.778, sd), seeds(0.778 + gap, sd), paired=False)]
@@ -166,7 +181,9 @@ def test_trend(ends: tuple[float, float], sd: float, margin: float | None, verdi
 
 def test_a_monotone_but_tiny_trend_does_not_pass_a_declared_minimum() -> None:
     x = [0.1, 0.2, 0.3, 0.4, 0.5]
-    steady = Series("steady", x, [seeds(0.5 - 1e-3 * i, 1e-4) for i in range(5)])  # significant, but 0.004 in all
+    steady = Series(
+        "steady", x, [seeds(0.5 - 1e-3 * i, 1e-4) for i in range(5)]
+    )  # significant, but 0.004 in all
     judgement = Trend("decreasing", margin=0.01).judge([steady])
     assert judgement.verdict == NOT_REPRODUCED and "tau 0.9" in judgement.detail
     assert Trend("decreasing").judge([steady]).verdict == REPRODUCED  # no minimum declared: it does fall
@@ -271,7 +288,9 @@ def test_a_disjunction_holds_when_either_part_holds_each_at_half_alpha() -> None
 def test_exact_checks() -> None:
     assert Exact().judge(Outcome(True, "0.9 <= 1")).verdict == REPRODUCED
     assert Exact().judge(Outcome(False, "1.2 > 1")).verdict == NOT_REPRODUCED
-    assert Exact(fails_as=BOUND_FAILS).judge(Outcome(False, "eps (29) 0.8 < exact 1.3")).verdict == BOUND_FAILS
+    assert (
+        Exact(fails_as=BOUND_FAILS).judge(Outcome(False, "eps (29) 0.8 < exact 1.3")).verdict == BOUND_FAILS
+    )
 
 
 def test_a_two_point_trend_is_decided_by_its_end_to_end_change() -> None:
@@ -290,13 +309,16 @@ def test_seeds_to_decide_exceed_the_seeds_that_did_not(gap: float) -> None:
     """
     rng = np.random.default_rng(7)
     cells = [
-        Pair(f"cell {i}", rng.normal(1.0, 0.3, 30), rng.normal(1.0 + gap, 0.3, 30), paired=False) for i in range(3)
+        Pair(f"cell {i}", rng.normal(1.0, 0.3, 30), rng.normal(1.0 + gap, 0.3, 30), paired=False)
+        for i in range(3)
     ]
     judgement = Ordering().judge(cells)
     if judgement.verdict == INCONCLUSIVE and judgement.seeds_to_decide is not None:
         assert judgement.seeds_to_decide > judgement.n_seeds
     x = [0.1, 0.3, 1.0, 3.0]
-    series = [Series(f"s{i}", x, [rng.normal(1.0 - gap * j / 3, 0.3, 30) for j in range(4)]) for i in range(3)]
+    series = [
+        Series(f"s{i}", x, [rng.normal(1.0 - gap * j / 3, 0.3, 30) for j in range(4)]) for i in range(3)
+    ]
     judgement = Trend().judge(series)
     if judgement.verdict == INCONCLUSIVE and judgement.seeds_to_decide is not None:
         assert judgement.seeds_to_decide > judgement.n_seeds
@@ -362,4 +384,6 @@ def test_a_claim_over_panels_reports_its_counts_per_panel() -> None:
         "per dataset: adult: 4 of 4 for, 0 against, kdd: 0 of 4 for, 4 against; "
         "per m: 2: 2 of 4 for, 2 against, 4: 2 of 4 for, 2 against; dataset=adult, clients=2"
     )
-    assert not Ordering().judge(cells[:2]).detail.startswith("per ")  # one dataset and one m: no panels to report
+    assert (
+        not Ordering().judge(cells[:2]).detail.startswith("per ")
+    )  # one dataset and one m: no panels to report

@@ -67,7 +67,12 @@ def build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shellcmd = f"python make_runs.py scale.txt {' '.join(RUNS)} > logs/toy.log 2>&1"
     subprocess.run(shellcmd.replace("python", sys.executable, 1), shell=True, check=True)
     for output in RUNS:
-        record = {"rule": RULE, "input": ["make_runs.py", "scale.txt"], "log": ["logs/toy.log"], "shellcmd": shellcmd}
+        record = {
+            "rule": RULE,
+            "input": ["make_runs.py", "scale.txt"],
+            "log": ["logs/toy.log"],
+            "shellcmd": shellcmd,
+        }
         write_record(tmp_path, output, record | {"starttime": 100.0, "endtime": 102.5, "incomplete": False})
     return tmp_path
 
@@ -95,8 +100,13 @@ def file_lines(lines: list[str]) -> dict[str, str]:
 def test_an_untouched_build_is_the_same_and_is_left_as_it_was(build: Path) -> None:
     before = {p: p.read_bytes() for p in build.rglob("*") if p.is_file()}
     lines, problems = verified(RUNS[0])  # its job writes both runs: each is compared
-    assert problems == [] and file_lines(lines) == dict.fromkeys(RUNS, "same")  # NaN and -0.0 as built; timing aside
-    assert lines[0] == f"job 1 of 1: {RULE}, 2 file(s); recorded: its runs 0.5 s CPU, the job 2.5 s wall: rerunning"
+    assert problems == [] and file_lines(lines) == dict.fromkeys(
+        RUNS, "same"
+    )  # NaN and -0.0 as built; timing aside
+    assert (
+        lines[0]
+        == f"job 1 of 1: {RULE}, 2 file(s); recorded: its runs 0.5 s CPU, the job 2.5 s wall: rerunning"
+    )
     assert lines[-1].startswith("dpdl verify: 1 job(s) rerun (") and lines[-1].endswith(
         "2 file(s): 2 same, 0 differ, 0 failed"
     )
@@ -105,7 +115,9 @@ def test_an_untouched_build_is_the_same_and_is_left_as_it_was(build: Path) -> No
 
 def test_an_altered_array_differs_naming_the_array_and_its_first_difference(build: Path) -> None:
     built = Path(RUNS[1]).read_bytes()
-    resave(RUNS[1], lambda arrays, _: arrays["trace/error"].__setitem__(3, 0.0))  # -0.0 to 0.0: equal, other bits
+    resave(
+        RUNS[1], lambda arrays, _: arrays["trace/error"].__setitem__(3, 0.0)
+    )  # -0.0 to 0.0: equal, other bits
     lines, problems = verified(RUNS[0])
     differs = "DIFFERS: trace/error: row 3: 0.0 in the build, -0.0 rerun (1 of 4 differ)"
     assert file_lines(lines) == {RUNS[0]: "same", RUNS[1]: differs} and problems == [f"{RUNS[1]}: {differs}"]
@@ -116,13 +128,17 @@ def test_an_altered_array_differs_naming_the_array_and_its_first_difference(buil
         "DIFFERS: trace/error: shape (3,) in the build, (4,) rerun": lambda arrays: arrays.__setitem__(
             "trace/error", arrays["trace/error"][:3]
         ),
-        "DIFFERS: trace/extra: in the build, not rerun": lambda arrays: arrays.__setitem__("trace/extra", np.zeros(4)),
+        "DIFFERS: trace/extra: in the build, not rerun": lambda arrays: arrays.__setitem__(
+            "trace/extra", np.zeros(4)
+        ),
         "DIFFERS: trace/error: rerun, not in the build": lambda arrays: arrays.pop("trace/error"),
     }
     for expected, change in changes.items():
         Path(RUNS[1]).write_bytes(built)
         resave(RUNS[1], lambda arrays, _, change=change: change(arrays))
-        assert file_lines(verified(RUNS[0])[0])[RUNS[1]] == expected  # a file no longer a valid run: named by its job
+        assert (
+            file_lines(verified(RUNS[0])[0])[RUNS[1]] == expected
+        )  # a file no longer a valid run: named by its job
 
 
 def test_an_edited_provenance_field_differs_but_the_execution_fields_do_not(build: Path) -> None:
@@ -184,17 +200,27 @@ def test_bad_input_is_one_clear_error(build: Path, capsys: pytest.CaptureFixture
     with pytest.raises(ArtifactError, match="not a run file: .*seed9.npz: no provenance record"):
         verified("results/toy/runs/a/seed9.npz")
     Path("results/toy/runs/b").mkdir()
-    Path("results/toy/runs/b/seed1.npz").write_bytes(Path(RUNS[0]).read_bytes())  # a run no job of the build wrote
-    with pytest.raises(ArtifactError, match=r"b/seed1.npz: Snakemake has no record of the job that wrote it .*--force"):
+    Path("results/toy/runs/b/seed1.npz").write_bytes(
+        Path(RUNS[0]).read_bytes()
+    )  # a run no job of the build wrote
+    with pytest.raises(
+        ArtifactError, match=r"b/seed1.npz: Snakemake has no record of the job that wrote it .*--force"
+    ):
         verified("results/toy/runs/b/seed1.npz")
-    write_record(build, RUNS[1], {"external_jobid": None}, v.INCOMPLETE)  # a job that started and has not finished
-    with pytest.raises(ArtifactError, match=r"seed2.npz: its job \(toy_run\) has not finished \(Snakemake marks"):
+    write_record(
+        build, RUNS[1], {"external_jobid": None}, v.INCOMPLETE
+    )  # a job that started and has not finished
+    with pytest.raises(
+        ArtifactError, match=r"seed2.npz: its job \(toy_run\) has not finished \(Snakemake marks"
+    ):
         verified(RUNS[1])
     with pytest.raises(ConfigError, match="not in this folder"):
         verified(str(Path(sys.executable)))
     assert main(["verify", "results/toy/runs/b/seed1.npz"]) == 1
     (error,) = capsys.readouterr().err.splitlines()
-    assert error.startswith("dpdl verify: error: results/toy/runs/b/seed1.npz: Snakemake has no record of the job")
+    assert error.startswith(
+        "dpdl verify: error: results/toy/runs/b/seed1.npz: Snakemake has no record of the job"
+    )
     shutil.rmtree(v.METADATA)
     with pytest.raises(ConfigError, match=r"no build here: .snakemake/metadata does not exist"):
         verified(sample=1)
@@ -206,6 +232,8 @@ def test_array_difference_is_bit_for_bit() -> None:
     assert v.array_difference("x", np.zeros((2, 3)), np.eye(2, 3)) == (
         "x: element (0, 0): 0.0 in the build, 1.0 rerun (2 of 6 differ)"
     )
-    assert v.array_difference("x", np.array(["a", "b"]), np.array(["a", "c"])).startswith("x: row 1: 'b' in the build")
+    assert v.array_difference("x", np.array(["a", "b"]), np.array(["a", "c"])).startswith(
+        "x: row 1: 'b' in the build"
+    )
     assert v.value_difference("p", {"a": [1, float("nan")]}, {"a": [1, float("nan")]}) is None
     assert v.value_difference("p", {"a": [1, 2]}, {"a": [1]}) == "p.a: 2 items in the build, 1 rerun"

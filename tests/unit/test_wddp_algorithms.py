@@ -112,13 +112,17 @@ def test_per_example_gradient_norm_is_at_most_one() -> None:
 def test_one_round_by_hand() -> None:
     x, labels = unit_rows(20, 3)
     theta0 = np.array([[0.1], [-0.2], [0.3]])
-    result = run([np.full(20, 1 / 20)], x, labels, sigma=[0.7], seeds=[9], eta=0.4, iterations=1, theta0=theta0)
+    result = run(
+        [np.full(20, 1 / 20)], x, labels, sigma=[0.7], seeds=[9], eta=0.4, iterations=1, theta0=theta0
+    )
     z = np.random.default_rng(9).standard_normal((1, 3))[0]
     gradient = x.T @ (1 / (1 + np.exp(-(x @ theta0[:, 0]))) - labels) / 20
     np.testing.assert_allclose(result.thetas[-1][:, 0], theta0[:, 0] - 0.4 * (gradient + 0.7 * z), atol=1e-14)
 
 
-@pytest.mark.parametrize("iterations", [1, algo.NOISE_CHUNK, 2 * algo.NOISE_CHUNK + 5], ids=["one", "chunk", "ragged"])
+@pytest.mark.parametrize(
+    "iterations", [1, algo.NOISE_CHUNK, 2 * algo.NOISE_CHUNK + 5], ids=["one", "chunk", "ragged"]
+)
 def test_noise_is_the_generator_stream_in_order(iterations: int) -> None:
     """With zero features the gradient vanishes and theta_T = theta_0 - eta sigma sum_t z_t."""
     x, labels = np.zeros((10, 4)), np.ones(10)
@@ -275,7 +279,12 @@ def test_optimum_with_l2_solves_the_regularised_problem() -> None:
 )
 def test_bad_arguments_name_the_problem(kwargs: dict, message: str) -> None:
     x, labels = unit_rows(10, 3)
-    arguments = {"theta0": np.zeros((3, 1)), "rngs": [np.random.default_rng(0)], "record_at": [10], "iterations": 10}
+    arguments = {
+        "theta0": np.zeros((3, 1)),
+        "rngs": [np.random.default_rng(0)],
+        "record_at": [10],
+        "iterations": 10,
+    }
     arguments.update(kwargs)
     with pytest.raises(ValueError, match=message):
         algo.per_round_descent(

@@ -81,7 +81,9 @@ def world(
         for dataset in datasets:
             u_grid = grid.unevenness_values({"unevenness": UNEVENNESS}, dataset)
             cells = (
-                [(e, None) for e in EPSILONS] if spec.experiment == "epsilon" else [(spec.epsilon, u) for u in u_grid]
+                [(e, None) for e in EPSILONS]
+                if spec.experiment == "epsilon"
+                else [(spec.epsilon, u) for u in u_grid]
             )
             for epsilon, u in cells:
                 for method in grid.PRIVATE_METHODS:
@@ -133,7 +135,9 @@ def falling_with_epsilon() -> dict:
 
 def baseline_better() -> dict:
     """The baseline has half WD-DP's noise everywhere (and less at larger u)."""
-    return world(lambda method, m, epsilon, u: (1 / ratio(method, u) if method == "dist_avg" else 1) / epsilon)
+    return world(
+        lambda method, m, epsilon, u: (1 / ratio(method, u) if method == "dist_avg" else 1) / epsilon
+    )
 
 
 def central_noisier() -> dict:
@@ -145,11 +149,15 @@ def wddp_depends_on_m() -> dict:
 
 
 def wddp_depends_on_u() -> dict:
-    return world(lambda method, m, epsilon, u: ((1 + (u or 1)) / 2 if method == "wddp" else ratio(method, u)) / epsilon)
+    return world(
+        lambda method, m, epsilon, u: ((1 + (u or 1)) / 2 if method == "wddp" else ratio(method, u)) / epsilon
+    )
 
 
 def uneven_at_u1() -> dict:
-    return world(lambda method, m, epsilon, u: (3.0 if method == "dist_avg" and u == 1 else ratio(method, u)) / epsilon)
+    return world(
+        lambda method, m, epsilon, u: (3.0 if method == "dist_avg" and u == 1 else ratio(method, u)) / epsilon
+    )
 
 
 def steadier_with_u() -> dict:
@@ -189,12 +197,16 @@ def over_budget() -> dict:
 
 def much_worse_baseline() -> dict:
     """The baseline five times noisier wherever the sizes are uneven; as noisy as WD-DP at u = 1."""
-    return world(lambda method, m, epsilon, u: ratio(method, u) * (5 if ratio(method, u) > 1 else 1) / epsilon)
+    return world(
+        lambda method, m, epsilon, u: ratio(method, u) * (5 if ratio(method, u) > 1 else 1) / epsilon
+    )
 
 
 def slightly_worse_baseline() -> dict:
     """WD-DP ahead everywhere, but at large epsilon by a fraction of a percentage point only (tight seeds)."""
-    return world(lambda method, m, epsilon, u: (1.2 if method == "dist_avg" else 1.0) / epsilon, lambda m, u: 1.0)
+    return world(
+        lambda method, m, epsilon, u: (1.2 if method == "dist_avg" else 1.0) / epsilon, lambda m, u: 1.0
+    )
 
 
 def with_panel(tables: dict, key: str) -> dict:
@@ -297,14 +309,20 @@ def test_a_flat_baseline_is_neither_dropping_nor_fluctuating() -> None:
         lambda method, m, epsilon, u: 1 / epsilon if u is not None else level(method, m, epsilon, u),
         lambda method, u: 1.0 if u is not None else spread(method, u),
     )
-    for claim_id in ("baseline_accuracy_drops_or_fluctuates_with_u", "baseline_gap_grows_or_fluctuates_with_u"):
+    for claim_id in (
+        "baseline_accuracy_drops_or_fluctuates_with_u",
+        "baseline_gap_grows_or_fluctuates_with_u",
+    ):
         assert verdict(claim_id, flat) != REPRODUCED
 
 
 def test_one_sentence_with_an_or_holds_when_either_part_holds() -> None:
     """'decreases rapidly or fluctuates sharply' is one claim: a baseline that drops but steadies still satisfies it."""
     assert verdict("baseline_accuracy_drops_or_fluctuates_with_u", steadier_with_u()) == REPRODUCED
-    assert verdict("baseline_accuracy_drops_or_fluctuates_with_u", baseline_better_and_steadier()) == NOT_REPRODUCED
+    assert (
+        verdict("baseline_accuracy_drops_or_fluctuates_with_u", baseline_better_and_steadier())
+        == NOT_REPRODUCED
+    )
 
 
 def test_steadiness_compares_each_dataset_with_its_own_smallest_m() -> None:
@@ -323,7 +341,9 @@ def test_at_ci_scale_every_run_claim_is_not_at_scale() -> None:
     scale = claims.claims_scale(settings)
     tables = world(seeds=2)
     card = scorecard(claims.CLAIMS, tables, scale=scale, switches={}, shared_seeds=grid.SHARED_SEEDS)
-    built = [c for c in claims.CLAIMS if tables.get(c.aggregate) is not None]  # unbuilt panels: data unavailable
+    built = [
+        c for c in claims.CLAIMS if tables.get(c.aggregate) is not None
+    ]  # unbuilt panels: data unavailable
     card = card[[c in built for c in claims.CLAIMS]]
     needs_runs = card[[bool(c.needs) for c in built]]
     assert set(needs_runs["verdict"]) == {NOT_AT_SCALE}
@@ -356,12 +376,14 @@ def judged(claim_id: str, tables: dict) -> str:
 def test_a_panel_not_built_is_data_unavailable_with_its_size() -> None:
     """Bank, Breast Cancer and Credit Card where their data could not be obtained: no table for their claims."""
     tables = world()
-    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS).set_index(
-        "id"
-    )
+    card = scorecard(
+        claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS
+    ).set_index("id")
     for key, size in (("bank", 41188), ("breast_cancer", 699), ("credit_card", 984)):
         claim = next(c for c in claims.CLAIMS if c.id == f"wddp.panel_{key}")
-        assert tables[claim.aggregate] is None and tables[f"nonprivate_{key}"] is not None  # THETA_STAR has it
+        assert (
+            tables[claim.aggregate] is None and tables[f"nonprivate_{key}"] is not None
+        )  # THETA_STAR has it
         assert card.loc[claim.id, "verdict"] == UNAVAILABLE
         assert f"{size:,} instances" in claim.statement
 
@@ -371,12 +393,17 @@ def test_a_built_panel_counts_in_the_claims_over_all_datasets_and_its_own_is_not
     detail counts them per dataset; its own panel claim is judged on them and listed as re-reading the claim
     over all panels (derived from the bit-identical cells), not counted beside it."""
     tables = world(datasets=("kdd", "adult", "breast_cancer"))
-    card = scorecard(claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS).set_index(
-        "id"
-    )
+    card = scorecard(
+        claims.CLAIMS, tables, scale=PAPER_SCALE, switches={}, shared_seeds=grid.SHARED_SEEDS
+    ).set_index("id")
     general = card.loc["wddp.wddp_beats_baseline_random_sizes_accuracy"]
-    assert general["verdict"] == REPRODUCED and f"{3 * len(CLIENTS) * len(EPSILONS)} of 36 needed" in general["test"]
-    per_dataset = "per dataset: adult: 12 of 12 for, 0 against, breast_cancer: 12 of 12 for, 0 against, kdd: 12 of 12"
+    assert (
+        general["verdict"] == REPRODUCED
+        and f"{3 * len(CLIENTS) * len(EPSILONS)} of 36 needed" in general["test"]
+    )
+    per_dataset = (
+        "per dataset: adult: 12 of 12 for, 0 against, breast_cancer: 12 of 12 for, 0 against, kdd: 12 of 12"
+    )
     assert general["detail"].startswith(per_dataset)
     two_groups = card.loc["wddp.wddp_beats_baseline_two_groups_accuracy"]
     # u > 1: five of the grid's u on KDD and Adult, three on Breast Cancer (2, 3, 5), in each of 3 settings
@@ -386,14 +413,21 @@ def test_a_built_panel_counts_in_the_claims_over_all_datasets_and_its_own_is_not
     assert panel["same_runs_as"] == "wddp.wddp_beats_baseline_random_sizes_accuracy"
     assert panel["same_runs_why"].startswith("derived: it judges ")  # the world's panels differ only in order
     assert card.loc["wddp.panel_bank", "verdict"] == UNAVAILABLE
-    assert set(tables["versus_unevenness"].query("dataset == 'breast_cancer'")["unevenness"].dropna()) == {1, 2, 3, 5}
+    assert set(tables["versus_unevenness"].query("dataset == 'breast_cancer'")["unevenness"].dropna()) == {
+        1,
+        2,
+        3,
+        5,
+    }
 
 
 def test_much_better_leaves_out_the_even_split_and_needs_a_percentage_point() -> None:
     """The baseline equal to WD-DP at u = 1 does not count against it; a lead under one point does."""
     good, slight = much_worse_baseline(), slightly_worse_baseline()
     assert judged("wddp_much_better_than_baseline", good) == REPRODUCED
-    assert judged("wddp_beats_baseline_random_sizes_accuracy", slight) == REPRODUCED  # better, not much better
+    assert (
+        judged("wddp_beats_baseline_random_sizes_accuracy", slight) == REPRODUCED
+    )  # better, not much better
     assert judged("wddp_much_better_than_baseline", slight) == NOT_REPRODUCED
     claim = next(c for c in claims.CLAIMS if c.id == "wddp.wddp_much_better_than_baseline")
     cells = claim.extract(good["runs"])

@@ -22,13 +22,17 @@ PER_SETTING = {**SETTINGS, "tuning": {**SETTINGS["tuning"], "protocol": "per_set
 # ------------------------------------------------------------------------------------ readings
 
 
-def test_readings_are_the_default_then_valid_configs_that_change_something(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_readings_are_the_default_then_valid_configs_that_change_something(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.chdir(ROOT)
     config = load_config(ROOT / "config/config.yaml")
     found = study_readings("wddp")
     assert found[0].name == DEFAULT and 3 <= len(found) <= 5
     for reading in found[1:]:
-        built = validate_config(reading_config(config, "wddp", reading.name))  # the schema accepts the switches
+        built = validate_config(
+            reading_config(config, "wddp", reading.name)
+        )  # the schema accepts the switches
         assert built["wddp"] != config["wddp"], reading.name
         assert reading.why.strip(), reading.name
     assert {r.name: r.post_hoc for r in found} == {
@@ -46,14 +50,17 @@ def test_every_config_keeps_the_defaults_of_the_open_settings(monkeypatch: pytes
     for name in ("config", "ci", "paper"):
         section = load_config(ROOT / f"config/{name}.yaml")["wddp"]
         assert section["aggregation"] == "per_round", name
-        assert (section["tuning"]["protocol"], section["tuning"]["scope"]) == ("per_epsilon", "per_method"), name
+        assert (section["tuning"]["protocol"], section["tuning"]["scope"]) == ("per_epsilon", "per_method"), (
+            name
+        )
 
 
 # ------------------------------------------------------------------------- batches and step keys
 
 
 @pytest.mark.parametrize(
-    ("experiment", "clients", "epsilon"), [("epsilon", 32, None), ("unevenness", 16, 0.05), ("unevenness", 8, 0.01)]
+    ("experiment", "clients", "epsilon"),
+    [("epsilon", 32, None), ("unevenness", 16, 0.05), ("unevenness", 8, 0.01)],
 )
 def test_batch_names_parse_back(experiment: str, clients: int, epsilon: float | None) -> None:
     assert grid.parse_batch(grid.batch_name(experiment, clients, epsilon)) == (experiment, clients, epsilon)
@@ -67,7 +74,10 @@ def test_a_bad_batch_name_is_refused() -> None:
 def test_runs_read_the_dataset_tuning_unless_per_setting() -> None:
     assert grid.run_tuning_input(SETTINGS, "epsilon") == "results/wddp/tuning/{dataset}.json"
     assert grid.run_tuning_input(SETTINGS, "unevenness") == "results/wddp/tuning/{dataset}.json"
-    assert grid.run_tuning_input(PER_SETTING, "epsilon") == "results/wddp/tuning/{dataset}/epsilon_m{clients}.json"
+    assert (
+        grid.run_tuning_input(PER_SETTING, "epsilon")
+        == "results/wddp/tuning/{dataset}/epsilon_m{clients}.json"
+    )
     assert (
         grid.run_tuning_input(PER_SETTING, "unevenness")
         == "results/wddp/tuning/{dataset}/unevenness_m{clients}_eps{epsilon}.json"
@@ -104,7 +114,9 @@ def test_per_setting_cv_of_an_epsilon_batch_is_the_reference_cv_at_its_m() -> No
     np.testing.assert_array_equal(ours, reference.set_index(keys)["validation_loss"].loc[ours.index])
     other_m = tune.cross_validate_setting(PER_SETTING, "kdd", data, "epsilon", 2, None)
     dist_avg = other_m["method"] == "dist_avg"
-    assert not np.array_equal(other_m.loc[dist_avg, "validation_loss"], scores.loc[dist_avg, "validation_loss"])
+    assert not np.array_equal(
+        other_m.loc[dist_avg, "validation_loss"], scores.loc[dist_avg, "validation_loss"]
+    )
 
 
 def test_per_setting_cv_of_a_u_batch_tunes_every_u_on_two_groups() -> None:
@@ -116,9 +128,13 @@ def test_per_setting_cv_of_a_u_batch_tunes_every_u_on_two_groups() -> None:
     assert scores["validation_accuracy"].notna().all()  # the test set is never read
     by_cell = scores.set_index(["method", "cell", "step_size", "fold", "seed"])["validation_loss"]
     # per-round: WD-DP's update has no partition in it, so its scores are the same at every u
-    np.testing.assert_array_equal(by_cell["wddp"].xs("u1", level="cell"), by_cell["wddp"].xs("u3", level="cell"))
+    np.testing.assert_array_equal(
+        by_cell["wddp"].xs("u1", level="cell"), by_cell["wddp"].xs("u3", level="cell")
+    )
     # the baseline's sigma and weights change with u
-    assert not np.array_equal(by_cell["dist_avg"].xs("u1", level="cell"), by_cell["dist_avg"].xs("u3", level="cell"))
+    assert not np.array_equal(
+        by_cell["dist_avg"].xs("u1", level="cell"), by_cell["dist_avg"].xs("u3", level="cell")
+    )
     summary, selected = tune.select_step_sizes(scores, "per_method", by="cell")
     assert set(selected) == set(grid.PRIVATE_METHODS) and set(selected["dist_avg"]) == {"u1", "u3"}
     assert selected["wddp"]["u1"] == selected["wddp"]["u3"]
@@ -172,11 +188,25 @@ def test_the_default_cv_keeps_its_columns() -> None:
 def test_the_tune_command_takes_a_batch_exactly_under_per_setting(capsys: pytest.CaptureFixture[str]) -> None:
     from dpdl.cli import main
 
-    argv = ["wddp", "tune", "--dataset", "kdd", "--data", "x.npz", "--card", "x.json", "--out", "s.csv", "s.json"]
+    argv = [
+        "wddp",
+        "tune",
+        "--dataset",
+        "kdd",
+        "--data",
+        "x.npz",
+        "--card",
+        "x.json",
+        "--out",
+        "s.csv",
+        "s.json",
+    ]
     message = "--batch is required under tuning.protocol per_setting and not allowed otherwise"
     assert main([*argv, "--settings", json.dumps(PER_SETTING)]) == 1  # per_setting without --batch
     assert message in capsys.readouterr().err
-    assert main([*argv, "--settings", json.dumps(SETTINGS), "--batch", "epsilon_m4"]) == 1  # --batch otherwise
+    assert (
+        main([*argv, "--settings", json.dumps(SETTINGS), "--batch", "epsilon_m4"]) == 1
+    )  # --batch otherwise
     assert message in capsys.readouterr().err
 
 
@@ -202,8 +232,13 @@ def test_the_tune_command_writes_a_batch_selection_keyed_by_run_cell(tmp_path: P
     assert main(argv) == 0
     written = read_json(out[1])
     assert {cell for cells in written["step_sizes"].values() for cell in cells} == {"u1", "u3"}
-    assert written["settings"]["batch"] == "unevenness_m4_eps0.05" and written["settings"]["protocol"] == "per_setting"
-    assert "clients" not in written["settings"] and "epsilon" not in written["settings"]  # unused under per_setting
+    assert (
+        written["settings"]["batch"] == "unevenness_m4_eps0.05"
+        and written["settings"]["protocol"] == "per_setting"
+    )
+    assert (
+        "clients" not in written["settings"] and "epsilon" not in written["settings"]
+    )  # unused under per_setting
     # the batch's runs find every step size they need
     _, columns = run.build_batch(PER_SETTING, "kdd", 120, 5, "unevenness", 4, 0.05, written["step_sizes"])
     assert len(columns) == 2 * 2 * 3

@@ -34,7 +34,14 @@ SETTINGS = {
     "iterations": 30,
     "trace_points": 3,
     "step_sizes": [0.1, 1.0],
-    "tuning": {"folds": 2, "seeds": 1, "epsilon": 0.1, "clients": 4, "protocol": "reference", "scope": "per_method"},
+    "tuning": {
+        "folds": 2,
+        "seeds": 1,
+        "epsilon": 0.1,
+        "clients": 4,
+        "protocol": "reference",
+        "scope": "per_method",
+    },
     "threshold_fraction": 0.2,
     "init_std": 0.01,
     "l2": 0.0,
@@ -113,7 +120,9 @@ def test_one_shot_privacy_is_that_of_the_smallest_client() -> None:
 
 def test_prepared_fixture_rows_have_unit_norm_and_bounded_gradients(tmp_path: Path) -> None:
     features, labels = kdd.read_kdd(write_kdd(tmp_path / "kdd.gz", rows=60))
-    kdd_arrays = kdd.prepare_wddp(features, labels, sample_size=50, train_size=40, rng=np.random.default_rng(0))
+    kdd_arrays = kdd.prepare_wddp(
+        features, labels, sample_size=50, train_size=40, rng=np.random.default_rng(0)
+    )
     train, test = write_adult(tmp_path / "adult")
     adult_arrays = adult.prepare_wddp(adult.read_adult(train), adult.read_adult(test))
     for arrays in (kdd_arrays, adult_arrays):
@@ -143,7 +152,9 @@ def test_targets_and_run_outputs_agree() -> None:
     assert {"figures/wddp/fig02.png", "figures/wddp/fig16.png", "results/claims/wddp.csv"} <= set(paths)
     assert "results/tables/wddp/table1.md" in paths
     assert {"results/wddp/aggregates/fig04.csv", "results/wddp/aggregates/fig04_seeds.csv"} <= set(paths)
-    assert grid.seeds_targets(SETTINGS) == [p.replace(".csv", "_seeds.csv") for p in grid.aggregate_targets(SETTINGS)]
+    assert grid.seeds_targets(SETTINGS) == [
+        p.replace(".csv", "_seeds.csv") for p in grid.aggregate_targets(SETTINGS)
+    ]
     assert grid.targets(config, {"dvp_pvp/adult"}) == []
     concrete = grid.batch_runs(SETTINGS, "kdd", "unevenness", 16, 0.05)
     assert grid.batch_cells(SETTINGS, "unevenness", "kdd") == [f"u{u}" for u in SETTINGS["unevenness"]]
@@ -201,7 +212,9 @@ def test_figures_follow_the_captions() -> None:
 
 
 def test_cell_names_are_the_run_folders() -> None:
-    assert grid.cell_name("epsilon", 0.05, None) == "eps0.05" and grid.cell_name("epsilon", 1.0, None) == "eps1"
+    assert (
+        grid.cell_name("epsilon", 0.05, None) == "eps0.05" and grid.cell_name("epsilon", 1.0, None) == "eps1"
+    )
     assert grid.cell_name("unevenness", 0.1, 3) == grid.cell_name("unevenness", None, 3) == "u3"
     assert grid.batch_runs(SETTINGS, "kdd", "epsilon", 2, None)[-1].endswith("/central/eps1/seed1.npz")
 
@@ -314,12 +327,21 @@ def test_one_shot_runs_and_records_its_switch() -> None:
 
 def test_cross_validation_never_reads_the_test_set() -> None:
     data = synthetic(n=120)
-    poisoned = {**data, "X_test": np.full_like(data["X_test"], np.nan), "y_test": np.full_like(data["y_test"], np.nan)}
+    poisoned = {
+        **data,
+        "X_test": np.full_like(data["X_test"], np.nan),
+        "y_test": np.full_like(data["y_test"], np.nan),
+    }
     scores = tune.cross_validate(SETTINGS, "kdd", poisoned)
     assert len(scores) == 2 * 1 * 3 * 2  # folds x seeds x methods x step sizes
     assert scores["validation_accuracy"].notna().all()
     summary, selected = tune.select_step_sizes(scores, "per_method", grid.run_epsilons(SETTINGS))
-    assert set(selected["wddp"]) == {"0.01", "0.05", "0.1", "1"}  # reference protocol: one choice for every epsilon
+    assert set(selected["wddp"]) == {
+        "0.01",
+        "0.05",
+        "0.1",
+        "1",
+    }  # reference protocol: one choice for every epsilon
     assert len(set(selected["wddp"].values())) == 1
 
 
@@ -381,25 +403,39 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
     bands, per_seed = {}, {}
     for figure in ("fig06", "fig07", "fig02", "fig12"):
         spec = grid.FIGURES[figure]
-        spec_runs = [root / p for p in grid.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)]
+        spec_runs = [
+            root / p for p in grid.batch_runs(SETTINGS, "kdd", spec.experiment, spec.clients, spec.epsilon)
+        ]
         bands[figure], per_seed[figure] = aggregate.tables(figure, spec_runs, {"kdd": root / "kdd.npz"})
-        pd.testing.assert_frame_equal(bands[figure], aggregate.aggregate(figure, spec_runs, {"kdd": root / "kdd.npz"}))
+        pd.testing.assert_frame_equal(
+            bands[figure], aggregate.aggregate(figure, spec_runs, {"kdd": root / "kdd.npz"})
+        )
     accuracy = bands["fig06"]
     assert set(accuracy["algorithm"]) == {"wddp", "dist_avg", "central", "nonpriv"}
     assert (accuracy.loc[accuracy["algorithm"] != "nonpriv", "n"] == 2).all()
-    assert accuracy.loc[accuracy["algorithm"] == "nonpriv", "mean"].iloc[0] == batch_runs["optimum"]["test_accuracy"]
-    assert (accuracy["lo"] <= accuracy["mean"] + 1e-12).all() and (accuracy["mean"] <= accuracy["hi"] + 1e-12).all()
+    assert (
+        accuracy.loc[accuracy["algorithm"] == "nonpriv", "mean"].iloc[0]
+        == batch_runs["optimum"]["test_accuracy"]
+    )
+    assert (accuracy["lo"] <= accuracy["mean"] + 1e-12).all() and (
+        accuracy["mean"] <= accuracy["hi"] + 1e-12
+    ).all()
     assert "nonpriv" not in set(bands["fig07"]["algorithm"])
     assert sorted(bands["fig12"]["unevenness"].unique()) == [1, 3]
     bands["fig12"].to_csv(tmp_path / "fig12.csv", index=False)  # a gap figure: log axis, no reference line
-    figures.draw_figure("fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf")
+    figures.draw_figure(
+        "fig12", pd.read_csv(tmp_path / "fig12.csv"), tmp_path / "fig12.png", tmp_path / "fig12.pdf"
+    )
     assert (tmp_path / "fig12.png").read_bytes()[:4] == b"\x89PNG" and (tmp_path / "fig12.pdf").is_file()
 
     # the per-seed table: one row per run (and theta*'s), the values the bands summarise
     seeds = per_seed["fig06"]
     assert list(seeds.columns) == list(aggregate.SEED_COLUMNS)
     private = seeds[seeds["algorithm"] != "nonpriv"]
-    assert len(private) == 3 * 2 * 2 and sorted(private["seed"].unique()) == [0, 1]  # methods x epsilons x seeds
+    assert len(private) == 3 * 2 * 2 and sorted(private["seed"].unique()) == [
+        0,
+        1,
+    ]  # methods x epsilons x seeds
     assert seeds.loc[seeds["algorithm"] == "nonpriv", "seed"].isna().all()
     means = private.groupby(["algorithm", "epsilon"])["value"].mean()
     banded = accuracy[accuracy["algorithm"] != "nonpriv"].set_index(["algorithm", "epsilon"])["mean"]
@@ -408,13 +444,19 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
 
     inputs = aggregate.claim_tables(per_seed, [{"dataset": "kdd", "rows": 200}])
     card = scorecard(
-        claims.CLAIMS, inputs, scale=claims.claims_scale(SETTINGS), switches=grid.switches(SETTINGS), shared_seeds=True
+        claims.CLAIMS,
+        inputs,
+        scale=claims.claims_scale(SETTINGS),
+        switches=grid.switches(SETTINGS),
+        shared_seeds=True,
     )
     assert len(card) == len(claims.CLAIMS)
     scaled = card[[bool(c.needs) and inputs.get(c.aggregate) is not None for c in claims.CLAIMS]]
     assert set(scaled["verdict"]) == {NOT_AT_SCALE}  # 2 seeds, T = 30: below the paper's scale
     exact = card.set_index("id")["verdict"]
-    assert exact["wddp.noise_bound_factor"] == REPRODUCED and exact["wddp.privacy_within_budget"] == REPRODUCED
+    assert (
+        exact["wddp.noise_bound_factor"] == REPRODUCED and exact["wddp.privacy_within_budget"] == REPRODUCED
+    )
     assert exact["wddp.dataset_sizes"] == NOT_REPRODUCED  # 200 rows, not the paper's 70000
     assert exact["wddp.nonprivate_accuracy_adult"] == UNAVAILABLE
 
@@ -422,7 +464,13 @@ def test_aggregate_figure_and_claims(batch_runs: dict, tmp_path: Path) -> None:
 def _footnote_rows(composed: dict[float, float]) -> pd.DataFrame:
     """A figure aggregate's privacy columns: one private method per nominal epsilon, its composed epsilon."""
     rows = [
-        {"algorithm": "wddp", "epsilon": eps, "delta": 1e-3, "eps_composed_rdp": 2 * spent, "eps_composed_pld": spent}
+        {
+            "algorithm": "wddp",
+            "epsilon": eps,
+            "delta": 1e-3,
+            "eps_composed_rdp": 2 * spent,
+            "eps_composed_pld": spent,
+        }
         for eps, spent in composed.items()
     ]
     return pd.DataFrame(rows)
@@ -431,8 +479,12 @@ def _footnote_rows(composed: dict[float, float]) -> pd.DataFrame:
 def test_privacy_footnote_says_why_the_composed_epsilon_is_below_the_axis() -> None:
     """The footnote's composed epsilon is below the x axis's (0.00015 at 0.01 under the default calibration), and
     it says why; the real calibration at epsilon 0.01, delta 1e-3 spends 0.00015 (PLD), so the gap is the bound's."""
-    sigma, _ = run.noise_std({**SETTINGS, "calibration": "closed_form", "delta": 1e-3}, "wddp", 0.01, [500, 500])
-    (event,) = run.privacy_events({**SETTINGS, "delta": 1e-3, "aggregation": "per_round"}, "wddp", sigma, [500, 500])
+    sigma, _ = run.noise_std(
+        {**SETTINGS, "calibration": "closed_form", "delta": 1e-3}, "wddp", 0.01, [500, 500]
+    )
+    (event,) = run.privacy_events(
+        {**SETTINGS, "delta": 1e-3, "aggregation": "per_round"}, "wddp", sigma, [500, 500]
+    )
     spent = composed_epsilon([event], 1e-3, "pld")
     assert spent == pytest.approx(1.49e-4, rel=0.02)  # the paper's bound gives 0.01 for the same sigma
     note = figures.privacy_footnote(_footnote_rows({0.01: 1.49e-4, 0.25: 0.12}))
@@ -448,7 +500,9 @@ def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:
     assert len(bounds) == 5 and "n²" in bounds["noise_bound"].iloc[-1]
     cells = table[table["cell"] != "bound"]
     assert len(cells) == 3 * (2 * 2 + 3 * 2)  # methods x (clients x epsilons + settings x u)
-    cell = cells[(cells["experiment"] == "unevenness") & (cells["clients"] == 16) & (cells["unevenness"] == 3)]
+    cell = cells[
+        (cells["experiment"] == "unevenness") & (cells["clients"] == 16) & (cells["unevenness"] == 3)
+    ]
     sigma = cell.set_index("algorithm")["sigma_mean"]
     assert sigma["dist_avg"] / sigma["wddp"] == pytest.approx(cell["noise_ratio_mean"].iloc[0], rel=1e-12)
     assert sigma["central"] == sigma["wddp"]
@@ -460,7 +514,10 @@ def test_table1_has_the_bounds_and_a_sigma_per_cell() -> None:
 def test_table1_title_states_its_settings() -> None:
     title = tables.table1_title(SETTINGS)
     assert title.startswith("# Kang, Liu & Wang, Table 1: ")
-    assert "Calibration `closed_form`, aggregation `per_round`, δ = 0.001, T = 30, G = 1; σ over 2 repetitions" in title
+    assert (
+        "Calibration `closed_form`, aggregation `per_round`, δ = 0.001, T = 30, G = 1; σ over 2 repetitions"
+        in title
+    )
 
 
 # ------------------------------------------------------------------------------------ commands
@@ -471,7 +528,9 @@ def test_settings_round_trip_through_json() -> None:
 
 
 def test_settings_must_be_the_wddp_section() -> None:
-    with pytest.raises(ConfigError, match=r"--settings: missing \['aggregation'\], unknown \[\]; pass the valid"):
+    with pytest.raises(
+        ConfigError, match=r"--settings: missing \['aggregation'\], unknown \[\]; pass the valid"
+    ):
         grid.settings_from_json(json.dumps({k: v for k, v in SETTINGS.items() if k != "aggregation"}))
     with pytest.raises(ConfigError, match=r"missing \[\], unknown \['iteration'\]"):
         grid.settings_from_json(json.dumps({**SETTINGS, "iteration": 3}))
@@ -488,12 +547,34 @@ def test_settings_keys_are_the_schema_section() -> None:
     schema = schemas.load("wddp.schema.yaml")
     assert set(grid.SETTINGS_KEYS) == set(schema["properties"]) - set(grid.SELECTION_KEYS) == set(SETTINGS)
     assert schema["properties"]["datasets"]["default"] == list(grid.DATASETS)
-    assert set(grid.TUNING_KEYS) == set(schema["properties"]["tuning"]["properties"]) == set(SETTINGS["tuning"])
+    assert (
+        set(grid.TUNING_KEYS) == set(schema["properties"]["tuning"]["properties"]) == set(SETTINGS["tuning"])
+    )
 
 
 def test_run_command_checks_epsilon_against_the_experiment(tmp_path: Path) -> None:
     from dpdl.cli import main
 
-    argv = ["wddp", "run", "--experiment", "unevenness", "--dataset", "kdd", "--clients", "16", "--data", "x.npz"]
-    argv += ["--card", "x.json", "--settings", json.dumps(SETTINGS), "--tuning", "t.json", "--optimum", "o.npz"]
+    argv = [
+        "wddp",
+        "run",
+        "--experiment",
+        "unevenness",
+        "--dataset",
+        "kdd",
+        "--clients",
+        "16",
+        "--data",
+        "x.npz",
+    ]
+    argv += [
+        "--card",
+        "x.json",
+        "--settings",
+        json.dumps(SETTINGS),
+        "--tuning",
+        "t.json",
+        "--optimum",
+        "o.npz",
+    ]
     assert main(argv) == 1

@@ -30,7 +30,10 @@ def test_the_rule_measures_the_prepared_data_and_skips_what_is_not_here(tmp_path
     assert (dzoa["records"] == 2 * 100).all()  # every record of both trials (5 agents x 20)
     rows = premise_claim_rows("dzoa", dzoa)
     verdicts = dict(zip(rows["id"], rows["verdict"], strict=True))
-    assert verdicts == {"dzoa.premise.record_norm": PREMISE_HOLDS, "dzoa.premise.gradient_bound": PREMISE_BROKEN}
+    assert verdicts == {
+        "dzoa.premise.record_norm": PREMISE_HOLDS,
+        "dzoa.premise.gradient_bound": PREMISE_BROKEN,
+    }
     wddp = read_data_premises(project["work"] / targets[1])
     assert (wddp["records"] == 0).all() and set(wddp["dataset"]) == {
         "kdd",

@@ -7,7 +7,15 @@ import shutil
 
 import pandas as pd
 import pytest
-from workflow_project import ROOT, TEST_CONFIG, commit_build, dpdl, judged_from_a_snapshot, make_project, snakemake
+from workflow_project import (
+    ROOT,
+    TEST_CONFIG,
+    commit_build,
+    dpdl,
+    judged_from_a_snapshot,
+    make_project,
+    snakemake,
+)
 
 FIGURES = ("fig1", "fig2a", "fig2b", "fig3", "fig4", "fig5", "fig6")
 CONFIG = {
@@ -50,7 +58,9 @@ def test_every_figure_table_and_the_claims_are_built(built: dict) -> None:
         assert {"seed", "value"} <= set(seeds.columns) and not seeds.empty, name
     for dataset in ("mnist", "femnist"):
         for algorithm in ("objp", "outp"):
-            assert (work / f"results/dp_iadmm/runs/main/{dataset}/nonprivate_{algorithm}/epsinf/seed0.npz").is_file()
+            assert (
+                work / f"results/dp_iadmm/runs/main/{dataset}/nonprivate_{algorithm}/epsinf/seed0.npz"
+            ).is_file()
     remark3 = pd.read_csv(work / "results/tables/dp_iadmm/remark3.csv")
     assert set(remark3["algorithm"]) == {"ObjT", "OutP", "ObjP"} and set(remark3["iterations"]) == {4}
     optimum = pd.read_csv(work / "results/tables/dp_iadmm/optimum.csv")
@@ -60,7 +70,9 @@ def test_every_figure_table_and_the_claims_are_built(built: dict) -> None:
     assert len(claims) >= 45 and set(claims["kind"]) == kinds
     assert (claims["verdict"] == "not run at this scale").all()  # both datasets build from the fixtures
     missing = claims.set_index("id").loc["dp_iadmm.mnist_long_objt_eps0.01", "detail"]
-    assert missing.startswith("not in this config's grid")  # remark3_epsilons is [0.05] here, the paper's is 0.01
+    assert missing.startswith(
+        "not in this config's grid"
+    )  # remark3_epsilons is [0.05] here, the paper's is 0.01
     assert (work / "results/dp_iadmm/runs/long/mnist/objt/eps0.05/seed0.npz").is_file()
     assert not (work / "results/dp_iadmm/runs/long/mnist/objt/eps0.05/seed1.npz").exists()  # long_seeds = 1
 
@@ -118,7 +130,11 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     assert set(cost["claims"]) == set(claims["id"])  # every claim is not run here
     # Remark 3 at the paper's epsilon-bar 0.01: ObjT, OutP and ObjP on MNIST, 10 seeds of T = 1e6 each
     remark3 = cost["claims"]["dp_iadmm.mnist_long_objt_eps0.01"]
-    assert remark3 == {"runs": 30, "cpu_hours": round(30 * 1e6 * rate["mnist"] / 3600, 1), "runs_not_projected": {}}
+    assert remark3 == {
+        "runs": 30,
+        "cpu_hours": round(30 * 1e6 * rate["mnist"] / 3600, 1),
+        "runs_not_projected": {},
+    }
     paper = load_config(ROOT / "config" / "paper.yaml")
     grid = study_module("dp_iadmm").runs(paper, {"dp_iadmm/mnist", "dp_iadmm/femnist"})
     assert cost["all"]["runs"] == len(set(grid))  # the claims' tables read every run of the paper grid
@@ -127,7 +143,9 @@ def test_publish_projects_what_the_claims_not_run_would_cost(built: dict) -> Non
     assert done.returncode == 0, done.stderr[-3000:]
     article = (work / "published" / "dp_iadmm" / "ARTICLE.md").read_text()
     rows = [line for line in article.splitlines() if line.startswith("| remark3_seeds | ")]
-    assert len(rows) == 1 and rows[0].endswith(f" | 30 | {remark3['cpu_hours']} | none |")  # one row per table
+    assert len(rows) == 1 and rows[0].endswith(
+        f" | 30 | {remark3['cpu_hours']} | none |"
+    )  # one row per table
     assert "dp_iadmm.mnist_long_objt_eps0.01, " in rows[0] and "dp_iadmm.mnist_long_outp_eps0.01" in rows[0]
     assert f"{cost['all']['runs']} runs, {cost['all']['cpu_hours']} CPU-hours" in article
 
@@ -155,12 +173,21 @@ def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on
     done = snakemake(built, f"{folder}/results/claims/dp_iadmm.csv", "--configfile", "config/narrowed.yaml")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     runs = Path("results/dp_iadmm/runs/main/mnist")
-    assert not os.path.samefile(work / folder / runs / "outp/eps0.05/seed0.npz", work / runs / "outp/eps0.05/seed0.npz")
-    assert not (work / folder / runs / "outp/eps1").exists() and (work / folder / "results/dp_iadmm/runs").is_dir()
-    left_out = [p.relative_to(work / runs).parent.as_posix() for p in (work / runs).glob("outp_*/eps*/seed0.npz")]
+    assert not os.path.samefile(
+        work / folder / runs / "outp/eps0.05/seed0.npz", work / runs / "outp/eps0.05/seed0.npz"
+    )
+    assert (
+        not (work / folder / runs / "outp/eps1").exists()
+        and (work / folder / "results/dp_iadmm/runs").is_dir()
+    )
+    left_out = [
+        p.relative_to(work / runs).parent.as_posix() for p in (work / runs).glob("outp_*/eps*/seed0.npz")
+    ]
     assert left_out, "the fixture's grid has Fig. 4 cells"
     for cell in left_out:  # Fig. 4's other penalties: the main build's runs, linked in, not rerun
-        assert os.path.samefile(work / folder / runs / cell / "seed0.npz", work / runs / cell / "seed0.npz"), cell
+        assert os.path.samefile(
+            work / folder / runs / cell / "seed0.npz", work / runs / cell / "seed0.npz"
+        ), cell
     claim = "dp_iadmm.fig4_mnist_rho_insensitive"
     card = pd.read_csv(work / folder / "results/claims/dp_iadmm.csv").set_index("id")
     default = pd.read_csv(work / "results/claims/dp_iadmm.csv").set_index("id")
@@ -175,7 +202,9 @@ def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on
     assert manifest["config"]["reading_cells"] == {"dp_iadmm/outp_noise_variance": cells}
     assert "outp_noise_variance" in manifest["readings"]
     tables = {p.name for p in (snapshot / "readings" / "outp_noise_variance" / "aggregates").glob("*.csv")}
-    assert (work / folder / "results/dp_iadmm/aggregates/fig4_seeds.csv").is_file()  # the default's, linked in
+    assert (
+        work / folder / "results/dp_iadmm/aggregates/fig4_seeds.csv"
+    ).is_file()  # the default's, linked in
     assert "fig4_seeds.csv" not in tables and {"fig1_seeds.csv", "fig2a_seeds.csv"} <= tables
     published = (snapshot / "readings" / "outp_noise_variance.csv").read_text()
     assert published == (work / folder / "results/claims/dp_iadmm.csv").read_text()

@@ -66,7 +66,9 @@ def test_the_end_of_the_build_says_what_it_decided_and_where_the_published_verdi
     assert decided[1].startswith("At config/config.yaml's scale this build decided 0 of the papers' ")
     assert "no claim's rule is loosened" in decided[2] and "published/scorecard.md" in decided[3]
     card = pd.read_csv(built["work"] / "results/claims.csv", dtype=str, keep_default_na=False)
-    published = pd.read_csv(ROOT / "published/scorecard.csv", dtype=str, keep_default_na=False).set_index("id")
+    published = pd.read_csv(ROOT / "published/scorecard.csv", dtype=str, keep_default_na=False).set_index(
+        "id"
+    )
     dzoa = card[card["study"] == "dzoa"]
     assert (dzoa["verdict"] == NOT_AT_SCALE).all()  # this build's own verdicts: the scale rule is unchanged
     assert list(dzoa["published_verdict"]) == list(published.loc[dzoa["id"], "verdict"])
@@ -94,11 +96,15 @@ def test_every_figure_and_the_claims_are_written(built: dict) -> None:
 def test_runs_carry_provenance_and_the_check_passes(built: dict) -> None:
     work = built["work"]
     runs = sorted((work / "results/dzoa/runs").rglob("*.npz"))
-    assert len(runs) == 2 * 10 * 2  # algorithms x grid points (Fig. 2: 4, Fig. 3b: 2 more, Fig. 3a: 4) x trials 1, 2
+    assert (
+        len(runs) == 2 * 10 * 2
+    )  # algorithms x grid points (Fig. 2: 4, Fig. 3b: 2 more, Fig. 3a: 4) x trials 1, 2
     run = read_run(work / "results/dzoa/runs/dzoa/eps0.15-delta0.001/trial001.npz")
     prov = run.provenance
     assert prov["seed"] == 1 and prov["epsilon"] == 0.15 and prov["delta"] == 0.001
-    assert prov["params"]["epsilon_total_29"] == pytest.approx(0.15 * (10 * 6.9078 / (1.05 * 7.1309)) ** 0.5, rel=1e-3)
+    assert prov["params"]["epsilon_total_29"] == pytest.approx(
+        0.15 * (10 * 6.9078 / (1.05 * 7.1309)) ** 0.5, rel=1e-3
+    )
     assert prov["eps_composed_pld"] > 0 and len(prov["params"]["step_scale_alpha0R"]) == 5
     assert list(run.trace["iteration"]) == list(range(11)) and run.trace["error"].iloc[0] == 5.0
     checked = dpdl(built, "check", "--configfile", "config/config.yaml")
@@ -123,8 +129,12 @@ def test_the_hash_chain_names_the_first_broken_link(built: dict, tmp_path) -> No
     calibration.write_bytes(calibration.read_bytes()[:-40])  # truncated after the runs were made from it
     checked = dpdl(copy, "check", "--configfile", "config/config.yaml")
     assert checked.returncode == 1
-    chain = [line for line in checked.stdout.splitlines() if "the first broken link of the hash chain" in line]
-    assert len(chain) == 1 and chain[0].startswith("results/dzoa/calibration.json: sha256 now "), checked.stdout
+    chain = [
+        line for line in checked.stdout.splitlines() if "the first broken link of the hash chain" in line
+    ]
+    assert len(chain) == 1 and chain[0].startswith("results/dzoa/calibration.json: sha256 now "), (
+        checked.stdout
+    )
     assert "Traceback" not in checked.stderr
 
 
@@ -200,7 +210,9 @@ def test_the_report_of_a_config_not_built_is_refused_in_one_line(built: dict) ->
     refused = snakemake(built, "--configfile", "config/other.yaml", "--report", "other.html")
     assert refused.returncode == 1 and not (built["work"] / "other.html").exists()
     lines = [line for line in refused.stderr.splitlines() if line.startswith("dpdl: no report written")]
-    assert len(lines) == 1 and "jobs of config/other.yaml are not built or out of date" in lines[0], refused.stderr
+    assert len(lines) == 1 and "jobs of config/other.yaml are not built or out of date" in lines[0], (
+        refused.stderr
+    )
     assert "Missing metadata" not in refused.stderr and "Traceback" not in refused.stderr
     again = snakemake(built, "--dry-run")  # the refusal left no lock and changed nothing
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
@@ -220,13 +232,22 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     from dpdl.publishing.merged import README_BEGIN, README_END, readme_results
 
     work = built["work"]
-    shutil.rmtree(work / "published")  # the real snapshot's verdicts the build showed; this test publishes its own
+    shutil.rmtree(
+        work / "published"
+    )  # the real snapshot's verdicts the build showed; this test publishes its own
     head = commit_build(built)
     (work / "README.md").write_text(f"# x\n\n{README_BEGIN}\nold text\n{README_END}\n\nafter\n")
 
     def publish() -> None:
         done = dpdl(
-            built, "publish", "--configfile", "config/config.yaml", "--studies", "dzoa", "--readme", "README.md"
+            built,
+            "publish",
+            "--configfile",
+            "config/config.yaml",
+            "--studies",
+            "dzoa",
+            "--readme",
+            "README.md",
         )
         assert done.returncode == 0, done.stderr
 
@@ -246,7 +267,10 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
         for path in sorted(work.glob(f"results/dzoa/runs/*/eps{epsilon:g}-delta{delta:g}/*.npz"))
     ]
     cpu = sum(read_run(path).provenance["timing"]["cpu_time_s"] for path in fig2)
-    assert manifest["aggregate_compute"]["aggregates/fig2.csv"] == {"runs": len(fig2), "cpu_seconds": round(cpu, 1)}
+    assert manifest["aggregate_compute"]["aggregates/fig2.csv"] == {
+        "runs": len(fig2),
+        "cpu_seconds": round(cpu, 1),
+    }
     assert len(fig2) == 2 * 2 * 2 * 2 and manifest["aggregate_compute"]["aggregates/privacy.csv"]["runs"] == 0
     files = set(manifest["files"])
     assert {"claims.csv", "privacy.csv", "figures/fig2.png", "aggregates/fig2_seeds.csv"} <= files
@@ -283,7 +307,10 @@ def test_publish_writes_a_snapshot_that_check_verifies(built: dict) -> None:
     assert "aggregates/fig2.csv: sha256 differs from the manifest" in checked.stdout
     assert "extra.csv: not in dzoa's manifest" in checked.stdout
     for stray in ("notes.txt", "extra_study"):
-        assert f"published/{stray}: neither a published study nor a merged file of the snapshot" in checked.stdout
+        assert (
+            f"published/{stray}: neither a published study nor a merged file of the snapshot"
+            in checked.stdout
+        )
 
 
 def test_a_copied_run_stops_the_check_and_the_next_build(built: dict) -> None:
@@ -305,7 +332,10 @@ def test_a_copied_run_stops_the_check_and_the_next_build(built: dict) -> None:
         assert published.returncode == 1 and message in published.stderr
         assert {path: path.read_bytes() for path in snapshot.rglob("*") if path.is_file()} == before
         rebuilt = snakemake(built, "results/dzoa/aggregates/fig2.csv")
-        assert rebuilt.returncode != 0 and message in (built["work"] / "logs/dzoa/aggregate/fig2.log").read_text()
+        assert (
+            rebuilt.returncode != 0
+            and message in (built["work"] / "logs/dzoa/aggregate/fig2.log").read_text()
+        )
     finally:
         (runs / "trial002.npz").write_bytes(original)
 
@@ -322,7 +352,9 @@ def test_verify_reruns_jobs_and_names_the_array_or_field_that_differs(built: dic
     lines = [line for line in sampled.stdout.splitlines() if line.startswith("results/")]
     assert lines and all(line.endswith(": same") for line in lines), sampled.stdout
     assert "0 differ, 0 failed" in sampled.stdout.splitlines()[-1]
-    assert {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in runs} == before  # the build untouched
+    assert {
+        path: (path.read_bytes(), path.stat().st_mtime_ns) for path in runs
+    } == before  # the build untouched
 
     trial = work / "results/dzoa/runs/dzoa"  # D-ZOA's trial-1 job writes every grid point's trial001.npz
     altered, edited = trial / "eps0.15-delta0.001/trial001.npz", trial / "eps0.95-delta0.001/trial001.npz"
@@ -335,14 +367,20 @@ def test_verify_reruns_jobs_and_names_the_array_or_field_that_differs(built: dic
         write_run(edited, RunResult(run.trace, {**run.provenance, "eps_composed_pld": 7.0}))
         checked = dpdl(built, "verify", str(altered.relative_to(work)), str(edited))
         assert checked.returncode == 1, checked.stdout + checked.stderr
-        lines = dict(line.split(": ", 1) for line in checked.stdout.splitlines() if line.startswith("results/"))
-        assert sum(line.startswith("job ") for line in checked.stdout.splitlines()) == 1  # both: one job, one rerun
+        lines = dict(
+            line.split(": ", 1) for line in checked.stdout.splitlines() if line.startswith("results/")
+        )
+        assert (
+            sum(line.startswith("job ") for line in checked.stdout.splitlines()) == 1
+        )  # both: one job, one rerun
         assert lines.pop(str(altered.relative_to(work))).startswith("DIFFERS: trace/error: row 3: ")
         assert lines.pop(str(edited.relative_to(work))).startswith(
             "DIFFERS: provenance.eps_composed_pld: 7.0 in the build, "
         )
         assert lines and set(lines.values()) == {"same"}  # the job's other grid points
-        assert checked.stderr.splitlines()[-1].startswith("dpdl verify: error: 2 problem(s), listed above; the first: ")
+        assert checked.stderr.splitlines()[-1].startswith(
+            "dpdl verify: error: 2 problem(s), listed above; the first: "
+        )
     finally:
         for path in (altered, edited):
             path.write_bytes(before[path][0])

@@ -10,7 +10,15 @@ import yaml
 from workflow_project import TEST_CONFIG, dpdl, make_project, snakemake
 
 WDDP_NEW = ["wddp/bank", "wddp/breast_cancer", "wddp/credit_card"]  # from the generated mirror too
-PREPARED = ["dvp_pvp/adult", "wddp/adult", "wddp/kdd", *WDDP_NEW, "dp_iadmm/mnist", "dp_iadmm/femnist", "dzoa/lasso"]
+PREPARED = [
+    "dvp_pvp/adult",
+    "wddp/adult",
+    "wddp/kdd",
+    *WDDP_NEW,
+    "dp_iadmm/mnist",
+    "dp_iadmm/femnist",
+    "dzoa/lasso",
+]
 # The data pipeline's own outputs; the studies' workflow tests cover what is built from them.
 DATA_TARGETS = [f"data/processed/{name}.npz" for name in PREPARED] + [
     "results/tables/datasets.csv",
@@ -27,8 +35,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> dict:
 def test_offline_without_mirror_skips_and_explains(project: dict) -> None:
     done = snakemake(project, "--dry-run", mirror=False)
     assert done.returncode == 0, done.stderr
-    report = [line for line in done.stderr.splitlines() if line and not line.startswith("Using workflow specific")]
-    assert len(report) <= 18, report  # one short block per skipped dataset, where a mirror comes from, nothing else
+    report = [
+        line for line in done.stderr.splitlines() if line and not line.startswith("Using workflow specific")
+    ]
+    assert len(report) <= 18, (
+        report
+    )  # one short block per skipped dataset, where a mirror comes from, nothing else
     for name in ("dvp_pvp/adult", "wddp/adult", "wddp/kdd", *WDDP_NEW, "dp_iadmm/mnist", "dp_iadmm/femnist"):
         (line,) = [line for line in report if line.startswith(f"SKIPPING {name}:")]
         assert "fix: DPDL_DATA_MIRROR=" in line
@@ -112,7 +124,9 @@ def test_end_of_build_repeats_what_was_skipped(tmp_path_factory: pytest.TempPath
     done = snakemake(project, mirror=False)
     assert done.returncode == 0, done.stderr[-3000:]
     end = done.stderr[done.stderr.rindex("dpdl: build finished.") :].splitlines()
-    assert end[0] == "dpdl: build finished. Studies with their data: none. Skipped for lack of data: dp_iadmm."
+    assert (
+        end[0] == "dpdl: build finished. Studies with their data: none. Skipped for lack of data: dp_iadmm."
+    )
     assert end[1].startswith("SKIPPING dp_iadmm/mnist: 4 of 4 raw files cannot be obtained here; fix: ")
 
 

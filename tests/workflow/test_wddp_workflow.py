@@ -42,7 +42,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     base = tmp_path_factory.mktemp("wddp")
     project = make_project(base, CONFIG)
     mirror = project["mirror"]
-    kdd = write_kdd(mirror / "kdd" / "kddcup.data_10_percent.gz", rows=320)  # Experiment B at m = 32 needs rows
+    kdd = write_kdd(
+        mirror / "kdd" / "kddcup.data_10_percent.gz", rows=320
+    )  # Experiment B at m = 32 needs rows
     for path in [*(mirror / "adult").iterdir(), *(mirror / "credit_card").iterdir()]:
         path.unlink()
     pins = json.loads((base / "pins.json").read_text())
@@ -69,7 +71,10 @@ def test_every_figure_table_and_the_claims_are_written(built: dict) -> None:
             by_dataset = seeds.dropna(subset=["unevenness"]).groupby("dataset")["unevenness"].unique()
             assert sorted(by_dataset["kdd"]) == [1, 3, 7] and sorted(by_dataset["breast_cancer"]) == [1, 3]
     table = pd.read_csv(work / "results/tables/wddp/table1.csv")
-    assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {"kdd", "breast_cancer"}
+    assert (table["cell"] == "bound").sum() == 5 and set(table["dataset"].dropna()) == {
+        "kdd",
+        "breast_cancer",
+    }
     card = json.loads((work / "data/processed/wddp/breast_cancer.json").read_text())
     assert (card["rows"], card["rows_train"], card["rows_test"], card["features"]) == (699, 559, 140, 9)
     claims = pd.read_csv(work / "results/claims/wddp.csv").set_index("id")
@@ -140,7 +145,8 @@ def test_publish_records_the_compute_behind_each_claims_table(built: dict) -> No
     article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
     versus = stacked["versus_epsilon"]
     assert (
-        f"| versus_epsilon (a stack of the figures' tables) | {versus['runs']} | {versus['cpu_seconds']} |" in article
+        f"| versus_epsilon (a stack of the figures' tables) | {versus['runs']} | {versus['cpu_seconds']} |"
+        in article
     )
 
 
@@ -154,7 +160,9 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     path = work / "published" / "wddp" / MANIFEST
     if not path.is_file():
         commit_build(built)
-        assert dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "wddp").returncode == 0
+        assert (
+            dpdl(built, "publish", "--configfile", "config/config.yaml", "--studies", "wddp").returncode == 0
+        )
     full = json.loads(path.read_text())
     added = ("aggregate_compute", "stacked_table_compute", "not_run_cost")
     old = {key: value for key, value in full.items() if key not in added}
@@ -166,8 +174,9 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     seeds.loc[0, "value"] += 0.01  # a build whose numbers are not the snapshot's
     seeds.to_csv(table, index=False)
     refused = dpdl(built, *compute)
-    assert refused.returncode != 0 and "did not make aggregates/fig02_seeds.csv with the snapshot's numbers" in (
-        refused.stderr
+    assert (
+        refused.returncode != 0
+        and "did not make aggregates/fig02_seeds.csv with the snapshot's numbers" in (refused.stderr)
     )
     assert json.loads(path.read_text()) == old  # nothing written
     seeds.loc[0, "value"] -= 0.01
@@ -177,7 +186,9 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     table.write_bytes(kept)
     assert done.returncode == 0, done.stderr[-3000:]
     manifest = json.loads(path.read_text())
-    assert {key: manifest[key] for key in added if key in full} == {key: full[key] for key in added if key in full}
+    assert {key: manifest[key] for key in added if key in full} == {
+        key: full[key] for key in added if key in full
+    }
     measured = manifest["compute_measured"]
     tables = [name for name in full["files"] if name.startswith("aggregates/")]
     assert measured["tables"] == len(tables) and measured["tables_same_bytes"] == len(tables) - 1
@@ -186,5 +197,8 @@ def test_publish_compute_adds_the_compute_to_a_snapshot_published_without_it(bui
     assert manifest["files"] == full["files"]
     assert dpdl(built, "check", "published").returncode == 0
     article = (work / "published" / "wddp" / "ARTICLE.md").read_text()
-    assert "This compute per claim was measured after the snapshot, by a rebuild of its default grid on" in article
+    assert (
+        "This compute per claim was measured after the snapshot, by a rebuild of its default grid on"
+        in article
+    )
     assert "the others differ only in eps_composed_pld by at most 4e-12 relative (within 1e-09)" in article

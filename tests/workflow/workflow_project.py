@@ -76,7 +76,10 @@ def make_project(base: Path, config: dict) -> dict:
     remotes = [*adult.FILES, *kdd.FILES, *mnist.FILES, *femnist.FILES.values()]
     remotes += [*bank.FILES, *breast_cancer.FILES, *credit_card.FILES]
     pins = {
-        r.path: [_pin(mirror / r.path, r.pin.algorithm if r.pin else "sha256"), (mirror / r.path).stat().st_size]
+        r.path: [
+            _pin(mirror / r.path, r.pin.algorithm if r.pin else "sha256"),
+            (mirror / r.path).stat().st_size,
+        ]
         for r in remotes
         if (mirror / r.path).is_file()
     }
@@ -106,7 +109,9 @@ def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.Comp
 
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "dpdl", *args]
-    return subprocess.run(command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120
+    )
 
 
 def commit_build(project: dict) -> str:

@@ -104,7 +104,9 @@ class PenaltySchedule:
         """rho^t at iteration t (>= 1) for per-iteration epsilon-bar (inf: no c2 term)."""
         if self.static is not None:
             return self.static
-        return self.factor * iadmm_penalty(t, epsilon, c1=self.c1, c2=self.c2, t_c=self.t_c, rho_max=self.rho_max)
+        return self.factor * iadmm_penalty(
+            t, epsilon, c1=self.c1, c2=self.c2, t_c=self.t_c, rho_max=self.rho_max
+        )
 
     def over(self, iterations: int, epsilon: float) -> np.ndarray:
         """rho^t for t = 1, ..., T, float64: (21) moves only when floor(t / t_c) does, so it is evaluated once
@@ -269,7 +271,9 @@ def outp_calibration(
         inverse_eta.append(inverse)
         sensitivity.append(outp_sensitivity(rho, inverse, n_samples=int(n)))
         std.append(
-            outp_noise_std(params.epsilon, params.delta, sensitivity=sensitivity[-1], outp_noise=params.outp_noise)
+            outp_noise_std(
+                params.epsilon, params.delta, sensitivity=sensitivity[-1], outp_noise=params.outp_noise
+            )
         )
     return tuple(np.stack(v, axis=-1) for v in (inverse_eta, sensitivity, std))
 
@@ -392,7 +396,13 @@ def run_iadmm(
     if saved is not None:  # the state after iteration ``start`` of this very run (checkpoint key)
         start, row = int(saved["iteration"]), int(saved["row"])
         previous_rho = None if np.isnan(saved["previous_rho"]) else float(saved["previous_rho"])
-        for target, name in ((z, "z"), (lam, "lam"), (w, "w"), (sums["z"], "sum_z"), (sums["lam"], "sum_lam")):
+        for target, name in (
+            (z, "z"),
+            (lam, "lam"),
+            (w, "w"),
+            (sums["z"], "sum_z"),
+            (sums["lam"], "sum_lam"),
+        ):
             target[...] = saved[name]
         for name in TRACE_COLUMNS:
             log[name][...] = saved[f"log_{name}"]
@@ -404,7 +414,9 @@ def run_iadmm(
         totals = {key: np.zeros(replicas) for key in ("noise", "change", "cv", "scale", "sensitivity")}
         step_constants = fused_constants(params, t, rho, previous_rho)
         if outp:
-            inverse_eta, sensitivity, std = outp_calibration(params, t, rho, unique_sizes, n_features * n_classes)
+            inverse_eta, sensitivity, std = outp_calibration(
+                params, t, rho, unique_sizes, n_features * n_classes
+            )
             multipliers[t - 1] = float(np.min(std / sensitivity)) if params.private else 0.0
             agent_inverse_eta, agent_std = inverse_eta[size_index].astype(DTYPE), std[size_index]
             totals["scale"] += agent_std.sum()
@@ -487,12 +499,26 @@ def run_iadmm(
         if progress is not None:
             progress(t)
         if checkpoint is not None and t < params.iterations and checkpoint.due():
-            state = {"z": z, "lam": lam, "w": w, "sum_z": sums["z"], "sum_lam": sums["lam"], "row": np.array(row)}
+            state = {
+                "z": z,
+                "lam": lam,
+                "w": w,
+                "sum_z": sums["z"],
+                "sum_lam": sums["lam"],
+                "row": np.array(row),
+            }
             trace = {f"log_{name}": values for name, values in log.items()}
             last_rho = np.array(np.nan if previous_rho is None else previous_rho)
             generators = generator_states(rngs)
             checkpoint.save(
-                t, {**state, **trace, "multipliers": multipliers, "previous_rho": last_rho, "generators": generators}
+                t,
+                {
+                    **state,
+                    **trace,
+                    "multipliers": multipliers,
+                    "previous_rho": last_rho,
+                    "generators": generators,
+                },
             )
     if outp:
         for chunk in data.chunks:  # the last dual step (4c), deferred above

@@ -175,7 +175,9 @@ def federated_data(
         agents = order[start:stop]
         width = int(sorted_sizes[stop - 1])
         first = offsets[agents[0]]
-        if np.all(sizes[agents] == width) and np.array_equal(offsets[agents], first + width * np.arange(len(agents))):
+        if np.all(sizes[agents] == width) and np.array_equal(
+            offsets[agents], first + width * np.arange(len(agents))
+        ):
             rows = slice(first, first + width * len(agents))
             block_features = features[rows].reshape(len(agents), width, -1)  # a view: no padding needed
             block_labels = labels[rows].reshape(len(agents), width)
@@ -217,7 +219,9 @@ def federated_data(
     return FederatedData(tuple(chunks), order, sorted_sizes, features.shape[1], n_classes)
 
 
-def chunk_loss_gradients(chunk: AgentChunk, z: np.ndarray, scale: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def chunk_loss_gradients(
+    chunk: AgentChunk, z: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Return scale_p sum_i x_pi (h(z_p; x_pi) - y_pi)^T on the chunk's features, and the residual norms.
 
     Parameters

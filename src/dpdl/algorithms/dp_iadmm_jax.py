@@ -75,7 +75,9 @@ class PaddedAgents(NamedTuple):
     sizes: np.ndarray
 
 
-def padded_agents(features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int) -> PaddedAgents:
+def padded_agents(
+    features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int
+) -> PaddedAgents:
     """Pad agent p's rows ``offsets[p]:offsets[p+1]`` of ``features`` (I, J) and ``labels`` (I,) to max I_p.
 
     Where every agent has the same size (MNIST) the features are a reshaped view, with no copy.
@@ -212,12 +214,19 @@ def sensitivity_eq20(agents: PaddedAgents, residual_l1: jax.Array, n_total: jax.
 
 
 def objective_perturbation_iteration(
-    program: Program, agents: PaddedAgents, constants: Constants, state: State, row: Schedule, unit: jax.Array | None
+    program: Program,
+    agents: PaddedAgents,
+    constants: Constants,
+    state: State,
+    row: Schedule,
+    unit: jax.Array | None,
 ) -> Step:
     """ObjP (Algorithm 1) or ObjT (Algorithm 2): server (4a) -> agents (8) or (9) -> duals (4c)."""
     z, lam, rho = state.z, state.lam, row.rho
     w = jnp.mean(z - lam / rho, axis=0)  # (4a)
-    loss, residual_l1 = loss_gradient(agents, z, constants.grad_scale, MATMUL_PRECISIONS[program.matmul_precision])
+    loss, residual_l1 = loss_gradient(
+        agents, z, constants.grad_scale, MATMUL_PRECISIONS[program.matmul_precision]
+    )
     gradient = loss + constants.beta_term * z  # (37)
     xi = jnp.zeros_like(z)
     n_agents, _, replicas = residual_l1.shape
@@ -239,7 +248,12 @@ def objective_perturbation_iteration(
 
 
 def outp_iteration(
-    program: Program, agents: PaddedAgents, constants: Constants, state: State, row: Schedule, unit: jax.Array | None
+    program: Program,
+    agents: PaddedAgents,
+    constants: Constants,
+    state: State,
+    row: Schedule,
+    unit: jax.Array | None,
 ) -> Step:
     """OutP (Huang et al., note 2.5): agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c)."""
     w, z, lam, rho = state.w, state.z, state.lam, row.rho
@@ -254,7 +268,9 @@ def outp_iteration(
     z_next = z_next + xi
     w_next = jnp.mean(z_next - lam / rho, axis=0)  # (4a), after the agents (note 7.5(d))
     replicas = z.shape[2]
-    scale, sensitivity = (jnp.repeat(v[:, None], replicas, axis=1) for v in (row.outp_std, row.outp_sensitivity))
+    scale, sensitivity = (
+        jnp.repeat(v[:, None], replicas, axis=1) for v in (row.outp_std, row.outp_sensitivity)
+    )
     return Step(State(w_next, z_next, lam + rho * (w_next - z_next)), xi, scale, sensitivity)  # (4c)
 
 
@@ -292,7 +308,11 @@ def training_objective(agents: PaddedAgents, w: jax.Array, beta: jax.Array, n_to
 
 
 def trace_sums(
-    agents: PaddedAgents, constants: Constants, previous: State, step: Step, test_set: tuple[jax.Array, jax.Array]
+    agents: PaddedAgents,
+    constants: Constants,
+    previous: State,
+    step: Step,
+    test_set: tuple[jax.Array, jax.Array],
 ) -> TraceSums:
     """What the trace records of an iteration (``dpdl.algorithms.dp_iadmm.TRACE_COLUMNS``), as sums per replica."""
     w, z = step.state.w, step.state.z
@@ -334,7 +354,9 @@ def _scan(
         sums = lax.cond(
             row.logged,  # the same in every cell of a batch (not batched), so a branch, not a select
             lambda: trace_sums(agents, constants, state, taken, (test_features, test_labels)),
-            lambda: TraceSums(jnp.zeros(replicas, jnp.int32), *(jnp.zeros(replicas, DTYPE) for _ in range(6))),
+            lambda: TraceSums(
+                jnp.zeros(replicas, jnp.int32), *(jnp.zeros(replicas, DTYPE) for _ in range(6))
+            ),
         )
         return taken.state, sums
 
@@ -360,7 +382,17 @@ def _run(
     """:func:`_scan` for every cell of a batch at once (leading axis C of constants, start, the per-cell rows,
     noise and keys): ``vmap`` over the cells with the data shared, so each product reads the features once
     for the C B K columns of every cell and replica."""
-    in_axes = (None, None, 0, 0, CELL_ROWS, None if noise is None else 0, None if keys is None else 0, None, None)
+    in_axes = (
+        None,
+        None,
+        0,
+        0,
+        CELL_ROWS,
+        None if noise is None else 0,
+        None if keys is None else 0,
+        None,
+        None,
+    )
     cells = jax.vmap(functools.partial(_scan, program), in_axes=in_axes[1:])
     return cells(agents, constants, start, rows, noise, keys, test_features, test_labels)
 
@@ -414,12 +446,16 @@ def _constants(agents: PaddedAgents, params: IadmmParams) -> Constants:
 def _unit_noise(cell: Cell, shape: tuple[int, int, int, int]) -> np.ndarray | None:
     """The cell's injected draws as float32, checked against (T, P, J, K) = ``shape``; None for its own stream."""
     if (cell.seeds is None) == (cell.unit_noise is None):
-        raise ValueError("give exactly one of seeds (the program's own stream) and unit_noise (injected draws)")
+        raise ValueError(
+            "give exactly one of seeds (the program's own stream) and unit_noise (injected draws)"
+        )
     if cell.unit_noise is None:
         return None
     noise = np.asarray(cell.unit_noise, dtype=np.float32)
     if noise.ndim != 5 or (noise.shape[0], *noise.shape[2:]) != shape:
-        raise ValueError(f"unit_noise must have shape (T, B, P, J, K) with (T, P, J, K) = {shape}; got {noise.shape}")
+        raise ValueError(
+            f"unit_noise must have shape (T, B, P, J, K) with (T, P, J, K) = {shape}; got {noise.shape}"
+        )
     return noise
 
 
@@ -512,7 +548,9 @@ def run_cells_jax(
     first = cells[0].params
     shared = {(program_of(c.params), c.params.iterations, c.params.log_every) for c in cells}
     if len(shared) != 1:
-        raise ValueError("the cells of a batch must share the program's switches, T and log_every; run them apart")
+        raise ValueError(
+            "the cells of a batch must share the program's switches, T and log_every; run them apart"
+        )
     n_agents, _, n_features = agents.features.shape
     n_classes = agents.onehot.shape[-1]
     noises = [_unit_noise(c, (first.iterations, n_agents, n_features, n_classes)) for c in cells]
@@ -521,7 +559,9 @@ def run_cells_jax(
         raise ValueError("the cells of a batch must have as many replicas each and the same noise source")
     replicas = replicas.pop()
     if matmul_precision not in MATMUL_PRECISIONS:
-        raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}; got {matmul_precision!r}")
+        raise ValueError(
+            f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}; got {matmul_precision!r}"
+        )
     program = replace(program_of(first), matmul_precision=matmul_precision)
     schedules = [iteration_schedule(c.params, agents.sizes, n_features * n_classes) for c in cells]
     per_cell = Schedule(*(np.stack(v) for v in zip(*schedules, strict=True)))
@@ -578,14 +618,24 @@ def run_cells_jax(
     finals = [np.asarray(x) for x in state]
     return [
         _result(
-            cell.params, schedule, TraceSums(*(v[c] for v in logged)), [x[c] for x in finals], agents, len(test_labels)
+            cell.params,
+            schedule,
+            TraceSums(*(v[c] for v in logged)),
+            [x[c] for x in finals],
+            agents,
+            len(test_labels),
         )
         for c, (cell, schedule) in enumerate(zip(cells, schedules, strict=True))
     ]
 
 
 def _result(
-    params: IadmmParams, rows: Schedule, logged: TraceSums, state: list[np.ndarray], agents: PaddedAgents, n_test: int
+    params: IadmmParams,
+    rows: Schedule,
+    logged: TraceSums,
+    state: list[np.ndarray],
+    agents: PaddedAgents,
+    n_test: int,
 ) -> IadmmResult:
     """One cell's :class:`~dpdl.algorithms.dp_iadmm.IadmmResult` from its schedule, logged sums and final state."""
     n_agents, _, n_features = agents.features.shape

@@ -30,7 +30,9 @@ def training_objective(data: FederatedData, w: np.ndarray, beta: float) -> np.nd
     -------
     numpy.ndarray, shape (B,)
     """
-    total = sum(softmax.loss_sum(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
+    total = sum(
+        softmax.loss_sum(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks
+    )
     return total / data.n_total + beta * np.square(w, dtype=np.float64).sum(axis=(0, 2))  # (1)
 
 
@@ -39,12 +41,17 @@ def training_error(data: FederatedData, w: np.ndarray) -> np.ndarray:
 
     ``w`` is (J, B, K); padding rows are excluded. Returns shape (B,).
     """
-    wrong = sum(softmax.mistakes(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks)
+    wrong = sum(
+        softmax.mistakes(chunk.features, w[chunk.columns], chunk.labels, chunk.valid) for chunk in data.chunks
+    )
     return wrong / data.n_total
 
 
 def objective_minimiser(
-    data: FederatedData, beta: float, max_iterations: int, callback: Callable[[np.ndarray], None] | None = None
+    data: FederatedData,
+    beta: float,
+    max_iterations: int,
+    callback: Callable[[np.ndarray], None] | None = None,
 ) -> tuple[np.ndarray, object]:
     """Minimise (1) over one w by scipy's L-BFGS-B from w = 0: the point the non-private runs approach.
 
@@ -81,7 +88,9 @@ def objective_minimiser(
         for chunk in data.chunks:
             size = chunk.stop - chunk.start
             local = np.broadcast_to(w, (size, *shape))  # every agent at the same w
-            chunk_gradients(chunk, local, scale[chunk.start : chunk.stop], beta, data.n_agents, gradients[:size])
+            chunk_gradients(
+                chunk, local, scale[chunk.start : chunk.stop], beta, data.n_agents, gradients[:size]
+            )
             total += gradients[:size].sum(axis=0, dtype=np.float64)  # (2c): grad (1) = sum_p f'_p(w)
         return float(training_objective(data, w, beta)[0]), total.ravel()
 

@@ -55,12 +55,15 @@ class State:
     lam: np.ndarray
 
 
-def agents_from_rows(features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int) -> list[Agent]:
+def agents_from_rows(
+    features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int
+) -> list[Agent]:
     """Agent p owns rows offsets[p]:offsets[p+1] of ``features`` (I, J) and ``labels`` (I,) (class indices)."""
     features = np.asarray(features, dtype=np.float64)
     onehot = np.eye(n_classes)[np.asarray(labels)]
     return [
-        Agent(features[start:stop], onehot[start:stop]) for start, stop in zip(offsets[:-1], offsets[1:], strict=True)
+        Agent(features[start:stop], onehot[start:stop])
+        for start, stop in zip(offsets[:-1], offsets[1:], strict=True)
     ]
 
 
@@ -124,7 +127,13 @@ def server_step(z: np.ndarray, lam: np.ndarray, rho: float) -> np.ndarray:
 
 
 def objp_step(
-    z: np.ndarray, lam: np.ndarray, w: np.ndarray, gradient: np.ndarray, xi: np.ndarray, rho: float, eta: float
+    z: np.ndarray,
+    lam: np.ndarray,
+    w: np.ndarray,
+    gradient: np.ndarray,
+    xi: np.ndarray,
+    rho: float,
+    eta: float,
 ) -> np.ndarray:
     """ObjP's z_p^{t+1} = argmin_z G^t(z) + ||z - z^t||^2 / (2 eta) (8), in closed form.
 
@@ -135,7 +144,13 @@ def objp_step(
 
 
 def objt_step(
-    z: np.ndarray, lam: np.ndarray, w: np.ndarray, gradient: np.ndarray, xi: np.ndarray, rho: float, radius: float
+    z: np.ndarray,
+    lam: np.ndarray,
+    w: np.ndarray,
+    gradient: np.ndarray,
+    xi: np.ndarray,
+    rho: float,
+    radius: float,
 ) -> np.ndarray:
     """ObjT's z_p^{t+1} = argmin of G^t (10) over ||z - z^t||_inf <= delta (9), in closed form.
 
@@ -199,7 +214,12 @@ def iteration(
 
 
 def objective_perturbation_iteration(
-    state: State, agents: Sequence[Agent], params: IadmmParams, t: int, rho: float, unit_noise: np.ndarray | None
+    state: State,
+    agents: Sequence[Agent],
+    params: IadmmParams,
+    t: int,
+    rho: float,
+    unit_noise: np.ndarray | None,
 ) -> State:
     """ObjP (Algorithm 1) or ObjT (Algorithm 2): server (4a) -> agents (8) or (9) -> duals (4c)."""
     n_agents, n_total = len(agents), sum(agent.size for agent in agents)
@@ -226,7 +246,12 @@ def objective_perturbation_iteration(
 
 
 def outp_iteration(
-    state: State, agents: Sequence[Agent], params: IadmmParams, t: int, rho: float, unit_noise: np.ndarray | None
+    state: State,
+    agents: Sequence[Agent],
+    params: IadmmParams,
+    t: int,
+    rho: float,
+    unit_noise: np.ndarray | None,
 ) -> State:
     """OutP (Huang et al., note 2.5): agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c)."""
     n_agents, n_total = len(agents), sum(agent.size for agent in agents)

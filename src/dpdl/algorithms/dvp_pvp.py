@@ -18,7 +18,13 @@ from typing import Literal
 import numpy as np
 
 from dpdl.algorithms.dvp_pvp_network import NodeData, node_losses, solve_local
-from dpdl.privacy.dvp_pvp import DvpCalibration, DvpZetaMode, dvp_calibration, dvp_jacobian_budget, pvp_noise_rate
+from dpdl.privacy.dvp_pvp import (
+    DvpCalibration,
+    DvpZetaMode,
+    dvp_calibration,
+    dvp_jacobian_budget,
+    pvp_noise_rate,
+)
 from dpdl.privacy.samplers import norm_exponential
 
 Algorithm = Literal["nonprivate", "dvp", "pvp"]
@@ -226,7 +232,10 @@ def calibrate(settings: AdmmSettings, sizes: np.ndarray, degrees: np.ndarray) ->
     pvp_zeta = np.array([])
     if settings.algorithm == "pvp":
         pvp_zeta = np.array(
-            [pvp_noise_rate(settings.alpha, rho=settings.rho, n_samples=int(size), c_r=settings.c_r) for size in sizes]
+            [
+                pvp_noise_rate(settings.alpha, rho=settings.rho, n_samples=int(size), c_r=settings.c_r)
+                for size in sizes
+            ]
         )
     return Calibration(dvp, pvp_zeta, jacobian_budget)
 
@@ -328,7 +337,9 @@ def _initial_iterates(settings: AdmmSettings, rngs: Sequence[np.random.Generator
 
 def _draw(rngs: Sequence[np.random.Generator], zeta: np.ndarray, dim: int) -> np.ndarray:
     # density proportional to exp(-zeta_p ||e||), one fresh draw per node and iteration (G7)
-    return np.stack([norm_exponential(rng=rng, zeta=z, d=dim, size=1)[0] for rng, z in zip(rngs, zeta, strict=True)])
+    return np.stack(
+        [norm_exponential(rng=rng, zeta=z, d=dim, size=1)[0] for rng, z in zip(rngs, zeta, strict=True)]
+    )
 
 
 class _Record:

@@ -210,9 +210,15 @@ def node_losses(f: np.ndarray, data: NodeData) -> np.ndarray:
     return (data.weight * np.logaddexp(0.0, -node_margins(f, data))).sum(axis=1)
 
 
-def local_objective(f: np.ndarray, data: NodeData, *, c_r: float, ridge: np.ndarray, linear: np.ndarray) -> np.ndarray:
+def local_objective(
+    f: np.ndarray, data: NodeData, *, c_r: float, ridge: np.ndarray, linear: np.ndarray
+) -> np.ndarray:
     """Return F_p(f_p) for every node (see the module docstring), shape (P,)."""
-    return c_r * node_losses(f, data) + 0.5 * ridge * np.einsum("pd,pd->p", f, f) + np.einsum("pd,pd->p", linear, f)
+    return (
+        c_r * node_losses(f, data)
+        + 0.5 * ridge * np.einsum("pd,pd->p", f, f)
+        + np.einsum("pd,pd->p", linear, f)
+    )
 
 
 def solve_local(
@@ -262,7 +268,9 @@ def solve_local(
     n_nodes = data.n_nodes
     factors = (None,) * n_nodes if factors is None else factors
     solved = [
-        _newton(data.x[p], data.x32[p], data.y[p], data.weight[p], c_r, ridge[p], linear[p], start[p], factors[p])
+        _newton(
+            data.x[p], data.x32[p], data.y[p], data.weight[p], c_r, ridge[p], linear[p], start[p], factors[p]
+        )
         for p in range(n_nodes)
     ]
     return LocalSolution(
@@ -383,7 +391,10 @@ def centralized_optimum(
     rows = np.concatenate(shards)
     weight = np.concatenate([np.full(len(shard), 1.0 / len(shard)) for shard in shards])
     pooled = NodeData(
-        x[rows][np.newaxis], np.asarray(y, dtype=float)[rows][np.newaxis], weight[np.newaxis], np.array([len(rows)])
+        x[rows][np.newaxis],
+        np.asarray(y, dtype=float)[rows][np.newaxis],
+        weight[np.newaxis],
+        np.array([len(rows)]),
     )
     ridge = np.array([len(shards) * rho])
     linear = np.zeros((1, x.shape[1]))

@@ -209,5 +209,8 @@ def optimal_alpha(
     feasible = candidates[accuracy_curve(candidates, a, b, c) <= loss_cap]
     constrained = float(feasible[np.argmin(objective(feasible))]) if len(feasible) else math.nan
     return OptimalAlpha(
-        float(stationary), constrained, float(objective(stationary)) if minima else math.nan, bool(len(feasible))
+        float(stationary),
+        constrained,
+        float(objective(stationary)) if minima else math.nan,
+        bool(len(feasible)),
     )

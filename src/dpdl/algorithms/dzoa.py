@@ -355,7 +355,9 @@ def dzoa(
             # minimizer of the same F_k (gamma^(m-1), v^(m-1) frozen); no random numbers are drawn.
             exact = exact_local_minimizer(quad, lin, agent_l1_weight, beta)
             perturbation[..., m - 1] = np.sqrt(np.sum((beta - exact) ** 2, axis=-1))
-            gamma = gamma + rho * (degree[None, :, None, None] * beta - np.einsum("kl,blcp->bkcp", graph, beta))  # (20)
+            gamma = gamma + rho * (
+                degree[None, :, None, None] * beta - np.einsum("kl,blcp->bkcp", graph, beta)
+            )  # (20)
             error[..., m] = normalized_error(beta, reference, agent_axis=1)
             if on_iteration is not None:
                 on_iteration(m)

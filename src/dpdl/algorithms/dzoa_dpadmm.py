@@ -112,7 +112,9 @@ def dp_admm(
     error[..., 0], server_error[..., 0] = _errors(released, server, beta_c)
     with np.errstate(over="ignore", invalid="ignore"):
         for m in range(n_outer):
-            subgradient = np.einsum("bkpq,sbkq->sbkp", gram, released) - target + agent_l1_weight * np.sign(released)
+            subgradient = (
+                np.einsum("bkpq,sbkq->sbkp", gram, released) - target + agent_l1_weight * np.sign(released)
+            )
             proximity = inverse_prox_step[:, m, None, None, None]
             local = (proximity * released + rho * server[:, :, None] + dual - subgradient) / (
                 proximity + rho

@@ -6,7 +6,17 @@ import pandas as pd
 
 from dpdl.judgement import fmt
 
-CLAIM_COLUMNS = ["id", "where", "statement", "paper_value", "our_value", "verdict", "interval", "test", "tolerance"]
+CLAIM_COLUMNS = [
+    "id",
+    "where",
+    "statement",
+    "paper_value",
+    "our_value",
+    "verdict",
+    "interval",
+    "test",
+    "tolerance",
+]
 
 
 def claim_outcome(row) -> str:
@@ -47,7 +57,9 @@ def effect_interval(row) -> str:
 
 def tolerance_reach(row) -> str:
     """How far a stated number's verdict can be pushed, beside its declared tolerance (issue 59)."""
-    reproduced, refuted = (getattr(row, name, "") for name in ("tolerance_reproduced", "tolerance_not_reproduced"))
+    reproduced, refuted = (
+        getattr(row, name, "") for name in ("tolerance_reproduced", "tolerance_not_reproduced")
+    )
     if reproduced == "":
         return row.tolerance
     refuted = "no tolerance" if refuted == "" else f"below ±{fmt(float(refuted))}"

@@ -20,7 +20,8 @@ def compute_measured(measured: dict | None) -> list[Block]:
         return []
     differences = measured["largest_relative_difference"]
     same = (
-        f"{measured['tables_same_bytes']} of its {measured['tables']} per-seed tables are the snapshot's byte for byte"
+        f"{measured['tables_same_bytes']} of its {measured['tables']} per-seed tables"
+        " are the snapshot's byte for byte"
     )
     if differences:
         listed = ", ".join(f"{column} by at most {value:g}" for column, value in differences.items())
@@ -99,7 +100,9 @@ def compute_per_claim(study: str, card: pd.DataFrame, compute: dict | None, stac
         ),
         Block(
             "table",
-            table=pd.DataFrame(rows, columns=["id", "table", "runs", "CPU-seconds", *(["GPU-seconds"] if gpu else [])]),
+            table=pd.DataFrame(
+                rows, columns=["id", "table", "runs", "CPU-seconds", *(["GPU-seconds"] if gpu else [])]
+            ),
         ),
     ]
 

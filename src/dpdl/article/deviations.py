@@ -15,7 +15,9 @@ def deviations(card: pd.DataFrame, manifest: dict) -> list[Block]:
     scales = dict.fromkeys(card["scale"][card["scale"] != ""])
     return [
         Block("heading", "Deviations from the paper, and what was not run", level=2),
-        Block("text", "Settings the paper leaves open, as the default reading sets them (scorecard, switches):"),
+        Block(
+            "text", "Settings the paper leaves open, as the default reading sets them (scorecard, switches):"
+        ),
         Block("list", items=tuple(settings)),
         Block("text", "The scale of the runs (scorecard, scale):"),
         Block("list", items=tuple(scales)),
@@ -39,11 +41,14 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
         return [
             Block(
                 "text",
-                lead + "the snapshot records no estimate (published before `dpdl publish` projected it); the runs done "
+                lead
+                + "the snapshot records no estimate (published before `dpdl publish` projected it); the runs done "
                 f"took {manifest['run_compute_seconds']} seconds of run time.",
             )
         ]
-    rates = ", ".join(f"{group} {ms} ms" for group, ms in cost["ms_per_run_iteration"].items()) or "none measured"
+    rates = (
+        ", ".join(f"{group} {ms} ms" for group, ms in cost["ms_per_run_iteration"].items()) or "none measured"
+    )
 
     def unprojected(entry: dict) -> str:
         return ", ".join(f"{n} on {group}" for group, n in entry["runs_not_projected"].items()) or "none"
@@ -79,7 +84,8 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
     return [
         Block(
             "text",
-            lead + f"the runs of `{cost['configfile']}`'s grid that the table a claim is judged from reads and this "
+            lead
+            + f"the runs of `{cost['configfile']}`'s grid that the table a claim is judged from reads and this "
             "build did not make at the grid's iterations, one row per table (its claims share them), "
             "projected at the CPU time per run-iteration this build's CPU runs spent on the same data "
             f"({rates}); a run on data with no CPU run here is counted, not projected. All of them together "

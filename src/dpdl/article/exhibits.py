@@ -24,7 +24,9 @@ def _exhibit(where: str) -> str:
     if found is None:
         return ""
     version, kind, number = found.groups()
-    return f"{version or ''}{'Table' if kind == 'Table' else 'Fig.'} {number.replace('(', '').replace(')', '')}"
+    return (
+        f"{version or ''}{'Table' if kind == 'Table' else 'Fig.'} {number.replace('(', '').replace(')', '')}"
+    )
 
 
 def _figure_exhibit(name: str) -> str:

@@ -27,7 +27,9 @@ def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:
         ),
         Block(
             "table",
-            table=privacy[["id", "paper_value", "our_value", "verdict", "deciding_cell", "readings", "detail"]],
+            table=privacy[
+                ["id", "paper_value", "our_value", "verdict", "deciding_cell", "readings", "detail"]
+            ],
         ),
     ]
     ledger_path = folder / "audit" / "premises.csv"
@@ -55,7 +57,17 @@ def privacy_audit(card: pd.DataFrame, folder: Path) -> list[Block]:
         ]
     if (folder / AUDIT_TABLE).is_file():
         audit = read_card(folder / AUDIT_TABLE)
-        shown = ["claim", "cell", "algorithm", "score", "runs", "claimed_epsilon", "delta", "eps_lb", "refutes"]
+        shown = [
+            "claim",
+            "cell",
+            "algorithm",
+            "score",
+            "runs",
+            "claimed_epsilon",
+            "delta",
+            "eps_lb",
+            "refutes",
+        ]
         blocks += [Block("text", "The audit's tests (audit/audit.csv):"), Block("table", table=audit[shown])]
     else:
         blocks.append(Block("text", "The snapshot holds no audit for this study."))

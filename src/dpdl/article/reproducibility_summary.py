@@ -62,7 +62,10 @@ def reproducibility_summary(
         "of its mechanism properties with a decisive verdict, "
         f"{(mechanism_decisive['verdict'] == REPRODUCED).sum()} of {len(mechanism_decisive)} are "
         f"reproduced ({len(mechanism) - len(mechanism_decisive)} more have none); "
-        "its privacy claims under the audit: " + _ids(privacy, with_verdict=True) + "." + _own_mechanism(privacy, out)
+        "its privacy claims under the audit: "
+        + _ids(privacy, with_verdict=True)
+        + "."
+        + _own_mechanism(privacy, out)
     )
     return [
         Block("heading", "Reproducibility summary", level=2),
@@ -96,12 +99,16 @@ def _scope(card: pd.DataFrame) -> list[Block]:
     table = tested.rename(columns={"statement": "claim"})[["claim", "id", "kind", "verdict"]]
     return [
         Block("heading", "Scope", level=3),
-        Block("text", f"{len(tested)} claims were tested (every claim of the scorecard whose runs were done):"),
+        Block(
+            "text", f"{len(tested)} claims were tested (every claim of the scorecard whose runs were done):"
+        ),
         Block("table", table=table),
         Block(
             "text",
             f"{len(untested)} were not tested: "
-            + "; ".join(f"{verdict} ({count})" for verdict, count in untested["verdict"].value_counts().items())
+            + "; ".join(
+                f"{verdict} ({count})" for verdict, count in untested["verdict"].value_counts().items()
+            )
             + (f" ({_ids(untested)})." if len(untested) else "none."),
         ),
     ]
@@ -123,7 +130,10 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
         Block(
             "text",
             "Data: "
-            + ("; ".join(data) or "the snapshot holds no dataset card for this study (its data are generated)")
+            + (
+                "; ".join(data)
+                or "the snapshot holds no dataset card for this study (its data are generated)"
+            )
             + ".",
         ),
         Block(
@@ -138,7 +148,9 @@ def _methodology(study: str, card: pd.DataFrame, manifest: dict, out: Path) -> l
             + (f"; its privacy audit took {audit['cpu_seconds']} CPU-seconds" if audit else "")
             + ".",
         ),
-        *compute_per_claim(study, card, manifest.get("aggregate_compute"), manifest.get("stacked_table_compute", {})),
+        *compute_per_claim(
+            study, card, manifest.get("aggregate_compute"), manifest.get("stacked_table_compute", {})
+        ),
         *compute_measured(manifest.get("compute_measured")),
     ]
 
@@ -152,12 +164,16 @@ def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block
     readings = readings_table(study, out).merge(own[["id", "statement"]], on="id")
     post_hoc = own.assign(choice=own["post_hoc"].str.split("; ")).explode("choice")
     post_hoc = post_hoc[post_hoc["choice"].fillna("") != ""]
-    by_choice = post_hoc.groupby("choice", sort=True)["id"].apply(lambda ids: ", ".join(f"`{i}`" for i in ids))
+    by_choice = post_hoc.groupby("choice", sort=True)["id"].apply(
+        lambda ids: ", ".join(f"`{i}`" for i in ids)
+    )
     return [
         Block("heading", "What was easy", level=3),
         Block("text", "The paper's claims reproduced under the default reading:"),
         Block(
-            "list", items=tuple(claim_outcome(r) for r in own[own["verdict"] == REPRODUCED].itertuples()) or ("none",)
+            "list",
+            items=tuple(claim_outcome(r) for r in own[own["verdict"] == REPRODUCED].itertuples())
+            or ("none",),
         ),
         Block("heading", "What was difficult", level=3),
         Block(
@@ -167,12 +183,14 @@ def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block
         ),
         Block(
             "list",
-            items=tuple(claim_outcome(r) for r in own[own["verdict"] == NOT_REPRODUCED].itertuples()) or ("none",),
+            items=tuple(claim_outcome(r) for r in own[own["verdict"] == NOT_REPRODUCED].itertuples())
+            or ("none",),
         ),
         Block("text", "Without a decisive verdict, and why:"),
         Block(
             "list",
-            items=tuple(claim_undecided(r) for r in own[~own["verdict"].isin(DECISIVE)].itertuples()) or ("none",),
+            items=tuple(claim_undecided(r) for r in own[~own["verdict"].isin(DECISIVE)].itertuples())
+            or ("none",),
         ),
         Block("text", "Verdicts that a setting the paper leaves open moves (the readings, below):"),
         Block(
@@ -184,7 +202,8 @@ def _easy_and_difficult(study: str, card: pd.DataFrame, out: Path) -> list[Block
             or ("none",),
         ),
         Block(
-            "text", "Choices made after a result was seen (the post hoc register, below), with the claims they touch:"
+            "text",
+            "Choices made after a result was seen (the post hoc register, below), with the claims they touch:",
         ),
         Block("list", items=tuple(f"{choice}: {ids}" for choice, ids in by_choice.items()) or ("none",)),
     ]

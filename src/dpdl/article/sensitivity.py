@@ -16,7 +16,8 @@ from dpdl.readings import READING_KEY, narrowed_cells, study_readings
 def _narrowed(manifest: dict) -> list[Block]:
     """The readings built on some of the config's cells (``reading_cells``), and the cells each leaves out."""
     lines = [
-        f"{key.partition(READING_KEY)[2]} on {len(cells)} cells of the grid: " + ", ".join(f"`{c}`" for c in cells)
+        f"{key.partition(READING_KEY)[2]} on {len(cells)} cells of the grid: "
+        + ", ".join(f"`{c}`" for c in cells)
         if left_out is None
         else f"{key.partition(READING_KEY)[2]} on {len(cells)} of the config's {len(cells) + len(left_out)} cells, "
         "leaving out " + ", ".join(f"`{c}`" for c in left_out)
@@ -54,7 +55,8 @@ def sensitivity(study: str, out: Path, manifest: dict) -> list[Block]:
         Block("table", table=described),
         *_narrowed(manifest),
         Block(
-            "text", "Claims whose verdict differs from the default's under a built reading (published/readings.csv):"
+            "text",
+            "Claims whose verdict differs from the default's under a built reading (published/readings.csv):",
         ),
         Block("table", table=readings_table(study, out)),
     ]
@@ -79,7 +81,8 @@ def post_hoc_register(study: str) -> list[Block]:
     return [
         Block("heading", "Post hoc register", level=2),
         Block(
-            "text", "Choices made after a relevant result was known (src/dpdl/post_hoc.yaml), for this study's claims:"
+            "text",
+            "Choices made after a relevant result was known (src/dpdl/post_hoc.yaml), for this study's claims:",
         ),
         Block("table", table=table),
     ]

@@ -34,7 +34,9 @@ def study_folder(study: str, out: Path = PUBLISHED) -> Path:
 def snapshot_folder(out: Path) -> Path:
     """``out``, checked: a snapshot folder that exists."""
     if not out.is_dir():
-        raise DpdlError(f"{out}: no such snapshot folder; publish one with `dpdl publish` or pass --published")
+        raise DpdlError(
+            f"{out}: no such snapshot folder; publish one with `dpdl publish` or pass --published"
+        )
     return out
 
 

@@ -47,7 +47,11 @@ def article_files(study: str, out: Path = PUBLISHED) -> dict[str, str]:
     """The article's files of ``study`` (name inside ``out/<study>`` -> text), generated from ``out``."""
     folder = study_folder(study, out)
     blocks = article_blocks(study, out)
-    texts = (markdown(blocks), html_page(blocks, folder), metadata(study, blocks, read_json(folder / MANIFEST)))
+    texts = (
+        markdown(blocks),
+        html_page(blocks, folder),
+        metadata(study, blocks, read_json(folder / MANIFEST)),
+    )
     return dict(zip(ARTICLE_FILES, texts, strict=True))
 
 
@@ -80,5 +84,7 @@ def article_problems(out: Path = PUBLISHED) -> list[str]:
         for name, text in files.items():
             path = out / study / name
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
-                problems.append(f"{path}: missing or not what regenerating gives; rewrite it with `dpdl article --all`")
+                problems.append(
+                    f"{path}: missing or not what regenerating gives; rewrite it with `dpdl article --all`"
+                )
     return problems

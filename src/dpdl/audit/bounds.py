@@ -42,9 +42,13 @@ def clopper_pearson(successes: int, trials: int, confidence: float) -> tuple[flo
     Beta(k, n - k + 1), the upper the ``confidence`` quantile of Beta(k + 1, n - k).
     """
     if trials < 1 or not 0 <= successes <= trials:
-        raise ValueError(f"clopper_pearson needs 0 <= successes <= trials and trials >= 1, got {successes}/{trials}")
+        raise ValueError(
+            f"clopper_pearson needs 0 <= successes <= trials and trials >= 1, got {successes}/{trials}"
+        )
     low = 0.0 if successes == 0 else float(stats.beta.ppf(1 - confidence, successes, trials - successes + 1))
-    high = 1.0 if successes == trials else float(stats.beta.ppf(confidence, successes + 1, trials - successes))
+    high = (
+        1.0 if successes == trials else float(stats.beta.ppf(confidence, successes + 1, trials - successes))
+    )
     return low, high
 
 
@@ -60,7 +64,9 @@ def epsilon_from_rates(tpr: float, fpr: float, delta: float) -> float:
     return max(candidates)
 
 
-def epsilon_bound_from_counts(true_pos: int, false_pos: int, runs: int, delta: float, confidence: float) -> float:
+def epsilon_bound_from_counts(
+    true_pos: int, false_pos: int, runs: int, delta: float, confidence: float
+) -> float:
     """eps_LB from counts on ``runs`` runs per side: TPR's lower and FPR's upper Clopper-Pearson bounds.
 
     The two bounds each hold with probability 1 - (1 - confidence) / 2, so both hold together with
@@ -72,7 +78,9 @@ def epsilon_bound_from_counts(true_pos: int, false_pos: int, runs: int, delta: f
     return epsilon_from_rates(tpr_low, fpr_high, delta)
 
 
-def _counts_at(canary: np.ndarray, neighbour: np.ndarray, thresholds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _counts_at(
+    canary: np.ndarray, neighbour: np.ndarray, thresholds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """True and false positives (score >= threshold) for every threshold, by sorting once."""
     canary_sorted = np.sort(canary)
     neighbour_sorted = np.sort(neighbour)
@@ -91,7 +99,9 @@ def _best_threshold(canary: np.ndarray, neighbour: np.ndarray, delta: float, con
         fpr_high = np.where(false_pos < n, stats.beta.ppf(each, false_pos + 1, n - false_pos), 1.0)
         forward = np.log((tpr_low - delta) / fpr_high)  # TPR <= e^eps FPR + delta
         backward = np.log((1 - fpr_high - delta) / (1 - tpr_low))  # TNR <= e^eps FNR + delta
-    bounds = np.fmax(np.nan_to_num(forward, nan=0.0, posinf=0.0), np.nan_to_num(backward, nan=0.0, posinf=0.0))
+    bounds = np.fmax(
+        np.nan_to_num(forward, nan=0.0, posinf=0.0), np.nan_to_num(backward, nan=0.0, posinf=0.0)
+    )
     return float(thresholds[int(np.argmax(bounds))])
 
 

@@ -114,7 +114,9 @@ def data_premise_table(
     rows = []
     for data in module.DATA_PREMISES:
         if data.premise not in premises:
-            raise ArtifactError(f"{study}: data premise {data.premise!r} is not one of PREMISES {sorted(premises)}")
+            raise ArtifactError(
+                f"{study}: data premise {data.premise!r} is not one of PREMISES {sorted(premises)}"
+            )
         premise = premises[data.premise]
         for dataset in data.datasets:
             row = {
@@ -134,7 +136,9 @@ def data_premise_table(
                 row |= {"records": 0, "above": 0, "share_above": math.nan, "largest": math.nan,
                         "bound": data.bound, "holds": "", "note": skipped[dataset]}  # fmt: skip
             else:
-                raise ArtifactError(f"{study}/{dataset}: neither prepared nor skipped; pass its arrays or its reason")
+                raise ArtifactError(
+                    f"{study}/{dataset}: neither prepared nor skipped; pass its arrays or its reason"
+                )
             rows.append(row)
     return pd.DataFrame(rows, columns=DATA_PREMISE_COLUMNS)
 
@@ -148,5 +152,7 @@ def read_data_premises(path: str | Path) -> pd.DataFrame:
         raise ArtifactError(f"{path}: cannot read the data premise table ({err})") from err
     note_read(path)
     if list(frame.columns) != DATA_PREMISE_COLUMNS:
-        raise ArtifactError(f"{path}: not a data premise table (columns differ); rebuild it with `snakemake audit`")
+        raise ArtifactError(
+            f"{path}: not a data premise table (columns differ); rebuild it with `snakemake audit`"
+        )
     return frame

@@ -178,7 +178,9 @@ def cells_within(ledger: pd.DataFrame) -> set[str]:
 def left_premises(ledger: pd.DataFrame, cell: str) -> list[str]:
     """What the cell leaves, in words: each premise declared outside, with its measure and bound."""
     rows = ledger[(ledger["cell"] == cell) & (ledger["declared"] == OUTSIDE)]
-    return [f"{r.assumption}, {r.where} (measured {r.measured:.3g} > {r.bound:.3g})" for r in rows.itertuples()]
+    return [
+        f"{r.assumption}, {r.where} (measured {r.measured:.3g} > {r.bound:.3g})" for r in rows.itertuples()
+    ]
 
 
 def project_premises(ledger: pd.DataFrame, cell: str) -> list[str]:

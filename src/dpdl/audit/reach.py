@@ -140,6 +140,11 @@ def study_reach(module) -> pd.DataFrame:
         if loss is None:
             loss = CanaryLoss(math.nan, "no exact form derived: the run-count ceiling alone")
         rows.append(
-            {"cell": cell.name, "canary_loss": float(loss.epsilon), "loss_how": loss.how, "loss_divisor": loss.divisor}
+            {
+                "cell": cell.name,
+                "canary_loss": float(loss.epsilon),
+                "loss_how": loss.how,
+                "loss_divisor": loss.divisor,
+            }
         )
     return pd.DataFrame(rows, columns=REACH_COLUMNS)

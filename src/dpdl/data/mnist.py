@@ -49,18 +49,24 @@ def read_idx(path: Path) -> np.ndarray:
     raw = Path(path).read_bytes()
     magic = int.from_bytes(raw[:4], "big") if len(raw) >= 4 else None
     if magic not in IDX_MAGIC:
-        raise DataFormatError(f"{path}: not an unsigned-byte idx file (magic {magic!r}, expected 0x801 or 0x803)")
+        raise DataFormatError(
+            f"{path}: not an unsigned-byte idx file (magic {magic!r}, expected 0x801 or 0x803)"
+        )
     ndim = IDX_MAGIC[magic]
     if len(raw) < 4 + 4 * ndim:
         raise DataFormatError(f"{path}: truncated idx header ({len(raw)} bytes)")
     shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
     offset = 4 + 4 * ndim
     if len(raw) != offset + int(np.prod(shape)):
-        raise DataFormatError(f"{path}: header says shape {shape} but the file has {len(raw) - offset} data bytes")
+        raise DataFormatError(
+            f"{path}: header says shape {shape} but the file has {len(raw) - offset} data bytes"
+        )
     return np.frombuffer(raw, dtype=np.uint8, offset=offset).reshape(shape)
 
 
-def prepare(train_images: Path, train_labels: Path, test_images: Path, test_labels: Path) -> dict[str, np.ndarray]:
+def prepare(
+    train_images: Path, train_labels: Path, test_images: Path, test_labels: Path
+) -> dict[str, np.ndarray]:
     """Flattened 784-pixel uint8 images in file order (x / 255 gives the paper's features) and labels."""
     arrays = {
         "X_train": read_idx(train_images),

@@ -109,7 +109,9 @@ def verified_card(card_path: Path, npz: Path) -> dict:
     """
     card = read_json(card_path)
     if not isinstance(card, dict) or "npz_sha256" not in card:
-        raise ArtifactError(f"{card_path}: not a prepared dataset's card (no npz_sha256); rebuild it with snakemake")
+        raise ArtifactError(
+            f"{card_path}: not a prepared dataset's card (no npz_sha256); rebuild it with snakemake"
+        )
     if problems := card_problems(card, Path(card_path)):
         raise ArtifactError(problems[0])
     check_arrays(Path(npz), card, Path(card_path))
@@ -129,14 +131,19 @@ def card_problems(
     The caller looks ``record`` up in the registry (this layer is below the studies).
     """
     card_path, name = Path(card_path), card.get("name")
-    fix = f"delete {card_path} and {card_path.with_suffix('.npz')} and rebuild them: snakemake --cores 1 " + str(
-        card_path.with_suffix(".npz")
+    fix = (
+        f"delete {card_path} and {card_path.with_suffix('.npz')} and rebuild them: snakemake --cores 1 "
+        + str(card_path.with_suffix(".npz"))
     )
     if "study" in card and "dataset" in card and name != f"{card['study']}/{card['dataset']}":
-        return [f"{card_path}: name {name!r} is not its study/dataset {card['study']}/{card['dataset']}; {fix}"]
+        return [
+            f"{card_path}: name {name!r} is not its study/dataset {card['study']}/{card['dataset']}; {fix}"
+        ]
     at = f"{card_path.parent.name}/{card_path.stem}"
     if name is not None and card_path.parent.parent.name == "processed" and name != at:
-        return [f"{card_path}: names dataset {name!r}, but this path holds {at}'s card (copied or moved); {fix}"]
+        return [
+            f"{card_path}: names dataset {name!r}, but this path holds {at}'s card (copied or moved); {fix}"
+        ]
     if record is None or config is None or name != record.name or not isinstance(card.get("options"), dict):
         return []
     expected, found = _plain(options(record, config)), _plain(card["options"])
@@ -180,7 +187,9 @@ def prepare(
 
 
 def build_dvp_pvp_adult(paths: list[Path], opts: dict) -> Built:
-    arrays = adult.prepare_dvp_pvp(adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"])
+    arrays = adult.prepare_dvp_pvp(
+        adult.read_adult(paths[0]), adult.read_adult(paths[1]), row_norm=opts["row_norm"]
+    )
     rng = np.random.default_rng(opts["partition_seed"])
     shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
     notes = [
@@ -270,7 +279,11 @@ def build_dp_iadmm_mnist(paths: list[Path], opts: dict) -> Built:
         "pixels stored as uint8; features are X / pixel_divisor",
         "agents: contiguous equal split in file order",
     ]
-    return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards]), notes
+    return (
+        arrays,
+        stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], [len(s) for s in shards]),
+        notes,
+    )
 
 
 def build_dzoa_lasso(paths: list[Path], opts: dict) -> Built:
@@ -320,7 +333,10 @@ def femnist_files(opts: dict) -> list[RemoteFile]:
 
 def settle_femnist(opts: dict) -> dict:
     """FEMNIST's shards as the job takes them: ``"all"`` listed, a list sorted."""
-    return {**opts, "shards": list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"])}
+    return {
+        **opts,
+        "shards": list(range(femnist.N_SHARDS)) if opts["shards"] == "all" else sorted(opts["shards"]),
+    }
 
 
 def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
@@ -337,7 +353,9 @@ def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[di
                 found[split][shard] = fetch(remote, cache, mirror)
     for split in ("train", "test"):
         if not found[split]:
-            raise DataUnavailableError(f"FEMNIST: none of the selected {split} shards can be obtained: {missing}")
+            raise DataUnavailableError(
+                f"FEMNIST: none of the selected {split} shards can be obtained: {missing}"
+            )
     arrays = femnist.prepare(found["train"], found["test"])
     sizes = np.diff(arrays["offsets_train"])
     found_stats = stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], sizes)
@@ -350,7 +368,9 @@ def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[di
         for split in ("train", "test")
         for k in sorted(found[split])
     ]
-    notes = ["one LEAF writer is one agent; pixels inverted (1 - x) and stored as uint8; features are X / 255"]
+    notes = [
+        "one LEAF writer is one agent; pixels inverted (1 - x) and stored as uint8; features are X / 255"
+    ]
     if missing:
         notes.append(
             f"{len(missing)} selected shard files were unavailable and are left out: "
@@ -382,7 +402,12 @@ def raw_record(remote: RemoteFile, path: Path | None = None) -> dict:
         return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
     if path is None:
         raise ValueError(f"{remote.path} is checked by its content: its record needs the copy used")
-    return {"path": remote.path, "algorithm": "sha256", "digest": file_digest(path, "sha256"), "pinned": False}
+    return {
+        "path": remote.path,
+        "algorithm": "sha256",
+        "digest": file_digest(path, "sha256"),
+        "pinned": False,
+    }
 
 
 def card(name: str, opts: dict, stats: dict, inputs: list[dict], notes: list[str], arrays: dict) -> dict:

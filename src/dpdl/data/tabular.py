@@ -49,7 +49,9 @@ TEST_FRACTION = 0.2
 SPLIT_SEED = 0  # the fixed seed of that split (and of Credit Card's sample of normal transactions)
 
 
-def stratified_split(y: np.ndarray, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def stratified_split(
+    y: np.ndarray, test_fraction: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Row indices ``(train, test)``, each in file order: per class (in sorted order), a seeded choice of
     ``round(test_fraction * n_class)`` of its rows is the test set."""
     y = np.asarray(y)
@@ -76,10 +78,18 @@ def split_unit_rows(
     train_frame, test_frame = frame.iloc[train].fillna(medians), frame.iloc[test].fillna(medians)
     encoded = encode_unit_rows(train_frame, test_frame, numeric, categorical)
     labels = np.asarray(y, dtype=np.int8)
-    return {**encoded, "y_train": labels[train], "y_test": labels[test], "train_rows": train, "test_rows": test}
+    return {
+        **encoded,
+        "y_train": labels[train],
+        "y_test": labels[test],
+        "train_rows": train,
+        "test_rows": test,
+    }
 
 
-def check_columns_and_labels(path: Path, frame: pd.DataFrame, columns: tuple, label: str, labels: tuple) -> None:
+def check_columns_and_labels(
+    path: Path, frame: pd.DataFrame, columns: tuple, label: str, labels: tuple
+) -> None:
     """Raise :class:`DataFormatError` unless ``frame`` (read from ``path``) has exactly ``columns`` and every
     ``label`` value is one of ``labels``; the message names the file and the first offending row."""
     if tuple(frame.columns) != tuple(columns):

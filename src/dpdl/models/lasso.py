@@ -45,7 +45,9 @@ class LassoSolution:
     sweeps: int
 
 
-def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0) -> np.ndarray:
+def objective(
+    beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0
+) -> np.ndarray:
     """Return ``scale ||X beta - y||^2 + eta ||beta||_1`` for each problem of the batch.
 
     Parameters
@@ -67,7 +69,9 @@ def objective(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: floa
     return scale * np.einsum("...n,...n->...", residual, residual) + l1_weight * np.abs(beta).sum(axis=-1)
 
 
-def duality_gap(beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0) -> np.ndarray:
+def duality_gap(
+    beta: np.ndarray, X: np.ndarray, y: np.ndarray, *, l1_weight: float, scale: float = 1.0
+) -> np.ndarray:
     """Return the duality gap of ``beta`` for each problem, in the objective's scale.
 
     Parameters
@@ -157,11 +161,15 @@ def solve(
     while sweeps < max_sweeps:
         for j in range(n_features):
             partial = (
-                target[..., j] - np.einsum("...p,...p->...", gram[..., j, :], beta) + diagonal[..., j] * beta[..., j]
+                target[..., j]
+                - np.einsum("...p,...p->...", gram[..., j, :], beta)
+                + diagonal[..., j] * beta[..., j]
             )
             beta[..., j] = np.sign(partial) * np.maximum(np.abs(partial) - lam, 0.0) / diagonal[..., j]
         sweeps += 1
-        if sweeps % GAP_CHECK_EVERY == 0 and np.all(duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale) < tol):
+        if sweeps % GAP_CHECK_EVERY == 0 and np.all(
+            duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale) < tol
+        ):
             break
     beta = _polish(beta, gram, target, lam, X, y, l1_weight=l1_weight, scale=scale)
     gap = duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale)
@@ -184,7 +192,9 @@ def _polish(beta, gram, target, lam, X, y, *, l1_weight, scale) -> np.ndarray:
         if support.size == 0:
             continue
         signs = np.sign(flat_beta[b, support])
-        solution = np.linalg.solve(flat_gram[b][np.ix_(support, support)], flat_target[b, support] - lam * signs)
+        solution = np.linalg.solve(
+            flat_gram[b][np.ix_(support, support)], flat_target[b, support] - lam * signs
+        )
         if np.all(np.sign(solution) == signs):
             flat_beta[b, support] = solution
     before = duality_gap(beta, X, y, l1_weight=l1_weight, scale=scale)

@@ -87,7 +87,9 @@ class PrivacyEvent:
 
     def __post_init__(self) -> None:
         _checks.choice("mechanism", self.mechanism, MECHANISMS)
-        object.__setattr__(self, "noise_multiplier", _checks.nonnegative("noise_multiplier", self.noise_multiplier))
+        object.__setattr__(
+            self, "noise_multiplier", _checks.nonnegative("noise_multiplier", self.noise_multiplier)
+        )
         object.__setattr__(self, "count", _checks.count("count", self.count))
 
 

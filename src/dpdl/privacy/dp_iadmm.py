@@ -134,7 +134,9 @@ def objp_laplace_scale(sensitivity: float, epsilon: float) -> float:
     return sensitivity / epsilon  # (11a)
 
 
-def iadmm_penalty(t: int, epsilon: float, *, c1: float, c2: float, t_c: int, rho_max: float = PENALTY_MAX) -> float:
+def iadmm_penalty(
+    t: int, epsilon: float, *, c1: float, c2: float, t_c: int, rho_max: float = PENALTY_MAX
+) -> float:
     """Return the ADMM penalty rho^t of every DP-IADMM algorithm at iteration t.
 
     Parameters
@@ -229,7 +231,9 @@ def outp_inverse_proximity(
     return (c3 + growth) / a  # iadmm.md 2.5: 1/eta-hat = c3 + 4 c1 sqrt(JK t ln(1.25/d)) / (I_p eps c_w)
 
 
-def outp_sensitivity(rho: float, inverse_proximity: float, *, n_samples: int, c1: float | None = None) -> float:
+def outp_sensitivity(
+    rho: float, inverse_proximity: float, *, n_samples: int, c1: float | None = None
+) -> float:
     """Return the l2 sensitivity of OutP's local output z-bar_p at one iteration.
 
     Parameters

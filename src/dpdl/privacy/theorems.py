@@ -94,4 +94,6 @@ def advanced_composition(epsilon: float, count: int, delta_prime: float) -> floa
     if math.isinf(epsilon):
         return math.inf
     # Dwork & Roth Thm 3.20: sqrt(2k ln(1/delta')) eps + k eps (e^eps - 1)
-    return math.sqrt(2.0 * count * math.log(1.0 / delta_prime)) * epsilon + count * epsilon * math.expm1(epsilon)
+    return math.sqrt(2.0 * count * math.log(1.0 / delta_prime)) * epsilon + count * epsilon * math.expm1(
+        epsilon
+    )

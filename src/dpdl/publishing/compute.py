@@ -64,7 +64,9 @@ def run_compute(
             entry = gpus.setdefault(gpu, {"runs": 0, "wall_seconds": 0.0})
             entry["runs"] += 1
             entry["wall_seconds"] += wall
-    return total, {gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()}
+    return total, {
+        gpu: {**entry, "wall_seconds": round(entry["wall_seconds"], 1)} for gpu, entry in gpus.items()
+    }
 
 
 def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
@@ -109,7 +111,9 @@ def charged(provenances: Iterable[dict]) -> dict:
     return entry
 
 
-def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
+def aggregate_compute(
+    study: str, configfile: str, provenances: Mapping[str, dict] | None = None
+) -> dict[str, dict]:
     """The runs behind each aggregate table of ``study`` in the build here and their compute, by the
     table's name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``.
     Which runs a table was made from is what Snakemake recorded for its job (``--detailed-summary``:
@@ -120,20 +124,32 @@ def aggregate_compute(study: str, configfile: str, provenances: Mapping[str, dic
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise DpdlError(f"{study}: Snakemake could not list the build's inputs ({last}); publish from the build folder")
+        raise DpdlError(
+            f"{study}: Snakemake could not list the build's inputs ({last}); publish from the build folder"
+        )
     return compute_by_aggregate(study, done.stdout, provenances)
 
 
-def compute_by_aggregate(study: str, summary: str, provenances: Mapping[str, dict] | None = None) -> dict[str, dict]:
+def compute_by_aggregate(
+    study: str, summary: str, provenances: Mapping[str, dict] | None = None
+) -> dict[str, dict]:
     """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then
     one line per output, its fields joined by tabs as they are (unquoted: a shell command may hold
     quotes), the output first and its inputs fifth, joined by commas."""
     lines = summary.splitlines()
-    if not lines or lines[0].split("\t")[:5] != ["output_file", "date", "rule", "log-file(s)", "input-file(s)"]:
+    if not lines or lines[0].split("\t")[:5] != [
+        "output_file",
+        "date",
+        "rule",
+        "log-file(s)",
+        "input-file(s)",
+    ]:
         raise DpdlError(f"{study}: not Snakemake's detailed summary: {lines[:1]}")
     fields = [line.split("\t") for line in lines[1:] if line]
     recorded = {row[0]: row[4] for row in fields}  # "-": no record, "": no inputs
-    inputs = {output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"}
+    inputs = {
+        output: [p for p in listed.split(",") if p] for output, listed in recorded.items() if listed != "-"
+    }
     tables = f"{aggregates_folder(study).as_posix()}/"
     behind = {}  # each aggregate table -> the run files it was made from
     for output in sorted(inputs):
@@ -182,7 +198,9 @@ def run_provenances(study: str, known: Mapping[str, dict] | None = None) -> dict
     return {path.as_posix(): _provenance(path.as_posix(), known or {}) for path in sorted(run_files(study))}
 
 
-def stacked_table_compute(study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]) -> dict:
+def stacked_table_compute(
+    study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]
+) -> dict:
     """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of
     the build (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its
     figures' tables, and their compute (:func:`charged`): the runs the study's grid says the table
@@ -237,7 +255,11 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
     done = {path: provenance["timing"]["iterations"] for path, provenance in provenances.items()}
 
     def missing(table: str) -> list[str]:
-        return [path for path in module.table_runs(paper, table) if done.get(path) != module.run_work(paper, path)[1]]
+        return [
+            path
+            for path in module.table_runs(paper, table)
+            if done.get(path) != module.run_work(paper, path)[1]
+        ]
 
     tables = {claim.id: claim.aggregate for claim in module.CLAIMS}
     not_run = list(card.loc[card["verdict"].isin(NOT_RUN), "id"])
@@ -247,12 +269,17 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
     union = dict.fromkeys(path for paths in not_done.values() for path in paths)
     cost = {
         "configfile": PAPER_CONFIG.as_posix(),
-        "ms_per_run_iteration": {group: round(1000 * value, 2) for group, value in sorted(rate["cpu_seconds"].items())},
+        "ms_per_run_iteration": {
+            group: round(1000 * value, 2) for group, value in sorted(rate["cpu_seconds"].items())
+        },
     }
     if rate["gpu_seconds"]:
         gpu_rates = sorted(rate["gpu_seconds"].items())
         cost["gpu_ms_per_run_iteration"] = {group: round(1000 * value, 4) for group, value in gpu_rates}
-    return cost | {"claims": {claim: by_table[tables[claim]] for claim in not_run}, "all": projected(list(union))}
+    return cost | {
+        "claims": {claim: by_table[tables[claim]] for claim in not_run},
+        "all": projected(list(union)),
+    }
 
 
 def table_difference(built: Path, published: Path) -> dict[str, float] | None:

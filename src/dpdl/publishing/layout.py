@@ -42,7 +42,9 @@ def published_name(path: str | Path, study: str) -> str:
     for prefix, folder in prefixes.items():
         if path.parent == prefix:
             return f"{folder}/{path.name}"
-    raise ArtifactError(f"{path}: not an output dpdl publishes for {study} (figures, tables, aggregates, claims)")
+    raise ArtifactError(
+        f"{path}: not an output dpdl publishes for {study} (figures, tables, aggregates, claims)"
+    )
 
 
 def study_outputs(study: str, config: dict, buildable: Iterable[str]) -> dict[str, Path]:
@@ -105,7 +107,9 @@ def manifest_problems(study: str, manifest: object) -> list[str]:
     if manifest["study"] != study:
         errors.append(f"study: {manifest['study']!r}, but the manifest is in {study}'s folder")
     errors += [
-        f"readings: {name!r} is not one of {study}'s readings" for name in manifest["readings"] if name not in declared
+        f"readings: {name!r} is not one of {study}'s readings"
+        for name in manifest["readings"]
+        if name not in declared
     ]
     return errors
 

@@ -20,9 +20,18 @@ from dpdl.publishing.layout import AUDIT_TABLE, DATA_PREMISES, LEDGER, MANIFEST,
 from dpdl.publishing.staging import disk_error, fault_point, study_transaction
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, judged_readings, reading_mechanisms, study_readings
 from dpdl.studies import ALL
-from dpdl.summary import counted, headline, merge_scorecards, privacy_headline, scorecard_markdown, verdict_counts
+from dpdl.summary import (
+    counted,
+    headline,
+    merge_scorecards,
+    privacy_headline,
+    scorecard_markdown,
+    verdict_counts,
+)
 
-README_BEGIN = "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
+README_BEGIN = (
+    "<!-- results: begin (written by `dpdl publish --readme README.md` from published; do not edit) -->"
+)
 README_END = "<!-- results: end -->"
 PREMISE_SHOWN = ["id", "verdict", "paper_value", "our_value", "detail"]
 PRIVACY_SHOWN = ["id", "verdict", "paper_value", "our_value", "deciding_cell", "detail", "post_hoc"]
@@ -43,10 +52,14 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         if engine != CURRENT_ENGINE
     }
     engines = {
-        (study, name): engine for study, m in manifests.items() for name, engine in m.get("reading_engines", {}).items()
+        (study, name): engine
+        for study, m in manifests.items()
+        for name, engine in m.get("reading_engines", {}).items()
     }
     audits = {
-        study: read_audit(out / study / AUDIT_TABLE) for study in manifests if (out / study / AUDIT_TABLE).is_file()
+        study: read_audit(out / study / AUDIT_TABLE)
+        for study in manifests
+        if (out / study / AUDIT_TABLE).is_file()
     }
     privacy = [
         reading_privacy_rows(study, audit, reading_mechanisms(study, manifests[study]["config"]))
@@ -87,7 +100,9 @@ def write_merged(out: Path = PUBLISHED) -> None:
     except OSError as err:
         if isinstance(err, DpdlError):
             raise
-        raise disk_error(out, err, "each merged file is whole, the old or the new; run the command again") from None
+        raise disk_error(
+            out, err, "each merged file is whole, the old or the new; run the command again"
+        ) from None
 
 
 def ledger_text(study: str) -> str:
@@ -118,7 +133,9 @@ def splice_readme(readme: Path, results: str) -> None:
     before, begin, rest = text.partition(README_BEGIN + "\n")
     _, end, after = rest.partition(README_END)
     if not (begin and end):
-        raise DpdlError(f"{readme}: no results block; add the lines {README_BEGIN!r} and {README_END!r} where it goes")
+        raise DpdlError(
+            f"{readme}: no results block; add the lines {README_BEGIN!r} and {README_END!r} where it goes"
+        )
     try:
         write_text(readme, before + begin + results + end + after)
     except OSError as err:
@@ -140,7 +157,11 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
                 "config": m["configfile"],
                 "code": m["code"]["commit"][:10] + (" (modified)" if m["code"]["modified_files"] else ""),
                 "readings built": f"{len(m['readings'])} of {len(study_readings(study))}"
-                + (f" ({len(narrowed)} on some cells)" if (narrowed := m["config"].get("reading_cells")) else ""),
+                + (
+                    f" ({len(narrowed)} on some cells)"
+                    if (narrowed := m["config"].get("reading_cells"))
+                    else ""
+                ),
                 "runs' wall time (h)": f"{m['run_compute_seconds'] / 3600:.2f}",
                 "machine": f"{m['machine']['processor']}, {m['machine']['cores']} cores"
                 + "".join(f"; {g['runs']} runs on an {gpu}" for gpu, g in m.get("run_gpus", {}).items()),
@@ -199,7 +220,9 @@ def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
     the retired engine, the default as that engine judged it is a column of its own."""
     table = table[table["id"].isin(ids)]
     other = table[table["reading"] != DEFAULT]
-    differs = set(other.loc[(other["unchanged"] != "yes") & (other["verdict"] != other["default_verdict"]), "id"])
+    differs = set(
+        other.loc[(other["unchanged"] != "yes") & (other["verdict"] != other["default_verdict"]), "id"]
+    )
     if not differs:
         return "none\n"
     parts = []

@@ -44,7 +44,9 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
     if configfile in {line[3:] for line in manifest["code"]["modified_files"]}:
         return []
     if not _in_git_checkout():  # an installed dpdl checking a snapshot elsewhere: nothing to compare with
-        log.warning("%s: not in a git checkout of dpdl, so %s at %s is not compared", study, configfile, commit[:12])
+        log.warning(
+            "%s: not in a git checkout of dpdl, so %s at %s is not compared", study, configfile, commit[:12]
+        )
         return []
     try:
         text = _git("show", "--end-of-options", f"{commit}:{configfile}")
@@ -127,7 +129,9 @@ def settings_problems(
     if reading:
         given = f"reading {reading}'s config (the config with its switches set)"
     lines = []
-    for (field, key), (first, count, ran, value) in sorted(found.items(), key=lambda item: item[0][0] != "(grid)"):
+    for (field, key), (first, count, ran, value) in sorted(
+        found.items(), key=lambda item: item[0][0] != "(grid)"
+    ):
         if field == "(grid)":
             lines.append(
                 f"{study}: {first} in {built} is not a run of {given} ({count} run(s) are not: another config's "
@@ -165,7 +169,11 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         if path.name in ALL and path.is_dir() and not (path / MANIFEST).is_file()
     ]
     if not manifests:
-        return [*problems, f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`", *left]
+        return [
+            *problems,
+            f"{out}: no published study (no <study>/{MANIFEST}); write one with `dpdl publish`",
+            *left,
+        ]
     for study, manifest in manifests.items():
         folder = out / study
         present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {
@@ -183,8 +191,12 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
             if not path.is_file():
                 problems.append(f"{path}: listed in the manifest but missing")
             elif sha256_file(path) != digest:
-                problems.append(f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`")
-        problems += published_breaks({name: folder / name for name in manifest["files"]}, manifest.get("chain", {}))
+                problems.append(
+                    f"{path}: sha256 differs from the manifest; publish again with `dpdl publish`"
+                )
+        problems += published_breaks(
+            {name: folder / name for name in manifest["files"]}, manifest.get("chain", {})
+        )
         problems += committed_config_problems(study, manifest, out)
     if len(manifests) < sum((out / study / MANIFEST).is_file() for study in ALL):
         return problems + left  # the merged files come from every manifest: not compared while one is refused
@@ -192,7 +204,9 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
     for name, text in merged.items():
         path = out / name
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            problems.append(f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`")
+            problems.append(
+                f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`"
+            )
     for path in entries:
         if path.is_symlink():
             problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")

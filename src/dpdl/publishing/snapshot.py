@@ -73,18 +73,28 @@ from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misj
 def code_version() -> dict:
     """The git commit of the build's checkout and whether tracked files differed from it."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout
         changed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, check=True
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as err:
-        raise DpdlError(f"cannot read the code version ({err}); publish from a git checkout of dpdl") from None
+        raise DpdlError(
+            f"cannot read the code version ({err}); publish from a git checkout of dpdl"
+        ) from None
     return {"commit": commit.strip(), "modified_files": changed.splitlines()}
 
 
 def machine() -> dict:
     """What a reader needs to compare speeds: processor, cores, memory, system, Python."""
-    cpu = next((line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")), "")
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in _lines("/proc/cpuinfo") if line.startswith("model name")),
+        "",
+    )
     memory = next((line.split()[1] for line in _lines("/proc/meminfo") if line.startswith("MemTotal")), "0")
     return {
         "processor": cpu or platform.processor(),
@@ -116,7 +126,9 @@ def _rewrite_merged(out: Path, readme: Path | None) -> None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
 
 
-def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+def publish(
+    studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
+) -> None:
     """Publish each of ``studies`` from the finished build here, rewrite the merged files and the README block."""
     from dpdl.config import load_config
     from dpdl.targets import plan
@@ -124,12 +136,16 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     recover(out, *([readme] if readme is not None else []))
     config = load_config(configfile)
     buildable = plan(config).buildable
-    builds = {study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies}
+    builds = {
+        study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies
+    }
     provenances, in_readings = {}, {}  # each run file read once: for this check and for the compute record
     # the runs were made with the config published, before writing
     for study, (built, narrowed) in builds.items():
         provenances[study] = run_provenances(study)
-        different = settings_problems(study, config, provenances[study], study_module(study).runs(config, buildable))
+        different = settings_problems(
+            study, config, provenances[study], study_module(study).runs(config, buildable)
+        )
         in_readings[study] = {}
         # each reading's runs, with the reading's config
         for name in (name for name in built if name != DEFAULT):
@@ -145,7 +161,9 @@ def publish(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, rea
     # every built verdict is what its tables give, before anything is written
     refuse_misjudged(builds, config)
     for study in builds:
-        publish_study(study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study])
+        publish_study(
+            study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study]
+        )
     _rewrite_merged(out, readme)
 
 
@@ -252,13 +270,17 @@ def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
                 fault_point("copying")
         for name, text in snapshot.texts.items():
             write_text(staged / name, text)
-        manifest["files"] = {name: sha256_file(staged / name) for name in sorted([*snapshot.outputs, *snapshot.texts])}
+        manifest["files"] = {
+            name: sha256_file(staged / name) for name in sorted([*snapshot.outputs, *snapshot.texts])
+        }
         fault_point("manifest")
         write_json(staged / MANIFEST, manifest)  # last: a folder with its manifest is whole
     return manifest
 
 
-def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None) -> None:
+def publish_audits(
+    studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
+) -> None:
     """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured
     on its data (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving
     the rest; every study's audit must be there before any is copied.
@@ -279,7 +301,9 @@ def publish_audits(studies: Iterable[str], configfile: Path, out: Path = PUBLISH
     for study, sources in sources_of.items():  # every study's audit is there before any is copied
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
-            raise DpdlError(f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first")
+            raise DpdlError(
+                f"{study}: {missing[0]} not built; run `snakemake audit --configfile {configfile}` first"
+            )
     for study, sources in sources_of.items():
         manifest = read_json(out / study / MANIFEST)
         # the study's next snapshot, swapped in whole
@@ -391,7 +415,9 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
             "runs": len(provenances),
             "tables": len(tables),
             "tables_same_bytes": sum(not difference for difference in found.values()),
-            "largest_relative_difference": {column: float(f"{value:.2g}") for column, value in sorted(largest.items())},
+            "largest_relative_difference": {
+                column: float(f"{value:.2g}") for column, value in sorted(largest.items())
+            },
             "tolerance": SAME_NUMBERS_RTOL,
         }
         try:
@@ -456,7 +482,9 @@ def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
         for i, v in zip(after["id"], after["verdict"], strict=True)
         if old.get(i) != v
     ]
-    return f"{len(after)} claims, {len(changes)} verdicts changed" + (": " + "; ".join(changes) if changes else "")
+    return f"{len(after)} claims, {len(changes)} verdicts changed" + (
+        ": " + "; ".join(changes) if changes else ""
+    )
 
 
 def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) -> list[str]:
@@ -474,7 +502,9 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         write_text(target, card_text(card))
         # judged from the tables its build judged it from
         if scorecard_name(name) in manifest.get("chain", {}):
-            manifest["chain"][scorecard_name(name)] = rejudged(manifest["chain"][scorecard_name(name)], folder, target)
+            manifest["chain"][scorecard_name(name)] = rejudged(
+                manifest["chain"][scorecard_name(name)], folder, target
+            )
         lines.append(f"{study}/{name}: {_changed(before, card)}")
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE

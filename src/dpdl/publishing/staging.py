@@ -205,7 +205,9 @@ def recover(out: Path, *beside: Path) -> list[str]:
         elif kind is not None:
             found = LEFTOVER.fullmatch(path.name)
             if _running(int(found["pid"])):
-                lines.append(f"{path}: left alone (process {found['pid']} still runs: another `dpdl publish`?)")
+                lines.append(
+                    f"{path}: left alone (process {found['pid']} still runs: another `dpdl publish`?)"
+                )
             else:
                 studies.setdefault(found["study"], []).append(path)
     for study, found in studies.items():

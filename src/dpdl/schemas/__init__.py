@@ -30,7 +30,9 @@ from referencing.jsonschema import DRAFT202012
 from dpdl.errors import ConfigError
 from dpdl.validation import read_yaml
 
-FOLDER = Path(str(resources.files(__name__)))  # src/dpdl/schemas in a checkout, <site-packages>/dpdl/schemas installed
+FOLDER = Path(
+    str(resources.files(__name__))
+)  # src/dpdl/schemas in a checkout, <site-packages>/dpdl/schemas installed
 CONFIG = FOLDER / "config.schema.yaml"
 
 
@@ -38,7 +40,9 @@ def path(name: str) -> Path:
     """The file of the packaged schema ``name`` (``config.schema.yaml``, ``wddp.schema.yaml``, ``run.schema.json``)."""
     found = FOLDER / name
     if not found.is_file():
-        raise ConfigError(f"schema {name} not found in {FOLDER}; reinstall dpdl (its schemas ship inside the package)")
+        raise ConfigError(
+            f"schema {name} not found in {FOLDER}; reinstall dpdl (its schemas ship inside the package)"
+        )
     return found
 
 
@@ -81,7 +85,9 @@ def registry() -> Registry:
     return Registry(retrieve=_retrieve_local)  # type: ignore[call-arg]
 
 
-def validator(schema: dict, *, strict: bool = True, finite_numbers: bool = False) -> jsonschema.protocols.Validator:
+def validator(
+    schema: dict, *, strict: bool = True, finite_numbers: bool = False
+) -> jsonschema.protocols.Validator:
     """The validator of ``schema``, its references resolved (:func:`registry`). ``strict`` (what a user gives: a
     config, a job's settings): an integer is an int (not 2.0, not True) and, with ``finite_numbers``, a number is
     finite; else jsonschema's own types (what dpdl wrote: cards, runs, manifests)."""

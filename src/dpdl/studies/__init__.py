@@ -114,7 +114,9 @@ class Study(Protocol):
     PREPARED: tuple[PreparedDataset, ...]  # the prepared datasets it reads (dpdl.data.prepared)
     SHARED_SEEDS: bool  # every grid point of a figure runs the same seeds (trials): a trend series must carry
     # its seed ids, so the engine judges it within seeds (dpdl.claims refuses one without them)
-    CARD_TABLES: dict[str, str]  # the paper's tables written from its prepared datasets' cards alone, each name ->
+    CARD_TABLES: dict[
+        str, str
+    ]  # the paper's tables written from its prepared datasets' cards alone, each name ->
     # its title: `dpdl tables <name>` (the function <name> of its tables module, given its cards by
     # dataset) writes results/tables/<study>_<name>.csv and .md, promised while it is enabled
     # (card_tables)
@@ -309,7 +311,9 @@ def prepared_dataset(name: str) -> PreparedDataset:
     study = name.partition("/")[0]
     record = next((r for r in study_module(study).PREPARED if r.name == name), None) if study in ALL else None
     if record is None:
-        raise ConfigError(f"unknown prepared dataset {name!r}; expected one of {', '.join(prepared_datasets())}")
+        raise ConfigError(
+            f"unknown prepared dataset {name!r}; expected one of {', '.join(prepared_datasets())}"
+        )
     return record
 
 

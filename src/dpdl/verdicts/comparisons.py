@@ -46,7 +46,9 @@ def _pair_cell(pair: Pair, p_for, p_against, need_for, need_against, label: str)
         f"{pair.name}: {fmt(low)} vs {fmt(high)}, diff {fmt(diff.mean)} [{fmt(ci[0])}, {fmt(ci[1])}] "
         f"({label} {fmt(pf)})"
     )
-    return Cell(pair.name, diff, pf, p_against(diff), partial(need_for, diff), partial(need_against, diff), line)
+    return Cell(
+        pair.name, diff, pf, p_against(diff), partial(need_for, diff), partial(need_against, diff), line
+    )
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,8 @@ class StatedNumber:
         tol = self.absolute_tolerance
         lo_band, hi_band = self.paper_value - tol, self.paper_value + tol
         test = (
-            f"{confidence:.1%} t-interval of the mean over {len(x)} seeds against {fmt(self.paper_value)} ± {fmt(tol)}"
+            f"{confidence:.1%} t-interval of the mean over {len(x)} seeds"
+            f" against {fmt(self.paper_value)} ± {fmt(tol)}"
         )
         base = dict(effect=mean - self.paper_value, n_seeds=len(x), test=test)
         if len(x) == 0:
@@ -137,7 +140,9 @@ class Ordering:
             kind = "Welch"
         else:
             kind = "paired/Welch"
-        return decide(judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"one-sided {kind} t per cell")
+        return decide(
+            judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"one-sided {kind} t per cell"
+        )
 
 
 @dataclass(frozen=True)
@@ -167,4 +172,6 @@ class Equivalence:
             )
             for c in cells
         ]
-        return decide(judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"TOST at margin ±{fmt(margin)}")
+        return decide(
+            judged, self.required_fraction, self.alpha, _cell_seeds(cells), f"TOST at margin ±{fmt(margin)}"
+        )

@@ -22,7 +22,9 @@ class AnyOf:
 
     def __post_init__(self) -> None:
         if len(self.parts) < 2 or any(isinstance(p, AnyOf | Exact) for p in self.parts):
-            raise ValueError("a disjunction needs at least two parts, none of them exact or itself a disjunction")
+            raise ValueError(
+                "a disjunction needs at least two parts, none of them exact or itself a disjunction"
+            )
 
     def describe(self) -> str:
         return " OR ".join(f"({part.describe()})" for part in self._split())

@@ -45,7 +45,9 @@ def _shared_seeds(series: Series) -> np.ndarray | None:
     return matrix if len(matrix) >= 2 else None
 
 
-def _trend_cell(name: str, change: Difference, margin: float, p_rank: tuple, rank_need: tuple, line: str) -> Cell:
+def _trend_cell(
+    name: str, change: Difference, margin: float, p_rank: tuple, rank_need: tuple, line: str
+) -> Cell:
     """One series of a trend claim from its rank test and its end-to-end ``change``.
 
     The rank test gives p-values rising and falling, and the seeds at which each reaches a level;
@@ -109,7 +111,9 @@ class Trend:
         if self.margin is not None:
             return self.margin
         if self.relative_margin is not None:
-            return self.relative_margin * abs(float(np.mean(finite(start)))) if len(finite(start)) else math.nan
+            return (
+                self.relative_margin * abs(float(np.mean(finite(start)))) if len(finite(start)) else math.nan
+            )
         return 0.0
 
     def _series(self, series: Series) -> Cell:
@@ -130,7 +134,9 @@ class Trend:
             ranks = np.array([stats.rankdata(row) for row in z])
             mean_l = float((ranks * np.arange(1, points + 1)).sum(axis=1).mean())
             p_rise = float(stats.page_trend_test(z, method="asymptotic" if n > 12 else "auto").pvalue)
-            p_fall = float(stats.page_trend_test(z[:, ::-1], method="asymptotic" if n > 12 else "auto").pvalue)
+            p_fall = float(
+                stats.page_trend_test(z[:, ::-1], method="asymptotic" if n > 12 else "auto").pvalue
+            )
             mean_l_fall = points * (points + 1) ** 2 / 2 - mean_l  # L of the reversed order, per seed
         else:
             mean_l = mean_l_fall = p_rise = p_fall = math.nan
@@ -148,7 +154,12 @@ class Trend:
             return 0 if math.isnan(l_value) else seeds_for_page(l_value, points, level)
 
         return _trend_cell(
-            name, change, margin, (p_rise, p_fall), (partial(page_need, mean_l), partial(page_need, mean_l_fall)), line
+            name,
+            change,
+            margin,
+            (p_rise, p_fall),
+            (partial(page_need, mean_l), partial(page_need, mean_l_fall)),
+            line,
         )
 
     def _pooled(self, series: Series, sign: float, margin: float, first, last) -> Cell:
@@ -175,7 +186,12 @@ class Trend:
             return seeds_for_kendall(abs(tau), len(kept), level) if p < 0.5 else None
 
         return _trend_cell(
-            series.name, change, margin, (p_rise, p_fall), (partial(tau_need, p_rise), partial(tau_need, p_fall)), line
+            series.name,
+            change,
+            margin,
+            (p_rise, p_fall),
+            (partial(tau_need, p_rise), partial(tau_need, p_fall)),
+            line,
         )
 
     def judge(self, series: Sequence[Series]) -> Judgement:
@@ -191,5 +207,9 @@ class Trend:
         else:
             kind = "within seeds where shared"
         return decide(
-            cells, self.required_fraction, self.alpha, n, f"{self.direction}, {kind}, change {self._margin_text()}"
+            cells,
+            self.required_fraction,
+            self.alpha,
+            n,
+            f"{self.direction}, {kind}, change {self._margin_text()}",
         )

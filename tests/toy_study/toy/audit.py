@@ -28,7 +28,9 @@ from toy import run
 from toy.grid import PREPARED, STUDY, build_synthetic
 
 CLAIM = f"{STUDY}.privacy.laplace_mean"
-EPSILON = 2.0  # the grid's epsilon audited: e^2 is a rate ratio 400 runs a side resolve when the noise is halved
+EPSILON = (
+    2.0  # the grid's epsilon audited: e^2 is a rate ratio 400 runs a side resolve when the noise is halved
+)
 RUNS_SCALE = 2  # audit.runs x 2 runs a side (a run is one Laplace draw)
 CANARY_ROW = 0  # the replaced record
 

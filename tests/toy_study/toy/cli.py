@@ -13,7 +13,9 @@ from toy.grid import SHARED_SEEDS, STUDY
 def add_commands(commands: argparse._SubParsersAction) -> None:
     step = study_steps(commands, STUDY, "The toy study: a Laplace-noised mean.")
     sub = step(
-        "release", _cmd_release, "Release the mean at every epsilon and seed; write the per-seed and band tables."
+        "release",
+        _cmd_release,
+        "Release the mean at every epsilon and seed; write the per-seed and band tables.",
     )
     sub.add_argument("--settings", required=True)
     sub.add_argument("--data", required=True)

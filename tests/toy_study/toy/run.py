@@ -20,6 +20,8 @@ def release_errors(x: np.ndarray, epsilons: list[float], seeds: int) -> list[dic
     rows = []
     for epsilon in sorted(epsilons):
         for seed in range(seeds):
-            noise = np.random.default_rng([seed, int(epsilon * 1e6)]).laplace(0.0, noise_scale(len(x), epsilon))
+            noise = np.random.default_rng([seed, int(epsilon * 1e6)]).laplace(
+                0.0, noise_scale(len(x), epsilon)
+            )
             rows.append({"epsilon": epsilon, "seed": seed, "value": abs(float(noise))})
     return rows

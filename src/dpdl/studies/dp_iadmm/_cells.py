@@ -228,7 +228,11 @@ def figure_cells(figure: str, section: dict, narrowed: bool = True) -> list[tupl
     if spec.nonprivate:
         keys = [*keys, (NONPRIVATE, math.inf)]
     horizon = resolved_horizon(section, spec.horizon)
-    found = [(horizon, dataset, name, epsilon) for dataset in spec.datasets for name, epsilon in dict.fromkeys(keys)]
+    found = [
+        (horizon, dataset, name, epsilon)
+        for dataset in spec.datasets
+        for name, epsilon in dict.fromkeys(keys)
+    ]
     return [cell for cell in found if chosen is None or cell_name(*cell) in chosen]
 
 
@@ -244,7 +248,9 @@ def grid_aggregates(section: dict) -> dict[str, list[str]]:
         chosen = figure_cells(name, section)
         reached = list(dict.fromkeys(dataset for _, dataset, _, _ in chosen))
         every = figure_cells(name, section, narrowed=False)
-        whole = [dataset for dataset in reached if all(cell in chosen for cell in every if cell[1] == dataset)]
+        whole = [
+            dataset for dataset in reached if all(cell in chosen for cell in every if cell[1] == dataset)
+        ]
         if set(reached) == set(FIGURE_SPECS[name].datasets) or whole:
             found[name] = reached
     return found

@@ -50,7 +50,11 @@ def check_config(config: dict) -> None:
 def check_section(section: dict) -> dict:
     """Cross-key checks of the dp_iadmm section (:func:`check_config`); return ``section``."""
     check_labels(
-        section, STUDY, ("epsilons", "curve_epsilons", "remark3_epsilons"), ("a_values",), ("outp_static_rhos",)
+        section,
+        STUDY,
+        ("epsilons", "curve_epsilons", "remark3_epsilons"),
+        ("a_values",),
+        ("outp_static_rhos",),
     )
     for prefix in ("", "long_"):
         step = section[f"{prefix}log_every"]
@@ -83,7 +87,9 @@ def run_setting_keys(variant_name: str) -> tuple[str, ...]:
     # The algorithm is the pattern's group 1, with or without noise.
     match = VARIANT_PATTERN.match(variant_name.removeprefix(f"{NONPRIVATE}_"))
     if match is None:
-        raise ValueError(f"unknown dp_iadmm variant {variant_name!r}; expected e.g. objt, outp_plus, nonprivate_outp")
+        raise ValueError(
+            f"unknown dp_iadmm variant {variant_name!r}; expected e.g. objt, outp_plus, nonprivate_outp"
+        )
     read = ALGORITHM_SWITCHES[match.group(1)]
     return tuple(key for key in RUN_SETTING_KEYS if key not in PARAM_SWITCHES or key in read)
 

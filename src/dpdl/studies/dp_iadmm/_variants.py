@@ -83,7 +83,9 @@ def variant(name: str, section: dict) -> Variant:
         return Variant(name, algorithm)
     match = VARIANT_PATTERN.match(name)
     if match is None:
-        raise ValueError(f"unknown dp_iadmm variant {name!r}; expected e.g. objt, outp_plus, outp_rho0.1, objp_a100")
+        raise ValueError(
+            f"unknown dp_iadmm variant {name!r}; expected e.g. objt, outp_plus, outp_rho0.1, objp_a100"
+        )
     algorithm, plus, rho, a = match.groups()
     if (plus or rho) and algorithm != "outp":
         raise ValueError(f"variant {name!r}: only OutP has penalty variants")

@@ -232,7 +232,10 @@ def _offsets() -> np.ndarray:
 
 
 def released_messages(
-    params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.ndarray], seeds: np.random.SeedSequence, runs: int
+    params: iadmm.IadmmParams,
+    dataset: tuple[np.ndarray, np.ndarray],
+    seeds: np.random.SeedSequence,
+    runs: int,
 ) -> Iterator[np.ndarray]:
     """The canary agent's round-1 message z_p^2 of ``runs`` independent runs, in batches (b, J, K) float64.
 
@@ -280,7 +283,9 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
         )  # note 2.5
         mean = reference.outp_step(z, lam, start.w, gradient, rho, inverse_eta)  # note 2.5 step 1
         sensitivity = calibration.outp_sensitivity(rho, inverse_eta, n_samples=agent.size)
-        sigma = calibration.outp_noise_std(params.epsilon, params.delta, sensitivity=sensitivity, outp_noise="sigma")
+        sigma = calibration.outp_noise_std(
+            params.epsilon, params.delta, sensitivity=sensitivity, outp_noise="sigma"
+        )
         return Declared(mean, sigma, "gaussian")  # Huang et al.'s sigma: what the (eps, delta) claim rests on
     # (37), (2c)
     gradient, residual = reference.local_gradient(agent, z, 1.0 / n_total, params.beta, len(agents))
@@ -314,7 +319,9 @@ def _laplace_log_density(values: np.ndarray, declared: Declared) -> np.ndarray:
     # distances of the mean to the clip bounds
     gap_up, gap_down = radius - declared.mean, radius + declared.mean
     upper = np.where(gap_up >= 0, math.log(0.5) - gap_up / s, np.log1p(-0.5 * np.exp(-np.abs(gap_up) / s)))
-    lower = np.where(gap_down >= 0, math.log(0.5) - gap_down / s, np.log1p(-0.5 * np.exp(-np.abs(gap_down) / s)))
+    lower = np.where(
+        gap_down >= 0, math.log(0.5) - gap_down / s, np.log1p(-0.5 * np.exp(-np.abs(gap_down) / s))
+    )
     at_top, at_bottom = values >= radius * (1 - 1e-6), values <= -radius * (1 - 1e-6)  # float32 clip is exact
     return np.where(at_top, upper, np.where(at_bottom, lower, interior)).sum(axis=(1, 2))
 

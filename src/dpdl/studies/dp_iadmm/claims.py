@@ -172,7 +172,14 @@ def _number(
 
 
 def _gap_claim(
-    cid: str, *, where: str, aggregate: str, dataset: str, epsilon: float, paper: float, needs: Mapping[str, float]
+    cid: str,
+    *,
+    where: str,
+    aggregate: str,
+    dataset: str,
+    epsilon: float,
+    paper: float,
+    needs: Mapping[str, float],
 ) -> Claim:
     """A gap the paper prints: by how much ObjT's testing error is below OutP's at one epsilon-bar."""
     return _claim(
@@ -637,7 +644,9 @@ CLAIMS: list[Claim] = [
         justification="'some cases' read as at least one (a, epsilon-bar) cell; 10% of the paper's "
         "6 cells rounds up to one; one-sided t",
         aggregate="fig6",
-        extract=pair_cells(a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)),
+        extract=pair_cells(
+            a_cells(lambda a: (a_variant("objp", a), a_variant("objt", a)), lambda a: a >= 100)
+        ),
         needs=FEMNIST,
     ),
     _claim(

@@ -104,7 +104,9 @@ def _cmd_remark3(args: argparse.Namespace) -> int:
     from dpdl.studies.dp_iadmm.aggregate import read_aggregate
     from dpdl.studies.dp_iadmm.tables import remark3_table
 
-    title = "# Ryu & Kim, Remark 3 (MNIST, long horizon): final testing error, ours beside the paper's (T = 1e6)"
+    title = (
+        "# Ryu & Kim, Remark 3 (MNIST, long horizon): final testing error, ours beside the paper's (T = 1e6)"
+    )
     write_table(remark3_table(read_aggregate(args.aggregate)), *args.out, title=title)
     return 0
 
@@ -114,7 +116,9 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     from dpdl.io import write_table
     from dpdl.studies.dp_iadmm.tune import optimum_table
 
-    settings = parse_settings(args.settings, OPTIMUM_SETTING_KEYS, STUDY, MADE_BY + "optimum_settings(config)")
+    settings = parse_settings(
+        args.settings, OPTIMUM_SETTING_KEYS, STUDY, MADE_BY + "optimum_settings(config)"
+    )
     title = (
         "# Ryu & Kim (1) minimised by L-BFGS on our data: the reference every non-private run approaches, "
         "beside the paper's non-private testing error"
@@ -155,7 +159,11 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
     if unavailable:  # judged again as the claims of a table that is None
         without = {**tables, **{CLAIMS[row].aggregate: None for row in unavailable}}
         again = scorecard(
-            [CLAIMS[row] for row in unavailable], without, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS
+            [CLAIMS[row] for row in unavailable],
+            without,
+            scale=scale,
+            switches=switches,
+            shared_seeds=SHARED_SEEDS,
         )
         card = pd.concat([card.drop(index=unavailable), again.set_axis(unavailable)]).sort_index()
     for row, claim in enumerate(CLAIMS):
@@ -205,7 +213,9 @@ def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
 
     settings = claim_settings(config)
     aggregates = [
-        p for p in (folder / "aggregates" / f"{n}_seeds.csv" for n in settings["grid_aggregates"]) if p.is_file()
+        p
+        for p in (folder / "aggregates" / f"{n}_seeds.csv" for n in settings["grid_aggregates"])
+        if p.is_file()
     ]
     return judge(settings, aggregates, sorted((cards or folder / "cards").glob("*.json")))
 
@@ -226,7 +236,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     step = study_steps(commands, STUDY, "Ryu & Kim, DP inexact ADMM (MNIST, FEMNIST)")
 
     sub = step(
-        "run", _cmd_run, "Run every seed of one (horizon, dataset, variant, epsilon-bar); one artifact per seed."
+        "run",
+        _cmd_run,
+        "Run every seed of one (horizon, dataset, variant, epsilon-bar); one artifact per seed.",
     )
     sub.add_argument("--horizon", choices=HORIZONS, required=True)
     sub.add_argument("--dataset", required=True, help="mnist or femnist")
@@ -239,7 +251,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--settings", required=True, help="JSON of the run settings (the rule's params)")
     sub.add_argument("--out", nargs="+", required=True, help="one run artifact per seed, in seed order")
 
-    sub = step("aggregate", _cmd_aggregate, "Per-seed table and bands over seeds of one figure's runs (tidy CSVs).")
+    sub = step(
+        "aggregate", _cmd_aggregate, "Per-seed table and bands over seeds of one figure's runs (tidy CSVs)."
+    )
     sub.add_argument("figure", choices=AGGREGATES)
     sub.add_argument("--runs", nargs="+", required=True)
     sub.add_argument("--out", type=Path, required=True, help="the banded aggregate (mean, 20/80 band)")
@@ -255,12 +269,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = step("optimum", _cmd_optimum, "Minimise (1) by L-BFGS on each prepared dataset; write the table.")
-    sub.add_argument("--data", type=Path, nargs="+", required=True, help="prepared arrays (mnist.npz, femnist.npz)")
+    sub.add_argument(
+        "--data", type=Path, nargs="+", required=True, help="prepared arrays (mnist.npz, femnist.npz)"
+    )
     sub.add_argument("--settings", required=True, help="JSON of the optimum settings (the rule's params)")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = step("claims", _cmd_claims, "Judge the paper's claims on the per-seed tables; write the scorecard.")
     sub.add_argument("--aggregates", nargs="*", default=[], help="per-seed CSVs (their file stem names them)")
-    sub.add_argument("--cards", type=Path, nargs="*", default=[], help="the cards of the datasets prepared here")
+    sub.add_argument(
+        "--cards", type=Path, nargs="*", default=[], help="the cards of the datasets prepared here"
+    )
     sub.add_argument("--settings", required=True, help="JSON of the dp_iadmm config section")
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)

@@ -26,7 +26,9 @@ class MissingCells(LookupError):
     """A cell a claim compares is not in this config's grid."""
 
 
-def cell(table: pd.DataFrame, dataset: str, variant: str, epsilon: float, metric: str = "test_error") -> pd.DataFrame:
+def cell(
+    table: pd.DataFrame, dataset: str, variant: str, epsilon: float, metric: str = "test_error"
+) -> pd.DataFrame:
     """The per-seed rows of one (dataset, variant, epsilon-bar) and metric, by seed and iteration.
 
     Raises :class:`MissingCells` when the table has none.
@@ -49,7 +51,9 @@ def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
 
 def a_values(table: pd.DataFrame) -> list[float]:
     """The proximity scales a of Fig. 6's variants in the table."""
-    return sorted(float(a) for a in table.loc[table["variant"].str.match(r"^(objp|objt|outp)(_a|$)"), "a"].unique())
+    return sorted(
+        float(a) for a in table.loc[table["variant"].str.match(r"^(objp|objt|outp)(_a|$)"), "a"].unique()
+    )
 
 
 def wide(rows: pd.DataFrame) -> pd.DataFrame:
@@ -185,7 +189,10 @@ def error_at(dataset: str, variant: str, epsilon: float):
 
 def gap_at(dataset: str, epsilon: float):
     def strict(table: pd.DataFrame) -> np.ndarray:
-        outp, objt = percent_error(table, dataset, "outp", epsilon), percent_error(table, dataset, "objt", epsilon)
+        outp, objt = (
+            percent_error(table, dataset, "outp", epsilon),
+            percent_error(table, dataset, "objt", epsilon),
+        )
         common = outp.index.intersection(objt.index)
         return (outp[common] - objt[common]).to_numpy()
 
@@ -227,7 +234,9 @@ def trend_in_epsilon(dataset: str, variants: Iterable[str]):
             if len(grid) < 2:
                 raise MissingCells(f"{dataset} {name}: one epsilon-bar, no trend")
             errors = [percent_error(table, dataset, name, e) for e in grid]  # each indexed by seed
-            found.append(Series(name, grid, [s.to_numpy() for s in errors], [s.index.to_numpy() for s in errors]))
+            found.append(
+                Series(name, grid, [s.to_numpy() for s in errors], [s.index.to_numpy() for s in errors])
+            )
         return found
 
     return strict
@@ -240,7 +249,10 @@ def noise_at(table, variant, epsilon) -> pd.Series:
 def noise_rises(table):
     for name in BASE_ALGORITHMS:
         for small, large in pairwise(epsilons(table, "mnist", name)):
-            yield f"{name}: epsilon-bar {large:g} below {small:g}", *(noise_at(table, name, e) for e in (large, small))
+            yield (
+                f"{name}: epsilon-bar {large:g} below {small:g}",
+                *(noise_at(table, name, e) for e in (large, small)),
+            )
 
 
 def noise_above_outp(table):
@@ -281,11 +293,16 @@ def faster(dataset: str, pairs: Iterable[tuple[str, str]]):
 def equal_in_epsilon(table):
     grid = epsilons(table, "femnist", "objp")
     for e in grid[:-1]:
-        yield f"ObjP at {e:g} vs {grid[-1]:g}", *(percent_error(table, "femnist", "objp", x) for x in (e, grid[-1]))
+        yield (
+            f"ObjP at {e:g} vs {grid[-1]:g}",
+            *(percent_error(table, "femnist", "objp", x) for x in (e, grid[-1])),
+        )
 
 
 def rho_settings(table: pd.DataFrame, dataset: str) -> list[str]:
-    names = table.loc[(table["dataset"] == dataset) & table["variant"].str.match(r"^outp_(plus|rho)"), "variant"]
+    names = table.loc[
+        (table["dataset"] == dataset) & table["variant"].str.match(r"^outp_(plus|rho)"), "variant"
+    ]
     return sorted(names.unique())
 
 
@@ -307,7 +324,10 @@ def epsilon_matters(table):
         for name in ["outp", *rho_settings(table, dataset)]:
             grid = epsilons(table, dataset, name)
             if len(grid) > 1:
-                low, high = percent_error(table, dataset, name, grid[-1]), percent_error(table, dataset, name, grid[0])
+                low, high = (
+                    percent_error(table, dataset, name, grid[-1]),
+                    percent_error(table, dataset, name, grid[0]),
+                )
                 yield f"{dataset} {name}: {grid[-1]:g} below {grid[0]:g}", low, high
 
 
@@ -365,7 +385,9 @@ def a_cells(sides: Callable[[float], tuple[str, str]], which: Callable[[float], 
 
 
 def a_range(table, algorithm: str, e: float) -> pd.Series:
-    errors = pd.concat([percent_error(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1)
+    errors = pd.concat(
+        [percent_error(table, "femnist", a_variant(algorithm, a), e) for a in a_values(table)], axis=1
+    )
     if errors.shape[1] < 2:
         raise MissingCells("one value of a: no range")
     return errors.max(axis=1) - errors.min(axis=1)
@@ -384,7 +406,9 @@ def noiseless(dataset: str):
             t = checkpoint(objp["iteration"], f)
             gaps[t] = 100 * abs(float(at_fraction(objp, f).iloc[0]) - float(at_fraction(outp, f).iloc[0]))
         worst = max(gaps.values())
-        detail = "|ObjP - OutP| without noise (pp): " + ", ".join(f"t = {t}: {g:.2f}" for t, g in gaps.items())
+        detail = "|ObjP - OutP| without noise (pp): " + ", ".join(
+            f"t = {t}: {g:.2f}" for t, g in gaps.items()
+        )
         return Outcome(worst <= TOLERANCE_PP[dataset], f"{worst:.4g}", detail)
 
     return strict
@@ -412,8 +436,11 @@ def same_privacy(table: pd.DataFrame) -> Outcome:
         raise MissingCells("ObjT and OutP share no epsilon-bar in this grid")
     composed = composed.loc[both]  # the epsilon-bars both ran at (a narrowed grid may have one at others)
     holds = bool(composed[["objt", "outp"]].notna().all().all())
-    detail = "per-iteration epsilon-bar is each run's input; composed epsilon (PLD, delta 1e-6) over T: " + "; ".join(
-        f"{e:g}: ObjT {row['objt']:.4g}, OutP {row['outp']:.4g}" for e, row in composed.iterrows()
+    detail = (
+        "per-iteration epsilon-bar is each run's input; composed epsilon (PLD, delta 1e-6) over T: "
+        + "; ".join(
+            f"{e:g}: ObjT {row['objt']:.4g}, OutP {row['outp']:.4g}" for e, row in composed.iterrows()
+        )
     )
     return Outcome(holds, "same per-iteration epsilon-bar", detail)
 

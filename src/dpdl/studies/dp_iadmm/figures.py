@@ -16,7 +16,13 @@ from dpdl.studies.dp_iadmm.aggregate import PRIVACY_METRICS
 from dpdl.studies.dp_iadmm.grid import DATASETS, FIGURE_SPECS
 
 SERIES_ORDER = ["ObjT", "ObjP", "OutP", "OutP+"]
-PALETTE = {"ObjT": "#d62728", "ObjP": "#1f77b4", "OutP": "#2ca02c", "OutP+": "#9467bd", "non-private": "black"}
+PALETTE = {
+    "ObjT": "#d62728",
+    "ObjP": "#1f77b4",
+    "OutP": "#2ca02c",
+    "OutP+": "#9467bd",
+    "non-private": "black",
+}
 METRIC_LABELS = {
     "noise_magnitude": "average noise magnitude",
     "test_error": "testing error",
@@ -48,7 +54,9 @@ def _draw_curves(ax, frame: pd.DataFrame, series: str) -> None:
         linewidth=1.2,
     )
     for label, group in frame.groupby(series):
-        ax.fill_between(group["iteration"], group["lo"], group["hi"], color=palette[label], alpha=0.2, linewidth=0)
+        ax.fill_between(
+            group["iteration"], group["lo"], group["hi"], color=palette[label], alpha=0.2, linewidth=0
+        )
 
 
 def rho_name(algorithm: str, rho_setting: str) -> str:
@@ -108,10 +116,18 @@ def plot_fig2(agg: pd.DataFrame, ax) -> None:
     for label, group in private.groupby("algorithm"):
         band = [group["mean"] - group["lo"], group["hi"] - group["mean"]]
         ax.errorbar(
-            group["epsilon"], group["mean"], yerr=band, fmt="none", ecolor=PALETTE[label], capsize=3, linewidth=1
+            group["epsilon"],
+            group["mean"],
+            yerr=band,
+            fmt="none",
+            ecolor=PALETTE[label],
+            capsize=3,
+            linewidth=1,
         )
     for _, row in errors[~np.isfinite(errors["epsilon"])].iterrows():
-        ax.axhline(row["mean"], color=PALETTE["non-private"], linestyle="--", linewidth=1, label="non-private")
+        ax.axhline(
+            row["mean"], color=PALETTE["non-private"], linestyle="--", linewidth=1, label="non-private"
+        )
     ax.set_xscale("log")
     ax.set_xlabel(r"$\bar\epsilon$ (per iteration)")
     ax.set_ylabel(f"testing error at t = {int(errors['iteration'].max())}")
@@ -130,8 +146,12 @@ def _datasets(agg: pd.DataFrame) -> list[str]:
 
 def plot_fig4(agg: pd.DataFrame, axes) -> None:
     """Fig. 4: OutP's testing error under five penalty settings (MNIST top, FEMNIST bottom; a row per dataset run)."""
-    rows = [({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in _datasets(agg)]
-    named = agg.assign(rho_setting=[rho_name(a, r) for a, r in zip(agg["algorithm"], agg["rho_setting"], strict=True)])
+    rows = [
+        ({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in _datasets(agg)
+    ]
+    named = agg.assign(
+        rho_setting=[rho_name(a, r) for a, r in zip(agg["algorithm"], agg["rho_setting"], strict=True)]
+    )
     plot_curve_grid(named, axes, rows, "rho_setting")
 
 
@@ -146,7 +166,10 @@ def plot_fig5(agg: pd.DataFrame, axes) -> None:
 
 def plot_fig6(agg: pd.DataFrame, axes) -> None:
     """Fig. 6 [FEMNIST]: testing error with proximity parameters scaled by a (one row per a)."""
-    rows = [({"a": a, "metric": "test_error"}, f"testing error (a = {a:g})", False) for a in sorted(agg["a"].unique())]
+    rows = [
+        ({"a": a, "metric": "test_error"}, f"testing error (a = {a:g})", False)
+        for a in sorted(agg["a"].unique())
+    ]
     plot_curve_grid(agg, axes, rows, "algorithm")
 
 

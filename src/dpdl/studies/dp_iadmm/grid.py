@@ -96,7 +96,9 @@ CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading 
 CARD_TABLES = {  # written from the datasets' cards alone (tables.table1): results/tables/dp_iadmm_table1.{csv,md}
     "table1": "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"
 }
-SHARED_SEEDS = True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
+SHARED_SEEDS = (
+    True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
+)
 # within seeds, and a trend claim's extractor that hands the engine series without seed ids is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
     PreparedDataset(
@@ -218,7 +220,9 @@ def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> l
 def cards_input(availability: Callable, wildcards) -> list[str]:
     """The cards of the study's datasets that can be prepared here (class shares; FEMNIST's lists its shards)."""
     buildable = availability().buildable
-    return [f"data/processed/{STUDY}/{dataset}.json" for dataset in DATASETS if f"{STUDY}/{dataset}" in buildable]
+    return [
+        f"data/processed/{STUDY}/{dataset}.json" for dataset in DATASETS if f"{STUDY}/{dataset}" in buildable
+    ]
 
 
 def optimum_data_input(availability: Callable, wildcards) -> list[str]:

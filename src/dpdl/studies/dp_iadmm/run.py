@@ -41,9 +41,17 @@ log = logging.getLogger(__name__)
 # OutP's per-iteration noise multipliers are composed in at most this many groups; each group
 # uses its smallest multiplier (most privacy spent), so the composed epsilon is an upper bound.
 PRIVACY_GROUPS = 1000
-CHECKPOINT_NAME = ".checkpoint"  # a run job's saved state (an .npz) beside its outputs, unseen by the runs' *.npz glob
+CHECKPOINT_NAME = (
+    ".checkpoint"  # a run job's saved state (an .npz) beside its outputs, unseen by the runs' *.npz glob
+)
 # Both backends' modules: with checkpoint.py, dpdl/privacy and dpdl/models, the code a checkpoint's key holds.
-RUN_MODULES = ("dp_iadmm.py", "dp_iadmm_data.py", "dp_iadmm_kernel.py", "dp_iadmm_objective.py", "dp_iadmm_jax.py")
+RUN_MODULES = (
+    "dp_iadmm.py",
+    "dp_iadmm_data.py",
+    "dp_iadmm_kernel.py",
+    "dp_iadmm_objective.py",
+    "dp_iadmm_jax.py",
+)
 CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most ten minutes of a run
 
 
@@ -148,7 +156,9 @@ def backend_record(backend: str) -> dict:
     }
 
 
-def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon: float, seeds: list[int]) -> str:
+def run_identity(
+    settings: dict, dataset_sha256: str, variant_name: str, epsilon: float, seeds: list[int]
+) -> str:
     """The checkpoint key of a run job: its settings, data, variant, epsilon, seeds and the algorithm's code."""
     import hashlib
 
@@ -169,7 +179,9 @@ def run_identity(settings: dict, dataset_sha256: str, variant_name: str, epsilon
     return hashlib.sha256(json.dumps(run, sort_keys=True).encode() + code.digest()).hexdigest()
 
 
-def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None):
+def solver(
+    backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None
+):
     """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult.
 
     ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`): where either backend saves its state and
@@ -189,7 +201,13 @@ def solver(backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedS
     data = federated_data(rows.features, rows.labels, rows.offsets, rows.n_classes, replicas=len(seeds))
     rngs = [np.random.default_rng(seed) for seed in seeds]
     return lambda: run_iadmm(
-        data, params, rows.test_features, rows.test_labels, rngs=rngs, progress=progress, checkpoint=checkpoint
+        data,
+        params,
+        rows.test_features,
+        rows.test_labels,
+        rngs=rngs,
+        progress=progress,
+        checkpoint=checkpoint,
     )
 
 
@@ -247,7 +265,14 @@ class Job:
 
 
 def plan_job(
-    *, horizon: str, dataset: str, variant_name: str, epsilon: float, settings: dict, card: dict, outputs: list[str]
+    *,
+    horizon: str,
+    dataset: str,
+    variant_name: str,
+    epsilon: float,
+    settings: dict,
+    card: dict,
+    outputs: list[str],
 ) -> Job:
     """Check one run job's arguments and make its parameters (``settings``: ``grid.run_settings``;
     ``card``: the dataset's JSON card; ``outputs``: one run artifact per seed)."""
@@ -278,7 +303,9 @@ def plan_job(
     )
     paper_epsilon = None if math.isinf(epsilon) else epsilon
     sequences = [run_seed_sequence(STUDY, dataset, variant_name, paper_epsilon, s) for s in seeds]
-    return Job(horizon, dataset, variant_name, epsilon, settings, card, list(outputs), spec, seeds, params, sequences)
+    return Job(
+        horizon, dataset, variant_name, epsilon, settings, card, list(outputs), spec, seeds, params, sequences
+    )
 
 
 def run_job(
@@ -372,14 +399,22 @@ def run_jobs_together(
     from dpdl.runs import package_versions, stopwatch
 
     if len({job.dataset for job in jobs}) > 1 or len({job.settings["mnist_agents"] for job in jobs}) > 1:
-        raise ConfigError("run_jobs_together takes the jobs of one dataset (and one mnist_agents); call it per dataset")
+        raise ConfigError(
+            "run_jobs_together takes the jobs of one dataset (and one mnist_agents); call it per dataset"
+        )
     program = jax_program()
     rows = load_rows(jobs[0].dataset, npz, jobs[0].settings["mnist_agents"])
     agents = program.padded_agents(rows.features, rows.labels, rows.offsets, rows.n_classes)
     versions = package_versions()
     groups: dict[tuple, list[Job]] = {}
     for job in jobs:
-        key = (job.backend, program.program_of(job.params), job.params.iterations, job.params.log_every, len(job.seeds))
+        key = (
+            job.backend,
+            program.program_of(job.params),
+            job.params.iterations,
+            job.params.log_every,
+            len(job.seeds),
+        )
         groups.setdefault(key, []).append(job)
     unfinished: list[str] = []
     # A batch's artifacts are written (their privacy composed: about a minute of PLD accounting per job at
@@ -397,7 +432,9 @@ def run_jobs_together(
         progress = Progress(label, group[0].params.iterations).update
         precision = JAX_PRECISIONS[group[0].backend]
         folder = Path(group[0].outputs[0]).parent
-        checkpoint = Checkpoint(folder / CHECKPOINT_NAME, batch_identity(group), checkpoint_every_s, stop_at=stop_at)
+        checkpoint = Checkpoint(
+            folder / CHECKPOINT_NAME, batch_identity(group), checkpoint_every_s, stop_at=stop_at
+        )
         try:
             results = program.run_cells_jax(
                 agents, cells, rows.test_features, rows.test_labels, progress=progress, matmul_precision=precision,
@@ -412,7 +449,9 @@ def run_jobs_together(
         wall_s, cpu_s = wall_s + checkpoint.earlier_wall_s, cpu_s + checkpoint.earlier_cpu_s
         for job, result in zip(group, results, strict=True):
             time_s = (wall_s / len(group), cpu_s / len(group))
-            written.append(writer.submit(write_job, job, rows, result, time_s, versions, checkpoint.resumed_at))
+            written.append(
+                writer.submit(write_job, job, rows, result, time_s, versions, checkpoint.resumed_at)
+            )
         written.append(writer.submit(checkpoint.remove))  # after its jobs' artifacts
     writer.shutdown(wait=True)
     for done in written:
@@ -420,7 +459,9 @@ def run_jobs_together(
     return unfinished
 
 
-def write_job(job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int):
+def write_job(
+    job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int
+):
     """Write one artifact per seed of ``job``: its trace and provenance, the privacy the run spends composed
     over its iterations; ``time_s`` is the job's (wall, CPU) seconds."""
     from dpdl.privacy.accounting import privacy_record

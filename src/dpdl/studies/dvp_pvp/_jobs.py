@@ -27,7 +27,9 @@ from dpdl.studies.dvp_pvp._settings import ETA_PER_ALGORITHM, ETA_TUNED, all_alp
 # ------------------------------------------------------------------------------ runs
 
 
-def main_runs(values: dict, algorithms: tuple[str, ...] = ALGORITHMS, alphas: list[float] | None = None) -> list[str]:
+def main_runs(
+    values: dict, algorithms: tuple[str, ...] = ALGORITHMS, alphas: list[float] | None = None
+) -> list[str]:
     """Return the main-grid runs of ``algorithms`` at ``alphas`` (default: every alpha), all seeds."""
     alphas = all_alphas(values) if alphas is None else alphas
     paths = []

@@ -300,7 +300,9 @@ def _run_rows(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
         trace = trace.sort_values("iteration")
         for metric, compute in metrics.items():
             iteration, value = compute(trace)
-            rows.append(dict(zip(RUN_KEYS, key, strict=True), iteration=iteration, metric=metric, value=value))
+            rows.append(
+                dict(zip(RUN_KEYS, key, strict=True), iteration=iteration, metric=metric, value=value)
+            )
     return pd.DataFrame(rows, columns=SEED_COLUMNS)
 
 

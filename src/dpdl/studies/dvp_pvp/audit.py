@@ -144,9 +144,15 @@ def study_values(spec: _Spec) -> dict:
 ALPHA = max(schema_defaults()["alphas"])  # 1.0: the grid's largest (G17; J Fig. 3d), the most runs-efficient
 _ETAS = schema_defaults()["eta_grid"]
 _AUDITED = (
-    _Spec("dvp", min(_ETAS), "the grid's smallest: the ridge branch (Phi > 0), as in every published DVP run"),
+    _Spec(
+        "dvp", min(_ETAS), "the grid's smallest: the ridge branch (Phi > 0), as in every published DVP run"
+    ),
     _Spec("dvp", max(_ETAS), "the grid's largest: the no-ridge branch (Phi = 0) with the largest alpha-hat"),
-    _Spec("pvp", min(_ETAS), "the grid's smallest: the PVP Lagrangian's strong convexity closest to the proof's rho"),
+    _Spec(
+        "pvp",
+        min(_ETAS),
+        "the grid's smallest: the PVP Lagrangian's strong convexity closest to the proof's rho",
+    ),
 )
 
 
@@ -336,7 +342,10 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
         )
     zeta, moved = node.pvp_zeta[CANARY_NODE], pvp_shift(spec)
     return laplace_canary(
-        moved, 1.0 / zeta, cell, f"norm-exponential: zeta x the noiseless f_p(1)'s move = {zeta:.3g} x {moved:.3g}"
+        moved,
+        1.0 / zeta,
+        cell,
+        f"norm-exponential: zeta x the noiseless f_p(1)'s move = {zeta:.3g} x {moved:.3g}",
     )
 
 
@@ -375,7 +384,9 @@ _SPECS = {_spec_name(spec): spec for spec in _AUDITED}
 AUDIT_CELLS = tuple(_make_cell(spec) for spec in _AUDITED)
 
 
-def dvp_noise_of(f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, ridge: float, offset: np.ndarray):
+def dvp_noise_of(
+    f: np.ndarray, x: np.ndarray, y: np.ndarray, *, c_r: float, ridge: float, offset: np.ndarray
+):
     """The DVP noise eps that makes ``f`` (runs, d) the minimiser on rows (x, y), by the KKT map J(28).
 
     J(28) with L'(z) = -sigmoid(-z) and lambda(0) = 0: eps = sum_i y_i sigmoid(-y_i f^T x_i) x_i
@@ -450,12 +461,16 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     if spec.algorithm == "dvp":
         released = [np.stack([r.f[1, CANARY_NODE] for r in side]) for side in results]
         white = [_dvp_white(spec, side) for side in results]
-        white_what = "log Q(f_p(1) | D) - log Q(f_p(1) | D'): J(28)'s eps under the declared zeta, with the Jacobian"
+        white_what = (
+            "log Q(f_p(1) | D) - log Q(f_p(1) | D'): J(28)'s eps under the declared zeta, with the Jacobian"
+        )
     else:
         released = [np.stack([r.broadcast[1, CANARY_NODE] for r in side]) for side in results]
         means = [np.stack([r.f[1, CANARY_NODE] for r in side]) for side in results]
         white = [_pvp_white(spec, v, means) for v in released]
-        white_what = "zeta (||V - f_D'(1)|| - ||V - f_D(1)||), the declared zeta, noiseless f(1) from the same start"
+        white_what = (
+            "zeta (||V - f_D'(1)|| - ||V - f_D(1)||), the declared zeta, noiseless f(1) from the same start"
+        )
     black_what = f"the released {'f_p(1)' if spec.algorithm == 'dvp' else 'V_p(1)'}'s coordinate along e_2"
     return {
         BLACK_BOX: AuditSamples(*(v @ axis for v in released), what=black_what),

@@ -54,7 +54,9 @@ CONVERGENCE_SCALE = {"iterations": 100, "seeds": 10}  # the convergence figure's
 RHO_SCALE = {"iterations": 100, "rho_seeds": 2, "rho_grid": 21}  # G23: 21 half-decade rho values
 TRADEOFF_FIGURES = {"dvp": "J Fig. 4a-b, C Fig. 5", "pvp": "J Fig. 4c-d, C Fig. 6"}
 SETTLED = "t = 20..T (the paper's own settled window: PVP's c6 averages t = 20..100; T/2..T when T < 40)"
-OSCILLATION = "per run, the loss's variation beyond its net change over the iterations, per step (0 if monotone)"
+OSCILLATION = (
+    "per run, the loss's variation beyond its net change over the iterations, per step (0 if monotone)"
+)
 
 
 # ------------------------------------------------------------------------------ the claims
@@ -407,7 +409,10 @@ def scorecard_markdown(card: pd.DataFrame) -> str:
     shown = ["id", "kind", "form", "paper_value", "our_value", "effect", "ci_low", "ci_high", "n_seeds"]
     shown += ["tolerance", "verdict", "seeds_to_decide", "test", "justification"]
     card = card.assign(
-        **{c: card[c].map(lambda v: "" if pd.isna(v) else f"{v:.4g}") for c in ("effect", "ci_low", "ci_high")}
+        **{
+            c: card[c].map(lambda v: "" if pd.isna(v) else f"{v:.4g}")
+            for c in ("effect", "ci_low", "ci_high")
+        }
     )
     return (
         "# Zhang & Zhu (dvp_pvp): claims\n\n"

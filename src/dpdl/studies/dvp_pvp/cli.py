@@ -59,7 +59,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     values = grid.parse_run_settings(args.settings)
     alpha = None if args.alpha == "inf" else _positive_float(args.alpha, "--alpha")
     etas = [_positive_float(text, "--etas") for text in args.etas] if args.etas else None
-    exponents = [_finite_float(text, "--rho-exponents") for text in args.rho_exponents] if args.rho_exponents else None
+    exponents = (
+        [_finite_float(text, "--rho-exponents") for text in args.rho_exponents]
+        if args.rho_exponents
+        else None
+    )
     runs = run.job_runs(tune.run_etas(values, etas, args.eta_file), exponents, args.seeds)
     if len(args.out) != len(runs):
         raise ConfigError(
@@ -70,7 +74,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     context = run.run_context(load_npz(args.arrays), card, values)
     data = context.data
     degrees = context.adjacency.sum(axis=1).tolist()
-    log.info("P = %d nodes, B_p = %s, degrees %s, %d run(s)", data.n_nodes, data.sizes.tolist(), degrees, len(runs))
+    log.info(
+        "P = %d nodes, B_p = %s, degrees %s, %d run(s)", data.n_nodes, data.sizes.tolist(), degrees, len(runs)
+    )
     optima: dict = {}
     for out, (eta, source, rho, seed) in zip(args.out, runs, strict=True):
         result = run.execute_run(
@@ -168,7 +174,9 @@ def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: st
     read = {name: read_csv(path) if Path(path).is_file() else None for name, path in aggregates.items()}
     found = read_json(card) if card is not None and Path(card).is_file() else None
     tables = extract.claim_tables(read, values["pvp_error_of"], found)
-    return scorecard(claims.CLAIMS, tables, scale=scale, switches=grid.switches(values), shared_seeds=grid.SHARED_SEEDS)
+    return scorecard(
+        claims.CLAIMS, tables, scale=scale, switches=grid.switches(values), shared_seeds=grid.SHARED_SEEDS
+    )
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
@@ -176,7 +184,9 @@ def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
     step reads) and its dataset card in ``cards`` (default ``folder/cards``; a reading's folder
     holds no cards)."""
     tables = {name: folder / "aggregates" / Path(path).name for name, path in grid.claim_inputs().items()}
-    return judge(grid.settings(config), grid.claim_scale(config), tables, (cards or folder / "cards") / "adult.json")
+    return judge(
+        grid.settings(config), grid.claim_scale(config), tables, (cards or folder / "cards") / "adult.json"
+    )
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -184,18 +194,28 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     step = study_steps(commands, grid.STUDY, "Zhang & Zhu's DVP/PVP study: one pipeline step per subcommand.")
     settings_help = "JSON of the dvp_pvp config section (dpdl.studies.dvp_pvp.grid.settings_json)"
 
-    sub = step("run", _cmd_run, "Run network ADMM for one algorithm and alpha over seeds (and rho or eta grids).")
+    sub = step(
+        "run", _cmd_run, "Run network ADMM for one algorithm and alpha over seeds (and rho or eta grids)."
+    )
     sub.add_argument("--arrays", required=True, help="data/processed/dvp_pvp/adult.npz")
     sub.add_argument("--card", required=True, help="data/processed/dvp_pvp/adult.json")
     sub.add_argument("--algorithm", choices=grid.ALGORITHMS, required=True)
-    sub.add_argument("--alpha", required=True, help="per-iteration alpha, or 'inf' for the non-private algorithm")
+    sub.add_argument(
+        "--alpha", required=True, help="per-iteration alpha, or 'inf' for the non-private algorithm"
+    )
     sub.add_argument("--seeds", type=int, nargs="+", required=True)
-    sub.add_argument("--settings", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.run_settings(config)")
-    sub.add_argument("--etas", nargs="+", default=None, help="ADMM penalties (eta selection; overrides the settings)")
+    sub.add_argument(
+        "--settings", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.run_settings(config)"
+    )
+    sub.add_argument(
+        "--etas", nargs="+", default=None, help="ADMM penalties (eta selection; overrides the settings)"
+    )
     sub.add_argument("--eta-file", default=None, help="results/dvp_pvp/eta.json when eta is tuned")
     sub.add_argument("--rho-exponents", nargs="+", default=None, help="log10 rho values (rho selection)")
     sub.add_argument("--purpose", choices=("main", "rho_selection", "eta_selection"), default="main")
-    sub.add_argument("--out", nargs="+", required=True, help="one run file per (eta, rho, seed), in that order")
+    sub.add_argument(
+        "--out", nargs="+", required=True, help="one run file per (eta, rho, seed), in that order"
+    )
 
     sub = step("select-eta", _cmd_select_eta, "Pick eta from the eta-selection runs (G14).")
     sub.add_argument("--runs", nargs="+", required=True)
@@ -208,12 +228,16 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", required=True, help="eta.json")
     sub.add_argument("--table", nargs=2, required=True, metavar=("CSV", "MD"))
 
-    sub = step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate (and its per-seed table) from its runs.")
+    sub = step(
+        "aggregate", _cmd_aggregate, "Write a figure's tidy aggregate (and its per-seed table) from its runs."
+    )
     sub.add_argument("figure", choices=grid.FIGURES)
     sub.add_argument("--runs", nargs="+", required=True)
     sub.add_argument("--settings", required=True, help=settings_help)
     sub.add_argument("--out", required=True, help="the aggregate: seed bands, for the figure")
-    sub.add_argument("--seeds-out", default=None, help="the per-seed table, for the claims (<figure>_seeds.csv)")
+    sub.add_argument(
+        "--seeds-out", default=None, help="the per-seed table, for the claims (<figure>_seeds.csv)"
+    )
 
     sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
     sub.add_argument("figure", choices=grid.FIGURES)
@@ -230,5 +254,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--aggregates", nargs="+", required=True, metavar="NAME=CSV", help="the per-seed tables")
     sub.add_argument("--settings", required=True, help=settings_help)
     sub.add_argument("--scale", required=True, help="JSON of dpdl.studies.dvp_pvp.grid.claim_scale(config)")
-    sub.add_argument("--card", default=None, help="the prepared Adult's card (its class balance, shown beside errors)")
+    sub.add_argument(
+        "--card", default=None, help="the prepared Adult's card (its class balance, shown beside errors)"
+    )
     sub.add_argument("--out", nargs=2, required=True, metavar=("CSV", "MD"))

@@ -209,7 +209,9 @@ def fit_at_every_iteration(algorithm: str) -> Callable[[pd.DataFrame], object]:
                 printed = PAPER_FIT[algorithm][name]
                 ratios = np.array([fit_constant(f, name) for f in fits.values()]) / printed
                 if not np.isfinite(ratios).any():
-                    return Unidentified(f"no seed's points at t = {int(iteration)} admit a fit of a exp(-b alpha) + c")
+                    return Unidentified(
+                        f"no seed's points at t = {int(iteration)} admit a fit of a exp(-b alpha) + c"
+                    )
                 label = f"{CONSTANT_NAMES[name]} / {printed:g}, t={int(iteration)}"
                 cells.append(Pair(label, ratios, np.ones_like(ratios), paired=True))
         return cells
@@ -237,9 +239,13 @@ def pvp_offset_against_settled_loss(table: pd.DataFrame) -> object:
             f"c6 averages C-bar(t) over every t = {PVP_SETTLED_FIRST_ITERATION}..{max(last, 100)}, which no stored "
             "table holds, so the fitted offset cannot be compared with it"
         )
-    settled = at_top[at_top["iteration"].between(PVP_SETTLED_FIRST_ITERATION, last)].groupby("seed")["value"].mean()
+    settled = (
+        at_top[at_top["iteration"].between(PVP_SETTLED_FIRST_ITERATION, last)].groupby("seed")["value"].mean()
+    )
     fits = seed_fits(table, "pvp", last)
-    values = [(fit_constant(fits[s], "c") - settled[s]) / settled[s] if s in fits else np.nan for s in settled.index]
+    values = [
+        (fit_constant(fits[s], "c") - settled[s]) / settled[s] if s in fits else np.nan for s in settled.index
+    ]
     values = np.array(values, dtype=float)
     if not np.isfinite(values).any():
         return Unidentified(f"no seed's points at t = {last} admit a fit of a exp(-b alpha) + c")

@@ -18,7 +18,10 @@ PAPER_ITEMS = {  # figure: (the journal version's figure, subject naming the con
     "convergence": ("Figure 3", "convergence at each alpha (conference version: Figure 4)"),
     "tradeoff_dvp": ("Figure 4(a, b)", "privacy-accuracy trade-off of DVP (conference version: Figure 5)"),
     "tradeoff_pvp": ("Figure 4(c, d)", "privacy-accuracy trade-off of PVP (conference version: Figure 6)"),
-    "final_risk": ("Figure 5(a)", "empirical risk of the final output against alpha (conference version: Figure 7)"),
+    "final_risk": (
+        "Figure 5(a)",
+        "empirical risk of the final output against alpha (conference version: Figure 7)",
+    ),
     "mer": ("Figure 5(b)", "misclassification rate against alpha (conference version: Figure 8)"),
     "rho_selection": ("Table 1 of the conference version", "the rho of each algorithm"),
 }
@@ -27,7 +30,9 @@ PAPER_ITEMS = {  # figure: (the journal version's figure, subject naming the con
 def _composed_label(row: pd.Series) -> str:
     if pd.isna(row.get("eps_composed_pld")):
         return ""
-    return f"{row['releases']:.0f} releases: eps = {row['eps_composed_pld']:.3g} (PLD, delta = {row['delta']:g})"
+    return (
+        f"{row['releases']:.0f} releases: eps = {row['eps_composed_pld']:.3g} (PLD, delta = {row['delta']:g})"
+    )
 
 
 def _top_axis_privacy(ax, privacy: pd.DataFrame) -> None:
@@ -39,7 +44,9 @@ def _top_axis_privacy(ax, privacy: pd.DataFrame) -> None:
     top = ax.secondary_xaxis("top")
     top.set_xticks(chosen["alpha"].to_numpy(), [f"{e:.3g}" for e in chosen["eps_composed_pld"]])
     row = chosen.iloc[0]
-    top.set_xlabel(f"composed eps over {row['releases']:.0f} releases (PLD, delta = {row['delta']:g})", fontsize=8)
+    top.set_xlabel(
+        f"composed eps over {row['releases']:.0f} releases (PLD, delta = {row['delta']:g})", fontsize=8
+    )
     top.tick_params(labelsize=7)
 
 
@@ -80,10 +87,14 @@ def plot_convergence(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
                     continue
                 color = COLORS[algorithm]
                 steps, last = part[part["iteration"] < final], part[part["iteration"] == final]
-                ax.plot(steps["iteration"], steps["mean"], color=color, label=ALGORITHM_NAMES[algorithm], lw=1.2)
+                ax.plot(
+                    steps["iteration"], steps["mean"], color=color, label=ALGORITHM_NAMES[algorithm], lw=1.2
+                )
                 ax.fill_between(steps["iteration"], steps["lo"], steps["hi"], color=color, alpha=0.2, lw=0)
                 errors = [last["mean"] - last["lo"], last["hi"] - last["mean"]]
-                ax.errorbar(last["iteration"], last["mean"], yerr=errors, fmt="o", ms=3.5, color=color, capsize=2)
+                ax.errorbar(
+                    last["iteration"], last["mean"], yerr=errors, fmt="o", ms=3.5, color=color, capsize=2
+                )
             ax.set_xlabel("iteration t")
             if metric == "loss":
                 ax.set_yscale("log")
@@ -123,7 +134,14 @@ def plot_tradeoff(aggregate: pd.DataFrame, axes: np.ndarray) -> np.ndarray:
             curve = part[part["series"] == series]
             first = curve.iloc[0]
             text = f"{name}: a={first['a']:.3g}, b={first['b']:.3g}, c={first['c']:.3g}"
-            ax.plot(curve["alpha"], curve["mean"], style, color="k" if series == "fit" else "tab:red", lw=1, label=text)
+            ax.plot(
+                curve["alpha"],
+                curve["mean"],
+                style,
+                color="k" if series == "fit" else "tab:red",
+                lw=1,
+                label=text,
+            )
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("alpha per iteration")
@@ -158,7 +176,9 @@ def plot_against_alpha(aggregate: pd.DataFrame, ax, ylabel: str, log_y: bool) ->
     aggregate = aggregate[aggregate["metric"] == metrics[0]] if metrics else aggregate
     for algorithm in PRIVATE:
         part = aggregate[aggregate["algorithm"] == algorithm].sort_values("alpha")
-        label = ALGORITHM_NAMES[algorithm] + (": its f_p, not released" if algorithm == "pvp" and len(released) else "")
+        label = ALGORITHM_NAMES[algorithm] + (
+            ": its f_p, not released" if algorithm == "pvp" and len(released) else ""
+        )
         ax.plot(part["alpha"], part["mean"], "o-", ms=3, color=COLORS[algorithm], label=label)
         ax.fill_between(part["alpha"], part["lo"], part["hi"], color=COLORS[algorithm], alpha=0.2, lw=0)
     if len(released):
@@ -169,7 +189,11 @@ def plot_against_alpha(aggregate: pd.DataFrame, ax, ylabel: str, log_y: bool) ->
     reference = aggregate[aggregate["algorithm"] == "nonprivate"]
     if len(reference):
         ax.axhline(
-            reference["mean"].iloc[0], color=COLORS["nonprivate"], ls="--", lw=1, label=ALGORITHM_NAMES["nonprivate"]
+            reference["mean"].iloc[0],
+            color=COLORS["nonprivate"],
+            ls="--",
+            lw=1,
+            label=ALGORITHM_NAMES["nonprivate"],
         )
     ax.set_xscale("log")
     if log_y:
@@ -185,7 +209,9 @@ def plot_rho_selection(aggregate: pd.DataFrame, ax) -> object:
     """Draw the final training loss against rho per algorithm, with the paper's rho marked (O1)."""
     for algorithm in ALGORITHMS:
         part = aggregate[aggregate["algorithm"] == algorithm].sort_values("rho_exponent")
-        ax.plot(part["rho"], part["mean"], "o-", ms=3, color=COLORS[algorithm], label=ALGORITHM_NAMES[algorithm])
+        ax.plot(
+            part["rho"], part["mean"], "o-", ms=3, color=COLORS[algorithm], label=ALGORITHM_NAMES[algorithm]
+        )
         ax.fill_between(part["rho"], part["lo"], part["hi"], color=COLORS[algorithm], alpha=0.2, lw=0)
         ax.axvline(10.0 ** PAPER_RHO_EXPONENT[algorithm], color=COLORS[algorithm], ls=":", lw=1)
         best = part.loc[part["mean"].idxmin()]
@@ -193,7 +219,9 @@ def plot_rho_selection(aggregate: pd.DataFrame, ax) -> object:
     private = aggregate.dropna(subset=["eps_composed_pld"])
     if len(private):
         row = private.iloc[0]
-        ax.set_title(f"DVP and PVP at alpha = {row['alpha']:g} per iteration\n{_composed_label(row)}", fontsize=8)
+        ax.set_title(
+            f"DVP and PVP at alpha = {row['alpha']:g} per iteration\n{_composed_label(row)}", fontsize=8
+        )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("rho (dotted: the paper's choice; star: our argmin)")

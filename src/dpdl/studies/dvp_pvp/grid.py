@@ -84,7 +84,9 @@ from dpdl.studies.dvp_pvp._settings import (  # noqa: F401
 )
 
 CARD_TABLES = {}  # no table is written from the dataset's card alone
-SHARED_SEEDS = True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
+SHARED_SEEDS = (
+    True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
+)
 # trend claim's extractor that hands the engine series without seed ids is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
     PreparedDataset(
@@ -209,7 +211,15 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
     return main_runs(values) + rho_runs(values) + eta_runs(values)
 
 
-RECORDED_PARAMS = ("agents", "partition_seed", "graph", "edge_probability", "graph_seed", "iterations", "init")
+RECORDED_PARAMS = (
+    "agents",
+    "partition_seed",
+    "graph",
+    "edge_probability",
+    "graph_seed",
+    "iterations",
+    "init",
+)
 
 
 def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:

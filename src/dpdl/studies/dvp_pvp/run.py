@@ -150,7 +150,9 @@ def execute_run(
     if algorithm not in ALGORITHMS:
         raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
     if (algorithm == "nonprivate") != (alpha is None):
-        raise ConfigError(f"--alpha must be 'inf' exactly for the non-private algorithm; got {algorithm} at {alpha}")
+        raise ConfigError(
+            f"--alpha must be 'inf' exactly for the non-private algorithm; got {algorithm} at {alpha}"
+        )
     values, data = context.values, context.data
     rho = values["rho"][algorithm] if rho is None else rho
     try:
@@ -178,18 +180,32 @@ def execute_run(
         optima[key] = centralized_optimum(context.x, context.y, context.shards, c_r=admm.c_r, rho=rho)[1]
     optimum_value = optima[key]
     provenance = run_provenance(
-        context, admm, calibration, degrees, edge_list(context.adjacency), seed, eta_source, purpose, optimum_value
+        context,
+        admm,
+        calibration,
+        degrees,
+        edge_list(context.adjacency),
+        seed,
+        eta_source,
+        purpose,
+        optimum_value,
     )
     label_text = f"{algorithm} alpha {format_number(alpha)} rho {rho:.3g} eta {eta:g} seed {seed}"
 
     def run() -> pd.DataFrame:
         result = run_admm(
-            data, context.adjacency, admm, rngs=rngs, progress=Progress(label_text, admm.iterations + 1).update
+            data,
+            context.adjacency,
+            admm,
+            rngs=rngs,
+            progress=Progress(label_text, admm.iterations + 1).update,
         )
         if not result.converged:
             worst = float(result.inner_grad_norm.max())
             log.warning(
-                "%s: some local minimisations missed the tolerance (largest gradient norm %.3g)", label_text, worst
+                "%s: some local minimisations missed the tolerance (largest gradient norm %.3g)",
+                label_text,
+                worst,
             )
         return run_trace(result, data, context.eval_x, context.eval_y, optimum_value)
 
@@ -268,7 +284,9 @@ def privacy_events(admm, calibration) -> tuple[list, float | None, int]:
     return [PrivacyEvent("pure", 1.0 / worst, releases)], admm.alpha, releases
 
 
-def run_provenance(context, admm, calibration, degrees, edges, seed, eta_source, purpose, optimum_value) -> dict:
+def run_provenance(
+    context, admm, calibration, degrees, edges, seed, eta_source, purpose, optimum_value
+) -> dict:
     """Return a run's provenance: identity, every parameter, the noise calibration and its privacy."""
     from dpdl.algorithms.dvp_pvp_network import NEWTON_GRAD_RTOL, NEWTON_MAX_ITERATIONS
     from dpdl.privacy.accounting import privacy_record

@@ -134,7 +134,9 @@ def calibration_table(frame: pd.DataFrame, provenances: list[dict]) -> pd.DataFr
         algorithm, alpha = prov["algorithm"], prov["epsilon"]
         if algorithm not in PRIVATE:
             continue
-        trace = frame[(frame["algorithm"] == algorithm) & (frame["alpha"] == alpha) & (frame["seed"] == prov["seed"])]
+        trace = frame[
+            (frame["algorithm"] == algorithm) & (frame["alpha"] == alpha) & (frame["seed"] == prov["seed"])
+        ]
         last = params["iterations"] + 1
         for p in range(params["agents"]):
             norms = trace.set_index("iteration")[f"noise_norm_node{p}"]

@@ -93,7 +93,9 @@ def select_eta_by_loss(runs: list[str]) -> tuple[float, pd.DataFrame]:
     frame = pd.DataFrame(rows)
     for key in ("algorithm", "alpha"):
         if frame[key].astype(str).nunique() > 1:
-            raise ArtifactError(f"the eta-selection runs mix {key}s {sorted(frame[key].astype(str).unique())}")
+            raise ArtifactError(
+                f"the eta-selection runs mix {key}s {sorted(frame[key].astype(str).unique())}"
+            )
     table = (
         frame.groupby("eta", sort=True)
         .agg(
@@ -129,7 +131,9 @@ def selection_title(record: dict) -> str:
     else:
         title = "# Zhang & Zhu: eta selection on the non-private run (G14)"
     if record["at_grid_edge"]:
-        title += f"\n\nThe selected eta {record['eta']:g} is at the edge of the grid; a wider grid may do better."
+        title += (
+            f"\n\nThe selected eta {record['eta']:g} is at the edge of the grid; a wider grid may do better."
+        )
     return title
 
 
@@ -139,7 +143,9 @@ def read_eta(path: str) -> float:
 
     record = read_json(path)
     if not isinstance(record, dict) or not isinstance(record.get("eta"), (int, float)):
-        raise ArtifactError(f"{path}: expected a JSON object with a numeric 'eta'; rerun dpdl dvp_pvp select-eta")
+        raise ArtifactError(
+            f"{path}: expected a JSON object with a numeric 'eta'; rerun dpdl dvp_pvp select-eta"
+        )
     return float(record["eta"])
 
 

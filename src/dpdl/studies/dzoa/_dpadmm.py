@@ -40,7 +40,9 @@ def dpadmm_schedules(
     return inverse_prox_step, noise_std
 
 
-def dpadmm_batch(values: dict, X, y, beta_c, trials: list[int], samples: int, penalties, inverse_prox_step, noise_std):
+def dpadmm_batch(
+    values: dict, X, y, beta_c, trials: list[int], samples: int, penalties, inverse_prox_step, noise_std
+):
     """DP-ADMM on ``trials`` (one generator per agent and trial), one setting per row of the schedules."""
     from dpdl.algorithms.dzoa_dpadmm import dp_admm
 

@@ -182,7 +182,9 @@ def perturbation_table(run_files: list[str]) -> pd.DataFrame:
         prov, trace = result.provenance, result.trace
         params = prov["params"]
         if prov["algorithm"] != "dzoa":
-            raise ArtifactError(f"{path}: a {prov['algorithm']} run; the perturbation table reads D-ZOA runs only")
+            raise ArtifactError(
+                f"{path}: a {prov['algorithm']} run; the perturbation table reads D-ZOA runs only"
+            )
         n_outer = int(params["outer_iterations"])
         n_params = int(params["n_params"])
         for k, (degree, sigma, delta_k) in enumerate(
@@ -190,7 +192,9 @@ def perturbation_table(run_files: list[str]) -> pd.DataFrame:
         ):
             column = perturbation_column(k)
             if column not in trace.columns:
-                raise ArtifactError(f"{path}: no trace column {column!r}; rerun dzoa run (the runs predate it)")
+                raise ArtifactError(
+                    f"{path}: no trace column {column!r}; rerun dzoa run (the runs predate it)"
+                )
             realised = trace[column].to_numpy(float)[1:]  # m = 1..M
             rms = float(np.sqrt(np.mean(realised**2)))
             last = float(np.sqrt(np.mean(realised[-LAST_ITERATIONS:] ** 2)))

@@ -334,7 +334,9 @@ def dpadmm_schedule(spec_epsilon: float, delta: float, values: dict) -> tuple[fl
     return float(inverse[0, 0]), float(noise[0, 0])
 
 
-def dpadmm_releases(X_k, y_k, seeds, *, inverse_prox_step: float, noise_std: float, values: dict, scale: float):
+def dpadmm_releases(
+    X_k, y_k, seeds, *, inverse_prox_step: float, noise_std: float, values: dict, scale: float
+):
     """Agent k's first released w~_k (B, P) from ``dp_admm``, read back exactly from its reported error.
 
     ``dp_admm`` reports only the normalised error sum_k ||w~_k - beta_c||^2 / ||beta_c||^2, so agent k
@@ -347,7 +349,11 @@ def dpadmm_releases(X_k, y_k, seeds, *, inverse_prox_step: float, noise_std: flo
     h, copies = REFERENCE_STEP, 2 * n_params
     references = np.tile(h * np.concatenate([np.eye(n_params), -np.eye(n_params)]), (runs, 1))
     shared = np.random.default_rng(0) if seeds is None else None
-    rngs = [[shared if seeds is None else np.random.default_rng(seeds[b])] for b in range(runs) for _ in range(copies)]
+    rngs = [
+        [shared if seeds is None else np.random.default_rng(seeds[b])]
+        for b in range(runs)
+        for _ in range(copies)
+    ]
     result = dzoa_dpadmm.dp_admm(
         np.repeat(X_k, copies, axis=0)[:, None],
         np.repeat(y_k, copies, axis=0)[:, None],
@@ -371,7 +377,9 @@ def dzoa_releases(X, y, seeds, spec: _Spec, values: dict, scale: float) -> np.nd
     samples, n_params = X.shape[1], X.shape[2]
     # (33)
     solved = lasso.solve(X.reshape(1, -1, n_params), y.reshape(1, -1), l1_weight=values["eta"], scale=scale)
-    steps = tune.step_scales(values, spec.epsilon, spec.delta, _degree(values), samples, n_params, solved.beta)
+    steps = tune.step_scales(
+        values, spec.epsilon, spec.delta, _degree(values), samples, n_params, solved.beta
+    )
     beta_c, steps = solved.beta[0], steps[0]  # alpha0 R per agent from (27) inverted
     graph = dzoa_algorithm.adjacency(grid.graph_edges(values, X.shape[0]), X.shape[0])
     out = []
@@ -533,7 +541,10 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
     shift, sigma = float(np.linalg.norm(on_d - on_n)), declared(spec, values)[1]
     model = "Lemma 1 (21), (25)" if spec.algorithm == "dzoa" else "note 4.3"
     return gaussian_canary(
-        shift, sigma, cell, f"Gaussian ({model}): shift {shift:.3g} at the declared std {sigma:.3g}, one release"
+        shift,
+        sigma,
+        cell,
+        f"Gaussian ({model}): shift {shift:.3g} at the declared std {sigma:.3g}, one release",
     )
 
 

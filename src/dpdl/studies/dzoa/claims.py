@@ -56,12 +56,27 @@ CLAIM_TABLE_COLUMNS = {  # each table the claims step reads, by the name it is g
 
 _AT_M = "the final error at m = M (G14)"
 _PAIRED = "paired on trials (same data and beta^c for both algorithms, note 5.5)"
-_SPREAD = "no margin is printed, so no minimum change is declared (the engine's default): within trials, any fall"
+_SPREAD = (
+    "no margin is printed, so no minimum change is declared (the engine's default): within trials, any fall"
+)
 
 
-def _claim(claim_id, where, statement, kind, form, justification, aggregate, extract, needs, paper=None, **extra):
+def _claim(
+    claim_id, where, statement, kind, form, justification, aggregate, extract, needs, paper=None, **extra
+):
     return Claim(
-        claim_id, STUDY, where, statement, kind, form, justification, aggregate, extract, needs, paper, **extra
+        claim_id,
+        STUDY,
+        where,
+        statement,
+        kind,
+        form,
+        justification,
+        aggregate,
+        extract,
+        needs,
+        paper,
+        **extra,
     )
 
 
@@ -116,7 +131,9 @@ CLAIMS = [
         f"the note compared them, G19), in every (eps, delta) of Fig. 2, {_PAIRED}. The note warns "
         f"it depends on tuning (G19). {_NEEDS}",
         "fig2_seeds",
-        below("algorithm", "dpadmm", "dzoa", ["epsilon", "delta"], lambda t: at_iteration(t, EARLY_ITERATION)),
+        below(
+            "algorithm", "dpadmm", "dzoa", ["epsilon", "delta"], lambda t: at_iteration(t, EARLY_ITERATION)
+        ),
         _RUNS,
         paper="DP-ADMM faster (no number)",
     ),

@@ -29,12 +29,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     """Register ``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims."""
     step = study_steps(commands, STUDY, "Gratton et al.'s D-ZOA study: one pipeline step per subcommand.")
 
-    sub = _with_data(step("centralized", _cmd_centralized, "Solve the centralized lasso (33) of every trial."))
+    sub = _with_data(
+        step("centralized", _cmd_centralized, "Solve the centralized lasso (33) of every trial.")
+    )
     sub.add_argument("--out", required=True)
-    sub = _with_data(step("calibrate", _cmd_calibrate, "Privacy per grid point; D-ZOA step constants from (27)."))
+    sub = _with_data(
+        step("calibrate", _cmd_calibrate, "Privacy per grid point; D-ZOA step constants from (27).")
+    )
     sub.add_argument("--centralized", required=True)
     sub.add_argument("--out", nargs=3, required=True, metavar=("JSON", "NPZ", "CSV"))
-    sub = _with_data(step("tune", _cmd_tune, "Tune DP-ADMM's (rho, eta0) per grid point on the tuning trials."))
+    sub = _with_data(
+        step("tune", _cmd_tune, "Tune DP-ADMM's (rho, eta0) per grid point on the tuning trials.")
+    )
     sub.add_argument("--centralized", required=True)
     sub.add_argument("--calibration", required=True)
     sub.add_argument("--trials", type=int, nargs="+", required=True)
@@ -48,15 +54,27 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--tuning", default=None, help="tuning .json (DP-ADMM)")
     sub = _with_settings(step("aggregate", _cmd_aggregate, "Write a figure's tidy aggregate from its runs."))
     sub.add_argument("figure", choices=FIGURES)
-    sub.add_argument("--trials", type=int, nargs="*", default=[], help="evaluation trials whose runs are read")
+    sub.add_argument(
+        "--trials", type=int, nargs="*", default=[], help="evaluation trials whose runs are read"
+    )
     sub.add_argument("--agents", type=int, default=None, help="K (fig1)")
     sub.add_argument(
-        "--out", nargs="+", required=True, metavar="CSV", help="the banded table, then the per-seed table (not fig1)"
+        "--out",
+        nargs="+",
+        required=True,
+        metavar="CSV",
+        help="the banded table, then the per-seed table (not fig1)",
     )
     sub = _with_settings(
-        step("perturbation", _cmd_perturbation, "Tabulate D-ZOA's realised perturbation against sigma_k of (25).")
+        step(
+            "perturbation",
+            _cmd_perturbation,
+            "Tabulate D-ZOA's realised perturbation against sigma_k of (25).",
+        )
     )
-    sub.add_argument("--trials", type=int, nargs="+", required=True, help="evaluation trials whose runs are read")
+    sub.add_argument(
+        "--trials", type=int, nargs="+", required=True, help="evaluation trials whose runs are read"
+    )
     sub.add_argument("--out", required=True, metavar="CSV")
     sub = step("figure", _cmd_figure, "Draw a figure from its aggregate.")
     sub.add_argument("figure", choices=FIGURES)
@@ -138,7 +156,9 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     expected = 2 if args.figure in SEED_FIGURES else 1
     if len(args.out) != expected:
         what = "the banded table and the per-seed table" if expected == 2 else "one table"
-        raise ConfigError(f"dzoa aggregate {args.figure} writes {what}: give --out {expected} paths, got {args.out}")
+        raise ConfigError(
+            f"dzoa aggregate {args.figure} writes {what}: give --out {expected} paths, got {args.out}"
+        )
     values = _values(args)
     written = tables(values, args.figure, figure_run_paths(values, args.trials, args.figure), args.agents)
     for path, table in zip(args.out, written[:expected], strict=True):
@@ -165,7 +185,9 @@ def _cmd_figure(args: argparse.Namespace) -> int:
 
 def _cmd_claims(args: argparse.Namespace) -> int:
     if args.trials < 1:
-        raise ConfigError(f"--trials is the number of evaluation trials the tables hold (>= 1); got {args.trials}")
+        raise ConfigError(
+            f"--trials is the number of evaluation trials the tables hold (>= 1); got {args.trials}"
+        )
     write_claims(_values(args), args.trials, parse_named_paths(args.aggregates), *args.out)
     return 0
 
@@ -186,7 +208,11 @@ def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
         for name, path in aggregates.items()
     }
     return scorecard(
-        CLAIMS, frames, scale=claim_scale(values, n_trials), switches=switches(values), shared_seeds=SHARED_SEEDS
+        CLAIMS,
+        frames,
+        scale=claim_scale(values, n_trials),
+        switches=switches(values),
+        shared_seeds=SHARED_SEEDS,
     )
 
 
@@ -195,7 +221,12 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
     from dpdl.io import write_table
 
     card = judge(values, n_trials, aggregates)
-    write_table(card, out_csv, out_md, title="# dzoa claims (Gratton et al.): the paper's statements beside our values")
+    write_table(
+        card,
+        out_csv,
+        out_md,
+        title="# dzoa claims (Gratton et al.): the paper's statements beside our values",
+    )
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):

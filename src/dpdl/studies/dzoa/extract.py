@@ -100,7 +100,10 @@ def total_bound(table: pd.DataFrame) -> Outcome:
     """(29) against the exact epsilon of the M Gaussian mechanisms (25) it accounts for."""
     rows = _dzoa_rows(table)
     exact = np.array(
-        [gaussian_exact_epsilon(r.noise_multiplier, int(r.outer_iterations), r.delta) for r in rows.itertuples()]
+        [
+            gaussian_exact_epsilon(r.noise_multiplier, int(r.outer_iterations), r.delta)
+            for r in rows.itertuples()
+        ]
     )
     ratio = exact / rows["epsilon_total_29"].to_numpy(float)
     over = ratio > 1 + BOUND_RTOL
@@ -116,7 +119,8 @@ def total_bound(table: pd.DataFrame) -> Outcome:
         f"{m / (2 * z * z):.3g})"
     )
     value = (
-        f"exact / (29): {ratio.min():.3f} to {ratio.max():.3f}; (29) below exact at {int(over.sum())} of {len(rows)}"
+        f"exact / (29): {ratio.min():.3f} to {ratio.max():.3f};"
+        f" (29) below exact at {int(over.sum())} of {len(rows)}"
     )
     return Outcome(holds=not over.any(), value=value, detail=detail)
 
@@ -134,7 +138,9 @@ def per_iteration_bound(table: pd.DataFrame) -> Outcome:
         f"{exact.max():.4g}. Under the paper's Gaussian model of the intrinsic noise (CLT, variance bound; "
         "note 3.6), which no computation here tests"
     )
-    value = f"exact / eps: {ratio.min():.3f} to {ratio.max():.3f}; above eps at {int(over.sum())} of {len(rows)}"
+    value = (
+        f"exact / eps: {ratio.min():.3f} to {ratio.max():.3f}; above eps at {int(over.sum())} of {len(rows)}"
+    )
     return Outcome(holds=not over.any(), value=value, detail=detail)
 
 
@@ -166,7 +172,9 @@ def note_ratios(table: pd.DataFrame) -> Outcome:
     for delta, expected in NOTE_TOTAL_RATIOS.items():
         at = rows[np.isclose(rows["delta"], delta, rtol=1e-9, atol=0)]
         if len(at):
-            found.append((delta, expected, float((at["epsilon_total_29"] / at["epsilon"] - expected).abs().max())))
+            found.append(
+                (delta, expected, float((at["epsilon_total_29"] / at["epsilon"] - expected).abs().max()))
+            )
     if not found:
         return Outcome(False, "no grid point at M = 200 and a delta of the note's table")
     largest = max(error for _, _, error in found)
@@ -188,7 +196,9 @@ def perturbation(table: pd.DataFrame) -> Outcome:
     rows = table[np.isfinite(table["ratio"].to_numpy(float))]
     if rows.empty:
         return Outcome(False, "no finite perturbation (every D-ZOA run diverged)")
-    floor = np.array([perturbation_floor(int(r.outer_iterations), int(r.n_params)) for r in rows.itertuples()])
+    floor = np.array(
+        [perturbation_floor(int(r.outer_iterations), int(r.n_params)) for r in rows.itertuples()]
+    )
     ratio = rows["ratio"].to_numpy(float)
     below = ratio < floor
     runs = rows.groupby(["label", "seed"]).ngroups
@@ -213,8 +223,13 @@ def perturbation(table: pd.DataFrame) -> Outcome:
 def no_divergence(table: pd.DataFrame) -> Outcome:
     rows = final_rows(table)
     bad = ~np.isfinite(rows["value"].to_numpy(float))
-    counts = {a: (int(bad[rows["algorithm"] == a].sum()), int((rows["algorithm"] == a).sum())) for a in ALGORITHM_NAMES}
-    value = ", ".join(f"{ALGORITHM_NAMES[a]} {n} of {total} runs diverged" for a, (n, total) in counts.items())
+    counts = {
+        a: (int(bad[rows["algorithm"] == a].sum()), int((rows["algorithm"] == a).sum()))
+        for a in ALGORITHM_NAMES
+    }
+    value = ", ".join(
+        f"{ALGORITHM_NAMES[a]} {n} of {total} runs diverged" for a, (n, total) in counts.items()
+    )
     where = sorted({_name((r.algorithm, r.epsilon, r.delta)) for r in rows[bad].itertuples()})
     return Outcome(not bad.any(), value, "diverged at: " + "; ".join(where) if where else "")
 

@@ -31,7 +31,9 @@ def plot_topology(ax, table: pd.DataFrame) -> None:
         degree[row.node_a], degree[row.node_b] = row.degree_a, row.degree_b
     for n, (x, y) in position.items():
         ax.scatter([x], [y], s=700, color="tab:blue", zorder=2)
-        ax.text(x, y, str(n), ha="center", va="center", color="white", fontsize=12, fontweight="bold", zorder=3)
+        ax.text(
+            x, y, str(n), ha="center", va="center", color="white", fontsize=12, fontweight="bold", zorder=3
+        )
         ax.text(1.28 * x, 1.28 * y, f"d={degree[n]}", ha="center", va="center", fontsize=9)
     edges = ", ".join(f"{a}-{b}" for a, b in zip(table["node_a"], table["node_b"], strict=True))
     ax.set_title(f"Assumed topology '{table['topology'].iloc[0]}' (not from the paper)", fontsize=10)
@@ -69,7 +71,9 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
             color=colors[epsilon],
             label=f"{ALGORITHM_NAMES[algorithm]}, eps={epsilon:g}",
         )
-        ax.fill_between(curve["iteration"], curve["lo"], curve["hi"], color=colors[epsilon], alpha=0.12, linewidth=0)
+        ax.fill_between(
+            curve["iteration"], curve["lo"], curve["hi"], color=colors[epsilon], alpha=0.12, linewidth=0
+        )
     ax.set_yscale("log")
     ax.set_xlabel("outer iteration m")
     ax.set_ylabel("normalized error")
@@ -80,7 +84,9 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
 def privacy_notes(table: pd.DataFrame) -> list[str]:
     """Fig. 2's notes: per delta (panel order) and epsilon, the total privacy over M of (29) and of the accountant."""
     rows = table[table["algorithm"] == "dzoa"].drop_duplicates(["delta", "epsilon"])
-    notes = ["Total privacy over M outer iterations of the plotted runs (both algorithms): the paper's (29), RDP, PLD."]
+    notes = [
+        "Total privacy over M outer iterations of the plotted runs (both algorithms): the paper's (29), RDP, PLD."
+    ]
     for delta in sorted(rows["delta"].unique(), reverse=True):
         totals = [
             f"eps={r.epsilon:.3g}: (29) {r.epsilon_total_29:.3g}, "

@@ -27,7 +27,9 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 CARD_TABLES = {}  # no table is written from the datasets' cards alone
-SHARED_SEEDS = True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
+SHARED_SEEDS = (
+    True  # every grid point runs the same evaluation trials (one synthetic problem each): a trend is
+)
 # judged within trials, and a trend claim's extractor that hands the engine series without trial ids
 # is refused
 PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
@@ -100,7 +102,9 @@ def figure_points(values: dict, figure: str) -> list[GridPoint]:
     Fig. 2: epsilons x deltas; Fig. 3(a): epsilon_totals x deltas; Fig. 3(b): epsilons x delta_sweep.
     """
     if figure == "fig2":
-        return [GridPoint(_label("eps", e, d), d, epsilon=e) for d in values["deltas"] for e in values["epsilons"]]
+        return [
+            GridPoint(_label("eps", e, d), d, epsilon=e) for d in values["deltas"] for e in values["epsilons"]
+        ]
     if figure == "fig3a":
         return [
             GridPoint(_label("epsbar", e, d), d, epsilon_total=e)
@@ -108,7 +112,11 @@ def figure_points(values: dict, figure: str) -> list[GridPoint]:
             for e in values["epsilon_totals"]
         ]
     if figure == "fig3b":
-        return [GridPoint(_label("eps", e, d), d, epsilon=e) for e in values["epsilons"] for d in values["delta_sweep"]]
+        return [
+            GridPoint(_label("eps", e, d), d, epsilon=e)
+            for e in values["epsilons"]
+            for d in values["delta_sweep"]
+        ]
     raise ConfigError(f"figure {figure!r} has no grid points; expected fig2, fig3a or fig3b")
 
 

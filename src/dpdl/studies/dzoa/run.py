@@ -41,7 +41,14 @@ from dpdl.studies.dzoa.grid import (
 log = logging.getLogger(__name__)
 
 # the fields of a grid point's privacy record (dzoa calibrate) that every run's provenance carries
-PRIVACY_KEYS = ("delta", "eps_per_iteration", "eps_composed_rdp", "eps_composed_pld", "accountant", "noise_scales")
+PRIVACY_KEYS = (
+    "delta",
+    "eps_per_iteration",
+    "eps_composed_rdp",
+    "eps_composed_pld",
+    "accountant",
+    "noise_scales",
+)
 
 
 # --------------------------------------------------------------------------------------- runs
@@ -78,7 +85,9 @@ def run(
             values, X, y, beta_c, trials, points, calibration, calibration_arrays, samples
         )
     elif algorithm == "dpadmm":
-        errors, extra, params = _run_dpadmm(values, X, y, beta_c, trials, points, calibration, tuning_path, samples)
+        errors, extra, params = _run_dpadmm(
+            values, X, y, beta_c, trials, points, calibration, tuning_path, samples
+        )
     else:
         raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
     wall, cpu = elapsed()
@@ -115,7 +124,14 @@ def run(
             path = run_path(algorithm, point.label, trial)
             write_run(path, RunResult(trace, provenance))
             written.append(path)
-    log.info("%s: %d runs (%d grid points x %d trials) in %.1f s", algorithm, n_runs, len(points), len(trials), wall)
+    log.info(
+        "%s: %d runs (%d grid points x %d trials) in %.1f s",
+        algorithm,
+        n_runs,
+        len(points),
+        len(trials),
+        wall,
+    )
     return written
 
 
@@ -124,7 +140,9 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
     from dpdl.io import load_npz
 
     if calibration_arrays is None:
-        raise ConfigError("dzoa run --algorithm dzoa needs --calibration-arrays (the step constants of dzoa calibrate)")
+        raise ConfigError(
+            "dzoa run --algorithm dzoa needs --calibration-arrays (the step constants of dzoa calibrate)"
+        )
     steps = load_npz(calibration_arrays)
     labels = [str(label) for label in steps["labels"]]
     missing = [p.label for p in points if p.label not in labels]
@@ -164,7 +182,8 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
     per_coordinate = result.perturbation / np.sqrt(n_params)  # (C, B, M, K)
     before_first = np.full((*per_coordinate.shape[:2], 1), np.nan)  # m = 0: nothing released yet
     extra = {
-        perturbation_column(k): np.concatenate([before_first, per_coordinate[..., k]], axis=-1) for k in range(n_agents)
+        perturbation_column(k): np.concatenate([before_first, per_coordinate[..., k]], axis=-1)
+        for k in range(n_agents)
     }
     realised = np.sqrt(np.mean(per_coordinate**2, axis=2))  # (C, B, K): RMS over m = 1..M
 

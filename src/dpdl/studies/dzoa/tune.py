@@ -70,12 +70,23 @@ def centralized(values: dict, data_path: str, card_path: str, out: str) -> None:
     )
     save_npz(
         out,
-        {"beta": solution.beta, "gap": solution.gap, "objective": solution.objective, "loss_scale": np.array(scale)},
+        {
+            "beta": solution.beta,
+            "gap": solution.gap,
+            "objective": solution.objective,
+            "loss_scale": np.array(scale),
+        },
     )
 
 
 def calibrate(
-    values: dict, data_path: str, card_path: str, centralized_path: str, out_json: str, out_npz: str, out_table: str
+    values: dict,
+    data_path: str,
+    card_path: str,
+    centralized_path: str,
+    out_json: str,
+    out_npz: str,
+    out_table: str,
 ) -> None:
     """Privacy of every grid point and algorithm, and D-ZOA's step constants per trial and agent."""
     from dpdl.algorithms.dzoa import adjacency
@@ -140,7 +151,11 @@ def calibrate(
         # (25) per outer iteration; sigma_k / Delta_k = sqrt(2.1 ln(1.25/delta)) / epsilon for every agent
         dzoa_event = PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
         dpadmm_multiplier = outp_noise_std(
-            epsilon, point.delta, sensitivity=1.0, outp_noise="sigma", constant=float(values["dpadmm_gauss_constant"])
+            epsilon,
+            point.delta,
+            sensitivity=1.0,
+            outp_noise="sigma",
+            constant=float(values["dpadmm_gauss_constant"]),
         )  # sigma_m / Delta_m of every DP-ADMM release
         dpadmm_event = PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
         records[point.label] = {"epsilon": epsilon, "delta": point.delta, "epsilon_total_29": total}
@@ -172,8 +187,12 @@ def calibrate(
         records[point.label]["dzoa"]["noise_std"] = sigma
         records[point.label]["dzoa"]["sensitivity"] = sensitivity
     write_json(out_json, {"degrees": degree.tolist(), "points": records})
-    save_npz(out_npz, {"labels": np.array([p.label for p in grid(values)]), "step_scale": np.stack(per_point)})
-    write_text(out_table, pd.DataFrame(rows, columns=PRIVACY_TABLE_COLUMNS).to_csv(index=False, lineterminator="\n"))
+    save_npz(
+        out_npz, {"labels": np.array([p.label for p in grid(values)]), "step_scale": np.stack(per_point)}
+    )
+    write_text(
+        out_table, pd.DataFrame(rows, columns=PRIVACY_TABLE_COLUMNS).to_csv(index=False, lineterminator="\n")
+    )
     log.info("calibrated %d grid points for %d trials", len(records), len(beta_c))
 
 
@@ -231,11 +250,15 @@ def tune(
     prox_steps = [c[1] for c in combos]  # eta0
     chosen, rows = {}, []
     points = grid(values)
-    progress = Progress(f"DP-ADMM tuning, {len(combos)} (rho, eta0) x trials {trials}, grid points", len(points))
+    progress = Progress(
+        f"DP-ADMM tuning, {len(combos)} (rho, eta0) x trials {trials}, grid points", len(points)
+    )
     for done, point in enumerate(points):
         progress.update(done)
         epsilon = calibration[point.label]["epsilon"]
-        inverse_prox_step, noise_std = dpadmm_schedules(values, epsilon, point.delta, samples, penalties, prox_steps)
+        inverse_prox_step, noise_std = dpadmm_schedules(
+            values, epsilon, point.delta, samples, penalties, prox_steps
+        )
         result = dpadmm_batch(values, X, y, beta_c, trials, samples, penalties, inverse_prox_step, noise_std)
         final = result.error[:, :, -1]
         finite = np.isfinite(final).all(axis=1)

@@ -67,7 +67,9 @@ def _run_rows(figure: str, runs: Sequence[str | Path]) -> pd.DataFrame:
         prov, last = result.provenance, result.trace.iloc[-1]
         params = prov["params"]
         if int(last["iteration"]) != params["iterations"]:
-            raise ArtifactError(f"{path}: trace ends at round {int(last['iteration'])}, not T = {params['iterations']}")
+            raise ArtifactError(
+                f"{path}: trace ends at round {int(last['iteration'])}, not T = {params['iterations']}"
+            )
         rows.append(
             {
                 "dataset": prov["dataset"].split("/", 1)[1],
@@ -94,7 +96,10 @@ def _run_rows(figure: str, runs: Sequence[str | Path]) -> pd.DataFrame:
 def _optimum_rows(optima: Mapping[str, str | Path]) -> pd.DataFrame:
     """theta*'s test accuracy per dataset (the accuracy figures' dashed reference line)."""
     return pd.DataFrame(
-        [{"dataset": d, "algorithm": NONPRIVATE, "value": read_optimum(p)["test_accuracy"]} for d, p in optima.items()],
+        [
+            {"dataset": d, "algorithm": NONPRIVATE, "value": read_optimum(p)["test_accuracy"]}
+            for d, p in optima.items()
+        ],
         columns=["dataset", "algorithm", "value"],
     )
 
@@ -170,7 +175,9 @@ def aggregate(figure: str, runs: Sequence[str | Path], optima: Mapping[str, str 
     return band_table(figure, _run_rows(figure, runs), optima)
 
 
-def claim_tables(frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]) -> dict[str, pd.DataFrame | None]:
+def claim_tables(
+    frames: Mapping[str, pd.DataFrame], cards: Sequence[Mapping]
+) -> dict[str, pd.DataFrame | None]:
     """The claims' inputs from the per-seed tables (figure id -> table) and the dataset cards.
 
     ``versus_epsilon`` and ``versus_unevenness`` stack the figures of each experiment, ``runs``
@@ -249,7 +256,11 @@ def accuracy_drops(rows: pd.DataFrame, method: str) -> pd.DataFrame:
         drop = (start - part[part["unevenness"] == last].set_index("seed")["value"]).dropna()
         setting = dict(zip(SETTING_KEYS, key, strict=True))
         parts.append(pd.DataFrame({**setting, "seed": drop.index, "value": drop.to_numpy()}))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=[*SETTING_KEYS, "seed", "value"])
+    return (
+        pd.concat(parts, ignore_index=True)
+        if parts
+        else pd.DataFrame(columns=[*SETTING_KEYS, "seed", "value"])
+    )
 
 
 def _panel_order(column: pd.Series) -> pd.Series:

@@ -435,7 +435,8 @@ def _white_one_shot(finals, means, spread: float) -> list[np.ndarray]:
     spread = STEP_SIZE * spread * math.sqrt(ITERATIONS)
     mean_d, mean_n = (mean[:, 0] for mean in means)
     return [
-        (np.sum((r - mean_n[:, None]) ** 2, axis=0) - np.sum((r - mean_d[:, None]) ** 2, axis=0)) / (2 * spread**2)
+        (np.sum((r - mean_n[:, None]) ** 2, axis=0) - np.sum((r - mean_d[:, None]) ** 2, axis=0))
+        / (2 * spread**2)
         for r in finals
     ]
 
@@ -465,7 +466,9 @@ def audit_scores(cell: AuditCell, runs: int, seed: int) -> dict[str, AuditSample
     black = [-(m[-1] - start(spec)[:, None]).T @ direction for m in models]
     if spec.aggregation == "per_round":
         white = [_white_per_round(spec, m, datasets, drawn) for m in models]
-        white_what = "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"
+        white_what = (
+            "sum over rounds of the Gaussian LLR of M_t given the history, declared sigma (eqs. 4, 7)"
+        )
         if spec.party_draws:
             white_what += " times sqrt(sum_j w_j^2) (the parties' own draws summed)"
     else:

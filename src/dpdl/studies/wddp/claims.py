@@ -47,7 +47,12 @@ from dpdl.studies.wddp.extract import (
     uneven,
 )
 from dpdl.studies.wddp.grid import STUDY
-from dpdl.studies.wddp.tables import BUDGET_RELATIVE_SLACK, SIZE_RELATIVE_SLACK, budget_outcome, noise_bound_outcome
+from dpdl.studies.wddp.tables import (
+    BUDGET_RELATIVE_SLACK,
+    SIZE_RELATIVE_SLACK,
+    budget_outcome,
+    noise_bound_outcome,
+)
 from dpdl.verdicts import BOUND_FAILS, AnyOf, Equivalence, Exact, Ordering, Pair, Trend
 
 PAPER_SCALE = {"seeds": 10, "iterations": 1000}  # R = 10 (wddp.md 4.4, A17), T = 1000 (Section 5)

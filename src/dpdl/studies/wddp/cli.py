@@ -32,7 +32,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
     def dataset_inputs(sub: argparse.ArgumentParser) -> None:
         sub.add_argument("--dataset", choices=DATASETS, required=True)
-        sub.add_argument("--data", type=Path, required=True, help="prepared arrays data/processed/wddp/<dataset>.npz")
+        sub.add_argument(
+            "--data", type=Path, required=True, help="prepared arrays data/processed/wddp/<dataset>.npz"
+        )
         sub.add_argument("--card", type=Path, required=True, help="its JSON card (for the dataset hash)")
         sub.add_argument("--settings", required=True, help="the config's wddp section as JSON")
 
@@ -40,11 +42,15 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     dataset_inputs(sub)
     sub.add_argument("--out", type=Path, required=True)
 
-    sub = step("tune", _cmd_tune, "Select each method's step size by K-fold cross-validation on the training set.")
+    sub = step(
+        "tune", _cmd_tune, "Select each method's step size by K-fold cross-validation on the training set."
+    )
     dataset_inputs(sub)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "JSON"), required=True)
     sub.add_argument(
-        "--batch", default=None, help="tuning.protocol per_setting: the batch whose settings to tune (epsilon_m32)"
+        "--batch",
+        default=None,
+        help="tuning.protocol per_setting: the batch whose settings to tune (epsilon_m32)",
     )
 
     sub = step("run", _cmd_run, "Run one batch (all methods, epsilons or u, and seeds of a figure grid).")
@@ -55,7 +61,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--tuning", type=Path, required=True, help="the selected step sizes (JSON)")
     sub.add_argument("--optimum", type=Path, required=True, help="theta* of the dataset")
 
-    sub = step("aggregate", _cmd_aggregate, "Aggregate the runs of one figure over seeds; keep the per-seed values.")
+    sub = step(
+        "aggregate", _cmd_aggregate, "Aggregate the runs of one figure over seeds; keep the per-seed values."
+    )
     sub.add_argument("figure", choices=sorted(FIGURES))
     sub.add_argument("--runs", type=Path, nargs="*", default=[])
     sub.add_argument("--optima", type=Path, nargs="*", default=[])
@@ -73,7 +81,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
 
     sub = step("claims", _cmd_claims, "Judge the study's claims from the figures' per-seed tables.")
-    sub.add_argument("--seeds", type=Path, nargs="*", default=[], help="results/wddp/aggregates/<figure>_seeds.csv")
+    sub.add_argument(
+        "--seeds", type=Path, nargs="*", default=[], help="results/wddp/aggregates/<figure>_seeds.csv"
+    )
     sub.add_argument("--cards", type=Path, nargs="*", default=[], help="the prepared datasets' JSON cards")
     sub.add_argument("--settings", required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("CSV", "MD"), required=True)
@@ -114,7 +124,9 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     settings = settings_from_json(args.settings)
     per_setting = settings["tuning"]["protocol"] == PER_SETTING
     if per_setting != (args.batch is not None):
-        raise ConfigError(f"--batch is required under tuning.protocol {PER_SETTING} and not allowed otherwise")
+        raise ConfigError(
+            f"--batch is required under tuning.protocol {PER_SETTING} and not allowed otherwise"
+        )
     record = {**settings["tuning"], "dataset_sha256": _dataset_sha(args)}
     data = load_dataset(args.data)
     if per_setting:

@@ -65,7 +65,9 @@ def against_reference(metric: str, method: str, over: str, cells: list[str]) -> 
     return extract
 
 
-def trend(metric: str, x: str, series: list[str], algorithm: str | None = None, *, spread: bool = False) -> Extractor:
+def trend(
+    metric: str, x: str, series: list[str], algorithm: str | None = None, *, spread: bool = False
+) -> Extractor:
     """Per-seed curves of ``metric`` along ``x``, one per ``series`` key.
 
     With ``spread``, each seed's absolute deviation from its point's median (Brown-Forsythe): the
@@ -119,6 +121,8 @@ def at_least(dataset: str, floor: float) -> Extractor:
 
     def extract(table: pd.DataFrame) -> Outcome:
         value = float(table["value"].iloc[0])
-        return Outcome(value >= floor, f"{value:.4f}", f"{dataset}: theta* test accuracy {value:.4f}, floor {floor}")
+        return Outcome(
+            value >= floor, f"{value:.4f}", f"{dataset}: theta* test accuracy {value:.4f}, floor {floor}"
+        )
 
     return extract

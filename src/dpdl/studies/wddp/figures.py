@@ -55,7 +55,9 @@ def plot_figure(agg: pd.DataFrame, ax, spec: FigureSpec):
         rows = private[private["algorithm"] == method].sort_values(spec.x)
         ax.fill_between(rows[spec.x], rows["lo"], rows["hi"], color=palette[method], alpha=0.2, linewidth=0)
     for _, row in agg[agg["algorithm"] == NONPRIVATE].iterrows():
-        ax.axhline(row["mean"], color=METHOD_COLORS[NONPRIVATE], linestyle="--", linewidth=1, label=NONPRIVATE)
+        ax.axhline(
+            row["mean"], color=METHOD_COLORS[NONPRIVATE], linestyle="--", linewidth=1, label=NONPRIVATE
+        )
     if spec.metric == "gap":
         ax.set_yscale("log")
     handles, labels = ax.get_legend_handles_labels()
@@ -115,7 +117,9 @@ def privacy_footnote(agg: pd.DataFrame) -> str:
 
     private = agg[agg["algorithm"] != NONPRIVATE]
     spent = private.groupby("epsilon").agg(rdp=("eps_composed_rdp", "max"), pld=("eps_composed_pld", "max"))
-    parts = [f"ε = {format_number(e)}: {row.rdp:.3g} (RDP), {row.pld:.3g} (PLD)" for e, row in spent.iterrows()]
+    parts = [
+        f"ε = {format_number(e)}: {row.rdp:.3g} (RDP), {row.pld:.3g} (PLD)" for e, row in spent.iterrows()
+    ]
     delta = format_number(float(private["delta"].max()))
     tighter = spent[["rdp", "pld"]].min(axis=1)
     over = [format_number(e) for e, value in tighter.items() if value > e * (1 + BUDGET_RELATIVE_SLACK)]
@@ -131,4 +135,6 @@ def privacy_footnote(agg: pd.DataFrame) -> str:
             "which is loose; the accountants bound the same noise more tightly, the more so the smaller ε, where "
             "δ alone nearly covers the mechanism."
         )
-    return f"Composed privacy of the plotted runs (dp-accounting, δ = {delta}): " + "; ".join(parts) + ". " + why
+    return (
+        f"Composed privacy of the plotted runs (dp-accounting, δ = {delta}): " + "; ".join(parts) + ". " + why
+    )

@@ -55,11 +55,15 @@ PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option
     PreparedDataset(
         STUDY, "breast_cancer", build=prepared.build_wddp_breast_cancer, files=prepared.breast_cancer_files
     ),
-    PreparedDataset(STUDY, "credit_card", build=prepared.build_wddp_credit_card, files=prepared.credit_card_files),
+    PreparedDataset(
+        STUDY, "credit_card", build=prepared.build_wddp_credit_card, files=prepared.credit_card_files
+    ),
 )
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
 CARD_TABLES = {}  # no table is written from the datasets' cards alone
-SHARED_SEEDS = True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
+SHARED_SEEDS = (
+    True  # every method, epsilon and m runs the seeds 0..seeds-1: a trend is judged within seeds, and a
+)
 # trend claim's extractor that hands the engine series without seed ids is refused Panel order of
 # every figure (Section 5): (a) KDD Cup 99, (b) Adult, (c) Bank, (d) Breast Cancer, (e) Credit Card
 DATASETS = ("kdd", "adult", "bank", "breast_cancer", "credit_card")
@@ -216,7 +220,11 @@ def unevenness_rules(settings: Mapping) -> list[tuple[str, tuple[str, ...], list
 
 def figure_ids(settings: Mapping) -> list[str]:
     """The figures a config builds: the epsilon figures of its client counts and all u figures."""
-    return [f for f, spec in FIGURES.items() if spec.experiment == "unevenness" or spec.clients in settings["clients"]]
+    return [
+        f
+        for f, spec in FIGURES.items()
+        if spec.experiment == "unevenness" or spec.clients in settings["clients"]
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,7 +298,9 @@ def batch_cells(settings: Mapping, experiment: str, dataset: str | None = None) 
     return [cell_name(experiment, None, u) for u in unevenness_values(settings, dataset)]
 
 
-def batch_runs(settings: Mapping, dataset: str, experiment: str, clients: int, epsilon: float | None) -> list[str]:
+def batch_runs(
+    settings: Mapping, dataset: str, experiment: str, clients: int, epsilon: float | None
+) -> list[str]:
     """The run artifacts of one batch (what its run rule writes; none where the dataset runs no u)."""
     batch = batch_name(experiment, clients, epsilon)
     return [
@@ -356,7 +366,10 @@ def table_runs(config: Mapping, table: str) -> list[str]:
     every = [f"{STUDY}/{d}" for d in selected_datasets(config)]
     panel = re.fullmatch(rf"(versus_(?:epsilon|unevenness))_({'|'.join(DATASETS)})", name)
     if panel:
-        name, every = panel.group(1), [f"{STUDY}/{panel.group(2)}"] if f"{STUDY}/{panel.group(2)}" in every else []
+        name, every = (
+            panel.group(1),
+            [f"{STUDY}/{panel.group(2)}"] if f"{STUDY}/{panel.group(2)}" in every else [],
+        )
     stacked = [f for f in figure_ids(settings) if name in ("runs", f"versus_{FIGURES[f].experiment}", f)]
     return list(dict.fromkeys(path for f in stacked for path in aggregate_runs(settings, f, every)))
 
@@ -421,4 +434,6 @@ def recorded_settings(config: Mapping, path: str) -> dict[str, tuple[str, object
     found["params.step_size_selection.grid"] = ("step_sizes", section["step_sizes"])
     found["delta"] = ("delta", section["delta"])
     names = {"tuning_protocol": "tuning.protocol", "tuning_scope": "tuning.scope"}
-    return found | {f"switches.{key}": (names.get(key, key), value) for key, value in switches(section).items()}
+    return found | {
+        f"switches.{key}": (names.get(key, key), value) for key, value in switches(section).items()
+    }

@@ -53,7 +53,9 @@ EXPERIMENT_KEYS = {"epsilon": 0, "unevenness": 1, "tuning": 2}  # spawn-key code
 # Seeds, partitions, calibration
 
 
-def seed_sequence(dataset: str, purpose: str, epsilon: float | None, seed: int, *cell: int) -> np.random.SeedSequence:
+def seed_sequence(
+    dataset: str, purpose: str, epsilon: float | None, seed: int, *cell: int
+) -> np.random.SeedSequence:
     """The seed sequence of one stream: ``run_seed_sequence`` keyed further by the grid cell."""
     from dpdl.runs import run_seed_sequence
 
@@ -132,7 +134,9 @@ def privacy_events(settings: Mapping, method: str, sigma: float, sizes: Sequence
 def _privacy_record_cached(noise_multiplier: float, count: int, delta: float) -> str:
     from dpdl.privacy.accounting import PrivacyEvent, privacy_record
 
-    record = privacy_record(PrivacyEvent("gaussian", noise_multiplier, count), delta=delta, eps_per_iteration=None)
+    record = privacy_record(
+        PrivacyEvent("gaussian", noise_multiplier, count), delta=delta, eps_per_iteration=None
+    )
     return json.dumps(record)
 
 
@@ -262,7 +266,9 @@ def descend(
     eta = np.array([c.step_size for c in columns])
     iterations, l2 = settings["iterations"], settings["l2"]
     snapshots = np.empty((len(record_at), x.shape[1], k))
-    pooled = [i for i, c in enumerate(columns) if settings["aggregation"] == "per_round" or c.method == "central"]
+    pooled = [
+        i for i, c in enumerate(columns) if settings["aggregation"] == "per_round" or c.method == "central"
+    ]
     pooled_set = set(pooled)
     if pooled:
         weights = np.empty((n_rows, len(pooled)))
@@ -334,7 +340,9 @@ def load_dataset(path: str | Path) -> dict[str, np.ndarray]:
     data = {k: np.asarray(arrays[k], dtype=float) for k in ("X_train", "y_train", "X_test", "y_test")}
     norm = float(np.linalg.norm(data["X_train"], axis=1).max())
     if norm > 1 + 1e-9:
-        raise ArtifactError(f"{path}: a training row has norm {norm} > 1, so G = 1 does not hold (wddp.md A8)")
+        raise ArtifactError(
+            f"{path}: a training row has norm {norm} > 1, so G = 1 does not hold (wddp.md A8)"
+        )
     if not set(np.unique(data["y_train"])) <= {0.0, 1.0}:
         raise ArtifactError(f"{path}: labels must be 0 or 1 (wddp.md 1.3)")
     return data
@@ -367,16 +375,29 @@ def run_batch(
     wall, cpu = elapsed()
     diverged = [c.path for i, c in enumerate(columns) if not np.isfinite(snapshots[..., i]).all()]
     if diverged:
-        log.warning("%d runs have non-finite models (step size too large?), e.g. %s", len(diverged), diverged[0])
+        log.warning(
+            "%d runs have non-finite models (step size too large?), e.g. %s", len(diverged), diverged[0]
+        )
     metrics = evaluate(snapshots, data, optimum["loss"], settings["l2"])
-    shared = {"versions": package_versions(), "timing": run_timing(wall, cpu, settings["iterations"], len(columns))}
+    shared = {
+        "versions": package_versions(),
+        "timing": run_timing(wall, cpu, settings["iterations"], len(columns)),
+    }
     results = []
     for i, column in enumerate(columns):
         trace = pd.DataFrame(
             {"iteration": np.asarray(record_at), **{name: values[:, i] for name, values in metrics.items()}}
         )
         provenance = run_provenance(
-            settings, dataset, dataset_sha256, experiment, clients, column, groups[column.group], tuning, optimum
+            settings,
+            dataset,
+            dataset_sha256,
+            experiment,
+            clients,
+            column,
+            groups[column.group],
+            tuning,
+            optimum,
         )
         results.append((column.path, RunResult(trace, {**provenance, **shared})))
     return results
@@ -412,7 +433,11 @@ def run_provenance(
         "lipschitz": LIPSCHITZ,
         "iterations": settings["iterations"],
         "step_size": column.step_size,
-        "step_size_selection": {"grid": settings["step_sizes"], **tuning["settings"], "source": "cross-validation"},
+        "step_size_selection": {
+            "grid": settings["step_sizes"],
+            **tuning["settings"],
+            "source": "cross-validation",
+        },
         "l2": settings["l2"],
         "init_std": settings["init_std"],
         "threshold_fraction": settings["threshold_fraction"],

@@ -51,7 +51,14 @@ TABLE1_BOUNDS = (
         "Yes",
         "",
     ),
-    ("Wang, Ye & Xu 2017", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log²(n) ln(1/δ) / (n² ε²))", "No", "Yes", "central"),
+    (
+        "Wang, Ye & Xu 2017",
+        "O(G² T ln(1/δ) / (n² ε²))",
+        "O(p G² log²(n) ln(1/δ) / (n² ε²))",
+        "No",
+        "Yes",
+        "central",
+    ),
     ("WD-DP (ours)", "O(G² T ln(1/δ) / (n² ε²))", "O(p G² log(n) ln(1/δ) / (n² ε²))", "Yes", "Yes", "wddp"),
 )
 
@@ -82,7 +89,9 @@ def table1(settings: Mapping, rows_train: Mapping[str, int]) -> pd.DataFrame:
     for dataset, n_rows in rows_train.items():
         cells = [("epsilon", m, eps, None) for m in settings["clients"] for eps in settings["epsilons"]]
         cells += [
-            ("unevenness", m, eps, u) for m, eps, _ in UNEVENNESS_SETTINGS for u in unevenness_values(settings, dataset)
+            ("unevenness", m, eps, u)
+            for m, eps, _ in UNEVENNESS_SETTINGS
+            for u in unevenness_values(settings, dataset)
         ]
         for experiment, clients, epsilon, u in cells:
             sizes = [  # n_j of each client, per repetition

@@ -46,7 +46,8 @@ def compute_optimum(data: Mapping[str, np.ndarray], l2: float) -> dict:
             f"(needs < {algo.OPTIMUM_GRADIENT_NORM}); raise OPTIMUM_MAX_ITERATIONS in dpdl.algorithms.wddp"
         )
     accuracy = {
-        split: float(algo.accuracy(found.theta, data[f"X_{split}"], data[f"y_{split}"])) for split in ("train", "test")
+        split: float(algo.accuracy(found.theta, data[f"X_{split}"], data[f"y_{split}"]))
+        for split in ("train", "test")
     }
     return {
         "theta": found.theta,
@@ -67,7 +68,9 @@ def read_optimum(path: str | Path) -> dict:
 def write_optimum(path: str | Path, optimum: Mapping, dataset_sha256: str, l2: float) -> None:
     """Store theta* (array) and its metrics (JSON record) in one pickle-free ``.npz``."""
     record = {k: v for k, v in optimum.items() if k != "theta"} | {"dataset_sha256": dataset_sha256, "l2": l2}
-    save_npz(path, {"theta": np.asarray(optimum["theta"]), "record": np.array(json.dumps(record, sort_keys=True))})
+    save_npz(
+        path, {"theta": np.asarray(optimum["theta"]), "record": np.array(json.dumps(record, sort_keys=True))}
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,14 +169,18 @@ def _cross_validate(
                     threshold_fraction=settings["threshold_fraction"],
                     cell=cell,
                 )
-                theta0 = initial_model(dataset, seed, x.shape[1], settings["init_std"], EXPERIMENT_KEYS["tuning"], f)
+                theta0 = initial_model(
+                    dataset, seed, x.shape[1], settings["init_std"], EXPERIMENT_KEYS["tuning"], f
+                )
                 groups.append(Group(seed, u if experiment == "unevenness" else None, shards, theta0))
                 for method in PRIVATE_METHODS:
                     for epsilon in epsilons:
                         sigma, n_eff = noise_std(settings, method, epsilon, groups[-1].sizes)
                         for eta in settings["step_sizes"]:
                             group, u_cell = len(groups) - 1, groups[-1].unevenness
-                            columns.append(Column(method, epsilon, seed, u_cell, group, sigma, n_eff, eta, ""))
+                            columns.append(
+                                Column(method, epsilon, seed, u_cell, group, sigma, n_eff, eta, "")
+                            )
         # Common random numbers: every method sees the same noise draws at a (fold, seed, epsilon,
         # step size), so the comparison of step sizes is not decided by noise (and identical
         # processes, WD-DP and centralized DP-GD under per-round aggregation, get identical scores).
@@ -192,7 +199,9 @@ def _cross_validate(
             for c in columns
         ]
         label = f"{dataset} step-size CV fold {f + 1}/{len(folds)} ({len(columns)} runs)"
-        final = descend(settings, x[train], labels[train], groups, columns, rngs, [settings["iterations"]], label)[-1]
+        final = descend(
+            settings, x[train], labels[train], groups, columns, rngs, [settings["iterations"]], label
+        )[-1]
         held_x, held_y = x[held_out], labels[held_out]
         accuracy = algo.accuracy(final, held_x, held_y)
         loss = algo.objective(final, held_x, held_y, settings["l2"])
@@ -213,7 +222,10 @@ def _cross_validate(
 
 
 def select_step_sizes(
-    scores: pd.DataFrame, scope: str = "per_method", epsilons: Sequence[float] | None = None, by: str = "epsilon"
+    scores: pd.DataFrame,
+    scope: str = "per_method",
+    epsilons: Sequence[float] | None = None,
+    by: str = "epsilon",
 ) -> tuple[pd.DataFrame, dict[str, dict[str, float]]]:
     """Mean validation accuracy per (method, epsilon or cell, step size) and the step size of every run.
 
@@ -272,7 +284,8 @@ def select_step_sizes(
                     raise ConfigError(f"no step size was tuned at epsilon {epsilon:g}; tuned at {tuned}")
                 selected[method][format_number(epsilon)] = chosen[tuned[0]]
     summary["selected"] = [
-        selected[m][label(e)] == s for m, e, s in zip(summary["method"], summary[by], summary["step_size"], strict=True)
+        selected[m][label(e)] == s
+        for m, e, s in zip(summary["method"], summary[by], summary["step_size"], strict=True)
     ]
     if by == "cell":  # the setting of each cell, for the reader of the scores
         setting = scores[["cell", "clients", "epsilon", "unevenness"]].drop_duplicates("cell")
