@@ -21,9 +21,11 @@ log = logging.getLogger("dpdl")
 
 
 def check_card(path: Path, config: dict | None = None) -> list[str]:
-    """Problems with a prepared dataset's card and its arrays (schema, name against its path and,
-    with the build's ``config``, options against the config's:
-    :func:`dpdl.data.prepared.card_problems`; hash, pickle-free load)."""
+    """Problems with a prepared dataset's card and its arrays.
+
+    Checked: the schema, the name against its path and, with the build's ``config``, the options
+    against the config's (:func:`dpdl.data.prepared.card_problems`); the hash, a pickle-free load.
+    """
     try:
         card = read_json(path)
     except ArtifactError as err:
@@ -71,7 +73,10 @@ def check_artifacts(paths: list[Path]) -> list[str]:
 
 
 def _unregistered_study(path: Path) -> list[str]:
-    """A valid run of a study the registry does not know (the run schema says a name; the registry says which)."""
+    """A valid run of a study the registry does not know.
+
+    The run schema says a name; the registry says which.
+    """
     from dpdl.studies import ALL
 
     study = checked_run(path)[0].provenance["study"]
@@ -89,11 +94,13 @@ def _run_chain(path: Path) -> list[str]:
 
 
 def claim_problems(config: dict | None = None) -> list[str]:
-    """Problems across the registered claims: an id registered twice (each claim checks its own
-    kind, form, tolerance or margin and reason when it is made: :class:`dpdl.claims.Claim`); with
-    the build's ``config``, each verdict of its scorecards (``results/claims/<study>.csv`` and its
-    built readings') that is not what the per-seed tables here give, judged again
-    (:func:`dpdl.verdict_check.build_problems`)."""
+    """Problems across the registered claims and, with the build's ``config``, their verdicts.
+
+    An id registered twice (each claim checks its own kind, form, tolerance or margin and reason
+    when it is made: :class:`dpdl.claims.Claim`); with the build's ``config``, each verdict of its
+    scorecards (``results/claims/<study>.csv`` and its built readings') that is not what the
+    per-seed tables here give, judged again (:func:`dpdl.verdict_check.build_problems`).
+    """
     from dpdl.studies import ALL, study_module
 
     problems, seen = [], set()
@@ -146,9 +153,11 @@ def run_problems(runs: list[Path], links: list[chain.Record] | None = None) -> t
 
 
 def chain_problems(run_links: list[chain.Record], root: Path = Path()) -> list[str]:
-    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`),
-    from its runs' links and the records beside its other outputs; the files without a record (built
-    before the hash chain) are said in one warning, not counted as problems."""
+    """The first broken link of each chain of the build in ``root`` (:func:`dpdl.chain.breaks`).
+
+    The chains are made from its runs' links and the records beside its other outputs; the files
+    without a record (built before the hash chain) are said in one warning, not counted as problems.
+    """
     records, problems = chain.sidecar_records(root)
     records += run_links
     note = chain.no_record_note(chain.unrecorded(root, records))

@@ -1,5 +1,6 @@
-"""Loading and validating the workflow configuration against the packaged ``config.schema.yaml`` (:mod:`dpdl.schemas`).
+"""Loading and validating the workflow configuration.
 
+The configuration is checked against the packaged ``config.schema.yaml`` (:mod:`dpdl.schemas`).
 Every problem is a :class:`ConfigError` of one line: the key (or file and line), what is wrong,
 how to fix it.
 """
@@ -27,13 +28,15 @@ LASSO_MAX_BYTES = 4 * 2**30  # the prepared lasso's design matrices, all trials 
 
 
 def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None = None) -> None:
-    """A ConfigError naming the first NaN or infinity anywhere in ``value`` (the schema cannot say "finite").
+    """A ConfigError naming the first NaN or infinity anywhere in ``value``.
 
-    A list or mapping that YAML aliases share is walked once (``seen``): an alias bomb costs its text's size.
+    The schema cannot say "finite". A list or mapping that YAML aliases share is walked once
+    (``seen``): an alias bomb costs its text's size.
     """
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(
-            f"{key_path(parts)}: {value} is not a finite number; write a finite number (.nan and .inf are never valid)"
+            f"{key_path(parts)}: {value} is not a finite number; "
+            "write a finite number (.nan and .inf are never valid)"
         )
     seen = set() if seen is None else seen
     if not isinstance(value, dict | list) or id(value) in seen:
@@ -44,8 +47,11 @@ def _reject_non_finite(value: object, parts: tuple = (), seen: set[int] | None =
 
 
 def schema_of(schema_path: Path) -> dict:
-    """The schema in file ``schema_path``; for the packaged config schema, with the studies' parts
-    the registry adds (:func:`dpdl.studies.config_schema`). Never modify the result."""
+    """The schema in file ``schema_path``; never modify the result.
+
+    For the packaged config schema, it comes with the studies' parts the registry adds
+    (:func:`dpdl.studies.config_schema`).
+    """
     if Path(schema_path).resolve() == SCHEMA.resolve():
         return _config_schema()
     return schemas.read(Path(schema_path))
@@ -58,7 +64,10 @@ def _config_schema() -> dict:
 
 @functools.cache
 def _validator(schema_path: Path) -> jsonschema.protocols.Validator:
-    """The validator of a schema file; an integer is an int (jsonschema would also take 2.0, which range() refuses)."""
+    """The validator of a schema file.
+
+    An integer is an int (jsonschema would also take 2.0, which range() refuses).
+    """
     schema = {**schema_of(schema_path), "$id": schema_path.as_uri()}  # relative $refs resolve beside it
     return schemas.validator(schema)
 
@@ -71,9 +80,9 @@ def _message(error: jsonschema.ValidationError) -> str:
         and _reads_as_other_than_text(error.instance)
     ):
         return (
-            f"{error.message} (text that reads as a number: quoted in a config file, or given in a mapping on "
-            "the command line, such as --config wddp={...}, whose values Snakemake's --config passes as text; "
-            "write it unquoted in a --configfile)"
+            f"{error.message} (text that reads as a number: quoted in a config file, or given in a mapping "
+            "on the command line, such as --config wddp={...}, whose values Snakemake's --config passes as "
+            "text; write it unquoted in a --configfile)"
         )
     if len(error.message) <= 200:
         return error.message  # and no repr of the instance: it may be a whole config holding an alias bomb
@@ -87,7 +96,10 @@ def _message(error: jsonschema.ValidationError) -> str:
 
 
 def _reads_as_other_than_text(text: str) -> bool:
-    """Whether YAML reads ``text`` as a number, boolean, list or mapping (so it was quoted somewhere on its way)."""
+    """Whether YAML reads ``text`` as a number, boolean, list or mapping.
+
+    If it does, it was quoted somewhere on its way.
+    """
     try:
         return not isinstance(yaml.safe_load(text), str | None)
     except yaml.YAMLError:
@@ -95,15 +107,20 @@ def _reads_as_other_than_text(text: str) -> bool:
 
 
 def _documented_in(error: jsonschema.ValidationError, schema_path: Path) -> str:
-    """The schema file that documents the key of ``error`` (a study's section has its own file), as messages name it."""
+    """The schema file that documents the key of ``error``, as messages name it.
+
+    A study's section has its own file.
+    """
     top = next(iter(error.absolute_path), None)
     ref = schema_of(schema_path).get("properties", {}).get(top, {}).get("$ref", "")
     return schemas.shown(schema_path.parent / ref.partition("#")[0] if ref else schema_path)
 
 
 def _check_relations(config: dict, studies: bool) -> None:
-    """The rules between keys that the schema cannot state: the data section's, then (``studies``)
-    each enabled study's."""
+    """Check the rules between keys that the schema cannot state.
+
+    The data section's rules first, then (``studies``) each enabled study's.
+    """
     kdd = config["data"]["kdd"]
     if kdd["train_size"] >= kdd["sample_size"]:
         raise ConfigError(
@@ -115,8 +132,8 @@ def _check_relations(config: dict, studies: bool) -> None:
     if values * 8 > LASSO_MAX_BYTES:  # float64 design matrices of every trial
         raise ConfigError(
             f"data.lasso: trials x agents x samples_per_agent x features = {values:,} values, "
-            f"{values * 8 / 2**30:.1f} GiB as float64, more than the {LASSO_MAX_BYTES / 2**30:.0f} GiB allowed; "
-            "lower one of them"
+            f"{values * 8 / 2**30:.1f} GiB as float64, "
+            f"more than the {LASSO_MAX_BYTES / 2**30:.0f} GiB allowed; lower one of them"
         )
     for name in ALL:
         if studies and name in config["studies"]:
@@ -134,9 +151,9 @@ def validate_config(
     Snakemake's loader, like PyYAML's, lets a repeated key silently replace the first), NaN and
     infinity anywhere, the schema (every violation at once, each with its dotted key:
     ``wddp.epsilons[0]: -0.1 is less than or equal to the minimum of 0``), then the relations
-    between keys of the data section and (``study_relations``) of every enabled study. Each problem is one
-    line. A config assembled from one job's values, whose other keys are defaults, leaves the studies'
-    relations out: they would judge keys the job does not use.
+    between keys of the data section and (``study_relations``) of every enabled study. Each problem
+    is one line. A config assembled from one job's values, whose other keys are defaults, leaves the
+    studies' relations out: they would judge keys the job does not use.
     """
     for path in files:
         read_config_file(path)
@@ -158,10 +175,10 @@ def validate_config(
 
 
 def check_key(dotted: str, value: object, option: str) -> None:
-    """Raise a one-line :class:`ConfigError` unless ``value`` is what the config schema accepts at key ``dotted``.
+    """Raise a one-line :class:`ConfigError` unless the config schema accepts ``value`` at ``dotted``.
 
-    A command-line option that stands for a config key (``dpdl audit --runs`` for ``audit.runs``) takes the
-    key's bounds from the schema, so the option and the config cannot drift apart.
+    A command-line option that stands for a config key (``dpdl audit --runs`` for ``audit.runs``)
+    takes the key's bounds from the schema, so the option and the config cannot drift apart.
     """
     schema, folder = _config_schema(), schemas.FOLDER
     for key in dotted.split("."):
@@ -206,8 +223,8 @@ def read_config_file(path: str | Path) -> dict:
         )
     if "__use_yte__" in contents:
         raise ConfigError(
-            f"{path}: __use_yte__ makes Snakemake render the file as a YTE template, which dpdl's commands do not; "
-            "write the values out and remove __use_yte__"
+            f"{path}: __use_yte__ makes Snakemake render the file as a YTE template, "
+            "which dpdl's commands do not; write the values out and remove __use_yte__"
         )
     return contents
 

@@ -28,8 +28,8 @@ from dpdl.errors import ArtifactError
 
 CHUNK_BYTES = 1 << 20
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
-# Called with each file read (and its sha256 where the read computed it, else None), and with each file written
-# once it is in place: dpdl.chain.step installs its recorders here for the length of one step.
+# Called with each file read (and its sha256 where the read computed it, else None), and with each
+# file written once it is in place: dpdl.chain.step installs its recorders here for the length of one step.
 READ_OBSERVERS: list[Callable[[Path, str | None], None]] = []
 WRITE_OBSERVERS: list[Callable[[Path], None]] = []
 
@@ -106,13 +106,16 @@ def read_csv(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def read_table_as(path: str | os.PathLike, name: str, columns: list[str]) -> pd.DataFrame:
-    """The CSV table ``path`` that a step reads as ``name``, refused in one line unless its columns are
-    ``columns`` in order: another table given in its place (swapped arguments, a copied file)."""
+    """The CSV table ``path`` that a step reads as ``name``, refused unless its columns are ``columns``.
+
+    The columns must be ``columns`` in order, else the table is refused in one line: another table
+    given in its place (swapped arguments, a copied file).
+    """
     table = read_csv(path)
     if list(table.columns) != list(columns):
         raise ArtifactError(
-            f"{path}: given as {name}, but its columns ({', '.join(map(str, table.columns))}) are not {name}'s "
-            f"({', '.join(columns)}); give this step the {name} table"
+            f"{path}: given as {name}, but its columns ({', '.join(map(str, table.columns))}) "
+            f"are not {name}'s ({', '.join(columns)}); give this step the {name} table"
         )
     return table
 
@@ -166,9 +169,9 @@ NPZ_RATIO = 100  # and beyond it, at most this many times its size on disk (dpdl
 def _check_npz_sizes(path: Path) -> None:
     """Refuse, before any array is read, an archive whose arrays would not fit what it can hold.
 
-    Each member's ``.npy`` header (shape x itemsize) must be the size the zip declares for it, and the
-    total must stay under ``max(NPZ_FLOOR_BYTES, NPZ_RATIO x the file's size)``: deflate packs 1.2 GB of
-    zeros into 1 MB, and numpy allocates an array whole before it reads it (issue 61 item 7).
+    Each member's ``.npy`` header (shape x itemsize) must be the size the zip declares for it, and
+    the total must stay under ``max(NPZ_FLOOR_BYTES, NPZ_RATIO x the file's size)``: deflate packs
+    1.2 GB of zeros into 1 MB, and numpy allocates an array whole before it reads it (issue 61 item 7).
     """
     disk = path.stat().st_size
     limit = max(NPZ_FLOOR_BYTES, NPZ_RATIO * disk)
@@ -178,9 +181,9 @@ def _check_npz_sizes(path: Path) -> None:
         if total > limit:
             largest = max(members, key=lambda info: info.file_size)
             raise ArtifactError(
-                f"{path}: its arrays expand to {total:,} bytes from {disk:,} on disk (the largest, {largest.filename}, "
-                f"{largest.file_size:,}), more than the {limit:,} a .npz of this size may hold; not arrays dpdl "
-                f"wrote: {REWRITE}"
+                f"{path}: its arrays expand to {total:,} bytes from {disk:,} on disk "
+                f"(the largest, {largest.filename}, {largest.file_size:,}), "
+                f"more than the {limit:,} a .npz of this size may hold; not arrays dpdl wrote: {REWRITE}"
             )
         for info in members:
             with archive.open(info) as member:
@@ -199,14 +202,17 @@ def _check_npz_sizes(path: Path) -> None:
             declared = math.prod(shape) * dtype.itemsize
             if declared != held and not dtype.hasobject:  # a pickled array: np.load refuses it, named as such
                 raise ArtifactError(
-                    f"{path}: array {info.filename} declares shape {tuple(shape)} of {dtype} ({declared:,} bytes) "
-                    f"but holds {held:,} bytes; not arrays dpdl wrote: {REWRITE}"
+                    f"{path}: array {info.filename} declares shape {tuple(shape)} of {dtype} "
+                    f"({declared:,} bytes) but holds {held:,} bytes; not arrays dpdl wrote: {REWRITE}"
                 )
 
 
 def sha256_file(path: str | os.PathLike, *, read: bool = True) -> str:
-    """Return the hex SHA-256 of a file, read in fixed-size chunks; with ``read=False`` not told to the
-    :data:`READ_OBSERVERS` (a step hashing what it wrote has not read an input)."""
+    """Return the hex SHA-256 of a file, read in fixed-size chunks.
+
+    With ``read=False`` the read is not told to the :data:`READ_OBSERVERS` (a step hashing what it
+    wrote has not read an input).
+    """
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as stream:
@@ -225,13 +231,16 @@ _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.S)  # shown as written:
 
 
 def markdown_text(text: object) -> str:
-    """Text that comes from claims or config, made to read as written in Markdown: the one escaping every
-    Markdown writer shares (tables through :func:`markdown_table`, the articles' text).
+    """Text that comes from claims or config, made to read as written in Markdown.
 
-    A ``<`` that would open raw HTML (``<script>``, ``<study>``, ``<!--``, ``<http://…>``) becomes ``&lt;``
-    and an ``&`` that would start a character reference (``&lt;``, ``&#60;``) ``&amp;``; code spans are left
-    as they are. Other ``<``, ``>`` and ``&`` (``<= 1``, ``28 > 1``, ``Ryu & Kim``) are text in Markdown
-    already and stay, so outputs without markup are byte for byte what they were (issue 61 item 7).
+    This is the one escaping every Markdown writer shares (tables through :func:`markdown_table`,
+    the articles' text).
+
+    A ``<`` that would open raw HTML (``<script>``, ``<study>``, ``<!--``, ``<http://…>``) becomes
+    ``&lt;`` and an ``&`` that would start a character reference (``&lt;``, ``&#60;``) ``&amp;``;
+    code spans are left as they are. Other ``<``, ``>`` and ``&`` (``<= 1``, ``28 > 1``,
+    ``Ryu & Kim``) are text in Markdown already and stay, so outputs without markup are byte for
+    byte what they were (issue 61 item 7).
     """
     text, parts, last = str(text), [], 0
     for span in _CODE_SPAN.finditer(text):
@@ -245,8 +254,11 @@ def _escape_markup(text: str) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """Render a frame as a GitHub Markdown table (missing values as empty cells; each cell one line, its ``|``
-    escaped and its markup shown as text: :func:`markdown_text`)."""
+    """Render a frame as a GitHub Markdown table.
+
+    Missing values are empty cells; each cell is one line, its ``|`` escaped and its markup shown as
+    text (:func:`markdown_text`).
+    """
 
     def cell(value: object) -> str:
         if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):

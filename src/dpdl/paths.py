@@ -1,5 +1,7 @@
-"""Where the build writes its cross-study artifacts, the layout of a study's build that the top
-level reads, and the report's sections they go to.
+"""Paths of the build: cross-study artifacts, a study's build layout, the report's sections.
+
+Where the build writes its cross-study artifacts, the layout of a study's build that the top level
+reads, and the report's sections they go to.
 
 The rule files, the planner (:mod:`dpdl.targets`) and the steps take these paths from here;
 publishing, the readings and the checks find a study's runs, per-seed tables and dataset cards here
@@ -39,13 +41,18 @@ REPORT_CATEGORIES = {
 
 
 def run_files(study: str = "*", root: Path = Path()) -> list[Path]:
-    """The run files of ``study`` (of every study: ``*``) in the build at ``root`` (here, or a
-    reading's folder), in the order the file system lists them."""
+    """The run files of ``study`` (of every study: ``*``) in the build at ``root``.
+
+    ``root`` is here, or a reading's folder; the files come in the order the file system lists them.
+    """
     return list(root.glob(f"{RUNS.format(study=study)}/**/*.npz"))
 
 
 def is_run_file(path: str, study: str) -> bool:
-    """Whether ``path``, as the build names it (``results/<study>/runs/.../seed0.npz``), is a run file of ``study``."""
+    """Whether ``path``, as the build names it, is a run file of ``study``.
+
+    The build names a run file ``results/<study>/runs/.../seed0.npz``.
+    """
     return path.startswith(f"{RUNS.format(study=study)}/") and path.endswith(".npz")
 
 
@@ -60,15 +67,19 @@ def tables_folder(study: str) -> Path:
 
 
 def published_reading(reading: str) -> str:
-    """A built reading's folder inside a published study folder: ``readings/<reading>`` (its scorecard is that
-    name with ``.csv``)."""
+    """A built reading's folder inside a published study folder: ``readings/<reading>``.
+
+    Its scorecard is that name with ``.csv``.
+    """
     return f"{PUBLISHED_READINGS}/{reading}"
 
 
 def published_aggregate(table: str, reading: str | None = None) -> str:
-    """The name inside a published study folder of the per-seed table ``table`` (its file name): the
-    main build's, ``aggregates/<table>``, or a built ``reading``'s,
-    ``readings/<reading>/aggregates/<table>``."""
+    """The name inside a published study folder of the per-seed table ``table`` (its file name).
+
+    The main build's is ``aggregates/<table>``; a built ``reading``'s,
+    ``readings/<reading>/aggregates/<table>``.
+    """
     folder = (
         PUBLISHED_AGGREGATES if reading is None else f"{published_reading(reading)}/{PUBLISHED_AGGREGATES}"
     )
@@ -81,15 +92,21 @@ def cards_folder(study: str) -> Path:
 
 
 def published_verdict_inputs(wildcards: object = None) -> list[str]:
-    """The published snapshot's files the build's scorecard reads its verdicts from (``scorecard.csv``, each
-    study's ``MANIFEST.json``), those present: none in a copy of the workflow without ``published/``."""
+    """The published snapshot's files the build's scorecard reads its verdicts from, those present.
+
+    The files are ``scorecard.csv`` and each study's ``MANIFEST.json``: none in a copy of the
+    workflow without ``published/``.
+    """
     found = [PUBLISHED / "scorecard.csv", *(PUBLISHED / study / "MANIFEST.json" for study in ALL)]
     return [path.as_posix() for path in found if path.is_file()]
 
 
 def config_label(configfiles: list) -> str:
-    """The config a Snakemake invocation names: its last ``--configfile`` (relative to the working directory
-    where it lies inside), else the Snakefile's default, ``config/config.yaml``."""
+    """The config a Snakemake invocation names.
+
+    Its last ``--configfile`` (relative to the working directory where it lies inside), else the
+    Snakefile's default, ``config/config.yaml``.
+    """
     config = Path(configfiles[-1]).absolute() if configfiles else Path("config/config.yaml").absolute()
     return (config.relative_to(Path.cwd()) if config.is_relative_to(Path.cwd()) else config).as_posix()
 
@@ -110,7 +127,10 @@ def summary_table(name: str, ext: str) -> str:
 
 
 def audit_path(study: str, ext: str) -> str:
-    """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``: runs, seed, CPU time)."""
+    """Path of one study's audit table (``csv`` or ``md``), or of its provenance (``json``).
+
+    The provenance gives the runs, the seed and the CPU time.
+    """
     return f"results/audit/{study}.{ext}"
 
 

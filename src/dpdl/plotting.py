@@ -1,5 +1,7 @@
-"""Writing figures: one style for every study, a title naming the paper figure, notes below the
-panels, PNG and PDF written atomically."""
+"""Writing figures: one style for every study, PNG and PDF written atomically.
+
+Each figure has a title naming the paper figure and notes below the panels.
+"""
 
 from __future__ import annotations
 

@@ -79,19 +79,22 @@ def execute(run: Callable[[], pd.DataFrame], provenance: dict, *, iterations: in
 
 
 def stopwatch() -> Callable[[], tuple[float, float]]:
-    """Start a clock; the function returned gives the wall and CPU seconds (this process's user + system time,
-    all its threads) since."""
+    """Start a clock; the function returned gives the wall and CPU seconds since.
+
+    The CPU seconds are this process's user + system time, all its threads.
+    """
     wall, cpu = time.perf_counter(), time.process_time()
     return lambda: (time.perf_counter() - wall, time.process_time() - cpu)
 
 
 def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
-    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together in ``wall``
-    seconds of wall time and ``cpu`` of CPU time.
+    """The ``timing`` block of each of ``runs`` runs of ``iterations`` computed together.
 
-    Each run is charged its share of both, so summing ``cpu_time_s`` over runs gives the compute spent
-    (``dpdl status`` estimates what is left from it; on a shared machine the wall time is longer); a batch
-    also records its size and totals.
+    Together they took ``wall`` seconds of wall time and ``cpu`` of CPU time.
+
+    Each run is charged its share of both, so summing ``cpu_time_s`` over runs gives the compute
+    spent (``dpdl status`` estimates what is left from it; on a shared machine the wall time is
+    longer); a batch also records its size and totals.
     """
     timing = {
         "wall_time_s": wall / runs,
@@ -105,23 +108,31 @@ def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
 
 
 def run_cpu_seconds(timing: dict) -> float:
-    """The compute a run's ``timing`` block charges it: its CPU seconds, or its wall time for a run
-    made before CPU time was recorded."""
+    """The compute a run's ``timing`` block charges it.
+
+    Its CPU seconds, or its wall time for a run made before CPU time was recorded.
+    """
     return timing.get("cpu_time_s", timing["wall_time_s"])
 
 
 def run_gpu(provenance: dict) -> str | None:
-    """The GPU a run's iterations ran on (``"NVIDIA H200"``), from its backend record (dp_iadmm's jax backend
-    writes ``params.backend.device = "gpu: NVIDIA H200"``), or None for a run on the CPU."""
+    """The GPU a run's iterations ran on (``"NVIDIA H200"``), or None for a run on the CPU.
+
+    It is read from the run's backend record (dp_iadmm's jax backend writes
+    ``params.backend.device = "gpu: NVIDIA H200"``).
+    """
     backend = provenance.get("params", {}).get("backend")
     device = backend.get("device", "") if isinstance(backend, dict) else ""
     return device.removeprefix("gpu: ") if device.startswith("gpu") else None
 
 
 def run_charge(provenance: dict) -> tuple[str, float]:
-    """The compute a run is charged, as ``(unit, seconds)``: ``("cpu_seconds", its CPU seconds)``
-    (:func:`run_cpu_seconds`) for a run on the CPU; ``("gpu_seconds", its share of its batch's wall
-    time)`` for a run on a GPU, whose host CPU time only waits on the card."""
+    """The compute a run is charged, as ``(unit, seconds)``.
+
+    ``("cpu_seconds", its CPU seconds)`` (:func:`run_cpu_seconds`) for a run on the CPU;
+    ``("gpu_seconds", its share of its batch's wall time)`` for a run on a GPU, whose host CPU time
+    only waits on the card.
+    """
     timing = provenance["timing"]
     if run_gpu(provenance):
         return "gpu_seconds", timing["wall_time_s"]
@@ -150,8 +161,11 @@ def trace_arrays(trace: pd.DataFrame) -> dict[str, np.ndarray]:
 
 
 def stored_name(path: str | Path) -> str:
-    """What a run is stored as: its path from ``results/<study>/runs/`` on (the folders and the name spell its
-    study, cell and seed), or its file name where it lies elsewhere."""
+    """What a run is stored as: its path from ``results/<study>/runs/`` on, else its file name.
+
+    In that path, the folders and the name spell its study, cell and seed; the file name is used
+    where the run lies elsewhere.
+    """
     parts = Path(path).parts
     for i in range(len(parts) - 3, -1, -1):
         if parts[i] == "results" and parts[i + 2] == "runs":
@@ -174,7 +188,8 @@ def read_run(path: str | Path, study: str | None = None) -> RunResult:
     result = RunResult(pd.DataFrame(columns), json.loads(str(arrays["provenance"])))
     if study is not None and result.provenance.get("study") != study:
         raise ArtifactError(
-            f"{path}: a run of {result.provenance.get('study')}, not of {study}; give this step {study}'s runs"
+            f"{path}: a run of {result.provenance.get('study')}, not of {study}; "
+            f"give this step {study}'s runs"
         )
     stored_as = str(result.provenance.get("stored_as", ""))
     here, there = Path(stored_name(path)).parts, Path(stored_as).parts
@@ -188,8 +203,8 @@ def read_run(path: str | Path, study: str | None = None) -> RunResult:
     if named and int(named.group(2)) != result.provenance.get("seed"):
         kind = named.group(1)
         raise ArtifactError(
-            f"{path}: named {kind} {int(named.group(2))} but holds {kind} {result.provenance.get('seed')} (a copied "
-            "or swapped file); delete it and rerun, Snakemake rebuilds it"
+            f"{path}: named {kind} {int(named.group(2))} but holds {kind} {result.provenance.get('seed')} "
+            "(a copied or swapped file); delete it and rerun, Snakemake rebuilds it"
         )
     return result
 
@@ -211,13 +226,16 @@ def validate_run(path: str | Path) -> list[str]:
 
 
 def read_card(path: str | Path) -> dict:
-    """A prepared dataset's card, checked against its schema and its path: an ArtifactError names the first
-    problem."""
+    """A prepared dataset's card, checked against its schema and its path.
+
+    An ArtifactError names the first problem.
+    """
     card = read_json(path)
     errors = schema_errors(card, load_schema("card"))
     if errors:
         raise ArtifactError(
-            f"{path}: not a prepared dataset's card ({errors[0]}); rebuild it: snakemake --forcerun data_prepare"
+            f"{path}: not a prepared dataset's card ({errors[0]}); "
+            "rebuild it: snakemake --forcerun data_prepare"
         )
     if problems := card_problems(card, Path(path)):
         raise ArtifactError(problems[0])

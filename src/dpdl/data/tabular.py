@@ -1,4 +1,7 @@
-"""Encoding of tabular data shared by wddp's preparations (KDD Cup 99, Adult, Bank, Breast Cancer, Credit Card)."""
+"""Encoding of tabular data shared by wddp's preparations.
+
+The preparations are those of KDD Cup 99, Adult, Bank, Breast Cancer and Credit Card.
+"""
 
 from __future__ import annotations
 
@@ -52,8 +55,11 @@ SPLIT_SEED = 0  # the fixed seed of that split (and of Credit Card's sample of n
 def stratified_split(
     y: np.ndarray, test_fraction: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Row indices ``(train, test)``, each in file order: per class (in sorted order), a seeded choice of
-    ``round(test_fraction * n_class)`` of its rows is the test set."""
+    """Row indices ``(train, test)``, each in file order, of a seeded stratified split.
+
+    Per class (in sorted order), a seeded choice of ``round(test_fraction * n_class)`` of its rows
+    is the test set.
+    """
     y = np.asarray(y)
     chosen = [rng.permutation(np.flatnonzero(y == label))[: round(test_fraction * int((y == label).sum()))]
               for label in np.unique(y)]  # fmt: skip
@@ -70,9 +76,12 @@ def split_unit_rows(
     *,
     impute_median: tuple[str, ...] = (),
 ) -> dict[str, np.ndarray]:
-    """wddp.md 4.2 for a dataset without an official split: :func:`stratified_split` (80/20), the missing
-    values of the ``impute_median`` columns filled with their training median, then :func:`encode_unit_rows`
-    fitted on the training rows. ``train_rows`` / ``test_rows`` index ``frame``."""
+    """wddp.md 4.2 for a dataset without an official split: split, impute, encode.
+
+    :func:`stratified_split` (80/20), the missing values of the ``impute_median`` columns filled
+    with their training median, then :func:`encode_unit_rows` fitted on the training rows.
+    ``train_rows`` / ``test_rows`` index ``frame``.
+    """
     train, test = stratified_split(y, TEST_FRACTION, rng)
     medians = {column: frame[column].iloc[train].median() for column in impute_median}
     train_frame, test_frame = frame.iloc[train].fillna(medians), frame.iloc[test].fillna(medians)
@@ -90,8 +99,11 @@ def split_unit_rows(
 def check_columns_and_labels(
     path: Path, frame: pd.DataFrame, columns: tuple, label: str, labels: tuple
 ) -> None:
-    """Raise :class:`DataFormatError` unless ``frame`` (read from ``path``) has exactly ``columns`` and every
-    ``label`` value is one of ``labels``; the message names the file and the first offending row."""
+    """Raise :class:`DataFormatError` unless ``frame`` has exactly ``columns`` and valid labels.
+
+    ``frame`` is read from ``path``; every ``label`` value must be one of ``labels``. The message
+    names the file and the first offending row.
+    """
     if tuple(frame.columns) != tuple(columns):
         raise DataFormatError(f"{path}: header {list(frame.columns)}; expected {list(columns)}")
     bad = ~frame[label].isin(labels)

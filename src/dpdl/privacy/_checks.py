@@ -13,13 +13,19 @@ import numpy as np
 
 
 def _first_bad(name: str, value: np.ndarray, ok: np.ndarray, allowed: str):
-    """Raise for the first element of ``value`` where ``ok`` is False (an array checked element by element)."""
+    """Raise for the first element of ``value`` where ``ok`` is False.
+
+    This is how an array is checked element by element.
+    """
     if not ok.all():
         raise ValueError(f"{name} must be in {allowed}; got {value[~ok].flat[0]!r}")
 
 
 def positive(name: str, value: float, *, allow_inf: bool = False) -> float:
-    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``); an array element by element."""
+    """Return ``value`` as a float if it is > 0 (and finite unless ``allow_inf``).
+
+    An array is checked and returned element by element.
+    """
     upper = "inf]" if allow_inf else "inf)"
     if isinstance(value, np.ndarray):
         numbers = value.astype(np.float64)
@@ -52,8 +58,10 @@ def open_unit(name: str, value: float) -> float:
 
 
 def count(name: str, value: int, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is an integer >= ``minimum`` (not a float or a bool); an array of
-    integers element by element."""
+    """Return ``value`` as an int if it is an integer >= ``minimum`` (not a float or a bool).
+
+    An array of integers is checked and returned element by element.
+    """
     if isinstance(value, np.ndarray):
         if value.dtype.kind not in "iu":
             raise ValueError(f"{name} must hold integers >= {minimum}; got an array of {value.dtype}")

@@ -1,5 +1,7 @@
-"""The compute a snapshot records: the runs behind its tables and what they cost, and what the claims not run
-would cost at the papers' scale.
+"""The compute a snapshot records.
+
+The runs behind its tables and what they cost, and what the claims not run would cost at the
+papers' scale.
 
 :func:`run_compute` is the wall time of a study's runs (the manifest's ``run_compute_seconds``),
 :func:`charged` a set of runs' CPU or GPU seconds, :func:`compute_record` the manifest's
@@ -28,9 +30,10 @@ from dpdl.studies import study_module
 PAPER_CONFIG = Path("config/paper.yaml")  # the papers' full grids: what the claims not run here would take
 
 
-# How far a rebuilt table's floats may be from the snapshot's and still be its numbers (relative). Set on
-# 2026-11-27 after wddp's rebuild was seen to differ from its c323111 snapshot only in the composed PLD
-# epsilon, by at most 1e-11 relative (the accountant's floating point); no verdict depends on it.
+# How far a rebuilt table's floats may be from the snapshot's and still be its numbers (relative).
+# Set on 2026-11-27 after wddp's rebuild was seen to differ from its c323111 snapshot only in the
+# composed PLD epsilon, by at most 1e-11 relative (the accountant's floating point); no verdict
+# depends on it.
 SAME_NUMBERS_RTOL = 1e-9
 
 
@@ -40,13 +43,16 @@ def run_compute(
     narrowed: Mapping[str, Iterable[str]] | None = None,
     provenances: Mapping[str, dict] | None = None,
 ) -> tuple[float, dict[str, dict]]:
-    """Wall seconds of every run of ``study`` here and in its built ``readings`` (each run's share
-    of its job's wall time), and the runs made on each GPU (``{"NVIDIA H200": {"runs": 340,
-    "wall_seconds": 412.3}}``); a reading still building is not counted, nor twice a run a reading
-    reuses from the main build (the same file: :func:`dpdl.readings.seed_from_main_build` links it).
-    A reading in ``narrowed`` (``reading_cells``: reading -> the run paths of its cells) counts only
-    those runs, not the ones it has made of the cells it leaves out. A run in ``provenances``
-    (:func:`run_provenances`) is not read again."""
+    """Wall seconds of every run of ``study`` here and in its built ``readings``, and the runs per GPU.
+
+    A run's wall seconds are its share of its job's wall time; the runs made on each GPU come as
+    ``{"NVIDIA H200": {"runs": 340, "wall_seconds": 412.3}}``. A reading still building is not
+    counted, nor twice a run a reading reuses from the main build (the same file:
+    :func:`dpdl.readings.seed_from_main_build` links it). A reading in ``narrowed``
+    (``reading_cells``: reading -> the run paths of its cells) counts only those runs, not the ones
+    it has made of the cells it leaves out. A run in ``provenances`` (:func:`run_provenances`) is
+    not read again.
+    """
     narrowed, provenances = narrowed or {}, provenances or {}
     paths = run_files(study)
     for name in (name for name in readings if name != DEFAULT):
@@ -70,9 +76,11 @@ def run_compute(
 
 
 def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
-    """The run files of ``study``'s built reading ``name`` in its folder: all, or, for a reading
-    ``reading_cells`` narrows, those of its own cells (``narrowed``: their paths as the build names
-    them)."""
+    """The run files of ``study``'s built reading ``name`` in its folder.
+
+    All of them or, for a reading ``reading_cells`` narrows, those of its own cells (``narrowed``:
+    their paths as the build names them).
+    """
     folder = reading_folder(study, name)
     if narrowed is None:
         return run_files(study, folder)
@@ -80,15 +88,20 @@ def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = No
 
 
 def reading_provenances(study: str, name: str, narrowed: Iterable[str] | None = None) -> dict[str, dict]:
-    """The provenance of every run of ``study``'s built reading ``name``
-    (:func:`reading_run_files`), by its path here
-    (``results/readings/<study>/<reading>/results/<study>/runs/...``)."""
+    """The provenance of every run of ``study``'s built reading ``name``, by its path here.
+
+    The runs are those of :func:`reading_run_files`; the paths are
+    ``results/readings/<study>/<reading>/results/<study>/runs/...``.
+    """
     return {path.as_posix(): read_run(path).provenance for path in reading_run_files(study, name, narrowed)}
 
 
 def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
-    """The provenance of the run at ``path``: from ``provenances`` where it was read already, else
-    read (and kept there, where ``provenances`` is a dict: a cache the caller reads again)."""
+    """The provenance of the run at ``path``, from ``provenances`` where it was read already.
+
+    Otherwise it is read (and kept there, where ``provenances`` is a dict: a cache the caller reads
+    again).
+    """
     if path in provenances:
         return provenances[path]
     provenance = read_run(path).provenance
@@ -98,8 +111,10 @@ def _provenance(path: str, provenances: Mapping[str, dict]) -> dict:
 
 
 def charged(provenances: Iterable[dict]) -> dict:
-    """Runs and their compute (:func:`dpdl.runs.run_charge`): ``{"runs": 10, "cpu_seconds": 3456.1}``, with
-    ``gpu_seconds`` beside it where some ran on a GPU."""
+    """Runs and their compute (:func:`dpdl.runs.run_charge`): ``{"runs": 10, "cpu_seconds": 3456.1}``.
+
+    ``gpu_seconds`` is beside it where some ran on a GPU.
+    """
     provenances = list(provenances)
     seconds = defaultdict(float)
     for provenance in provenances:
@@ -114,12 +129,16 @@ def charged(provenances: Iterable[dict]) -> dict:
 def aggregate_compute(
     study: str, configfile: str, provenances: Mapping[str, dict] | None = None
 ) -> dict[str, dict]:
-    """The runs behind each aggregate table of ``study`` in the build here and their compute, by the
-    table's name in the snapshot: ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``.
-    Which runs a table was made from is what Snakemake recorded for its job (``--detailed-summary``:
-    each output's inputs), followed down through intermediate files to the run files; a table whose
-    inputs it did not record (made outside this build's Snakemake) is left out. A run in
-    ``provenances`` (:func:`run_provenances`) is not read again."""
+    """The runs behind each aggregate table of ``study`` in the build here, and their compute.
+
+    They are keyed by the table's name in the snapshot:
+    ``{"aggregates/fig2.csv": {"runs": 1100, "cpu_seconds": 812.5}}``.
+
+    Which runs a table was made from is what Snakemake recorded for its job
+    (``--detailed-summary``: each output's inputs), followed down through intermediate files to the
+    run files; a table whose inputs it did not record (made outside this build's Snakemake) is left
+    out. A run in ``provenances`` (:func:`run_provenances`) is not read again.
+    """
     command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
@@ -133,9 +152,12 @@ def aggregate_compute(
 def compute_by_aggregate(
     study: str, summary: str, provenances: Mapping[str, dict] | None = None
 ) -> dict[str, dict]:
-    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``: a header, then
-    one line per output, its fields joined by tabs as they are (unquoted: a shell command may hold
-    quotes), the output first and its inputs fifth, joined by commas."""
+    """:func:`aggregate_compute` from the text of ``snakemake --detailed-summary``.
+
+    The text is a header, then one line per output, its fields joined by tabs as they are
+    (unquoted: a shell command may hold quotes), the output first and its inputs fifth, joined by
+    commas.
+    """
     lines = summary.splitlines()
     if not lines or lines[0].split("\t")[:5] != [
         "output_file",
@@ -178,9 +200,12 @@ def compute_by_aggregate(
 def compute_record(
     study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict], claims: Path
 ) -> dict:
-    """The manifest's compute of ``study``'s build here: ``aggregate_compute`` (``compute``),
-    ``stacked_table_compute`` where there are stacks, and, with :data:`PAPER_CONFIG`,
-    ``not_run_cost`` of the scorecard ``claims`` (``provenances``: :func:`run_provenances`)."""
+    """The manifest's compute of ``study``'s build here.
+
+    ``aggregate_compute`` (``compute``), ``stacked_table_compute`` where there are stacks, and,
+    with :data:`PAPER_CONFIG`, ``not_run_cost`` of the scorecard ``claims`` (``provenances``:
+    :func:`run_provenances`).
+    """
     from dpdl.config import load_config
 
     record = {"aggregate_compute": compute}
@@ -194,18 +219,24 @@ def compute_record(
 
 
 def run_provenances(study: str, known: Mapping[str, dict] | None = None) -> dict[str, dict]:
-    """The provenance of every run of ``study``'s main build here, by its path (those in ``known`` not read again)."""
+    """The provenance of every run of ``study``'s main build here, by its path.
+
+    Those in ``known`` are not read again.
+    """
     return {path.as_posix(): _provenance(path.as_posix(), known or {}) for path in sorted(run_files(study))}
 
 
 def stacked_table_compute(
     study: str, config: dict, compute: dict[str, dict], provenances: dict[str, dict]
 ) -> dict:
-    """The runs behind each table a claim of ``study`` is judged from that is no aggregate file of
-    the build (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its
-    figures' tables, and their compute (:func:`charged`): the runs the study's grid says the table
-    reads (:meth:`Study.table_runs`) that the build holds (``provenances``:
-    :func:`run_provenances`)."""
+    """The runs behind each table of ``study``'s claims that is no aggregate file, and their compute.
+
+    These are the tables a claim of ``study`` is judged from that are no aggregate file of the
+    build (``compute`` holds those: :func:`aggregate_compute`), such as wddp's stacks of its
+    figures' tables; their compute is :func:`charged`. The runs are those the study's grid says the
+    table reads (:meth:`Study.table_runs`) that the build holds (``provenances``:
+    :func:`run_provenances`).
+    """
     module = study_module(study)
     stacked = {}
     for table in dict.fromkeys(claim.aggregate for claim in module.CLAIMS):
@@ -218,9 +249,11 @@ def stacked_table_compute(
 
 
 def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[str, dict]) -> dict:
-    """What the claims of ``card`` that no run decided (not run at this scale, data unavailable)
-    would take under the papers' full grids (``paper``, :data:`PAPER_CONFIG`), projected from the
-    build's runs (``provenances``: :func:`run_provenances`).
+    """What the claims of ``card`` that no run decided would take under the papers' full grids.
+
+    The claims are those not run at this scale or whose data is unavailable; the grids are
+    ``paper`` (:data:`PAPER_CONFIG`); the cost is projected from the build's runs
+    (``provenances``: :func:`run_provenances`).
 
     For each such claim: the run files its table reads under ``paper`` (:meth:`Study.table_runs`)
     that this build did not make at the grid's iterations (a smaller config's run at the same path
@@ -228,7 +261,8 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
     runs of the same rate group spent (:meth:`Study.run_work`: one dataset); runs of a group with no
     CPU run here are counted, not projected. Where the build has runs of the group made on a GPU,
     their GPU time is projected the same way from those (``gpu_hours``). ``all`` is the same for
-    every such claim's runs together (claims share runs)."""
+    every such claim's runs together (claims share runs).
+    """
     module = study_module(study)
     spent = {"cpu_seconds": defaultdict(float), "gpu_seconds": defaultdict(float)}
     iterations = {"cpu_seconds": defaultdict(int), "gpu_seconds": defaultdict(int)}
@@ -283,10 +317,12 @@ def not_run_cost(study: str, card: pd.DataFrame, paper: dict, provenances: dict[
 
 
 def table_difference(built: Path, published: Path) -> dict[str, float] | None:
-    """Whether the CSV table ``built`` holds the numbers of ``published``: ``{}`` for the same
-    bytes, ``{column: largest relative difference}`` for the same columns, rows and text with every
-    float within :data:`SAME_NUMBERS_RTOL` (NaN where the other has NaN), None otherwise (or when
-    ``built`` is missing)."""
+    """Whether the CSV table ``built`` holds the numbers of ``published``.
+
+    ``{}`` for the same bytes, ``{column: largest relative difference}`` for the same columns, rows
+    and text with every float within :data:`SAME_NUMBERS_RTOL` (NaN where the other has NaN), None
+    otherwise (or when ``built`` is missing).
+    """
     import numpy as np
 
     if not built.is_file():

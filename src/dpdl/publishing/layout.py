@@ -75,9 +75,12 @@ def built_readings(study: str) -> dict[str, Path]:
 
 
 def narrowed_readings(study: str, config: dict, buildable: Iterable[str]) -> dict[str, dict[str, set[str]]]:
-    """The built readings of ``study`` that ``reading_cells`` narrows, each with the names of the
-    per-seed tables and the run paths of its own grid: its folder also holds the main build's tables
-    and runs of the cells it leaves out (linked in), which are not the reading's."""
+    """The built readings of ``study`` that ``reading_cells`` narrows, with their own tables and runs.
+
+    Each comes with the names of the per-seed tables and the run paths of its own grid: its folder
+    also holds the main build's tables and runs of the cells it leaves out (linked in), which are
+    not the reading's.
+    """
     found = {}
     for name in built_readings(study):
         if f"{study}/{name}" in config.get("reading_cells", {}):
@@ -127,5 +130,8 @@ def read_manifest(out: Path, study: str) -> dict:
 
 
 def published_studies(out: Path = PUBLISHED) -> dict[str, dict]:
-    """The manifest of every study published in ``out``, in study order, each checked (:func:`read_manifest`)."""
+    """The manifest of every study published in ``out``, in study order.
+
+    Each is checked (:func:`read_manifest`).
+    """
     return {study: read_manifest(out, study) for study in ALL if (out / study / MANIFEST).is_file()}

@@ -1,7 +1,9 @@
-"""The snapshot's merged files, written from its study folders: the scorecard of every published study
-(``scorecard.csv``, ``scorecard.md``), the readings table (``readings.csv``), ``RESULTS.md`` (the README's
-results section: :func:`splice_readme` copies it in; a test fails when the two disagree) and each audited
-study's premise ledger (``<study>/audit/premises.csv``).
+"""The snapshot's merged files, written from its study folders.
+
+They are the scorecard of every published study (``scorecard.csv``, ``scorecard.md``), the
+readings table (``readings.csv``), ``RESULTS.md`` (the README's results section:
+:func:`splice_readme` copies it in; a test fails when the two disagree) and each audited study's
+premise ledger (``<study>/audit/premises.csv``).
 """
 
 from __future__ import annotations
@@ -84,9 +86,12 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
 
 
 def write_merged(out: Path = PUBLISHED) -> None:
-    """Write :func:`merged_files` into ``out``, each file whole (written beside it, then renamed
-    into place); a study's premise ledger enters its folder with its manifest in one swap
-    (:func:`write_ledger`). Out of disk space: one line, and each file is the old or the new."""
+    """Write :func:`merged_files` into ``out``, each file whole.
+
+    Each file is written beside it, then renamed into place; a study's premise ledger enters its
+    folder with its manifest in one swap (:func:`write_ledger`). Out of disk space: one line, and
+    each file is the old or the new.
+    """
     merged = merged_files(out)
     try:
         for name, text in merged.items():
@@ -106,7 +111,10 @@ def write_merged(out: Path = PUBLISHED) -> None:
 
 
 def ledger_text(study: str) -> str:
-    """A study's premise ledger as its snapshot holds it (``audit/premises.csv``: a function of the code alone)."""
+    """A study's premise ledger as its snapshot holds it.
+
+    The ledger, ``audit/premises.csv``, is a function of the code alone.
+    """
     return study_ledger(study).to_csv(index=False, lineterminator="\n")
 
 
@@ -185,18 +193,20 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
     )
     return (
         f"Published: {', '.join(manifests) or 'none'}; not published: "
-        f"{', '.join(s for s in ALL if s not in manifests) or 'none'}. Each study's `MANIFEST.json` holds "
-        "its config, the machine, the code that built it and the code that last judged it, and the sha256 of "
-        "every file.\n\n"
+        f"{', '.join(s for s in ALL if s not in manifests) or 'none'}. "
+        "Each study's `MANIFEST.json` holds its config, the machine, the code that built it "
+        "and the code that last judged it, and the sha256 of every file.\n\n"
         + markdown_table(provenance)
-        + "\nVerdicts of the papers' own claims under each study's default reading: the substantive claims (numbers "
-        "the papers print, comparisons between methods) and, apart, the mechanism properties (what any working "
-        "calibrated mechanism does). Claims judged on the same or nested per-seed cells count once (`same_runs_as`, "
+        + "\nVerdicts of the papers' own claims under each study's default reading: "
+        "the substantive claims (numbers the papers print, comparisons between methods) and, apart, "
+        "the mechanism properties (what any working calibrated mechanism does). "
+        "Claims judged on the same or nested per-seed cells count once (`same_runs_as`, "
         "derived from the cells each claim judged, or declared with a reason: `same_runs_why`); choices made "
         "after a result was seen are flagged per claim (`post_hoc`, docs/post_hoc.md).\n\n"
         + markdown_table(by_kind.sort_values(["study", "kind"], key=_study_order))
-        + "\nThe papers' privacy claims, tested by the empirical audit (runs on neighbouring datasets; eps_LB is "
-        "a 95% lower bound on epsilon; an audit can refute a claim, never prove it; `<study>/audit/`):\n\n"
+        + "\nThe papers' privacy claims, tested by the empirical audit "
+        "(runs on neighbouring datasets; eps_LB is a 95% lower bound on epsilon; "
+        "an audit can refute a claim, never prove it; `<study>/audit/`):\n\n"
         + markdown_table(published[published["kind"] == PRIVACY_CLAIM][PRIVACY_SHOWN])
         + "\n"
         + privacy_headline(published)
@@ -204,8 +214,9 @@ def results_markdown(card: pd.DataFrame, table: pd.DataFrame, manifests: dict[st
         + "\nThe papers' premises tested on their own data (every record of each dataset as prepared; "
         "`<study>/audit/data_premises.csv`), counted apart:\n\n"
         + markdown_table(published[published["kind"] == PREMISE_CLAIM][PREMISE_SHOWN])
-        + "\nHeadline claims whose verdict differs under another reading (a sensitivity analysis: the default "
-        "gives the headline; n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
+        + "\nHeadline claims whose verdict differs under another reading "
+        "(a sensitivity analysis: the default gives the headline; "
+        "n/a where the reading left the claim unchanged; * post hoc reading):\n\n"
         + _reading_dependent(table, set(headline(published)["id"]))
     )
 
@@ -215,9 +226,12 @@ def _study_order(column: pd.Series) -> pd.Series:
 
 
 def _reading_dependent(table: pd.DataFrame, ids: set[str]) -> str:
-    """Per study, one row per claim of ``ids`` whose verdict differs from the default's (judged by the same
-    engine) under a built reading, one column per reading the study declares; where readings were judged by
-    the retired engine, the default as that engine judged it is a column of its own."""
+    """Per study, one row per claim of ``ids`` whose verdict differs from the default's.
+
+    A row is a claim whose verdict under a built reading differs from the default's (judged by the
+    same engine), with one column per reading the study declares; where readings were judged by the
+    retired engine, the default as that engine judged it is a column of its own.
+    """
     table = table[table["id"].isin(ids)]
     other = table[table["reading"] != DEFAULT]
     differs = set(

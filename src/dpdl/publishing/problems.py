@@ -1,5 +1,8 @@
-"""What ``dpdl check published`` reports of a snapshot: each study's files against its manifest, its recorded
-config against the config file at the commit it names, and the merged files against the study folders."""
+"""What ``dpdl check published`` reports of a snapshot.
+
+Each study's files against its manifest, its recorded config against the config file at the commit
+it names, and the merged files against the study folders.
+"""
 
 from __future__ import annotations
 
@@ -28,10 +31,12 @@ CONFIGFILE = re.compile(r"config/[A-Za-z0-9_][A-Za-z0-9_.-]*\.ya?ml")
 
 
 def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED) -> list[str]:
-    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records:
-    each value the file sets in the manifest's sections must be the manifest's (which adds the
+    """Where a manifest's ``config`` is not what its ``configfile`` set at the commit it records.
+
+    Each value the file sets in the manifest's sections must be the manifest's (which adds the
     schema's defaults). Nothing to compare where that file was modified at publication, or outside a
-    git checkout (a warning); a commit or file the checkout lacks is a problem."""
+    git checkout (a warning); a commit or file the checkout lacks is a problem.
+    """
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
@@ -54,8 +59,9 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
     # issue 61: a problem, no longer a warning
     except (OSError, subprocess.CalledProcessError, yaml.YAMLError):
         return [
-            f"{where}: {configfile} at {commit[:12]} cannot be read in this checkout (the commit is not in its "
-            "history, or the file is not in the commit); publish again from a commit of this history"
+            f"{where}: {configfile} at {commit[:12]} cannot be read in this checkout "
+            "(the commit is not in its history, or the file is not in the commit); "
+            "publish again from a commit of this history"
         ]
     return [
         f"{where}: config {key} is {recorded!r}, but {configfile} at {commit[:12]} sets {value!r}; "
@@ -134,23 +140,26 @@ def settings_problems(
     ):
         if field == "(grid)":
             lines.append(
-                f"{study}: {first} in {built} is not a run of {given} ({count} run(s) are not: another config's "
-                "seeds or cells); publish with the config that made them (--configfile), or remove them"
+                f"{study}: {first} in {built} is not a run of {given} "
+                f"({count} run(s) are not: another config's seeds or cells); "
+                "publish with the config that made them (--configfile), or remove them"
             )
         else:
             lines.append(
-                f"{study}: {first} in {built} was made with {study}.{key} = {ran!r} (its {field}; {count} of "
-                f"{len(provenances)} run(s) differ), but {given} gives {value!r}; publish with the config the "
-                "build ran (--configfile), or rebuild"
+                f"{study}: {first} in {built} was made with {study}.{key} = {ran!r} "
+                f"(its {field}; {count} of {len(provenances)} run(s) differ), but {given} gives {value!r}; "
+                "publish with the config the build ran (--configfile), or rebuild"
             )
     return lines
 
 
 def published_problems(out: Path = PUBLISHED) -> list[str]:
-    """Problems with a snapshot: each study's files against its manifest, the merged files against
-    its studies, what an interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`), and
-    each published verdict against its claim judged again from the per-seed tables
-    (:mod:`dpdl.verdict_check`)."""
+    """Problems with a snapshot, its studies and its verdicts.
+
+    Each study's files against its manifest, the merged files against its studies, what an
+    interrupted ``dpdl publish`` left (:mod:`dpdl.publishing.staging`), and each published verdict
+    against its claim judged again from the per-seed tables (:mod:`dpdl.verdict_check`).
+    """
     problems = []
     manifests = {}
     # each manifest checked before any of it is trusted; a bad one is named, its study skipped
@@ -163,8 +172,8 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
     entries = sorted(out.iterdir()) if out.is_dir() else []
     left = [leftover_problem(path) for path in entries if leftover_kind(path)]
     left += [
-        f"{path}: a study folder without {MANIFEST} (an interrupted publish, or not written by `dpdl publish`); "
-        "publish the study again, or remove it"
+        f"{path}: a study folder without {MANIFEST} "
+        "(an interrupted publish, or not written by `dpdl publish`); publish the study again, or remove it"
         for path in entries
         if path.name in ALL and path.is_dir() and not (path / MANIFEST).is_file()
     ]

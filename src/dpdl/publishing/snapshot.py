@@ -113,14 +113,19 @@ def _lines(path: str) -> list[str]:
 
 
 def _seal(folder: Path, manifest: dict, names: Iterable[str]) -> None:
-    """Stamp ``manifest`` with the sha256 of each of ``names`` in a study's new snapshot ``folder``
-    and write it there, last (a folder with its manifest is whole)."""
+    """Stamp ``manifest`` with the sha256 of each of ``names`` in ``folder`` and write it there, last.
+
+    ``folder`` is a study's new snapshot; a folder with its manifest is whole.
+    """
     manifest["files"] = {name: sha256_file(folder / name) for name in sorted(set(names))}
     write_json(folder / MANIFEST, manifest)
 
 
 def _rewrite_merged(out: Path, readme: Path | None) -> None:
-    """Rewrite the merged files from every study published in ``out`` and, given a ``readme``, its results block."""
+    """Rewrite the merged files from every study published in ``out``.
+
+    Given a ``readme``, its results block is rewritten too.
+    """
     write_merged(out)
     if readme is not None:
         splice_readme(readme, (out / RESULTS).read_text(encoding="utf-8"))
@@ -129,7 +134,10 @@ def _rewrite_merged(out: Path, readme: Path | None) -> None:
 def publish(
     studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
 ) -> None:
-    """Publish each of ``studies`` from the finished build here, rewrite the merged files and the README block."""
+    """Publish each of ``studies`` from the finished build here.
+
+    Then rewrite the merged files and the README block.
+    """
     from dpdl.config import load_config
     from dpdl.targets import plan
 
@@ -139,7 +147,8 @@ def publish(
     builds = {
         study: (built_readings(study), narrowed_readings(study, config, buildable)) for study in studies
     }
-    provenances, in_readings = {}, {}  # each run file read once: for this check and for the compute record
+    # each run file read once: for this check and for the compute record
+    provenances, in_readings = {}, {}
     # the runs were made with the config published, before writing
     for study, (built, narrowed) in builds.items():
         provenances[study] = run_provenances(study)
@@ -176,8 +185,9 @@ def publish_study(
     out: Path = PUBLISHED,
     in_readings: Mapping[str, dict] | None = None,
 ) -> dict:
-    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest, in
-    one swap: the old snapshot stays whole until the new one is (:func:`write_study`).
+    """Copy one study's outputs and built readings into ``out/<study>/`` and write its manifest.
+
+    All in one swap: the old snapshot stays whole until the new one is (:func:`write_study`).
     ``provenances``: its main build's runs (:func:`~dpdl.publishing.compute.run_provenances`), and
     ``in_readings`` its built readings' (by their path here), read once by :func:`publish`.
 
@@ -192,7 +202,10 @@ def publish_study(
 
 @dataclass
 class StudySnapshot:
-    """What :func:`publish_study` writes into a study folder, all read from the build before the folder is touched."""
+    """What :func:`publish_study` writes into a study folder.
+
+    All of it is read from the build before the folder is touched.
+    """
 
     outputs: dict[str, Path]  # name in the folder -> the build's file copied there
     texts: dict[str, str]  # name in the folder -> the text written there
@@ -207,9 +220,11 @@ def study_snapshot(
     provenances: Mapping[str, dict],
     in_readings: Mapping[str, dict] | None = None,
 ) -> StudySnapshot:
-    """Everything :func:`publish_study` writes for ``study``, read from the finished build here (its
-    main build's runs already read: ``provenances``; its built readings' runs: ``in_readings``, else
-    read here)."""
+    """Everything :func:`publish_study` writes for ``study``, read from the finished build here.
+
+    Its main build's runs are read already (``provenances``); its built readings' runs are
+    ``in_readings``, else read here.
+    """
     outputs = study_outputs(study, config, buildable)
     for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
@@ -259,9 +274,11 @@ def study_snapshot(
 
 
 def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
-    """Write ``snapshot`` as ``out/<study>``, whole, in one swap
-    (:func:`dpdl.publishing.staging.study_transaction`): killed or out of disk space at any point,
-    ``out/<study>`` is the old snapshot or the new one. Returns the manifest written."""
+    """Write ``snapshot`` as ``out/<study>``, whole, in one swap; return the manifest written.
+
+    The swap is :func:`dpdl.publishing.staging.study_transaction`: killed or out of disk space at
+    any point, ``out/<study>`` is the old snapshot or the new one.
+    """
     manifest = dict(snapshot.manifest)
     with study_transaction(out, study) as staged:
         for count, (name, source) in enumerate(snapshot.outputs.items()):
@@ -281,9 +298,11 @@ def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
 def publish_audits(
     studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
 ) -> None:
-    """Copy each study's audit (``results/audit/<study>.*``) and, where built, its premises measured
-    on its data (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/``, leaving
-    the rest; every study's audit must be there before any is copied.
+    """Copy each study's audit and, where built, its data premises into ``out/<study>/audit/``.
+
+    The audit is ``results/audit/<study>.*``; the premises measured on its data,
+    ``results/audit/<study>_data_premises.csv``. The rest is left; every study's audit must be there
+    before any is copied.
 
     The manifest gains ``audit`` (the code and config that ran it, its CPU seconds), the study's
     ``privacy.csv`` its eps_LB column, and the merged files are rewritten: the audit judges the
@@ -333,10 +352,13 @@ def publish_audits(
 def publish_data_premises(
     studies: Iterable[str], configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
 ) -> None:
-    """Copy each study's premises measured on its prepared data
-    (``results/audit/<study>_data_premises.csv``) into ``out/<study>/audit/data_premises.csv`` alone
-    (:func:`publish_audits` copies it with the audit), stamp the manifest's ``data_premises`` and
-    rewrite the merged files: the table judges the study's premise claims."""
+    """Copy each study's premises measured on its prepared data into its snapshot, alone.
+
+    ``results/audit/<study>_data_premises.csv`` is copied into
+    ``out/<study>/audit/data_premises.csv`` alone (:func:`publish_audits` copies it with the audit);
+    the manifest's ``data_premises`` is stamped and the merged files rewritten: the table judges the
+    study's premise claims.
+    """
     from dpdl.config import load_config
 
     recover(out, *([readme] if readme is not None else []))
@@ -353,9 +375,11 @@ def publish_data_premises(
 def _add_data_premises(
     study: str, config: dict, configfile: Path, folder: Path, manifest: dict, out: Path, readme: Path | None
 ) -> None:
-    """Copy ``study``'s premises measured on its data into the new snapshot ``folder`` and stamp
-    ``manifest``'s ``data_premises`` (its files' sha256 are the caller's, with the manifest written
-    last)."""
+    """Copy ``study``'s data premises into the new snapshot ``folder``; stamp the manifest's.
+
+    The premises are those measured on its data; the stamp is ``manifest``'s ``data_premises``. Its
+    files' sha256 are the caller's, with the manifest written last.
+    """
     source = Path(data_premises_path(study))
     if not source.is_file():
         raise DpdlError(f"{study}: {source} not built; run `snakemake audit --configfile {configfile}` first")
@@ -370,7 +394,9 @@ def _add_data_premises(
 
 
 def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
-    """Add to each study's snapshot the compute behind its tables, measured by a rebuild here of its default grid.
+    """Add to each study's snapshot the compute behind its tables, measured by a rebuild here.
+
+    The rebuild is one of its default grid.
 
     For a snapshot published before compute per table was recorded (no ``aggregate_compute``): the build
     here must have made, through Snakemake, every per-seed table the snapshot holds (``aggregates/``) with
@@ -398,9 +424,10 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
         differ = [name for name, difference in found.items() if name not in compute or difference is None]
         if differ:
             raise DpdlError(
-                f"{study}: the build here did not make {differ[0]} with the snapshot's numbers ({len(differ)} of "
-                f"{len(tables)} tables differ or are missing), so its compute is not theirs; build "
-                f"{claims_path(study, 'csv')} with --configfile {configfile}, or publish this build"
+                f"{study}: the build here did not make {differ[0]} with the snapshot's numbers "
+                f"({len(differ)} of {len(tables)} tables differ or are missing), "
+                f"so its compute is not theirs; "
+                f"build {claims_path(study, 'csv')} with --configfile {configfile}, or publish this build"
             )
         largest: dict[str, float] = {}
         for difference in found.values():
@@ -427,8 +454,11 @@ def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLIS
 
 
 def _chain_of(manifest: dict, sources: dict[str, Path]) -> None:
-    """Put in ``manifest``'s chain the records of the build's ``sources`` (name in the study folder
-    -> file) it now holds, in place of those of the files they replace."""
+    """Put in ``manifest``'s chain the records of the build's ``sources`` it now holds.
+
+    ``sources`` maps a name in the study folder to a file; their records take the place of those of
+    the files they replace.
+    """
     chain = {name: entry for name, entry in manifest.get("chain", {}).items() if name not in sources}
     chain |= published_chain(sources)
     manifest.pop("chain", None)
@@ -445,7 +475,7 @@ def _code_without(out: Path, readme: Path | None) -> dict:
 
 
 def rejudge(out: Path = PUBLISHED, readme: Path | None = None) -> list[str]:
-    """Judge every claim of every published study again from the snapshot alone, and rewrite the merged files.
+    """Judge every claim of every published study again from the snapshot alone; rewrite merged files.
 
     Each study's default scorecard is judged by the study's claims code on the published per-seed
     tables, with the config its manifest records (missing keys take the schema's defaults). A
@@ -488,7 +518,10 @@ def _changed(before: pd.DataFrame | None, after: pd.DataFrame) -> str:
 
 
 def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) -> list[str]:
-    """:func:`rejudge` of one study, in ``folder``: a copy of its snapshot without the manifest, written last."""
+    """:func:`rejudge` of one study, in ``folder``.
+
+    ``folder`` is a copy of its snapshot without the manifest, which is written last.
+    """
     lines = []
     judged, engines = judging_plan(study, manifest, folder)
     baseline = folder / f"{published_reading(DEFAULT)}.csv"

@@ -1,4 +1,6 @@
-"""Rewriting a published study folder in one step: its next snapshot is written whole beside it, then swapped in.
+"""Rewriting a published study folder in one step.
+
+Its next snapshot is written whole beside it, then swapped in.
 
 :func:`study_transaction` gives a folder ``<out>/.<study>.new-<pid>`` on the same filesystem; the
 caller writes the study's files there, its manifest last, and on success the folder is swapped with
@@ -94,12 +96,15 @@ def disk_error(where: Path, err: OSError, left: str) -> DpdlError:
 
 @contextmanager
 def study_transaction(out: Path, study: str, keep: bool = False) -> Iterator[Path]:
-    """Yield a new folder beside ``out/<study>`` to write the study's next snapshot into, its manifest last;
-    swap it in when the block ends, or remove it on any error, leaving the old snapshot as it was.
+    """Yield a new folder beside ``out/<study>`` to write the study's next snapshot into.
 
-    With ``keep``, the new folder starts as a copy of the old one without its manifest (a command that adds to
-    a snapshot: read the old manifest from ``out/<study>``, write the new one last). An ``OSError`` (a full
-    disk) becomes one line (:class:`DpdlError`)."""
+    The manifest is written last. The folder is swapped in when the block ends, or removed on any
+    error, leaving the old snapshot as it was.
+
+    With ``keep``, the new folder starts as a copy of the old one without its manifest (a command
+    that adds to a snapshot: read the old manifest from ``out/<study>``, write the new one last). An
+    ``OSError`` (a full disk) becomes one line (:class:`DpdlError`).
+    """
     folder = out / study
     new, old = out / f".{study}.new-{os.getpid()}", out / f".{study}.old-{os.getpid()}"
     try:
@@ -134,8 +139,11 @@ def _manifest_of(folder: Path) -> Callable[[str, list[str]], list[str]]:
 
 
 def _swap_in(new: Path, folder: Path, old: Path) -> bool:
-    """Put the whole folder ``new`` at ``folder``: True where the two were exchanged (the one
-    replaced is now at ``new``), else False (it is at ``old``, if there was one)."""
+    """Put the whole folder ``new`` at ``folder``; return whether the two were exchanged.
+
+    True where they were (the one replaced is now at ``new``), else False (it is at ``old``, if
+    there was one).
+    """
     if not folder.exists():
         os.rename(new, folder)
         return False
@@ -152,8 +160,10 @@ def _swap_in(new: Path, folder: Path, old: Path) -> bool:
 
 
 def leftover_kind(path: Path) -> str | None:
-    """What ``path`` in a snapshot folder is if an interrupted command left it: ``new``, ``old``,
-    ``part``; else None."""
+    """What ``path`` in a snapshot folder is if an interrupted command left it, else None.
+
+    The kinds are ``new``, ``old`` and ``part``.
+    """
     if found := LEFTOVER.fullmatch(path.name):
         return found["kind"]
     return "part" if PART.fullmatch(path.name) else None
@@ -172,7 +182,10 @@ def leftover_problem(path: Path) -> str:
 
 
 def _running(pid: int) -> bool:
-    """Whether another process of id ``pid`` runs (a publish still under way: its folder is not a leftover)."""
+    """Whether another process of id ``pid`` runs.
+
+    If it does, a publish is still under way: its folder is not a leftover.
+    """
     if pid == os.getpid():
         return False
     try:
@@ -185,8 +198,10 @@ def _running(pid: int) -> bool:
 
 
 def recover(out: Path, *beside: Path) -> list[str]:
-    """Finish or undo what an interrupted command left in ``out`` (and beside each file of ``beside``, such as
-    the README: its unfinished ``.part-*`` files), logging one line for each thing found and returning them.
+    """Finish or undo what an interrupted command left in ``out`` and beside each file of ``beside``.
+
+    Beside a file of ``beside``, such as the README, that is its unfinished ``.part-*`` files. One
+    line is logged for each thing found, and the lines are returned.
 
     A study folder in place keeps it, and the new and old folders beside it are removed; a study
     folder missing (killed between the fallback's two renames) gets the new one whose manifest was

@@ -1,14 +1,16 @@
-"""The package's schemas, found with :mod:`importlib.resources` beside this module, so an installed wheel
-reads them as a checkout does, from any working directory.
+"""The package's schemas, found with :mod:`importlib.resources` beside this module.
+
+So an installed wheel reads them as a checkout does, from any working directory.
 
 - ``config.schema.yaml``: the workflow config; it references ``common.schema.yaml`` and one
   ``<study>.schema.yaml`` per study by relative ``$ref`` (resolved beside the file that names it).
 - ``card.schema.json``, ``run.schema.json``: a prepared dataset's card, a run's provenance.
 
-Every reader goes through here: :func:`path` finds a schema, :func:`read` loads one (YAML or JSON,
-once), :func:`registry` resolves the references between them, :func:`validator` is the one way a schema is
-checked (strict for what a user gives), and a schema's ``default`` values are read one way,
-:func:`fill_defaults` (what a config's missing keys become; :func:`defaults` of one section).
+Every reader goes through here: :func:`path` finds a schema, :func:`read` loads one (YAML or
+JSON, once), :func:`registry` resolves the references between them, :func:`validator` is the one
+way a schema is checked (strict for what a user gives), and a schema's ``default`` values are read
+one way, :func:`fill_defaults` (what a config's missing keys become; :func:`defaults` of one
+section).
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ CONFIG = FOLDER / "config.schema.yaml"
 
 
 def path(name: str) -> Path:
-    """The file of the packaged schema ``name`` (``config.schema.yaml``, ``wddp.schema.yaml``, ``run.schema.json``)."""
+    """The file of the packaged schema ``name``.
+
+    Such as ``config.schema.yaml``, ``wddp.schema.yaml`` or ``run.schema.json``.
+    """
     found = FOLDER / name
     if not found.is_file():
         raise ConfigError(
@@ -47,8 +52,11 @@ def path(name: str) -> Path:
 
 
 def shown(file: str | Path) -> str:
-    """A schema file as messages name it: relative to the working directory where it lies below it (a checkout's
-    ``src/dpdl/schemas/...``), else absolute (an installed package's)."""
+    """A schema file as messages name it.
+
+    Relative to the working directory where it lies below it (a checkout's
+    ``src/dpdl/schemas/...``), else absolute (an installed package's).
+    """
     file = Path(file).absolute()
     try:
         return file.relative_to(Path.cwd()).as_posix()
@@ -58,7 +66,10 @@ def shown(file: str | Path) -> str:
 
 @functools.cache
 def read(file: Path) -> dict:
-    """A schema file's contents, read once (never modify the result): JSON for ``.json``, else YAML read strictly."""
+    """A schema file's contents, read once (never modify the result).
+
+    JSON for ``.json``, else YAML read strictly.
+    """
     if file.suffix == ".json":
         return json.loads(file.read_text(encoding="utf-8"))
     return read_yaml(file)  # type: ignore[return-value]
@@ -80,17 +91,22 @@ def _retrieve_local(uri: str) -> Resource:
 
 
 def registry() -> Registry:
-    """The registry a validator resolves a ``$ref`` to another schema file with (a schema's ``$id`` is its
-    file's URI, so a relative reference resolves beside it)."""
+    """The registry a validator resolves a ``$ref`` to another schema file with.
+
+    A schema's ``$id`` is its file's URI, so a relative reference resolves beside it.
+    """
     return Registry(retrieve=_retrieve_local)  # type: ignore[call-arg]
 
 
 def validator(
     schema: dict, *, strict: bool = True, finite_numbers: bool = False
 ) -> jsonschema.protocols.Validator:
-    """The validator of ``schema``, its references resolved (:func:`registry`). ``strict`` (what a user gives: a
-    config, a job's settings): an integer is an int (not 2.0, not True) and, with ``finite_numbers``, a number is
-    finite; else jsonschema's own types (what dpdl wrote: cards, runs, manifests)."""
+    """The validator of ``schema``, its references resolved (:func:`registry`).
+
+    ``strict`` (what a user gives: a config, a job's settings): an integer is an int (not 2.0, not
+    True) and, with ``finite_numbers``, a number is finite; else jsonschema's own types (what dpdl
+    wrote: cards, runs, manifests).
+    """
     base = jsonschema.validators.validator_for(schema)
     if strict:
         checks = {"integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool)}
@@ -115,8 +131,10 @@ def resolve_ref(schema: dict, folder: Path) -> tuple[dict, Path]:
 
 
 def fill_defaults(instance: dict, schema: dict, folder: Path = FOLDER) -> dict:
-    """Set every missing key of ``instance`` that has a ``default``, descending into objects and ``$ref`` files;
-    returns ``instance``."""
+    """Set every missing key of ``instance`` that has a ``default``; return ``instance``.
+
+    The walk descends into objects and ``$ref`` files.
+    """
     schema, folder = resolve_ref(schema, folder)
     for key, subschema in schema.get("properties", {}).items():
         if key not in instance and "default" in subschema:
@@ -127,9 +145,11 @@ def fill_defaults(instance: dict, schema: dict, folder: Path = FOLDER) -> dict:
 
 
 def defaults(name: str, *section: str) -> dict:
-    """What a config that leaves out every key of a section takes: the defaults of the packaged schema ``name``,
-    or of its nested ``section`` (``defaults("config.schema.yaml", "data", "lasso")``), filled as validation
-    fills them. A new dict each call."""
+    """What a config that leaves out every key of a section takes; a new dict each call.
+
+    The defaults of the packaged schema ``name``, or of its nested ``section``
+    (``defaults("config.schema.yaml", "data", "lasso")``), filled as validation fills them.
+    """
     schema, folder = load(name), FOLDER
     for key in section:
         schema, folder = resolve_ref(schema, folder)
