@@ -1,8 +1,9 @@
-"""The kinds of claim (:class:`dpdl.claims.Claim`'s ``kind``): the vocabulary alone, without the verdict engine.
+"""The kinds of claim (:class:`dpdl.claims.Claim`'s ``kind``): the vocabulary alone.
 
-:mod:`dpdl.claims` re-exports them. What reads a claim's kind before anything is judged (the readings'
-check of a config, :mod:`dpdl.readings`, which Snakemake imports when it parses the workflow and every
-``dpdl prepare`` job imports) imports them from here, and so never loads the engine's statistics (scipy.stats).
+The vocabulary comes without the verdict engine. :mod:`dpdl.claims` re-exports them. What reads a
+claim's kind before anything is judged (the readings' check of a config, :mod:`dpdl.readings`,
+which Snakemake imports when it parses the workflow and every ``dpdl prepare`` job imports) imports
+them from here, and so never loads the engine's statistics (scipy.stats).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ its inputs; everything else must be equal. Run archives (``.npz``) are compared 
 with their provenance parsed and ``timing`` dropped, JSON files likewise, images by their
 pixels when their bytes differ, and every other file byte for byte.
 
-The hash chain (:mod:`dpdl.chain`: a run's ``chain`` field, the ``.<name>.chain.json`` records beside other
-outputs) is left out: it holds the sha256 of whole input files, a run's timing included, so two builds of the same
-inputs record different hashes; what it vouches for, within one build, is checked by ``dpdl check``.
+The hash chain (:mod:`dpdl.chain`: a run's ``chain`` field, the ``.<name>.chain.json`` records
+beside other outputs) is left out: it holds the sha256 of whole input files, a run's timing
+included, so two builds of the same inputs record different hashes; what it vouches for, within one
+build, is checked by ``dpdl check``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import numpy as np
 from dpdl.chain import RECORD_SUFFIX
 from dpdl.io import load_npz
 
-# provenance fields that may differ between identical runs: the wall time, and the chain's hashes of the inputs
+# provenance fields that may differ between identical runs: the wall time, and the chain's hashes of
+# the inputs
 NONDETERMINISTIC_KEYS = ("timing", "chain")
 SKIPPED_SUFFIXES = (".log",)
 

@@ -25,20 +25,23 @@ CONFIGS = {
     "and 11, with reduced iterations and seeds, for a first look, not for verdicts",
     "ci.yaml": "CI scale: every figure and table at toy size, in minutes on 2 cores, on the real data "
     "(run it with `DPDL_DATA_MIRROR=../shared/data`)",
-    "paper.yaml": "paper scale: the papers' full grids (hundreds of CPU-hours for dp_iadmm; run it on a cluster "
-    "through a profile); it sets every key config.yaml sets",
-    "paper_at_hand.yaml": "paper.yaml on the data at hand: FEMNIST from the training shards the mirror holds (21 of "
-    "36; a declared deviation) instead of stopping; what the papers' premises are measured on "
-    "(`dpdl data-premises`)",
-    "paper_mnist_cells.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` to the four "
-    "run jobs of the MNIST numbers Ryu & Kim's Section 4 states (T = 20,000, 10 seeds; about 4.5 CPU-hours)",
-    "paper_mnist.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` to the 30 MNIST run "
-    "jobs of the main horizon (Figs 1, 2a and 4, the non-private reference and pair), the cells "
-    "that decide the most claims first (T = 20,000, 10 seeds; about 27 CPU-hours, and about 39 for "
-    "the readings' reruns)",
-    "paper_mnist_long.yaml": "paper_mnist.yaml and the 15 MNIST run jobs of the long horizon (T = 1e6: Remark 3, "
-    "Fig. 5), Remark 3's first; in the folder that built paper_mnist.yaml it runs only the long "
-    "jobs (measured on an H200: about 5.8 minutes per job with TF32 products, 14 at full float32; "
+    "paper.yaml": "paper scale: the papers' full grids "
+    "(hundreds of CPU-hours for dp_iadmm; run it on a cluster through a profile); "
+    "it sets every key config.yaml sets",
+    "paper_at_hand.yaml": "paper.yaml on the data at hand: "
+    "FEMNIST from the training shards the mirror holds (21 of 36; a declared deviation) "
+    "instead of stopping; what the papers' premises are measured on (`dpdl data-premises`)",
+    "paper_mnist_cells.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` "
+    "to the four run jobs of the MNIST numbers Ryu & Kim's Section 4 states "
+    "(T = 20,000, 10 seeds; about 4.5 CPU-hours)",
+    "paper_mnist.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` "
+    "to the 30 MNIST run jobs of the main horizon (Figs 1, 2a and 4, the non-private reference "
+    "and pair), the cells that decide the most claims first "
+    "(T = 20,000, 10 seeds; about 27 CPU-hours, and about 39 for the readings' reruns)",
+    "paper_mnist_long.yaml": "paper_mnist.yaml and the 15 MNIST run jobs of the long horizon "
+    "(T = 1e6: Remark 3, Fig. 5), Remark 3's first; "
+    "in the folder that built paper_mnist.yaml it runs only the long jobs "
+    "(measured on an H200: about 5.8 minutes per job with TF32 products, 14 at full float32; "
     "about 48 CPU-hours per long job, so a GPU's)",
 }
 

@@ -269,7 +269,8 @@ def decided_lines(card: pd.DataFrame, scale: str = "this config's", where: bool 
     lines.append(
         "The paper-scale verdicts: published/scorecard.md (README, 'Published paper-scale results')"
         + (
-            "; results/claims.md shows each beside the claims not run here, marked as the snapshot's, with its commit."
+            "; results/claims.md shows each beside the claims not run here, "
+            "marked as the snapshot's, with its commit."
             if published
             else "."
         )
@@ -413,16 +414,18 @@ def headline_counts(card: pd.DataFrame) -> str:
     return (
         "Substantive claims (numbers the papers print, comparisons between methods):\n\n"
         + markdown_table(verdict_counts(counted(card)))
-        + "\nMechanism properties (statements any working calibrated mechanism satisfies: the error falls as\n"
+        + "\nMechanism properties (statements any working calibrated mechanism satisfies: "
+        "the error falls as\n"
         "the budget grows, the iterates converge), counted apart:\n\n"
         + markdown_table(verdict_counts(counted(card, (MECHANISM_PROPERTY,))))
-        + "\nPrivacy claims (each paper's (epsilon, delta)-DP guarantee), tested by the empirical audit, which can\n"
+        + "\nPrivacy claims (each paper's (epsilon, delta)-DP guarantee), "
+        "tested by the empirical audit, which can\n"
         "refute a claim but never prove one (`results/audit/`):\n\n"
         + markdown_table(verdict_counts(counted(card, (PRIVACY_CLAIM,))))
         + "\n"
         + privacy_headline(card)
-        + "\n\nPremises (each paper's stated assumptions behind its privacy guarantees, measured on every record "
-        "of the data it uses), counted apart from everything above:\n\n"
+        + "\n\nPremises (each paper's stated assumptions behind its privacy guarantees, "
+        "measured on every record of the data it uses), counted apart from everything above:\n\n"
         + markdown_table(verdict_counts(counted(card, (PREMISE_CLAIM,))))
         + "\n"
     )
@@ -512,7 +515,10 @@ def scorecard_html(card: pd.DataFrame) -> str:
                 style = f' style="background:{VERDICT_COLOURS[record[verdict_column]]}"'
             cells = "".join(f"<td>{html.escape(_text(v))}</td>" for v in record.values())
             rows.append(f"<tr{style}>{cells}</tr>")
-        return f'<table class="dpdl-scorecard"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        return (
+            f'<table class="dpdl-scorecard"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
 
     style = (
         "<style>.dpdl-scorecard{border-collapse:collapse;font-size:0.8rem;margin:0.5rem 0 1rem}"
@@ -520,7 +526,8 @@ def scorecard_html(card: pd.DataFrame) -> str:
         "{border:1px solid #bbb;padding:2px 6px;vertical-align:top;text-align:left}"
         ".dpdl-scorecard th{background:#f0f0f0}"
         # Snakemake's landing page centres a narrow column; let the scorecard start at the top, full width
-        ".overflow-auto:has(#dpdl-scorecard){align-items:flex-start}.max-w-lg:has(#dpdl-scorecard){max-width:none}</style>"
+        ".overflow-auto:has(#dpdl-scorecard){align-items:flex-start}"
+        ".max-w-lg:has(#dpdl-scorecard){max-width:none}</style>"
     )
     legend = " ".join(
         f'<span style="background:{colour};padding:1px 6px">{html.escape(verdict)}</span>'

@@ -46,11 +46,12 @@ INCOMPLETE = Path(".snakemake/incomplete")  # a marker per output of a job that 
 # The provenance fields that by design record the execution rather than the run (the machine, the time, the
 # environment), left out of the comparison; a dotted path names a field inside another.
 EXECUTION_FIELDS = {
-    "chain": "the hash chain (dpdl.chain): the sha256 of the arrays compared here bit for bit, and of the inputs "
-    "the run read (dpdl check verifies them); runs made before it was recorded lack it",
+    "chain": "the hash chain (dpdl.chain): the sha256 of the arrays compared here bit for bit, "
+    "and of the inputs the run read (dpdl check verifies them); runs made before it was recorded lack it",
     "timing": "wall and CPU seconds and iterations per second of this execution",
     "versions": "the executing environment's package versions (verify prints those that differ from its own)",
-    "params.resumed_after_iteration": "dp_iadmm: the iteration an interrupted execution resumed after (null if none)",
+    "params.resumed_after_iteration": "dp_iadmm: the iteration an interrupted execution resumed after "
+    "(null if none)",
     "params.backend.device": "dp_iadmm's JAX backend: the device the execution ran on",
     "params.backend.jax": "dp_iadmm's JAX backend: the JAX version of the executing environment",
 }

@@ -1,4 +1,6 @@
-"""Exact epsilons without an accountant: Gaussian releases (Balle & Wang's Theorem 8), no grid, no ``dp_accounting``.
+"""Exact epsilons without an accountant: Gaussian releases, no grid, no ``dp_accounting``.
+
+The exact epsilon of Gaussian releases is Balle & Wang's Theorem 8.
 
 The accountant (:mod:`dpdl.privacy.accounting`) composes a run's releases with ``dp_accounting``,
 whose import (scipy's statistics and signal processing among it) is most of a run job's start-up.
