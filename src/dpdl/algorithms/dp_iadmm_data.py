@@ -143,7 +143,9 @@ def federated_data(
     replicas: int = 1,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> FederatedData:
-    """Group the agents' rows into padded float32 blocks and chunks for :func:`~dpdl.algorithms.dp_iadmm.run_iadmm`.
+    """Group the agents' rows into padded float32 blocks and chunks.
+
+    The blocks and chunks are the input of :func:`~dpdl.algorithms.dp_iadmm.run_iadmm`.
 
     Parameters
     ----------

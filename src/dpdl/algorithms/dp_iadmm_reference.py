@@ -58,7 +58,10 @@ class State:
 def agents_from_rows(
     features: np.ndarray, labels: np.ndarray, offsets: np.ndarray, n_classes: int
 ) -> list[Agent]:
-    """Agent p owns rows offsets[p]:offsets[p+1] of ``features`` (I, J) and ``labels`` (I,) (class indices)."""
+    """Agent p owns rows offsets[p]:offsets[p+1] of ``features`` and ``labels``.
+
+    ``features`` is (I, J); ``labels`` is (I,) (class indices).
+    """
     features = np.asarray(features, dtype=np.float64)
     onehot = np.eye(n_classes)[np.asarray(labels)]
     return [
@@ -103,8 +106,11 @@ def local_gradient(
 def outp_gradient(
     agent: Agent, z: np.ndarray, w: np.ndarray, params: IadmmParams, n_agents: int, n_total: int
 ) -> np.ndarray:
-    """OutP's f'_p(z_p^t) under its switches: the loss scaled 1/I_p or 1/I (note 7.5(c)), the regulariser at
-    z_p (37) or at the server's w^t (``outp_regulariser``)."""
+    """OutP's f'_p(z_p^t) under its switches.
+
+    The loss is scaled 1/I_p or 1/I (note 7.5(c)); the regulariser is taken at z_p (37) or at the server's
+    w^t (``outp_regulariser``).
+    """
     scale = 1.0 / agent.size if params.outp_gradient == "agent_mean" else 1.0 / n_total  # note 7.5(c)
     server = w if params.outp_regulariser == "code_server_w" else None
     return local_gradient(agent, z, scale, params.beta, n_agents, server)[0]  # (37)
@@ -122,7 +128,10 @@ def worst_case_sensitivity(n_features: int, feature_bound: float, n_total: int) 
 
 
 def server_step(z: np.ndarray, lam: np.ndarray, rho: float) -> np.ndarray:
-    """w^{t+1} = argmin_w sum_p <lambda_p, w> + rho/2 ||w - z_p||^2 = (1/P) sum_p (z_p - lambda_p / rho) (4a)."""
+    """The server's update w^{t+1} (4a).
+
+    w^{t+1} = argmin_w sum_p <lambda_p, w> + rho/2 ||w - z_p||^2 = (1/P) sum_p (z_p - lambda_p / rho).
+    """
     return np.mean(z - lam / rho, axis=0)  # (4a)
 
 
@@ -179,7 +188,10 @@ def outp_step(
 
 
 def trust_radius(params: IadmmParams, t: int) -> float:
-    """ObjT's delta^t: a (the authors' code, ``code_const``) or a / t^2 (A.11, ``paper_inv_t2``) (note 7.1)."""
+    """ObjT's delta^t (note 7.1).
+
+    a (the authors' code, ``code_const``) or a / t^2 (A.11, ``paper_inv_t2``).
+    """
     return params.a if params.trust_radius == "code_const" else params.a / t**2
 
 
@@ -253,7 +265,10 @@ def outp_iteration(
     rho: float,
     unit_noise: np.ndarray | None,
 ) -> State:
-    """OutP (Huang et al., note 2.5): agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c)."""
+    """OutP (Huang et al., note 2.5): one iteration.
+
+    The agents' prox step at w^t plus Gaussian noise -> server (4a) -> duals (4c).
+    """
     n_agents, n_total = len(agents), sum(agent.size for agent in agents)
     n_params = state.w.size  # J K
     z_next, lam_next = np.empty_like(state.z), np.empty_like(state.lam)

@@ -128,7 +128,10 @@ def dp_admm(
 
 
 def _errors(released, server, beta_c) -> tuple[np.ndarray, np.ndarray]:
-    """The error of note 5.5 for the released local estimates (S, B, K, P) and for z (S, B, P) counted K times."""
+    """The error of note 5.5 for the released local estimates and for z counted K times.
+
+    The local estimates are (S, B, K, P); z is (S, B, P).
+    """
     local = normalized_error(released, beta_c[None, :, None, :], agent_axis=2)
     central = released.shape[2] * np.sum((server - beta_c) ** 2, axis=-1) / np.sum(beta_c**2, axis=-1)
     return local, central

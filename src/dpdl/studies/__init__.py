@@ -74,7 +74,10 @@ EXTRA_STUDIES = "DPDL_EXTRA_STUDIES"
 
 
 def _packages() -> dict[str, str]:
-    """Each registered study -> its package: :data:`BUILTIN`'s in ``dpdl.studies``, then :data:`EXTRA_STUDIES`."""
+    """Each registered study -> its package.
+
+    :data:`BUILTIN`'s in ``dpdl.studies``, then :data:`EXTRA_STUDIES`.
+    """
     packages = {name: f"{__name__}.{name}" for name in BUILTIN}
     for package in filter(None, (item.strip() for item in os.environ.get(EXTRA_STUDIES, "").split(","))):
         name = package.rpartition(".")[2]
@@ -149,9 +152,10 @@ class Study(Protocol):
         ...
 
     def recorded_settings(self, config: dict, path: str) -> dict[str, tuple[str, object]]:
-        """What the run at ``path`` (as the build names it) records of ``config``: each provenance
-        field (dotted, ``params.iterations``) -> the config key (in the study's section) and the
-        value ``config`` gives it.
+        """What the run at ``path`` (as the build names it) records of ``config``.
+
+        Each provenance field (dotted, ``params.iterations``) -> the config key (in the study's section)
+        and the value ``config`` gives it.
 
         ``dpdl publish`` refuses a run whose field differs
         (:func:`dpdl.publishing.problems.settings_problems`).
@@ -232,7 +236,9 @@ def audit_module(name: str) -> ModuleType:
 
 @dataclass(frozen=True)
 class StudyFiles:
-    """The files of a study that the top level reads: its config schema, its rule file, its documentation page.
+    """The files of a study that the top level reads.
+
+    Its config schema, its rule file, its documentation page.
 
     ``rules`` is relative to the Snakefile's folder for a study of :data:`BUILTIN`, absolute for another.
     """
@@ -246,8 +252,11 @@ STUDY_FILES = ("schema.yaml", "rules.smk", "README.md")  # a study outside dpdl.
 
 
 def study_files(name: str) -> StudyFiles:
-    """Where ``name``'s files lie: a study of :data:`BUILTIN` in the project's folders (``src/dpdl/schemas/``,
-    ``workflow/rules/``, ``docs/studies/``), another inside its package (:data:`STUDY_FILES`)."""
+    """Where ``name``'s files lie.
+
+    A study of :data:`BUILTIN` has them in the project's folders (``src/dpdl/schemas/``,
+    ``workflow/rules/``, ``docs/studies/``), another inside its package (:data:`STUDY_FILES`).
+    """
     _check_name(name)
     if name in BUILTIN:
         docs = Path(f"docs/studies/{name}.md")
@@ -259,9 +268,12 @@ def study_files(name: str) -> StudyFiles:
 
 
 def config_schema() -> dict:
-    """The workflow config's schema: ``config.schema.yaml`` with, from :data:`ALL`, the ``studies`` enum and
-    default, and one required section per study referencing its schema (:func:`study_files`). A new dict each
-    call; its ``$ref`` resolve beside ``config.schema.yaml`` (an absolute path for a study outside it)."""
+    """The workflow config's schema: ``config.schema.yaml`` with the studies of :data:`ALL` added.
+
+    From :data:`ALL` it gets the ``studies`` enum and default, and one required section per study
+    referencing its schema (:func:`study_files`). A new dict each call; its ``$ref`` resolve beside
+    ``config.schema.yaml`` (an absolute path for a study outside it).
+    """
     schema = copy.deepcopy(schemas.load("config.schema.yaml"))
     studies = schema["properties"]["studies"]
     studies["items"] = {"enum": list(ALL)}
@@ -276,7 +288,10 @@ def config_schema() -> dict:
 
 @functools.cache
 def prepared_datasets() -> dict[str, PreparedDataset]:
-    """Every prepared dataset of every registered study (``<study>/<dataset>`` -> its record), in data-flow order."""
+    """Every prepared dataset of every registered study, in data-flow order.
+
+    ``<study>/<dataset>`` -> its record.
+    """
     return {record.name: record for name in ALL for record in study_module(name).PREPARED}
 
 
@@ -297,8 +312,10 @@ def card_tables(studies: Sequence[str] = ALL) -> dict[str, str]:
 
 
 def card_table(name: str) -> Callable[[dict[str, dict]], pd.DataFrame]:
-    """The function that writes card table ``name`` (:func:`card_tables`): its study's
-    ``tables.<name>``, given the study's cards by dataset."""
+    """The function that writes card table ``name`` (:func:`card_tables`).
+
+    It is its study's ``tables.<name>``, given the study's cards by dataset.
+    """
     return getattr(importlib.import_module(f"{PACKAGES[card_tables()[name]]}.tables"), name)
 
 
@@ -318,13 +335,17 @@ def prepared_dataset(name: str) -> PreparedDataset:
 
 
 def prepared_names(config: dict) -> list[str]:
-    """The prepared datasets the enabled studies of ``config`` need, in data-flow order (of a study
-    whose config section has a ``datasets`` key, wddp, those it lists only)."""
+    """The prepared datasets the enabled studies of ``config`` need, in data-flow order.
+
+    Of a study whose config section has a ``datasets`` key, wddp, only those it lists.
+    """
     return [name for name, record in prepared_datasets().items() if selects(config, record)]
 
 
 def selects(config: dict, record: PreparedDataset) -> bool:
-    """Whether ``config`` needs prepared dataset ``record``: its study is enabled and, where the
-    study's section has a ``datasets`` key, lists it."""
+    """Whether ``config`` needs prepared dataset ``record``.
+
+    It does when its study is enabled and, where the study's section has a ``datasets`` key, lists it.
+    """
     chosen = (config.get(record.study) or {}).get("datasets")
     return record.study in config["studies"] and (chosen is None or record.dataset in chosen)

@@ -59,7 +59,8 @@ class Reading:
     def __post_init__(self) -> None:
         if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
             raise ValueError(
-                f"reading name {self.name!r} must be letters, digits and single underscores (it names a folder)"
+                f"reading name {self.name!r} must be letters, digits and single "
+                "underscores (it names a folder)"
             )
         if not self.why.strip():
             raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
@@ -87,9 +88,9 @@ def check_labels(section: Mapping, study: str, *groups: tuple[str, ...]) -> None
                 first_key, first = seen.setdefault(label, (key, value))
                 if first != value:
                     raise ConfigError(
-                        f"{study}.{first_key} value {first!r} and {study}.{key} value {value!r} are both written "
-                        f"{label!r} in paths (6 significant digits), so they would share one folder; make them differ "
-                        "within those digits"
+                        f"{study}.{first_key} value {first!r} and {study}.{key} value {value!r} are both "
+                        f"written {label!r} in paths (6 significant digits), so they would share one folder; "
+                        "make them differ within those digits"
                     )
 
 

@@ -43,7 +43,10 @@ DEFAULT_BACKEND = "numba"  # dp_iadmm.backend: the program that runs the iterati
 
 
 def check_config(config: dict) -> None:
-    """The cross-key checks of the dp_iadmm section that the schema cannot express (config validation runs them)."""
+    """The cross-key checks of the dp_iadmm section that the schema cannot express.
+
+    Config validation runs them.
+    """
     check_section(config[STUDY])
 
 
@@ -61,8 +64,8 @@ def check_section(section: dict) -> dict:
         length = section[f"{prefix}iterations"]
         if step > length:
             raise ConfigError(
-                f"dp_iadmm.{prefix}log_every ({step}) must not exceed dp_iadmm.{prefix}iterations ({length}); "
-                f"lower {prefix}log_every"
+                f"dp_iadmm.{prefix}log_every ({step}) must not exceed "
+                f"dp_iadmm.{prefix}iterations ({length}); lower {prefix}log_every"
             )
     if section["long_iterations"] < section["iterations"]:
         raise ConfigError(
@@ -74,14 +77,18 @@ def check_section(section: dict) -> dict:
     for i, name in enumerate(section.get("cells") or []):
         if name not in grid:
             raise ConfigError(
-                f"dp_iadmm.cells[{i}]: {name!r} is not a job of this config's grid; name a folder under results/"
-                f"dp_iadmm/runs/ as the grid writes it (e.g. {', '.join(sorted(grid)[:2])}) or extend the grid"
+                f"dp_iadmm.cells[{i}]: {name!r} is not a job of this config's grid; name a folder under "
+                f"results/dp_iadmm/runs/ as the grid writes it (e.g. {', '.join(sorted(grid)[:2])}) or "
+                "extend the grid"
             )
     return section
 
 
 def run_setting_keys(variant_name: str) -> tuple[str, ...]:
-    """The settings a run of ``variant_name`` reads: its algorithm's switches only; all for the reference run."""
+    """The settings a run of ``variant_name`` reads.
+
+    Its algorithm's switches only; all for the reference run.
+    """
     if variant_name == NONPRIVATE:
         return REFERENCE_RUN_SETTING_KEYS
     # The algorithm is the pattern's group 1, with or without noise.

@@ -68,7 +68,9 @@ def is_nonprivate(name: str) -> bool:
 
 
 def variant(name: str, section: dict) -> Variant:
-    """Parse a variant name (``objt``, ``outp_plus``, ``outp_rho0.1``, ``objp_a100``, ``nonprivate_outp``, ...).
+    """Parse a variant name.
+
+    Names are ``objt``, ``outp_plus``, ``outp_rho0.1``, ``objp_a100``, ``nonprivate_outp``, ...
 
     ``nonprivate`` is the switch's ``nonprivate_algorithm``; ``nonprivate_<algorithm>`` names its algorithm.
     """

@@ -74,7 +74,8 @@ PRIVACY_CLAIMS = (
         "the same guarantee for OutP as the authors' code (APPFL/DPFL-IADMM-Classification) draws "
         "its noise, with the variance sigma^2 used as the standard deviation (switch outp_noise: "
         "variance), which produced the paper's OutP numbers",
-        code=f"APPFL/DPFL-IADMM-Classification at {AUTHORS_COMMIT} (src/Models.py: np.random.normal(M, sigma^2))",
+        code=f"APPFL/DPFL-IADMM-Classification at {AUTHORS_COMMIT} (src/Models.py: "
+        "np.random.normal(M, sigma^2))",
     ),
 )
 # The paper's stated assumptions (issue 58's premise ledger), measured on each cell's canary pair.

@@ -357,7 +357,8 @@ CLAIMS: list[Claim] = [
         statement="MNIST: ObjT at epsilon-bar 5 (7.84%) is close to the nonprivate algorithm (7.42%)",
         kind=PAPER_STATEMENT,
         form=Equivalence(TOLERANCE_PP["mnist"]),
-        justification=f"{CLOSE}; the non-private run is deterministic and enters as a constant. {NONPRIVATE_REFERENCE}",
+        justification=f"{CLOSE}; the non-private run is deterministic and enters as a "
+        f"constant. {NONPRIVATE_REFERENCE}",
         aggregate="fig2a",
         extract=near_reference("mnist", 5.0),
         needs=MAIN,
@@ -405,7 +406,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "fig1_noise_above_outp",
         where=f"{S4}, Fig. 1 top; conclusion ('our algorithm requires larger noises')",
-        statement="MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and ObjP are greater than OutP's",
+        statement="MNIST: for fixed epsilon-bar, the noise magnitudes of ObjT and "
+        "ObjP are greater than OutP's",
         kind=MECHANISM_PROPERTY,
         form=Ordering(),
         justification=f"time-averaged noise magnitude per seed; {ORDER}. A mechanism property, not "
@@ -626,7 +628,8 @@ CLAIMS: list[Claim] = [
     _claim(
         "fig6_objp_improves",
         where="A.11, Fig. 6",
-        statement="FEMNIST: the testing errors of ObjP with a in {100, 1000} are less than those of OutP with a = 1",
+        statement="FEMNIST: the testing errors of ObjP with a in {100, 1000} are less "
+        "than those of OutP with a = 1",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification=f"error at T; {ORDER}",
@@ -692,7 +695,8 @@ CLAIMS: list[Claim] = [
         statement="rho-hat^t is nondecreasing and bounded above (1e9), as Assumption 1(ii) needs",
         kind=IMPLEMENTATION_CHECK,
         form=Exact(),
-        justification="holds by construction of (21); checked exactly on every logged rho^t of Fig. 5's long runs",
+        justification="holds by construction of (21); checked exactly on every logged "
+        "rho^t of Fig. 5's long runs",
         aggregate="fig5",
         extract=penalty,
         needs=LONG,

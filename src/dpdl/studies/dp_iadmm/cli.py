@@ -79,7 +79,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    """Write the per-seed table and the banded aggregate of one figure (or of Remark 3, or the noiseless runs)."""
+    """Write the per-seed table and the banded aggregate of one figure.
+
+    Or of Remark 3, or of the noiseless runs.
+    """
     from dpdl.io import write_text
     from dpdl.studies.dp_iadmm.aggregate import bands, seed_values
 
@@ -192,9 +195,11 @@ def claim_tables(paths, grid_aggregates) -> dict:
 
 
 def judge(settings: dict, aggregates: list, cards: list):
-    """The scorecard on the per-seed tables that exist (:func:`judge_claims`) and the cards of the
-    datasets that could be prepared: their class shares (``dataset_<name>``, beside the testing
-    errors) and, FEMNIST's, the shards its runs used."""
+    """The scorecard on the per-seed tables that exist (:func:`judge_claims`) and the dataset cards.
+
+    The cards are those of the datasets that could be prepared: their class shares (``dataset_<name>``,
+    beside the testing errors) and, FEMNIST's, the shards its runs used.
+    """
     from dpdl.claims import class_shares
     from dpdl.io import read_json
 
@@ -207,8 +212,11 @@ def judge(settings: dict, aggregates: list, cards: list):
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards``
-    (default ``folder/cards``; a reading's folder holds no cards: they are its study's)."""
+    """The scorecard judged from a published snapshot.
+
+    It reads ``aggregates/`` and the dataset cards in ``cards`` (default ``folder/cards``; a reading's
+    folder holds no cards: they are its study's).
+    """
     from dpdl.studies.dp_iadmm.grid import claim_settings
 
     settings = claim_settings(config)

@@ -1,4 +1,6 @@
-"""dp_iadmm's extractors: the per-seed tables turned into the inputs of the claims' forms (testing errors in percent).
+"""dp_iadmm's extractors: the per-seed tables turned into the inputs of the claims' forms.
+
+Testing errors are in percent.
 
 The claims (:mod:`dpdl.studies.dp_iadmm.claims`) declare which extractor reads which table; the
 thresholds the extractors compare against are here with the paper's or the note's source.
@@ -57,9 +59,11 @@ def a_values(table: pd.DataFrame) -> list[float]:
 
 
 def wide(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows of one cell as a seeds x iterations frame of values (sorted; each pair's first non-missing value,
-    as ``pivot_table(..., aggfunc="first", dropna=False)`` gives it, in a tenth of its time: the claims
-    step reshapes hundreds of cells)."""
+    """Rows of one cell as a seeds x iterations frame of values.
+
+    Sorted; each pair's first non-missing value, as ``pivot_table(..., aggfunc="first", dropna=False)``
+    gives it, in a tenth of its time (the claims step reshapes hundreds of cells).
+    """
     seeds, seed_at = np.unique(rows["seed"].to_numpy(), return_inverse=True)
     iterations, iteration_at = np.unique(rows["iteration"].to_numpy(), return_inverse=True)
     values = rows["value"].to_numpy(float)
@@ -138,7 +142,10 @@ class Extractor:
 
 
 def pair(name: str, low: pd.Series | float, high: pd.Series | float) -> Pair:
-    """``low`` below ``high`` over seeds; paired on seeds when both ran the same ones; a float is a constant."""
+    """``low`` below ``high`` over seeds.
+
+    Paired on seeds when both ran the same ones; a float is a constant.
+    """
     if not isinstance(low, pd.Series):
         low = pd.Series(low, index=high.index)
     if not isinstance(high, pd.Series):
@@ -449,7 +456,9 @@ OURS, THEIRS = ("ObjT", "ObjP"), "OutP"  # the paper's algorithms and the baseli
 
 
 def spends_no_more_than_outp(table: pd.DataFrame) -> Outcome:
-    """The premise of 'ours beat OutP at the same epsilon-bar': over the run, ObjT and ObjP spend no more privacy.
+    """The premise of 'ours beat OutP at the same epsilon-bar'.
+
+    Over the run, ObjT and ObjP spend no more privacy.
 
     The paper compares at equal per-iteration epsilon-bar and calls it 'the same level of data
     privacy' (abstract). The runs' composed epsilon (PLD accountant, delta 1e-6, over T) is what

@@ -145,7 +145,10 @@ def _datasets(agg: pd.DataFrame) -> list[str]:
 
 
 def plot_fig4(agg: pd.DataFrame, axes) -> None:
-    """Fig. 4: OutP's testing error under five penalty settings (MNIST top, FEMNIST bottom; a row per dataset run)."""
+    """Fig. 4: OutP's testing error under five penalty settings.
+
+    MNIST top, FEMNIST bottom; a row per dataset run.
+    """
     rows = [
         ({"dataset": d, "metric": "test_error"}, f"{d.upper()} testing error", False) for d in _datasets(agg)
     ]
@@ -240,8 +243,8 @@ def draw(figure: str, agg: pd.DataFrame):
     fig, axes = new_figure(panel_rows, cols, width=4.2 if cols > 1 else 6.0, height=3.0)
     function(agg, axes if per_epsilon else axes[0][0])
     left_out = [
-        f"{dataset.upper()}'s row is not drawn: no {dataset.upper()} run in this build (its data was not available "
-        "here, or the config's cells leave it out)."
+        f"{dataset.upper()}'s row is not drawn: no {dataset.upper()} run in this build (its data was not "
+        "available here, or the config's cells leave it out)."
         for dataset in FIGURE_SPECS[figure].datasets
         if dataset not in set(agg["dataset"])
     ]

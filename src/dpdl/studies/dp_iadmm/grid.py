@@ -93,14 +93,14 @@ from dpdl.studies.dp_iadmm._variants import (  # noqa: F401
 )
 
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
-CARD_TABLES = {  # written from the datasets' cards alone (tables.table1): results/tables/dp_iadmm_table1.{csv,md}
-    "table1": "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"
-}
+# written from the datasets' cards alone (tables.table1): results/tables/dp_iadmm_table1.{csv,md}
+CARD_TABLES = {"table1": "# Ryu & Kim, Table 1: ours (I, J, K, P, mean, stdev) beside the paper's (paper_*)"}
 SHARED_SEEDS = (
     True  # every variant and epsilon-bar runs the same seeds (the paper's 10 instances): a trend is judged
 )
 # within seeds, and a trend claim's extractor that hands the engine series without seed ids is refused
-PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+# the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+PREPARED = (
     PreparedDataset(
         STUDY,
         "mnist",
@@ -133,7 +133,10 @@ def aggregate_path(name: str) -> str:
 
 
 def seeds_path(name: str) -> str:
-    """The per-seed table of an aggregate: one value per (run, logged iteration, metric); the claims read it."""
+    """The per-seed table of an aggregate; the claims read it.
+
+    One value per (run, logged iteration, metric).
+    """
     return f"results/dp_iadmm/aggregates/{name}_seeds.csv"
 
 
@@ -156,8 +159,11 @@ def claims_path(ext: str) -> str:
 
 
 def available_aggregates(config: dict, buildable: set[str]) -> list[str]:
-    """Aggregates of the config's grid (:func:`grid_aggregates`) with a dataset that can be prepared here (an
-    aggregate over two datasets is built from those at hand; its claims on the other say data unavailable)."""
+    """Aggregates of the config's grid (:func:`grid_aggregates`) with a dataset that can be prepared here.
+
+    An aggregate over two datasets is built from those at hand; its claims on the other say data
+    unavailable.
+    """
     found = grid_aggregates(config[STUDY])
     return [name for name, datasets in found.items() if any(f"{STUDY}/{d}" in buildable for d in datasets)]
 
@@ -189,16 +195,21 @@ def runs(config: dict, buildable: set[str]) -> list[str]:
 
 
 def table_runs(config: dict, table: str) -> list[str]:
-    """Every run artifact the aggregate table ``table`` (``fig4_seeds``, a claim's ``aggregate``) reads for
-    ``config``, on every dataset, whether or not its data can be prepared here; none for a table not built
-    from runs."""
+    """Every run artifact the aggregate table ``table`` reads for ``config``, on every dataset.
+
+    ``table`` is ``fig4_seeds`` or a claim's ``aggregate``. Its runs count whether or not their data can be
+    prepared here; none for a table not built from runs.
+    """
     name = table.removesuffix("_seeds")
     return figure_run_paths(name, config) if name in AGGREGATES else []
 
 
 def run_work(config: dict, path: str) -> tuple[str, int]:
-    """The rate group of the run at ``path`` (its dataset: runs on one dataset cost about the same CPU per
-    iteration) and the iterations it makes under ``config`` (its horizon's T)."""
+    """The rate group of the run at ``path`` and the iterations it makes under ``config``.
+
+    The rate group is its dataset (runs on one dataset cost about the same CPU per iteration); the
+    iterations are its horizon's T.
+    """
     _, _, _, horizon, dataset, *_ = Path(path).parts  # results/dp_iadmm/runs/<horizon>/<dataset>/...
     return dataset, horizon_settings(config[STUDY], horizon)["iterations"]
 
@@ -207,18 +218,27 @@ def run_work(config: dict, path: str) -> tuple[str, int]:
 
 
 def figure_runs_input(config: dict, availability: Callable, wildcards) -> list[str]:
-    """Run artifacts the aggregate of ``wildcards.figure`` reads: its jobs on the datasets that can be prepared here."""
+    """Run artifacts the aggregate of ``wildcards.figure`` reads.
+
+    Its jobs on the datasets that can be prepared here.
+    """
     return figure_run_paths(wildcards.figure, config, set(availability().buildable))
 
 
 def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> list[str]:
-    """Per-seed tables of the config's aggregates whose data can be prepared here (the claims judge what exists)."""
+    """Per-seed tables of the config's aggregates whose data can be prepared here.
+
+    The claims judge what exists.
+    """
     buildable = set(availability().buildable)
     return [seeds_path(name) for name in available_aggregates(config, buildable)]
 
 
 def cards_input(availability: Callable, wildcards) -> list[str]:
-    """The cards of the study's datasets that can be prepared here (class shares; FEMNIST's lists its shards)."""
+    """The cards of the study's datasets that can be prepared here.
+
+    Class shares; FEMNIST's lists its shards.
+    """
     buildable = availability().buildable
     return [
         f"data/processed/{STUDY}/{dataset}.json" for dataset in DATASETS if f"{STUDY}/{dataset}" in buildable
@@ -237,7 +257,10 @@ def run_memory_input(config: dict, horizon: str, wildcards) -> int:
 
 
 def run_gpus_input(config: dict, wildcards) -> int:
-    """``gpu`` of a run job: 1 with a jax backend (``--resources gpu=1`` runs one at a time on the card), else 0."""
+    """``gpu`` of a run job: 1 with a jax backend, else 0.
+
+    ``--resources gpu=1`` runs one at a time on the card.
+    """
     return int(config[STUDY].get("backend", DEFAULT_BACKEND) != DEFAULT_BACKEND)  # jax or jax_tf32
 
 
@@ -252,14 +275,20 @@ def run_settings_param(config: dict, horizon: str, wildcards) -> str:
 
 
 def nonprivate_settings_param(config: dict, wildcards) -> str:
-    """``settings`` of the non-private reference run of ``wildcards.algorithm`` (ObjP or ObjT without noise)."""
+    """``settings`` of the non-private reference run of ``wildcards.algorithm``.
+
+    ObjP or ObjT without noise.
+    """
     return json.dumps(run_settings(config, "main", f"nonprivate_{wildcards.algorithm}"))
 
 
 def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` (``results/dp_iadmm/runs/<horizon>/<dataset>/<variant>/...``) records of
-    ``config``: each provenance field (dotted) -> the config key (in the section) and the value it gives; its
-    horizon's T and trace step, beta and delta, MNIST's agents and the switches its variant reads."""
+    """What the run at ``path`` records of ``config``.
+
+    ``path`` is ``results/dp_iadmm/runs/<horizon>/<dataset>/<variant>/...``. Each provenance field
+    (dotted) -> the config key (in the section) and the value it gives; its horizon's T and trace step,
+    beta and delta, MNIST's agents and the switches its variant reads.
+    """
     _, _, _, horizon, dataset, variant_name, *_ = Path(path).parts
     values, prefix = run_settings(config, horizon, variant_name), "long_" if horizon == "long" else ""
     found = {f"params.{key}": (prefix + key, values[key]) for key in ("iterations", "log_every")}

@@ -56,8 +56,11 @@ CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most t
 
 
 class TrainingRows(NamedTuple):
-    """A prepared dataset as float32 features in [0, 1]: the agents' rows (agent p is rows
-    ``offsets[p]:offsets[p+1]``), the number of classes K and the test set."""
+    """A prepared dataset as float32 features in [0, 1].
+
+    The agents' rows (agent p is rows ``offsets[p]:offsets[p+1]``), the number of classes K and the test
+    set.
+    """
 
     features: np.ndarray
     labels: np.ndarray
@@ -83,7 +86,8 @@ def load_rows(dataset: str, npz: str | Path, mnist_agents: int) -> TrainingRows:
     missing = [key for key in needed if key not in arrays]
     if missing:
         raise ArtifactError(
-            f"{npz}: no arrays {missing}, so not the prepared {dataset} data; pass data/processed/{STUDY}/{dataset}.npz"
+            f"{npz}: no arrays {missing}, so not the prepared {dataset} data; "
+            f"pass data/processed/{STUDY}/{dataset}.npz"
         )
     scale = np.float32(1.0 / int(arrays["pixel_divisor"]))  # features = X / 255
     train = arrays["X_train"].astype(np.float32)
@@ -144,14 +148,15 @@ def backend_record(backend: str) -> dict:
     device = jax.devices()[0]
     precision = {
         "highest": "float32, matrix products at Precision.HIGHEST (no TF32 / bf16)",
-        "tf32": "float32; the iteration's two products at Precision.DEFAULT (TF32 on a recent GPU), the logged ones "
-        "at HIGHEST",
+        "tf32": "float32; the iteration's two products at Precision.DEFAULT (TF32 on a recent GPU), "
+        "the logged ones at HIGHEST",
     }[JAX_PRECISIONS[backend]]
     return {
         "name": backend,
         "device": f"{device.platform}: {device.device_kind}",
         "jax": jax.__version__,
-        "noise": "threefry2x32, key = the run's SeedSequence's first two words, fold_in(key, t) at iteration t",
+        "noise": "threefry2x32, key = the run's SeedSequence's first two words, "
+        "fold_in(key, t) at iteration t",
         "precision": precision,
     }
 
@@ -159,7 +164,10 @@ def backend_record(backend: str) -> dict:
 def run_identity(
     settings: dict, dataset_sha256: str, variant_name: str, epsilon: float, seeds: list[int]
 ) -> str:
-    """The checkpoint key of a run job: its settings, data, variant, epsilon, seeds and the algorithm's code."""
+    """The checkpoint key of a run job.
+
+    Its settings, data, variant, epsilon, seeds and the algorithm's code.
+    """
     import hashlib
 
     import dpdl
@@ -182,7 +190,9 @@ def run_identity(
 def solver(
     backend: str, rows: TrainingRows, params, seeds: list[np.random.SeedSequence], progress, checkpoint=None
 ):
-    """A function running ``params`` on every seed at once with ``backend`` (numba or jax), returning an IadmmResult.
+    """A function running ``params`` on every seed at once with ``backend``, returning an IadmmResult.
+
+    ``backend`` is numba or jax.
 
     ``checkpoint`` (:class:`dpdl.checkpoint.Checkpoint`): where either backend saves its state and
     resumes from.
@@ -274,8 +284,11 @@ def plan_job(
     card: dict,
     outputs: list[str],
 ) -> Job:
-    """Check one run job's arguments and make its parameters (``settings``: ``grid.run_settings``;
-    ``card``: the dataset's JSON card; ``outputs``: one run artifact per seed)."""
+    """Check one run job's arguments and make its parameters.
+
+    ``settings``: ``grid.run_settings``; ``card``: the dataset's JSON card; ``outputs``: one run artifact
+    per seed.
+    """
     from dpdl.algorithms.dp_iadmm import IadmmParams, PenaltySchedule
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS
     from dpdl.runs import run_seed_sequence
@@ -385,9 +398,11 @@ def run_jobs_together(
     stop_at: float | None = None,
     chunk: int | None = None,
 ) -> list[str]:
-    """Run jobs of one dataset on the JAX backend, those that can share a compiled program as one batch
-    (:func:`dpdl.algorithms.dp_iadmm_jax.run_cells_jax`: the same switches, T, logging and seed count), and
-    write each job's artifacts as :func:`run_job` does; each job is charged its batch's time over its jobs.
+    """Run jobs of one dataset on the JAX backend, those that can share a compiled program as one batch.
+
+    A batch runs in :func:`dpdl.algorithms.dp_iadmm_jax.run_cells_jax`; its jobs have the same switches, T,
+    logging and seed count. Each job's artifacts are written as :func:`run_job` does; each job is charged
+    its batch's time over its jobs.
 
     Each batch saves its state beside its first job's outputs every ``checkpoint_every_s`` seconds
     and resumes from it (:func:`batch_identity` keys it). Past ``stop_at`` (a ``time.time()``) a
@@ -437,8 +452,9 @@ def run_jobs_together(
         )
         try:
             results = program.run_cells_jax(
-                agents, cells, rows.test_features, rows.test_labels, progress=progress, matmul_precision=precision,
-                checkpoint=checkpoint, **({} if chunk is None else {"chunk": chunk}),
+                agents, cells, rows.test_features, rows.test_labels, progress=progress,
+                matmul_precision=precision, checkpoint=checkpoint,
+                **({} if chunk is None else {"chunk": chunk}),
             )  # fmt: skip
         except RunStopped as stopped:
             log.info("%s: %s", label, stopped)
@@ -462,8 +478,11 @@ def run_jobs_together(
 def write_job(
     job: Job, rows: TrainingRows, result, time_s: tuple[float, float], versions: dict, resumed_at: int
 ):
-    """Write one artifact per seed of ``job``: its trace and provenance, the privacy the run spends composed
-    over its iterations; ``time_s`` is the job's (wall, CPU) seconds."""
+    """Write one artifact per seed of ``job``.
+
+    Each holds its trace and provenance, the privacy the run spends composed over its iterations;
+    ``time_s`` is the job's (wall, CPU) seconds.
+    """
     from dpdl.privacy.accounting import privacy_record
     from dpdl.privacy.dp_iadmm import PENALTY_CONSTANTS, PENALTY_MAX
     from dpdl.runs import RunResult, run_timing, write_run

@@ -12,7 +12,8 @@ TITLE = "Zhang & Zhu, DVP and PVP on Adult"  # the report's section and the scor
 REFERENCE = common.PaperReference(  # the original paper: the replication article's citation
     authors="T. Zhang and Q. Zhu",
     title="Dynamic Differential Privacy for Distributed Machine Learning over Networks",
-    venue="journal version; conference version: Dynamic Privacy For Distributed Machine Learning Over Network",
+    venue="journal version; conference version: Dynamic Privacy For Distributed "
+    "Machine Learning Over Network",
     locator="",
 )
 DATASET = "dvp_pvp/adult"

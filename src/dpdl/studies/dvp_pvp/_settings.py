@@ -73,7 +73,10 @@ ETA_PER_ALGORITHM = "tuned_per_algorithm"
 
 
 def check_config(config: dict) -> None:
-    """The cross-key checks of the dvp_pvp section that the schema cannot express (config validation runs them)."""
+    """The cross-key checks of the dvp_pvp section that the schema cannot express.
+
+    Config validation runs them.
+    """
     settings(config)
 
 

@@ -1,4 +1,6 @@
-"""dvp_pvp runs -> one tidy aggregate per figure (seed bands, for the figures) and its per-seed table (for the claims).
+"""dvp_pvp runs -> one tidy aggregate per figure and its per-seed table.
+
+The aggregate has the seed bands, for the figures; the per-seed table is for the claims.
 
 Each aggregate has the mean and the 20/80 percentile band over seeds
 (:func:`dpdl.aggregate.seed_bands`; a non-private run's alpha is NaN, its own group) beside the
@@ -36,7 +38,8 @@ RUN_KEYS = ["algorithm", "alpha", "rho_exponent", "seed"]
 SEED_METRICS = {
     "loss": "per-sample training loss of the nodes' f_p, mean over nodes, at ``iteration``",
     "loss_mean": "mean of that loss over t = 1..T (the area under the convergence curve; iteration = T)",
-    "oscillation": "the loss's variation beyond its net change over the settled window, per step (iteration = T)",
+    "oscillation": "the loss's variation beyond its net change over the settled "
+    "window, per step (iteration = T)",
     "objective_gap": "(Z(f-bar) - Z*) / |Z*| of the consensus objective (G15) at ``iteration``",
     "mer": "misclassification rate of the nodes' f_p, mean over nodes (for PVP: not what it releases)",
     "mer_released": "misclassification rate of what each node releases: f_p for DVP, V_p for PVP",
@@ -91,7 +94,9 @@ def load_runs(paths: list[str]) -> tuple[pd.DataFrame, list[dict]]:
 
 
 def in_loss_unit(frame: pd.DataFrame, unit: str) -> pd.DataFrame:
-    """Return ``frame`` with its empirical-loss columns in ``unit`` (``ln``: unchanged; ``log10``: divided by ln 10).
+    """Return ``frame`` with its empirical-loss columns in ``unit``.
+
+    ``ln``: unchanged; ``log10``: divided by ln 10.
 
     The logistic loss of C(26), L(z) = log(1 + exp(-z)), is stored in ln, the unit of the bounds
     the paper states (|L'| <= 1, L'' <= c1 = 1/4); the paper prints no base, and its c3 = 0.135
@@ -261,7 +266,10 @@ def figure_aggregate(figure: str, frame: pd.DataFrame, provenances: list[dict], 
 
 
 def rho_argmins(part: pd.DataFrame) -> pd.DataFrame:
-    """The rows of one algorithm's rho grid whose mean final loss is the minimum (ties within ``RHO_TIE_RTOL``)."""
+    """The rows of one algorithm's rho grid whose mean final loss is the minimum.
+
+    Ties are within ``RHO_TIE_RTOL``.
+    """
     least = part["mean"].min()
     return part[part["mean"] <= least + RHO_TIE_RTOL * abs(least)]
 
@@ -288,7 +296,10 @@ def oscillation(values) -> float:
 
 
 def settled_window(iterations: int) -> tuple[int, int]:
-    """The iterations (first, last) whose oscillation a run's settled behaviour is judged on: t = 20..T, or T/2..T."""
+    """The iterations (first, last) whose oscillation a run's settled behaviour is judged on.
+
+    t = 20..T, or T/2..T.
+    """
     return max(1, min(SETTLED_FIRST_ITERATION, iterations // 2)), iterations
 
 
@@ -334,7 +345,9 @@ def _last_iteration(column: str):
 
 
 def figure_seeds(figure: str, frame: pd.DataFrame, values: dict) -> pd.DataFrame:
-    """Return the per-seed table of ``figure``: one row per run and metric (``SEED_COLUMNS``, ``SEED_METRICS``).
+    """Return the per-seed table of ``figure``: one row per run and metric.
+
+    Its columns are ``SEED_COLUMNS``, its metrics ``SEED_METRICS``.
 
     convergence: the oscillation of the loss over the settled window and the objective gap at
     t = T; trade-off: the loss at each trade-off iteration; final risk: the loss of the final

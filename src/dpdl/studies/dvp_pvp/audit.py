@@ -338,7 +338,8 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
             spread,
             1.0 / zeta,
             cell,
-            f"norm-exponential in J(28)'s eps: zeta x ||x_D - x_D'|| = {zeta:.3g} x {spread:.3g} (Jacobian part 0)",
+            f"norm-exponential in J(28)'s eps: zeta x ||x_D - x_D'|| = {zeta:.3g} x "
+            f"{spread:.3g} (Jacobian part 0)",
         )
     zeta, moved = node.pvp_zeta[CANARY_NODE], pvp_shift(spec)
     return laplace_canary(

@@ -76,8 +76,10 @@ CLAIMS = [
         Claim(
             id=f"dvp_pvp.table1_rho.{algorithm}",
             study=STUDY,
-            where="C Table 1; J Section 5 text ('we select the value of rho that minimizes the empirical loss')",
-            statement=f"log10 rho minimising the final training loss at alpha = 0.3: {ALGORITHM_NAMES[algorithm]}",
+            where="C Table 1; J Section 5 text ('we select the value of rho that "
+            "minimizes the empirical loss')",
+            statement="log10 rho minimising the final training loss at alpha = 0.3: "
+            f"{ALGORITHM_NAMES[algorithm]}",
             kind=PAPER_NUMBER,
             form=StatedNumber(PAPER_RHO_EXPONENT[algorithm], RHO_TOLERANCE_DECADES),
             justification="half a decade: the paper prints rho in half decades (10^-2.5), its "
@@ -156,7 +158,8 @@ CLAIMS = [
             id=f"dvp_pvp.optimal_alpha.{algorithm}",
             study=STUDY,
             where="C (27)/(28) with J Fig. 4 constants; zhang_zhu.md 6.4 (derived, not printed)",
-            statement=f"optimal alpha of the trade-off problem for {ALGORITHM_NAMES[algorithm]} from our fit (t = T)",
+            statement="optimal alpha of the trade-off problem for "
+            f"{ALGORITHM_NAMES[algorithm]} from our fit (t = T)",
             kind=IMPLEMENTATION_CHECK,
             form=StatedNumber(PAPER_OPTIMAL_ALPHA[algorithm], OPTIMAL_ALPHA_TOLERANCE),
             justification="note-derived: 0.142 / 0.453 follow from the paper's constants with the corrected "
@@ -176,7 +179,8 @@ CLAIMS = [
         statement="the final empirical risk (t = T + 1) decreases in alpha, for DVP and for PVP",
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
-        justification=f"{_TREND}; both mechanisms ('for both perturbations'); the final output is released by both",
+        justification=f"{_TREND}; both mechanisms ('for both perturbations'); the final "
+        "output is released by both",
         aggregate="final_risk",
         extract=decreasing("loss"),
         needs=FIGURE_SCALE,
@@ -184,7 +188,8 @@ CLAIMS = [
     Claim(
         id="dvp_pvp.error_decreasing",
         study=STUDY,
-        where="J Fig. 5b / C Fig. 8; Section 5 ('the accuracy of the algorithm increases as alpha becomes larger')",
+        where="J Fig. 5b / C Fig. 8; Section 5 ('the accuracy of the algorithm increases "
+        "as alpha becomes larger')",
         statement="the misclassification rate at t = 100 decreases in alpha, DVP and PVP",
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
@@ -228,7 +233,8 @@ CLAIMS = [
         study=STUDY,
         where="J Fig. 3 text ('a larger alpha leads to faster convergence'; 'Larger values of "
         "alpha yield better convergence for both perturbations') / C Fig. 4",
-        statement="the loss along the iterations (mean over t = 1..T) decreases in alpha, for DVP and for PVP",
+        statement="the loss along the iterations (mean over t = 1..T) decreases in "
+        "alpha, for DVP and for PVP",
         kind=MECHANISM_PROPERTY,
         form=Trend("decreasing"),
         justification=f"{_TREND}. 'Faster/better convergence' read as a lower area under the loss-vs-t curve "
@@ -247,7 +253,8 @@ CLAIMS = [
         where="J Fig. 3 text ('the DVP has a smaller variance of empirical loss than the primal "
         "perturbation does'; 'DVP is slightly more robust to noise ... given the same value of "
         "alpha') / C Fig. 4",
-        statement="at each alpha of the convergence figure, DVP's loss oscillates less over the iterations than PVP's",
+        statement="at each alpha of the convergence figure, DVP's loss oscillates less over "
+        "the iterations than PVP's",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="every alpha of the figure ('given the same value of alpha'); "
@@ -262,10 +269,12 @@ CLAIMS = [
         where="J Section 5 ('the empirical loss of DVP is more robust to noise than the PVP for "
         "most values of alpha') / C Figs 7-8 text ('the reaction of empirical loss of DVP is more "
         "stable ... for most values')",
-        statement="DVP's loss oscillates less over the iterations than PVP's, for most alpha of the main grid",
+        statement="DVP's loss oscillates less over the iterations than PVP's, for "
+        "most alpha of the main grid",
         kind=PAPER_STATEMENT,
         form=Ordering(required_fraction=MOST),
-        justification=f"'for most values of alpha': more than half of the alpha cells; {OSCILLATION}, over {SETTLED}",
+        justification="'for most values of alpha': more than half of the alpha cells; "
+        f"{OSCILLATION}, over {SETTLED}",
         aggregate="final_risk",
         extract=below("oscillation", "dvp", "pvp"),
         needs=FIGURE_SCALE,
@@ -289,7 +298,8 @@ CLAIMS = [
         id="dvp_pvp.nonprivate_centralized",
         study=STUDY,
         where="zhang_zhu.md 8.3 item 7; Forero et al. Lemma 1 (G15)",
-        statement="non-private network ADMM reaches the centralized optimum of the consensus objective (relative gap)",
+        statement="non-private network ADMM reaches the centralized optimum of the "
+        "consensus objective (relative gap)",
         kind=IMPLEMENTATION_CHECK,
         form=StatedNumber(0.0, CENTRALIZED_GAP_TOLERANCE),
         justification="a sanity range, not a paper number: 0.1% of Z*, far below the private runs' "

@@ -180,9 +180,11 @@ def judge(values: dict, scale: dict, aggregates: dict[str, str | Path], card: st
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims
-    step reads) and its dataset card in ``cards`` (default ``folder/cards``; a reading's folder
-    holds no cards)."""
+    """The scorecard judged from a published snapshot.
+
+    It reads the snapshot's ``aggregates/`` (the same tables the claims step reads) and its dataset card
+    in ``cards`` (default ``folder/cards``; a reading's folder holds no cards).
+    """
     tables = {name: folder / "aggregates" / Path(path).name for name, path in grid.claim_inputs().items()}
     return judge(
         grid.settings(config), grid.claim_scale(config), tables, (cards or folder / "cards") / "adult.json"
@@ -222,8 +224,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument(
         "--criterion",
         default="objective_gap",
-        help="objective_gap: the non-private run closest to the centralized optimum (eta: tuned); final_loss: "
-        "one algorithm's smallest mean final training loss (eta: tuned_per_algorithm)",
+        help="objective_gap: the non-private run closest to the centralized optimum (eta: tuned); "
+        "final_loss: one algorithm's smallest mean final training loss (eta: tuned_per_algorithm)",
     )
     sub.add_argument("--out", required=True, help="eta.json")
     sub.add_argument("--table", nargs=2, required=True, metavar=("CSV", "MD"))

@@ -1,4 +1,6 @@
-"""dvp_pvp's claim inputs: the per-seed tables, and the extractors that turn them into the inputs of the claims' forms.
+"""dvp_pvp's claim inputs: the per-seed tables, and the extractors that read them.
+
+The extractors turn the tables into the inputs of the claims' forms.
 
 The claims (:mod:`dpdl.studies.dvp_pvp.claims`) declare which extractor reads which table.
 """
@@ -27,7 +29,9 @@ ERROR_OF = {"local": "mer", "released": "mer_released"}  # pvp_error_of -> the M
 def claim_tables(
     tables: Mapping[str, pd.DataFrame | None], pvp_error_of: str = "local", card: Mapping | None = None
 ) -> dict[str, pd.DataFrame | None]:
-    """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one (None if either is).
+    """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one.
+
+    ``tradeoff`` is None if either is.
 
     The MER table gains the metric :data:`MEASURED_ERROR`: the rows of ``mer`` (every node's own
     f_p, G21) or, with ``pvp_error_of = "released"``, of ``mer_released`` (PVP's broadcast V_p; DVP
@@ -68,8 +72,9 @@ def rho_argmin(algorithm: str) -> Callable[[pd.DataFrame], object]:
             tied = rows.loc[rows["value"] <= least + RHO_TIE_RTOL * abs(least), "rho_exponent"].sort_values()
             if len(tied) > 1:
                 return Unidentified(
-                    f"seed {seed}: the final loss is the same (to a relative {RHO_TIE_RTOL:g}) at {len(tied)} of "
-                    f"{len(rows)} rho values (10^{tied.min():g} .. 10^{tied.max():g}), so any of them minimises it"
+                    f"seed {seed}: the final loss is the same (to a relative {RHO_TIE_RTOL:g}) at "
+                    f"{len(tied)} of {len(rows)} rho values (10^{tied.min():g} .. 10^{tied.max():g}), so any "
+                    "of them minimises it"
                 )
             argmins.append(float(tied.iloc[0]))
         return np.array(argmins)
@@ -86,8 +91,8 @@ def smallest_rho_minimises(table: pd.DataFrame) -> Outcome:
     shown = f"10^{at.min():g}" if len(at) == 1 else f"10^{at.min():g}..10^{at.max():g} ({len(at)} tied)"
     monotone = bool(np.all(np.diff(means.to_numpy()) >= -RHO_TIE_RTOL * abs(least)))
     detail = (
-        f"seed-mean final training loss over {len(means)} rho (10^{means.index.min():g} .. 10^{means.index.max():g}); "
-        f"non-decreasing in rho: {monotone}"
+        f"seed-mean final training loss over {len(means)} rho (10^{means.index.min():g} .. "
+        f"10^{means.index.max():g}); non-decreasing in rho: {monotone}"
     )
     return Outcome(holds=bool(means.index.min() in at), value=shown, detail=detail)
 
@@ -109,7 +114,10 @@ def fit_constant(fit, name: str) -> float:
 
 
 def fitted(algorithm: str, name: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: the per-seed fitted constant ``name`` (a or b) of ``algorithm`` at its last trade-off iteration."""
+    """Extractor: the per-seed fitted constant ``name`` of ``algorithm`` at its last trade-off iteration.
+
+    ``name`` is a or b.
+    """
 
     def extract(table: pd.DataFrame) -> object:
         last = int(table.loc[table["algorithm"] == algorithm, "iteration"].max())
@@ -122,7 +130,10 @@ def fitted(algorithm: str, name: str) -> Callable[[pd.DataFrame], object]:
 
 
 def amplitudes(table: pd.DataFrame) -> list[Pair]:
-    """Extractor: per trade-off iteration t > 1, DVP's and PVP's per-seed fitted amplitudes a (DVP the low side)."""
+    """Extractor: per trade-off iteration t > 1, DVP's and PVP's per-seed fitted amplitudes a.
+
+    DVP is the low side.
+    """
     cells = []
     for iteration in sorted(table.loc[table["iteration"] > 1, "iteration"].unique()):
         fits = {m: seed_fits(table, m, int(iteration)) for m in PRIVATE}
@@ -166,7 +177,10 @@ def decreasing(metric: str) -> Callable[[pd.DataFrame], object]:
 
 
 def below(metric: str, low: str, high: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: per alpha, ``low``'s and ``high``'s per-seed ``metric`` (the claim: ``low`` below ``high``)."""
+    """Extractor: per alpha, ``low``'s and ``high``'s per-seed ``metric``.
+
+    The claim: ``low`` below ``high``.
+    """
 
     def extract(table: pd.DataFrame) -> object:
         part = metric_rows(table[table["algorithm"].isin((low, high))], metric)
@@ -176,7 +190,10 @@ def below(metric: str, low: str, high: str) -> Callable[[pd.DataFrame], object]:
 
 
 def oscillation_along_alpha(table: pd.DataFrame) -> list[Pair]:
-    """Extractor: per trade-off iteration, each seed's oscillation of its loss-vs-alpha points, DVP below PVP."""
+    """Extractor: per trade-off iteration, each seed's oscillation of its loss-vs-alpha points.
+
+    DVP is below PVP.
+    """
     rows = []
     loss = metric_rows(table, "loss")
     for (algorithm, iteration, seed), part in loss.groupby(["algorithm", "iteration", "seed"], sort=True):
@@ -194,7 +211,9 @@ PVP_SETTLED_FIRST_ITERATION = 20  # J Section 5: PVP's c6 = (1/81) sum_{t=20}^{1
 
 
 def fit_at_every_iteration(algorithm: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: per constant (a, b) and trade-off iteration, each seed's fitted constant over the printed one.
+    """Extractor: each seed's fitted constant over the printed one.
+
+    Per constant (a, b) and trade-off iteration.
 
     One :class:`Pair` per (constant, iteration): the per-seed ratio fitted / printed beside ones,
     so an equivalence at a margin tests each ratio against 1.
@@ -235,9 +254,9 @@ def pvp_offset_against_settled_loss(table: pd.DataFrame) -> object:
     window = range(PVP_SETTLED_FIRST_ITERATION, last + 1)
     if last < PVP_SETTLED_FIRST_ITERATION or any(t not in stored for t in window):
         return Unidentified(
-            f"the per-seed trade-off table holds PVP's loss at t = {', '.join(map(str, stored))} only; the paper's "
-            f"c6 averages C-bar(t) over every t = {PVP_SETTLED_FIRST_ITERATION}..{max(last, 100)}, which no stored "
-            "table holds, so the fitted offset cannot be compared with it"
+            f"the per-seed trade-off table holds PVP's loss at t = {', '.join(map(str, stored))} only; the "
+            f"paper's c6 averages C-bar(t) over every t = {PVP_SETTLED_FIRST_ITERATION}..{max(last, 100)}, "
+            "which no stored table holds, so the fitted offset cannot be compared with it"
         )
     settled = (
         at_top[at_top["iteration"].between(PVP_SETTLED_FIRST_ITERATION, last)].groupby("seed")["value"].mean()

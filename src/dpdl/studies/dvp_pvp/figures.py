@@ -1,5 +1,7 @@
-"""dvp_pvp figures from their aggregates: convergence (J Fig. 3), trade-off (J Fig. 4), risk and
-error against alpha (J Fig. 5), rho selection (O1). Plotting computes no statistics.
+"""dvp_pvp figures from their aggregates.
+
+Convergence (J Fig. 3), trade-off (J Fig. 4), risk and error against alpha (J Fig. 5), rho selection
+(O1). Plotting computes no statistics.
 """
 
 from __future__ import annotations
@@ -53,10 +55,10 @@ def _top_axis_privacy(ax, privacy: pd.DataFrame) -> None:
 # Below the convergence figure: why PVP's final point (t = T + 1) leaves its curve in every panel.
 FINAL_STEP_NOTE = (
     "Markers at t = T + 1 = {final}: the final output, drawn apart from the lines (t = 0..T). PVP's final "
-    "iteration is one DVP step (J(21)-(23); notes G6, G16), so PVP's last point leaves its curve by design, not "
-    "by a logging error: up to t = T the curve is PVP's f_p(t), which PVP never releases (it releases "
-    "V_p = f_p + noise), while its output f_p(T + 1) carries DVP's dual noise, calibrated at PVP's rho and C^R. "
-    "DVP and the non-private run take one more identical step."
+    "iteration is one DVP step (J(21)-(23); notes G6, G16), so PVP's last point leaves its curve by design, "
+    "not by a logging error: up to t = T the curve is PVP's f_p(t), which PVP never releases (it releases "
+    "V_p = f_p + noise), while its output f_p(T + 1) carries DVP's dual noise, calibrated at PVP's rho and "
+    "C^R. DVP and the non-private run take one more identical step."
 )
 
 

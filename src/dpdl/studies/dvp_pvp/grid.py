@@ -88,7 +88,8 @@ SHARED_SEEDS = (
     True  # both algorithms run the seeds 0..seeds-1 at every alpha: a trend is judged within seeds, and a
 )
 # trend claim's extractor that hands the engine series without seed ids is refused
-PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+# the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+PREPARED = (
     PreparedDataset(
         STUDY,
         "adult",
@@ -132,7 +133,10 @@ def claims_aggregates_option() -> str:
 
 
 def eta_file_input(values: dict, wildcards) -> list[str]:
-    """Input function: the selected eta when eta is tuned (read by every main and rho run; wildcard ``algorithm``)."""
+    """Input function: the selected eta when eta is tuned.
+
+    Read by every main and rho run; wildcard ``algorithm``.
+    """
     return eta_inputs(values, wildcards.algorithm)
 
 
@@ -190,16 +194,21 @@ CLAIM_STACKS = {"tradeoff": ("tradeoff_dvp", "tradeoff_pvp")}
 
 
 def table_runs(config: dict, table: str) -> list[str]:
-    """Every run artifact the table ``table`` reads for ``config``: a figure's (or its ``_seeds``
-    twin's) runs; ``tradeoff``, the claims' stack of both trade-off figures
-    (:func:`dpdl.studies.dvp_pvp.extract.claim_tables`), theirs; none for another table."""
+    """Every run artifact the table ``table`` reads for ``config``.
+
+    A figure's (or its ``_seeds`` twin's) runs; ``tradeoff``, the claims' stack of both trade-off figures
+    (:func:`dpdl.studies.dvp_pvp.extract.claim_tables`), theirs; none for another table.
+    """
     name, values = table.removesuffix("_seeds"), settings(config)
     figures = CLAIM_STACKS.get(name, (name,) if name in FIGURES else ())
     return list(dict.fromkeys(path for figure in figures for path in figure_runs(values, figure)))
 
 
 def run_work(config: dict, path: str) -> tuple[str, int]:
-    """The rate group of the run at ``path`` (the study's one dataset) and the iterations it makes under ``config``."""
+    """The rate group of the run at ``path`` and the iterations it makes under ``config``.
+
+    The rate group is the study's one dataset.
+    """
     return DATASET, settings(config)["iterations"]
 
 
@@ -223,10 +232,12 @@ RECORDED_PARAMS = (
 
 
 def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config
-    key (in the section) and the value it gives. Every run records the run settings of
-    :data:`RECORDED_PARAMS`, its C^R, the switches and the accounting delta; a main-grid run also
-    its rho (a rho-selection run's is its path's)."""
+    """What the run at ``path`` records of ``config``.
+
+    Each provenance field (dotted) -> the config key (in the section) and the value it gives. Every run
+    records the run settings of :data:`RECORDED_PARAMS`, its C^R, the switches and the accounting delta; a
+    main-grid run also its rho (a rho-selection run's is its path's).
+    """
     values = run_settings(config)
     kind = path.split("/")[4]  # results/dvp_pvp/runs/adult/<algorithm, or the selection>/...
     algorithm = {"eta_selection": "nonprivate"}.get(kind, kind if kind in ALGORITHMS else path.split("/")[5])

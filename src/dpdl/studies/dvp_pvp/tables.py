@@ -27,7 +27,8 @@ from dpdl.studies.dvp_pvp.grid import (
 TABLE_DIGITS = 6  # significant digits of the written tables
 TABLE_TITLES = {
     "table1_rho": (
-        "# Zhang & Zhu, Table 1: optimal rho (final training loss at alpha = {alpha}), ours beside the paper's"
+        "# Zhang & Zhu, Table 1: optimal rho (final training loss at alpha = {alpha}), "
+        "ours beside the paper's"
     ),
     "table2_cr": "# Zhang & Zhu, Table 2: C^R per algorithm, as used, beside the paper's",
     "optimal_alpha": (
@@ -57,7 +58,8 @@ def table1_rho(aggregate: pd.DataFrame) -> pd.DataFrame:
                 "our_argmin_rho": exponent_range(argmins),
                 "loss_at_argmin": round(float(best["mean"]), 6),
                 "loss_at_paper_rho": round(float(paper["mean"].iloc[0]), 6) if len(paper) else None,
-                "grid": f"10^{part['rho_exponent'].min():g} .. 10^{part['rho_exponent'].max():g} ({len(part)} values)",
+                "grid": f"10^{part['rho_exponent'].min():g} .. 10^{part['rho_exponent'].max():g} "
+                f"({len(part)} values)",
                 "alpha": None if math.isnan(best["alpha"]) else float(best["alpha"]),
                 "seeds": int(best["n"]),
             }

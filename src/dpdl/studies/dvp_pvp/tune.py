@@ -20,8 +20,8 @@ from dpdl.studies.dvp_pvp.grid import STUDY
 
 CRITERION = "smallest relative gap of Z(f-bar(T)) to the centralized optimum (G14)"
 LOSS_CRITERION = (
-    "smallest mean over seeds of the final training loss (t = T + 1) at the algorithm's own rho and C^R and the "
-    "rho selection's alpha (C Section 5.3's rho protocol applied to eta)"
+    "smallest mean over seeds of the final training loss (t = T + 1) at the algorithm's own rho and C^R and "
+    "the rho selection's alpha (C Section 5.3's rho protocol applied to eta)"
 )
 CRITERIA = {"objective_gap": CRITERION, "final_loss": LOSS_CRITERION}
 
@@ -127,7 +127,10 @@ def selection_record(eta: float, table: pd.DataFrame, criterion: str = "objectiv
 def selection_title(record: dict) -> str:
     """Return the title of the eta-selection table (with a warning when eta is at the grid's edge)."""
     if "algorithm" in record:
-        title = f"# Zhang & Zhu: eta selection on {record['algorithm']}'s own final training loss (G14, C Section 5.3)"
+        title = (
+            f"# Zhang & Zhu: eta selection on {record['algorithm']}'s own final training loss "
+            "(G14, C Section 5.3)"
+        )
     else:
         title = "# Zhang & Zhu: eta selection on the non-private run (G14)"
     if record["at_grid_edge"]:

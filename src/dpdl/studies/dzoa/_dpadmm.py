@@ -1,5 +1,7 @@
-"""DP-ADMM, dzoa's baseline (note 4.3-4.4): its step and noise schedules and one batched call of the
-algorithm over trials and settings (the tuning step and the runs share both)."""
+"""DP-ADMM, dzoa's baseline (note 4.3-4.4): its step and noise schedules and one batched call.
+
+The batched call runs the algorithm over trials and settings. The tuning step and the runs share both.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from dpdl.studies.dzoa.grid import GRADIENT_BOUND, loss_scale
 def dpadmm_schedules(
     values: dict, epsilon: float, delta: float, samples: int, penalties, prox_steps
 ) -> tuple[np.ndarray, np.ndarray]:
-    """DP-ADMM's inverse proximal step 1 / eta_m = sqrt(m) / eta0 and noise std per (setting, m) (note 4.3-4.4).
+    """DP-ADMM's inverse proximal step and noise std per (setting, m) (note 4.3-4.4).
+
+    The inverse proximal step is 1 / eta_m = sqrt(m) / eta0.
 
     ``penalties`` (rho) and ``prox_steps`` (eta0) give one setting each; returns two (settings, M) arrays.
     """

@@ -1,5 +1,8 @@
-"""dzoa's inputs to tuning and runs: the prepared trials, their card, the centralised solutions, the
-calibration, and the per-agent random generators of a run (``tune`` and ``run`` both read them)."""
+"""dzoa's inputs to tuning and runs (``tune`` and ``run`` both read them).
+
+The prepared trials, their card, the centralised solutions, the calibration, and the per-agent random
+generators of a run.
+"""
 
 from __future__ import annotations
 
@@ -76,7 +79,8 @@ def check_trials(trials: list[int], n_trials: int) -> None:
     bad = [t for t in trials if not 0 <= t < n_trials]
     if bad or not trials:
         raise ConfigError(
-            f"trials {bad or trials} are not in the prepared data's 0..{n_trials - 1}; check data.lasso.trials"
+            f"trials {bad or trials} are not in the prepared data's "
+            f"0..{n_trials - 1}; check data.lasso.trials"
         )
 
 

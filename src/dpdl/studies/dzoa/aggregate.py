@@ -1,4 +1,6 @@
-"""dzoa's aggregates: the runs of a figure -> a tidy table of bands (figures) and one of per-trial values (claims).
+"""dzoa's aggregates: the runs of a figure -> a tidy table of bands and one of per-trial values.
+
+The bands are for the figures, the per-trial values for the claims.
 
 The banded table (mean and 20/80 bands over trials) is what a figure draws; the per-seed table
 (one row per run, its trial in ``seed``) is what the claims are judged from, never the bands.
@@ -36,7 +38,10 @@ FIGURE_KEYS = {
 
 
 def aggregate(values: dict, figure: str, run_files: list[str], n_agents: int | None = None) -> pd.DataFrame:
-    """The tidy table a figure reads: one row per group with mean, lo, hi, n over trials (see :func:`tables`)."""
+    """The tidy table a figure reads (see :func:`tables`).
+
+    One row per group with mean, lo, hi, n over trials.
+    """
     return tables(values, figure, run_files, n_agents)[0]
 
 
@@ -102,7 +107,10 @@ def _run_row(path: str) -> dict:
 
 
 def bands(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    """Bands of ``value`` over the finite values of each group, ``n_diverged``, and the group's privacy columns."""
+    """Bands of ``value`` over the finite values of each group, with ``n_diverged``.
+
+    The group's privacy columns are beside them.
+    """
     from dpdl.aggregate import seed_bands
 
     table = seed_bands(frame, keys, "value", finite_only=True)
@@ -237,5 +245,8 @@ PERTURBATION_STANDARD_ERRORS = 6
 
 
 def perturbation_floor(outer_iterations: int, n_params: int) -> float:
-    """Least realised / assumed ratio consistent with Lemma 1's N(0, sigma_k^2 I_P) at every m (6 standard errors)."""
+    """Least realised / assumed ratio consistent with Lemma 1's N(0, sigma_k^2 I_P) at every m.
+
+    Consistent within 6 standard errors.
+    """
     return 1.0 - PERTURBATION_STANDARD_ERRORS / math.sqrt(2.0 * outer_iterations * n_params)

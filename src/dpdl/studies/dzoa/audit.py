@@ -78,7 +78,8 @@ PRIVACY_CLAIMS = (
     PrivacyClaim(
         BASELINE,
         grid.STUDY,
-        "Abstract and Section VI (DP-ADMM [23] at the same epsilon, delta as D-ZOA); calibration notes/dzoa.md 4.3-4.4",
+        "Abstract and Section VI (DP-ADMM [23] at the same epsilon, delta as D-ZOA); "
+        "calibration notes/dzoa.md 4.3-4.4",
         "DP-ADMM 'achieves differential privacy by adding noise to the primal variables' (Section "
         "I-B), D-ZOA 'yielding the same privacy guarantee' (abstract): each released w~_i^(m) = "
         "w_i^(m) + N(0, sigma_m^2 I), sigma_m = Delta_m sqrt(2.1 ln(1.25/delta)) / epsilon, "
@@ -136,7 +137,8 @@ PREMISES = (
         "adversary",
         "the adversary sees the shared estimates",
         "Section III-D",
-        "the adversary, a network member or an eavesdropper, sees every shared local estimate, never the data",
+        "the adversary, a network member or an eavesdropper, sees every shared "
+        "local estimate, never the data",
         math.nan,
         "by construction: the cell scores the canary agent's first shared release only",
     ),
@@ -518,8 +520,8 @@ def premise_measures(cell: AuditCell) -> dict[str, float]:
     return {
         "record_norm": float(max(np.linalg.norm(x_d), np.linalg.norm(x_n))),
         "gradient_bound": float(np.linalg.norm(gradient_change)),
-        "neighbours": differing_records(X_d.reshape(-1, X_d.shape[-1]), y_d.ravel(), X_n.reshape(-1, X_n.shape[-1]),
-                                        y_n.ravel()),
+        "neighbours": differing_records(X_d.reshape(-1, X_d.shape[-1]), y_d.ravel(),
+                                        X_n.reshape(-1, X_n.shape[-1]), y_n.ravel()),
     }  # fmt: skip
 
 

@@ -84,7 +84,8 @@ def _claim(
 # equal privacy only if D-ZOA's realised perturbation is at least the sigma_k its epsilon assumes
 # (the check of dzoa.impl.perturbation_sigma)
 EQUAL_PRIVACY = Premise(
-    "D-ZOA's realised perturbation is at least the sigma_k of (25) its epsilon assumes, as DP-ADMM's Gaussian noise is",
+    "D-ZOA's realised perturbation is at least the sigma_k of (25) its epsilon assumes, as "
+    "DP-ADMM's Gaussian noise is",
     PERTURBATION,
     perturbation,
 )
@@ -214,7 +215,8 @@ CLAIMS = [
     _claim(
         "dzoa.fig3b.error_vs_epsilon",
         "Fig. 3(b), Section VI",
-        "at every delta, the eps = 0.95 curve lies below the eps = 0.15 curve (higher accuracy with larger eps)",
+        "at every delta, the eps = 0.95 curve lies below the eps = 0.15 curve (higher "
+        "accuracy with larger eps)",
         MECHANISM_PROPERTY,
         Ordering(),
         "'... achieve higher accuracy with larger eps and delta', for the two eps curves of Fig. "
@@ -258,7 +260,8 @@ CLAIMS = [
     _claim(
         "dzoa.privacy.per_iteration_25",
         "Theorem 1, (25); abstract",
-        "with sigma_k of (25) each iteration of D-ZOA is (epsilon, delta)-DP (the per-iteration leakage is bounded)",
+        "with sigma_k of (25) each iteration of D-ZOA is (epsilon, delta)-DP (the "
+        "per-iteration leakage is bounded)",
         IMPLEMENTATION_CHECK,
         Exact(fails_as=BOUND_FAILS),
         "a textbook fact (Dwork & Roth 2014, Thm. A.1), so an implementation check, not a reproduction. "
@@ -288,7 +291,8 @@ CLAIMS = [
     _claim(
         "dzoa.impl.total_29_constants",
         "note 3.3 (not printed in the paper)",
-        "(29) as implemented gives epsilon-bar / epsilon = 13.5837 at delta = 1e-3 and 13.6912 at 1e-6 for M = 200",
+        "(29) as implemented gives epsilon-bar / epsilon = 13.5837 at delta = 1e-3 and "
+        "13.6912 at 1e-6 for M = 200",
         IMPLEMENTATION_CHECK,
         Exact(),
         f"values the note derived, printed to 4 decimals (tolerance {NOTE_RATIO_TOLERANCE:g}); a "

@@ -1,4 +1,6 @@
-"""``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims (rules/dzoa.smk).
+"""``dpdl dzoa <step>``, the commands rules/dzoa.smk calls.
+
+The steps: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims.
 
 A command imports the modules it calls when it runs: a run job never loads the claims or the figures.
 """
@@ -26,7 +28,10 @@ from dpdl.studies.dzoa.grid import (
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """Register ``dpdl dzoa <step>``: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims."""
+    """Register ``dpdl dzoa <step>``.
+
+    The steps: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims.
+    """
     step = study_steps(commands, STUDY, "Gratton et al.'s D-ZOA study: one pipeline step per subcommand.")
 
     sub = _with_data(
@@ -193,7 +198,10 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 
 
 def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
-    """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables (a missing file: None)."""
+    """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables.
+
+    A missing file is None.
+    """
     from dpdl.claims import scorecard
     from dpdl.io import read_table_as
     from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS, CLAIMS
@@ -201,7 +209,8 @@ def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
     unknown = sorted(set(aggregates) - set(CLAIM_TABLE_COLUMNS))
     if unknown:
         raise ConfigError(
-            f"--aggregates: no claim reads {', '.join(unknown)}; the names are {', '.join(CLAIM_TABLE_COLUMNS)}"
+            f"--aggregates: no claim reads {', '.join(unknown)}; the names are "
+            f"{', '.join(CLAIM_TABLE_COLUMNS)}"
         )
     frames = {
         name: read_table_as(path, name, CLAIM_TABLE_COLUMNS[name]) if Path(path).is_file() else None
@@ -230,8 +239,11 @@ def write_claims(values: dict, n_trials: int, aggregates: dict[str, str], out_cs
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot's ``aggregates/`` (the same tables the claims
-    step reads; dzoa's generated data has no card, so ``cards`` is not read)."""
+    """The scorecard judged from a published snapshot's ``aggregates/``.
+
+    These are the same tables the claims step reads; dzoa's generated data has no card, so ``cards`` is
+    not read.
+    """
     from dpdl.studies.dzoa.claims import CLAIM_TABLE_COLUMNS
     from dpdl.studies.dzoa.grid import evaluation_trials, settings
 

@@ -1,4 +1,6 @@
-"""dzoa's extractors: the per-seed, privacy and perturbation tables turned into the inputs of the claims' forms.
+"""dzoa's extractors: the tables turned into the inputs of the claims' forms.
+
+The tables are the per-seed, privacy and perturbation tables.
 
 The claims (:mod:`dpdl.studies.dzoa.claims`) declare which extractor reads which table; the exact
 privacy checks compute here, against the constants the paper and the note print.
@@ -45,7 +47,10 @@ def _name(key) -> str:
 
 
 def _tied(rows: pd.DataFrame, groups: list[str], x: str) -> str | None:
-    """The first group whose every trial has the same value at every ``x``: the error does not depend on ``x``."""
+    """The first group whose every trial has the same value at every ``x``.
+
+    In it the error does not depend on ``x``.
+    """
     for key, part in rows.groupby(groups, sort=True):
         wide = part.pivot_table(index="seed", columns=x, values="value", aggfunc="first", dropna=False)
         if wide.shape[1] > 1 and (wide.nunique(axis=1, dropna=False) == 1).all():
@@ -74,7 +79,10 @@ def below(side: str, low: str, high: str, cells: list[str], select: Callable[[pd
 
 
 def larger_below(side: str, cells: list[str]):
-    """Cells where the error at the largest ``side`` (epsilon or delta) should be below that at the smallest."""
+    """Cells where the error at the largest ``side`` should be below that at the smallest.
+
+    ``side`` is epsilon or delta.
+    """
 
     def extract(table: pd.DataFrame):
         rows = final_rows(table)
@@ -110,13 +118,13 @@ def total_bound(table: pd.DataFrame) -> Outcome:
     worst = rows.iloc[int(np.argmax(ratio))]
     z, m = worst["noise_multiplier"], int(worst["outer_iterations"])
     detail = (
-        f"exact epsilon of M = {m} Gaussian releases with sigma/Delta = sqrt({GAUSSIAN_CONSTANT} ln(1.25/delta))/eps "
-        "of (25)/(28), i.e. one Gaussian release with multiplier z/sqrt(M) (Balle & Wang 2018, Thm. 8; the PLD and "
-        f"RDP accountants of the calibration beside it), against (29) at {len(rows)} grid points. Largest excess at "
-        f"{_point(worst)}: (29) {worst['epsilon_total_29']:.4g}, exact {exact.max():.4g} (PLD "
-        f"{worst['eps_composed_pld']:.4g}, RDP {worst['eps_composed_rdp']:.4g}); the exact epsilon grows like "
-        f"M/(2z^2) + sqrt(M) Phi^-1(1-delta)/z and (29) keeps only the sqrt(M) term (here M/(2z^2) = "
-        f"{m / (2 * z * z):.3g})"
+        f"exact epsilon of M = {m} Gaussian releases with sigma/Delta = sqrt({GAUSSIAN_CONSTANT} "
+        "ln(1.25/delta))/eps of (25)/(28), i.e. one Gaussian release with multiplier z/sqrt(M) (Balle & "
+        "Wang 2018, Thm. 8; the PLD and RDP accountants of the calibration beside it), against (29) at "
+        f"{len(rows)} grid points. Largest excess at {_point(worst)}: (29) {worst['epsilon_total_29']:.4g}, "
+        f"exact {exact.max():.4g} (PLD {worst['eps_composed_pld']:.4g}, RDP "
+        f"{worst['eps_composed_rdp']:.4g}); the exact epsilon grows like M/(2z^2) + sqrt(M) "
+        f"Phi^-1(1-delta)/z and (29) keeps only the sqrt(M) term (here M/(2z^2) = {m / (2 * z * z):.3g})"
     )
     value = (
         f"exact / (29): {ratio.min():.3f} to {ratio.max():.3f};"
@@ -133,10 +141,10 @@ def per_iteration_bound(table: pd.DataFrame) -> Outcome:
     worst = rows.iloc[int(np.argmax(ratio))]
     over = ratio > 1 + BOUND_RTOL
     detail = (
-        f"exact epsilon of one Gaussian release with sigma/Delta = sqrt({GAUSSIAN_CONSTANT} ln(1.25/delta))/eps "
-        f"(Balle & Wang 2018, Thm. 8) against eps at {len(rows)} grid points; closest at {_point(worst)}: exact "
-        f"{exact.max():.4g}. Under the paper's Gaussian model of the intrinsic noise (CLT, variance bound; "
-        "note 3.6), which no computation here tests"
+        f"exact epsilon of one Gaussian release with sigma/Delta = sqrt({GAUSSIAN_CONSTANT} "
+        f"ln(1.25/delta))/eps (Balle & Wang 2018, Thm. 8) against eps at {len(rows)} grid points; closest at "
+        f"{_point(worst)}: exact {exact.max():.4g}. Under the paper's Gaussian model of the intrinsic noise "
+        "(CLT, variance bound; note 3.6), which no computation here tests"
     )
     value = (
         f"exact / eps: {ratio.min():.3f} to {ratio.max():.3f}; above eps at {int(over.sum())} of {len(rows)}"
@@ -156,9 +164,9 @@ def sublinear(table: pd.DataFrame) -> Outcome:
         slopes.append(math.log(at_m / at_half) / math.log(m / (m // 2)))
         shares.append(m / (2 * r.noise_multiplier**2) / at_m)
     detail = (
-        "slope of ln(exact epsilon) against ln(m) between m = M/2 and M at every grid point; the share of the "
-        f"linear term M/(2z^2) in the exact epsilon at M runs from {min(shares):.2f} to {max(shares):.2f}: "
-        "sublinear over the paper's iterations, linear as M grows without bound"
+        "slope of ln(exact epsilon) against ln(m) between m = M/2 and M at every grid point; the share of "
+        f"the linear term M/(2z^2) in the exact epsilon at M runs from {min(shares):.2f} to "
+        f"{max(shares):.2f}: sublinear over the paper's iterations, linear as M grows without bound"
     )
     value = f"log-log slope at M: {min(slopes):.3f} to {max(slopes):.3f}"
     return Outcome(holds=max(slopes) < 1, value=value, detail=detail)
@@ -208,14 +216,14 @@ def perturbation(table: pd.DataFrame) -> Outcome:
         f"{floor.min():.3g} for {int(below.sum())} of {len(rows)} (run, agent) pairs"
     )
     detail = (
-        f"RMS over m = 1..M and the P coordinates of xi_k^(m) = beta_k^(m) - beta_breve_k^(m) (15)/(19), the shared "
-        f"iterate minus the exact minimizer of the same F_k, over {runs} runs; smallest at {_point(worst)}, agent "
-        f"{int(worst['agent'])} (d_k = {int(worst['degree'])}): {worst['perturbation_rms']:.3g} against sigma_k "
-        f"{worst['sigma_assumed']:.3g}. A Gaussian of the realised size would make each iteration exactly "
-        f"{worst['eps_realised_iteration']:.4g}-DP and the M iterations {worst['eps_realised_total']:.4g}-DP at that "
-        f"delta, against the nominal {worst['eps_per_iteration']:.4g} and {worst['eps_composed_pld']:.4g} (PLD); "
-        "largest exact total over the table "
-        f"{np.nanmax(rows['eps_realised_total'].to_numpy(float)):.4g}"
+        "RMS over m = 1..M and the P coordinates of xi_k^(m) = beta_k^(m) - beta_breve_k^(m) (15)/(19), the "
+        f"shared iterate minus the exact minimizer of the same F_k, over {runs} runs; smallest at "
+        f"{_point(worst)}, agent {int(worst['agent'])} (d_k = {int(worst['degree'])}): "
+        f"{worst['perturbation_rms']:.3g} against sigma_k {worst['sigma_assumed']:.3g}. A Gaussian of the "
+        f"realised size would make each iteration exactly {worst['eps_realised_iteration']:.4g}-DP and the M "
+        f"iterations {worst['eps_realised_total']:.4g}-DP at that delta, against the nominal "
+        f"{worst['eps_per_iteration']:.4g} and {worst['eps_composed_pld']:.4g} (PLD); largest exact total "
+        f"over the table {np.nanmax(rows['eps_realised_total'].to_numpy(float)):.4g}"
     )
     return Outcome(bool(not below.any()), value, detail)
 
@@ -238,7 +246,9 @@ RATE_BOUND = 1.0  # |s| <= 1: the drop per doubling of m, times m, does not grow
 
 
 def _doubling_ratio(curve: pd.DataFrame) -> float:
-    """s = (M/2)(e(M/2) - e(M)) / (m1 (e(m1) - e(2 m1))) of one trial's trace; NaN if the first drop is not positive.
+    """s = (M/2)(e(M/2) - e(M)) / (m1 (e(m1) - e(2 m1))) of one trial's trace.
+
+    NaN if the first drop is not positive.
 
     ``m1`` is the first stored iteration after 0 whose double is stored, ``M`` the last stored one.
     For e(m) = A m^-p + B the floor B cancels in each drop and s = (M / (2 m1))^(1 - p).
@@ -264,8 +274,8 @@ def rate_outer(table: pd.DataFrame):
     worst = pd.DataFrame(ratios, columns=["seed", "s"]).groupby("seed")["s"].max()
     if not np.isfinite(worst.to_numpy(float)).any():
         return Unidentified(
-            "no trial's trace falls over its first stored doubling of m, so it does not depend on m at the stored "
-            "resolution: no rate to read"
+            "no trial's trace falls over its first stored doubling of m, so it does not depend on m at the "
+            "stored resolution: no rate to read"
         )
     return worst.to_numpy(float)
 
@@ -273,7 +283,7 @@ def rate_outer(table: pd.DataFrame):
 def rate_inner(table: pd.DataFrame):
     """The inner loop's rate in T cannot be read from any stored table (see the claim)."""
     return Unidentified(
-        "the stored error does not depend on T: the per-seed tables hold the outer loop's error at one T (every "
-        "run has the config's inner_iterations) and one P, and no table stores the inner loop's suboptimality "
-        "F(w_hat^(T)) - F(w*) of (30), so its rate in T and P cannot be read"
+        "the stored error does not depend on T: the per-seed tables hold the outer loop's error at one T "
+        "(every run has the config's inner_iterations) and one P, and no table stores the inner loop's "
+        "suboptimality F(w_hat^(T)) - F(w*) of (30), so its rate in T and P cannot be read"
     )

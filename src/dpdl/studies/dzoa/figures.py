@@ -82,10 +82,14 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
 
 
 def privacy_notes(table: pd.DataFrame) -> list[str]:
-    """Fig. 2's notes: per delta (panel order) and epsilon, the total privacy over M of (29) and of the accountant."""
+    """Fig. 2's notes: the total privacy over M of (29) and of the accountant.
+
+    Per delta (panel order) and epsilon.
+    """
     rows = table[table["algorithm"] == "dzoa"].drop_duplicates(["delta", "epsilon"])
     notes = [
-        "Total privacy over M outer iterations of the plotted runs (both algorithms): the paper's (29), RDP, PLD."
+        "Total privacy over M outer iterations of the plotted runs (both algorithms): "
+        "the paper's (29), RDP, PLD."
     ]
     for delta in sorted(rows["delta"].unique(), reverse=True):
         totals = [
@@ -98,7 +102,10 @@ def privacy_notes(table: pd.DataFrame) -> list[str]:
 
 
 def plot_tradeoff(ax, table: pd.DataFrame, x: str, series: str) -> None:
-    """Fig. 3 panel: final mean error vs ``x``, one curve per algorithm (line style) and ``series`` value (colour)."""
+    """Fig. 3 panel: final mean error vs ``x``.
+
+    One curve per algorithm (line style) and ``series`` value (colour).
+    """
     final = table[table["measure"] == "final"]
     colors = _series_colors(final[series].unique())
     for (algorithm, value), curve in final.groupby(["algorithm", series], sort=True):

@@ -32,9 +32,8 @@ SHARED_SEEDS = (
 )
 # judged within trials, and a trend claim's extractor that hands the engine series without trial ids
 # is refused
-PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
-    PreparedDataset(STUDY, "lasso", build=prepared.build_dzoa_lasso, options=prepared.LASSO_OPTIONS),
-)
+# the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+PREPARED = (PreparedDataset(STUDY, "lasso", build=prepared.build_dzoa_lasso, options=prepared.LASSO_OPTIONS),)
 DATASET = "dzoa/lasso"
 ALGORITHMS = ("dzoa", "dpadmm")
 ALGORITHM_NAMES = {"dzoa": "D-ZOA", "dpadmm": "DP-ADMM"}
@@ -166,9 +165,10 @@ def check_config(config: dict) -> None:
         epsilon = dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
         if epsilon > THEOREM1_MAX_EPSILON:
             raise ConfigError(
-                f"dzoa.epsilon_totals: {point.epsilon_total:g} gives a per-iteration epsilon of {epsilon:.4g} at "
-                f"delta {point.delta:g} over dzoa.outer_iterations = {n_outer}, outside Theorem 1's epsilon <= 1 "
-                f"(dzoa.md G11); keep it at most {dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer):.4g}"
+                f"dzoa.epsilon_totals: {point.epsilon_total:g} gives a per-iteration epsilon of "
+                f"{epsilon:.4g} at delta {point.delta:g} over dzoa.outer_iterations = {n_outer}, outside "
+                "Theorem 1's epsilon <= 1 (dzoa.md G11); keep it at most "
+                f"{dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer):.4g}"
             )
 
 
@@ -178,7 +178,10 @@ def run_path(algorithm: str, label: str, trial: int) -> str:
 
 
 def point_labels(config: dict) -> list[str]:
-    """The labels of the config's grid points, in grid order (a run's folder: ``runs/<algorithm>/<label>``)."""
+    """The labels of the config's grid points, in grid order.
+
+    A run's folder is ``runs/<algorithm>/<label>``.
+    """
     return [point.label for point in grid(settings(config))]
 
 
@@ -233,14 +236,19 @@ def targets(config: dict, buildable: set[str]) -> list[str]:
 
 
 def table_runs(config: dict, table: str) -> list[str]:
-    """Every run artifact the aggregate table ``table`` (a figure's, or its ``_seeds`` twin) reads
-    for ``config``; none for a table not built from one figure's runs."""
+    """Every run artifact the aggregate table ``table`` reads for ``config``.
+
+    ``table`` is a figure's, or its ``_seeds`` twin; none for a table not built from one figure's runs.
+    """
     name = table.removesuffix("_seeds")
     return figure_run_paths(settings(config), evaluation_trials(config), name) if name in FIGURES else []
 
 
 def run_work(config: dict, path: str) -> tuple[str, int]:
-    """The rate group of the run at ``path`` (the study's one dataset) and its outer iterations under ``config``."""
+    """The rate group of the run at ``path`` and its outer iterations under ``config``.
+
+    The rate group is the study's one dataset.
+    """
     return DATASET, settings(config)["outer_iterations"]
 
 
@@ -293,8 +301,10 @@ RECORDED_PARAMS = {  # the section's keys each algorithm's runs record verbatim 
 
 
 def recorded_settings(config: dict, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` (``results/dzoa/runs/<algorithm>/...``) records of ``config``: each provenance
-    field (dotted) -> the config key (in the section) and the value it gives."""
+    """What the run at ``path`` (``results/dzoa/runs/<algorithm>/...``) records of ``config``.
+
+    Each provenance field (dotted) -> the config key (in the section) and the value it gives.
+    """
     values, algorithm = settings(config), path.split("/")[3]
     found = {f"params.{key}": (key, values[key]) for key in RECORDED_PARAMS.get(algorithm, ())}
     return found | {f"switches.{key}": (key, value) for key, value in switches(values).items()}

@@ -219,7 +219,10 @@ def _finite_or_none(values: np.ndarray) -> list[float | None]:
 
 
 def perturbation_column(agent: int) -> str:
-    """Trace column of agent ``agent``'s (0-indexed) realised perturbation per coordinate, ||xi_k^(m)|| / sqrt(P)."""
+    """Trace column of agent ``agent``'s realised perturbation per coordinate.
+
+    ``agent`` is 0-indexed; the value is ||xi_k^(m)|| / sqrt(P).
+    """
     return f"perturbation_agent{agent + 1}"
 
 

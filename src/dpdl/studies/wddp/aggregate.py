@@ -165,7 +165,10 @@ def band_table(figure: str, frame: pd.DataFrame, optima: Mapping[str, str | Path
 def tables(
     figure: str, runs: Sequence[str | Path], optima: Mapping[str, str | Path]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The banded aggregate (figure) and the per-seed table (claims) of one figure, from one read of its runs."""
+    """The banded aggregate and the per-seed table of one figure, from one read of its runs.
+
+    The aggregate is for the figure, the per-seed table for the claims.
+    """
     frame = _run_rows(figure, runs)
     return band_table(figure, frame, optima), seed_table(figure, frame, optima)
 
@@ -218,7 +221,10 @@ def claim_tables(
 
 
 def private_rows(table: pd.DataFrame, metric: str, *, log_gap: bool = False) -> pd.DataFrame:
-    """The private methods' per-seed rows of one metric (the gap as log10 with ``log_gap``; a gap <= 0 is NaN)."""
+    """The private methods' per-seed rows of one metric.
+
+    The gap is log10 with ``log_gap``; a gap <= 0 is NaN.
+    """
     rows = table[(table["metric"] == metric) & (table["algorithm"] != NONPRIVATE)]
     if log_gap and metric == "gap":
         gap = rows["value"].astype(float)
@@ -227,7 +233,10 @@ def private_rows(table: pd.DataFrame, metric: str, *, log_gap: bool = False) -> 
 
 
 def against_smallest(rows: pd.DataFrame, over: str, cells: list[str]) -> tuple[pd.DataFrame, str]:
-    """Each value of ``over`` beside the smallest one of its cell: rows with ``side`` reference / other and a label."""
+    """Each value of ``over`` beside the smallest one of its cell.
+
+    Rows with ``side`` reference / other and a label.
+    """
     label, parts = f"{over} (vs smallest)", []
     for _, part in rows.groupby(cells, sort=True):
         values = sorted(part[over].dropna().unique())

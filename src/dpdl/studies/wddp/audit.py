@@ -78,7 +78,8 @@ PRIVACY_CLAIMS = (
     PrivacyClaim(
         CLAIM,
         grid.STUDY,
-        "Theorem 1, eq. (3), Section 3 'Differential Privacy' (proof: eqs. (4)-(7)); the text has no page numbers",
+        "Theorem 1, eq. (3), Section 3 'Differential Privacy' (proof: eqs. (4)-(7)); "
+        "the text has no page numbers",
         "'In Algorithm 1, for epsilon, delta >= 0, if l(theta, x, y) is G-Lipschitz over theta and "
         "sigma^2 = c G^2 T ln(1/delta) / (n^2 epsilon^2) (3), it is (epsilon, delta)-DP for some "
         "constant c': one (epsilon, delta) for the whole T-round run, n the total number of "
@@ -144,7 +145,8 @@ PREMISES = (
         "Section 3",
         "a trusted server aggregates; differential privacy protects the released aggregated model",
         math.nan,
-        "by construction: the cell scores the models the server releases (per_round: every broadcast theta_t)",
+        "by construction: the cell scores the models the server releases "
+        "(per_round: every broadcast theta_t)",
     ),
 )
 _WITHIN = {premise.id: True for premise in PREMISES}
@@ -325,7 +327,8 @@ def _project_premises(spec: _Spec, settings: dict) -> tuple[str, ...]:
         "per-party noise draws (each party draws its own Gaussian noise)"
         if per_party
         else "one noise draw on the aggregate per round (eq. (4))",
-        f"the constant c of (3) from calibration: {settings['calibration']} (the paper says 'some constant c')",
+        f"the constant c of (3) from calibration: {settings['calibration']} (the "
+        "paper says 'some constant c')",
     ]
     if spec.canary == "mirrored":
         choices.append(f"a fixed start theta_0 = {START_NORM:g} e_1 + the study's draw, far from the origin")
@@ -400,7 +403,10 @@ def canary_loss(cell: AuditCell) -> CanaryLoss:
     sigma, sizes = declared_noise(spec)
     shift = float(np.linalg.norm(_gradient_change(spec))) / N_ROWS
     spread = sigma * noise_weight(spec, sizes)
-    how = f"Gaussian: {ITERATIONS} releases of shift {shift:.3g} at std {spread:.3g} (eq. (4), the declared sigma)"
+    how = (
+        f"Gaussian: {ITERATIONS} releases of shift {shift:.3g} at std {spread:.3g} "
+        "(eq. (4), the declared sigma)"
+    )
     return gaussian_canary(shift, spread, cell, how, releases=ITERATIONS)
 
 
@@ -510,7 +516,8 @@ DATA_PREMISES = (
         "gradient_bound",
         _ALL,
         1.0,
-        "sup over theta of ||grad l(theta; x_i, y_i)|| = ||x_i|| max(|y_i|, |1 - y_i|) of each training record",
+        "sup over theta of ||grad l(theta; x_i, y_i)|| = ||x_i|| max(|y_i|, |1 - "
+        "y_i|) of each training record",
         _lipschitz,
         _RUNS,
     ),

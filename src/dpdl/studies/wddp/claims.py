@@ -168,7 +168,8 @@ BY_CONSTRUCTION_CHECKS = (
         "versus_unevenness",
         lambda metric: against_reference(metric, "wddp", "unevenness", SETTING),
         UNEVEN_SCALE,
-        " (n is the same at every u; no step involves the split); each u against the smallest u of its setting",
+        " (n is the same at every u; no step involves the split); each u against the "
+        "smallest u of its setting",
         {"accuracy": "Section 5 (Fig. 2); App. B (Figs 13, 15)", "gap": "App. B (Figs 12, 14, 16)"},
         {
             "accuracy": "Section 5: 'the accuracy of our method is steady'",
@@ -182,7 +183,8 @@ CLAIMS = [
     _claim(
         "accuracy_rises_with_epsilon",
         where="Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10: 'similar results')",
-        statement="Performance is becoming better when ε increases (test accuracy of every method, dataset and m)",
+        statement="Performance is becoming better when ε increases (test accuracy of "
+        "every method, dataset and m)",
         kind=MECHANISM_PROPERTY,
         form=Trend("increasing"),
         justification="Section 5: 'Performance is becoming better when ε increases, which is the "
@@ -206,7 +208,8 @@ CLAIMS = [
     _claim(
         "wddp_beats_baseline_random_sizes_accuracy",
         where="Section 5 (Fig. 1); App. B (Figs 4, 6, 8, 10)",
-        statement=f"With clients of random sizes, the test accuracy of WD-DP is higher than that of {BASELINE}",
+        statement="With clients of random sizes, the test accuracy of WD-DP is "
+        f"higher than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="Section 5: 'our method WD-DP is better than the method proposed in (?)'; "
@@ -247,7 +250,8 @@ CLAIMS = [
     _claim(
         "wddp_beats_baseline_two_groups_gap",
         where="Abstract; App. B (Figs 12, 14, 16); Conclusion",
-        statement=f"With two groups of uneven size (u > 1), the optimal gap of WD-DP is lower than that of {BASELINE}",
+        statement="With two groups of uneven size (u > 1), the optimal gap of WD-DP is "
+        f"lower than that of {BASELINE}",
         kind=PAPER_STATEMENT,
         form=Ordering(),
         justification="Abstract (as above); App. B: 'our method is more reliable than the method "
@@ -386,7 +390,8 @@ CLAIMS = [
     ),
     _claim(
         "dataset_sizes",
-        where="Section 5 ('the number of total data instances are 70000, 45222, 41188, 699 and 984, respectively')",
+        where="Section 5 ('the number of total data instances are 70000, 45222, 41188, "
+        "699 and 984, respectively')",
         statement="The prepared KDD Cup 99, Adult, Bank, Breast Cancer and Credit Card Fraud sets "
         "(those built) have the paper's total sizes",
         kind=IMPLEMENTATION_CHECK,

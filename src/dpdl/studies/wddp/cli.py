@@ -1,4 +1,6 @@
-"""``dpdl wddp <step>``: optimum, tune, run, aggregate, figure, table1, claims (called by workflow/rules/wddp.smk).
+"""``dpdl wddp <step>``, the commands workflow/rules/wddp.smk calls.
+
+The steps: optimum, tune, run, aggregate, figure, table1, claims.
 
 A command imports the modules it calls when it runs: a run job never loads the claims or the figures.
 """
@@ -235,8 +237,11 @@ def judge(settings: dict, seeds: list, cards: list):
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
-    """The scorecard judged from a published snapshot: ``aggregates/`` and the dataset cards in ``cards``
-    (default ``folder/cards``; a reading's folder holds no cards: they are its study's)."""
+    """The scorecard judged from a published snapshot.
+
+    It reads ``aggregates/`` and the dataset cards in ``cards`` (default ``folder/cards``; a reading's
+    folder holds no cards: they are its study's).
+    """
     from dpdl.studies.wddp.grid import seeds_targets
 
     settings = config[STUDY]

@@ -68,7 +68,10 @@ def plot_figure(agg: pd.DataFrame, ax, spec: FigureSpec):
 
 
 def draw(figure: str, agg: pd.DataFrame):
-    """Return one figure: a panel per dataset in the aggregate, lettered as in the paper; a note per missing one."""
+    """Return one figure: a panel per dataset in the aggregate, lettered as in the paper.
+
+    A note per missing one.
+    """
     from dpdl.plotting import label_figure, new_figure
 
     spec = FIGURES[figure]
@@ -80,8 +83,8 @@ def draw(figure: str, agg: pd.DataFrame):
         plot_figure(agg[agg["dataset"] == dataset], ax, spec)
         ax.set_title(f"{_panel(dataset)} {DATASET_TITLES[dataset]}")
     missing = [
-        f"Panel {_panel(d)}, {DATASET_TITLES[d]}, is not drawn: its dataset was not available to this build (its raw "
-        "file could not be obtained here, or wddp.datasets leaves it out)."
+        f"Panel {_panel(d)}, {DATASET_TITLES[d]}, is not drawn: its dataset was not available to this build "
+        "(its raw file could not be obtained here, or wddp.datasets leaves it out)."
         for d in DATASETS
         if d not in datasets
     ]
@@ -103,8 +106,9 @@ def _panel(dataset: str) -> str:
 
 
 def privacy_footnote(agg: pd.DataFrame) -> str:
-    """The composed privacy of the plotted runs: per nominal epsilon, the largest RDP and PLD epsilon, and why
-    they differ from the nominal one.
+    """The footnote on the composed privacy of the plotted runs.
+
+    Per nominal epsilon: the largest RDP and PLD epsilon, and why they differ from the nominal one.
 
     The x axis is the paper's epsilon, which sets sigma through the calibration (``calibration``: the
     zCDP conversion epsilon = rho + 2 sqrt(rho ln(1/delta)) of Theorem 1's proof, or eq. (3)): an upper
@@ -130,10 +134,10 @@ def privacy_footnote(agg: pd.DataFrame) -> str:
         )
     else:
         why = (
-            "Each is below its nominal ε (the x axis: the paper's ε for a whole run), as expected: σ is set from "
-            "the nominal ε by the paper's bound (Theorem 1's zCDP conversion ε = ρ + 2√(ρ ln(1/δ)), or eq. (3)), "
-            "which is loose; the accountants bound the same noise more tightly, the more so the smaller ε, where "
-            "δ alone nearly covers the mechanism."
+            "Each is below its nominal ε (the x axis: the paper's ε for a whole run), as expected: σ is set "
+            "from the nominal ε by the paper's bound (Theorem 1's zCDP conversion ε = ρ + 2√(ρ ln(1/δ)), or "
+            "eq. (3)), which is loose; the accountants bound the same noise more tightly, the more so the "
+            "smaller ε, where δ alone nearly covers the mechanism."
         )
     return (
         f"Composed privacy of the plotted runs (dp-accounting, δ = {delta}): " + "; ".join(parts) + ". " + why

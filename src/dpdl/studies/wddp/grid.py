@@ -40,7 +40,8 @@ REFERENCE = common.PaperReference(  # the original paper: the replication articl
     venue="arXiv preprint",
     locator="arXiv:1910.10308v2",
 )
-PREPARED = (  # the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+# the prepared datasets it reads (dpdl.data.prepared): each option -> the config key it comes from
+PREPARED = (
     PreparedDataset(STUDY, "adult", build=prepared.build_wddp_adult, files=prepared.adult_files),
     PreparedDataset(
         STUDY,
@@ -139,8 +140,10 @@ FIGURES = _figures()
 
 
 def settings_json(config: Mapping) -> str:
-    """The study's config section but its selection keys, as JSON (the rules' params: a change reruns what
-    depends on it)."""
+    """The study's config section but its selection keys, as JSON.
+
+    It is the rules' params: a change reruns what depends on it.
+    """
     return json.dumps({key: config[STUDY][key] for key in SETTINGS_KEYS}, sort_keys=True)
 
 
@@ -154,7 +157,10 @@ def settings_from_json(text: str) -> dict:
 
 
 def check_config(config: Mapping) -> None:
-    """The cross-key checks of the wddp section that the schema cannot express (config validation runs them)."""
+    """The cross-key checks of the wddp section that the schema cannot express.
+
+    Config validation runs them.
+    """
     check_section(config[STUDY])
 
 
@@ -198,14 +204,19 @@ def selected_datasets(config: Mapping) -> list[str]:
 
 
 def unevenness_values(settings: Mapping, dataset: str) -> list[int]:
-    """The u of Experiment B on ``dataset``: the grid's, up to :data:`MAX_UNEVENNESS` where the paper stops."""
+    """The u of Experiment B on ``dataset``.
+
+    The grid's, up to :data:`MAX_UNEVENNESS` where the paper stops.
+    """
     cap = MAX_UNEVENNESS.get(dataset)
     return [u for u in settings["unevenness"] if cap is None or u <= cap]
 
 
 def unevenness_rules(settings: Mapping) -> list[tuple[str, tuple[str, ...], list[str]]]:
-    """One Experiment B run rule per u grid: its name suffix, its datasets and their cell folders (none for a
-    group that runs no u, as Breast Cancer under a grid of u > 5 only)."""
+    """One Experiment B run rule per u grid: its name suffix, its datasets and their cell folders.
+
+    None for a group that runs no u, as Breast Cancer under a grid of u > 5 only.
+    """
     groups: dict[tuple[int, ...], list[str]] = {}
     for dataset in DATASETS:
         groups.setdefault(tuple(unevenness_values(settings, dataset)), []).append(dataset)
@@ -247,7 +258,10 @@ def setting_tuning_paths(dataset: str, batch: str) -> tuple[str, str]:
 
 
 def run_tuning_input(settings: Mapping, experiment: str) -> str:
-    """The step sizes a batch of ``experiment`` reads, as a Snakemake pattern: the dataset's, or its batch's."""
+    """The step sizes a batch of ``experiment`` reads, as a Snakemake pattern.
+
+    The dataset's, or its batch's.
+    """
     if settings["tuning"]["protocol"] == PER_SETTING:
         return setting_tuning_paths("{dataset}", batch_name(experiment, "{clients}", "{epsilon}"))[1]
     return tuning_paths("{dataset}")[1]
@@ -289,8 +303,10 @@ def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | st
 
 
 def batch_cells(settings: Mapping, experiment: str, dataset: str | None = None) -> list[str]:
-    """The cell folders of one batch of ``experiment`` on ``dataset`` (needed for Experiment B only):
-    ``eps<epsilon>`` or ``u<unevenness>`` (:func:`unevenness_values`), in grid order."""
+    """The cell folders of one batch of ``experiment`` on ``dataset`` (needed for Experiment B only).
+
+    ``eps<epsilon>`` or ``u<unevenness>`` (:func:`unevenness_values`), in grid order.
+    """
     if experiment == "epsilon":
         return [cell_name(experiment, e, None) for e in settings["epsilons"]]
     if dataset is None:
@@ -356,12 +372,14 @@ def aggregate_runs(settings: Mapping, figure: str, buildable: Iterable[str]) -> 
 
 
 def table_runs(config: Mapping, table: str) -> list[str]:
-    """Every run artifact the table ``table`` reads for ``config``, on the selected datasets whether
-    or not they can be prepared here: a figure's (or its ``_seeds`` twin's) runs;
-    ``versus_<experiment>`` and ``runs``, the claims' stacks of figures
+    """Every run artifact the table ``table`` reads for ``config``.
+
+    On the selected datasets, whether or not they can be prepared here: a figure's (or its ``_seeds``
+    twin's) runs; ``versus_<experiment>`` and ``runs``, the claims' stacks of figures
     (:func:`dpdl.studies.wddp.aggregate.claim_tables`), those of the figures stacked;
     ``versus_<experiment>_<dataset>``, one panel's rows of such a stack, that dataset's; none for
-    another table."""
+    another table.
+    """
     settings, name = config[STUDY], table.removesuffix("_seeds")
     every = [f"{STUDY}/{d}" for d in selected_datasets(config)]
     panel = re.fullmatch(rf"(versus_(?:epsilon|unevenness))_({'|'.join(DATASETS)})", name)
@@ -406,7 +424,10 @@ def seeds_targets(settings: Mapping) -> list[str]:
 
 
 def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
-    """Every artifact the study promises for ``config``: figures, aggregates, per-seed tables, Table 1, claims."""
+    """Every artifact the study promises for ``config``.
+
+    Figures, aggregates, per-seed tables, Table 1, claims.
+    """
     settings = config[STUDY]
     if not available_datasets(buildable):
         return []
@@ -427,8 +448,11 @@ RECORDED_PARAMS = ("iterations", "l2", "init_std", "threshold_fraction", "eq3_co
 
 
 def recorded_settings(config: Mapping, path: str) -> dict[str, tuple[str, object]]:
-    """What the run at ``path`` records of ``config``: each provenance field (dotted) -> the config
-    key (in the section) and the value it gives (the same for every run: its cell is its path)."""
+    """What the run at ``path`` records of ``config``.
+
+    Each provenance field (dotted) -> the config key (in the section) and the value it gives (the same
+    for every run: its cell is its path).
+    """
     section = config[STUDY]
     found = {f"params.{key}": (key, section[key]) for key in RECORDED_PARAMS}
     found["params.step_size_selection.grid"] = ("step_sizes", section["step_sizes"])

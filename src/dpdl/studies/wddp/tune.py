@@ -42,8 +42,9 @@ def compute_optimum(data: Mapping[str, np.ndarray], l2: float) -> dict:
     found = algo.nonprivate_optimum(data["X_train"], data["y_train"], l2)
     if not found.converged:
         raise ArtifactError(
-            f"theta* did not converge: ||grad|| = {found.gradient_norm:.3g} after {found.iterations} iterations "
-            f"(needs < {algo.OPTIMUM_GRADIENT_NORM}); raise OPTIMUM_MAX_ITERATIONS in dpdl.algorithms.wddp"
+            f"theta* did not converge: ||grad|| = {found.gradient_norm:.3g} after {found.iterations} "
+            f"iterations (needs < {algo.OPTIMUM_GRADIENT_NORM}); raise OPTIMUM_MAX_ITERATIONS in "
+            "dpdl.algorithms.wddp"
         )
     accuracy = {
         split: float(algo.accuracy(found.theta, data[f"X_{split}"], data[f"y_{split}"]))
@@ -90,7 +91,9 @@ def cross_validated_epsilons(settings: Mapping) -> list[float]:
 
 
 def cross_validate(settings: Mapping, dataset: str, data: Mapping[str, np.ndarray]) -> pd.DataFrame:
-    """Validation accuracy and loss of every (method, epsilon, step size, fold, seed) on held-out training rows.
+    """Validation accuracy and loss on held-out training rows.
+
+    One per (method, epsilon, step size, fold, seed).
 
     wddp.md 4.4 / gap A16: K-fold CV on the training set only, at the reference m of Experiment
     A (random sizes) and at each epsilon of :func:`cross_validated_epsilons`; the test set is never
