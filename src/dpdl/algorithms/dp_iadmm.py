@@ -109,8 +109,10 @@ class PenaltySchedule:
         )
 
     def over(self, iterations: int, epsilon: float) -> np.ndarray:
-        """rho^t for t = 1, ..., T, float64: (21) moves only when floor(t / t_c) does, so it is evaluated once
-        per period of t_c iterations (each value by :meth:`__call__`, the same number the loop gets)."""
+        """rho^t for t = 1, ..., T, float64, evaluated once per period of t_c iterations.
+
+        (21) moves only when floor(t / t_c) does; each value is :meth:`__call__`'s, the number the loop gets.
+        """
         t = np.arange(1, iterations + 1)
         period = t // self.t_c
         starts = np.flatnonzero(np.r_[True, period[1:] != period[:-1]])
@@ -284,8 +286,10 @@ _laplace_scales = np.vectorize(objp_laplace_scale, otypes=[np.float64])  # (11a)
 def fused_constants(
     params: IadmmParams, t: int | np.ndarray, rho: float | np.ndarray, previous_rho: float | None
 ) -> dict[str, np.float32]:
-    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or
-    None); with arrays of iterations and their rho, float32 arrays (a run's schedule at once)."""
+    """The float32 scalars of :func:`fused_step` at iteration t (rho = rho^t; OutP's previous rho or None).
+
+    With arrays of iterations and their rho, float32 arrays (a run's schedule at once).
+    """
     inverse_eta = np.sqrt(t) / params.a  # ObjP: eta = a / sqrt(t) (A.11); t may be an array of iterations
     radius = params.a if params.trust_radius == "code_const" else params.a / t**2  # ObjT's delta (note 7.1)
     dual_rho = previous_rho if params.algorithm == "outp" and previous_rho is not None else 0.0
@@ -344,13 +348,68 @@ def run_iadmm(
     whose server step follows the agents, applies its dual step (4c) of iteration t at the start
     of the chunk's work in iteration t+1 (and once more after the last iteration).
     """
-    from dpdl.algorithms.dp_iadmm_kernel import (
-        ALGORITHM_CODES,
-        draw_noise,
-        fused_step,
-    )  # numba: the JAX path needs none
+    from dpdl.algorithms import dp_iadmm_kernel  # numba: the JAX path needs none
 
-    rngs = list(rngs)
+    run = _start_run(data, params, test_features, test_labels, list(rngs), dp_iadmm_kernel)
+    saved = None if checkpoint is None else checkpoint.load()
+    start = 0 if saved is None else _resume(run, saved)
+    for t in range(start + 1, params.iterations + 1):
+        _iteration(run, t)
+        if progress is not None:
+            progress(t)
+        if checkpoint is not None and t < params.iterations and checkpoint.due():
+            _save(run, t, checkpoint)
+    return _result(run)
+
+
+@dataclass
+class _Run:
+    """One :func:`run_iadmm` call: what its iterations share (set up once) and its state between iterations.
+
+    The state (``z``, ``lam``, ``w``, the agents' sums, the trace ``log``, ``multipliers``, the next trace
+    ``row``, OutP's ``previous_rho``) is what a checkpoint saves; the rest is fixed by the data and params.
+    """
+
+    data: FederatedData
+    params: IadmmParams
+    test_features: np.ndarray
+    test_labels: np.ndarray
+    rngs: list[np.random.Generator]
+    kernel: object  # dpdl.algorithms.dp_iadmm_kernel (numba), imported by run_iadmm
+    outp: bool
+    regularise_server: bool
+    beta_term: np.float32
+    grad_scale: np.ndarray
+    worst_case: float | np.ndarray | None
+    unique_sizes: np.ndarray
+    size_index: np.ndarray
+    log_points: np.ndarray
+    work: np.ndarray
+    noise_buffer: np.ndarray
+    z: np.ndarray
+    lam: np.ndarray
+    z_next: np.ndarray
+    w: np.ndarray
+    sums: dict[str, np.ndarray]
+    log: dict[str, np.ndarray]
+    multipliers: np.ndarray
+    row: int = 0
+    previous_rho: float | None = None
+
+    @property
+    def replicas(self) -> int:
+        return len(self.rngs)
+
+
+def _start_run(
+    data: FederatedData,
+    params: IadmmParams,
+    test_features: np.ndarray,
+    test_labels: np.ndarray,
+    rngs: list[np.random.Generator],
+    kernel,
+) -> _Run:
+    """Check the inputs; the run's constants (gradient scales, sensitivity, log points) and zero state."""
     if not rngs or not all(isinstance(r, np.random.Generator) for r in rngs):
         raise TypeError("rngs must be a non-empty sequence of numpy.random.Generator")
     n_agents, n_features, n_classes, replicas = data.n_agents, data.n_features, data.n_classes, len(rngs)
@@ -362,8 +421,6 @@ def run_iadmm(
     widest = max(chunk.stop - chunk.start for chunk in data.chunks)
     work = np.zeros((widest,) + z.shape[1:], dtype=DTYPE)  # for the logged sums and OutP's last (4c)
     noise_buffer = np.zeros(replicas * widest * n_features * n_classes, dtype=DTYPE)  # a chunk's (B, g, J, K)
-    no_noise, no_scale = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas))
-    algorithm_code = ALGORITHM_CODES[params.algorithm]
     outp = params.algorithm == "outp"
     regularise_server = outp and params.outp_regulariser == "code_server_w"
     if regularise_server:
@@ -377,153 +434,237 @@ def run_iadmm(
         grad_scale = 1.0 / sizes  # Huang et al.: the agent-average loss (note 7.5(c))
     else:
         grad_scale = np.full(n_agents, 1.0 / data.n_total)  # (2c): f_p scaled by the global 1/I
-    worst_case = None
-    if params.sensitivity == "worst_case":
-        all_l1 = np.concatenate([chunk.feature_l1[chunk.valid] for chunk in data.chunks])
-        worst_case = objp_sensitivity(
-            all_l1,
-            np.zeros((len(all_l1), 1)),
-            n_total=data.n_total,
-            mode="worst_case",
-            feature_l1_bound=n_features * params.feature_bound,
-        )
     unique_sizes, size_index = np.unique(data.sizes, return_inverse=True)
     log_points = logged_iterations(params.iterations, params.log_every)
     log = {name: np.full((len(log_points), replicas), np.nan) for name in TRACE_COLUMNS}
-    multipliers = np.zeros(params.iterations)
-    row, previous_rho, start = 0, None, 0
-    saved = None if checkpoint is None else checkpoint.load()
-    if saved is not None:  # the state after iteration ``start`` of this very run (checkpoint key)
-        start, row = int(saved["iteration"]), int(saved["row"])
-        previous_rho = None if np.isnan(saved["previous_rho"]) else float(saved["previous_rho"])
-        for target, name in (
-            (z, "z"),
-            (lam, "lam"),
-            (w, "w"),
-            (sums["z"], "sum_z"),
-            (sums["lam"], "sum_lam"),
-        ):
-            target[...] = saved[name]
-        for name in TRACE_COLUMNS:
-            log[name][...] = saved[f"log_{name}"]
-        multipliers[...] = saved["multipliers"]
-        restore_generators(rngs, saved["generators"])
-    for t in range(start + 1, params.iterations + 1):
-        rho = params.penalty(t, params.epsilon)
-        log_now = t == log_points[row]
-        totals = {key: np.zeros(replicas) for key in ("noise", "change", "cv", "scale", "sensitivity")}
-        step_constants = fused_constants(params, t, rho, previous_rho)
-        if outp:
-            inverse_eta, sensitivity, std = outp_calibration(
-                params, t, rho, unique_sizes, n_features * n_classes
-            )
-            multipliers[t - 1] = float(np.min(std / sensitivity)) if params.private else 0.0
-            agent_inverse_eta, agent_std = inverse_eta[size_index].astype(DTYPE), std[size_index]
-            totals["scale"] += agent_std.sum()
-            totals["sensitivity"] += sensitivity[size_index].sum()
-        else:
-            w = server_update(sums["z"], sums["lam"], rho, n_agents)  # (4a)
-            multipliers[t - 1] = 1.0 / params.epsilon  # b / Delta-bar = 1 / epsilon-bar (11a)
-            # ObjP's 1/eta, every agent
-            agent_inverse_eta = np.full(n_agents, step_constants["inverse_eta"], DTYPE)
-        sums["next_z"][...] = 0.0
-        sums["next_lam"][...] = 0.0
-        for chunk in data.chunks:
-            agents = slice(chunk.start, chunk.stop)
-            size = chunk.stop - chunk.start
-            z_c, lam_c, new_c, work_c = z[agents], lam[agents], z_next[agents], work[:size]
-            loss_gradient, residual_norms = chunk_loss_gradients(chunk, z_c, grad_scale[agents])
-            noise, scale = no_noise, no_scale
-            if outp and params.private:
-                scale = np.repeat(agent_std[agents, None], replicas, axis=1)
-                # note 2.5 step 2
-                noise = draw_noise(rngs, gaussian, (size, n_features, n_classes), noise_buffer)
-            elif params.private:
-                if worst_case is None:
-                    sensitivity = chunk_sensitivities(data, chunk, residual_norms)
-                else:
-                    sensitivity = np.full((size, replicas), worst_case)
-                scale = _laplace_scales(sensitivity, params.epsilon)  # (11a): b = Delta-bar / epsilon-bar
-                # (11a): i.i.d. Laplace
-                noise = draw_noise(rngs, laplace, (size, n_features, n_classes), noise_buffer)
-                totals["scale"] += scale.sum(axis=0)
-                totals["sensitivity"] += sensitivity.sum(axis=0)
-            fused_step(
-                algorithm_code,
-                z_c,
-                lam_c,
-                w,
-                loss_gradient,
-                chunk.feature_rows,
-                beta_term,
-                regularise_server,
-                noise,
-                scale.astype(DTYPE),
-                step_constants["rho"],
-                step_constants["inverse_rho"],
-                step_constants["radius"],
-                agent_inverse_eta[agents],
-                step_constants["objp_factor"],
-                step_constants["dual_rho"],
-                new_c,
-                sums["next_z"],
-                sums["next_lam"],
-            )
-            if log_now:
-                totals["noise"] += (np.abs(noise).sum(axis=(2, 3), dtype=np.float64) * scale.T).sum(axis=1)
-                np.subtract(new_c, z_c, out=work_c)
-                totals["change"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)
-                if not outp:
-                    np.subtract(w, new_c, out=work_c)
-                    totals["cv"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)  # A.10
-        z, z_next = z_next, z
-        sums["z"], sums["next_z"] = sums["next_z"], sums["z"]
-        sums["lam"], sums["next_lam"] = sums["next_lam"], sums["lam"]
-        if outp:
-            w = server_update(sums["z"], sums["lam"], rho, n_agents)  # (4a) after the agents (note 7.5(d))
-            previous_rho = rho
-            if log_now:
-                totals["cv"] = np.abs(w - z).sum(axis=(0, 1, 3), dtype=np.float64)  # A.10
+    return _Run(
+        data,
+        params,
+        test_features,
+        test_labels,
+        rngs,
+        kernel,
+        outp,
+        regularise_server,
+        beta_term,
+        grad_scale,
+        _worst_case_sensitivity(data, params),
+        unique_sizes,
+        size_index,
+        log_points,
+        work,
+        noise_buffer,
+        z,
+        lam,
+        z_next,
+        w,
+        sums,
+        log,
+        np.zeros(params.iterations),
+    )
+
+
+def _worst_case_sensitivity(data: FederatedData, params: IadmmParams) -> float | np.ndarray | None:
+    """ObjP/ObjT's replace-one worst-case sensitivity over all rows (``sensitivity: worst_case``), or None."""
+    if params.sensitivity != "worst_case":
+        return None
+    all_l1 = np.concatenate([chunk.feature_l1[chunk.valid] for chunk in data.chunks])
+    return objp_sensitivity(
+        all_l1,
+        np.zeros((len(all_l1), 1)),
+        n_total=data.n_total,
+        mode="worst_case",
+        feature_l1_bound=data.n_features * params.feature_bound,
+    )
+
+
+def _resume(run: _Run, saved: dict[str, np.ndarray]) -> int:
+    """Restore the state a checkpoint saved after iteration ``start`` of this very run; return ``start``."""
+    start, run.row = int(saved["iteration"]), int(saved["row"])
+    run.previous_rho = None if np.isnan(saved["previous_rho"]) else float(saved["previous_rho"])
+    for target, name in (
+        (run.z, "z"),
+        (run.lam, "lam"),
+        (run.w, "w"),
+        (run.sums["z"], "sum_z"),
+        (run.sums["lam"], "sum_lam"),
+    ):
+        target[...] = saved[name]
+    for name in TRACE_COLUMNS:
+        run.log[name][...] = saved[f"log_{name}"]
+    run.multipliers[...] = saved["multipliers"]
+    restore_generators(run.rngs, saved["generators"])
+    return start
+
+
+def _iteration(run: _Run, t: int) -> None:
+    """Iteration t: the server step, every chunk's local and dual steps, and the trace row when t is logged.
+
+    ObjP and ObjT take the server step before the agents, OutP after them.
+    """
+    params, sums = run.params, run.sums
+    rho = params.penalty(t, params.epsilon)
+    log_now = t == run.log_points[run.row]
+    totals = {key: np.zeros(run.replicas) for key in ("noise", "change", "cv", "scale", "sensitivity")}
+    step_constants = fused_constants(params, t, rho, run.previous_rho)
+    agent_inverse_eta, agent_std = _iteration_calibration(run, t, rho, step_constants, totals)
+    sums["next_z"][...] = 0.0
+    sums["next_lam"][...] = 0.0
+    for chunk in run.data.chunks:
+        _chunk_step(run, chunk, step_constants, agent_inverse_eta, agent_std, totals, log_now)
+    run.z, run.z_next = run.z_next, run.z
+    sums["z"], sums["next_z"] = sums["next_z"], sums["z"]
+    sums["lam"], sums["next_lam"] = sums["next_lam"], sums["lam"]
+    if run.outp:
+        run.w = server_update(
+            sums["z"], sums["lam"], rho, run.data.n_agents
+        )  # (4a) after the agents (7.5(d))
+        run.previous_rho = rho
         if log_now:
-            per_coordinate = n_agents * n_features * n_classes
-            log["iteration"][row] = t
-            log["rho"][row] = rho
-            log["noise_magnitude"][row] = totals["noise"] / per_coordinate  # Fig. 1 top
-            log["z_change"][row] = totals["change"] / per_coordinate
-            log["cv_sum"][row], log["cv_mean_agent"][row] = totals["cv"], totals["cv"] / n_agents
-            log["noise_scale"][row] = totals["scale"] / n_agents
-            log["sensitivity"][row] = totals["sensitivity"] / n_agents
-            log["test_error"][row] = softmax.error_rate(test_features, w, test_labels)
-            log["train_cost"][row] = training_objective(data, w, params.beta)
-            row += 1
-        if progress is not None:
-            progress(t)
-        if checkpoint is not None and t < params.iterations and checkpoint.due():
-            state = {
-                "z": z,
-                "lam": lam,
-                "w": w,
-                "sum_z": sums["z"],
-                "sum_lam": sums["lam"],
-                "row": np.array(row),
-            }
-            trace = {f"log_{name}": values for name, values in log.items()}
-            last_rho = np.array(np.nan if previous_rho is None else previous_rho)
-            generators = generator_states(rngs)
-            checkpoint.save(
-                t,
-                {
-                    **state,
-                    **trace,
-                    "multipliers": multipliers,
-                    "previous_rho": last_rho,
-                    "generators": generators,
-                },
-            )
-    if outp:
+            totals["cv"] = np.abs(run.w - run.z).sum(axis=(0, 1, 3), dtype=np.float64)  # A.10
+    if log_now:
+        _log_row(run, t, rho, totals)
+
+
+def _iteration_calibration(
+    run: _Run, t: int, rho: float, step_constants: dict[str, np.float32], totals: dict[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Iteration t's noise multiplier, each agent's 1/eta and OutP's std (else None); ObjP/ObjT's server step.
+
+    OutP's noise scale and sensitivity, the same for every replica, are added to ``totals`` here.
+    """
+    params, n_agents = run.params, run.data.n_agents
+    if run.outp:
+        n_params = run.data.n_features * run.data.n_classes
+        inverse_eta, sensitivity, std = outp_calibration(params, t, rho, run.unique_sizes, n_params)
+        run.multipliers[t - 1] = float(np.min(std / sensitivity)) if params.private else 0.0
+        agent_inverse_eta, agent_std = inverse_eta[run.size_index].astype(DTYPE), std[run.size_index]
+        totals["scale"] += agent_std.sum()
+        totals["sensitivity"] += sensitivity[run.size_index].sum()
+        return agent_inverse_eta, agent_std
+    run.w = server_update(run.sums["z"], run.sums["lam"], rho, n_agents)  # (4a)
+    run.multipliers[t - 1] = 1.0 / params.epsilon  # b / Delta-bar = 1 / epsilon-bar (11a)
+    # ObjP's 1/eta, every agent
+    return np.full(n_agents, step_constants["inverse_eta"], DTYPE), None
+
+
+def _chunk_step(
+    run: _Run,
+    chunk,
+    step_constants: dict[str, np.float32],
+    agent_inverse_eta: np.ndarray,
+    agent_std: np.ndarray | None,
+    totals: dict[str, np.ndarray],
+    log_now: bool,
+) -> None:
+    """One chunk of agents in one iteration: loss gradient, noise, local and dual steps, logged sums.
+
+    The local and dual steps are the compiled :func:`fused_step`; the sums are its part of the trace row.
+    """
+    params, replicas = run.params, run.replicas
+    n_features, n_classes = run.data.n_features, run.data.n_classes
+    agents = slice(chunk.start, chunk.stop)
+    size = chunk.stop - chunk.start
+    z_c, lam_c, new_c, work_c = run.z[agents], run.lam[agents], run.z_next[agents], run.work[:size]
+    loss_gradient, residual_norms = chunk_loss_gradients(chunk, z_c, run.grad_scale[agents])
+    noise, scale = np.zeros((replicas, 0, 0, 0), DTYPE), np.zeros((0, replicas))  # none
+    if run.outp and params.private:
+        scale = np.repeat(agent_std[agents, None], replicas, axis=1)
+        # note 2.5 step 2
+        noise = run.kernel.draw_noise(run.rngs, gaussian, (size, n_features, n_classes), run.noise_buffer)
+    elif params.private:
+        if run.worst_case is None:
+            sensitivity = chunk_sensitivities(run.data, chunk, residual_norms)
+        else:
+            sensitivity = np.full((size, replicas), run.worst_case)
+        scale = _laplace_scales(sensitivity, params.epsilon)  # (11a): b = Delta-bar / epsilon-bar
+        # (11a): i.i.d. Laplace
+        noise = run.kernel.draw_noise(run.rngs, laplace, (size, n_features, n_classes), run.noise_buffer)
+        totals["scale"] += scale.sum(axis=0)
+        totals["sensitivity"] += sensitivity.sum(axis=0)
+    run.kernel.fused_step(
+        run.kernel.ALGORITHM_CODES[params.algorithm],
+        z_c,
+        lam_c,
+        run.w,
+        loss_gradient,
+        chunk.feature_rows,
+        run.beta_term,
+        run.regularise_server,
+        noise,
+        scale.astype(DTYPE),
+        step_constants["rho"],
+        step_constants["inverse_rho"],
+        step_constants["radius"],
+        agent_inverse_eta[agents],
+        step_constants["objp_factor"],
+        step_constants["dual_rho"],
+        new_c,
+        run.sums["next_z"],
+        run.sums["next_lam"],
+    )
+    if log_now:
+        totals["noise"] += (np.abs(noise).sum(axis=(2, 3), dtype=np.float64) * scale.T).sum(axis=1)
+        np.subtract(new_c, z_c, out=work_c)
+        totals["change"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)
+        if not run.outp:
+            np.subtract(run.w, new_c, out=work_c)
+            totals["cv"] += np.abs(work_c).sum(axis=(0, 1, 3), dtype=np.float64)  # A.10
+
+
+def _log_row(run: _Run, t: int, rho: float, totals: dict[str, np.ndarray]) -> None:
+    """Write iteration t's trace row (every replica): the iteration's sums, the test error, the cost."""
+    log, row, n_agents = run.log, run.row, run.data.n_agents
+    per_coordinate = n_agents * run.data.n_features * run.data.n_classes
+    log["iteration"][row] = t
+    log["rho"][row] = rho
+    log["noise_magnitude"][row] = totals["noise"] / per_coordinate  # Fig. 1 top
+    log["z_change"][row] = totals["change"] / per_coordinate
+    log["cv_sum"][row], log["cv_mean_agent"][row] = totals["cv"], totals["cv"] / n_agents
+    log["noise_scale"][row] = totals["scale"] / n_agents
+    log["sensitivity"][row] = totals["sensitivity"] / n_agents
+    log["test_error"][row] = softmax.error_rate(run.test_features, run.w, run.test_labels)
+    log["train_cost"][row] = training_objective(run.data, run.w, run.params.beta)
+    run.row += 1
+
+
+def _save(run: _Run, t: int, checkpoint: Checkpoint) -> None:
+    """Save the state after iteration t (what :func:`_resume` restores)."""
+    state = {
+        "z": run.z,
+        "lam": run.lam,
+        "w": run.w,
+        "sum_z": run.sums["z"],
+        "sum_lam": run.sums["lam"],
+        "row": np.array(run.row),
+    }
+    trace = {f"log_{name}": values for name, values in run.log.items()}
+    last_rho = np.array(np.nan if run.previous_rho is None else run.previous_rho)
+    generators = generator_states(run.rngs)
+    checkpoint.save(
+        t,
+        {
+            **state,
+            **trace,
+            "multipliers": run.multipliers,
+            "previous_rho": last_rho,
+            "generators": generators,
+        },
+    )
+
+
+def _result(run: _Run) -> IadmmResult:
+    """The run's result: OutP's last dual step (4c), then the traces and the final iterates.
+
+    The loop defers OutP's dual step of the last iteration; the iterates are in the original agent order.
+    """
+    data, params, log = run.data, run.params, run.log
+    if run.outp:
         for chunk in data.chunks:  # the last dual step (4c), deferred above
             agents = slice(chunk.start, chunk.stop)
-            dual_update(lam[agents], w, z[agents], previous_rho, work[: chunk.stop - chunk.start])
+            dual_update(
+                run.lam[agents], run.w, run.z[agents], run.previous_rho, run.work[: chunk.stop - chunk.start]
+            )
     finite = all(np.isfinite(values).all() for values in log.values())
     traces = tuple(
         pd.DataFrame(
@@ -532,18 +673,19 @@ def run_iadmm(
                 for name, values in log.items()
             }
         )
-        for b in range(replicas)
+        for b in range(run.replicas)
     )
     original = np.argsort(data.agent_ids)  # internal index of each original agent
 
     def by_replica(state: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(np.moveaxis(state[original], 2, 0))
 
+    multipliers = run.multipliers
     return IadmmResult(
         traces,
-        np.ascontiguousarray(np.moveaxis(w, 1, 0)),
-        by_replica(z),
-        by_replica(lam),
+        np.ascontiguousarray(np.moveaxis(run.w, 1, 0)),
+        by_replica(run.z),
+        by_replica(run.lam),
         multipliers if params.private else np.zeros_like(multipliers),
         params.iterations,
         finite,

@@ -116,9 +116,11 @@ class Schedule(NamedTuple):
 
 
 def iteration_schedule(params: IadmmParams, sizes: np.ndarray, n_params: int) -> Schedule:
-    """The per-iteration scalars of ``params`` for agents of ``sizes`` (I_p), from the numba run's functions,
-    evaluated on the whole horizon at once (the values the numba run's per-iteration calls give, bit for bit;
-    issue 63: a Python loop cost 23 s per 1e6 OutP iterations)."""
+    """The per-iteration scalars of ``params`` for agents of ``sizes`` (I_p), from the numba run's functions.
+
+    They are evaluated on the whole horizon at once (the values the numba run's per-iteration calls give, bit
+    for bit; issue 63: a Python loop cost 23 s per 1e6 OutP iterations).
+    """
     iterations = params.iterations
     unique_sizes, size_index = np.unique(sizes, return_inverse=True)
     steps = np.arange(1, iterations + 1)
@@ -379,9 +381,11 @@ def _run(
     test_features: jax.Array,
     test_labels: jax.Array,
 ) -> tuple[State, TraceSums]:
-    """:func:`_scan` for every cell of a batch at once (leading axis C of constants, start, the per-cell rows,
-    noise and keys): ``vmap`` over the cells with the data shared, so each product reads the features once
-    for the C B K columns of every cell and replica."""
+    """:func:`_scan` for every cell of a batch at once, ``vmap`` over the cells with the data shared.
+
+    The leading axis C is that of the constants, start, the per-cell rows, noise and keys; each product reads
+    the features once for the C B K columns of every cell and replica.
+    """
     in_axes = (
         None,
         None,
@@ -543,25 +547,10 @@ def run_cells_jax(
     of every cell (C B K columns). A cell's result is the one it gets alone, up to float32 rounding
     (XLA may fuse the batched program's steps differently).
     """
-    if not cells:
-        raise ValueError("give at least one cell")
+    noises, replicas = _checked_cells(agents, cells, matmul_precision)
     first = cells[0].params
-    shared = {(program_of(c.params), c.params.iterations, c.params.log_every) for c in cells}
-    if len(shared) != 1:
-        raise ValueError(
-            "the cells of a batch must share the program's switches, T and log_every; run them apart"
-        )
     n_agents, _, n_features = agents.features.shape
     n_classes = agents.onehot.shape[-1]
-    noises = [_unit_noise(c, (first.iterations, n_agents, n_features, n_classes)) for c in cells]
-    replicas = {len(c.seeds) if n is None else n.shape[1] for c, n in zip(cells, noises, strict=True)}
-    if len(replicas) != 1 or {n is None for n in noises} != {noises[0] is None}:
-        raise ValueError("the cells of a batch must have as many replicas each and the same noise source")
-    replicas = replicas.pop()
-    if matmul_precision not in MATMUL_PRECISIONS:
-        raise ValueError(
-            f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}; got {matmul_precision!r}"
-        )
     program = replace(program_of(first), matmul_precision=matmul_precision)
     schedules = [iteration_schedule(c.params, agents.sizes, n_features * n_classes) for c in cells]
     per_cell = Schedule(*(np.stack(v) for v in zip(*schedules, strict=True)))
@@ -607,13 +596,7 @@ def run_cells_jax(
         if progress is not None:
             progress(stop)
         if checkpoint is not None and stop < first.iterations and (checkpoint.due() or checkpoint.stopping()):
-            columns = zip(TraceSums._fields, zip(*parts, strict=True), strict=True)
-            sums = {f"sums_{name}": np.concatenate(v, axis=1) for name, v in columns}
-            checkpoint.save(
-                stop, {**{name: np.asarray(x) for name, x in zip(State._fields, state, strict=True)}, **sums}
-            )
-            if checkpoint.stopping():
-                raise RunStopped(stop, checkpoint.path)
+            _save(checkpoint, stop, state, parts)
     logged = TraceSums(*(np.concatenate(v, axis=1).astype(np.float64) for v in zip(*parts, strict=True)))
     finals = [np.asarray(x) for x in state]
     return [
@@ -627,6 +610,45 @@ def run_cells_jax(
         )
         for c, (cell, schedule) in enumerate(zip(cells, schedules, strict=True))
     ]
+
+
+def _checked_cells(
+    agents: PaddedAgents, cells: Sequence[Cell], matmul_precision: str
+) -> tuple[list[np.ndarray | None], int]:
+    """Each cell's injected noise (None for its own stream) and the replicas per cell, once the batch is one.
+
+    The cells of a batch share the program's switches, T, log_every, the replicas and the noise source.
+    """
+    if not cells:
+        raise ValueError("give at least one cell")
+    first = cells[0].params
+    shared = {(program_of(c.params), c.params.iterations, c.params.log_every) for c in cells}
+    if len(shared) != 1:
+        raise ValueError(
+            "the cells of a batch must share the program's switches, T and log_every; run them apart"
+        )
+    n_agents, _, n_features = agents.features.shape
+    n_classes = agents.onehot.shape[-1]
+    noises = [_unit_noise(c, (first.iterations, n_agents, n_features, n_classes)) for c in cells]
+    replicas = {len(c.seeds) if n is None else n.shape[1] for c, n in zip(cells, noises, strict=True)}
+    if len(replicas) != 1 or {n is None for n in noises} != {noises[0] is None}:
+        raise ValueError("the cells of a batch must have as many replicas each and the same noise source")
+    if matmul_precision not in MATMUL_PRECISIONS:
+        raise ValueError(
+            f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}; got {matmul_precision!r}"
+        )
+    return noises, replicas.pop()
+
+
+def _save(checkpoint: Checkpoint, stop: int, state: State, parts: list[TraceSums]) -> None:
+    """Save the state and the trace sums after iteration ``stop``; past ``stop_at``, stop the run."""
+    columns = zip(TraceSums._fields, zip(*parts, strict=True), strict=True)
+    sums = {f"sums_{name}": np.concatenate(v, axis=1) for name, v in columns}
+    checkpoint.save(
+        stop, {**{name: np.asarray(x) for name, x in zip(State._fields, state, strict=True)}, **sums}
+    )
+    if checkpoint.stopping():
+        raise RunStopped(stop, checkpoint.path)
 
 
 def _result(

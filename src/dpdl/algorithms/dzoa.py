@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -279,6 +280,40 @@ def dzoa(
     y = np.asarray(y, dtype=float)
     n_trials, n_agents, _, n_params = X.shape
     n_settings = step_scale.shape[0]
+    degree = _checked_degree(X, graph, step_scale, rngs)
+    problem = _local_problems(
+        X, y, graph, degree, step_scale, rho=rho, l1_weight=l1_weight, loss_scale=loss_scale,
+        lipschitz=lipschitz, smoothing=smoothing, n_directions=n_directions, n_inner=n_inner,
+    )  # fmt: skip
+    probes = _probe_buffers(n_trials, n_agents, n_settings, n_params, n_directions, n_inner)
+
+    beta = np.zeros((n_trials, n_agents, n_settings, n_params))
+    gamma = np.zeros_like(beta)
+    reference = beta_c[:, None, None, :]  # beta^c on the state axes (B, K, C, P)
+    error = np.empty((n_trials, n_settings, n_outer + 1))
+    error[..., 0] = normalized_error(beta, reference, agent_axis=1)
+    perturbation = np.empty((n_trials, n_agents, n_settings, n_outer))  # ||xi_k^(m)|| of (15)/(19)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for m in range(1, n_outer + 1):
+            beta, gamma, perturbation[..., m - 1] = _outer_iteration(problem, probes, beta, gamma, rngs)
+            error[..., m] = normalized_error(beta, reference, agent_axis=1)
+            if on_iteration is not None:
+                on_iteration(m)
+    diverged = ~np.isfinite(error).all(axis=-1) | ~np.isfinite(beta).all(axis=(1, 3))
+    return DzoaResult(
+        error=np.transpose(error, (1, 0, 2)),
+        beta=np.transpose(beta, (2, 0, 1, 3)),
+        diverged=np.transpose(diverged, (1, 0)),
+        perturbation=np.transpose(perturbation, (2, 0, 3, 1)),
+    )
+
+
+def _checked_degree(
+    X: np.ndarray, graph: np.ndarray, step_scale: np.ndarray, rngs: Sequence[Sequence[np.random.Generator]]
+) -> np.ndarray:
+    """Each agent's degree d_k in ``graph``, once the shapes of ``step_scale`` and ``rngs`` fit ``X``."""
+    n_trials, n_agents = X.shape[:2]
+    n_settings = step_scale.shape[0]
     if step_scale.shape != (n_settings, n_trials, n_agents):
         raise ValueError(f"step_scale must have shape (C, {n_trials}, {n_agents}); got {step_scale.shape}")
     if len(rngs) != n_trials or any(len(row) != n_agents for row in rngs):
@@ -286,8 +321,45 @@ def dzoa(
     degree = graph.sum(axis=1)
     if np.any(degree == 0):
         raise ValueError("every agent needs at least one neighbour in the graph")
-    J, P, T = n_directions, n_params, n_inner
+    return degree
 
+
+class _LocalProblems(NamedTuple):
+    """What every outer iteration of :func:`dzoa` shares: the agents' F_k and the inner step schedules.
+
+    ``quad`` (B, K, P, P) and ``lin0`` (B, K, P) are the quadratic and the data's linear part of F_k;
+    ``u1_t``, ``u2_t`` (T,) the smoothing and ``step_t`` (T, B, K, C, 1) the step alpha_t of Algorithm 1.
+    """
+
+    graph: np.ndarray
+    degree: np.ndarray
+    rho: float
+    quad: np.ndarray
+    lin0: np.ndarray
+    agent_l1_weight: float
+    n_directions: int
+    u1_t: np.ndarray
+    u2_t: np.ndarray
+    step_t: np.ndarray
+
+
+def _local_problems(
+    X: np.ndarray,
+    y: np.ndarray,
+    graph: np.ndarray,
+    degree: np.ndarray,
+    step_scale: np.ndarray,
+    *,
+    rho: float,
+    l1_weight: float,
+    loss_scale: float,
+    lipschitz: float,
+    smoothing: float,
+    n_directions: int,
+    n_inner: int,
+) -> _LocalProblems:
+    """Each agent's F_k (its quadratic part) and the inner iterations' smoothing and step sizes."""
+    n_agents, P, T = X.shape[1], X.shape[-1], n_inner
     # Quadratic part of F_k: beta^T A beta + (lin0 + gamma - rho v)^T beta, per trial and agent.
     gram = np.einsum("bknp,bknq->bkpq", X, X)
     quad = loss_scale * gram + rho * degree[None, :, None, None] * np.eye(P)  # s X^T X + rho d_k I
@@ -299,17 +371,29 @@ def dzoa(
     # alpha_t = alpha0 R / (L sqrt(t P ln 2P)); state axes are (B, K, C, P).
     step_base = np.transpose(step_scale, (1, 2, 0))[..., None] / (lipschitz * math.sqrt(P * math.log(2 * P)))
     step_t = step_base[None] / np.sqrt(t_index)[:, None, None, None, None]
+    return _LocalProblems(graph, degree, rho, quad, lin0, agent_l1_weight, n_directions, u1_t, u2_t, step_t)
 
-    beta = np.zeros((n_trials, n_agents, n_settings, P))
-    gamma = np.zeros_like(beta)
-    reference = beta_c[:, None, None, :]  # beta^c on the state axes (B, K, C, P)
-    error = np.empty((n_trials, n_settings, n_outer + 1))
-    error[..., 0] = normalized_error(beta, reference, agent_axis=1)
-    perturbation = np.empty((n_trials, n_agents, n_settings, n_outer))  # ||xi_k^(m)|| of (15)/(19)
+
+class _ProbeBuffers(NamedTuple):
+    """The inner iterations' arrays, allocated once: the directions and the evaluation points of (9).
+
+    The first evaluation point of (9) for all J directions is one matrix product per (trial, agent):
+    ``state`` [beta, 1] @ ``to_shifted`` [[E], [u1 nu1]], where E (P x PJ) copies beta_p into the columns
+    (p, j) for every j; only the last row changes between steps. Columns are ordered (p, j). ``inner`` is
+    the inner iterate, a view of ``state``.
+    """
+
+    directions: np.ndarray
+    to_shifted: np.ndarray
+    state: np.ndarray
+    inner: np.ndarray
+    shifted: np.ndarray
+    probed: np.ndarray
+
+
+def _probe_buffers(n_trials: int, n_agents: int, n_settings: int, P: int, J: int, T: int) -> _ProbeBuffers:
+    """Allocate the buffers for B trials, K agents, C settings, P features, J directions and T steps."""
     directions = np.empty((n_trials, n_agents, T, 2, J, P))
-    # The first evaluation point of (9) for all J directions as one matrix product per (trial,
-    # agent): [beta, 1] @ [[E], [u1 nu1]], where E (P x PJ) copies beta_p into the columns (p, j)
-    # for every j; only the last row changes between steps. Columns are ordered (p, j).
     copy_rows = np.repeat(np.eye(P), J, axis=1)
     to_shifted = np.empty((n_trials, n_agents, T, P + 1, P * J))
     to_shifted[..., :P, :] = copy_rows
@@ -317,57 +401,75 @@ def dzoa(
     inner = state[..., :P]
     shifted = np.empty((n_trials, n_agents, n_settings, P * J))
     probed = np.empty_like(shifted)
-    with np.errstate(over="ignore", invalid="ignore"):
-        for m in range(1, n_outer + 1):
-            v = degree[None, :, None, None] * beta + np.einsum("kl,blcp->bkcp", graph, beta)
-            lin = lin0[:, :, None, :] + gamma - rho * v
-            for b in range(n_trials):
-                for k in range(n_agents):
-                    rngs[b][k].standard_normal(out=directions[b, k])  # nu1, nu2 ~ N(0, I_P), J pairs per step
-            nu1, nu2 = directions[:, :, :, 0], directions[:, :, :, 1]  # (B, K, T, J, P)
-            second = np.matmul(np.swapaxes(nu2, -1, -2), nu2) / J  # S_t
-            a_nu2 = np.matmul(nu2, quad[:, :, None])  # A nu2_j (A symmetric)
-            weights = 2.0 * u1_t[:, None] * np.einsum("bktjp,bktjp->bktj", nu1, a_nu2)
-            weights += u2_t[:, None] * np.einsum("bktjp,bktjp->bktj", nu2, a_nu2)
-            offset = np.matmul(weights[..., None, :], nu2)[..., 0, :] / J  # r_t
-            slope = 2.0 * np.matmul(quad[:, :, None], second)  # 2 A S_t
-            constant = np.matmul(lin[:, :, None], second) + offset[:, :, :, None, :]  # b^T S_t + r_t
-            shift = u1_t[:, None, None] * np.swapaxes(nu1, -1, -2)  # u_{1,t} nu1, as (P, J)
-            to_shifted[..., P, :] = shift.reshape(n_trials, n_agents, T, P * J)
-            probe = (u2_t[:, None, None] * np.swapaxes(nu2, -1, -2)).reshape(n_trials, n_agents, T, 1, P * J)
-            l1_scale = agent_l1_weight / (u2_t * J)
-            inner[...] = 0.0  # cold start (Algorithm 1, G9)
-            for t in range(T):
-                np.matmul(state, to_shifted[:, :, t], out=shifted)  # beta + u1 nu1_j, all j
-                np.add(shifted, probe[:, :, t], out=probed)  # beta + u1 nu1_j + u2 nu2_j
-                np.abs(shifted, out=shifted)
-                np.abs(probed, out=probed)
-                np.subtract(probed, shifted, out=probed)  # (9), l1 part, per coordinate
-                l1_difference = np.einsum("bkcpj->bkcj", probed.reshape(*probed.shape[:3], P, J))
-                gradient = np.matmul(l1_difference, nu2[:, :, t])  # (12), l1 part
-                gradient *= l1_scale[t]
-                gradient += np.matmul(inner, slope[:, :, t])  # (12), quadratic part
-                gradient += constant[:, :, t]
-                gradient *= step_t[t]
-                inner -= gradient  # (11): beta^(t) = beta^(t-1) - alpha_t g^(t)
-            beta = inner.copy()  # last iterate (Algorithm 1)
-            # xi_k^(m) = beta_k^(m) - beta_k_breve^(m) (15)/(19): the shared iterate minus the exact
-            # minimizer of the same F_k (gamma^(m-1), v^(m-1) frozen); no random numbers are drawn.
-            exact = exact_local_minimizer(quad, lin, agent_l1_weight, beta)
-            perturbation[..., m - 1] = np.sqrt(np.sum((beta - exact) ** 2, axis=-1))
-            gamma = gamma + rho * (
-                degree[None, :, None, None] * beta - np.einsum("kl,blcp->bkcp", graph, beta)
-            )  # (20)
-            error[..., m] = normalized_error(beta, reference, agent_axis=1)
-            if on_iteration is not None:
-                on_iteration(m)
-    diverged = ~np.isfinite(error).all(axis=-1) | ~np.isfinite(beta).all(axis=(1, 3))
-    return DzoaResult(
-        error=np.transpose(error, (1, 0, 2)),
-        beta=np.transpose(beta, (2, 0, 1, 3)),
-        diverged=np.transpose(diverged, (1, 0)),
-        perturbation=np.transpose(perturbation, (2, 0, 3, 1)),
-    )
+    return _ProbeBuffers(directions, to_shifted, state, inner, shifted, probed)
+
+
+def _outer_iteration(
+    problem: _LocalProblems,
+    probes: _ProbeBuffers,
+    beta: np.ndarray,
+    gamma: np.ndarray,
+    rngs: Sequence[Sequence[np.random.Generator]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One outer iteration m: the local zeroth-order minimisations, then the duals (20).
+
+    Returns beta^(m), gamma^(m) and ``||xi_k^(m)||``, the distance of each shared iterate to the exact
+    local update.
+    """
+    graph, degree, rho = problem.graph, problem.degree, problem.rho
+    v = degree[None, :, None, None] * beta + np.einsum("kl,blcp->bkcp", graph, beta)
+    lin = problem.lin0[:, :, None, :] + gamma - rho * v
+    beta = _local_minimisation(problem, probes, lin, rngs)
+    # xi_k^(m) = beta_k^(m) - beta_k_breve^(m) (15)/(19): the shared iterate minus the exact
+    # minimizer of the same F_k (gamma^(m-1), v^(m-1) frozen); no random numbers are drawn.
+    exact = exact_local_minimizer(problem.quad, lin, problem.agent_l1_weight, beta)
+    perturbation = np.sqrt(np.sum((beta - exact) ** 2, axis=-1))
+    gamma = gamma + rho * (
+        degree[None, :, None, None] * beta - np.einsum("kl,blcp->bkcp", graph, beta)
+    )  # (20)
+    return beta, gamma, perturbation
+
+
+def _local_minimisation(
+    problem: _LocalProblems,
+    probes: _ProbeBuffers,
+    lin: np.ndarray,
+    rngs: Sequence[Sequence[np.random.Generator]],
+) -> np.ndarray:
+    """T zeroth-order steps (11) on every F_k from a cold start with fresh directions; the last iterate."""
+    n_trials, n_agents, T, _, J, P = probes.directions.shape
+    quad, u1_t, u2_t = problem.quad, problem.u1_t, problem.u2_t
+    for b in range(n_trials):
+        for k in range(n_agents):
+            rngs[b][k].standard_normal(out=probes.directions[b, k])  # nu1, nu2 ~ N(0, I_P), J pairs per step
+    nu1, nu2 = probes.directions[:, :, :, 0], probes.directions[:, :, :, 1]  # (B, K, T, J, P)
+    second = np.matmul(np.swapaxes(nu2, -1, -2), nu2) / J  # S_t
+    a_nu2 = np.matmul(nu2, quad[:, :, None])  # A nu2_j (A symmetric)
+    weights = 2.0 * u1_t[:, None] * np.einsum("bktjp,bktjp->bktj", nu1, a_nu2)
+    weights += u2_t[:, None] * np.einsum("bktjp,bktjp->bktj", nu2, a_nu2)
+    offset = np.matmul(weights[..., None, :], nu2)[..., 0, :] / J  # r_t
+    slope = 2.0 * np.matmul(quad[:, :, None], second)  # 2 A S_t
+    constant = np.matmul(lin[:, :, None], second) + offset[:, :, :, None, :]  # b^T S_t + r_t
+    shift = u1_t[:, None, None] * np.swapaxes(nu1, -1, -2)  # u_{1,t} nu1, as (P, J)
+    probes.to_shifted[..., P, :] = shift.reshape(n_trials, n_agents, T, P * J)
+    probe = (u2_t[:, None, None] * np.swapaxes(nu2, -1, -2)).reshape(n_trials, n_agents, T, 1, P * J)
+    l1_scale = problem.agent_l1_weight / (u2_t * J)
+    state, inner, shifted, probed = probes.state, probes.inner, probes.shifted, probes.probed
+    inner[...] = 0.0  # cold start (Algorithm 1, G9)
+    for t in range(T):
+        np.matmul(state, probes.to_shifted[:, :, t], out=shifted)  # beta + u1 nu1_j, all j
+        np.add(shifted, probe[:, :, t], out=probed)  # beta + u1 nu1_j + u2 nu2_j
+        np.abs(shifted, out=shifted)
+        np.abs(probed, out=probed)
+        np.subtract(probed, shifted, out=probed)  # (9), l1 part, per coordinate
+        l1_difference = np.einsum("bkcpj->bkcj", probed.reshape(*probed.shape[:3], P, J))
+        gradient = np.matmul(l1_difference, nu2[:, :, t])  # (12), l1 part
+        gradient *= l1_scale[t]
+        gradient += np.matmul(inner, slope[:, :, t])  # (12), quadratic part
+        gradient += constant[:, :, t]
+        gradient *= problem.step_t[t]
+        inner -= gradient  # (11): beta^(t) = beta^(t-1) - alpha_t g^(t)
+    return inner.copy()  # last iterate (Algorithm 1)
 
 
 def normalized_error(estimates: np.ndarray, reference: np.ndarray, *, agent_axis: int) -> np.ndarray:

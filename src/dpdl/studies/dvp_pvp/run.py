@@ -143,42 +143,18 @@ def execute_run(
     optima : dict, optional
         Cache of centralized optima by (C^R, rho), shared by the job's runs.
     """
-    from dpdl.algorithms.dvp_pvp import AdmmSettings, calibrate, run_admm
-    from dpdl.algorithms.dvp_pvp_network import centralized_optimum, edge_list
+    from dpdl.algorithms.dvp_pvp import calibrate, run_admm
+    from dpdl.algorithms.dvp_pvp_network import edge_list
     from dpdl.runs import execute, run_seed_sequence
 
-    if algorithm not in ALGORITHMS:
-        raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
-    if (algorithm == "nonprivate") != (alpha is None):
-        raise ConfigError(
-            f"--alpha must be 'inf' exactly for the non-private algorithm; got {algorithm} at {alpha}"
-        )
     values, data = context.values, context.data
-    rho = values["rho"][algorithm] if rho is None else rho
-    try:
-        admm = AdmmSettings(
-            algorithm,
-            rho=rho,
-            c_r=float(values["c_r"][algorithm]),
-            eta=eta,
-            iterations=values["iterations"],
-            alpha=alpha,
-            dvp_zeta_mode=values["dvp_zeta_mode"],
-            pvp_center=values["pvp_center"],
-            init=values["init"],
-            init_scale=values["init_scale"],
-        )
-    except ValueError as err:
-        raise ConfigError(str(err)) from None
+    admm = _admm_settings(values, algorithm, alpha, rho, eta)
+    rho = admm.rho  # the algorithm's configured rho unless the run overrides it
     degrees = context.adjacency.sum(axis=1)
     calibration = calibrate(admm, data.sizes, degrees)
     children = run_seed_sequence(STUDY, DATASET, algorithm, alpha, seed).spawn(data.n_nodes)
     rngs = [np.random.default_rng(child) for child in children]
-    optima = {} if optima is None else optima
-    key = (admm.c_r, rho)
-    if key not in optima:
-        optima[key] = centralized_optimum(context.x, context.y, context.shards, c_r=admm.c_r, rho=rho)[1]
-    optimum_value = optima[key]
+    optimum_value = _centralized_value(context, admm.c_r, rho, {} if optima is None else optima)
     provenance = run_provenance(
         context,
         admm,
@@ -210,6 +186,44 @@ def execute_run(
         return run_trace(result, data, context.eval_x, context.eval_y, optimum_value)
 
     return execute(run, provenance, iterations=admm.iterations + 1)
+
+
+def _admm_settings(values: dict, algorithm: str, alpha: float | None, rho: float | None, eta: float):
+    """The run's :class:`dpdl.algorithms.dvp_pvp.AdmmSettings`; a clear error for a wrong algorithm, alpha."""
+    from dpdl.algorithms.dvp_pvp import AdmmSettings
+
+    if algorithm not in ALGORITHMS:
+        raise ConfigError(f"algorithm must be one of {ALGORITHMS}; got {algorithm!r}")
+    if (algorithm == "nonprivate") != (alpha is None):
+        raise ConfigError(
+            f"--alpha must be 'inf' exactly for the non-private algorithm; got {algorithm} at {alpha}"
+        )
+    rho = values["rho"][algorithm] if rho is None else rho
+    try:
+        return AdmmSettings(
+            algorithm,
+            rho=rho,
+            c_r=float(values["c_r"][algorithm]),
+            eta=eta,
+            iterations=values["iterations"],
+            alpha=alpha,
+            dvp_zeta_mode=values["dvp_zeta_mode"],
+            pvp_center=values["pvp_center"],
+            init=values["init"],
+            init_scale=values["init_scale"],
+        )
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+
+
+def _centralized_value(context: RunContext, c_r: float, rho: float, optima: dict) -> float:
+    """The centralized optimum's value at (C^R, rho), from ``optima`` (the job's cache) or solved into it."""
+    from dpdl.algorithms.dvp_pvp_network import centralized_optimum
+
+    key = (c_r, rho)
+    if key not in optima:
+        optima[key] = centralized_optimum(context.x, context.y, context.shards, c_r=c_r, rho=rho)[1]
+    return optima[key]
 
 
 def run_trace(result, data, eval_x: np.ndarray, eval_y: np.ndarray, optimum_value: float) -> pd.DataFrame:

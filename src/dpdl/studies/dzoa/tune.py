@@ -91,101 +91,19 @@ def calibrate(
     """Privacy of every grid point and algorithm, and D-ZOA's step constants per trial and agent."""
     from dpdl.algorithms.dzoa import adjacency
     from dpdl.io import save_npz, write_json, write_text
-    from dpdl.privacy.accounting import PrivacyEvent, privacy_record
-    from dpdl.privacy.dp_iadmm import outp_noise_std
-    from dpdl.privacy.dzoa import (
-        dzoa_epsilon_for_total,
-        dzoa_epsilon_per_iteration,
-        dzoa_noise_std,
-        dzoa_sensitivity,
-        dzoa_total_epsilon,
-    )
 
     n_agents, samples = data_shape(read_card(card_path))
     arrays = load_data(data_path)
     beta_c = load_centralized(centralized_path, arrays["X"].shape[0])
     n_params = arrays["X"].shape[-1]
     degree = adjacency(graph_edges(values, n_agents), n_agents).sum(axis=1).astype(int)
-    n_outer = values["outer_iterations"]
-    rho = values["rho"]
     records, rows, per_point = {}, [], []
     for point in grid(values):
-        epsilon = point.epsilon
-        if epsilon is None:
-            epsilon = dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
-        if epsilon > THEOREM1_MAX_EPSILON:
-            largest = dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer)
-            raise ConfigError(
-                f"grid point {point.label}: per-iteration epsilon {epsilon:.4g} exceeds 1, outside Theorem 1 "
-                f"(dzoa.md G11); lower dzoa.epsilon_totals below {largest:.4g} for outer_iterations = {n_outer}"
-            )
-        total = dzoa_total_epsilon(epsilon, point.delta, n_outer=n_outer)  # (29)
-        scales = step_scales(values, epsilon, point.delta, degree, samples, n_params, beta_c)
-        per_point.append(scales)
-        agent_epsilons = np.array(
-            [
-                [
-                    dzoa_epsilon_per_iteration(
-                        scales[b, k],
-                        point.delta,
-                        n_neighbours=int(degree[k]),
-                        beta_c_sq_norm=float(beta_c[b] @ beta_c[b]),
-                        rho=rho,
-                        n_samples=samples,
-                        n_params=n_params,
-                        n_directions=values["directions"],
-                        n_inner=values["inner_iterations"],
-                        c1=GRADIENT_BOUND,
-                    )
-                    for k in range(n_agents)
-                ]
-                for b in range(len(beta_c))
-            ]
+        records[point.label], point_rows, scales = _calibrate_point(
+            values, point, degree, samples, n_params, beta_c
         )
-        network_epsilon = float(agent_epsilons.max())  # (27) per agent; the network's is the largest (G6)
-        sigma = [
-            dzoa_noise_std(network_epsilon, point.delta, rho=rho, n_neighbours=int(d), n_samples=samples)
-            for d in degree
-        ]
-        sensitivity = [dzoa_sensitivity(rho=rho, n_neighbours=int(d), n_samples=samples) for d in degree]
-        # (25) per outer iteration; sigma_k / Delta_k = sqrt(2.1 ln(1.25/delta)) / epsilon for every agent
-        dzoa_event = PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
-        dpadmm_multiplier = outp_noise_std(
-            epsilon,
-            point.delta,
-            sensitivity=1.0,
-            outp_noise="sigma",
-            constant=float(values["dpadmm_gauss_constant"]),
-        )  # sigma_m / Delta_m of every DP-ADMM release
-        dpadmm_event = PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
-        records[point.label] = {"epsilon": epsilon, "delta": point.delta, "epsilon_total_29": total}
-        for algorithm, event, eps_iteration in (
-            ("dzoa", dzoa_event, network_epsilon),
-            ("dpadmm", dpadmm_event, epsilon),
-        ):
-            record = privacy_record(event, delta=point.delta, eps_per_iteration=eps_iteration)
-            records[point.label][algorithm] = record
-            is_dzoa = algorithm == "dzoa"
-            rows.append(
-                {
-                    "algorithm": algorithm,
-                    "label": point.label,
-                    "epsilon": epsilon,
-                    "delta": point.delta,
-                    "epsilon_total_given": point.epsilon_total,
-                    "epsilon_total_29": total,
-                    "eps_composed_rdp": record["eps_composed_rdp"],
-                    "eps_composed_pld": record["eps_composed_pld"],
-                    "noise_multiplier": event.noise_multiplier,
-                    "outer_iterations": n_outer,
-                    "noise_std_min": min(sigma) if is_dzoa else None,
-                    "noise_std_max": max(sigma) if is_dzoa else None,
-                    "step_scale_min": float(scales.min()) if is_dzoa else None,
-                    "step_scale_max": float(scales.max()) if is_dzoa else None,
-                }
-            )
-        records[point.label]["dzoa"]["noise_std"] = sigma
-        records[point.label]["dzoa"]["sensitivity"] = sensitivity
+        rows += point_rows
+        per_point.append(scales)
     write_json(out_json, {"degrees": degree.tolist(), "points": records})
     save_npz(
         out_npz, {"labels": np.array([p.label for p in grid(values)]), "step_scale": np.stack(per_point)}
@@ -194,6 +112,109 @@ def calibrate(
         out_table, pd.DataFrame(rows, columns=PRIVACY_TABLE_COLUMNS).to_csv(index=False, lineterminator="\n")
     )
     log.info("calibrated %d grid points for %d trials", len(records), len(beta_c))
+
+
+def _calibrate_point(
+    values: dict, point, degree: np.ndarray, samples: int, n_params: int, beta_c: np.ndarray
+) -> tuple[dict, list[dict], np.ndarray]:
+    """One grid point's privacy record, its privacy table rows (D-ZOA, DP-ADMM) and its step constants."""
+    from dpdl.privacy.accounting import PrivacyEvent, privacy_record
+    from dpdl.privacy.dp_iadmm import outp_noise_std
+    from dpdl.privacy.dzoa import dzoa_noise_std, dzoa_sensitivity, dzoa_total_epsilon
+
+    n_outer, rho = values["outer_iterations"], values["rho"]
+    epsilon = _point_epsilon(point, n_outer)
+    total = dzoa_total_epsilon(epsilon, point.delta, n_outer=n_outer)  # (29)
+    scales = step_scales(values, epsilon, point.delta, degree, samples, n_params, beta_c)
+    network_epsilon = _network_epsilon(values, scales, point.delta, degree, samples, n_params, beta_c)
+    sigma = [
+        dzoa_noise_std(network_epsilon, point.delta, rho=rho, n_neighbours=int(d), n_samples=samples)
+        for d in degree
+    ]
+    sensitivity = [dzoa_sensitivity(rho=rho, n_neighbours=int(d), n_samples=samples) for d in degree]
+    # (25) per outer iteration; sigma_k / Delta_k = sqrt(2.1 ln(1.25/delta)) / epsilon for every agent
+    dzoa_event = PrivacyEvent("gaussian", sigma[0] / sensitivity[0], count=n_outer)
+    dpadmm_multiplier = outp_noise_std(
+        epsilon,
+        point.delta,
+        sensitivity=1.0,
+        outp_noise="sigma",
+        constant=float(values["dpadmm_gauss_constant"]),
+    )  # sigma_m / Delta_m of every DP-ADMM release
+    dpadmm_event = PrivacyEvent("gaussian", dpadmm_multiplier, count=n_outer)
+    point_record = {"epsilon": epsilon, "delta": point.delta, "epsilon_total_29": total}
+    rows = []
+    for algorithm, event, eps_iteration in (
+        ("dzoa", dzoa_event, network_epsilon),
+        ("dpadmm", dpadmm_event, epsilon),
+    ):
+        record = privacy_record(event, delta=point.delta, eps_per_iteration=eps_iteration)
+        point_record[algorithm] = record
+        is_dzoa = algorithm == "dzoa"
+        rows.append(
+            {
+                "algorithm": algorithm,
+                "label": point.label,
+                "epsilon": epsilon,
+                "delta": point.delta,
+                "epsilon_total_given": point.epsilon_total,
+                "epsilon_total_29": total,
+                "eps_composed_rdp": record["eps_composed_rdp"],
+                "eps_composed_pld": record["eps_composed_pld"],
+                "noise_multiplier": event.noise_multiplier,
+                "outer_iterations": n_outer,
+                "noise_std_min": min(sigma) if is_dzoa else None,
+                "noise_std_max": max(sigma) if is_dzoa else None,
+                "step_scale_min": float(scales.min()) if is_dzoa else None,
+                "step_scale_max": float(scales.max()) if is_dzoa else None,
+            }
+        )
+    point_record["dzoa"]["noise_std"] = sigma
+    point_record["dzoa"]["sensitivity"] = sensitivity
+    return point_record, rows, scales
+
+
+def _point_epsilon(point, n_outer: int) -> float:
+    """The grid point's per-iteration epsilon (given, or from its total by (29)), within Theorem 1."""
+    from dpdl.privacy.dzoa import dzoa_epsilon_for_total, dzoa_total_epsilon
+
+    epsilon = point.epsilon
+    if epsilon is None:
+        epsilon = dzoa_epsilon_for_total(point.epsilon_total, point.delta, n_outer=n_outer)
+    if epsilon > THEOREM1_MAX_EPSILON:
+        largest = dzoa_total_epsilon(1.0, point.delta, n_outer=n_outer)
+        raise ConfigError(
+            f"grid point {point.label}: per-iteration epsilon {epsilon:.4g} exceeds 1, outside Theorem 1 "
+            f"(dzoa.md G11); lower dzoa.epsilon_totals below {largest:.4g} for outer_iterations = {n_outer}"
+        )
+    return epsilon
+
+
+def _network_epsilon(values, scales, delta, degree, samples, n_params, beta_c) -> float:
+    """The network's per-iteration epsilon: the largest (27) over the trials and agents (G6)."""
+    from dpdl.privacy.dzoa import dzoa_epsilon_per_iteration
+
+    agent_epsilons = np.array(
+        [
+            [
+                dzoa_epsilon_per_iteration(
+                    scales[b, k],
+                    delta,
+                    n_neighbours=int(degree[k]),
+                    beta_c_sq_norm=float(beta_c[b] @ beta_c[b]),
+                    rho=values["rho"],
+                    n_samples=samples,
+                    n_params=n_params,
+                    n_directions=values["directions"],
+                    n_inner=values["inner_iterations"],
+                    c1=GRADIENT_BOUND,
+                )
+                for k in range(len(degree))
+            ]
+            for b in range(len(beta_c))
+        ]
+    )
+    return float(agent_epsilons.max())  # (27) per agent; the network's is the largest (G6)
 
 
 def step_scales(values, epsilon, delta, degree, samples, n_params, beta_c) -> np.ndarray:
