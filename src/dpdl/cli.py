@@ -1,8 +1,7 @@
-"""``dpdl`` / ``python -m dpdl``: every pipeline step is also a command.
+"""The ``dpdl`` entry point (also ``python -m dpdl``): :func:`main` runs one command.
 
-Errors in input (config, data, arguments) are printed as one clear message and exit code 1,
-without a traceback. :func:`main` runs one command: its arguments are declared in
-:mod:`dpdl.cli_parser` (:func:`build_parser`), what it does is in :mod:`dpdl.cli_commands`.
+Its arguments are declared in :mod:`dpdl.cli_parser` (whose ``ABOUT`` is what ``dpdl --help`` says of the
+tool), what it does is in :mod:`dpdl.cli_commands`. Errors in input print one line and exit with code 1.
 """
 
 from __future__ import annotations
