@@ -102,14 +102,17 @@ def render(
     with tempfile.TemporaryDirectory(prefix="dpdl-report-") as folder:
         page = Path(folder) / "report.html"
         page.write_text(html, encoding="utf-8")
-        dom = _chromium([*command, "--dump-dom", page.as_uri()])
-        if screenshot is not None:
-            shot = Path(folder) / "shot.png"
-            _chromium([*command, f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}", page.as_uri()])
-            if not shot.is_file():
-                raise DpdlError(f"Chromium wrote no screenshot of {report}")
-            with atomic_path(screenshot) as target:
-                shutil.copyfile(shot, target)
+        if screenshot is None:
+            return _chromium([*command, "--dump-dom", page.as_uri()])
+        shot = Path(folder) / "shot.png"
+        picture = [*command, f"--window-size={size[0]},{size[1]}", f"--screenshot={shot}"]
+        dom = _chromium([*picture, "--dump-dom", page.as_uri()])  # one launch: the DOM and the screenshot
+        if not shot.is_file():  # a Chromium that does one of the two a launch: the screenshot in a second
+            _chromium([*picture, page.as_uri()])
+        if not shot.is_file():
+            raise DpdlError(f"Chromium wrote no screenshot of {report}")
+        with atomic_path(screenshot) as target:
+            shutil.copyfile(shot, target)
     return dom
 
 
