@@ -85,8 +85,8 @@ class Premise:
 class Reference:
     """A number shown beside a claim's values for scale, never used by its verdict.
 
-    For example a constant classifier's error beside every misclassification claim; ``compute``
-    reads the table ``aggregate``.
+    An example is a constant classifier's error beside every misclassification claim. Its ``compute`` reads
+    the table ``aggregate``.
     """
 
     label: str
@@ -285,7 +285,7 @@ def derive_same_runs(
 ) -> dict[str, tuple[str, str]]:
     """Which claims only re-read another's runs, and why.
 
-    Derived from the cells each judged (:func:`evidence`).
+    They are derived from the cells each claim judged (:func:`evidence`).
 
     Within each headline count (substantive claims; mechanism properties) and each form (a stated
     number, an ordering, a trend, an equivalence: claims of one form test the same kind of
@@ -302,9 +302,10 @@ def derive_same_runs(
     judged = [c for c in claims if COUNT_OF.get(c.kind) and evidence_of.get(c.id)]
 
     def covers(b: Claim, a: Claim) -> bool:
-        """``b``'s cells hold all of ``a``'s, and ``a`` re-reads ``b``.
+        """Whether ``a`` re-reads ``b``: ``b``'s cells hold all of ``a``'s.
 
-        That is, b has more cells, or b comes first.
+        The two claims share a headline count and a form, and ``b`` either has more cells than ``a`` or has
+        the same cells and is declared first.
         """
         ea, eb = evidence_of[a.id], evidence_of[b.id]
         return (

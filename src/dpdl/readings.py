@@ -145,7 +145,7 @@ def check_reading_cells(config: dict) -> None:
 def _merge(section: dict, switches: Mapping[str, object]) -> None:
     """Set ``switches`` in ``section``; a nested mapping sets only its keys.
 
-    For example ``{"tuning": {"scope": ...}}``.
+    For example ``{"tuning": {"scope": ...}}`` sets ``tuning.scope`` and keeps the rest of ``tuning``.
     """
     for key, value in switches.items():
         if isinstance(value, Mapping) and isinstance(section.get(key), dict):

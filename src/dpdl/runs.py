@@ -110,7 +110,7 @@ def run_timing(wall: float, cpu: float, iterations: int, runs: int = 1) -> dict:
 def run_cpu_seconds(timing: dict) -> float:
     """The compute a run's ``timing`` block charges it.
 
-    Its CPU seconds, or its wall time for a run made before CPU time was recorded.
+    It is the run's CPU seconds, or its wall time for a run made before CPU time was recorded.
     """
     return timing.get("cpu_time_s", timing["wall_time_s"])
 

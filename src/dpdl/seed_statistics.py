@@ -133,10 +133,7 @@ def _t_quantiles(quantile: float) -> np.ndarray:
 
 
 def seeds_for_one_sided(sd_one_run: float, effect: float, alpha: float) -> int | None:
-    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect``.
-
-    Given the spread of one run.
-    """
+    """Fewest seeds per side for a one-sided test at ``alpha`` to find ``effect``, given one run's spread."""
     if not (abs(effect) > 0 and math.isfinite(sd_one_run)):
         return None
     return seeds_for_halfwidth(sd_one_run, abs(effect), level=1 - 2 * alpha)

@@ -40,7 +40,7 @@ def datasets_table(ext: str) -> str:
 def card_table(study: str, name: str, ext: str) -> str:
     """Path of a table ``study`` writes from its datasets' cards alone (its ``CARD_TABLES``).
 
-    For example ``results/tables/dp_iadmm_table1.csv``.
+    dp_iadmm's Table 1, for example, is ``results/tables/dp_iadmm_table1.csv``.
     """
     return str(TABLES_DIR / f"{study}_{name}.{ext}")
 
@@ -51,10 +51,7 @@ def _enabled(config: dict) -> list[str]:
 
 
 def table_targets(config: dict) -> list[str]:
-    """The dataset tables ``config`` promises.
-
-    The datasets table, and the card tables of each enabled study.
-    """
+    """The dataset tables ``config`` promises: the datasets table and each enabled study's card tables."""
     paths = [datasets_table(ext) for ext in TABLE_EXTENSIONS]
     for study in _enabled(config):
         names = study_module(study).CARD_TABLES
@@ -76,7 +73,7 @@ def plan(config: dict, argv: list[str] | None = None) -> Availability:
 def build_command(argv: list[str]) -> str:
     """The build a fix reruns: the user's own ``snakemake`` command line when ``argv`` is one.
 
-    Otherwise the README's.
+    Otherwise it is the README's (:data:`BUILD`).
     """
     program = Path(argv[0]).name if argv else ""
     if len(argv) > 1 and (program == "snakemake" or argv[0].endswith("snakemake/__main__.py")):
@@ -162,7 +159,7 @@ def audit_tables(config: dict, extensions=("csv",)) -> list[str]:
 def data_premise_tables(config: dict) -> list[str]:
     """The tables of the premises measured on the data of the studies ``config`` enables.
 
-    One per study, written from the datasets that can be built here
+    There is one per study, written from the datasets that can be built here
     (:mod:`dpdl.audit.data_premises`).
     """
     return [data_premises_path(study) for study in _enabled(config)]
@@ -177,7 +174,7 @@ def study_prepared_data(study: str, available: Availability) -> dict[str, list[s
 def skipped_data(study: str, available: Availability, config: dict | None = None) -> dict[str, str]:
     """Each prepared dataset of ``study`` that cannot be built here -> the data report's one line on it.
 
-    With ``config``, also each one its config leaves out (``wddp.datasets``) -> a line that says so.
+    With ``config``, it also maps each one its config leaves out (``wddp.datasets``) to a line that says so.
     """
     ours = [name for name in available.skipped if name.split("/")[0] == study]
     lines = {name.split("/")[1]: available.headline(name) for name in ours}

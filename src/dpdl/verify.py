@@ -175,7 +175,7 @@ def build_relative(path: Path) -> str:
 def checked_run_file(path: Path) -> str:
     """A run file named on the command line, as its build-relative path.
 
-    An error if it is not a readable run.
+    An error is raised if the file is not a readable run.
     """
     if not path.is_file():
         raise ConfigError(f"{path}: no such file")
@@ -222,8 +222,7 @@ def draw(pool: list[str], n: int, seed: int) -> list[str]:
 def recorded_charge(job: Job, root: Path = Path()) -> tuple[str, float]:
     """What the job's runs in the build record they cost, summed over its run files.
 
-    ``("CPU", seconds)``, or ``("GPU", seconds)`` when any ran on a GPU (their share of its wall
-    time).
+    It is ``("CPU", seconds)``, or ``("GPU", seconds)`` when any ran on a GPU (their share of its wall time).
     """
     units, total = set(), 0.0
     for output in job.outputs:
@@ -401,7 +400,7 @@ def file_difference(built_path: Path, again_path: Path) -> str | None:
 def version_notes(job: Job, root: Path, here: dict[str, str]) -> list[str]:
     """The package versions the job's runs record that differ from this environment's.
 
-    Each as ``name X (here Y)``.
+    Each note reads ``name X (here Y)``.
     """
     notes = set()
     for output in job.outputs:

@@ -48,8 +48,8 @@ def reproducibility_summary(
 ) -> list[Block]:
     """The reproducibility summary, ReScience C's sections in its order.
 
-    The outcome in one paragraph, then scope, methodology, results, what was easy and difficult, communication
-    with the authors.
+    They are the outcome in one paragraph, then scope, methodology, results, what was easy and difficult, and
+    communication with the authors.
     """
     decisive = substantive[substantive["verdict"].isin(DECISIVE)]
     reproduced = decisive[decisive["verdict"] == REPRODUCED]

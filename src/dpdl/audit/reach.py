@@ -65,9 +65,8 @@ def laplace_loss(shift: float, scale: float) -> float:
 def gaussian_loss(shift: float, sigma: float, delta: float, releases: int = 1) -> float:
     """Epsilon at ``delta`` of ``releases`` Gaussian releases at std ``sigma``.
 
-    Their mean moves by ``shift`` (l2).
-
-    A Gaussian's privacy loss is unbounded, so its epsilon at the claim's delta (Balle & Wang, exact).
+    The releases' mean moves by ``shift`` (l2). A Gaussian's privacy loss is unbounded, so this is its epsilon
+    at the claim's delta (Balle & Wang, exact).
     """
     if shift <= 0:
         return 0.0

@@ -42,7 +42,7 @@ def no_files(opts: dict) -> list[RemoteFile]:
 class PreparedDataset:
     """One prepared dataset of a study, ``<study>/<dataset>``.
 
-    Where its options come from, its raw files and how it is built.
+    It records where its options come from, its raw files and how it is built.
 
     ``options`` maps each option to the dotted config key it comes from; ``files`` gives the raw
     files for the options (read when called: the tests swap the pins); ``build`` makes the arrays,

@@ -78,7 +78,7 @@ def run_compute(
 def reading_run_files(study: str, name: str, narrowed: Iterable[str] | None = None) -> list[Path]:
     """The run files of ``study``'s built reading ``name`` in its folder.
 
-    All of them or, for a reading ``reading_cells`` narrows, those of its own cells (``narrowed``:
+    They are all of them or, for a reading ``reading_cells`` narrows, those of its own cells (``narrowed``:
     their paths as the build names them).
     """
     folder = reading_folder(study, name)

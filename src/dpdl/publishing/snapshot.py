@@ -396,7 +396,7 @@ def _add_data_premises(
 def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
     """Add to each study's snapshot the compute behind its tables, measured by a rebuild here.
 
-    The rebuild is one of its default grid.
+    The rebuild builds the study's default grid.
 
     For a snapshot published before compute per table was recorded (no ``aggregate_compute``): the build
     here must have made, through Snakemake, every per-seed table the snapshot holds (``aggregates/``) with

@@ -141,7 +141,7 @@ def _manifest_of(folder: Path) -> Callable[[str, list[str]], list[str]]:
 def _swap_in(new: Path, folder: Path, old: Path) -> bool:
     """Put the whole folder ``new`` at ``folder``; return whether the two were exchanged.
 
-    True where they were (the one replaced is now at ``new``), else False (it is at ``old``, if
+    The result is True where they were (the one replaced is now at ``new``), else False (it is at ``old``, if
     there was one).
     """
     if not folder.exists():

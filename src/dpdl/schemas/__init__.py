@@ -1,6 +1,6 @@
 """The package's schemas, found with :mod:`importlib.resources` beside this module.
 
-So an installed wheel reads them as a checkout does, from any working directory.
+An installed wheel thus reads them as a checkout does, from any working directory.
 
 - ``config.schema.yaml``: the workflow config; it references ``common.schema.yaml`` and one
   ``<study>.schema.yaml`` per study by relative ``$ref`` (resolved beside the file that names it).
@@ -41,7 +41,7 @@ CONFIG = FOLDER / "config.schema.yaml"
 def path(name: str) -> Path:
     """The file of the packaged schema ``name``.
 
-    Such as ``config.schema.yaml``, ``wddp.schema.yaml`` or ``run.schema.json``.
+    ``name`` is a file name such as ``config.schema.yaml``, ``wddp.schema.yaml`` or ``run.schema.json``.
     """
     found = FOLDER / name
     if not found.is_file():
@@ -54,7 +54,7 @@ def path(name: str) -> Path:
 def shown(file: str | Path) -> str:
     """A schema file as messages name it.
 
-    Relative to the working directory where it lies below it (a checkout's
+    The name is relative to the working directory where the file lies below it (a checkout's
     ``src/dpdl/schemas/...``), else absolute (an installed package's).
     """
     file = Path(file).absolute()
@@ -68,7 +68,7 @@ def shown(file: str | Path) -> str:
 def read(file: Path) -> dict:
     """A schema file's contents, read once (never modify the result).
 
-    JSON for ``.json``, else YAML read strictly.
+    A ``.json`` file is read as JSON, any other as YAML, strictly.
     """
     if file.suffix == ".json":
         return json.loads(file.read_text(encoding="utf-8"))

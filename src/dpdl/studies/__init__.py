@@ -76,7 +76,7 @@ EXTRA_STUDIES = "DPDL_EXTRA_STUDIES"
 def _packages() -> dict[str, str]:
     """Each registered study -> its package.
 
-    :data:`BUILTIN`'s in ``dpdl.studies``, then :data:`EXTRA_STUDIES`.
+    The studies of :data:`BUILTIN`, in ``dpdl.studies``, come first, then those :data:`EXTRA_STUDIES` names.
     """
     packages = {name: f"{__name__}.{name}" for name in BUILTIN}
     for package in filter(None, (item.strip() for item in os.environ.get(EXTRA_STUDIES, "").split(","))):
@@ -139,7 +139,8 @@ class Study(Protocol):
     def table_runs(self, config: dict, table: str) -> list[str]:
         """Every run artifact the aggregate table ``table`` (a claim's ``aggregate``) reads for ``config``.
 
-        On every dataset, whether or not it can be prepared here; none for a table not built from runs.
+        They are those on every dataset, whether or not it can be prepared here; a table not built from runs
+        has none.
         """
         ...
 
@@ -219,7 +220,7 @@ def _check_name(name: str) -> None:
 def study_module(name: str) -> Study:
     """A study as :class:`Study`, each of its names imported on first use.
 
-    So a job of one study never loads the others, and a run job never loads the claims.
+    A job of one study thus never loads the others, and a run job never loads the claims.
     """
     _check_name(name)
     return cast(Study, _LazyStudy(name))
@@ -228,7 +229,7 @@ def study_module(name: str) -> Study:
 def audit_module(name: str) -> ModuleType:
     """The study's ``audit`` module: the study's privacy claims, audited cells and scores.
 
-    Imported on first use: the audit's harness loads what the run jobs never need.
+    It is imported on first use: the audit's harness loads what the run jobs never need.
     """
     _check_name(name)
     return importlib.import_module(f"{PACKAGES[name]}.audit")
@@ -236,9 +237,7 @@ def audit_module(name: str) -> ModuleType:
 
 @dataclass(frozen=True)
 class StudyFiles:
-    """The files of a study that the top level reads.
-
-    Its config schema, its rule file, its documentation page.
+    """The files of a study that the top level reads: its config schema, rule file and documentation page.
 
     ``rules`` is relative to the Snakefile's folder for a study of :data:`BUILTIN`, absolute for another.
     """
@@ -288,10 +287,7 @@ def config_schema() -> dict:
 
 @functools.cache
 def prepared_datasets() -> dict[str, PreparedDataset]:
-    """Every prepared dataset of every registered study, in data-flow order.
-
-    ``<study>/<dataset>`` -> its record.
-    """
+    """Every prepared dataset of every registered study by ``<study>/<dataset>``, in data-flow order."""
     return {record.name: record for name in ALL for record in study_module(name).PREPARED}
 
 
@@ -322,8 +318,8 @@ def card_table(name: str) -> Callable[[dict[str, dict]], pd.DataFrame]:
 def prepared_dataset(name: str) -> PreparedDataset:
     """The record of prepared dataset ``name`` (``wddp/kdd``), or a ConfigError naming those there are.
 
-    Found in its own study's records (``<study>/<dataset>``): a ``dpdl prepare`` job imports no
-    other study's grid.
+    It is found in its own study's records (``<study>/<dataset>``): a ``dpdl prepare`` job imports no other
+    study's grid.
     """
     study = name.partition("/")[0]
     record = next((r for r in study_module(study).PREPARED if r.name == name), None) if study in ALL else None
@@ -337,7 +333,7 @@ def prepared_dataset(name: str) -> PreparedDataset:
 def prepared_names(config: dict) -> list[str]:
     """The prepared datasets the enabled studies of ``config`` need, in data-flow order.
 
-    Of a study whose config section has a ``datasets`` key, wddp, only those it lists.
+    For a study whose config section has a ``datasets`` key (wddp), they are only those it lists.
     """
     return [name for name, record in prepared_datasets().items() if selects(config, record)]
 

@@ -239,11 +239,10 @@ def figure_cells(figure: str, section: dict, narrowed: bool = True) -> list[tupl
 def grid_aggregates(section: dict) -> dict[str, list[str]]:
     """The aggregates of the config's grid, each with the datasets its jobs run on.
 
-    All datasets unless ``cells`` narrows it.
-
-    ``cells`` keeps an aggregate when they reach each of its datasets, or name every job of it on one
-    dataset: Fig. 4 and the noiseless pair, which span MNIST and FEMNIST, are then built from MNIST's
-    jobs alone, and their claims on FEMNIST are not run at this scale.
+    The datasets are all of the aggregate's unless ``cells`` narrows them. ``cells`` keeps an aggregate when
+    they reach each of its datasets, or name every job of it on one dataset: Fig. 4 and the noiseless pair,
+    which span MNIST and FEMNIST, are then built from MNIST's jobs alone, and their claims on FEMNIST are not
+    run at this scale.
     """
     found = {}
     for name in AGGREGATES:
@@ -261,7 +260,7 @@ def grid_aggregates(section: dict) -> dict[str, list[str]]:
 def figure_run_paths(figure: str, config: dict, buildable: set[str] | None = None) -> list[str]:
     """Every run artifact the aggregate of ``figure`` reads, for ``config``.
 
-    Only those on the buildable datasets (``"dp_iadmm/<dataset>"``) when ``buildable`` is given.
+    When ``buildable`` is given, they are only those on the buildable datasets (``"dp_iadmm/<dataset>"``).
     """
     section = config[STUDY]
     return [

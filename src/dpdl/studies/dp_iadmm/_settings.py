@@ -87,7 +87,7 @@ def check_section(section: dict) -> dict:
 def run_setting_keys(variant_name: str) -> tuple[str, ...]:
     """The settings a run of ``variant_name`` reads.
 
-    Its algorithm's switches only; all for the reference run.
+    An algorithm's runs, private or not, read only its switches; the reference run reads them all.
     """
     if variant_name == NONPRIVATE:
         return REFERENCE_RUN_SETTING_KEYS

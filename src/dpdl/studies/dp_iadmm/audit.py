@@ -311,7 +311,7 @@ def declared_release(params: iadmm.IadmmParams, dataset: tuple[np.ndarray, np.nd
 def _laplace_log_density(values: np.ndarray, declared: Declared) -> np.ndarray:
     """Sum over coordinates of the log density of each message under ``declared``.
 
-    Laplace (11a), clipped for (9).
+    The declared density is Laplace (11a), clipped for (9).
     """
     s, radius, shift = declared.scale, declared.radius, values - declared.mean
     interior = -np.abs(shift) / s - math.log(2 * s)  # (11a), per coordinate
@@ -348,7 +348,7 @@ def black_box_score(values: np.ndarray, on_d: np.ndarray, on_neighbour: np.ndarr
 def accountant_epsilon(setup: _Setup) -> float | None:
     """dp-accounting's epsilon of the audited release at OutP's delta-bar (PLD, as the runs record it).
 
-    None for the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no epsilon).
+    It is None for the pure ObjP/ObjT claims (audited at delta 0, where the accountant gives no epsilon).
     """
     if setup.algorithm != "outp":
         return None

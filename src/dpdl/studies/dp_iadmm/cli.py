@@ -79,10 +79,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_aggregate(args: argparse.Namespace) -> int:
-    """Write the per-seed table and the banded aggregate of one figure.
-
-    Or of Remark 3, or of the noiseless runs.
-    """
+    """Write the per-seed table and banded aggregate of one figure, of Remark 3 or of the noiseless runs."""
     from dpdl.io import write_text
     from dpdl.studies.dp_iadmm.aggregate import bands, seed_values
 

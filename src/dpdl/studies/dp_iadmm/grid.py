@@ -135,7 +135,7 @@ def aggregate_path(name: str) -> str:
 def seeds_path(name: str) -> str:
     """The per-seed table of an aggregate; the claims read it.
 
-    One value per (run, logged iteration, metric).
+    It holds one value per (run, logged iteration, metric).
     """
     return f"results/dp_iadmm/aggregates/{name}_seeds.csv"
 
@@ -220,7 +220,7 @@ def run_work(config: dict, path: str) -> tuple[str, int]:
 def figure_runs_input(config: dict, availability: Callable, wildcards) -> list[str]:
     """Run artifacts the aggregate of ``wildcards.figure`` reads.
 
-    Its jobs on the datasets that can be prepared here.
+    They are those of its jobs on the datasets that can be prepared here.
     """
     return figure_run_paths(wildcards.figure, config, set(availability().buildable))
 
@@ -228,7 +228,7 @@ def figure_runs_input(config: dict, availability: Callable, wildcards) -> list[s
 def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> list[str]:
     """Per-seed tables of the config's aggregates whose data can be prepared here.
 
-    The claims judge what exists.
+    The claims are judged on the tables that exist.
     """
     buildable = set(availability().buildable)
     return [seeds_path(name) for name in available_aggregates(config, buildable)]
@@ -237,7 +237,7 @@ def claim_aggregates_input(config: dict, availability: Callable, wildcards) -> l
 def cards_input(availability: Callable, wildcards) -> list[str]:
     """The cards of the study's datasets that can be prepared here.
 
-    Class shares; FEMNIST's lists its shards.
+    Each card holds its dataset's class shares; FEMNIST's also lists its shards.
     """
     buildable = availability().buildable
     return [
@@ -275,10 +275,7 @@ def run_settings_param(config: dict, horizon: str, wildcards) -> str:
 
 
 def nonprivate_settings_param(config: dict, wildcards) -> str:
-    """``settings`` of the non-private reference run of ``wildcards.algorithm``.
-
-    ObjP or ObjT without noise.
-    """
+    """``settings`` of the non-private reference run of ``wildcards.algorithm``: noiseless ObjP or ObjT."""
     return json.dumps(run_settings(config, "main", f"nonprivate_{wildcards.algorithm}"))
 
 

@@ -58,8 +58,8 @@ CHECKPOINT_EVERY_S = 600.0  # wall seconds between saves: a kill loses at most t
 class TrainingRows(NamedTuple):
     """A prepared dataset as float32 features in [0, 1].
 
-    The agents' rows (agent p is rows ``offsets[p]:offsets[p+1]``), the number of classes K and the test
-    set.
+    It holds the agents' rows (agent p is rows ``offsets[p]:offsets[p+1]``), the number of classes K and the
+    test set.
     """
 
     features: np.ndarray
@@ -164,10 +164,7 @@ def backend_record(backend: str) -> dict:
 def run_identity(
     settings: dict, dataset_sha256: str, variant_name: str, epsilon: float, seeds: list[int]
 ) -> str:
-    """The checkpoint key of a run job.
-
-    Its settings, data, variant, epsilon, seeds and the algorithm's code.
-    """
+    """The checkpoint key of a run job: settings, data, variant, epsilon, seeds and the algorithm's code."""
     import hashlib
 
     import dpdl

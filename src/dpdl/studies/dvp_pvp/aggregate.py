@@ -286,8 +286,8 @@ def exponent_range(argmins: pd.DataFrame) -> str:
 def oscillation(values) -> float:
     """The variation of a sequence beyond its net change, per step: (sum |diff| - |sum diff|) / steps.
 
-    Zero for a monotone sequence however steep, so a converging or decaying curve is not counted
-    as oscillating; NaN with fewer than two values.
+    It is zero for a monotone sequence however steep, so a converging or decaying curve is not counted as
+    oscillating, and NaN with fewer than two values.
     """
     steps = np.diff(np.asarray(values, dtype=float))
     if len(steps) == 0:
@@ -298,7 +298,7 @@ def oscillation(values) -> float:
 def settled_window(iterations: int) -> tuple[int, int]:
     """The iterations (first, last) whose oscillation a run's settled behaviour is judged on.
 
-    t = 20..T, or T/2..T.
+    The window is t = 20..T (:data:`SETTLED_FIRST_ITERATION`), or T/2..T when T/2 is below 20.
     """
     return max(1, min(SETTLED_FIRST_ITERATION, iterations // 2)), iterations
 

@@ -31,7 +31,7 @@ def claim_tables(
 ) -> dict[str, pd.DataFrame | None]:
     """The per-seed tables by name, plus ``tradeoff``: both mechanisms' trade-off tables in one.
 
-    ``tradeoff`` is None if either is.
+    ``tradeoff`` is None if either mechanism's table is.
 
     The MER table gains the metric :data:`MEASURED_ERROR`: the rows of ``mer`` (every node's own
     f_p, G21) or, with ``pvp_error_of = "released"``, of ``mer_released`` (PVP's broadcast V_p; DVP
@@ -179,7 +179,7 @@ def decreasing(metric: str) -> Callable[[pd.DataFrame], object]:
 def below(metric: str, low: str, high: str) -> Callable[[pd.DataFrame], object]:
     """Extractor: per alpha, ``low``'s and ``high``'s per-seed ``metric``.
 
-    The claim: ``low`` below ``high``.
+    The claim is that ``low``'s ``metric`` is below ``high``'s.
     """
 
     def extract(table: pd.DataFrame) -> object:
@@ -192,7 +192,7 @@ def below(metric: str, low: str, high: str) -> Callable[[pd.DataFrame], object]:
 def oscillation_along_alpha(table: pd.DataFrame) -> list[Pair]:
     """Extractor: per trade-off iteration, each seed's oscillation of its loss-vs-alpha points.
 
-    DVP is below PVP.
+    DVP is the low side: the claim is that its oscillation is below PVP's.
     """
     rows = []
     loss = metric_rows(table, "loss")
@@ -211,9 +211,7 @@ PVP_SETTLED_FIRST_ITERATION = 20  # J Section 5: PVP's c6 = (1/81) sum_{t=20}^{1
 
 
 def fit_at_every_iteration(algorithm: str) -> Callable[[pd.DataFrame], object]:
-    """Extractor: each seed's fitted constant over the printed one.
-
-    Per constant (a, b) and trade-off iteration.
+    """Extractor: each seed's fitted / printed constant, per constant (a, b) and trade-off iteration.
 
     One :class:`Pair` per (constant, iteration): the per-seed ratio fitted / printed beside ones,
     so an equivalence at a margin tests each ratio against 1.

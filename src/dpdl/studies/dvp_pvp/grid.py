@@ -135,7 +135,7 @@ def claims_aggregates_option() -> str:
 def eta_file_input(values: dict, wildcards) -> list[str]:
     """Input function: the selected eta when eta is tuned.
 
-    Read by every main and rho run; wildcard ``algorithm``.
+    Every main and rho run reads it; its wildcard is ``algorithm``.
     """
     return eta_inputs(values, wildcards.algorithm)
 

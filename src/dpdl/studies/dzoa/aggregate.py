@@ -40,7 +40,7 @@ FIGURE_KEYS = {
 def aggregate(values: dict, figure: str, run_files: list[str], n_agents: int | None = None) -> pd.DataFrame:
     """The tidy table a figure reads (see :func:`tables`).
 
-    One row per group with mean, lo, hi, n over trials.
+    It has one row per group with mean, lo, hi, n over trials.
     """
     return tables(values, figure, run_files, n_agents)[0]
 
@@ -247,6 +247,6 @@ PERTURBATION_STANDARD_ERRORS = 6
 def perturbation_floor(outer_iterations: int, n_params: int) -> float:
     """Least realised / assumed ratio consistent with Lemma 1's N(0, sigma_k^2 I_P) at every m.
 
-    Consistent within 6 standard errors.
+    Consistent means within :data:`PERTURBATION_STANDARD_ERRORS` (6) standard errors.
     """
     return 1.0 - PERTURBATION_STANDARD_ERRORS / math.sqrt(2.0 * outer_iterations * n_params)

@@ -459,9 +459,10 @@ def neighbours(spec: _Spec, values: dict, scale: float):
 
 
 def _scores(released, means, sigma: float) -> dict[str, AuditSamples]:
-    """Black box: the release's coordinate along the shift of the noiseless mean.
+    """The black-box and white-box scores of the released runs, canary side then neighbour side.
 
-    White box: the Gaussian LLR.
+    The black-box score is the release's coordinate along the shift of the noiseless mean, from the two means'
+    midpoint; the white-box score is the Gaussian LLR.
     """
     mean_d, mean_n = means
     direction = (mean_d - mean_n) / np.linalg.norm(mean_d - mean_n)

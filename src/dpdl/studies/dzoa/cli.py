@@ -1,6 +1,6 @@
 """``dpdl dzoa <step>``, the commands rules/dzoa.smk calls.
 
-The steps: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims.
+The steps are centralized, calibrate, tune, run, aggregate, perturbation, figure and claims.
 
 A command imports the modules it calls when it runs: a run job never loads the claims or the figures.
 """
@@ -30,7 +30,7 @@ from dpdl.studies.dzoa.grid import (
 def add_commands(commands: argparse._SubParsersAction) -> None:
     """Register ``dpdl dzoa <step>``.
 
-    The steps: centralized, calibrate, tune, run, aggregate, perturbation, figure, claims.
+    The steps are centralized, calibrate, tune, run, aggregate, perturbation, figure and claims.
     """
     step = study_steps(commands, STUDY, "Gratton et al.'s D-ZOA study: one pipeline step per subcommand.")
 
@@ -200,7 +200,7 @@ def _cmd_claims(args: argparse.Namespace) -> int:
 def judge(values: dict, n_trials: int, aggregates: dict[str, str | Path]):
     """The scorecard of :data:`CLAIMS` on the per-seed, privacy and perturbation tables.
 
-    A missing file is None.
+    A table whose file is missing is passed as None (data unavailable).
     """
     from dpdl.claims import scorecard
     from dpdl.io import read_table_as

@@ -248,7 +248,7 @@ RATE_BOUND = 1.0  # |s| <= 1: the drop per doubling of m, times m, does not grow
 def _doubling_ratio(curve: pd.DataFrame) -> float:
     """s = (M/2)(e(M/2) - e(M)) / (m1 (e(m1) - e(2 m1))) of one trial's trace.
 
-    NaN if the first drop is not positive.
+    It is NaN if the trace lacks the iterations it needs or the first drop is not positive.
 
     ``m1`` is the first stored iteration after 0 whose double is stored, ``M`` the last stored one.
     For e(m) = A m^-p + B the floor B cancels in each drop and s = (M / (2 m1))^(1 - p).

@@ -84,7 +84,8 @@ def plot_convergence(ax, table: pd.DataFrame, delta: float) -> None:
 def privacy_notes(table: pd.DataFrame) -> list[str]:
     """Fig. 2's notes: the total privacy over M of (29) and of the accountant.
 
-    Per delta (panel order) and epsilon.
+    The first note says what the totals are; then one note per delta (in panel order) gives each epsilon's
+    totals.
     """
     rows = table[table["algorithm"] == "dzoa"].drop_duplicates(["delta", "epsilon"])
     notes = [
@@ -104,7 +105,7 @@ def privacy_notes(table: pd.DataFrame) -> list[str]:
 def plot_tradeoff(ax, table: pd.DataFrame, x: str, series: str) -> None:
     """Fig. 3 panel: final mean error vs ``x``.
 
-    One curve per algorithm (line style) and ``series`` value (colour).
+    It draws one curve per algorithm (line style) and ``series`` value (colour).
     """
     final = table[table["measure"] == "final"]
     colors = _series_colors(final[series].unique())

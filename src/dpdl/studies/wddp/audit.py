@@ -279,7 +279,7 @@ def accountant_epsilon(spec: _Spec) -> float:
 def final_model_epsilon(spec: _Spec) -> float:
     """PLD epsilon of theta^(c) alone, linearised.
 
-    T Gaussian releases of sensitivity 2G/n, noise sigma sqrt(sum w_j^2).
+    It composes T Gaussian releases of sensitivity 2G/n at noise sigma sqrt(sum w_j^2).
 
     Per round the aggregate carries one N(0, sigma^2 I) draw (eq. 4); one shot (or per round with
     per-party draws), party j's own draws enter with weight w_j = n_j / n, so the noise is
@@ -419,7 +419,7 @@ def _canary_direction(spec: _Spec) -> np.ndarray:
 def _white_per_round(spec: _Spec, models: np.ndarray, datasets, sigma: float) -> np.ndarray:
     """sum_t log N(M_t; grad L_D(theta_t), sigma^2 I) - log N(M_t; grad L_D'(theta_t), sigma^2 I).
 
-    Eqs. (4), (7).
+    It is a per-round run's white-box score: the Gaussian LLR of each round's release M_t (Eqs. (4), (7)).
     """
     weights = algo.record_weights("wddp", shards(spec), N_ROWS)  # n_j / n per party = 1 / n per record (4)
     l2 = _schema_defaults()["l2"]

@@ -99,7 +99,8 @@ def setting_name(clients: int, epsilon: float) -> str:
 def drop_weak_vs_strong(table: pd.DataFrame) -> list[Pair]:
     """The baseline's per-seed accuracy drop from the smallest to the largest u.
 
-    At (32, 0.1) and (8, 0.01).
+    Per dataset, the drop at the weakest setting, (m, epsilon) = (32, 0.1), is paired with that at the
+    strongest, (8, 0.01).
     """
     drops = accuracy_drops(private_rows(table, "accuracy"), "dist_avg")
     drops["setting"] = [setting_name(m, e) for m, e in zip(drops["clients"], drops["epsilon"], strict=True)]

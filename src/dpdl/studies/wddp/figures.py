@@ -70,7 +70,7 @@ def plot_figure(agg: pd.DataFrame, ax, spec: FigureSpec):
 def draw(figure: str, agg: pd.DataFrame):
     """Return one figure: a panel per dataset in the aggregate, lettered as in the paper.
 
-    A note per missing one.
+    A dataset missing from the aggregate gets a note in place of its panel.
     """
     from dpdl.plotting import label_figure, new_figure
 
@@ -108,7 +108,7 @@ def _panel(dataset: str) -> str:
 def privacy_footnote(agg: pd.DataFrame) -> str:
     """The footnote on the composed privacy of the plotted runs.
 
-    Per nominal epsilon: the largest RDP and PLD epsilon, and why they differ from the nominal one.
+    It gives, per nominal epsilon, the largest RDP and PLD epsilon and why they differ from the nominal one.
 
     The x axis is the paper's epsilon, which sets sigma through the calibration (``calibration``: the
     zCDP conversion epsilon = rho + 2 sqrt(rho ln(1/delta)) of Theorem 1's proof, or eq. (3)): an upper

@@ -206,7 +206,7 @@ def selected_datasets(config: Mapping) -> list[str]:
 def unevenness_values(settings: Mapping, dataset: str) -> list[int]:
     """The u of Experiment B on ``dataset``.
 
-    The grid's, up to :data:`MAX_UNEVENNESS` where the paper stops.
+    They are the grid's, up to :data:`MAX_UNEVENNESS` where the paper stops.
     """
     cap = MAX_UNEVENNESS.get(dataset)
     return [u for u in settings["unevenness"] if cap is None or u <= cap]
@@ -215,7 +215,7 @@ def unevenness_values(settings: Mapping, dataset: str) -> list[int]:
 def unevenness_rules(settings: Mapping) -> list[tuple[str, tuple[str, ...], list[str]]]:
     """One Experiment B run rule per u grid: its name suffix, its datasets and their cell folders.
 
-    None for a group that runs no u, as Breast Cancer under a grid of u > 5 only.
+    A group that runs no u, as Breast Cancer under a grid of u > 5 only, gets no rule.
     """
     groups: dict[tuple[int, ...], list[str]] = {}
     for dataset in DATASETS:
@@ -260,7 +260,7 @@ def setting_tuning_paths(dataset: str, batch: str) -> tuple[str, str]:
 def run_tuning_input(settings: Mapping, experiment: str) -> str:
     """The step sizes a batch of ``experiment`` reads, as a Snakemake pattern.
 
-    The dataset's, or its batch's.
+    They are the dataset's step sizes or, under the per-setting tuning protocol, its batch's.
     """
     if settings["tuning"]["protocol"] == PER_SETTING:
         return setting_tuning_paths("{dataset}", batch_name(experiment, "{clients}", "{epsilon}"))[1]
@@ -305,7 +305,7 @@ def run_path(dataset: str, batch: str, algorithm: str, cell: str, seed: int | st
 def batch_cells(settings: Mapping, experiment: str, dataset: str | None = None) -> list[str]:
     """The cell folders of one batch of ``experiment`` on ``dataset`` (needed for Experiment B only).
 
-    ``eps<epsilon>`` or ``u<unevenness>`` (:func:`unevenness_values`), in grid order.
+    They are ``eps<epsilon>`` or ``u<unevenness>`` (:func:`unevenness_values`), in grid order.
     """
     if experiment == "epsilon":
         return [cell_name(experiment, e, None) for e in settings["epsilons"]]
@@ -426,7 +426,7 @@ def seeds_targets(settings: Mapping) -> list[str]:
 def targets(config: Mapping, buildable: Iterable[str]) -> list[str]:
     """Every artifact the study promises for ``config``.
 
-    Figures, aggregates, per-seed tables, Table 1, claims.
+    They are its figures, aggregates, per-seed tables, Table 1 and claims.
     """
     settings = config[STUDY]
     if not available_datasets(buildable):
