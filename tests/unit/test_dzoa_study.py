@@ -403,3 +403,31 @@ def test_claims_command_refuses_an_aggregate_without_a_name(values):
     )
     with pytest.raises(ConfigError, match="NAME=PATH"):
         args.command(args)
+
+
+def test_each_setting_reaches_the_algorithm_keyword_it_names() -> None:
+    # the run and the audit pass the same keywords: eta of (1) is the l1 weight, J of (30) the directions
+    import inspect
+
+    from dpdl.algorithms.dzoa import dzoa
+    from dpdl.studies.dzoa.grid import dzoa_keywords
+
+    values = {
+        "rho": 2.0,
+        "eta": 3.0,
+        "lipschitz": 5.0,
+        "smoothing": 7.0,
+        "directions": 11,
+        "inner_iterations": 13,
+    }
+    keywords = dzoa_keywords(values, 0.5)
+    assert keywords == {
+        "rho": 2.0,
+        "l1_weight": 3.0,
+        "loss_scale": 0.5,
+        "lipschitz": 5.0,
+        "smoothing": 7.0,
+        "n_directions": 11,
+        "n_inner": 13,
+    }
+    inspect.signature(dzoa).bind(*[None] * 6, **keywords, n_outer=1)  # every keyword is one dzoa takes

@@ -395,14 +395,8 @@ def dzoa_releases(X, y, seeds, spec: _Spec, values: dict, scale: float) -> np.nd
             graph,
             np.broadcast_to(steps, (1, B, steps.size)).copy(),
             [[np.random.default_rng(child) for child in seed.spawn(X.shape[0])] for seed in chunk],
-            rho=values["rho"],
-            l1_weight=values["eta"],
-            loss_scale=scale,
-            lipschitz=values["lipschitz"],
-            smoothing=values["smoothing"],
-            n_directions=values["directions"],
+            **grid.dzoa_keywords(values, scale),
             n_outer=1,
-            n_inner=values["inner_iterations"],
         )
         out.append(result.beta[0, :, CANARY_AGENT])
     return np.concatenate(out)

@@ -270,6 +270,22 @@ def loss_scale(values: dict, samples_per_agent: int) -> float:
     return 1.0 if values["loss_scale"] == "sum" else 1.0 / samples_per_agent
 
 
+def dzoa_keywords(values: dict, scale: float) -> dict:
+    """The keywords of :func:`dpdl.algorithms.dzoa.dzoa` that the study's settings give.
+
+    ``scale`` is :func:`loss_scale`'s; ``n_outer`` is left to the caller (a run's M, or 1 in the audit).
+    """
+    return {
+        "rho": values["rho"],
+        "l1_weight": values["eta"],  # eta of (1)
+        "loss_scale": scale,
+        "lipschitz": values["lipschitz"],
+        "smoothing": values["smoothing"],
+        "n_directions": values["directions"],  # J of (30)
+        "n_inner": values["inner_iterations"],  # T
+    }
+
+
 def graph_edges(values: dict, n_agents: int) -> list[tuple[int, int]]:
     """The assumed communication graph (Fig. 1 is not recoverable; G: ring + chord 1-3 by default)."""
     from dpdl.algorithms.dzoa import topology_edges

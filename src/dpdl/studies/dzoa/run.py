@@ -31,6 +31,7 @@ from dpdl.studies.dzoa.grid import (
     DATASET,
     GRADIENT_BOUND,
     STUDY,
+    dzoa_keywords,
     graph_edges,
     grid,
     loss_scale,
@@ -159,14 +160,8 @@ def _run_dzoa(values, X, y, beta_c, trials, points, calibration, calibration_arr
         adjacency(edges, n_agents),
         step_scale,
         [agent_rngs("dzoa", t, n_agents) for t in trials],
-        rho=values["rho"],
-        l1_weight=values["eta"],
-        loss_scale=scale,
-        lipschitz=values["lipschitz"],
-        smoothing=values["smoothing"],
-        n_directions=values["directions"],
+        **dzoa_keywords(values, scale),
         n_outer=values["outer_iterations"],
-        n_inner=values["inner_iterations"],
         on_iteration=Progress(f"D-ZOA trials {trials}", values["outer_iterations"]).update,
     )
     if result.diverged.any():
