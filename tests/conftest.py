@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import warm_python
 from fixtures import (  # noqa: F401  (re-exported for the test modules)
     ADULT_ROWS,
     KDD_LABELS,
@@ -41,6 +42,10 @@ SLOWEST_FIRST = (
     "tests/unit/test_dp_iadmm_jax.py",
     "tests/workflow/test_data_premises_workflow.py",
 )
+# The workflow projects' `python -m dpdl` jobs (~250 processes over the suite) run in a warm interpreter: forked from
+# a server per worker that imported numpy, pandas, scipy, matplotlib... once (tests/warm_python.py; started on first
+# use by tests/workflow/workflow_project.py, stopped at the session's end). DPDL_TEST_WARM=0 runs them all cold, as a
+# plain `python` would: the check that no job relies on a module the server imported (run it now and then).
 
 # The suite starts hundreds of `python -m dpdl` jobs: let them keep the bytecode of dpdl's own modules (an
 # editable install, so not compiled at install). Where PYTHONDONTWRITEBYTECODE is set, as on the CI machine,
@@ -62,6 +67,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         range(len(items)), key=lambda i: (rank.get(files[i], len(rank)), -counts[files[i]], files[i])
     )
     items[:] = [items[i] for i in order]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _warm_server_folder(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The warm server of this worker, if one is started, lives in its basetemp (its socket, shim and log)."""
+    warm_python.set_basetemp(tmp_path_factory.getbasetemp)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop this worker's warm server and wait for it: its jobs' CPU then counts in this process's children."""
+    warm_python.stop_shared()
 
 
 @pytest.fixture

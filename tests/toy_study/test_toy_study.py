@@ -44,6 +44,7 @@ def run(work: Path, env: dict, *command: str) -> subprocess.CompletedProcess:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("toy") / "project"
     copy_workflow(work, CONFIG)
+    # cold on purpose (no warm server, tests/warm_python.py): a study registered by a fresh process's environment
     env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
     env.update(
         DPDL_EXTRA_STUDIES="toy",

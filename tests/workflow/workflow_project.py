@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import warm_python
 from fixtures import copy_workflow, write_raw_mirror
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,11 @@ def _pin(path: Path, algorithm: str) -> str:
 
 
 def make_project(base: Path, config: dict) -> dict:
-    """A copy of the workflow in ``base`` with ``config``, a generated mirror and the pin swap."""
+    """A copy of the workflow in ``base`` with ``config``, a generated mirror and the pin swap.
+
+    Its ``python -m dpdl`` jobs run warm (``tests/warm_python.py``): the worker's server is started here, on first
+    use, and the shim that reaches it goes first on the project's ``PATH``; ``DPDL_TEST_WARM=0``: all cold."""
+    server = warm_python.shared()
     from dpdl.data import adult, bank, breast_cancer, credit_card, femnist, kdd, mnist
 
     work = base / "project"
@@ -93,12 +98,28 @@ def make_project(base: Path, config: dict) -> dict:
         PYTHONPATH=os.pathsep.join([str(site), str(ROOT / "src")]),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
     )
-    return {"work": work, "mirror": mirror, "env": env}
+    # One BLAS thread, as Snakemake gives each job of these rules (`threads: 1`), for the tests' own dpdl calls
+    # too: the warm server's numpy was imported so (a call with other values would run cold).
+    env.update(warm_python.THREADS)
+    if server is not None:
+        env = server.env(env)
+    return {"work": work, "mirror": mirror, "env": env, "warm": server}
 
 
-def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.CompletedProcess:
-    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source."""
-    env = dict(project["env"])
+def _env(project: dict, warm: bool) -> dict:
+    """The project's environment, once its warm server listens; without the shim if not ``warm``."""
+    server = project.get("warm")
+    if not warm or server is None or not server.wait_ready():
+        return warm_python.cold_env(project["env"])
+    return dict(project["env"])
+
+
+def snakemake(
+    project: dict, *args: str, mirror: bool = True, warm: bool = True
+) -> subprocess.CompletedProcess:
+    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source; its dpdl jobs
+    cold if not ``warm``."""
+    env = _env(project, warm)
     if mirror:
         env["DPDL_DATA_MIRROR"] = str(project["mirror"])
     command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
@@ -108,10 +129,10 @@ def snakemake(project: dict, *args: str, mirror: bool = True) -> subprocess.Comp
 
 
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "dpdl", *args]
-    return subprocess.run(
-        command, cwd=project["work"], env=project["env"], capture_output=True, text=True, timeout=120
-    )
+    env = _env(project, warm=True)
+    python = str(project["warm"].python) if "DPDL_WARM_SOCKET" in env else sys.executable
+    command = [python, "-m", "dpdl", *args]
+    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=120)
 
 
 def commit_build(project: dict) -> str:
