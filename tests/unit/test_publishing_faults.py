@@ -21,9 +21,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dpdl.cli import main
+from dpdl.errors import DpdlError
 from dpdl.io import sha256_file
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.publishing import snapshot
@@ -306,3 +308,41 @@ def test_the_next_publish_removes_a_half_written_file_and_says_so(
         f"{path}: removed (a file an interrupted `dpdl publish` had not finished writing)" for path in planted
     ]
     assert not any(path.exists() for path in planted) and state(out, readme) == states["new"]
+
+
+def test_a_build_without_the_audit_republishes_the_runs_and_keeps_the_published_audit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 59: dvp_pvp rebuilt with audit.enabled false and published again lost its audit, its data premises,
+    # the privacy table's audit columns and the manifest's stamps of both
+    monkeypatch.chdir(ROOT)
+    out, _ = small_snapshot(tmp_path)
+    folder = out / STUDY
+    old = json.loads((folder / MANIFEST).read_text())
+    before = {name: (folder / name).read_bytes() for name in old["files"]}
+    source = (
+        tmp_path / "build"
+    )  # what the build gives: every file but the audit's, a privacy table without it
+    outputs = {}
+    for name in old["files"]:
+        if not name.startswith("audit/") and name != "privacy.csv":
+            outputs[name] = source / name
+            outputs[name].parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / name, outputs[name])
+    audited = ["audit_eps_lb", "audit_cells", "accountant_bound"]
+    privacy = (
+        pd.read_csv(folder / "privacy.csv").drop(columns=audited).to_csv(index=False, lineterminator="\n")
+    )
+    manifest = {k: v for k, v in old.items() if k not in ("files", "audit", "data_premises")}
+    built = snapshot.StudySnapshot(outputs, {"privacy.csv": privacy}, manifest)
+    snapshot.keep_published_audit(STUDY, built, folder)
+    written = snapshot.write_study(out, STUDY, built)
+    assert written["audit"] == old["audit"] and written["data_premises"] == old["data_premises"]
+    assert written["files"] == old["files"]
+    assert {name: (folder / name).read_bytes() for name in old["files"]} == before
+    # a carried file edited since it was published is refused, not carried
+    (folder / "audit/audit.md").write_text("edited\n")
+    with pytest.raises(DpdlError, match="audit.md: not the file its manifest names"):
+        snapshot.keep_published_audit(
+            STUDY, snapshot.StudySnapshot(outputs, {"privacy.csv": privacy}, manifest), folder
+        )

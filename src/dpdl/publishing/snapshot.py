@@ -14,6 +14,7 @@ snapshot again from what it holds.
 
 from __future__ import annotations
 
+import io
 import os
 import platform
 import shutil
@@ -197,6 +198,7 @@ def publish_study(
     (``readings/<reading>/aggregates/``).
     """
     snapshot = study_snapshot(study, config, configfile, buildable, provenances, in_readings)
+    keep_published_audit(study, snapshot, out / study)
     return write_study(out, study, snapshot)
 
 
@@ -271,6 +273,51 @@ def study_snapshot(
     if AUDIT_TABLE in outputs:
         texts[LEDGER] = ledger_text(study)
     return StudySnapshot(outputs, texts, manifest)
+
+
+AUDIT_FILES = (AUDIT_TABLE, "audit/audit.md", "audit/audit.json")  # what publish_audits copies
+
+
+def keep_published_audit(study: str, snapshot: StudySnapshot, folder: Path) -> None:
+    """Carry the audit and data premises published in ``folder`` into ``snapshot`` where its build has none.
+
+    Each was published by its own command (``dpdl publish --audit``, ``--data-premises``) with the code and
+    config that made it, the manifest's ``audit`` and ``data_premises``, and tests the mechanism or the data,
+    not the runs: a build run without the audit (``audit.enabled: false``) republishes the runs and keeps them,
+    byte for byte with their stamps and chain records, the privacy table's audit columns and the ledger
+    recomputed as ``publish --audit`` computes them. A carried file that is not what the old manifest says is
+    refused.
+    """
+    if not (folder / MANIFEST).is_file():
+        return
+    previous = read_json(folder / MANIFEST)
+    carried = {
+        key: names
+        for key, names, built in (
+            ("audit", AUDIT_FILES, AUDIT_TABLE),
+            ("data_premises", (DATA_PREMISES,), DATA_PREMISES),
+        )
+        if key in previous and built not in snapshot.outputs
+    }
+    chain = dict(snapshot.manifest.get("chain", {}))
+    for key, names in carried.items():
+        for name in names:
+            if previous["files"].get(name) != sha256_file(folder / name):
+                raise DpdlError(
+                    f"{folder / name}: not the file its manifest names, so its {key} is not carried into the new "
+                    f"snapshot; publish it again (`dpdl publish --{key.replace('_', '-')}`) or restore it"
+                )
+            snapshot.texts[name] = (folder / name).read_text(encoding="utf-8")
+            if name in previous.get("chain", {}):
+                chain[name] = previous["chain"][name]
+        snapshot.manifest[key] = previous[key]
+    if chain:
+        snapshot.manifest["chain"] = dict(sorted(chain.items()))
+    if "audit" in carried:
+        privacy = pd.read_csv(io.StringIO(snapshot.texts["privacy.csv"]))
+        audited = privacy_with_audit(privacy, {study: read_audit(folder / AUDIT_TABLE)})
+        snapshot.texts["privacy.csv"] = audited.to_csv(index=False, lineterminator="\n")
+        snapshot.texts[LEDGER] = ledger_text(study)
 
 
 def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
