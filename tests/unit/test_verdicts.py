@@ -387,3 +387,13 @@ def test_a_claim_over_panels_reports_its_counts_per_panel() -> None:
     assert (
         not Ordering().judge(cells[:2]).detail.startswith("per ")
     )  # one dataset and one m: no panels to report
+
+
+def test_per_seed_taus_are_scipys_kendall_tau_bit_for_bit() -> None:
+    """The trend's per-seed tau, all rows at once, is kendalltau(range, row) of each row, ties and all."""
+    from dpdl.verdicts.trend import _taus_along
+
+    rng = np.random.default_rng(7)
+    for z in (rng.normal(size=(9, 6)), rng.integers(0, 3, size=(12, 5)).astype(float), np.ones((3, 4))):
+        expected = np.array([stats.kendalltau(np.arange(z.shape[1]), row).statistic for row in z])
+        assert _taus_along(z).tobytes() == expected.tobytes()

@@ -9,6 +9,8 @@ thresholds the extractors compare against are here with the paper's or the note'
 from __future__ import annotations
 
 import math
+import re
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
@@ -16,6 +18,7 @@ from itertools import pairwise
 import numpy as np
 import pandas as pd
 
+from dpdl.claims import first_values
 from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, a_variant
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
 from dpdl.verdicts.inputs import Outcome, Pair, Series, Unidentified
@@ -28,6 +31,25 @@ class MissingCells(LookupError):
     """A cell a claim compares is not in this config's grid."""
 
 
+# by id of a live table: its rows by (dataset, variant, metric) (:func:`_rows_of`)
+_ROWS: dict[int, dict[tuple, np.ndarray]] = {}
+
+
+def _rows_of(table: pd.DataFrame) -> dict[tuple, np.ndarray]:
+    """The positions of ``table``'s rows by (dataset, variant, metric), in table order.
+
+    Found once per table object and dropped with it; the values are read from the table at each call,
+    so only a change to those three columns in place (which no step makes) would outdate it.
+    """
+    if id(table) not in _ROWS:
+        found: dict[tuple, list[int]] = {}
+        for at, key in enumerate(zip(table["dataset"], table["variant"], table["metric"], strict=True)):
+            found.setdefault(key, []).append(at)
+        _ROWS[id(table)] = {key: np.array(at) for key, at in found.items()}
+        weakref.finalize(table, _ROWS.pop, id(table), None)
+    return _ROWS[id(table)]
+
+
 def cell(
     table: pd.DataFrame, dataset: str, variant: str, epsilon: float, metric: str = "test_error"
 ) -> pd.DataFrame:
@@ -35,17 +57,25 @@ def cell(
 
     Raises :class:`MissingCells` when the table has none.
     """
-    mask = (table["dataset"] == dataset) & (table["variant"] == variant) & (table["metric"] == metric)
-    mask &= (table["epsilon"] == epsilon) if math.isinf(epsilon) else np.isclose(table["epsilon"], epsilon)
-    if not mask.any():
+    at = _rows_of(table).get((dataset, variant, metric), np.array([], dtype=int))
+    values = table["epsilon"].to_numpy()[at]
+    at = at[(values == epsilon) if math.isinf(epsilon) else np.isclose(values, epsilon)]
+    if not len(at):
         raise MissingCells(f"{dataset} {variant} at epsilon-bar {epsilon:g} ({metric}) is not in this grid")
-    return table[mask].sort_values(["seed", "iteration"])
+    # by seed, then iteration: the stable np.lexsort sort_values makes of numeric columns
+    return table.iloc[at[np.lexsort((table["iteration"].to_numpy()[at], table["seed"].to_numpy()[at]))]]
+
+
+def _where(table: pd.DataFrame, keep: Callable[[object, object], object]) -> np.ndarray:
+    """The positions, in table order, of the rows whose (dataset, variant) ``keep`` takes."""
+    at = [rows for (d, v, _), rows in _rows_of(table).items() if keep(d, v)]
+    return np.sort(np.concatenate(at)) if at else np.array([], dtype=int)
 
 
 def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
     """The finite epsilon-bars at which ``variant`` ran on ``dataset`` (MissingCells: none)."""
-    rows = table[(table["dataset"] == dataset) & (table["variant"] == variant)]
-    found = sorted(float(e) for e in rows["epsilon"].unique() if math.isfinite(e))
+    rows = _where(table, lambda d, v: d == dataset and v == variant)
+    found = sorted(float(e) for e in pd.unique(table["epsilon"].to_numpy()[rows]) if math.isfinite(e))
     if not found:
         raise MissingCells(f"no {dataset} {variant} run in this grid")
     return found
@@ -53,28 +83,17 @@ def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
 
 def a_values(table: pd.DataFrame) -> list[float]:
     """The proximity scales a of Fig. 6's variants in the table."""
-    return sorted(
-        float(a) for a in table.loc[table["variant"].str.match(r"^(objp|objt|outp)(_a|$)"), "a"].unique()
-    )
+    rows = _where(table, lambda _, v: isinstance(v, str) and re.match(r"^(objp|objt|outp)(_a|$)", v))
+    return sorted(float(a) for a in pd.unique(table["a"].to_numpy()[rows]))
 
 
 def wide(rows: pd.DataFrame) -> pd.DataFrame:
-    """Rows of one cell as a seeds x iterations frame of values.
-
-    Sorted; each pair's first non-missing value, as ``pivot_table(..., aggfunc="first", dropna=False)``
-    gives it, in a tenth of its time (the claims step reshapes hundreds of cells).
-    """
-    seeds, seed_at = np.unique(rows["seed"].to_numpy(), return_inverse=True)
-    iterations, iteration_at = np.unique(rows["iteration"].to_numpy(), return_inverse=True)
-    values = rows["value"].to_numpy(float)
-    flat = np.full(len(seeds) * len(iterations), np.nan)
-    present = ~np.isnan(values)
-    cells, first = np.unique((seed_at * len(iterations) + iteration_at)[present], return_index=True)
-    flat[cells] = values[present][first]
+    """Rows of one cell as a seeds x iterations frame of values (:func:`dpdl.claims.first_values`)."""
+    values, seeds, iterations = first_values(
+        rows["seed"].to_numpy(), rows["iteration"].to_numpy(), rows["value"].to_numpy(float)
+    )
     return pd.DataFrame(
-        flat.reshape(len(seeds), len(iterations)),
-        index=pd.Index(seeds, name="seed"),
-        columns=pd.Index(iterations, name="iteration"),
+        values, index=pd.Index(seeds, name="seed"), columns=pd.Index(iterations, name="iteration")
     )
 
 
@@ -307,10 +326,10 @@ def equal_in_epsilon(table):
 
 
 def rho_settings(table: pd.DataFrame, dataset: str) -> list[str]:
-    names = table.loc[
-        (table["dataset"] == dataset) & table["variant"].str.match(r"^outp_(plus|rho)"), "variant"
-    ]
-    return sorted(names.unique())
+    rows = _where(
+        table, lambda d, v: d == dataset and isinstance(v, str) and re.match(r"^outp_(plus|rho)", v)
+    )
+    return sorted(pd.unique(table["variant"].to_numpy()[rows]))
 
 
 def rho_equal(dataset: str):

@@ -7,6 +7,7 @@ The claims (:mod:`dpdl.studies.dvp_pvp.claims`) declare which extractor reads wh
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -99,14 +100,23 @@ def smallest_rho_minimises(table: pd.DataFrame) -> Outcome:
 
 def seed_fits(table: pd.DataFrame, algorithm: str, iteration: int) -> dict[int, object]:
     """Each seed's least-squares fit of a exp(-b alpha) + c to its own points at ``iteration``."""
-    from dpdl.algorithms.dvp_pvp_tradeoff import fit_accuracy_curve
-
     part = metric_rows(table[(table["algorithm"] == algorithm) & (table["iteration"] == iteration)], "loss")
     fits = {}
     for seed, rows in part.groupby("seed", sort=True):
         rows = rows.sort_values("alpha")
-        fits[int(seed)] = fit_accuracy_curve(rows["alpha"].to_numpy(float), rows["value"].to_numpy(float))
+        fits[int(seed)] = _fit(*(rows[column].to_numpy(float).tobytes() for column in ("alpha", "value")))
     return fits
+
+
+@functools.lru_cache(maxsize=4096)
+def _fit(alphas: bytes, losses: bytes) -> object:
+    """``fit_accuracy_curve`` of the points (float64 bytes): once per set of points.
+
+    Several claims fit the same seed's curve; the fit is deterministic, so its result is kept.
+    """
+    from dpdl.algorithms.dvp_pvp_tradeoff import fit_accuracy_curve
+
+    return fit_accuracy_curve(np.frombuffer(alphas).copy(), np.frombuffer(losses).copy())
 
 
 def fit_constant(fit, name: str) -> float:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from dpdl.claims import pairs, trend_series
+from dpdl.claims import first_values, pairs, trend_series
 from dpdl.privacy.exact import gaussian_exact_epsilon  # Balle & Wang (2018), Theorem 8, no grid
 from dpdl.studies.dzoa.aggregate import perturbation_floor
 from dpdl.studies.dzoa.grid import ALGORITHM_NAMES
@@ -52,8 +52,11 @@ def _tied(rows: pd.DataFrame, groups: list[str], x: str) -> str | None:
     In it the error does not depend on ``x``.
     """
     for key, part in rows.groupby(groups, sort=True):
-        wide = part.pivot_table(index="seed", columns=x, values="value", aggfunc="first", dropna=False)
-        if wide.shape[1] > 1 and (wide.nunique(axis=1, dropna=False) == 1).all():
+        wide, _, points = first_values(
+            part["seed"].to_numpy(), part[x].to_numpy(), part["value"].to_numpy(float)
+        )
+        same = (wide == wide[:, :1]) | (np.isnan(wide) & np.isnan(wide[:, :1]))  # NaN: one more value
+        if len(points) > 1 and same.all():
             return f"{_name(key)}: every trial's error is the same at every {x}, so it does not depend on {x}"
     return None
 
@@ -205,7 +208,10 @@ def perturbation(table: pd.DataFrame) -> Outcome:
     if rows.empty:
         return Outcome(False, "no finite perturbation (every D-ZOA run diverged)")
     floor = np.array(
-        [perturbation_floor(int(r.outer_iterations), int(r.n_params)) for r in rows.itertuples()]
+        [
+            perturbation_floor(int(m), int(p))
+            for m, p in zip(rows["outer_iterations"], rows["n_params"], strict=True)
+        ]
     )
     ratio = rows["ratio"].to_numpy(float)
     below = ratio < floor
@@ -253,9 +259,12 @@ def _doubling_ratio(curve: pd.DataFrame) -> float:
     ``m1`` is the first stored iteration after 0 whose double is stored, ``M`` the last stored one.
     For e(m) = A m^-p + B the floor B cancels in each drop and s = (M / (2 m1))^(1 - p).
     """
-    errors = curve.groupby("iteration")["value"].first()
-    stored = set(errors.index)
-    last = int(errors.index.max())
+    values, _, iterations = first_values(
+        np.zeros(len(curve)), curve["iteration"].to_numpy(), curve["value"].to_numpy(float)
+    )
+    errors = dict(zip(iterations.tolist(), values[0], strict=True))  # each iteration's first error
+    stored = set(errors)
+    last = int(max(stored))
     first = next((int(m) for m in sorted(stored) if m > 0 and 2 * m in stored and 2 * m < last), None)
     if first is None or last % 2 or last // 2 not in stored:
         return math.nan
