@@ -42,10 +42,11 @@ SLOWEST_FIRST = (
     "tests/unit/test_dp_iadmm_jax.py",
     "tests/workflow/test_data_premises_workflow.py",
 )
-# The workflow projects' `python -m dpdl` jobs (~250 processes over the suite) run in a warm interpreter: forked from
-# a server per worker that imported numpy, pandas, scipy, matplotlib... once (tests/warm_python.py; started on first
-# use by tests/workflow/workflow_project.py, stopped at the session's end). DPDL_TEST_WARM=0 runs them all cold, as a
-# plain `python` would: the check that no job relies on a module the server imported (run it now and then).
+# The workflow projects' `python -m dpdl` jobs (~250 processes over the suite) and `python -m snakemake` calls run
+# in a warm interpreter: forked from a server per worker that imported numpy, pandas, scipy, matplotlib, Snakemake...
+# once (tests/warm_python.py; started on first use by tests/workflow/workflow_project.py, stopped at the session's
+# end). DPDL_TEST_WARM=0 runs them all cold, as a plain `python` would: the check that no job relies on a module the
+# server imported (run it now and then).
 
 # The suite starts hundreds of `python -m dpdl` jobs: let them keep the bytecode of dpdl's own modules (an
 # editable install, so not compiled at install). Where PYTHONDONTWRITEBYTECODE is set, as on the CI machine,

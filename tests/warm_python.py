@@ -1,13 +1,17 @@
-"""A warm interpreter for the workflow tests' ``python -m dpdl`` jobs: a fork server, one per pytest(-xdist) worker.
+"""A warm interpreter for the workflow tests' ``python -m dpdl`` and ``-m snakemake``: a fork server per test worker.
 
 A cold ``python -m dpdl <job>`` spends most of its 0.6-4 CPU-s importing numpy, pandas, scipy, dp_accounting, numba,
 jsonschema, matplotlib and seaborn; forked from a process that imported them already, the same job costs 0.1-1.6
-(notes of issue 60, item 7). The server (``serve``, run as ``python tests/warm_python.py serve <folder>``) imports
-those modules once, never ``dpdl``, and listens on ``<folder>/sock``. The ``python`` shim (``warm_shim.py``, written
-to ``<folder>/bin/python``) sends it each ``-m dpdl`` call's argv, cwd, environment, umask and fds 0/1/2; the server
-forks a child, which becomes what a fresh ``python -m dpdl`` with that environment would be (cwd, environment,
+(notes of issue 60, item 7); a cold ``python -m snakemake`` spends ~2.4 CPU-s importing Snakemake (sqlalchemy,
+pydantic, docutils, jinja2, pulp...) before its first job. The server (``serve``, run as
+``python tests/warm_python.py serve <folder>``) imports those modules once, never ``dpdl``, and listens on
+``<folder>/sock``. The ``python`` shim (``warm_shim.py``, written to ``<folder>/bin/python``) sends it each
+``-m dpdl`` or ``-m snakemake`` call's module, argv, cwd, environment, umask and fds 0/1/2; the server forks a
+child, which becomes what a fresh ``python -m <module>`` with that environment would be (cwd, environment,
 ``sys.path`` with the ``PYTHONPATH`` entries first, the ``sitecustomize`` found there imported, std streams on the
-caller's fds) and runs the job with ``runpy``, ending as the interpreter would (exit codes, tracebacks, atexit).
+caller's fds) and runs the module with ``runpy``, ending as the interpreter would (exit codes, tracebacks, atexit).
+A warm Snakemake's jobs (``python -m dpdl`` shells) find the shim on its ``PATH`` and are forked by the same server.
+The server only imports: no thread runs in it when it forks (``preload`` checks), and a child starts its own.
 
 The CPU stays counted: the server reaps each child (``wait4``; SIGCHLD is never ignored, which would make Linux drop
 the children's CPU), answers the shim with the child's status, and exits only once every child is reaped; the test
@@ -69,9 +73,20 @@ def dpdl_modules() -> list[str]:
     return sorted(name for name in sys.modules if name == "dpdl" or name.startswith("dpdl."))
 
 
+WARM_MODULES = ("dpdl", "snakemake")  # what the server runs, as `python -m` would (the shim's list too)
+# What importing a module appends to `sys.path` (Snakemake's __init__: ".snakemake/pip-deployments", relative), as
+# `python -m <module>` has it at the end: filled by preload, left out of every child's path but that module's.
+IMPORT_PATHS: dict[str, list[str]] = {}
+
+
 def preload() -> None:
-    """The third-party modules dpdl's jobs import (the measured bulk of a cold job's CPU); never dpdl itself: the
-    workflow's ``sitecustomize`` patches dpdl's pins, and dpdl reads its environment at import."""
+    """The third-party modules of dpdl's jobs and of Snakemake (the measured bulk of a cold start's CPU).
+
+    Never dpdl itself: the workflow's ``sitecustomize`` patches dpdl's pins, and dpdl reads its environment at
+    import (the projects' Snakefiles import dpdl: in a warm Snakemake, that happens in the child). No thread: a
+    forked child would lack it, and a lock held by one would stay held."""
+    import threading
+
     import dp_accounting  # noqa: F401
     import jsonschema  # noqa: F401
     import matplotlib
@@ -88,7 +103,27 @@ def preload() -> None:
     import matplotlib.pyplot  # noqa: F401
     import seaborn  # noqa: F401
 
+    # What `python -X importtime -m snakemake` loads in a test project, past what is above: its command line, API,
+    # workflow, DAG, scheduler (pulp: the ILP scheduler), local executor, report (docutils, jinja2), persistence
+    # (sqlalchemy, sqlmodel), storage (smart_open, requests); none reads the environment at import.
+    path = list(sys.path)
+    import pulp  # noqa: F401
+    import requests  # noqa: F401
+    import smart_open  # noqa: F401
+    import snakemake.api  # noqa: F401
+    import snakemake.cli  # noqa: F401
+    import snakemake.dag  # noqa: F401
+    import snakemake.executors.local  # noqa: F401
+    import snakemake.profiles  # noqa: F401
+    import snakemake.report.html_reporter  # noqa: F401
+    import snakemake.scheduling.job_scheduler  # noqa: F401
+    import snakemake.shell  # noqa: F401
+    import snakemake.storage  # noqa: F401
+    import snakemake.workflow  # noqa: F401
+
+    IMPORT_PATHS["snakemake"] = [entry for entry in sys.path if entry not in path]
     assert not dpdl_modules(), f"the warm server imported {dpdl_modules()}"
+    assert threading.active_count() == 1, f"the warm server runs threads: {threading.enumerate()}"
 
 
 def log(message: str) -> None:
@@ -125,9 +160,9 @@ def send(conn: socket.socket, message: dict) -> None:
 
 
 class Server:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, base_path: list[str]) -> None:
         self.folder = folder
-        self.base_path = sys.path[1:]  # less this script's folder: what any `python` here starts with
+        self.base_path = base_path  # what any `python` here starts with
         self.env = import_time_env(dict(os.environ))
         self.running: dict[int, tuple[socket.socket, list[str], float]] = {}
         self.stopping = False
@@ -221,7 +256,7 @@ class Server:
             code = os.waitstatus_to_exitcode(status)
             cpu = usage.ru_utime + usage.ru_stime
             log(
-                f"job {pid} ended {code}: {cpu:.2f} CPU-s, {time.monotonic() - started:.1f} s: dpdl {' '.join(argv)}"
+                f"job {pid} ended {code}: {cpu:.2f} CPU-s, {time.monotonic() - started:.1f} s: {' '.join(argv)}"
             )
             send(conn, {"exit": code} if code >= 0 else {"signal": -code})
             conn.close()
@@ -230,7 +265,8 @@ class Server:
         conn.settimeout(10)
         request, fds = receive(conn)
         if request.get("kind") == "status":
-            send(conn, {"pid": os.getpid(), "dpdl_modules": dpdl_modules(), "running": len(self.running)})
+            status = {"pid": os.getpid(), "dpdl_modules": dpdl_modules(), "running": len(self.running)}
+            send(conn, {**status, "served": self.served, "cold": self.cold})
             conn.close()
             return
         differs = sorted(
@@ -239,13 +275,16 @@ class Server:
             if self.env.get(k) != request["env"].get(k)
         )
         reason = f"environment differs at {', '.join(differs)}" if differs else None
+        module = request.get("module", "dpdl")
+        if module not in WARM_MODULES:
+            reason = f"no warm {module!r}"
         if len(fds) != 3:
             reason = f"{len(fds)} fds instead of 3"
         if dpdl_modules():
             reason = f"the server holds {dpdl_modules()}"
         if reason:
             self.cold += 1
-            log(f"cold: {reason}: dpdl {' '.join(request.get('argv', []))}")
+            log(f"cold: {reason}: {module} {' '.join(request.get('argv', []))}")
             send(conn, {"cold": reason})
             for fd in fds:
                 os.close(fd)
@@ -272,7 +311,7 @@ class Server:
         for fd in fds:
             os.close(fd)
         self.served += 1
-        self.running[pid] = (conn, request["argv"], time.monotonic())
+        self.running[pid] = (conn, [module, *request["argv"]], time.monotonic())
         send(conn, {"pid": pid})
 
 
@@ -280,7 +319,7 @@ class Server:
 
 
 class Child:
-    """In the forked child: become ``python -m dpdl <argv>`` started in the caller's cwd and environment."""
+    """In the forked child: become ``python -m <module> <argv>`` started in the caller's cwd and environment."""
 
     def __init__(
         self, conn: socket.socket, fds: list[int], request: dict, base_path: list[str], close: list[int]
@@ -355,6 +394,9 @@ class Child:
             except Exception as error:
                 print(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{error!r}", file=sys.stderr)
         sys.path.insert(0, os.getcwd())
+        sys.path += IMPORT_PATHS.get(
+            self.request.get("module", "dpdl"), []
+        )  # as the module's import appends them
 
     def watchdog(self) -> None:
         """The job dies with its shim: a shim killed outright (SIGKILL, a timeout) closes its socket."""
@@ -370,13 +412,12 @@ class Child:
         threading.Thread(target=watch, name="warm-watchdog", daemon=True).start()
 
     def main(self) -> int | None:
-        """The job; its exit code, or None after an uncaught KeyboardInterrupt (the interpreter then dies of
-        SIGINT)."""
+        """The module run as ``__main__``; its exit code (None: an uncaught KeyboardInterrupt, to die of SIGINT)."""
         import runpy
 
         sys.argv = ["-m", *self.request["argv"]]
         try:
-            runpy.run_module("dpdl", run_name="__main__", alter_sys=True)
+            runpy.run_module(self.request.get("module", "dpdl"), run_name="__main__", alter_sys=True)
         except SystemExit as exit:
             return exit_code(exit)
         except BaseException:
@@ -472,7 +513,7 @@ class WarmServer:
         }
 
     def status(self) -> dict:
-        """What the server says of itself (its pid, the dpdl modules it holds, its running jobs)."""
+        """What the server says of itself (its pid, the dpdl modules it holds, its running, served and cold calls)."""
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
             client.connect(str(self.socket))
             body = json.dumps({"kind": "status"}).encode()
@@ -539,5 +580,6 @@ atexit.register(stop_shared)
 if __name__ == "__main__":
     if sys.argv[1:2] != ["serve"] or len(sys.argv) != 3:
         raise SystemExit("usage: python tests/warm_python.py serve FOLDER")
+    base_path = sys.path[1:]  # less this script's folder, before preload adds any (IMPORT_PATHS)
     preload()
-    Server(Path(sys.argv[2])).serve()
+    Server(Path(sys.argv[2]), base_path).serve()

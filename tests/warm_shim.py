@@ -1,12 +1,14 @@
-"""The ``python`` that the workflow tests put first on ``PATH``: ``python -m dpdl ...`` runs warm, anything else cold.
+"""The ``python`` first on the workflow tests' ``PATH``: ``-m dpdl`` and ``-m snakemake`` run warm, the rest cold.
 
-``tests/warm_python.py`` writes this file, behind a ``#!<venv python> -IS`` line, into a worker's ``bin/`` folder:
-isolated and without ``site``, it starts in ~0.01 CPU-s and imports nothing but what is below. For ``-m dpdl`` with
-``DPDL_WARM_SOCKET`` set it hands its argv, cwd, environment, umask and fds 0/1/2 to the warm server, which forks a
-child to run the job; it forwards SIGTERM/SIGINT/SIGHUP to the child's process group and ends as the child ended
-(same exit code, or killed by the same signal;
-128+signal if the connection drops first). Anything else, a server that cannot be reached or one that answers
-"cold": it becomes the real interpreter (``execv``), so a dead server only makes the tests slower.
+``tests/warm_python.py`` writes this file, behind a ``#!<venv python> -IS`` line, into a worker's ``bin/``
+folder: isolated and without ``site``, it starts in ~0.01 CPU-s and imports nothing but what is below. For
+``-m dpdl`` or ``-m snakemake`` with ``DPDL_WARM_SOCKET`` set it hands its module, argv, cwd, environment,
+umask and fds 0/1/2 to the warm server, which forks a child to run it. It forwards SIGTERM to the child alone
+(as ``kill PID`` reaches a cold process: Snakemake then finishes its running jobs) and SIGINT/SIGHUP to the
+child's process group (as a terminal sends them to its foreground group: Snakemake's jobs get them too), and
+ends as the child ended (same exit code, or killed by the same signal; 128+signal if the connection drops
+first). Anything else, a server that cannot be reached or one that answers "cold": it becomes the real
+interpreter (``execv``), so a dead server only makes the tests slower.
 """
 
 import json
@@ -16,6 +18,8 @@ import socket
 import sys
 
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+TO_THE_GROUP = (signal.SIGINT, signal.SIGHUP)  # SIGTERM: to the child alone
+WARM_MODULES = ("dpdl", "snakemake")
 
 
 def cold() -> None:
@@ -37,7 +41,7 @@ def die_like(signum: int) -> None:
 def main() -> None:
     args = sys.argv[1:]
     path = os.environ.get("DPDL_WARM_SOCKET")
-    if not path or args[:2] != ["-m", "dpdl"]:
+    if not path or len(args) < 2 or args[0] != "-m" or args[1] not in WARM_MODULES:
         cold()
     state = {"pid": None, "signal": None}
 
@@ -45,7 +49,7 @@ def main() -> None:
         state["signal"] = signum
         if state["pid"]:
             try:
-                os.killpg(state["pid"], signum)
+                (os.killpg if signum in TO_THE_GROUP else os.kill)(state["pid"], signum)
             except ProcessLookupError:
                 pass
 
@@ -57,7 +61,14 @@ def main() -> None:
         umask = os.umask(0)
         os.umask(umask)
         body = json.dumps(
-            {"kind": "run", "argv": args[2:], "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask}
+            {
+                "kind": "run",
+                "module": args[1],
+                "argv": args[2:],
+                "cwd": os.getcwd(),
+                "env": dict(os.environ),
+                "umask": umask,
+            }
         ).encode()
         client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         client.connect(path)

@@ -114,15 +114,21 @@ def _env(project: dict, warm: bool) -> dict:
     return dict(project["env"])
 
 
+def _python(project: dict, env: dict) -> str:
+    """The shim if ``env`` reaches the warm server, else the real interpreter."""
+    return str(project["warm"].python) if "DPDL_WARM_SOCKET" in env else sys.executable
+
+
 def snakemake(
     project: dict, *args: str, mirror: bool = True, warm: bool = True
 ) -> subprocess.CompletedProcess:
-    """Run Snakemake in the project copy; with ``mirror`` the generated mirror is the data source; its dpdl jobs
-    cold if not ``warm``."""
+    """Run Snakemake in the project copy (the mirror as its data source if ``mirror``); cold, jobs too, if not ``warm``.
+
+    Warm, Snakemake itself is forked from the worker's server too (``tests/warm_python.py``), its jobs as well."""
     env = _env(project, warm)
     if mirror:
         env["DPDL_DATA_MIRROR"] = str(project["mirror"])
-    command = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    command = [_python(project, env), "-m", "snakemake", "--cores", "2", *args]
     # A guard against a hang, not a speed test: under pytest-xdist two study builds share 2 cores, and
     # dp_iadmm's took over 600 s on a loaded 2-core machine even alone.
     return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=1800)
@@ -130,8 +136,7 @@ def snakemake(
 
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
     env = _env(project, warm=True)
-    python = str(project["warm"].python) if "DPDL_WARM_SOCKET" in env else sys.executable
-    command = [python, "-m", "dpdl", *args]
+    command = [_python(project, env), "-m", "dpdl", *args]
     return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=120)
 
 
