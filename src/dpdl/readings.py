@@ -318,11 +318,7 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
     data = folder / "data"
     if not data.is_symlink():
         data.symlink_to(Path("data").resolve(), target_is_directory=True)
-    from dpdl.targets import plan
-
-    seeded = seed_from_main_build(
-        study, folder, runs=study_module(study).runs(config, plan(config).buildable)
-    )
+    seeded = seed_from_main_build(study, folder)
     print(
         f"{study}/{name}: {seeded} outputs of the main build linked in; Snakemake reruns what the reading changes"
     )
@@ -399,13 +395,11 @@ SEEDED_ROOTS = ("results/{study}/", "results/tables/{study}/", "benchmarks/{stud
 SNAKEMAKE_RECORDS = Path(".snakemake")
 
 
-def seed_from_main_build(study: str, folder: Path, runs: Sequence[str] | None = None) -> int:
+def seed_from_main_build(study: str, folder: Path) -> int:
     """Link the main build's finished outputs of ``study`` into a reading's ``folder``.
 
     Their Snakemake records (``.snakemake/metadata``) are linked with them; return how many were
-    linked. Given ``runs`` (the reading's grid, as the build names its runs), a run file outside it is
-    not linked: a narrower grid (dvp_pvp's eta_note_grid) would otherwise hold the main build's other runs,
-    which ``dpdl publish`` refuses as another config's.
+    linked.
 
     The nested build then reruns exactly the jobs whose params, input files or rule code the reading
     changes, and everything downstream of them: Snakemake's rerun triggers decide, as they do for an
@@ -422,7 +416,6 @@ def seed_from_main_build(study: str, folder: Path, runs: Sequence[str] | None = 
     from dpdl.chain import record_path
 
     roots = tuple(root.format(study=study) for root in SEEDED_ROOTS)
-    grid = set(runs or ())
     records = SNAKEMAKE_RECORDS / "metadata"
     # With records but no "incomplete" folder, Snakemake would walk every record to "migrate" it.
     (folder / SNAKEMAKE_RECORDS / "incomplete").mkdir(parents=True, exist_ok=True)
@@ -436,8 +429,6 @@ def seed_from_main_build(study: str, folder: Path, runs: Sequence[str] | None = 
         source, target = Path(output), folder / output
         if not output.startswith(roots) or not source.is_file() or target.exists():
             continue
-        if runs is not None and is_run_file(output, study) and output not in grid:
-            continue  # a run of the main build's grid that the reading's leaves out
         marker = Path("incomplete") / record.relative_to(records)
         if (SNAKEMAKE_RECORDS / marker).exists() or (folder / SNAKEMAKE_RECORDS / marker).exists():
             continue  # the main build's job, or the reading's own, was left incomplete (or is running)

@@ -268,3 +268,32 @@ def test_publish_compares_each_built_readings_runs_with_its_config(
         f"dzoa: {first} in reading ring's build was made with dzoa.topology = 'ring_chord' (its switches.topology; "
         "1 of 3 run(s) differ), but reading ring's config (the config with its switches set) gives 'ring';"
     )
+
+
+def test_a_seed_of_the_main_build_outside_a_readings_grid_is_not_the_readings_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 59: dvp_pvp's eta_note_grid was seeded with the main build's runs of etas its grid leaves out, and
+    # `dpdl publish` refused them as another config's runs
+    from dpdl.publishing.snapshot import unused_seed
+
+    monkeypatch.chdir(tmp_path)
+    within = "results/readings/toy/narrow/"
+    for eta in ("0.001", "0.1"):
+        main = Path(f"results/toy/runs/eta{eta}/seed0.npz")
+        main.parent.mkdir(parents=True)
+        main.write_bytes(b"run")
+        (Path(within) / main).parent.mkdir(parents=True)
+        (Path(within) / main).hardlink_to(main)
+    own = (
+        Path(within) / "results/toy/runs/eta0.01/seed0.npz"
+    )  # made by the reading's build: no main build's file
+    own.parent.mkdir(parents=True)
+    own.write_bytes(b"run")
+    grid = {"results/toy/runs/eta0.1/seed0.npz"}
+    assert unused_seed(f"{within}results/toy/runs/eta0.001/seed0.npz", within, grid)
+    assert not unused_seed(f"{within}results/toy/runs/eta0.1/seed0.npz", within, grid)  # in its grid: shared
+    assert not unused_seed(own.as_posix(), within, grid)  # outside it, its own: another config's, refused
+    (Path(within) / "results/toy/runs/eta0.001/seed0.npz").unlink()
+    (Path(within) / "results/toy/runs/eta0.001/seed0.npz").write_bytes(b"run")  # a copy, not the main's file
+    assert not unused_seed(f"{within}results/toy/runs/eta0.001/seed0.npz", within, grid)

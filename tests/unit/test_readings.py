@@ -244,32 +244,7 @@ def test_the_nested_build_finds_a_mirror_given_as_a_relative_path(
 
     monkeypatch.setattr("subprocess.run", run)
     name = readings.study_readings("dzoa")[1].name
-    from dpdl.config import load_config
-
-    config = load_config(Path(__file__).resolve().parents[2] / "config/config.yaml")
-    readings.build_reading(
-        "dzoa", name, {**config, "data": {**config["data"], "mirror": "mirror"}}, "Snakefile", 1
-    )
+    readings.build_reading("dzoa", name, {"data": {"mirror": "mirror"}}, "Snakefile", 1)
     assert seen["env"]["DPDL_DATA_MIRROR"] == str(tmp_path / "mirror")
     written = yaml.safe_load((readings.reading_folder("dzoa", name) / "config.yaml").read_text())
     assert written["data"]["mirror"] == str(tmp_path / "mirror")
-
-
-def test_a_run_outside_the_readings_grid_is_not_seeded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # dvp_pvp's eta_note_grid: seeded with every eta-selection run of the main build, its folder held four runs
-    # of etas its grid leaves out, and `dpdl publish` refused them as another config's runs
-    monkeypatch.chdir(tmp_path)
-    names = [f"results/toy/runs/eta{eta}/seed0.npz" for eta in ("0.001", "0.1")] + ["results/toy/a.csv"]
-    for name in names:
-        Path(name).parent.mkdir(parents=True, exist_ok=True)
-        Path(name).write_text("x\n")
-        record = Path(".snakemake/metadata") / base64.urlsafe_b64encode(name.encode()).decode()
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text("{}")
-    folder = tmp_path / "results/readings/toy/narrow"
-    assert readings.seed_from_main_build("toy", folder, runs=["results/toy/runs/eta0.1/seed0.npz"]) == 2
-    assert (folder / "results/toy/runs/eta0.1/seed0.npz").samefile("results/toy/runs/eta0.1/seed0.npz")
-    assert (folder / "results/toy/a.csv").is_file()  # not a run: linked as before
-    assert not (folder / "results/toy/runs/eta0.001").exists()

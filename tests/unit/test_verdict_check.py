@@ -50,10 +50,15 @@ def snapshot(one_study: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def rehash(out: Path) -> None:
     """Make the study's manifest and the snapshot's merged files agree with its files again, as a careful hand
-    edit would."""
+    edit would.
+
+    The hash chain is dropped (a snapshot published before it has none), or it would name the edit first: here
+    the verdicts themselves, judged again, must.
+    """
     path = out / STUDY / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8"))
     manifest["files"] = {name: sha256_file(out / STUDY / name) for name in manifest["files"]}
+    manifest.pop("chain", None)
     path.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     write_merged(out)
 

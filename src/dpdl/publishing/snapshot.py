@@ -160,10 +160,11 @@ def publish(
         # each reading's runs, with the reading's config
         for name in (name for name in built if name != DEFAULT):
             runs = reading_provenances(study, name, narrowed[name]["runs"] if name in narrowed else None)
-            in_readings[study] |= runs
             within = reading_folder(study, name).as_posix() + "/"
             settings = reading_config(config, study, name)
-            grid = study_module(study).runs(settings, buildable)
+            grid = set(study_module(study).runs(settings, buildable))
+            runs = {path: run for path, run in runs.items() if not unused_seed(path, within, grid)}
+            in_readings[study] |= runs
             named = {path.removeprefix(within): provenance for path, provenance in runs.items()}
             different += settings_problems(study, settings, named, grid, reading=name)
         if different:
@@ -175,6 +176,18 @@ def publish(
             study, config, configfile.as_posix(), buildable, provenances[study], out, in_readings[study]
         )
     _rewrite_merged(out, readme)
+
+
+def unused_seed(path: str, within: str, grid: set[str]) -> bool:
+    """Whether the run at ``path`` in a reading's folder (``within``) is the main build's, outside its grid.
+
+    A reading's folder is seeded with every finished output of the main build
+    (:func:`dpdl.readings.seed_from_main_build`); one of its grid shares the main build's file, one outside it
+    (a narrower grid: dvp_pvp's eta_note_grid) is a seed the reading's build never read, neither its run nor
+    another config's.
+    """
+    name = path.removeprefix(within)
+    return name not in grid and Path(name).is_file() and Path(path).samefile(name)
 
 
 def publish_study(
