@@ -346,3 +346,13 @@ def test_a_privacy_verdict_on_the_studys_own_mechanism_is_said_where_it_differs(
     assert "wddp.privacy.wddp is 'planted' on the mechanism" in (snapshot / "wddp" / "ARTICLE.md").read_text(
         "utf-8"
     )
+
+
+def test_the_title_names_the_scale_the_claims_ran_at_not_the_least_they_need() -> None:
+    # issue 59: dvp_pvp's Table 1 ran on 5 rho seeds, and its title said "rho_seeds = 2", the least its claims need
+    from dpdl.article.snapshot import read_card
+    from dpdl.article.title import scope
+
+    card = read_card(PUBLISHED / "dvp_pvp" / "claims.csv")
+    card["scale"] = card["scale"].str.replace('"rho_seeds": 5', '"rho_seeds": 7')
+    assert "rho_seeds = 7" in scope("dvp_pvp", card)

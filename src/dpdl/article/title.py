@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -46,19 +47,27 @@ def _scale_words(needs: dict) -> str:
     return ", ".join(f"{key} = {number(value)}" for key, value in sorted(needs.items()))
 
 
+def _ran_at(row: pd.Series) -> dict:
+    """The scale a claim's row says its runs had (its ``scale`` column, JSON), or nothing where it says none."""
+    text = row.get("scale")
+    return json.loads(text) if isinstance(text, str) and text.startswith("{") else {}
+
+
 def scope(study: str, card: pd.DataFrame) -> str:
     """What was tested, named from the counted substantive claims.
 
-    The tables of those run and the scale their claims need; the tables of those not run (per verdict), each
-    with the scale it needs beyond that.
+    The tables of those run and the scale they ran at (each key their claims need, at the largest value the
+    rows' ``scale`` records, else the value needed); the tables of those not run (per verdict), each with the
+    scale it needs beyond that.
     """
     registry = _claims_registry(study)
     substantive = counted(card)
     run = substantive[~substantive["verdict"].isin(NOT_RUN)]
     run_needs: dict = {}
-    for cid in run["id"]:
-        for key, value in registry[cid].needs.items() if cid in registry else ():
-            run_needs[key] = max(run_needs.get(key, 0), value)
+    for _, row in run.iterrows():
+        ran = _ran_at(row)
+        for key, value in registry[row["id"]].needs.items() if row["id"] in registry else ():
+            run_needs[key] = max(run_needs.get(key, 0), ran.get(key, value))
     tables = list(dict.fromkeys(_table_name(registry[c].aggregate) for c in run["id"] if c in registry))
     parts = [
         ("tested: " + ", ".join(tables) + (f" at {_scale_words(run_needs)}" if run_needs else ""))
