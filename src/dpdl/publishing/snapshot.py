@@ -70,6 +70,13 @@ from dpdl.studies import study_module
 from dpdl.studies.common import claims_path
 from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name
 
+AUDIT_FILES = (AUDIT_TABLE, "audit/audit.md", "audit/audit.json")  # a study's published audit
+
+
+def audit_sources(study: str) -> dict[str, Path]:
+    """The built audit files of ``study``, by the name each is published under (:data:`AUDIT_FILES`)."""
+    return {name: Path(audit_path(study, Path(name).suffix.lstrip("."))) for name in AUDIT_FILES}
+
 
 def code_version() -> dict:
     """The git commit of the build's checkout and whether tracked files differed from it."""
@@ -250,8 +257,8 @@ def study_snapshot(
             for table in sorted(aggregates_folder(study, reading_folder(study, name)).glob("*.csv")):
                 if name not in narrowed or table.name in narrowed[name]["tables"]:
                     outputs[published_aggregate(table.name, name)] = table
-    for ext in ("csv", "md", "json") if Path(audit_path(study, "csv")).is_file() else ():
-        outputs[f"audit/audit.{ext}"] = Path(audit_path(study, ext))
+    if Path(audit_path(study, "csv")).is_file():
+        outputs.update(audit_sources(study))
     if Path(data_premises_path(study)).is_file():
         outputs[DATA_PREMISES] = Path(data_premises_path(study))
     privacy = pd.read_csv(summary_table("privacy", "csv"))
@@ -286,9 +293,6 @@ def study_snapshot(
     if AUDIT_TABLE in outputs:
         texts[LEDGER] = ledger_text(study)
     return StudySnapshot(outputs, texts, manifest)
-
-
-AUDIT_FILES = (AUDIT_TABLE, "audit/audit.md", "audit/audit.json")  # what publish_audits copies
 
 
 def keep_published_audit(study: str, snapshot: StudySnapshot, folder: Path) -> None:
@@ -373,10 +377,7 @@ def publish_audits(
     recover(out, *([readme] if readme is not None else []))
     require_published(studies, out, "publish the study before its audit")
     config = load_config(configfile)
-    sources_of = {
-        study: {f"audit/audit.{ext}": Path(audit_path(study, ext)) for ext in ("csv", "md", "json")}
-        for study in studies
-    }
+    sources_of = {study: audit_sources(study) for study in studies}
     for study, sources in sources_of.items():  # every study's audit is there before any is copied
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
