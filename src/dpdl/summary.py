@@ -133,6 +133,7 @@ def merge_scorecards(
     readings: str | Path | None = None,
     audits: Mapping[str, pd.DataFrame] | None = None,
     data_premises: Mapping[str, pd.DataFrame] | None = None,
+    derived: Mapping[str, tuple[pd.DataFrame, pd.DataFrame]] | None = None,
 ) -> pd.DataFrame:
     """One row per registered claim of every study, in study order.
 
@@ -144,9 +145,10 @@ def merge_scorecards(
     many of its study's readings it holds. ``audits`` maps a study to its audit table, which
     judges its privacy claims (:func:`dpdl.audit_report.privacy_claim_rows`; not built without one);
     ``data_premises`` maps a study to its data premise table, which judges its premise claims
-    (:func:`dpdl.audit_report.premise_claim_rows`; not measured without one).
+    (:func:`dpdl.audit_report.premise_claim_rows`; not measured without one). ``derived`` maps a study
+    to its premise ledger and canary losses where the caller has them already (else each is computed).
     """
-    audits, data_premises = audits or {}, data_premises or {}
+    audits, data_premises, derived = audits or {}, data_premises or {}, derived or {}
     enabled = set(enabled)
     frames = []
     for study in ALL:
@@ -159,7 +161,8 @@ def merge_scorecards(
                 frame["verdict"], frame["detail"] = NOT_AT_SCALE, NOT_ENABLED
         frames.append(frame)
         not_enabled = [] if study in enabled else [NOT_ENABLED]
-        frames.append(privacy_claim_rows(study, audits.get(study), *not_enabled))
+        ledger, reach = derived.get(study, (None, None))
+        frames.append(privacy_claim_rows(study, audits.get(study), *not_enabled, ledger=ledger, reach=reach))
         frames.append(premise_claim_rows(study, data_premises.get(study), *not_enabled))
     card = pd.concat(frames, ignore_index=True)
     card["readings"] = NO_READINGS

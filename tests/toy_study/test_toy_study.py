@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import warm_python
 from fixtures import copy_workflow
 
 from dpdl.judgement import NOT_REFUTED, PREMISE_HOLDS, REFUTED
@@ -44,16 +45,23 @@ def run(work: Path, env: dict, *command: str) -> subprocess.CompletedProcess:
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     work = tmp_path_factory.mktemp("toy") / "project"
     copy_workflow(work, CONFIG)
-    # cold on purpose (no warm server, tests/warm_python.py): a study registered by a fresh process's environment
     env = {k: v for k, v in os.environ.items() if k != "DPDL_DATA_MIRROR"}
     env.update(
         DPDL_EXTRA_STUDIES="toy",
         PYTHONPATH=os.pathsep.join([str(HERE), str(ROOT / "src")]),
         PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+        **warm_python.THREADS,
     )
-    done = run(work, env, sys.executable, "-m", "snakemake", "--cores", "1")
+    # Snakemake and each job forked warm (tests/warm_python.py), each a fresh `python -m` of this environment:
+    # dpdl, never imported by the server, reads DPDL_EXTRA_STUDIES and finds the toy on PYTHONPATH as a new
+    # process would. DPDL_TEST_WARM=0: all cold.
+    server = warm_python.shared()
+    python = sys.executable
+    if server is not None and server.wait_ready():
+        env, python = server.env(env), str(server.python)
+    done = run(work, env, python, "-m", "snakemake", "--cores", "1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return {"work": work, "env": env, "done": done}
+    return {"work": work, "env": env, "python": python, "done": done}
 
 
 def test_the_real_snakefile_builds_the_toy_in_few_jobs(built: dict) -> None:
@@ -84,7 +92,7 @@ def test_it_is_published_into_a_folder_that_checks(built: dict) -> None:
     ):
         assert run(work, env, *command).returncode == 0
     out = work.parent / "published"
-    dpdl = (sys.executable, "-m", "dpdl")
+    dpdl = (built["python"], "-m", "dpdl")
     publish = (*dpdl, "publish", "--configfile", "config/config.yaml", "--studies", "toy", "--out", str(out))
     for command in (publish, (*publish, "--audit")):
         done = run(work, env, *command)

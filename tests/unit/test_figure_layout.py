@@ -4,7 +4,8 @@ Each study's figures are drawn from aggregates that its own aggregate functions 
 fabricated runs of the default config's grid (``read_run`` is replaced; the run paths, columns
 and reductions are the real ones): with every dataset, and for wddp and dp_iadmm once per build
 that lacks one of their two (dp_iadmm drops its FEMNIST figures and Fig. 4's FEMNIST row without
-FEMNIST; dvp_pvp and dzoa have one dataset). After ``fig.canvas.draw()`` (the layout the saved files get):
+FEMNIST; dvp_pvp and dzoa have one dataset). After ``fig.draw_without_rendering()`` (the layout the saved
+files get, with no pixels rasterized):
 
 (a) every visible text (titles, axis and tick labels, legend entries, notes, table cells) lies
     inside the figure;
@@ -363,7 +364,7 @@ def test_every_figure_keeps_its_text_on_the_canvas_apart_and_named(study, datase
     problems = []
     for figure, aggregate in STUDIES[study](monkeypatch, datasets).items():
         fig = figures.draw(figure, aggregate)
-        fig.canvas.draw()
+        fig.draw_without_rendering()
         problems += [f"{figure}: {problem}" for problem in layout_problems(fig)]
         if not fig.get_suptitle().startswith(expected_title(study, figure)):
             problems.append(

@@ -207,7 +207,9 @@ def test_a_publish_killed_at_any_point_leaves_a_whole_snapshot_and_the_next_fini
                 name
             )
     assert len(leftovers(out)) == reported
-    problems = published_problems(out)  # `dpdl check published` names each leftover
+    with pytest.MonkeyPatch.context() as patch:  # the verdicts judged again: not what is tested here
+        patch.setattr("dpdl.publishing.problems.snapshot_problems", lambda out, manifests: [])
+        problems = published_problems(out)  # `dpdl check published` names each leftover
     assert sum("interrupted `dpdl publish`" in problem for problem in problems) == reported
     caplog.clear()
     with pytest.MonkeyPatch.context() as patch:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from dpdl.audit.data_premises import read_data_premises
-from dpdl.audit_report import read_audit, reading_privacy_rows, study_ledger
+from dpdl.audit_report import cell_reach, read_audit, reading_privacy_rows, study_ledger
 from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, sha256_file, write_json, write_text
@@ -63,8 +63,12 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         for study in manifests
         if (out / study / AUDIT_TABLE).is_file()
     }
+    # each audited study's premise ledger and canary losses: functions of the code alone, each computed once
+    derived = {study: (study_ledger(study), cell_reach(study)) for study in audits}
     privacy = [
-        reading_privacy_rows(study, audit, reading_mechanisms(study, manifests[study]["config"]))
+        reading_privacy_rows(
+            study, audit, reading_mechanisms(study, manifests[study]["config"]), *derived[study]
+        )
         for study, audit in audits.items()
     ]
     table, summary, readings_csv = judged_readings(cards, baselines, engines, privacy)
@@ -74,10 +78,12 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         if (out / study / DATA_PREMISES).is_file()
     }
     scorecards = {study: out / study / "claims.csv" for study in manifests}
-    card = merge_scorecards(manifests, scorecards, audits=audits, data_premises=data_premises)
+    card = merge_scorecards(
+        manifests, scorecards, audits=audits, data_premises=data_premises, derived=derived
+    )
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
     return {
-        **{f"{study}/{LEDGER}": ledger_text(study) for study in audits},
+        **{f"{study}/{LEDGER}": ledger_text(study, derived[study][0]) for study in audits},
         "readings.csv": readings_csv,
         "scorecard.csv": card.to_csv(index=False, lineterminator="\n"),
         "scorecard.md": scorecard_markdown(card),
@@ -110,12 +116,12 @@ def write_merged(out: Path = PUBLISHED) -> None:
         ) from None
 
 
-def ledger_text(study: str) -> str:
-    """A study's premise ledger as its snapshot holds it.
+def ledger_text(study: str, ledger: pd.DataFrame | None = None) -> str:
+    """A study's premise ledger (``ledger``, else computed) as its snapshot holds it.
 
     The ledger, ``audit/premises.csv``, is a function of the code alone.
     """
-    return study_ledger(study).to_csv(index=False, lineterminator="\n")
+    return (study_ledger(study) if ledger is None else ledger).to_csv(index=False, lineterminator="\n")
 
 
 def write_ledger(out: Path, study: str, text: str) -> None:
