@@ -4,6 +4,7 @@ and the studies are listed once (``dpdl.studies.ALL``) with every other list of 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import re
 import subprocess
@@ -117,8 +118,19 @@ def imported_modules(path: Path, known: set[str]) -> set[str]:
 
 
 def import_graph(root: Path = SOURCE) -> dict[str, set[str]]:
+    """Each module under ``root`` and the modules of ``root`` it imports; dpdl's own read once per process."""
+    graph = _source_graph() if root == SOURCE else _read_graph(root)
+    return {name: set(imports) for name, imports in graph.items()}
+
+
+def _read_graph(root: Path) -> dict[str, set[str]]:
     paths = {module_name(path, root): path for path in root.rglob("*.py")}
     return {name: imported_modules(path, set(paths)) - {name} for name, path in paths.items()}
+
+
+@functools.cache
+def _source_graph() -> dict[str, set[str]]:
+    return _read_graph(SOURCE)
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str]:
