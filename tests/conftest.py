@@ -41,6 +41,9 @@ SLOWEST_FIRST = (
     "tests/toy_study/test_toy_study.py",
     "tests/unit/test_dp_iadmm_jax.py",
     "tests/workflow/test_data_premises_workflow.py",
+    "tests/unit/test_figure_layout.py",  # and the unit tests of most CPU, whatever their number of tests
+    "tests/unit/test_publishing_faults.py",
+    "tests/unit/test_article.py",
 )
 # The workflow projects' `python -m dpdl` jobs (~250 processes over the suite) and `python -m snakemake` calls run
 # in a warm interpreter: forked from a server per worker that imported numpy, pandas, scipy, matplotlib, Snakemake...

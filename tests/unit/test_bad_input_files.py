@@ -49,8 +49,11 @@ def test_a_folder_as_configfile_of_a_command_is_one_line(prepared, capsys, stder
 
 def test_a_deleted_merged_scorecard_is_named_not_a_traceback(at_root: Path, tmp_path: Path) -> None:
     """#36, case 5: a snapshot without its scorecard.csv was a 35-line traceback in ``dpdl check``."""
-    copy = tmp_path / "published"
-    shutil.copytree(PUBLISHED, copy)
+    from dpdl.publishing.merged import write_merged
+
+    copy = tmp_path / "published"  # wddp's snapshot alone, its merged files written from it
+    shutil.copytree(PUBLISHED / "wddp", copy / "wddp")
+    write_merged(copy)
     (copy / "scorecard.csv").unlink()
     assert published_problems(copy) == [
         f"{copy / 'scorecard.csv'}: missing or not what its study folders give; rewrite it with `dpdl publish`"

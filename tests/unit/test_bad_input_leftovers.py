@@ -62,8 +62,11 @@ def test_an_alias_bomb_is_rejected_without_expanding_it(tmp_path: Path) -> None:
 
 def test_a_manifest_config_edited_after_publication_is_named(at_root: Path, tmp_path: Path) -> None:
     """#36, case 6: a manifest's config is compared with its configfile at the commit it records."""
-    copy = tmp_path / "published"
-    shutil.copytree(PUBLISHED, copy)
+    from dpdl.publishing.merged import write_merged
+
+    copy = tmp_path / "published"  # dzoa's snapshot alone, its merged files written from it
+    shutil.copytree(PUBLISHED / "dzoa", copy / "dzoa")
+    write_merged(copy)
     manifest = json.loads((copy / "dzoa" / "MANIFEST.json").read_text())
     commit = manifest["code"]["commit"][:12]
     manifest["config"]["dzoa"]["outer_iterations"] = 20  # config/paper.yaml sets 200 at that commit
