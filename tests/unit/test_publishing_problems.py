@@ -66,7 +66,9 @@ def test_a_symlink_in_a_study_folder_is_reported_and_never_embedded(
 
     from dpdl.article.write import write_article
 
-    monkeypatch.setattr("dpdl.publishing.problems.snapshot_problems", lambda out, manifests: [])  # not tested here
+    monkeypatch.setattr(
+        "dpdl.publishing.problems.snapshot_problems", lambda out, manifests: []
+    )  # not tested here
     out = Path(shutil.copytree(PUBLISHED, tmp_path / "published"))
     secret = tmp_path / "secret.png"
     secret.write_bytes(b"\x89PNG planted")
