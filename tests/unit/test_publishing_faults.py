@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import warm_python
 
 from dpdl.cli import main
 from dpdl.errors import DpdlError
@@ -38,24 +39,22 @@ ROOT = Path(__file__).resolve().parents[2]
 STUDY = "wddp"  # the smallest published study
 CHANGED_FIGURE = "figures/fig05.png"
 MERGED = ("readings.csv", "scorecard.csv", "scorecard.md", RESULTS)
-# The child: `dpdl publish` with the build's reading replaced by the plan's files (argv[1]); --no-exchange makes it
-# swap by two renames, as where the system has no atomic exchange.
+# The child: `python -m dpdl publish`, this sitecustomize (on its PYTHONPATH) replacing the build's reading by the
+# plan's files (DPDL_TEST_PLAN); DPDL_TEST_NO_EXCHANGE makes it swap by two renames, as where the system has no
+# atomic exchange. Run through the worker's warm server where there is one (tests/warm_python.py): forked, not cold.
 DRIVER = """
-import json, sys
+import json, os
 from pathlib import Path
-from dpdl.cli import main
 from dpdl.publishing import snapshot, staging
-plan = json.loads(Path(sys.argv[1]).read_text())
+plan = json.loads(Path(os.environ["DPDL_TEST_PLAN"]).read_text())
 def study_snapshot(study, config, configfile, buildable, provenances, in_readings=None):
     outputs = {name: Path(path) for name, path in plan["outputs"].items()}
     return snapshot.StudySnapshot(outputs, dict(plan["texts"]), json.loads(json.dumps(plan["manifest"])))
 snapshot.study_snapshot = study_snapshot
 snapshot.run_provenances = lambda study: {}  # the checks of the build before writing read the build too
 snapshot.refuse_misjudged = lambda builds, config: None
-args = sys.argv[2:]
-if args[0] == "--no-exchange":
-    staging.renameat2, args = None, args[1:]
-sys.exit(main(args))
+if os.environ.get("DPDL_TEST_NO_EXCHANGE"):
+    staging.renameat2 = None
 """
 
 
@@ -155,10 +154,25 @@ def publish_here(plan: Path, out: Path, readme: Path, patch: pytest.MonkeyPatch)
 
 
 def publish_child(
-    plan: Path, out: Path, readme: Path, *first: str, **popen: object
+    plan: Path, out: Path, readme: Path, *, no_exchange: bool = False, kill_at: str = "", limit=None
 ) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-c", DRIVER, str(plan), *first, *publish_args(out, readme)]
-    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, **popen)
+    """``dpdl publish`` in a process of its own (the DRIVER's), which kills itself at ``kill_at``; ``limit`` (run
+    in the child before it starts) makes it cold: a warm job is forked by the server, not by this process."""
+    site = plan.parent / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(DRIVER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT / "src")])}
+    env.update(
+        DPDL_TEST_PLAN=str(plan), DPDL_TEST_NO_EXCHANGE="1" if no_exchange else "", **{KILL_AT: kill_at}
+    )
+    env.update(warm_python.THREADS)  # as the warm server's numpy was imported
+    python, server = sys.executable, warm_python.shared() if limit is None else None
+    if server is not None and server.wait_ready():
+        env, python = server.env(env), str(server.python)
+    command = [python, "-m", "dpdl", *publish_args(out, readme)]
+    return subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env, preexec_fn=limit
+    )
 
 
 def leftovers(out: Path) -> list[str]:
@@ -183,8 +197,7 @@ def test_a_publish_killed_at_any_point_leaves_a_whole_snapshot_and_the_next_fini
 ) -> None:
     shutil.copytree(states["root"] / "old", tmp_path, dirs_exist_ok=True)
     out, readme = tmp_path / "published", tmp_path / "README.md"
-    first = ["--no-exchange"] if point == "old-moved" else []
-    killed = publish_child(states["plan"], out, readme, *first, env={**os.environ, KILL_AT: point})
+    killed = publish_child(states["plan"], out, readme, no_exchange=point == "old-moved", kill_at=point)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     where, reported = KILLED[point]
     if (
@@ -230,7 +243,7 @@ def test_a_full_disk_leaves_the_old_snapshot_and_says_so_in_one_line(
     def limited() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, 64 * 1024))  # below the figures' size
 
-    done = publish_child(states["plan"], out, readme, preexec_fn=limited)
+    done = publish_child(states["plan"], out, readme, limit=limited)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if "error" in line]
     assert line.startswith(
