@@ -467,7 +467,7 @@ def reading_privacy_rows(
     reach = cell_reach(study) if reach is None else reach
     switches = audit["switches"].map(json.loads)
     code = audit["claim"].isin([claim.id for claim in module.PRIVACY_CLAIMS if claim.code])
-    rows, default_cells = [], {}
+    rows, default_cells, judged = [], {}, {}
     for name, (values, post_hoc) in mechanisms.items():
         for claim in module.PRIVACY_CLAIMS:
             own = audit[audit["claim"] == claim.id]
@@ -482,8 +482,13 @@ def reading_privacy_rows(
             cells = frozenset(chosen["cell"])
             default_cells.setdefault(claim.id, cells)
             wanted = ", ".join(f"{k}: {v}" for k, v in values.items())
-            row = privacy_claim_rows(study, chosen, f"no audited cell ran with {wanted}", ledger, reach)
-            row = row[row["id"] == claim.id].iloc[0]
+            # judged once per set of audit rows: most readings run the default's mechanism (no rows: the detail
+            # names the reading's switches)
+            key = (claim.id, tuple(chosen.index) or wanted)
+            if key not in judged:
+                card = privacy_claim_rows(study, chosen, f"no audited cell ran with {wanted}", ledger, reach)
+                judged[key] = card[card["id"] == claim.id].iloc[0]
+            row = judged[key]
             rows.append(
                 {
                     **{
