@@ -331,13 +331,24 @@ def build_reading(study: str, name: str, config: dict, snakefile: str | Path, co
         )
 
 
+def snakemake_command() -> list[str]:
+    """How dpdl starts Snakemake itself (a reading's nested build, the inputs ``dpdl publish`` records).
+
+    With the interpreter the workflow's rules run: ``python`` on ``PATH``, as each rule's shell command
+    (``python -m dpdl``) finds it; this one where none is there.
+    """
+    import shutil
+    import sys
+
+    return [shutil.which("python") or sys.executable, "-m", "snakemake"]
+
+
 def _nested_snakemake(folder: Path, snakefile: str | Path, *options: str) -> tuple[list[str], dict[str, str]]:
     """The command running Snakemake on a reading's ``folder``, and its environment.
 
     The folder has its own config and cache.
     """
     import os
-    import sys
 
     from dpdl.data.fetch import MIRROR_ENV
 
@@ -347,7 +358,8 @@ def _nested_snakemake(folder: Path, snakefile: str | Path, *options: str) -> tup
     if env.get(MIRROR_ENV):
         env[MIRROR_ENV] = str(Path(env[MIRROR_ENV]).resolve())
     command = [
-        *(sys.executable, "-m", "snakemake", "--snakefile", str(Path(snakefile).resolve())),
+        *snakemake_command(),
+        *("--snakefile", str(Path(snakefile).resolve())),
         *("--directory", str(folder), "--configfile", str(folder / "config.yaml"), *options),
     ]
     return command, env

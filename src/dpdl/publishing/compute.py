@@ -12,7 +12,6 @@ whether a rebuilt table holds a snapshot's numbers (``dpdl publish --compute``).
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,7 +22,7 @@ from dpdl.errors import DpdlError
 from dpdl.judgement import NOT_RUN
 from dpdl.paths import aggregates_folder, is_run_file, published_aggregate, run_files
 from dpdl.publishing.layout import published_name
-from dpdl.readings import DEFAULT, reading_folder
+from dpdl.readings import DEFAULT, reading_folder, snakemake_command
 from dpdl.runs import read_run, run_charge, run_gpu
 from dpdl.studies import study_module
 
@@ -139,7 +138,7 @@ def aggregate_compute(
     run files; a table whose inputs it did not record (made outside this build's Snakemake) is left
     out. A run in ``provenances`` (:func:`run_provenances`) is not read again.
     """
-    command = [sys.executable, "-m", "snakemake", "--detailed-summary", "--quiet", "--configfile", configfile]
+    command = [*snakemake_command(), "--detailed-summary", "--quiet", "--configfile", configfile]
     done = subprocess.run([*command, "--config", f'studies=["{study}"]'], capture_output=True, text=True)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
