@@ -27,27 +27,23 @@ from dpdl.data import mnist
 from dpdl.io import save_npz, sha256_file, write_json
 
 ROOT = Path(__file__).resolve().parents[1]
-# The test files that take longest (most CPU: whole Snakemake builds, JAX's equivalence test, the unit files that
-# draw every figure or publish again and again). Under pytest-xdist (`--dist loadfile --no-loadscope-reorder`,
-# pyproject) each file runs whole on one worker, in this order: started first, a long file runs beside the many
-# short ones instead of alone at the end (xdist's own order, most tests first, left the study builds, with few tests
-# each, for last: a tail of one busy core). A study build alone keeps under one core busy on average (its chain of
-# jobs, its waits on them): each is listed beside a unit file that keeps a core busy, not beside another build.
+# The test files that take longest (most CPU: whole Snakemake builds, JAX's equivalence test), longest first. Under
+# pytest-xdist (`--dist loadfile --no-loadscope-reorder`, pyproject) each file runs whole on one worker, in this
+# order: started first, a long file runs beside the many short ones instead of alone at the end (xdist's own order,
+# most tests first, left the study builds, with few tests each, for last: a tail of one busy core).
 SLOWEST_FIRST = (
     "tests/workflow/test_dp_iadmm_workflow.py",
-    "tests/unit/test_figure_layout.py",
     "tests/workflow/test_wddp_workflow.py",
-    "tests/unit/test_publishing_faults.py",
     "tests/workflow/test_dzoa_workflow.py",
-    "tests/unit/test_article.py",
     "tests/workflow/test_pipeline.py",
-    "tests/unit/test_dp_iadmm_claims.py",
     "tests/unit/test_dp_iadmm_backends.py",
     "tests/workflow/test_dvp_pvp_workflow.py",
-    "tests/unit/test_audit_bounds.py",
     "tests/toy_study/test_toy_study.py",
     "tests/unit/test_dp_iadmm_jax.py",
     "tests/workflow/test_data_premises_workflow.py",
+    "tests/unit/test_figure_layout.py",  # and the unit tests of most CPU, whatever their number of tests
+    "tests/unit/test_publishing_faults.py",
+    "tests/unit/test_article.py",
 )
 # The workflow projects' `python -m dpdl` jobs (~250 processes over the suite) and `python -m snakemake` calls run
 # in a warm interpreter: forked from a server per worker that imported numpy, pandas, scipy, matplotlib, Snakemake...
