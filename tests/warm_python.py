@@ -583,6 +583,15 @@ def shared() -> WarmServer | None:
     return _shared
 
 
+def interpreter(env: dict[str, str]) -> tuple[dict[str, str], str]:
+    """``env`` and the interpreter for a ``python -m dpdl`` or ``-m snakemake`` call: the shim reaching this worker's
+    server once it listens, else the real interpreter (``DPDL_TEST_WARM=0``, or a server that did not start)."""
+    server = shared()
+    if server is None or not server.wait_ready():
+        return env, sys.executable
+    return server.env(env), str(server.python)
+
+
 def stop_shared() -> None:
     global _shared
     if _shared is not None:

@@ -55,10 +55,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     # Snakemake and each job forked warm (tests/warm_python.py), each a fresh `python -m` of this environment:
     # dpdl, never imported by the server, reads DPDL_EXTRA_STUDIES and finds the toy on PYTHONPATH as a new
     # process would. DPDL_TEST_WARM=0: all cold.
-    server = warm_python.shared()
-    python = sys.executable
-    if server is not None and server.wait_ready():
-        env, python = server.env(env), str(server.python)
+    env, python = warm_python.interpreter(env)
     done = run(work, env, python, "-m", "snakemake", "--cores", "1")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return {"work": work, "env": env, "python": python, "done": done}

@@ -166,9 +166,7 @@ def publish_child(
         DPDL_TEST_PLAN=str(plan), DPDL_TEST_NO_EXCHANGE="1" if no_exchange else "", **{KILL_AT: kill_at}
     )
     env.update(warm_python.THREADS)  # as the warm server's numpy was imported
-    python, server = sys.executable, warm_python.shared() if limit is None else None
-    if server is not None and server.wait_ready():
-        env, python = server.env(env), str(server.python)
+    env, python = (env, sys.executable) if limit is not None else warm_python.interpreter(env)
     command = [python, "-m", "dpdl", *publish_args(out, readme)]
     return subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=300, env=env, preexec_fn=limit
