@@ -40,9 +40,11 @@ rule all:
 
 # At the end, the data summary again: what was built, what was skipped and why.
 onsuccess:
+    end_replanning()
     print_build_summary("build finished")
     print_scorecard_summary()
 
 
 onerror:
+    end_replanning()
     print_build_summary("build failed (the failed jobs' logs are above)")

@@ -91,6 +91,17 @@ def test_rerun_is_byte_identical(project: dict) -> None:
     assert all(before[p] == after[p] for p in before)
 
 
+def test_a_build_ends_with_its_last_job(project: dict) -> None:
+    # Snakemake re-plans on a non-daemon timer every max-jobs-per-timespan span: without the end hooks'
+    # end_replanning (workflow/rules/common.smk) this call would wait out the 900 s span before exiting
+    target = "data/processed/wddp/adult.npz"
+    done = snakemake(
+        project, target, "--forcerun", "data_prepare", "--max-jobs-per-timespan", "1000/900s", timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1 of 1 steps (100%) done" in done.stderr
+
+
 def test_corrupt_cache_is_fetched_again(project: dict) -> None:
     work = project["work"]
     cached = work / "data/raw/adult/adult.data"

@@ -120,7 +120,7 @@ def _python(project: dict, env: dict) -> str:
 
 
 def snakemake(
-    project: dict, *args: str, mirror: bool = True, warm: bool = True
+    project: dict, *args: str, mirror: bool = True, warm: bool = True, timeout: float = 1800
 ) -> subprocess.CompletedProcess:
     """Run Snakemake in the project copy (the mirror as its data source if ``mirror``); cold, jobs too, if not ``warm``.
 
@@ -131,7 +131,9 @@ def snakemake(
     command = [_python(project, env), "-m", "snakemake", "--cores", "2", *args]
     # A guard against a hang, not a speed test: under pytest-xdist two study builds share 2 cores, and
     # dp_iadmm's took over 600 s on a loaded 2-core machine even alone.
-    return subprocess.run(command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=1800)
+    return subprocess.run(
+        command, cwd=project["work"], env=env, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def dpdl(project: dict, *args: str) -> subprocess.CompletedProcess:
