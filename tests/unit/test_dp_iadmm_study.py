@@ -200,6 +200,37 @@ def test_the_mnist_cells_config_is_the_paper_config_narrowed_to_the_stated_numbe
     }  # fig4 needs a FEMNIST cell too
 
 
+def test_the_femnist_config_is_the_data_at_hand_config_narrowed_to_the_cheapest_deciding_cells() -> None:
+    """config/paper_femnist_at_hand.yaml (#62 item 2) runs paper_at_hand.yaml's own FEMNIST jobs (the writers at
+    hand, all 10 seeds, T = 2e4) of the noiseless pair, the reference and Section 4's numbers, and no other."""
+    import yaml
+
+    from dpdl.config import load_config
+
+    text = {
+        name: yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+        for name in ("paper_at_hand", "paper_femnist_at_hand")
+    }
+    chosen_text, at_hand_text = text["paper_femnist_at_hand"], text["paper_at_hand"]
+    cells = chosen_text["dp_iadmm"].pop("cells")
+    narrowed = {key: at_hand_text[key] for key in ("studies", "readings", "audit")}
+    assert chosen_text | narrowed == at_hand_text
+    assert chosen_text["studies"] == ["dp_iadmm"] and chosen_text["audit"]["enabled"] is False
+    chosen, at_hand = (load_config(ROOT / "config" / f"{n}.yaml") for n in ("paper_femnist_at_hand", "paper_at_hand"))
+    assert chosen["data"]["femnist"]["missing_shards"] == "use_available"
+    both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
+    runs = grid.runs(chosen, both)
+    jobs = {path.rsplit("/", 1)[0].removeprefix("results/dp_iadmm/runs/") for path in runs}
+    assert jobs == set(cells) == {
+        "main/femnist/nonprivate_objp/epsinf", "main/femnist/nonprivate_outp/epsinf", "main/femnist/nonprivate/epsinf",
+        "main/femnist/objt/eps5", "main/femnist/objt/eps0.05", "main/femnist/outp/eps0.05",
+    }  # fmt: skip
+    assert len(runs) == 3 * 10 + 3 and set(runs) < set(grid.runs(at_hand, both))
+    for variant in ("objt", "outp"):
+        assert grid.run_settings(chosen, "main", variant) == grid.run_settings(at_hand, "main", variant)
+    assert chosen[grid.STUDY]["iterations"] == 20_000 and chosen[grid.STUDY]["seeds"] == 10
+
+
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
     """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4,
     and a reading still building narrowed to its finished jobs) and in the route that built it: the jax backend,
