@@ -216,7 +216,9 @@ def test_the_femnist_config_is_the_data_at_hand_config_narrowed_to_the_cheapest_
     narrowed = {key: at_hand_text[key] for key in ("studies", "readings", "audit")}
     assert chosen_text | narrowed == at_hand_text
     assert chosen_text["studies"] == ["dp_iadmm"] and chosen_text["audit"]["enabled"] is False
-    chosen, at_hand = (load_config(ROOT / "config" / f"{n}.yaml") for n in ("paper_femnist_at_hand", "paper_at_hand"))
+    chosen, at_hand = (
+        load_config(ROOT / "config" / f"{n}.yaml") for n in ("paper_femnist_at_hand", "paper_at_hand")
+    )
     assert chosen["data"]["femnist"]["missing_shards"] == "use_available"
     both = {"dp_iadmm/mnist", "dp_iadmm/femnist"}
     runs = grid.runs(chosen, both)
