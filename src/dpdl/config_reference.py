@@ -31,9 +31,10 @@ CONFIGS = {
     "paper_at_hand.yaml": "paper.yaml on the data at hand: "
     "FEMNIST from the training shards the mirror holds (21 of 36; a declared deviation) "
     "instead of stopping; what the papers' premises are measured on (`dpdl data-premises`)",
-    "paper_femnist_at_hand.yaml": "paper_at_hand.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` "
-    "to six FEMNIST run jobs of the main horizon on the writers at hand (the noiseless pair, the non-private "
-    "reference, and Section 4's three numbers; T = 20,000, 10 seeds; about 10 CPU-hours)",
+    "paper_femnist_at_hand.yaml": "paper_at_hand.yaml for dp_iadmm alone, its grid narrowed by "
+    "`dp_iadmm.cells` to six FEMNIST run jobs of the main horizon on the writers at hand (the noiseless "
+    "pair, the non-private reference, and Section 4's three numbers; T = 20,000, 10 seeds; "
+    "about 10 CPU-hours)",
     "paper_mnist_cells.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` "
     "to the four run jobs of the MNIST numbers Ryu & Kim's Section 4 states "
     "(T = 20,000, 10 seeds; about 4.5 CPU-hours)",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
 import zlib
 from pathlib import Path
@@ -507,3 +508,65 @@ def test_ours_spending_more_privacy_than_outp_fails_the_premise(cid) -> None:
         table.loc[pld, "value"] = 8.0
     judgement, _, premise = judge(claim, {claim.aggregate: table}, PAPER_SCALE)
     assert judgement.verdict == PREMISE_FAILS and premise.startswith("not met") and "8x" in premise
+
+
+AT_HAND = {  # the FEMNIST card config/paper_at_hand.yaml prepares from the mirror's 21 of 36 training shards
+    "dataset": "femnist",
+    "agents": 114,
+    "rows_train": 15_440,
+    "rows_test": 4_167,
+    "writers_test": 195,
+    "shards_train": [*range(5), *range(15, 31)],
+    "missing_files": [
+        f"femnist/train/all_data_{i}_niid_05_keep_0_train_9.json" for i in (*range(5, 15), *range(31, 36))
+    ],
+    "options": {"shards": list(range(36)), "missing_shards": "use_available"},
+}  # fmt: skip
+
+
+def test_the_writers_at_hand_deviation_is_read_from_the_card_and_said_in_numbers() -> None:
+    """#62: the deviation in words, from the card and the paper's Table 1; none where a card records none."""
+    from dpdl.studies.dp_iadmm.tables import writers_at_hand
+
+    assert writers_at_hand(AT_HAND) == (
+        "on the writers at hand, a declared data deviation: 21 of LEAF's 36 training shards, 114 of the "
+        "paper's 195 writers, 15,440 of its 36,708 training records (42%); tested on 195 writers' 4,167 "
+        "test records"
+    )
+    complete = {**AT_HAND, "missing_files": []}
+    subset = {
+        **AT_HAND,
+        "options": {"shards": [0, 1], "missing_shards": "use_available"},
+    }  # a chosen few (ci)
+    only_test = {**AT_HAND, "missing_files": ["femnist/test/all_data_9_niid_05_keep_0_test_9.json"]}
+    failing = {**AT_HAND, "options": {"shards": list(range(36)), "missing_shards": "fail"}}
+    assert [writers_at_hand(card) for card in (complete, subset, only_test, failing)] == [""] * 4
+
+
+def test_femnist_claims_on_the_writers_at_hand_are_judged_and_say_so_first(paper_world) -> None:
+    """#62 item 1: with the deviation's card every FEMNIST claim is judged at the paper's seeds and T as on
+    all 36 shards, its detail opening on the deviation and its scale still saying 21 shards; with a card of
+    chosen shards the same claims stay "not run at this scale"; no MNIST claim moves."""
+    from dpdl.config import load_config
+    from dpdl.studies.dp_iadmm.cli import judge_tables
+    from dpdl.studies.dp_iadmm.tables import writers_at_hand
+
+    settings = grid.claim_settings(load_config(ROOT / "config" / "paper_at_hand.yaml"))
+    switches = {name: settings[name] for name in grid.SWITCHES}
+    full = judge_claims(paper_world, PAPER_SCALE, switches, settings["grid_aggregates"]).set_index("id")
+    at_hand = judge_tables(settings, paper_world, {"femnist": AT_HAND}).set_index("id")
+    chosen = {
+        **AT_HAND,
+        "options": {"shards": [*range(5), *range(15, 31)], "missing_shards": "use_available"},
+    }
+    few = judge_tables(settings, paper_world, {"femnist": chosen}).set_index("id")
+    femnist = [c.id for c in claims.CLAIMS if "femnist_train_shards" in c.needs]
+    assert len(femnist) == 18
+    assert at_hand.loc[femnist, "verdict"].tolist() == full.loc[femnist, "verdict"].tolist()
+    assert (at_hand.loc[femnist, "verdict"] != NOT_AT_SCALE).all() and (
+        few.loc[femnist, "verdict"] == NOT_AT_SCALE
+    ).all()
+    assert all(d.startswith(writers_at_hand(AT_HAND)) for d in at_hand.loc[femnist, "detail"])
+    assert all(json.loads(s)["femnist_train_shards"] == 21 for s in at_hand.loc[femnist, "scale"])
+    mnist = [c.id for c in claims.CLAIMS if c.id not in femnist]
+    assert at_hand.loc[mnist, ["verdict", "detail"]].equals(few.loc[mnist, ["verdict", "detail"]])

@@ -127,7 +127,7 @@ def _cmd_optimum(args: argparse.Namespace) -> int:
     return 0
 
 
-def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = None):
+def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = None, claims=None):
     """The scorecard of every claim on the per-seed ``tables`` (by name, e.g. ``fig2a_seeds``).
 
     A claim one of whose cells is not in its table's grid (an empty table: the config's ``cells`` leave
@@ -136,13 +136,16 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
     are smaller than the claim needs. A table that is None (its data cannot be obtained here) is "data
     unavailable", and so is a claim that needs FEMNIST when the grid (``grid``: each aggregate with the
     datasets its jobs reach; None: all of them) reaches FEMNIST but no FEMNIST shard could be prepared
-    (``scale``).
+    (``scale``). ``claims``: the claims to judge (default: the study's ``CLAIMS``).
     """
     import pandas as pd
 
     from dpdl.claims import scorecard
-    from dpdl.studies.dp_iadmm.claims import CLAIMS
+    from dpdl.studies.dp_iadmm.claims import CLAIMS as DECLARED
+    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
     from dpdl.verdicts import NOT_AT_SCALE
+
+    claims = DECLARED if claims is None else claims
 
     grid = grid if grid is not None else {name: FIGURE_SPECS[name].datasets for name in AGGREGATES}
 
@@ -151,22 +154,22 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
 
     def claim_table(claim):
         reaches = "femnist" in grid.get(figure(claim), ())
-        unprepared = "femnist_train_shards" in claim.needs and not scale.get("femnist_train_shards")
+        unprepared = FEMNIST_SHARDS in claim.needs and not scale.get(FEMNIST_SHARDS)
         return None if reaches and unprepared else tables.get(claim.aggregate)
 
-    card = scorecard(CLAIMS, tables, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS)
-    unavailable = [row for row, claim in enumerate(CLAIMS) if claim_table(claim) is None]
+    card = scorecard(claims, tables, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS)
+    unavailable = [row for row, claim in enumerate(claims) if claim_table(claim) is None]
     if unavailable:  # judged again as the claims of a table that is None
-        without = {**tables, **{CLAIMS[row].aggregate: None for row in unavailable}}
+        without = {**tables, **{claims[row].aggregate: None for row in unavailable}}
         again = scorecard(
-            [CLAIMS[row] for row in unavailable],
+            [claims[row] for row in unavailable],
             without,
             scale=scale,
             switches=switches,
             shared_seeds=SHARED_SEEDS,
         )
         card = pd.concat([card.drop(index=unavailable), again.set_axis(unavailable)]).sort_index()
-    for row, claim in enumerate(CLAIMS):
+    for row, claim in enumerate(claims):
         table = claim_table(claim)
         missing = None if table is None else claim.extract.missing(table)
         if missing:
@@ -203,9 +206,45 @@ def judge(settings: dict, aggregates: list, cards: list):
     found = {read_json(path)["dataset"]: read_json(path) for path in cards}
     tables = claim_tables(aggregates, settings["grid_aggregates"])
     tables |= {f"dataset_{name}": class_shares(card) for name, card in found.items()}
-    shards = len(found["femnist"]["shards_train"]) if "femnist" in found else 0
+    return judge_tables(settings, tables, found)
+
+
+def judge_tables(settings: dict, tables: dict, cards: dict):
+    """:func:`judge` on per-seed tables read, with the dataset ``cards`` by dataset name.
+
+    A FEMNIST card that records the writers-at-hand deviation (:func:`tables.writers_at_hand`) has its
+    claims judged without the need of all 36 training shards, each saying so first in its detail.
+    """
+    from dpdl.studies.dp_iadmm.claims import CLAIMS
+    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
+    from dpdl.studies.dp_iadmm.tables import writers_at_hand
+
+    shards = len(cards["femnist"]["shards_train"]) if "femnist" in cards else 0
     switches = {name: settings[name] for name in SWITCHES}
-    return judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"])
+    deviation = writers_at_hand(cards["femnist"]) if "femnist" in cards else ""
+    claims = [waive_shards(claim) for claim in CLAIMS] if deviation else CLAIMS
+    card = judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"], claims)
+    if deviation:  # each FEMNIST claim says, first, that it is not on the paper's sample
+        rows = [row for row, claim in enumerate(CLAIMS) if FEMNIST_SHARDS in claim.needs]
+        card.loc[rows, "detail"] = [
+            f"{deviation}; {detail}" if isinstance(detail, str) and detail else deviation
+            for detail in card.loc[rows, "detail"]
+        ]
+    return card
+
+
+def waive_shards(claim):
+    """``claim`` without its need of LEAF's every training shard: judged on the writers at hand.
+
+    The declared data deviation (issue 62, docs/studies/dp_iadmm.md "FEMNIST on the writers at hand")
+    lifts that need alone; the seeds and iterations a claim needs still hold, and the scale column still
+    shows the shards the runs used.
+    """
+    from dataclasses import replace
+
+    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
+
+    return replace(claim, needs={k: v for k, v in claim.needs.items() if k != FEMNIST_SHARDS})
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):

@@ -47,6 +47,27 @@ def remark3_table(agg: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def writers_at_hand(card: dict) -> str:
+    """The declared data deviation a FEMNIST card records, in words; "" if it records none (issue 62).
+
+    The deviation: every one of LEAF's training shards was selected (``shards: all``) and, under
+    ``missing_shards: use_available``, built from those at hand, some missing. The runs then train on
+    fewer writers than the paper's Table 1 and test on every writer's test records.
+    """
+    options = card.get("options", {})
+    missing = [name for name in card.get("missing_files", []) if "/train/" in name]
+    selected = options.get("shards", [])
+    if options.get("missing_shards") != "use_available" or not missing or len(selected) != N_SHARDS:
+        return ""
+    paper, train = PAPER_TABLE1["femnist"], card["rows_train"]
+    return (
+        f"on the writers at hand, a declared data deviation: {len(card['shards_train'])} of LEAF's "
+        f"{N_SHARDS} training shards, {card['agents']} of the paper's {paper['P']} writers, {train:,} of "
+        f"its {paper['I']:,} training records ({train / paper['I']:.0%}); tested on "
+        f"{card['writers_test']} writers' {card['rows_test']:,} test records"
+    )
+
+
 def table1(cards: dict[str, dict]) -> pd.DataFrame:
     """Table 1 of Ryu & Kim (``dpdl tables table1``): ours beside the paper's, with a verdict per row.
 
