@@ -1672,3 +1672,33 @@ def test_missing_values_take_the_training_median_never_the_test_rows() -> None:
         scaled = np.array([(median - low) / (high - low), (row - b_low) / (b_high - b_low)])
         expected = scaled / np.linalg.norm(scaled)
         np.testing.assert_allclose(arrays[key][list(rows).index(row)], expected, atol=1e-12)
+
+
+def test_table1_shows_the_writers_at_hand_beside_the_paper_s_unavailable_sample() -> None:
+    """#62 item 1: a FEMNIST card of the writers-at-hand deviation gives the paper's row, data unavailable,
+    and ours as a row of its own, computed from the card."""
+    at_hand = {
+        **_card(
+            "dp_iadmm/femnist",
+            15440,
+            784,
+            62,
+            114,
+            {"mean": 135.44, "std_ddof0": 37.49, "std_ddof1": 37.66},
+            shards_train=[*range(5), *range(15, 31)],
+            missing_files=[f"femnist/train/all_data_{i}_niid_05_keep_0_train_9.json" for i in range(15)],
+        ),
+        "options": {"shards": list(range(36)), "missing_shards": "use_available"},
+        "rows_test": 4167,
+        "writers_test": 195,
+    }
+    table = table1({"mnist": MNIST_CARD, "femnist": at_hand}).set_index("dataset")
+
+    assert list(table.index) == ["mnist", "femnist", "femnist (writers at hand)"]
+    assert table.loc["femnist", "verdict"] == (
+        "data unavailable: the paper's sample is not here (21 of its 36 training shards here)"
+    )
+    assert table.loc["femnist", "I"] is None and table.loc["femnist", "paper_I"] == 36708
+    ours = table.loc["femnist (writers at hand)"]
+    assert list(ours[["I", "P", "mean"]]) == [15440, 114, 135.44] and ours["paper_P"] == 195
+    assert ours["verdict"] == "a declared data deviation, not the paper's sample"

@@ -74,7 +74,9 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
     It is a card table (``grid.CARD_TABLES``); ours shows both stdev conventions.
 
     ``cards`` maps ``mnist`` / ``femnist`` to their prepared cards; a missing key gives a row that
-    says the dataset was not available.
+    says the dataset was not available. A FEMNIST card of the writers-at-hand deviation
+    (:func:`writers_at_hand`) gives two rows: the paper's sample, unavailable, and ours beside it as
+    ``femnist (writers at hand)`` (issue 62).
     """
     rows = []
     for dataset, paper in PAPER_TABLE1.items():
@@ -83,6 +85,11 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
         if card is None:
             rows.append({**row, "verdict": "not available here"})
             continue
+        deviation = writers_at_hand(card)
+        if deviation:
+            shards = f"{len(card['shards_train'])} of its {N_SHARDS} training shards here"
+            rows.append({**row, "verdict": f"data unavailable: the paper's sample is not here ({shards})"})
+            row = {**row, "dataset": f"{dataset} (writers at hand)"}
         per_agent = card["samples_per_agent"]
         ours = {"I": card["rows_train"], "J": card["features"], "K": card["classes"], "P": card["agents"]}
         std0, std1 = (round(per_agent[k], TABLE1_DECIMALS) for k in ("std_ddof0", "std_ddof1"))
@@ -90,7 +97,9 @@ def table1(cards: dict[str, dict]) -> pd.DataFrame:
         mean = round(per_agent["mean"], TABLE1_DECIMALS)
         same = all(ours[k] == paper[k] for k in ours) and mean == paper["mean"]
         complete = not card.get("missing_files")
-        if same and matching:
+        if deviation:
+            verdict = "a declared data deviation, not the paper's sample"
+        elif same and matching:
             verdict = "reproduced"
         elif not complete:
             verdict = f"not comparable: only {len(card['shards_train'])} of {N_SHARDS} train shards available"
