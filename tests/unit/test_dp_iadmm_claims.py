@@ -570,3 +570,6 @@ def test_femnist_claims_on_the_writers_at_hand_are_judged_and_say_so_first(paper
     assert all(json.loads(s)["femnist_train_shards"] == 21 for s in at_hand.loc[femnist, "scale"])
     mnist = [c.id for c in claims.CLAIMS if c.id not in femnist]
     assert at_hand.loc[mnist, ["verdict", "detail"]].equals(few.loc[mnist, ["verdict", "detail"]])
+    fewer_seeds = judge_tables({**settings, "seeds": 5}, paper_world, {"femnist": AT_HAND}).set_index("id")
+    seeded = [c.id for c in claims.CLAIMS if c.id in femnist and "seeds" in c.needs]
+    assert len(seeded) > 10 and (fewer_seeds.loc[seeded, "verdict"] == NOT_AT_SCALE).all()  # shards alone
