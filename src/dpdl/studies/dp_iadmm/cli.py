@@ -142,7 +142,7 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
 
     from dpdl.claims import scorecard
     from dpdl.studies.dp_iadmm.claims import CLAIMS as DECLARED
-    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
+    from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
     from dpdl.verdicts import NOT_AT_SCALE
 
     claims = DECLARED if claims is None else claims
@@ -154,7 +154,7 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
 
     def claim_table(claim):
         reaches = "femnist" in grid.get(figure(claim), ())
-        unprepared = FEMNIST_SHARDS in claim.needs and not scale.get(FEMNIST_SHARDS)
+        unprepared = SHARDS_NEED in claim.needs and not scale.get(SHARDS_NEED)
         return None if reaches and unprepared else tables.get(claim.aggregate)
 
     card = scorecard(claims, tables, scale=scale, switches=switches, shared_seeds=SHARED_SEEDS)
@@ -216,16 +216,17 @@ def judge_tables(settings: dict, tables: dict, cards: dict):
     claims judged without the need of all 36 training shards, each saying so first in its detail.
     """
     from dpdl.studies.dp_iadmm.claims import CLAIMS
-    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
+    from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
     from dpdl.studies.dp_iadmm.tables import writers_at_hand
 
-    shards = len(cards["femnist"]["shards_train"]) if "femnist" in cards else 0
+    femnist = cards.get("femnist")
+    shards = len(femnist["shards_train"]) if femnist else 0
     switches = {name: settings[name] for name in SWITCHES}
-    deviation = writers_at_hand(cards["femnist"]) if "femnist" in cards else ""
+    deviation = writers_at_hand(femnist) if femnist else ""
     claims = [waive_shards(claim) for claim in CLAIMS] if deviation else CLAIMS
     card = judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"], claims)
     if deviation:  # each FEMNIST claim says, first, that it is not on the paper's sample
-        rows = [row for row, claim in enumerate(CLAIMS) if FEMNIST_SHARDS in claim.needs]
+        rows = [row for row, claim in enumerate(CLAIMS) if SHARDS_NEED in claim.needs]
         card.loc[rows, "detail"] = [
             f"{deviation}; {detail}" if isinstance(detail, str) and detail else deviation
             for detail in card.loc[rows, "detail"]
@@ -242,9 +243,9 @@ def waive_shards(claim):
     """
     from dataclasses import replace
 
-    from dpdl.studies.dp_iadmm.extract import FEMNIST_SHARDS
+    from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
 
-    return replace(claim, needs={k: v for k, v in claim.needs.items() if k != FEMNIST_SHARDS})
+    return replace(claim, needs={k: v for k, v in claim.needs.items() if k != SHARDS_NEED})
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):
