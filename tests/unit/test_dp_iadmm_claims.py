@@ -12,6 +12,7 @@ import copy
 import functools
 import json
 import math
+import re
 import zlib
 from pathlib import Path
 
@@ -566,10 +567,39 @@ def test_femnist_claims_on_the_writers_at_hand_are_judged_and_say_so_first(paper
     assert (at_hand.loc[femnist, "verdict"] != NOT_AT_SCALE).all() and (
         few.loc[femnist, "verdict"] == NOT_AT_SCALE
     ).all()
-    assert all(d.startswith(writers_at_hand(AT_HAND)) for d in at_hand.loc[femnist, "detail"])
+    assert all(
+        d.startswith(f"{writers_at_hand(AT_HAND)}; {claims.AT_HAND_STANDING[cid]}")
+        for cid, d in at_hand.loc[femnist, "detail"].items()
+    )
     assert all(json.loads(s)["femnist_train_shards"] == 21 for s in at_hand.loc[femnist, "scale"])
     mnist = [c.id for c in claims.CLAIMS if c.id not in femnist]
     assert at_hand.loc[mnist, ["verdict", "detail"]].equals(few.loc[mnist, ["verdict", "detail"]])
     fewer_seeds = judge_tables({**settings, "seeds": 5}, paper_world, {"femnist": AT_HAND}).set_index("id")
     seeded = [c.id for c in claims.CLAIMS if c.id in femnist and "seeds" in c.needs]
     assert len(seeded) > 10 and (fewer_seeds.loc[seeded, "verdict"] == NOT_AT_SCALE).all()  # shards alone
+
+
+AT_HAND_DOC_GROUPS = {  # docs/studies/dp_iadmm.md, "FEMNIST on the writers at hand": each bullet's opening
+    "**A smaller training set can decide**": "AT_HAND_DECIDES",
+    "**It decides in one direction only**": "AT_HAND_ONE_WAY",
+    "**It cannot decide**": "AT_HAND_WEAK",
+}
+
+
+def test_what_the_writers_at_hand_decide_is_given_for_every_femnist_claim_as_the_docs_split_it() -> None:
+    """#62 item 1: each claim needing FEMNIST has one standing on the writers at hand, and the study page's
+    three bullets list the same claims under the same standing (a claim moved in one place only fails)."""
+    femnist = {c.id for c in claims.CLAIMS if "femnist_train_shards" in c.needs}
+    assert set(claims.AT_HAND_STANDING) == femnist
+    page = (ROOT / "docs" / "studies" / "dp_iadmm.md").read_text(encoding="utf-8")
+    section = page.split("## FEMNIST on the writers at hand", 1)[1].split("\n## ", 1)[0]
+    short = {cid.removeprefix("dp_iadmm."): cid for cid in femnist}
+    for opening, standing in AT_HAND_DOC_GROUPS.items():
+        bullet = section.split(f"- {opening}", 1)[1].split("\n- ", 1)[0]
+        named = set()
+        for token in re.findall(r"`([a-z0-9_.*]+)`", bullet):
+            matched = [s for s in short if s == token or (token.endswith("*") and s.startswith(token[:-1]))]
+            assert matched, f"{opening}: `{token}` is not a FEMNIST claim"
+            named |= {short[s] for s in matched}
+        expected = {cid for cid, text in claims.AT_HAND_STANDING.items() if text == getattr(claims, standing)}
+        assert named == expected, opening

@@ -714,3 +714,49 @@ CLAIMS: list[Claim] = [
         needs=MAIN,
     ),
 ]
+
+# What a run on the writers at hand (tables.writers_at_hand: 114 of the paper's 195 writers) can decide
+# of each FEMNIST claim, decided from the paper's setting before any paper-scale FEMNIST result
+# (docs/studies/dp_iadmm.md, "FEMNIST on the writers at hand"; issue 62 item 1). The judge appends it
+# to the deviation that opens each such claim's detail (cli.judge_tables).
+AT_HAND_DECIDES = "it can decide this claim: its truth does not depend on the training set's size"
+AT_HAND_ONE_WAY = (
+    "it decides this claim one way only: a 'not reproduced' is weak evidence against it, since fewer "
+    "agents averaged and fewer records weigh the noise more against the signal"
+)
+AT_HAND_WEAK = "weak evidence either way: a stated testing error depends on the training set's size"
+AT_HAND_STANDING = {
+    f"{STUDY}.{cid}": standing
+    for standing, cids in (
+        (
+            AT_HAND_DECIDES,
+            (
+                "fig2b_monotone",
+                "fig3_objt_least",
+                "fig3_objt_fastest",
+                "fig3_objp_vs_outp_eps1",
+                "fig6_outp_best_at_1",
+                "fig6_objp_improves",
+                "fig6_objp_beats_objt_some",
+                "fig6_objt_insensitive",
+                "nonprivate_equivalence_femnist",
+                "fig4_outp_eps_sensitive",
+            ),
+        ),
+        (
+            AT_HAND_ONE_WAY,
+            ("femnist_objt_eps5_near_nonprivate", "fig2b_objp_flat", "fig4_femnist_rho_insensitive"),
+        ),
+        (
+            AT_HAND_WEAK,
+            (
+                "femnist_nonprivate",
+                "femnist_objt_eps5",
+                "femnist_objt_eps0.05",
+                "femnist_outp_eps0.05",
+                "femnist_gap_eps0.05",
+            ),
+        ),
+    )
+    for cid in cids
+}

@@ -213,9 +213,10 @@ def judge_tables(settings: dict, tables: dict, cards: dict):
     """:func:`judge` on per-seed tables read, with the dataset ``cards`` by dataset name.
 
     A FEMNIST card that records the writers-at-hand deviation (:func:`tables.writers_at_hand`) has its
-    claims judged without the need of all 36 training shards, each saying so first in its detail.
+    claims judged without the need of all 36 training shards, each saying so first in its detail, then
+    what a smaller training set can decide of it (``claims.AT_HAND_STANDING``).
     """
-    from dpdl.studies.dp_iadmm.claims import CLAIMS
+    from dpdl.studies.dp_iadmm.claims import AT_HAND_STANDING, CLAIMS
     from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
     from dpdl.studies.dp_iadmm.tables import writers_at_hand
 
@@ -225,11 +226,14 @@ def judge_tables(settings: dict, tables: dict, cards: dict):
     deviation = writers_at_hand(femnist) if femnist else ""
     claims = [waive_shards(claim) for claim in CLAIMS] if deviation else CLAIMS
     card = judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"], claims)
-    if deviation:  # each FEMNIST claim says, first, that it is not on the paper's sample
+    # each FEMNIST claim says first that it is not on the paper's sample, then what that decides of it
+    if deviation:
         rows = [row for row, claim in enumerate(CLAIMS) if SHARDS_NEED in claim.needs]
         card.loc[rows, "detail"] = [
-            f"{deviation}; {detail}" if isinstance(detail, str) and detail else deviation
-            for detail in card.loc[rows, "detail"]
+            "; ".join(
+                part for part in (deviation, AT_HAND_STANDING[cid], detail) if isinstance(part, str) and part
+            )
+            for cid, detail in zip(card.loc[rows, "id"], card.loc[rows, "detail"], strict=True)
         ]
     return card
 
