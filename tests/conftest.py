@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# isort: off
+import dpdl  # noqa: F401  (first: importing it pins the numeric kernels before numpy loads)
+
+# isort: on
 import logging
 import os
 import sys
