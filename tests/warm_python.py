@@ -53,7 +53,19 @@ THREADS = dict.fromkeys(
 )
 # Environment variables that the interpreter or a preloaded module reads at start-up or import: a call whose value
 # differs from the server's runs cold.
-IMPORT_TIME = ("PYTHON", "OMP_", "GOTO_", "OPENBLAS_", "MKL_", "VECLIB_", "NUMEXPR_", "NUMBA_", "MPL", "KMP_")
+IMPORT_TIME = (
+    "PYTHON",
+    "OMP_",
+    "GOTO_",
+    "OPENBLAS_",
+    "MKL_",
+    "VECLIB_",
+    "NUMEXPR_",
+    "NUMBA_",
+    "MPL",
+    "KMP_",
+    "NPY_",
+)
 IMPORT_TIME += ("LANG", "LC_", "HOME", "XDG_")
 PYTHONPATH_HANDLED = "PYTHONPATH"  # set per child
 

@@ -426,13 +426,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
         publish_audits,
         publish_compute,
         publish_data_premises,
+        publish_deviation,
         rejudge,
     )
     from dpdl.studies import ALL
 
-    if sum((args.audit, args.compute, args.data_premises)) > 1:
+    if sum((args.audit, args.compute, args.data_premises, args.deviation is not None)) > 1:
         raise ConfigError(
-            "--audit, --data-premises and --compute each add one thing to a snapshot: give one of them"
+            "--audit, --data-premises, --compute and --deviation each add one thing to a snapshot: give one of them"
         )
     if args.rejudge:
         if (
@@ -441,6 +442,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             or args.audit
             or args.compute
             or args.data_premises
+            or args.deviation is not None
         ):
             raise ConfigError(
                 "--rejudge judges the snapshot in --out as it stands: leave out --configfile and --studies"
@@ -462,11 +464,18 @@ def cmd_publish(args: argparse.Namespace) -> int:
         publish_data_premises(args.studies, args.configfile, args.out, args.readme)
     elif args.compute:
         publish_compute(args.studies, args.configfile, args.out)
+    elif args.deviation is not None:
+        if len(args.studies) != 1:
+            raise ConfigError(
+                f"--deviation {args.deviation}: name its one study in --studies, not {args.studies}"
+            )
+        publish_deviation(args.studies[0], args.deviation, args.configfile, args.out, args.readme)
     else:
         publish(args.studies, args.configfile, args.out, args.readme)
     _write_articles(args.out)  # an article reads the merged files, so every study's is written again
     added = " (audits)" if args.audit else " (compute)" if args.compute else ""
     added = " (data premises)" if args.data_premises else added
+    added = f" (data deviation {args.deviation})" if args.deviation is not None else added
     log.info("published %s%s into %s", ", ".join(args.studies), added, args.out)
     return 0
 

@@ -343,6 +343,13 @@ def _snapshot_commands(commands: argparse._SubParsersAction) -> None:
         help="add the compute per table to published studies, measured by this build of their default grid, "
         "whose per-seed tables must equal the snapshot's",
     )
+    sub.add_argument(
+        "--deviation",
+        default=None,
+        metavar="NAME",
+        help="add the study's declared data deviation NAME, built here from the config file it declares, into "
+        "<study>/deviations/NAME/ beside its default verdicts (one study)",
+    )
     sub.add_argument("--out", type=Path, default=Path("published"), help="the snapshot folder")
     sub.add_argument("--readme", type=Path, default=None, help="also rewrite this README's results block")
 

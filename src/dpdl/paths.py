@@ -30,6 +30,7 @@ ARTICLE_FILES = (
 # reading's scorecard (readings/<reading>.csv) and per-seed tables (readings/<reading>/aggregates/)
 PUBLISHED_AGGREGATES = "aggregates"
 PUBLISHED_READINGS = "readings"
+PUBLISHED_DEVIATIONS = "deviations"
 
 # The report's sections, in reading order (Snakemake lists categories by name): the scorecard, one per study,
 # the data.
@@ -72,6 +73,15 @@ def published_reading(reading: str) -> str:
     Its scorecard is that name with ``.csv``.
     """
     return f"{PUBLISHED_READINGS}/{reading}"
+
+
+def published_deviation(name: str) -> str:
+    """A declared data deviation's folder inside a published study folder: ``deviations/<name>``.
+
+    It is laid out as the study folder is (``claims.csv``, ``aggregates/``, ``cards/``, ``tables/``,
+    ``figures/``), from the deviation's own build.
+    """
+    return f"{PUBLISHED_DEVIATIONS}/{name}"
 
 
 def published_aggregate(table: str, reading: str | None = None) -> str:

@@ -36,6 +36,7 @@ from dpdl.paths import (
     aggregates_folder,
     cards_folder,
     published_aggregate,
+    published_deviation,
     published_reading,
 )
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
@@ -60,10 +61,7 @@ def judging_plan(
     and the reading engines, where a built reading it can judge neither way is marked retired (it
     keeps the scorecard its build gave it).
     """
-    from dpdl.config import validate_config
-
-    sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
-    config = validate_config({**sections, **manifest["config"], "studies": [study]})
+    config = snapshot_config(study, manifest["config"])
     claims_step = set(study_module(study).CLAIMS_STEP_KEYS)
     engines = dict(manifest.get("reading_engines", {}))
     judged = {DEFAULT: (folder, config)}
@@ -76,6 +74,26 @@ def judging_plan(
         elif reading.name in manifest["readings"] and reading.name not in engines:
             engines[reading.name] = f"retired ({manifest['code']['commit'][:7]})"
     return judged, engines
+
+
+def snapshot_config(study: str, recorded: Mapping) -> dict:
+    """The config a manifest records (its data and study sections), the other studies' at their defaults."""
+    from dpdl.config import validate_config
+
+    sections = {other: {} for other in ALL}  # the other studies' sections: their schema defaults
+    return validate_config({**sections, **recorded, "studies": [study]})
+
+
+def deviation_plan(study: str, manifest: Mapping, folder: Path) -> dict[str, tuple[Path, dict]]:
+    """Each data deviation published with ``study`` in ``folder``: its folder and the config it was built with.
+
+    Its folder (``deviations/<name>/``) holds its scorecard, per-seed tables and cards, as a study folder
+    does (:func:`dpdl.publishing.snapshot.publish_deviation`).
+    """
+    return {
+        name: (folder / published_deviation(name), snapshot_config(study, record["config"]))
+        for name, record in manifest.get("deviations", {}).items()
+    }
 
 
 def scorecard_name(reading: str) -> str:
@@ -111,6 +129,7 @@ class Rejudged:
     config: dict
     folder: Path
     where: Path
+    what: str = ""  # how a problem line names it (default: the study and reading)
 
 
 _REDERIVED: dict[tuple, str] = {}  # judged text by study, config and the bytes judged (one process)
@@ -188,6 +207,7 @@ def study_problems(studies: Iterable[tuple[Path, Mapping, Mapping[str, Path]]], 
         study = folder.name
         try:
             judged, _ = judging_plan(study, manifest, folder)
+            deviations = deviation_plan(study, manifest, folder)
         except FAILED as err:
             problems.append(
                 f"{folder}: its claims cannot be judged again ({type(err).__name__}: {err}); {fix}"
@@ -196,8 +216,13 @@ def study_problems(studies: Iterable[tuple[Path, Mapping, Mapping[str, Path]]], 
         for name in (name for name in manifest["readings"] if name in judged):
             where = shown.get(name, folder / scorecard_name(name))
             jobs.append(Rejudged(study, name, *judged[name], folder, where))
+        for name, (source, config) in deviations.items():
+            what = f"{study}, data deviation {name}"
+            jobs.append(
+                Rejudged(study, DEFAULT, source, config, source, source / scorecard_name(DEFAULT), what)
+            )
     for job, text in zip(jobs, rederived(jobs), strict=True):
-        what = f"{job.study}, reading {job.reading}"
+        what = job.what or f"{job.study}, reading {job.reading}"
         if isinstance(text, Exception):
             said = f"cannot be judged again from its per-seed tables ({type(text).__name__}: {text})"
             problems.append(f"{job.where}: {said} ({what}); {fix}")

@@ -25,6 +25,11 @@ from dpdl.publishing.problems import published_problems
         ("extra", "x", "Additional properties are not allowed ('extra' was unexpected)"),
         ("commit", "0000000", "config/paper.yaml at 0000000 cannot be read in this checkout"),
         ("configfile", "config/never_committed.yaml", "config/never_committed.yaml at "),
+        (
+            "deviation",
+            "writers_at_hand",
+            "deviations: 'writers_at_hand' is not one of dzoa's data deviations",
+        ),
     ],
 )
 def test_a_manifest_is_checked_before_any_of_it_is_trusted(
@@ -47,6 +52,9 @@ def test_a_manifest_is_checked_before_any_of_it_is_trusted(
         manifest["readings"].insert(1, value)
     elif key == "extra":
         manifest["extra"] = value
+    elif key == "deviation":  # issue 62: a data deviation the study does not declare
+        record = {k: manifest[k] for k in ("code", "configfile", "config")}
+        manifest["deviations"] = {value: {**record, "run_compute_seconds": 0.0}}
     else:
         manifest[key] = value
     manifest_path.write_text(json.dumps(manifest), encoding="utf-8")

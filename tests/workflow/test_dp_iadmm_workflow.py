@@ -215,3 +215,73 @@ def test_a_reading_narrowed_to_some_cells_is_built_published_and_judged_again_on
     assert done.returncode == 0, done.stderr[-3000:]
     article = (snapshot / "ARTICLE.md").read_text()
     assert "outp_noise_variance on 3 cells of the grid: `main/mnist/objp/eps0.05`, " in article
+
+
+def test_a_data_deviation_is_published_beside_the_default_kept_and_judged_again(built: dict) -> None:
+    """#62: `dpdl publish --deviation` adds the build of the deviation's declared config file to the published
+    study (deviations/<name>/: scorecard, per-seed tables, cards, tables, figures; the manifest's record) and
+    leaves the default's verdicts as they were; --rejudge and dpdl check judge it again (an edited verdict there,
+    its hash made to agree, fails the check); the default published again carries it; the article has its
+    section. Here the declared file holds the test's grid, so this build is the deviation's."""
+    from dpdl.io import sha256_file
+    from dpdl.publishing.layout import MANIFEST
+
+    work = built["work"]
+    shutil.copy(work / "config" / "config.yaml", work / "config" / "paper_femnist_at_hand.yaml")
+    commit_build(built)
+    publish = ("publish", "--studies", "dp_iadmm", "--configfile")
+    done = dpdl(built, *publish, "config/config.yaml")
+    assert done.returncode == 0, done.stderr[-3000:]
+    snapshot = work / "published" / "dp_iadmm"
+    default = (snapshot / "claims.csv").read_text()
+    for name, configfile, said in (
+        ("writers_at_hand", "config/config.yaml", "is built from config/paper_femnist_at_hand.yaml, not"),
+        ("elsewhere", "config/paper_femnist_at_hand.yaml", "declares no data deviation 'elsewhere'"),
+    ):
+        refused = dpdl(built, *publish, configfile, "--deviation", name)
+        assert refused.returncode != 0 and said in refused.stderr and "Traceback" not in refused.stderr
+    done = dpdl(built, *publish, "config/paper_femnist_at_hand.yaml", "--deviation", "writers_at_hand")
+    assert done.returncode == 0, done.stderr[-3000:]
+    folder = snapshot / "deviations" / "writers_at_hand"
+    assert (folder / "claims.csv").read_text() == (work / "results/claims/dp_iadmm.csv").read_text()
+    tables = {p.name for p in (work / "results/dp_iadmm/aggregates").glob("*.csv")}
+    assert {p.name for p in (folder / "aggregates").glob("*.csv")} == tables
+    assert (folder / "cards" / "femnist.json").is_file() and any((folder / "figures").glob("*.png"))
+    manifest = json.loads((snapshot / MANIFEST).read_text())
+    record = manifest["deviations"]["writers_at_hand"]
+    assert (
+        record["configfile"] == "config/paper_femnist_at_hand.yaml"
+        and record["config"]["dp_iadmm"]["seeds"] == 2
+    )
+    inside = sorted(p.relative_to(snapshot).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert inside and all(manifest["files"][name] == sha256_file(snapshot / name) for name in inside)
+    assert (snapshot / "claims.csv").read_text() == default
+
+    checked = dpdl(built, "check", "published")
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-3000:]
+    rejudged = dpdl(built, "publish", "--rejudge")
+    assert rejudged.returncode == 0, rejudged.stderr[-3000:]
+    assert "dp_iadmm/deviation writers_at_hand: 45 claims, 0 verdicts changed" in rejudged.stdout
+    scorecard = (folder / "claims.csv").read_text()
+    edited = scorecard.replace("not run at this scale", "reproduced", 1)
+    (folder / "claims.csv").write_text(edited)
+    manifest = json.loads((snapshot / MANIFEST).read_text())
+    manifest["files"]["deviations/writers_at_hand/claims.csv"] = sha256_file(folder / "claims.csv")
+    (snapshot / MANIFEST).write_text(json.dumps(manifest))
+    checked = dpdl(built, "check", "published")
+    assert (
+        checked.returncode != 0
+        and "(dp_iadmm, data deviation writers_at_hand)" in checked.stdout + checked.stderr
+    )
+    (folder / "claims.csv").write_text(scorecard)
+    manifest["files"]["deviations/writers_at_hand/claims.csv"] = sha256_file(folder / "claims.csv")
+    (snapshot / MANIFEST).write_text(json.dumps(manifest))
+
+    done = dpdl(built, *publish, "config/config.yaml")  # the default again: the deviation is carried
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (folder / "claims.csv").read_text() == scorecard
+    assert json.loads((snapshot / MANIFEST).read_text())["deviations"]["writers_at_hand"] == record
+    article = (snapshot / "ARTICLE.md").read_text()
+    assert "## Declared data deviations" in article and "### writers_at_hand" in article
+    checked = dpdl(built, "check", "published")
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-3000:]

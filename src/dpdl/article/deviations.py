@@ -1,11 +1,16 @@
-"""The deviations from the paper and what was not run, with what the runs not done would cost."""
+"""The deviations from the paper and what was not run, with what the runs not done would cost; the declared
+data deviations' verdicts beside the default's."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pandas as pd
 
 from dpdl.article.blocks import Block
+from dpdl.article.snapshot import read_card
 from dpdl.judgement import NOT_RUN
+from dpdl.paths import published_deviation
 from dpdl.studies import study_module
 
 
@@ -96,3 +101,50 @@ def not_run_cost(not_run: pd.DataFrame, manifest: dict) -> list[Block]:
         ),
         Block("table", table=pd.DataFrame(rows, columns=columns)),
     ]
+
+
+def data_deviations(card: pd.DataFrame, folder: Path, manifest: dict) -> list[Block]:
+    """Each declared data deviation published with the study: why, what built it, and its verdicts.
+
+    Its verdicts stand beside the default's (``card``), never in the headline; each row's detail says
+    what the deviation can decide of the claim. None published: no section.
+    """
+    published = manifest.get("deviations", {})
+    if not published:
+        return []
+    declared = {deviation.name: deviation for deviation in study_module(manifest["study"]).DATA_DEVIATIONS}
+    default = card.set_index("id")["verdict"]
+    blocks = [
+        Block("heading", "Declared data deviations", level=2),
+        Block(
+            "text",
+            "Where the paper's data is not here but part of it is, claims are also judged on that part, as a "
+            "deviation declared before its results. These verdicts stand beside the default's (the scorecard's "
+            "readings column) and are never counted in the headline.",
+        ),
+    ]
+    for name, record in published.items():
+        ours = read_card(folder / published_deviation(name) / "claims.csv")
+        judged = ours[~ours["verdict"].isin(NOT_RUN)]
+        rows = [
+            {
+                "id": row.id,
+                "default verdict": default.get(row.id, ""),
+                f"verdict ({name})": row.verdict,
+                "paper": row.paper_value,
+                "ours": row.our_value,
+                "detail": row.detail,
+            }
+            for row in judged.itertuples()
+        ]
+        blocks += [
+            Block("heading", name, level=3),
+            Block(
+                "text",
+                f"{declared[name].why}. Built from {record['configfile']} at {record['code']['commit'][:7]} "
+                f"({record['run_compute_seconds']} s of run time); {len(judged)} of its {len(ours)} claims "
+                "judged, the rest not run.",
+            ),
+            Block("table", table=pd.DataFrame(rows)),
+        ]
+    return blocks

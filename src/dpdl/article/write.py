@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpdl.article.blocks import Block
-from dpdl.article.deviations import deviations
+from dpdl.article.deviations import data_deviations, deviations
 from dpdl.article.exhibits import exhibit_sections
 from dpdl.article.front_matter import front_matter
 from dpdl.article.privacy_audit import privacy_audit
@@ -40,6 +40,7 @@ def article_blocks(study: str, out: Path = PUBLISHED) -> list[Block]:
         *post_hoc_register(study),
         *privacy_audit(card, folder),
         *deviations(card, manifest),
+        *data_deviations(card, folder, manifest),
     ]
 
 

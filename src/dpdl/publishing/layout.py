@@ -3,9 +3,9 @@
 ``published/<study>/`` holds a study's scorecard (``claims.csv``), its figures as PNG
 (``figures/``), the tables and per-seed aggregates its figures and claims are drawn from
 (``tables/``, ``aggregates/``), its dataset cards (``cards/``), its built readings (``readings/``),
-its audit (``audit/``), the privacy of its runs (``privacy.csv``) and its :data:`MANIFEST`; the
-merged files (:mod:`dpdl.publishing.merged`) sit beside the study folders. Nothing here writes a
-file.
+its published data deviations (``deviations/<name>/``, each laid out as the study folder is), its
+audit (``audit/``), the privacy of its runs (``privacy.csv``) and its :data:`MANIFEST`; the merged
+files (:mod:`dpdl.publishing.merged`) sit beside the study folders. Nothing here writes a file.
 """
 
 from __future__ import annotations
@@ -113,6 +113,12 @@ def manifest_problems(study: str, manifest: object) -> list[str]:
         f"readings: {name!r} is not one of {study}'s readings"
         for name in manifest["readings"]
         if name not in declared
+    ]
+    deviations = {deviation.name for deviation in study_module(study).DATA_DEVIATIONS}
+    errors += [
+        f"deviations: {name!r} is not one of {study}'s data deviations"
+        for name in manifest.get("deviations", {})
+        if name not in deviations
     ]
     return errors
 

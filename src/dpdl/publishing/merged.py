@@ -17,7 +17,8 @@ from dpdl.audit_report import cell_reach, read_audit, reading_privacy_rows, stud
 from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import DpdlError
 from dpdl.io import markdown_table, read_json, sha256_file, write_json, write_text
-from dpdl.paths import PUBLISHED
+from dpdl.judgement import NOT_RUN
+from dpdl.paths import PUBLISHED, published_deviation
 from dpdl.publishing.layout import AUDIT_TABLE, DATA_PREMISES, LEDGER, MANIFEST, RESULTS, published_studies
 from dpdl.publishing.staging import disk_error, fault_point, study_transaction
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, judged_readings, reading_mechanisms, study_readings
@@ -82,6 +83,10 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         manifests, scorecards, audits=audits, data_premises=data_premises, derived=derived
     )
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
+    beside = card["id"].map(deviation_verdicts(out, manifests)).fillna("")
+    card["readings"] = [
+        "; ".join(part for part in pair if part) for pair in zip(card["readings"], beside, strict=True)
+    ]
     return {
         **{f"{study}/{LEDGER}": ledger_text(study, derived[study][0]) for study in audits},
         "readings.csv": readings_csv,
@@ -89,6 +94,24 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         "scorecard.md": scorecard_markdown(card),
         RESULTS: results_markdown(card, table, manifests),
     }
+
+
+def deviation_verdicts(out: Path, manifests: dict[str, dict]) -> dict[str, str]:
+    """By claim id, its verdict under each published data deviation that judged it, for the readings column.
+
+    Shown beside the default's verdict and never counted with it (issue 62); a claim the deviation's runs
+    do not reach ("not run") is left out.
+    """
+    shown: dict[str, list[str]] = {}
+    for study, manifest in manifests.items():
+        for name in manifest.get("deviations", {}):
+            card = pd.read_csv(
+                out / study / published_deviation(name) / "claims.csv", dtype=str, keep_default_na=False
+            )
+            for claim, verdict in zip(card["id"], card["verdict"], strict=True):
+                if verdict not in NOT_RUN:
+                    shown.setdefault(claim, []).append(f"{name}: {verdict}")
+    return {claim: "data deviation " + ", ".join(verdicts) for claim, verdicts in shown.items()}
 
 
 def write_merged(out: Path = PUBLISHED) -> None:

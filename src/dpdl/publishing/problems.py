@@ -35,12 +35,23 @@ def committed_config_problems(study: str, manifest: dict, out: Path = PUBLISHED)
 
     Each value the file sets in the manifest's sections must be the manifest's (which adds the
     schema's defaults). Nothing to compare where that file was modified at publication, or outside a
-    git checkout (a warning); a commit or file the checkout lacks is a problem.
+    git checkout (a warning); a commit or file the checkout lacks is a problem. Each published data
+    deviation's record (``deviations``) is compared with its own config file and commit alike.
     """
+    where = out / study / MANIFEST
+    problems = _config_file_problems(study, manifest, where)
+    for name, record in manifest.get("deviations", {}).items():
+        problems += [
+            f"{line} (data deviation {name})" for line in _config_file_problems(study, record, where)
+        ]
+    return problems
+
+
+def _config_file_problems(study: str, manifest: Mapping, where: Path) -> list[str]:
+    """:func:`committed_config_problems` of one record: its ``code``, ``configfile`` and ``config``."""
     import yaml
 
     commit, configfile = manifest["code"]["commit"], manifest["configfile"]
-    where = out / study / MANIFEST
     if not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
         return [f"{where}: code.commit {commit!r} is not a git commit hash (7 to 40 hex digits)"]
     if not (isinstance(configfile, str) and CONFIGFILE.fullmatch(configfile)):

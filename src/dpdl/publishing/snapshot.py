@@ -28,16 +28,18 @@ import pandas as pd
 from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import privacy_with_audit, read_audit
 from dpdl.chain import published_breaks, published_chain, rejudged
-from dpdl.errors import DpdlError
+from dpdl.errors import ConfigError, DpdlError
 from dpdl.io import read_json, sha256_file, write_json, write_text
 from dpdl.paths import (
     PUBLISHED,
     PUBLISHED_AGGREGATES,
+    PUBLISHED_DEVIATIONS,
     aggregates_folder,
     audit_path,
     cards_folder,
     data_premises_path,
     published_aggregate,
+    published_deviation,
     published_reading,
     summary_table,
 )
@@ -68,7 +70,14 @@ from dpdl.publishing.staging import copy_into, disk_error, fault_point, recover,
 from dpdl.readings import CURRENT_ENGINE, DEFAULT, reading_config, reading_folder, study_readings
 from dpdl.studies import study_module
 from dpdl.studies.common import claims_path
-from dpdl.verdict_check import card_text, judged_card, judging_plan, refuse_misjudged, scorecard_name
+from dpdl.verdict_check import (
+    card_text,
+    deviation_plan,
+    judged_card,
+    judging_plan,
+    refuse_misjudged,
+    scorecard_name,
+)
 
 AUDIT_FILES = (AUDIT_TABLE, "audit/audit.md", "audit/audit.json")  # a study's published audit
 
@@ -219,6 +228,7 @@ def publish_study(
     """
     snapshot = study_snapshot(study, config, configfile, buildable, provenances, in_readings)
     keep_published_audit(study, snapshot, out / study)
+    keep_published_deviations(snapshot, out / study)
     return write_study(out, study, snapshot)
 
 
@@ -335,6 +345,95 @@ def keep_published_audit(study: str, snapshot: StudySnapshot, folder: Path) -> N
         audited = privacy_with_audit(privacy, {study: read_audit(folder / AUDIT_TABLE)})
         snapshot.texts["privacy.csv"] = audited.to_csv(index=False, lineterminator="\n")
         snapshot.texts[LEDGER] = ledger_text(study)
+
+
+def keep_published_deviations(snapshot: StudySnapshot, folder: Path) -> None:
+    """Carry the data deviations published in ``folder`` into ``snapshot``, byte for byte with their stamps.
+
+    Each was published from a build of its own (:func:`publish_deviation`), which a build of the study's
+    default does not replace; a carried file that is not what the old manifest says is refused.
+    """
+    if not (folder / MANIFEST).is_file():
+        return
+    previous = read_json(folder / MANIFEST)
+    names = [name for name in previous["files"] if name.startswith(f"{PUBLISHED_DEVIATIONS}/")]
+    for name in names:
+        if previous["files"][name] != sha256_file(folder / name):
+            raise DpdlError(
+                f"{folder / name}: not the file its manifest names, so its data deviation is not carried into "
+                "the new snapshot; publish it again (`dpdl publish --deviation`) or restore it"
+            )
+        snapshot.outputs[name] = folder / name
+    chain = {name: entry for name, entry in previous.get("chain", {}).items() if name in names}
+    if chain:
+        snapshot.manifest["chain"] = dict(sorted({**snapshot.manifest.get("chain", {}), **chain}.items()))
+    if "deviations" in previous:
+        snapshot.manifest["deviations"] = previous["deviations"]
+
+
+def publish_deviation(
+    study: str, name: str, configfile: Path, out: Path = PUBLISHED, readme: Path | None = None
+) -> None:
+    """Add the data deviation ``name`` of ``study``, built here, to its published snapshot (issue 62).
+
+    The build here is the deviation's own, of the config file it declares
+    (:class:`~dpdl.studies.common.DataDeviation`), checked as :func:`publish` checks a build: its runs
+    made with that config, its verdicts what its per-seed tables give. Its scorecard, per-seed tables,
+    tables, figures and dataset cards go into ``out/<study>/deviations/<name>/`` (replacing an earlier
+    one's), and the manifest's ``deviations`` records the code and config that made them and their runs'
+    compute. The study's default and readings are left as they are, and the merged files rewritten.
+    """
+    from dpdl.config import load_config
+    from dpdl.targets import plan
+
+    recover(out, *([readme] if readme is not None else []))
+    require_published([study], out, "publish the study before a data deviation of it")
+    declared = {deviation.name: deviation for deviation in study_module(study).DATA_DEVIATIONS}
+    if name not in declared:
+        raise ConfigError(
+            f"--deviation: {study} declares no data deviation {name!r}; declared: {', '.join(declared) or 'none'}"
+        )
+    if configfile.as_posix() != declared[name].configfile:
+        raise ConfigError(
+            f"--configfile: {study}'s data deviation {name} is built from {declared[name].configfile}, "
+            f"not {configfile}"
+        )
+    config = load_config(configfile)
+    buildable = plan(config).buildable
+    provenances = run_provenances(study)
+    different = settings_problems(study, config, provenances, study_module(study).runs(config, buildable))
+    if different:
+        raise DpdlError(different[0])
+    refuse_misjudged({study: ({DEFAULT: Path(claims_path(study, "csv"))}, {})}, config)
+    outputs = study_outputs(study, config, buildable)
+    for card in sorted(cards_folder(study).glob("*.json")):
+        outputs[f"cards/{card.name}"] = card
+    prefix = published_deviation(name)
+    sources = {f"{prefix}/{inner}": path for inner, path in outputs.items()}
+    chain = published_chain(sources)
+    broken = published_breaks(sources, chain, fix="rebuild it with snakemake before publishing")
+    if broken:
+        raise DpdlError(f"{study}: data deviation {name} not published: {broken[0]}")
+    wall, gpus = run_compute(study, [DEFAULT], None, provenances)
+    record = {
+        "code": _code_without(out, readme),
+        "configfile": configfile.as_posix(),
+        "config": {key: config[key] for key in ("data", study)},
+        "run_compute_seconds": round(wall, 1),
+        **({"run_gpus": gpus} if gpus else {}),
+    }
+    manifest = read_json(out / study / MANIFEST)
+    with study_transaction(out, study, keep=True) as folder:
+        shutil.rmtree(folder / prefix, ignore_errors=True)  # published again: its files replaced
+        kept = {n: digest for n, digest in manifest["files"].items() if not n.startswith(f"{prefix}/")}
+        for inner, source in sources.items():
+            copy_into(source, folder / inner)
+        old_chain = {n: e for n, e in manifest.get("chain", {}).items() if not n.startswith(f"{prefix}/")}
+        if old_chain or chain:
+            manifest["chain"] = dict(sorted({**old_chain, **chain}.items()))
+        manifest["deviations"] = {**manifest.get("deviations", {}), name: record}
+        _seal(folder, manifest, {*kept, *sources})
+    _rewrite_merged(out, readme)
 
 
 def write_study(out: Path, study: str, snapshot: StudySnapshot) -> dict:
@@ -603,6 +702,15 @@ def _rejudge_study(study: str, manifest: dict, folder: Path, judged_by: dict) ->
         if name != DEFAULT:
             engines[name] = CURRENT_ENGINE
             manifest["files"][scorecard_name(name)] = ""
+    for name, (source, settings) in deviation_plan(study, manifest, folder).items():
+        target = source / scorecard_name(DEFAULT)
+        before = pd.read_csv(target, dtype=str, keep_default_na=False)
+        card = judged_card(study, source, settings, source)  # its cards are in its folder
+        write_text(target, card_text(card))
+        inner = f"{published_deviation(name)}/{scorecard_name(DEFAULT)}"
+        if inner in manifest.get("chain", {}):
+            manifest["chain"][inner] = rejudged(manifest["chain"][inner], folder, target)
+        lines.append(f"{study}/deviation {name}: {_changed(before, card)}")
     order = [r.name for r in study_readings(study)]
     manifest["readings"] = sorted({*manifest["readings"], *judged}, key=order.index)
     manifest["reading_engines"] = {name: engines[name] for name in manifest["readings"][1:]}

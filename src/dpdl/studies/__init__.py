@@ -18,7 +18,8 @@ scorecard and the report, the readings and the audit, publishing) iterates over 
 ``audit.py``      ``PRIVACY_CLAIMS``, ``AUDIT_CELLS``, ``audit_scores``: the empirical privacy audit;
                   ``PREMISES`` and ``premise_measures`` (the premise ledger), ``mechanism`` (the switch
                   values a config's build releases with, by which each reading's privacy is judged)
-``readings.py``   ``READINGS``: the paper's open settings as named switch sets, the default first
+``readings.py``   ``READINGS``: the paper's open settings as named switch sets, the default first;
+                  ``DATA_DEVIATIONS``: the declared departures from the paper's data (often none)
 ``tune.py``       optional: hyperparameter selection and the reference solutions runs are compared to
 ``tables.py``     optional: the study's tables beyond its figures
 ``extract.py``    optional: the extractors the claims declare (per-seed tables -> the forms' inputs)
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
 
     from dpdl.claims import Claim
     from dpdl.data.prepared import PreparedDataset
-    from dpdl.studies.common import PaperReference, Reading
+    from dpdl.studies.common import DataDeviation, PaperReference, Reading
 
 BUILTIN = ("dvp_pvp", "wddp", "dp_iadmm", "dzoa")  # the papers of dpdl.studies, in data-flow order
 # Importable packages outside dpdl.studies to register after them, comma-separated (a test's toy study): each
@@ -112,6 +113,7 @@ class Study(Protocol):
     REFERENCE: PaperReference  # the original paper (authors, title, venue, locator): the article cites it
     CLAIMS: list[Claim]
     READINGS: tuple[Reading, ...]  # the default first
+    DATA_DEVIATIONS: tuple[DataDeviation, ...]  # the declared departures from the paper's data (may be none)
     CLAIMS_STEP_KEYS: tuple[str, ...]  # config keys read by the claims step alone (a reading of these reuses
     # the default's tables)
     PREPARED: tuple[PreparedDataset, ...]  # the prepared datasets it reads (dpdl.data.prepared)
@@ -191,6 +193,7 @@ PROTOCOL = {  # each name of Study: the study module that defines it
     "run_work": "grid",
     "recorded_settings": "grid",
     "READINGS": "readings",
+    "DATA_DEVIATIONS": "readings",
     "CLAIMS": "claims",
     "add_commands": "cli",
     "judge_snapshot": "cli",

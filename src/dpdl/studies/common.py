@@ -66,6 +66,31 @@ class Reading:
             raise ValueError(f"reading {self.name!r} needs the paper's text or reason behind it")
 
 
+@dataclass(frozen=True)
+class DataDeviation:
+    """A declared departure from the paper's data: the claims judged on the part of it that is here.
+
+    Where the paper's data cannot be had but part of it can, its claims may be judged on that part as a
+    deviation declared before its results: ``configfile`` builds it, in a folder of its own, and
+    ``dpdl publish --deviation <name>`` adds that build's scorecard, per-seed tables, cards, tables and
+    figures to the study's snapshot (``deviations/<name>/``). Its verdicts are shown beside the default's
+    and never counted with them (issue 62). ``why`` says what departs from the paper and where the study's
+    page says what it can decide.
+    """
+
+    name: str
+    why: str
+    configfile: str
+
+    def __post_init__(self) -> None:
+        if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
+            raise ValueError(
+                f"data deviation name {self.name!r} must be letters, digits and single underscores"
+            )
+        if not self.why.strip() or not self.configfile.startswith("config/"):
+            raise ValueError(f"data deviation {self.name!r} needs its reason and a config file under config/")
+
+
 def format_number(value: float | None) -> str:
     """A grid value as it appears in paths and labels: 0.05, 1, 1000; ``inf`` for None or infinity."""
     return "inf" if value is None or math.isinf(value) else f"{value:g}"

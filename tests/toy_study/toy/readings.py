@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
-from dpdl.studies.common import DEFAULT, Reading
+from dpdl.studies.common import DEFAULT, DataDeviation, Reading
 
 READINGS = (Reading(DEFAULT, "The config as given: Laplace noise of scale 1 / (n epsilon) on the mean."),)
+
+DATA_DEVIATIONS: tuple[DataDeviation, ...] = ()  # the paper's data is here, or none of it

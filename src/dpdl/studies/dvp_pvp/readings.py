@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dpdl.studies.common import DEFAULT, Reading
+from dpdl.studies.common import DEFAULT, DataDeviation, Reading
 from dpdl.studies.dvp_pvp.grid import ETA_PER_ALGORITHM
 
 # The eta grid of the per-algorithm reading: G14's 0.1 .. 10 and the default's extension below it.
@@ -65,3 +65,5 @@ READINGS = (
         {"loss_unit": "log10"},
     ),
 )
+
+DATA_DEVIATIONS: tuple[DataDeviation, ...] = ()  # the paper's data is here, or none of it

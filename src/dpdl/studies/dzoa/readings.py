@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dpdl.studies.common import DEFAULT, Reading
+from dpdl.studies.common import DEFAULT, DataDeviation, Reading
 
 # The paper's unstated settings (docs/studies/dzoa.md, "Readings"; sections and G numbers refer to
 # notes/dzoa.md). The default is the config: loss_scale sum, lipschitz 3, topology ring_chord.
@@ -49,3 +49,5 @@ READINGS = (
         {"topology": "ring"},
     ),
 )
+
+DATA_DEVIATIONS: tuple[DataDeviation, ...] = ()  # the paper's data is here, or none of it

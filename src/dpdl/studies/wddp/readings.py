@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from dpdl.studies.common import DEFAULT, Reading
+from dpdl.studies.common import DEFAULT, DataDeviation, Reading
 from dpdl.studies.wddp.grid import PER_SETTING
 
 # The paper's open settings as readings (dpdl.readings): the default first, then one per other
@@ -55,3 +55,5 @@ READINGS = (
         {"aggregation": "one_shot"},
     ),
 )
+
+DATA_DEVIATIONS: tuple[DataDeviation, ...] = ()  # the paper's data is here, or none of it
