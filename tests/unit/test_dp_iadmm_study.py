@@ -235,6 +235,19 @@ def test_the_femnist_config_is_the_data_at_hand_config_narrowed_to_the_cheapest_
     assert chosen[grid.STUDY]["iterations"] == 20_000 and chosen[grid.STUDY]["seeds"] == 10
 
 
+def test_the_femnist_first_batch_is_the_femnist_config_narrowed_to_its_first_three_cells() -> None:
+    """config/paper_femnist_at_hand_nonprivate.yaml (#62 item 2): the non-private runs of
+    paper_femnist_at_hand.yaml, its first three cells in its order, and nothing else different."""
+    import yaml
+
+    batch, whole = (
+        yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+        for name in ("paper_femnist_at_hand_nonprivate", "paper_femnist_at_hand")
+    )
+    assert batch["dp_iadmm"].pop("cells") == whole["dp_iadmm"].pop("cells")[:3]
+    assert batch == whole
+
+
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
     """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4,
     and a reading still building narrowed to its finished jobs) and in the route that built it: the jax backend,

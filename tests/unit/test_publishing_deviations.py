@@ -18,21 +18,23 @@ def test_each_declared_deviation_is_built_by_a_config_file_that_enables_its_stud
     declared = {(study, d.name): d for study in ALL for d in study_module(study).DATA_DEVIATIONS}
     assert ("dp_iadmm", "writers_at_hand") in declared
     for (study, _), deviation in declared.items():
-        assert study in load_config(ROOT / deviation.configfile)["studies"]
+        for configfile in deviation.configfiles:
+            assert study in load_config(ROOT / configfile)["studies"]
 
 
 @pytest.mark.parametrize(
-    ("name", "why", "configfile"),
+    ("name", "why", "configfiles"),
     [
-        ("at hand", "a reason", "config/x.yaml"),
-        ("a__b", "a reason", "config/x.yaml"),
-        ("a", " ", "config/x.yaml"),
-    ]
-    + [("a", "a reason", "x.yaml")],
+        ("at hand", "a reason", ("config/x.yaml",)),
+        ("a__b", "a reason", ("config/x.yaml",)),
+        ("a", " ", ("config/x.yaml",)),
+        ("a", "a reason", ("x.yaml",)),
+        ("a", "a reason", ()),
+    ],
 )
-def test_a_deviation_names_a_folder_and_gives_its_reason_and_config_file(name, why, configfile) -> None:
+def test_a_deviation_names_a_folder_and_gives_its_reason_and_config_files(name, why, configfiles) -> None:
     with pytest.raises(ValueError, match="data deviation"):
-        DataDeviation(name, why, configfile)
+        DataDeviation(name, why, configfiles)
 
 
 def test_a_deviations_verdicts_stand_beside_the_defaults_in_the_readings_column(tmp_path: Path) -> None:

@@ -376,7 +376,7 @@ def publish_deviation(
 ) -> None:
     """Add the data deviation ``name`` of ``study``, built here, to its published snapshot (issue 62).
 
-    The build here is the deviation's own, of the config file it declares
+    The build here is the deviation's own, of a config file it declares
     (:class:`~dpdl.studies.common.DataDeviation`), checked as :func:`publish` checks a build: its runs
     made with that config, its verdicts what its per-seed tables give. Its scorecard, per-seed tables,
     tables, figures and dataset cards go into ``out/<study>/deviations/<name>/`` (replacing an earlier
@@ -393,10 +393,10 @@ def publish_deviation(
         raise ConfigError(
             f"--deviation: {study} declares no data deviation {name!r}; declared: {', '.join(declared) or 'none'}"
         )
-    if configfile.as_posix() != declared[name].configfile:
+    if configfile.as_posix() not in declared[name].configfiles:
         raise ConfigError(
-            f"--configfile: {study}'s data deviation {name} is built from {declared[name].configfile}, "
-            f"not {configfile}"
+            f"--configfile: {study}'s data deviation {name} is built from one of "
+            f"{', '.join(declared[name].configfiles)}, not {configfile}"
         )
     config = load_config(configfile)
     buildable = plan(config).buildable

@@ -71,24 +71,29 @@ class DataDeviation:
     """A declared departure from the paper's data: the claims judged on the part of it that is here.
 
     Where the paper's data cannot be had but part of it can, its claims may be judged on that part as a
-    deviation declared before its results: ``configfile`` builds it, in a folder of its own, and
-    ``dpdl publish --deviation <name>`` adds that build's scorecard, per-seed tables, cards, tables and
-    figures to the study's snapshot (``deviations/<name>/``). Its verdicts are shown beside the default's
-    and never counted with them (issue 62). ``why`` says what departs from the paper and where the study's
-    page says what it can decide.
+    deviation declared before its results: a build of one of ``configfiles`` (its batches, the smallest
+    first, each with the same data and settings), in a folder of its own, and ``dpdl publish --deviation
+    <name>`` adds that build's scorecard, per-seed tables, cards, tables and figures to the study's snapshot
+    (``deviations/<name>/``, replacing an earlier batch's). Its verdicts are shown beside the default's and
+    never counted with them (issue 62). ``why`` says what departs from the paper and where the study's page
+    says what it can decide.
     """
 
     name: str
     why: str
-    configfile: str
+    configfiles: tuple[str, ...]
 
     def __post_init__(self) -> None:
         if not self.name.replace("_", "").isalnum() or READING_SEPARATOR in self.name:
             raise ValueError(
                 f"data deviation name {self.name!r} must be letters, digits and single underscores"
             )
-        if not self.why.strip() or not self.configfile.startswith("config/"):
-            raise ValueError(f"data deviation {self.name!r} needs its reason and a config file under config/")
+        if (
+            not self.why.strip()
+            or not self.configfiles
+            or not all(f.startswith("config/") for f in self.configfiles)
+        ):
+            raise ValueError(f"data deviation {self.name!r} needs its reason and config files under config/")
 
 
 def format_number(value: float | None) -> str:
