@@ -83,7 +83,8 @@ def merged_files(out: Path = PUBLISHED) -> dict[str, str]:
         manifests, scorecards, audits=audits, data_premises=data_premises, derived=derived
     )
     card["readings"] = card["id"].map(summary.set_index("id")["readings"]).fillna(card["readings"])
-    beside = card["id"].map(deviation_verdicts(out, manifests)).fillna("")
+    shown = deviation_verdicts(out, manifests)
+    beside = [shown.get(claim, "") for claim in card["id"]]
     card["readings"] = [
         "; ".join(part for part in pair if part) for pair in zip(card["readings"], beside, strict=True)
     ]
