@@ -254,6 +254,9 @@ def test_a_data_deviation_is_published_beside_the_default_kept_and_judged_again(
     tables = {p.name for p in (work / "results/dp_iadmm/aggregates").glob("*.csv")}
     assert {p.name for p in (folder / "aggregates").glob("*.csv")} == tables
     assert (folder / "cards" / "femnist.json").is_file() and any((folder / "figures").glob("*.png"))
+    assert (folder / "tables" / "table1.csv").read_text() == (
+        work / "results/tables/dp_iadmm_table1.csv"
+    ).read_text()
     manifest = json.loads((snapshot / MANIFEST).read_text())
     record = manifest["deviations"]["writers_at_hand"]
     assert (
@@ -290,5 +293,6 @@ def test_a_data_deviation_is_published_beside_the_default_kept_and_judged_again(
     assert json.loads((snapshot / MANIFEST).read_text())["deviations"]["writers_at_hand"] == record
     article = (snapshot / "ARTICLE.md").read_text()
     assert "## Declared data deviations" in article and "### writers_at_hand" in article
+    assert "Its table1, from its dataset cards:" in article
     checked = dpdl(built, "check", "published")
     assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-3000:]

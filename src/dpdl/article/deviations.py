@@ -147,4 +147,11 @@ def data_deviations(card: pd.DataFrame, folder: Path, manifest: dict) -> list[Bl
             ),
             Block("table", table=pd.DataFrame(rows)),
         ]
+        for table in study_module(manifest["study"]).CARD_TABLES:  # e.g. Table 1 with the data it ran on
+            path = folder / published_deviation(name) / "tables" / f"{table}.csv"
+            if path.is_file():
+                blocks += [
+                    Block("text", f"Its {table}, from its dataset cards:"),
+                    Block("table", table=read_card(path)),
+                ]
     return blocks
