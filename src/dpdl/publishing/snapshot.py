@@ -381,9 +381,9 @@ def publish_deviation(
     (:class:`~dpdl.studies.common.DataDeviation`), checked as :func:`publish` checks a build: its runs
     made with that config, its verdicts what its per-seed tables give. Its scorecard, per-seed tables,
     tables (with those written from its dataset cards, such as dp_iadmm's Table 1), figures and dataset
-    cards go into ``out/<study>/deviations/<name>/`` (replacing an earlier
-    one's), and the manifest's ``deviations`` records the code and config that made them and their runs'
-    compute. The study's default and readings are left as they are, and the merged files rewritten.
+    cards go into ``out/<study>/deviations/<name>/`` (replacing an earlier one's), and the manifest's
+    ``deviations`` records the code and config that made them and their runs' compute. The study's
+    default and readings are left as they are, and the merged files rewritten.
     """
     from dpdl.config import load_config
     from dpdl.targets import card_table, plan
@@ -411,10 +411,9 @@ def publish_deviation(
     for card in sorted(cards_folder(study).glob("*.json")):
         outputs[f"cards/{card.name}"] = card
     for table, ext in itertools.product(study_module(study).CARD_TABLES, ("csv", "md")):
-        if Path(
-            card_table(study, table, ext)
-        ).is_file():  # its tables of the paper's data, beside the paper's
-            outputs[f"tables/{table}.{ext}"] = Path(card_table(study, table, ext))
+        written = Path(card_table(study, table, ext))  # from its dataset cards: dp_iadmm's Table 1
+        if written.is_file():
+            outputs[f"tables/{table}.{ext}"] = written
     prefix = published_deviation(name)
     sources = {f"{prefix}/{inner}": path for inner, path in outputs.items()}
     chain = published_chain(sources)
