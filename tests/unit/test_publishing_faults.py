@@ -359,3 +359,27 @@ def test_a_build_without_the_audit_republishes_the_runs_and_keeps_the_published_
         snapshot.keep_published_audit(
             STUDY, snapshot.StudySnapshot(outputs, {"privacy.csv": privacy}, manifest), folder
         )
+
+
+def test_a_build_with_its_audit_is_published_with_the_stamps_publish_audit_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # wddp's rebuild (2026-11-30) was published with its audit's files but without the manifest's audit and
+    # data_premises records until `dpdl publish --audit` ran; the plain publish now stamps them alike
+    monkeypatch.chdir(ROOT)
+    out, _ = small_snapshot(tmp_path)
+    folder = out / STUDY
+    old = json.loads((folder / MANIFEST).read_text())
+
+    def unstamped() -> dict:
+        return {k: v for k, v in old.items() if k not in ("files", "audit", "data_premises")}
+
+    config = {"audit": old["audit"]["config"], "data": old["data_premises"]["data"]}
+    built = snapshot.StudySnapshot({name: folder / name for name in old["files"]}, {}, unstamped())
+    snapshot.stamp_built_audit(built, config, old["configfile"])
+    assert built.manifest["audit"] == {**old["audit"], "code": old["code"]}
+    assert built.manifest["data_premises"] == {**old["data_premises"], "code": old["code"]}
+    without = {name: folder / name for name in old["files"] if not name.startswith("audit/")}
+    bare = snapshot.StudySnapshot(without, {}, unstamped())
+    snapshot.stamp_built_audit(bare, config, old["configfile"])
+    assert "audit" not in bare.manifest and "data_premises" not in bare.manifest

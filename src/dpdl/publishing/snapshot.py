@@ -303,7 +303,29 @@ def study_snapshot(
     # the premise ledger of its audited cells (else write_merged adds it: one more swap)
     if AUDIT_TABLE in outputs:
         texts[LEDGER] = ledger_text(study)
-    return StudySnapshot(outputs, texts, manifest)
+    built = StudySnapshot(outputs, texts, manifest)
+    stamp_built_audit(built, config, configfile)
+    return built
+
+
+def stamp_built_audit(snapshot: StudySnapshot, config: dict, configfile: str) -> None:
+    """Stamp the manifest's ``audit`` and ``data_premises`` where ``snapshot`` holds its build's own.
+
+    As :func:`publish_audits` stamps them (the code that published, the config file, the audit's config and
+    CPU seconds; the data section the premises were measured with), so that a build made with the audit is
+    published whole by one command.
+    """
+    manifest = snapshot.manifest
+    if AUDIT_TABLE in snapshot.outputs:
+        timing = read_json(snapshot.outputs["audit/audit.json"])["timing"]
+        audit = {"config": config["audit"], "cpu_seconds": timing["cpu_seconds"]}
+        manifest["audit"] = {"code": manifest["code"], "configfile": configfile, **audit}
+    if DATA_PREMISES in snapshot.outputs:
+        manifest["data_premises"] = {
+            "code": manifest["code"],
+            "configfile": configfile,
+            "data": config["data"],
+        }
 
 
 def keep_published_audit(study: str, snapshot: StudySnapshot, folder: Path) -> None:
