@@ -579,6 +579,35 @@ def test_femnist_claims_on_the_writers_at_hand_are_judged_and_say_so_first(paper
     assert len(seeded) > 10 and (fewer_seeds.loc[seeded, "verdict"] == NOT_AT_SCALE).all()  # shards alone
 
 
+def test_the_seed_pilot_is_judged_at_its_seeds_alone_and_says_so(paper_world) -> None:
+    """#62 item 2: under the writers-at-hand deviation, a build at the declared pilot's 3 seeds has its
+    FEMNIST claims judged at them, each detail saying so after the deviation; 2 or 5 seeds leave them not
+    run at this scale; without the deviation's card the pilot lifts nothing, and no MNIST claim moves."""
+    from dpdl.config import load_config
+    from dpdl.studies.dp_iadmm.cli import judge_tables
+    from dpdl.studies.dp_iadmm.tables import writers_at_hand
+
+    settings = grid.claim_settings(load_config(ROOT / "config" / "paper_at_hand.yaml"))
+    pilot = {**settings, "seeds": claims.AT_HAND_PILOT_SEEDS}
+    assert claims.AT_HAND_PILOT_SEEDS == 3
+    judged = judge_tables(pilot, paper_world, {"femnist": AT_HAND}).set_index("id")
+    seeded = [c.id for c in claims.CLAIMS if "femnist_train_shards" in c.needs and "seeds" in c.needs]
+    assert len(seeded) > 10 and (judged.loc[seeded, "verdict"] != NOT_AT_SCALE).all()
+    words = "judged at 3 of the paper's 10 seeds, a pilot declared before its runs"
+    assert all(d.startswith(f"{writers_at_hand(AT_HAND)}; {words}") for d in judged.loc[seeded, "detail"])
+    assert all(json.loads(s)["seeds"] == 3 for s in judged.loc[seeded, "scale"])
+    for seeds in (2, 5):
+        other = judge_tables({**settings, "seeds": seeds}, paper_world, {"femnist": AT_HAND}).set_index("id")
+        assert (other.loc[seeded, "verdict"] == NOT_AT_SCALE).all() and not other["detail"].str.contains(
+            words
+        ).any()
+    paper_sample = {**AT_HAND, "missing_files": []}  # all 36 shards: no deviation, so no pilot
+    plain = judge_tables(pilot, paper_world, {"femnist": paper_sample}).set_index("id")
+    assert (plain.loc[seeded, "verdict"] == NOT_AT_SCALE).all()
+    mnist = [c.id for c in claims.CLAIMS if "femnist_train_shards" not in c.needs and "seeds" in c.needs]
+    assert mnist and (judged.loc[mnist, "verdict"] == NOT_AT_SCALE).all()
+
+
 AT_HAND_DOC_GROUPS = {  # docs/studies/dp_iadmm.md, "FEMNIST on the writers at hand": each bullet's opening
     "**A smaller training set can decide**": "AT_HAND_DECIDES",
     "**It decides in one direction only**": "AT_HAND_ONE_WAY",

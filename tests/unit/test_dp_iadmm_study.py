@@ -248,6 +248,24 @@ def test_the_femnist_first_batch_is_the_femnist_config_narrowed_to_its_first_thr
     assert batch == whole
 
 
+def test_the_femnist_pilot_is_the_femnist_config_at_the_declared_pilot_seeds() -> None:
+    """config/paper_femnist_at_hand_pilot.yaml (#62 item 2): paper_femnist_at_hand.yaml with its seeds at
+    claims.AT_HAND_PILOT_SEEDS and nothing else different; a config of the writers-at-hand deviation."""
+    import yaml
+
+    from dpdl.studies.dp_iadmm.claims import AT_HAND_PILOT_SEEDS
+    from dpdl.studies.dp_iadmm.readings import DATA_DEVIATIONS
+
+    pilot, whole = (
+        yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+        for name in ("paper_femnist_at_hand_pilot", "paper_femnist_at_hand")
+    )
+    assert pilot["dp_iadmm"].pop("seeds") == AT_HAND_PILOT_SEEDS and whole["dp_iadmm"].pop("seeds") == 10
+    assert pilot == whole
+    (deviation,) = DATA_DEVIATIONS
+    assert "config/paper_femnist_at_hand_pilot.yaml" in deviation.configfiles
+
+
 def test_the_mnist_config_is_the_paper_config_narrowed_to_every_mnist_main_cell() -> None:
     """config/paper_mnist.yaml (#38) differs from config/paper.yaml only in its grid (every MNIST job at T = 2e4,
     and a reading still building narrowed to its finished jobs) and in the route that built it: the jax backend,

@@ -72,11 +72,11 @@ class DataDeviation:
 
     Where the paper's data cannot be had but part of it can, its claims may be judged on that part as a
     deviation declared before its results: a build of one of ``configfiles`` (its batches, the smallest
-    first, each with the same data and settings), in a folder of its own, and ``dpdl publish --deviation
-    <name>`` adds that build's scorecard, per-seed tables, cards, tables and figures to the study's snapshot
-    (``deviations/<name>/``, replacing an earlier batch's). Its verdicts are shown beside the default's and
-    never counted with them (issue 62). ``why`` says what departs from the paper and where the study's page
-    says what it can decide.
+    first, each with the same data and settings but a declared seed pilot's seeds), in a folder of its
+    own, and ``dpdl publish --deviation <name>`` adds that build's scorecard, per-seed tables, cards,
+    tables and figures to the study's snapshot (``deviations/<name>/``, replacing an earlier batch's).
+    Its verdicts are shown beside the default's and never counted with them (issue 62). ``why`` says
+    what departs from the paper and where the study's page says what it can decide.
     """
 
     name: str

@@ -715,6 +715,14 @@ CLAIMS: list[Claim] = [
     ),
 ]
 
+# The seed pilot of the writers at hand (issue 62 item 2; docs/studies/dp_iadmm.md): the private FEMNIST jobs
+# of Section 4 at 3 seeds, not the paper's 10, declared on 2026-11-30 before any of them had run
+# (config/paper_femnist_at_hand_pilot.yaml, whose seeds a test holds to this). Three are the fewest whose
+# spread a t-test can use (two leave one degree of freedom) and what the session's CPU allowed; at exactly
+# these seeds the deviation's claims are judged at them (cli.waive_at_hand), and any other count below a
+# claim's need leaves it "not run at this scale".
+AT_HAND_PILOT_SEEDS = 3
+
 # What a run on the writers at hand (tables.writers_at_hand: 114 of the paper's 195 writers) can decide
 # of each FEMNIST claim, decided from the paper's setting before any paper-scale FEMNIST result
 # (docs/studies/dp_iadmm.md, "FEMNIST on the writers at hand"; issue 62 item 1). The judge appends it

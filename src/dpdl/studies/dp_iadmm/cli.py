@@ -214,7 +214,9 @@ def judge_tables(settings: dict, tables: dict, cards: dict):
 
     A FEMNIST card that records the writers-at-hand deviation (:func:`tables.writers_at_hand`) has its
     claims judged without the need of all 36 training shards, each saying so first in its detail, then
-    what a smaller training set can decide of it (``claims.AT_HAND_STANDING``).
+    what a smaller training set can decide of it (``claims.AT_HAND_STANDING``). Under that deviation a
+    config at the declared pilot's seeds (``claims.AT_HAND_PILOT_SEEDS``) is judged at them, each claim
+    saying so (:func:`waive_at_hand`); any other count below a claim's need leaves it not run at this scale.
     """
     from dpdl.studies.dp_iadmm.claims import AT_HAND_STANDING, CLAIMS
     from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
@@ -224,32 +226,60 @@ def judge_tables(settings: dict, tables: dict, cards: dict):
     shards = len(femnist["shards_train"]) if femnist else 0
     switches = {name: settings[name] for name in SWITCHES}
     deviation = writers_at_hand(femnist) if femnist else ""
-    claims = [waive_shards(claim) for claim in CLAIMS] if deviation else CLAIMS
+    claims = [waive_at_hand(claim, settings["seeds"]) for claim in CLAIMS] if deviation else CLAIMS
     card = judge_claims(tables, claim_scale(settings, shards), switches, settings["grid_aggregates"], claims)
     # each FEMNIST claim says first that it is not on the paper's sample, then what that decides of it
     if deviation:
         rows = [row for row, claim in enumerate(CLAIMS) if SHARDS_NEED in claim.needs]
         card.loc[rows, "detail"] = [
             "; ".join(
-                part for part in (deviation, AT_HAND_STANDING[cid], detail) if isinstance(part, str) and part
+                part
+                for part in (
+                    deviation,
+                    pilot_seeds(CLAIMS[row], settings["seeds"]),
+                    AT_HAND_STANDING[cid],
+                    detail,
+                )
+                if isinstance(part, str) and part
             )
-            for cid, detail in zip(card.loc[rows, "id"], card.loc[rows, "detail"], strict=True)
+            for row, cid, detail in zip(rows, card.loc[rows, "id"], card.loc[rows, "detail"], strict=True)
         ]
     return card
 
 
-def waive_shards(claim):
-    """``claim`` without its need of LEAF's every training shard: judged on the writers at hand.
+def waive_at_hand(claim, seeds: int):
+    """``claim`` as the writers-at-hand deviation judges it: on the writers at hand, at ``seeds`` seeds.
 
     The declared data deviation (issue 62, docs/studies/dp_iadmm.md "FEMNIST on the writers at hand")
-    lifts that need alone; the seeds and iterations a claim needs still hold, and the scale column still
-    shows the shards the runs used.
+    lifts the need of LEAF's every training shard; at the declared seed pilot's ``seeds``
+    (``claims.AT_HAND_PILOT_SEEDS``) it lowers the seeds a claim needs to them (:func:`pilot_seeds` says
+    so in the detail). The iterations a claim needs still hold, and the scale column still shows the
+    shards and seeds the runs used.
     """
     from dataclasses import replace
 
     from dpdl.studies.dp_iadmm.extract import SHARDS_NEED
 
-    return replace(claim, needs={k: v for k, v in claim.needs.items() if k != SHARDS_NEED})
+    if SHARDS_NEED not in claim.needs:  # an MNIST claim: the deviation does not reach it
+        return claim
+    needs = {k: v for k, v in claim.needs.items() if k != SHARDS_NEED}
+    if pilot_seeds(claim, seeds):
+        needs["seeds"] = seeds
+    return replace(claim, needs=needs)
+
+
+def pilot_seeds(claim, seeds: int) -> str:
+    """The detail's words for a claim judged at the seed pilot's ``seeds``, fewer than it needs; else ""."""
+    from dpdl.studies.dp_iadmm.claims import AT_HAND_PILOT_SEEDS
+
+    need = claim.needs.get("seeds")
+    if need is None or seeds >= need or seeds != AT_HAND_PILOT_SEEDS:
+        return ""
+    return (
+        f"judged at {seeds} of the paper's {need} seeds, a pilot declared before its runs "
+        "(config/paper_femnist_at_hand_pilot.yaml): a verdict the spread of fewer seeds still decides, "
+        "and seeds_to_decide for one it leaves inconclusive"
+    )
 
 
 def judge_snapshot(folder: Path, config: dict, cards: Path | None = None):

@@ -190,7 +190,7 @@ def pair_cells(build: Callable[[pd.DataFrame], Iterator[tuple[str, object, objec
 
 INF = math.inf
 MAIN = {"iterations": 20_000, "seeds": 10}  # the paper's T = 2e4 and its 10 instances (Section 4)
-SHARDS_NEED = "femnist_train_shards"  # the need the writers-at-hand deviation lifts (cli.waive_shards)
+SHARDS_NEED = "femnist_train_shards"  # the need the writers-at-hand deviation lifts (cli.waive_at_hand)
 FEMNIST = {**MAIN, SHARDS_NEED: N_SHARDS}  # and LEAF's 5% sample as in the authors' data (Table 1)
 # Remark 3's T = 1e6; no seed count stated, 2 give an interval
 LONG = {"long_iterations": 1_000_000, "long_seeds": 2}
