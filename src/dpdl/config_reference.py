@@ -34,11 +34,14 @@ CONFIGS = {
     "paper_femnist_at_hand.yaml": "paper_at_hand.yaml for dp_iadmm alone, its grid narrowed by "
     "`dp_iadmm.cells` to six FEMNIST run jobs of the main horizon on the writers at hand (the noiseless "
     "pair, the non-private reference, and Section 4's three numbers; T = 20,000, 10 seeds; "
-    "about 10 CPU-hours)",
+    "about 9 CPU-hours)",
     "paper_femnist_at_hand_nonprivate.yaml": "paper_femnist_at_hand.yaml narrowed to its first three "
     "jobs, the non-private runs on the writers at hand (the noiseless pair and the non-private reference; "
     "one run each, about 1 CPU-hour): the first batch published with `dpdl publish --deviation "
     "writers_at_hand`",
+    "paper_femnist_at_hand_pilot.yaml": "paper_femnist_at_hand.yaml at 3 seeds instead of 10: the "
+    "declared seed pilot of Section 4's three private FEMNIST jobs (about 2.7 CPU-hours), published with "
+    "`dpdl publish --deviation writers_at_hand`",
     "paper_mnist_cells.yaml": "paper.yaml for dp_iadmm alone, its grid narrowed by `dp_iadmm.cells` "
     "to the four run jobs of the MNIST numbers Ryu & Kim's Section 4 states "
     "(T = 20,000, 10 seeds; about 4.5 CPU-hours)",
