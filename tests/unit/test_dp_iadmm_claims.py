@@ -454,6 +454,13 @@ def test_gap_and_reference_claims_judge_what_the_note_says() -> None:
     assert (
         isinstance(near[0], Pair) and len(set(near[0].high)) == 1
     )  # the deterministic reference is a constant
+    # the label names the direction of the diff the engine prints (high - low: non-private minus ObjT)
+    from dpdl.studies.dp_iadmm.extract import percent_error, reference_error
+
+    table = world(PAPER, ["fig2a"])["fig2a_seeds"]
+    assert near[0].name == f"ObjT at 5 below non-private {reference_error(table, 'mnist'):.2f}%"
+    assert sorted(near[0].low) == pytest.approx(sorted(percent_error(table, "mnist", "objt", 5.0)))
+    assert set(near[0].high) == {reference_error(table, "mnist")}
     assert all("post hoc" in by_id[name].justification for name in ("mnist_nonprivate", "femnist_nonprivate"))
 
 
