@@ -323,15 +323,25 @@ def test_the_next_publish_removes_a_half_written_file_and_says_so(
     assert not any(path.exists() for path in planted) and state(out, readme) == states["new"]
 
 
+def _snapshot_and_manifest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, dict]:
+    """:func:`small_snapshot` from the repository root: the snapshot, its study's folder and its manifest."""
+    monkeypatch.chdir(ROOT)
+    out, _ = small_snapshot(tmp_path)
+    folder = out / STUDY
+    return out, folder, json.loads((folder / MANIFEST).read_text())
+
+
+def _unstamped(manifest: dict) -> dict:
+    """``manifest`` as a build gives it: without its files and its audit's stamps."""
+    return {k: v for k, v in manifest.items() if k not in ("files", "audit", "data_premises")}
+
+
 def test_a_build_without_the_audit_republishes_the_runs_and_keeps_the_published_audit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # issue 59: dvp_pvp rebuilt with audit.enabled false and published again lost its audit, its data premises,
     # the privacy table's audit columns and the manifest's stamps of both
-    monkeypatch.chdir(ROOT)
-    out, _ = small_snapshot(tmp_path)
-    folder = out / STUDY
-    old = json.loads((folder / MANIFEST).read_text())
+    out, folder, old = _snapshot_and_manifest(tmp_path, monkeypatch)
     before = {name: (folder / name).read_bytes() for name in old["files"]}
     source = (
         tmp_path / "build"
@@ -346,7 +356,7 @@ def test_a_build_without_the_audit_republishes_the_runs_and_keeps_the_published_
     privacy = (
         pd.read_csv(folder / "privacy.csv").drop(columns=audited).to_csv(index=False, lineterminator="\n")
     )
-    manifest = {k: v for k, v in old.items() if k not in ("files", "audit", "data_premises")}
+    manifest = _unstamped(old)
     built = snapshot.StudySnapshot(outputs, {"privacy.csv": privacy}, manifest)
     snapshot.keep_published_audit(STUDY, built, folder)
     written = snapshot.write_study(out, STUDY, built)
@@ -366,20 +376,13 @@ def test_a_build_with_its_audit_is_published_with_the_stamps_publish_audit_gives
 ) -> None:
     # wddp's rebuild (2026-11-30) was published with its audit's files but without the manifest's audit and
     # data_premises records until `dpdl publish --audit` ran; the plain publish now stamps them alike
-    monkeypatch.chdir(ROOT)
-    out, _ = small_snapshot(tmp_path)
-    folder = out / STUDY
-    old = json.loads((folder / MANIFEST).read_text())
-
-    def unstamped() -> dict:
-        return {k: v for k, v in old.items() if k not in ("files", "audit", "data_premises")}
-
+    _, folder, old = _snapshot_and_manifest(tmp_path, monkeypatch)
     config = {"audit": old["audit"]["config"], "data": old["data_premises"]["data"]}
-    built = snapshot.StudySnapshot({name: folder / name for name in old["files"]}, {}, unstamped())
+    built = snapshot.StudySnapshot({name: folder / name for name in old["files"]}, {}, _unstamped(old))
     snapshot.stamp_built_audit(built, config, old["configfile"])
     assert built.manifest["audit"] == {**old["audit"], "code": old["code"]}
     assert built.manifest["data_premises"] == {**old["data_premises"], "code": old["code"]}
     without = {name: folder / name for name in old["files"] if not name.startswith("audit/")}
-    bare = snapshot.StudySnapshot(without, {}, unstamped())
+    bare = snapshot.StudySnapshot(without, {}, _unstamped(old))
     snapshot.stamp_built_audit(bare, config, old["configfile"])
     assert "audit" not in bare.manifest and "data_premises" not in bare.manifest

@@ -317,15 +317,21 @@ def stamp_built_audit(snapshot: StudySnapshot, config: dict, configfile: str) ->
     """
     manifest = snapshot.manifest
     if AUDIT_TABLE in snapshot.outputs:
-        timing = read_json(snapshot.outputs["audit/audit.json"])["timing"]
-        audit = {"config": config["audit"], "cpu_seconds": timing["cpu_seconds"]}
-        manifest["audit"] = {"code": manifest["code"], "configfile": configfile, **audit}
+        audit_json = snapshot.outputs["audit/audit.json"]
+        manifest["audit"] = _audit_stamp(manifest["code"], configfile, config, audit_json)
     if DATA_PREMISES in snapshot.outputs:
-        manifest["data_premises"] = {
-            "code": manifest["code"],
-            "configfile": configfile,
-            "data": config["data"],
-        }
+        manifest["data_premises"] = _premises_stamp(manifest["code"], configfile, config)
+
+
+def _audit_stamp(code: dict, configfile: str, config: dict, audit_json: Path) -> dict:
+    """The manifest's ``audit``: the code and config file that published it, the audit's config, its CPU seconds."""
+    cpu_seconds = read_json(audit_json)["timing"]["cpu_seconds"]
+    return {"code": code, "configfile": configfile, "config": config["audit"], "cpu_seconds": cpu_seconds}
+
+
+def _premises_stamp(code: dict, configfile: str, config: dict) -> dict:
+    """The manifest's ``data_premises``: the code and config file that published them, the data section."""
+    return {"code": code, "configfile": configfile, "data": config["data"]}
 
 
 def keep_published_audit(study: str, snapshot: StudySnapshot, folder: Path) -> None:
@@ -522,12 +528,9 @@ def publish_audits(
             privacy = privacy_with_audit(pd.read_csv(folder / "privacy.csv"), {study: audit})
             write_text(folder / "privacy.csv", privacy.to_csv(index=False, lineterminator="\n"))
             write_text(folder / LEDGER, ledger_text(study))
-            manifest["audit"] = {
-                "code": _code_without(out, readme),
-                "configfile": configfile.as_posix(),
-                "config": config["audit"],
-                "cpu_seconds": read_json(folder / "audit" / "audit.json")["timing"]["cpu_seconds"],
-            }
+            manifest["audit"] = _audit_stamp(
+                _code_without(out, readme), configfile.as_posix(), config, folder / "audit" / "audit.json"
+            )
             names = {*manifest["files"], *sources, LEDGER}
             # built with the audit where its data could be prepared
             if Path(data_premises_path(study)).is_file():
@@ -574,11 +577,7 @@ def _add_data_premises(
     read_data_premises(source)  # a table of the right columns, before the manifest names it
     copy_into(source, folder / DATA_PREMISES)
     _chain_of(manifest, {DATA_PREMISES: source})
-    manifest["data_premises"] = {
-        "code": _code_without(out, readme),
-        "configfile": configfile.as_posix(),
-        "data": config["data"],
-    }
+    manifest["data_premises"] = _premises_stamp(_code_without(out, readme), configfile.as_posix(), config)
 
 
 def publish_compute(studies: Iterable[str], configfile: Path, out: Path = PUBLISHED) -> None:
