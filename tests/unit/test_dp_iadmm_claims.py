@@ -411,7 +411,7 @@ def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run
 
     section = load_config(ROOT / "config" / "paper_mnist_cells.yaml")[grid.STUDY]
     in_grid = grid.claim_settings({grid.STUDY: section})["grid_aggregates"]
-    tables = claim_tables([], in_grid)  # the aggregates the cells leave out, as empty tables
+    tables = claim_tables([], in_grid, {})  # the aggregates the cells leave out, as empty tables
     for name in in_grid:  # the others as the build makes them: the world's rows of the chosen cells only
         world, horizon = (
             paper_world[f"{name}_seeds"],
@@ -436,6 +436,75 @@ def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run
     assert remark3 == "not in this config's grid (remark3, long horizon): no mnist objt run in this grid", (
         remark3
     )
+
+
+def _chosen_tables(world: dict, section: dict, marked: bool) -> dict:
+    """The per-seed tables a build of ``section``'s cells makes from ``world``, marked with its grid's gaps."""
+    from dpdl.studies.dp_iadmm.cli import claim_tables
+    from dpdl.studies.dp_iadmm.extract import with_grid_gaps
+
+    settings = grid.claim_settings({grid.STUDY: section})
+    gaps = settings["grid_gaps"] if marked else {}
+    tables = claim_tables([], settings["grid_aggregates"], gaps)
+    for name in settings["grid_aggregates"]:
+        horizon = grid.resolved_horizon(section, grid.FIGURE_SPECS[name].horizon)
+        rows = world[f"{name}_seeds"]
+        cells = [
+            grid.cell_name(horizon, *cell)
+            for cell in rows[["dataset", "variant", "epsilon"]].itertuples(False)
+        ]
+        chosen = rows[[cell in section["cells"] for cell in cells]].copy()
+        tables[f"{name}_seeds"] = with_grid_gaps(chosen, gaps.get(name, ()))
+    return tables
+
+
+def test_the_grid_readers_count_the_cells_left_out_and_reading_one_is_a_missing_cell() -> None:
+    from dpdl.studies.dp_iadmm.aggregate import empty_seed_table
+    from dpdl.studies.dp_iadmm.extract import (
+        MissingCells,
+        a_values,
+        cell,
+        epsilons,
+        rho_settings,
+        with_grid_gaps,
+    )
+
+    gaps = [["femnist", "objp_a100", 0.1], ["femnist", "outp_rho0.1", 1.0], ["femnist", "objt", 3.0]]
+    table = with_grid_gaps(empty_seed_table(), gaps)
+    assert a_values(table) == [1.0, 100.0]  # objt's a is 1
+    assert rho_settings(table, "femnist") == ["outp_rho0.1"] and rho_settings(table, "mnist") == []
+    assert epsilons(table, "femnist", "objt") == [3.0]
+    with pytest.raises(MissingCells, match="femnist objt at epsilon-bar 3"):
+        cell(table, "femnist", "objt", 3.0)
+
+
+def test_a_claim_over_the_grid_is_not_judged_on_the_part_of_it_the_cells_ran(paper_world) -> None:
+    """Fig. 2b's trends over epsilon-bar with 2 of its 5 epsilon-bars run: not run at this scale, naming a cell.
+
+    The pilot's cells with ObjP and OutP at 1 added (the first batch of Fig. 2b's jobs): ObjT has run at
+    0.05 and 5, OutP at 0.05 and 1, ObjP at 1 alone. The grid's readers count the cells ``cells`` leaves
+    out (``grid_gaps``), so the trend and ObjP's flatness reach one and are not judged on what ran; a claim
+    on the cells that ran is judged. Without the mark the same tables judge the trend (what it guards).
+    """
+    from dpdl.config import load_config
+
+    section = load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY]
+    section = {**section, "cells": [*section["cells"], "main/femnist/objp/eps1", "main/femnist/outp/eps1"]}
+    gaps = grid.claim_settings({grid.STUDY: section})["grid_gaps"]
+    assert ["femnist", "objt", 0.1] in gaps["fig2b"] and ["femnist", "objp", 5.0] in gaps["fig2b"]
+    card = judge_claims(_chosen_tables(paper_world, section, marked=True), PAPER_SCALE, {}).set_index("id")
+    for cid, cell in (
+        ("fig2b_monotone", "femnist objt at epsilon-bar 0.1"),
+        ("fig2b_objp_flat", "femnist objp at epsilon-bar 0.05"),
+    ):
+        row = card.loc[f"dp_iadmm.{cid}"]
+        assert row["verdict"] == NOT_AT_SCALE and cell in row["detail"], (cid, row["verdict"], row["detail"])
+    assert card.loc["dp_iadmm.fig3_objp_vs_outp_eps1", "verdict"] == REPRODUCED
+    assert card.loc["dp_iadmm.femnist_objt_eps5", "verdict"] == REPRODUCED
+    unmarked = judge_claims(_chosen_tables(paper_world, section, marked=False), PAPER_SCALE, {}).set_index(
+        "id"
+    )
+    assert unmarked.loc["dp_iadmm.fig2b_monotone", "verdict"] != NOT_AT_SCALE
 
 
 def _short_id(claim_id: str) -> str:

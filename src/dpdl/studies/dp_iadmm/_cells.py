@@ -257,6 +257,29 @@ def grid_aggregates(section: dict) -> dict[str, list[str]]:
     return found
 
 
+def grid_gaps(section: dict) -> dict[str, list[list]]:
+    """Each aggregate of the grid with the private cells of its grid that ``cells`` leaves out.
+
+    Each cell is [dataset, variant, epsilon-bar], on the datasets the aggregate's jobs reach
+    (:func:`grid_aggregates`); aggregates without such a cell are left out. A claim over an aggregate's
+    epsilon-bar, a or rho grid reaches these cells and is not run at this scale, rather than judged on
+    the part of the grid that ran (:func:`dpdl.studies.dp_iadmm.extract.with_grid_gaps`).
+    """
+    found = {}
+    for name, datasets in grid_aggregates(section).items():
+        chosen = set(figure_cells(name, section))
+        left = [
+            [dataset, variant_name, epsilon]
+            for horizon, dataset, variant_name, epsilon in figure_cells(name, section, narrowed=False)
+            if dataset in datasets
+            and math.isfinite(epsilon)
+            and (horizon, dataset, variant_name, epsilon) not in chosen
+        ]
+        if left:
+            found[name] = left
+    return found
+
+
 def figure_run_paths(figure: str, config: dict, buildable: set[str] | None = None) -> list[str]:
     """Every run artifact the aggregate of ``figure`` reads, for ``config``.
 

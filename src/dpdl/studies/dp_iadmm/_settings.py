@@ -16,6 +16,7 @@ from dpdl.studies.dp_iadmm._cells import (
     cell_name,
     figure_cells,
     grid_aggregates,
+    grid_gaps,
     horizon_settings,
 )
 from dpdl.studies.dp_iadmm._variants import NONPRIVATE, VARIANT_PATTERN
@@ -37,7 +38,7 @@ ALGORITHM_SWITCHES = {
 }
 # copied from the section
 CLAIM_CONFIG_KEYS = ("iterations", "seeds", "long_iterations", "long_seeds", *SWITCHES)
-CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates")
+CLAIM_SETTING_KEYS = (*CLAIM_CONFIG_KEYS, "grid_aggregates", "grid_gaps")
 OPTIMUM_SETTING_KEYS = ("mnist_agents", "beta", "optimum_iterations")
 DEFAULT_BACKEND = "numba"  # dp_iadmm.backend: the program that runs the iterations (numba, or jax for a GPU)
 
@@ -124,11 +125,12 @@ def claim_settings(config: dict) -> dict:
     """The config values the claims depend on (the claims rule's params); keys CLAIM_SETTING_KEYS.
 
     ``grid_aggregates`` (each aggregate of the grid with the datasets its jobs reach) tells an
-    aggregate or a dataset ``cells`` leave out (its claims: not run at this scale) from one without data.
+    aggregate or a dataset ``cells`` leave out (its claims: not run at this scale) from one without data;
+    ``grid_gaps`` (:func:`grid_gaps`) the cells ``cells`` leaves out of an aggregate it keeps.
     """
     section = config[STUDY]
     copied = {key: section[key] for key in CLAIM_CONFIG_KEYS}
-    return copied | {"grid_aggregates": grid_aggregates(section)}
+    return copied | {"grid_aggregates": grid_aggregates(section), "grid_gaps": grid_gaps(section)}
 
 
 def claim_scale(settings: dict, femnist_train_shards: int) -> dict[str, float]:

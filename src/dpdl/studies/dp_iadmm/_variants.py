@@ -103,3 +103,11 @@ def a_variant(algorithm: str, a: float) -> str:
     if a == 1:
         return algorithm
     return f"{algorithm}_a{format_number(a)}"
+
+
+def variant_a(name: str) -> float:
+    """The proximity scale a of an ObjP, ObjT or OutP variant name (``objp_a100``: 100; ``objp``: 1)."""
+    match = VARIANT_PATTERN.match(name)
+    if match is None:
+        raise ValueError(f"unknown dp_iadmm variant {name!r}; expected e.g. objp, objt_a100")
+    return float(match.group(4) or 1.0)

@@ -183,14 +183,21 @@ def judge_claims(tables: dict, scale: dict, switches: dict, grid: dict | None = 
     return card
 
 
-def claim_tables(paths, grid_aggregates) -> dict:
-    """The per-seed tables by name; an aggregate outside the config's grid (``cells``) as an empty table."""
+def claim_tables(paths, grid_aggregates, grid_gaps) -> dict:
+    """The per-seed tables by name; an aggregate outside the config's grid (``cells``) as an empty table.
+
+    Each table is marked with the cells ``cells`` left out of its grid (``grid_gaps``), so that a claim
+    over the grid is not judged on part of it (:func:`extract.with_grid_gaps`).
+    """
     from dpdl.studies.dp_iadmm.aggregate import empty_seed_table, read_aggregate
+    from dpdl.studies.dp_iadmm.extract import with_grid_gaps
 
     tables = {Path(path).stem: read_aggregate(path) for path in paths}
     for name in AGGREGATES:
         if name not in grid_aggregates:
             tables.setdefault(f"{name}_seeds", empty_seed_table())
+        elif f"{name}_seeds" in tables:
+            with_grid_gaps(tables[f"{name}_seeds"], grid_gaps.get(name, ()))
     return tables
 
 
@@ -204,7 +211,7 @@ def judge(settings: dict, aggregates: list, cards: list):
     from dpdl.io import read_json
 
     found = {read_json(path)["dataset"]: read_json(path) for path in cards}
-    tables = claim_tables(aggregates, settings["grid_aggregates"])
+    tables = claim_tables(aggregates, settings["grid_aggregates"], settings["grid_gaps"])
     tables |= {f"dataset_{name}": class_shares(card) for name, card in found.items()}
     return judge_tables(settings, tables, found)
 

@@ -20,7 +20,7 @@ import pandas as pd
 
 from dpdl.claims import first_values
 from dpdl.data.femnist import N_SHARDS
-from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, a_variant
+from dpdl.studies.dp_iadmm.grid import BASE_ALGORITHMS, NONPRIVATE, a_variant, variant_a
 from dpdl.studies.dp_iadmm.tune import PAPER_NONPRIVATE_PCT
 from dpdl.verdicts.inputs import Outcome, Pair, Series, Unidentified
 
@@ -67,6 +67,26 @@ def cell(
     return table.iloc[at[np.lexsort((table["iteration"].to_numpy()[at], table["seed"].to_numpy()[at]))]]
 
 
+GRID_GAPS = "grid_gaps"  # a per-seed table's attrs key: the cells of its grid the config's ``cells`` left out
+
+
+def with_grid_gaps(table: pd.DataFrame, gaps: Iterable[Iterable]) -> pd.DataFrame:
+    """``table`` marked with the cells of its grid that the config's ``cells`` left out.
+
+    ``gaps``: [dataset, variant, epsilon-bar] each (:func:`dpdl.studies.dp_iadmm.grid.grid_gaps`). The grid's
+    readers (:func:`epsilons`, :func:`a_values`, :func:`rho_settings`) count them in, so that a claim over the
+    grid reaches a left-out cell and is not run at this scale (:class:`MissingCells` from :func:`cell`) instead
+    of being judged on the part of the grid that ran. Returns ``table``, marked in place.
+    """
+    table.attrs[GRID_GAPS] = [(str(d), str(v), float(e)) for d, v, e in gaps]
+    return table
+
+
+def _gaps(table: pd.DataFrame, keep: Callable[[object, object], object]) -> list[tuple[str, str, float]]:
+    """The left-out cells (:func:`with_grid_gaps`) whose (dataset, variant) ``keep`` takes."""
+    return [(d, v, e) for d, v, e in table.attrs.get(GRID_GAPS, ()) if keep(d, v)]
+
+
 def _where(table: pd.DataFrame, keep: Callable[[object, object], object]) -> np.ndarray:
     """The positions, in table order, of the rows whose (dataset, variant) ``keep`` takes."""
     at = [rows for (d, v, _), rows in _rows_of(table).items() if keep(d, v)]
@@ -74,18 +94,26 @@ def _where(table: pd.DataFrame, keep: Callable[[object, object], object]) -> np.
 
 
 def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
-    """The finite epsilon-bars at which ``variant`` ran on ``dataset`` (MissingCells: none)."""
-    rows = _where(table, lambda d, v: d == dataset and v == variant)
-    found = sorted(float(e) for e in pd.unique(table["epsilon"].to_numpy()[rows]) if math.isfinite(e))
+    """The finite epsilon-bars of ``variant`` on ``dataset`` in the grid: run, or left out (MissingCells: none)."""
+
+    def keep(d, v):
+        return d == dataset and v == variant
+
+    ran = pd.unique(table["epsilon"].to_numpy()[_where(table, keep)])
+    found = sorted({float(e) for e in ran if math.isfinite(e)} | {e for _, _, e in _gaps(table, keep)})
     if not found:
         raise MissingCells(f"no {dataset} {variant} run in this grid")
     return found
 
 
 def a_values(table: pd.DataFrame) -> list[float]:
-    """The proximity scales a of Fig. 6's variants in the table."""
-    rows = _where(table, lambda _, v: isinstance(v, str) and re.match(r"^(objp|objt|outp)(_a|$)", v))
-    return sorted(float(a) for a in pd.unique(table["a"].to_numpy()[rows]))
+    """The proximity scales a of Fig. 6's variants in the grid: run, or left out."""
+
+    def keep(_, v):
+        return isinstance(v, str) and re.match(r"^(objp|objt|outp)(_a|$)", v)
+
+    ran = {float(a) for a in pd.unique(table["a"].to_numpy()[_where(table, keep)])}
+    return sorted(ran | {variant_a(v) for _, v, _ in _gaps(table, keep)})
 
 
 def wide(rows: pd.DataFrame) -> pd.DataFrame:
@@ -328,10 +356,13 @@ def equal_in_epsilon(table):
 
 
 def rho_settings(table: pd.DataFrame, dataset: str) -> list[str]:
-    rows = _where(
-        table, lambda d, v: d == dataset and isinstance(v, str) and re.match(r"^outp_(plus|rho)", v)
-    )
-    return sorted(pd.unique(table["variant"].to_numpy()[rows]))
+    """Fig. 4's OutP variants other than rho-hat on ``dataset`` in the grid: run, or left out."""
+
+    def keep(d, v):
+        return d == dataset and isinstance(v, str) and re.match(r"^outp_(plus|rho)", v)
+
+    ran = set(pd.unique(table["variant"].to_numpy()[_where(table, keep)]))
+    return sorted(ran | {v for _, v, _ in _gaps(table, keep)})
 
 
 def rho_equal(dataset: str):

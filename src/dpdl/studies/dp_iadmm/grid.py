@@ -45,6 +45,7 @@ from dpdl.studies.dp_iadmm._cells import (  # noqa: F401
     figure_cells,
     figure_run_paths,
     grid_aggregates,
+    grid_gaps,
     horizon_settings,
     job_seeds,
     long_horizon_distinct,
@@ -90,6 +91,7 @@ from dpdl.studies.dp_iadmm._variants import (  # noqa: F401
     a_variant,
     is_nonprivate,
     variant,
+    variant_a,
 )
 
 CLAIMS_STEP_KEYS = ()  # no key is read by the claims step alone: every reading is judged on its own tables
