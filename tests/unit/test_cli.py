@@ -108,7 +108,7 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
         (["check", "--configfile", "no/such.yaml"], "config file no/such.yaml not found"),
         (
             ["dp_iadmm", "claims", "--settings", '{"iterations": 10}', "--out", "x.csv", "x.md"],
-            "--settings: missing ['grid_aggregates', 'long_iterations', 'long_seeds', 'nonprivate_algorithm'",
+            "--settings: missing ['grid_aggregates', 'grid_gaps', 'long_iterations', 'long_seeds'",
         ),
         (
             [
