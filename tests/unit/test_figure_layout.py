@@ -382,3 +382,22 @@ def test_every_figure_keeps_its_text_on_the_canvas_apart_and_named(study, datase
                 problems.append(f"{figure}: nothing says the {name} panel is not drawn and why")
         plt.close(fig)
     assert not problems, "\n".join(problems)
+
+
+def test_a_curve_grid_names_each_series_drawn_in_any_panel() -> None:
+    """Fig. 3 with ObjP run at one of its epsilon-bars (a batch of a narrowed build): the legend names ObjP."""
+    from dpdl.studies.dp_iadmm.aggregate import AGGREGATE_COLUMNS
+    from dpdl.studies.dp_iadmm.figures import plot_fig3
+
+    cells = (("ObjT", 0.05), ("OutP", 0.05), ("OutP", 1.0), ("ObjP", 1.0))
+    rows = [
+        {"dataset": "femnist", "variant": label.lower(), "algorithm": label, "epsilon": epsilon, "a": 1.0,
+         "rho_setting": "rho-hat", "iteration": t, "metric": "test_error", "mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 3}
+        for label, epsilon in cells
+        for t in (0, 100)
+    ]  # fmt: skip
+    fig, axes = plt.subplots(1, 2, squeeze=False, layout="constrained")
+    plot_fig3(pd.DataFrame(rows)[AGGREGATE_COLUMNS], axes)
+    named = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    plt.close(fig)
+    assert sorted(named) == ["ObjP", "ObjT", "OutP"], named

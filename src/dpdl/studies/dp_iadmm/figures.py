@@ -81,12 +81,14 @@ def plot_curve_grid(agg: pd.DataFrame, axes, rows: list[tuple[dict, str, bool]],
             ax.set_ylabel(ylabel)
             if log_y:
                 ax.set_yscale("log")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    found = {}  # every panel's series: one a narrowed build ran at some epsilon-bars only is named too
     for ax in np.ravel(axes):
+        found |= {label: handle for handle, label in zip(*ax.get_legend_handles_labels(), strict=True)}
         if ax.get_legend() is not None:
             ax.get_legend().remove()
+    labels = [s for s in SERIES_ORDER if s in found] + [s for s in found if s not in SERIES_ORDER]
     title = "rho" if series == "rho_setting" else None
-    axes[0][0].figure.legend(handles, labels, title=title, loc="outside right center")
+    axes[0][0].figure.legend([found[s] for s in labels], labels, title=title, loc="outside right center")
 
 
 def plot_fig1(agg: pd.DataFrame, axes) -> None:
