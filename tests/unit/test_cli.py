@@ -97,6 +97,21 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
             "--options is not valid JSON",
         ),
         (
+            [
+                "dp_iadmm",
+                "figure",
+                "fig2b",
+                "--aggregate",
+                "a.csv",
+                "--not-run",
+                '[["femnist", "objp"]]',
+                "--out",
+                "x.png",
+                "x.pdf",
+            ],
+            "--not-run must be a JSON list of [dataset, variant, epsilon-bar] cells",
+        ),
+        (
             ["prepare", "dzoa/lasso", "--options", "[1]", "--out", "x.npz", "--card", "x.json"],
             "--options must be a JSON object",
         ),
@@ -137,6 +152,7 @@ def test_a_job_refuses_arrays_that_are_not_its_cards(tmp_path: Path, capsys: pyt
     ids=[
         "unknown_dataset",
         "bad_json",
+        "iadmm_figure_not_run",
         "not_object",
         "missing_key",
         "missing_artifact",

@@ -401,3 +401,25 @@ def test_a_curve_grid_names_each_series_drawn_in_any_panel() -> None:
     named = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
     plt.close(fig)
     assert sorted(named) == ["ObjP", "ObjT", "OutP"], named
+
+
+def test_a_narrowed_build_names_in_a_note_the_cells_it_left_out(monkeypatch) -> None:
+    """A build whose cells run part of a figure's grid names the cells left out (a line joins the points that
+    ran), and the note keeps rules (a) and (b) at the longest such list: Fig. 6 of the FEMNIST pilot's cells."""
+    from dpdl.studies.dp_iadmm import figures, grid
+
+    gaps = grid.grid_gaps(load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY])
+    aggregates = STUDIES["dp_iadmm"](monkeypatch, ("mnist", "femnist"))
+    for figure, named in (
+        ("fig2b", "FEMNIST objt at 0.1, 1, 3;"),
+        ("fig6", "FEMNIST objp_a1000 at 0.05, 0.1, 1"),
+    ):
+        fig = figures.draw(figure, aggregates[figure], gaps[figure])
+        fig.draw_without_rendering()
+        notes = " ".join(" ".join(text.get_text() for text in fig.texts).split())
+        assert "Not run in this build" in notes and named in notes, notes
+        assert not layout_problems(fig), layout_problems(fig)
+        plt.close(fig)
+    fig = figures.draw("fig2b", aggregates["fig2b"])
+    assert not any("Not run" in text.get_text() for text in fig.texts)
+    plt.close(fig)

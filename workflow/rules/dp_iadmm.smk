@@ -181,9 +181,12 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
             runtime=5,
         params:
             figure=dp_iadmm_figure,
+            not_run=json.dumps(
+                dp_iadmm_grid.grid_gaps(config["dp_iadmm"]).get(dp_iadmm_figure, [])
+            ),
         shell:
             "python -m dpdl dp_iadmm figure {params.figure} --aggregate {input}"
-            " --out {output.png} {output.pdf} > {log} 2>&1"
+            " --not-run {params.not_run:q} --out {output.png} {output.pdf} > {log} 2>&1"
 
 
 # Remark 3 (MNIST, long horizon, epsilon-bar 0.01): final testing errors beside the paper's.

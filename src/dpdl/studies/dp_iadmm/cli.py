@@ -89,12 +89,35 @@ def _cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cells_left_out(text: str) -> list:
+    """``--not-run``: a JSON list of [dataset, variant, epsilon-bar] cells, as ``grid_gaps`` writes each."""
+    import json
+
+    try:
+        cells = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--not-run is not valid JSON ({err}): {text!r}") from None
+    if not isinstance(cells, list) or not all(
+        isinstance(c, list)
+        and len(c) == 3
+        and all(isinstance(part, str) for part in c[:2])
+        and isinstance(c[2], int | float)
+        for c in cells
+    ):
+        raise ConfigError(
+            f"--not-run must be a JSON list of [dataset, variant, epsilon-bar] cells, as {MADE_BY}grid_gaps(config) "
+            f"writes each figure's; got {text!r}"
+        )
+    return cells
+
+
 def _cmd_figure(args: argparse.Namespace) -> int:
     """Draw one figure from its aggregate."""
     from dpdl.studies.dp_iadmm.aggregate import read_aggregate
     from dpdl.studies.dp_iadmm.figures import draw_figure
 
-    draw_figure(args.figure, read_aggregate(args.aggregate), *args.out)
+    gaps = _cells_left_out(args.not_run)  # before the aggregate is read: a bad option fails first
+    draw_figure(args.figure, read_aggregate(args.aggregate), *args.out, gaps=gaps)
     return 0
 
 
@@ -349,6 +372,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     sub.add_argument("figure", choices=FIGURES)
     sub.add_argument("--aggregate", type=Path, required=True)
     sub.add_argument("--out", type=Path, nargs=2, metavar=("PNG", "PDF"), required=True)
+    sub.add_argument(
+        "--not-run",
+        default="[]",
+        help="JSON list of [dataset, variant, epsilon] cells of the grid the config's cells left out (named in a note)",
+    )
 
     sub = step("remark3", _cmd_remark3, "Write the Remark 3 table from its aggregate.")
     sub.add_argument("--aggregate", type=Path, required=True)

@@ -234,8 +234,25 @@ FIGURE_LAYOUT = {
 }
 
 
-def draw(figure: str, agg: pd.DataFrame):
-    """Return ``figure`` drawn from its aggregate, with the composed privacy of its runs in notes below."""
+def not_run_note(gaps) -> list[str]:
+    """The note naming the cells of the figure's grid a narrowed build left out ([dataset, variant, epsilon] each)."""
+    if not gaps:
+        return []
+    found: dict[tuple[str, str], list[float]] = {}
+    for dataset, name, epsilon in gaps:
+        found.setdefault((dataset, name), []).append(float(epsilon))
+    cells = "; ".join(
+        f"{dataset.upper()} {name} at {', '.join(f'{e:g}' for e in sorted(grid))}"
+        for (dataset, name), grid in found.items()
+    )
+    return [f"Not run in this build (its cells leave them out; a line joins the points that ran): {cells}."]
+
+
+def draw(figure: str, agg: pd.DataFrame, gaps=()):
+    """Return ``figure`` drawn from its aggregate, with the composed privacy of its runs in notes below.
+
+    ``gaps``: the cells of its grid the build's ``cells`` left out (:func:`grid.grid_gaps`), named in a note.
+    """
     from dpdl.plotting import figure_item, label_figure, new_figure
 
     function, panel_rows, per_epsilon, subject = FIGURE_LAYOUT[figure]
@@ -250,12 +267,13 @@ def draw(figure: str, agg: pd.DataFrame):
         for dataset in FIGURE_SPECS[figure].datasets
         if dataset not in set(agg["dataset"])
     ]
-    label_figure(fig, PAPER, figure_item(figure), subject, [*left_out, *privacy_notes(agg)])
+    notes = [*left_out, *not_run_note(gaps), *privacy_notes(agg)]
+    label_figure(fig, PAPER, figure_item(figure), subject, notes)
     return fig
 
 
-def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path) -> None:
+def draw_figure(figure: str, agg: pd.DataFrame, png: str | Path, pdf: str | Path, gaps=()) -> None:
     """Draw ``figure`` (:func:`draw`) and write PNG and PDF."""
     from dpdl.plotting import save_figure
 
-    save_figure(draw(figure, agg), png, pdf)
+    save_figure(draw(figure, agg, gaps), png, pdf)
