@@ -407,21 +407,9 @@ MNIST_CELLS_JUDGED = {  # what the cells of config/paper_mnist_cells.yaml decide
 def test_the_stated_mnist_cells_judge_their_claims_and_leave_every_other_not_run(paper_world) -> None:
     """config/paper_mnist_cells.yaml at the paper's scale: a claim with a cell outside it gets no verdict."""
     from dpdl.config import load_config
-    from dpdl.studies.dp_iadmm.cli import claim_tables
 
     section = load_config(ROOT / "config" / "paper_mnist_cells.yaml")[grid.STUDY]
-    in_grid = grid.claim_settings({grid.STUDY: section})["grid_aggregates"]
-    tables = claim_tables([], in_grid, {})  # the aggregates the cells leave out, as empty tables
-    for name in in_grid:  # the others as the build makes them: the world's rows of the chosen cells only
-        world, horizon = (
-            paper_world[f"{name}_seeds"],
-            grid.resolved_horizon(section, grid.FIGURE_SPECS[name].horizon),
-        )
-        cells = [
-            grid.cell_name(horizon, *cell)
-            for cell in world[["dataset", "variant", "epsilon"]].itertuples(False)
-        ]
-        tables[f"{name}_seeds"] = world[[cell in section["cells"] for cell in cells]]
+    tables = _chosen_tables(paper_world, section, marked=True)  # as the build makes them, with its gaps
     card = judge_claims(tables, PAPER_SCALE, {}).set_index("id")
     judged = card[card["verdict"] != NOT_AT_SCALE]
     assert {_short_id(i) for i in judged.index} == MNIST_CELLS_JUDGED

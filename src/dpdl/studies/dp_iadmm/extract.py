@@ -93,14 +93,27 @@ def _where(table: pd.DataFrame, keep: Callable[[object, object], object]) -> np.
     return np.sort(np.concatenate(at)) if at else np.array([], dtype=int)
 
 
+def _ran(table: pd.DataFrame, dataset: str, variant: str) -> set[float]:
+    """The finite epsilon-bars at which ``variant`` ran on ``dataset`` (the table's rows alone)."""
+    ran = pd.unique(table["epsilon"].to_numpy()[_where(table, lambda d, v: d == dataset and v == variant)])
+    return {float(e) for e in ran if math.isfinite(e)}
+
+
+def ran_epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
+    """The epsilon-bars ``variant`` ran at: for a check of each run, judged where it ran (MissingCells: none)."""
+    found = sorted(_ran(table, dataset, variant))
+    if not found:
+        raise MissingCells(f"no {dataset} {variant} run in this grid")
+    return found
+
+
 def epsilons(table: pd.DataFrame, dataset: str, variant: str) -> list[float]:
-    """The finite epsilon-bars of ``variant`` on ``dataset`` in the grid: run, or left out (MissingCells: none)."""
+    """The finite epsilon-bars of ``variant`` on ``dataset`` in the grid: run, or left out (MissingCells: none).
 
-    def keep(d, v):
-        return d == dataset and v == variant
-
-    ran = pd.unique(table["epsilon"].to_numpy()[_where(table, keep)])
-    found = sorted({float(e) for e in ran if math.isfinite(e)} | {e for _, _, e in _gaps(table, keep)})
+    A claim over the grid reads these, so that it reaches a cell the build left out (:func:`with_grid_gaps`).
+    """
+    left_out = {e for _, _, e in _gaps(table, lambda d, v: d == dataset and v == variant)}
+    found = sorted(_ran(table, dataset, variant) | left_out)
     if not found:
         raise MissingCells(f"no {dataset} {variant} run in this grid")
     return found
@@ -490,7 +503,7 @@ def same_privacy(table: pd.DataFrame) -> Outcome:
     composed = pld.groupby(["epsilon", "variant"])["value"].mean().unstack()
     if composed.empty or not {"objt", "outp"} <= set(composed.columns):
         raise MissingCells("ObjT or OutP is not in this grid")
-    both = sorted(set(epsilons(table, "mnist", "objt")) & set(epsilons(table, "mnist", "outp")))
+    both = sorted(set(ran_epsilons(table, "mnist", "objt")) & set(ran_epsilons(table, "mnist", "outp")))
     if not both:
         raise MissingCells("ObjT and OutP share no epsilon-bar in this grid")
     composed = composed.loc[both]  # the epsilon-bars both ran at (a narrowed grid may have one at others)
@@ -542,7 +555,7 @@ def authors_noise(table: pd.DataFrame) -> np.ndarray:
 
 def outp_noise_decays(table: pd.DataFrame) -> list[Series]:
     found = []
-    for e in epsilons(table, "mnist", "outp"):
+    for e in ran_epsilons(table, "mnist", "outp"):  # over t, in each run: judged where OutP ran
         rows = cell(table, "mnist", "outp", e, "noise_magnitude")
         points = sorted({checkpoint(rows["iteration"], f): f for f in HALVINGS}.items())
         values = [at_fraction(rows, f) for _, f in points]  # each indexed by seed
