@@ -155,7 +155,9 @@ rule dp_iadmm_aggregate:
         " --out {output.bands} --seeds-out {output.seeds} > {log} 2>&1"
 
 
-# One rule per figure (each with its report caption), drawn from the figure's aggregate only.
+# One rule per figure (each with its report caption), drawn from the figure's aggregate only; a note names
+# the cells of its grid the config's cells leave out.
+dp_iadmm_gaps = dp_iadmm_grid.grid_gaps(config["dp_iadmm"])
 for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
 
     rule:
@@ -181,9 +183,7 @@ for dp_iadmm_figure in dp_iadmm_grid.FIGURES:
             runtime=5,
         params:
             figure=dp_iadmm_figure,
-            not_run=json.dumps(
-                dp_iadmm_grid.grid_gaps(config["dp_iadmm"]).get(dp_iadmm_figure, [])
-            ),
+            not_run=json.dumps(dp_iadmm_gaps.get(dp_iadmm_figure, [])),
         shell:
             "python -m dpdl dp_iadmm figure {params.figure} --aggregate {input}"
             " --not-run {params.not_run:q} --out {output.png} {output.pdf} > {log} 2>&1"

@@ -88,14 +88,14 @@ def variant(name: str, section: dict) -> Variant:
         raise ValueError(
             f"unknown dp_iadmm variant {name!r}; expected e.g. objt, outp_plus, outp_rho0.1, objp_a100"
         )
-    algorithm, plus, rho, a = match.groups()
+    algorithm, plus, rho, _ = match.groups()
     if (plus or rho) and algorithm != "outp":
         raise ValueError(f"variant {name!r}: only OutP has penalty variants")
     if plus:
         return Variant(name, algorithm, rho_factor=section["outp_plus_factor"])
     if rho:
         return Variant(name, algorithm, rho_static=float(rho))
-    return Variant(name, algorithm, a=float(a) if a else 1.0)
+    return Variant(name, algorithm, a=variant_a(name))
 
 
 def a_variant(algorithm: str, a: float) -> str:
