@@ -404,8 +404,8 @@ def test_a_curve_grid_names_each_series_drawn_in_any_panel() -> None:
 
 
 def test_a_narrowed_build_names_in_a_note_the_cells_it_left_out(monkeypatch) -> None:
-    """A build whose cells run part of a figure's grid names the cells left out (a line joins the points that
-    ran), and the note keeps rules (a) and (b) at the longest such list: Fig. 6 of the FEMNIST pilot's cells."""
+    """A build whose cells run part of a figure's grid names the cells left out (no line crosses them), and
+    the note keeps rules (a) and (b) at the longest such list: Fig. 6 of the FEMNIST pilot's cells."""
     from dpdl.studies.dp_iadmm import figures, grid
 
     gaps = grid.grid_gaps(load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY])
@@ -423,3 +423,32 @@ def test_a_narrowed_build_names_in_a_note_the_cells_it_left_out(monkeypatch) -> 
     fig = figures.draw("fig2b", aggregates["fig2b"])
     assert not any("Not run" in text.get_text() for text in fig.texts)
     plt.close(fig)
+
+
+def test_fig2s_line_is_broken_at_a_cell_not_run_and_only_there() -> None:
+    """Fig. 2 joins a series' epsilon-bars with a line: not across a left-out cell, which would draw a point
+    that was never run (ObjT ran at 0.05 and 5, not at 1; ObjP's 0.05 and 0.1 are neighbours in the grid)."""
+    import matplotlib.pyplot as plt
+
+    from dpdl.studies.dp_iadmm.aggregate import AGGREGATE_COLUMNS
+    from dpdl.studies.dp_iadmm.figures import plot_fig2
+
+    cells = [("objt", "ObjT", 0.05), ("objt", "ObjT", 5.0), ("objp", "ObjP", 0.05), ("objp", "ObjP", 0.1)]
+    rows = [
+        {"dataset": "femnist", "variant": variant, "algorithm": label, "epsilon": epsilon, "a": 1.0,
+         "rho_setting": "rho-hat", "iteration": 100, "metric": "test_error", "mean": 0.5, "lo": 0.4, "hi": 0.6, "n": 3}
+        for variant, label, epsilon in cells
+    ]  # fmt: skip
+    gaps = [
+        ["femnist", "objt", 0.1],
+        ["femnist", "objt", 1.0],
+        ["femnist", "objp", 5.0],
+        ["mnist", "objp", 0.07],
+    ]
+    fig, ax = plt.subplots()
+    plot_fig2(pd.DataFrame(rows)[AGGREGATE_COLUMNS], ax, gaps)
+    lines = {line.get_label(): list(line.get_xdata()) for line in ax.get_lines()}
+    plt.close(fig)
+    assert len(lines["ObjT"]) == 3 and np.isnan(lines["ObjT"][1]), lines  # broken between 0.05 and 5
+    # a gap beyond its last point, or another dataset's, breaks nothing
+    assert lines["ObjP"] == [0.05, 0.1], lines

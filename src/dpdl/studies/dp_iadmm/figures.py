@@ -97,24 +97,29 @@ def plot_fig1(agg: pd.DataFrame, axes) -> None:
     plot_curve_grid(agg, axes, rows, "algorithm")
 
 
-def plot_fig2(agg: pd.DataFrame, ax) -> None:
-    """Fig. 2 (a MNIST, b FEMNIST): final testing error against epsilon-bar, non-private dashed."""
-    import seaborn as sns
+def _broken_at_gaps(group: pd.DataFrame, left_out: list[float]) -> tuple[list[float], list[float]]:
+    """One series' (epsilon-bar, mean) points, a NaN between two of them with a left-out cell between."""
+    xs, ys = [], []
+    for eps, mean in zip(group["epsilon"], group["mean"], strict=True):
+        if xs and any(xs[-1] < gap < eps for gap in left_out):
+            xs, ys = [*xs, math.nan], [*ys, math.nan]  # matplotlib breaks the line at a NaN
+        xs, ys = [*xs, eps], [*ys, mean]
+    return xs, ys
 
+
+def plot_fig2(agg: pd.DataFrame, ax, gaps=()) -> None:
+    """Fig. 2 (a MNIST, b FEMNIST): final testing error against epsilon-bar, non-private dashed.
+
+    ``gaps``: cells of the grid not run ([dataset, variant, epsilon] each); no line crosses one.
+    """
     errors = agg[agg["metric"] == "test_error"]
     private = errors[np.isfinite(errors["epsilon"])].sort_values("epsilon")
     labels = [s for s in SERIES_ORDER if s in set(private["algorithm"])]
-    sns.lineplot(
-        data=private,
-        x="epsilon",
-        y="mean",
-        hue="algorithm",
-        hue_order=labels,
-        palette=PALETTE,
-        marker="o",
-        errorbar=None,
-        ax=ax,
-    )
+    for label in labels:
+        group = private[private["algorithm"] == label]
+        cells = set(zip(group["dataset"], group["variant"], strict=True))
+        left_out = [float(eps) for dataset, variant, eps in gaps if (dataset, variant) in cells]
+        ax.plot(*_broken_at_gaps(group, left_out), marker="o", color=PALETTE[label], label=label)
     for label, group in private.groupby("algorithm"):
         band = [group["mean"] - group["lo"], group["hi"] - group["mean"]]
         ax.errorbar(
@@ -245,7 +250,7 @@ def not_run_note(gaps) -> list[str]:
         f"{dataset.upper()} {name} at {', '.join(f'{e:g}' for e in sorted(grid))}"
         for (dataset, name), grid in found.items()
     )
-    return [f"Not run in this build (its cells leave them out; a line joins the points that ran): {cells}."]
+    return [f"Not run in this build (its cells leave them out; no line crosses them): {cells}."]
 
 
 def draw(figure: str, agg: pd.DataFrame, gaps=()):
@@ -260,7 +265,10 @@ def draw(figure: str, agg: pd.DataFrame, gaps=()):
         panel_rows = agg[panel_rows].nunique()
     cols = len(_epsilons(agg)) if per_epsilon else 1
     fig, axes = new_figure(panel_rows, cols, width=4.2 if cols > 1 else 6.0, height=3.0)
-    function(agg, axes if per_epsilon else axes[0][0])
+    if per_epsilon:  # a panel per epsilon-bar: a cell not run draws nothing
+        function(agg, axes)
+    else:  # one line per series across the epsilon-bars: broken at a cell not run
+        function(agg, axes[0][0], gaps)
     left_out = [
         f"{dataset.upper()}'s row is not drawn: no {dataset.upper()} run in this build (its data was not "
         "available here, or the config's cells leave it out)."
