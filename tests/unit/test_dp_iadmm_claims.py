@@ -472,12 +472,21 @@ def test_a_claim_over_the_grid_is_not_judged_on_the_part_of_it_the_cells_ran(pap
     The pilot's cells with ObjP and OutP at 1 added (the first batch of Fig. 2b's jobs): ObjT has run at
     0.05 and 5, OutP at 0.05 and 1, ObjP at 1 alone. The grid's readers count the cells ``cells`` leaves
     out (``grid_gaps``), so the trend and ObjP's flatness reach one and are not judged on what ran; a claim
-    on the cells that ran is judged. Without the mark the same tables judge the trend (what it guards).
+    on the cells that ran is judged. Without the mark the same tables judge the trend (what it guards). With
+    the second batch Fig. 3's claims are judged and Fig. 2b's trends still reach a cell not run.
     """
     from dpdl.config import load_config
 
-    section = load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY]
-    section = {**section, "cells": [*section["cells"], "main/femnist/objp/eps1", "main/femnist/outp/eps1"]}
+    pilot = load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY]
+    first = [
+        "nonprivate_objp/epsinf",
+        "nonprivate_outp/epsinf",
+        "nonprivate/epsinf",
+        "objt/eps5",
+        "objt/eps0.05",
+    ]
+    first += ["outp/eps0.05", "objp/eps1", "outp/eps1"]  # Section 4's pilot, then Fig. 2b's first batch
+    section = {**pilot, "cells": [f"main/femnist/{cell}" for cell in first]}
     gaps = grid.claim_settings({grid.STUDY: section})["grid_gaps"]
     assert ["femnist", "objt", 0.1] in gaps["fig2b"] and ["femnist", "objp", 5.0] in gaps["fig2b"]
     card = judge_claims(_chosen_tables(paper_world, section, marked=True), PAPER_SCALE, {}).set_index("id")
@@ -493,6 +502,14 @@ def test_a_claim_over_the_grid_is_not_judged_on_the_part_of_it_the_cells_ran(pap
         "id"
     )
     assert unmarked.loc["dp_iadmm.fig2b_monotone", "verdict"] != NOT_AT_SCALE
+    # the second batch (Fig. 3's epsilon-bars 0.05, 0.1 and 1 of all three) judges Fig. 3, not yet Fig. 2b
+    second = ["objp/eps0.05", "objp/eps0.1", "objt/eps0.1", "objt/eps1", "outp/eps0.1"]
+    section = {**pilot, "cells": [f"main/femnist/{cell}" for cell in first + second]}
+    card = judge_claims(_chosen_tables(paper_world, section, marked=True), PAPER_SCALE, {}).set_index("id")
+    for cid in ("fig3_objt_least", "fig3_objt_fastest"):
+        assert card.loc[f"dp_iadmm.{cid}", "verdict"] != NOT_AT_SCALE, card.loc[f"dp_iadmm.{cid}", "detail"]
+    row = card.loc["dp_iadmm.fig2b_monotone"]
+    assert row["verdict"] == NOT_AT_SCALE and "femnist objt at epsilon-bar 3" in row["detail"], row["detail"]
 
 
 def _short_id(claim_id: str) -> str:

@@ -411,7 +411,7 @@ def test_a_narrowed_build_names_in_a_note_the_cells_it_left_out(monkeypatch) -> 
     gaps = grid.grid_gaps(load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY])
     aggregates = STUDIES["dp_iadmm"](monkeypatch, ("mnist", "femnist"))
     for figure, named in (
-        ("fig2b", "FEMNIST objt at 0.1, 1, 3;"),
+        ("fig2b", "FEMNIST objt at 3;"),
         ("fig6", "FEMNIST objp_a1000 at 0.05, 0.1, 1"),
     ):
         fig = figures.draw(figure, aggregates[figure], gaps[figure])
