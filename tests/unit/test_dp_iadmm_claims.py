@@ -478,14 +478,10 @@ def test_a_claim_over_the_grid_is_not_judged_on_the_part_of_it_the_cells_ran(pap
     from dpdl.config import load_config
 
     pilot = load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY]
-    first = [
-        "nonprivate_objp/epsinf",
-        "nonprivate_outp/epsinf",
-        "nonprivate/epsinf",
-        "objt/eps5",
-        "objt/eps0.05",
-    ]
-    first += ["outp/eps0.05", "objp/eps1", "outp/eps1"]  # Section 4's pilot, then Fig. 2b's first batch
+    first = [  # Section 4's pilot, then Fig. 2b's first batch
+        "nonprivate_objp/epsinf", "nonprivate_outp/epsinf", "nonprivate/epsinf", "objt/eps5", "objt/eps0.05",
+        "outp/eps0.05", "objp/eps1", "outp/eps1",
+    ]  # fmt: skip
     section = {**pilot, "cells": [f"main/femnist/{cell}" for cell in first]}
     gaps = grid.claim_settings({grid.STUDY: section})["grid_gaps"]
     assert ["femnist", "objt", 0.1] in gaps["fig2b"] and ["femnist", "objp", 5.0] in gaps["fig2b"]

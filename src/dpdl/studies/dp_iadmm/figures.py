@@ -102,8 +102,10 @@ def _broken_at_gaps(group: pd.DataFrame, left_out: list[float]) -> tuple[list[fl
     xs, ys = [], []
     for eps, mean in zip(group["epsilon"], group["mean"], strict=True):
         if xs and any(xs[-1] < gap < eps for gap in left_out):
-            xs, ys = [*xs, math.nan], [*ys, math.nan]  # matplotlib breaks the line at a NaN
-        xs, ys = [*xs, eps], [*ys, mean]
+            xs.append(math.nan)  # matplotlib breaks the line at a NaN
+            ys.append(math.nan)
+        xs.append(eps)
+        ys.append(mean)
     return xs, ys
 
 
@@ -120,7 +122,6 @@ def plot_fig2(agg: pd.DataFrame, ax, gaps=()) -> None:
         cells = set(zip(group["dataset"], group["variant"], strict=True))
         left_out = [float(eps) for dataset, variant, eps in gaps if (dataset, variant) in cells]
         ax.plot(*_broken_at_gaps(group, left_out), marker="o", color=PALETTE[label], label=label)
-    for label, group in private.groupby("algorithm"):
         band = [group["mean"] - group["lo"], group["hi"] - group["mean"]]
         ax.errorbar(
             group["epsilon"],
