@@ -405,13 +405,16 @@ def test_a_curve_grid_names_each_series_drawn_in_any_panel() -> None:
 
 def test_a_narrowed_build_names_in_a_note_the_cells_it_left_out(monkeypatch) -> None:
     """A build whose cells run part of a figure's grid names the cells left out (no line crosses them), and
-    the note keeps rules (a) and (b) at the longest such list: Fig. 6 of the FEMNIST pilot's cells."""
+    the note keeps rules (a) and (b) at the longest such list: Fig. 6 of the FEMNIST pilot's cells (its
+    Fig. 2b has all run: two cells left out here name more than one series)."""
     from dpdl.studies.dp_iadmm import figures, grid
 
     gaps = grid.grid_gaps(load_config(ROOT / "config" / "paper_femnist_at_hand_pilot.yaml")[grid.STUDY])
+    assert set(gaps) == {"fig6"} and len(gaps["fig6"]) == 18  # its a = 100 and 1000 series at 3 epsilon-bars
+    gaps["fig2b"] = [["femnist", "objt", 3.0], ["femnist", "objp", 5.0]]
     aggregates = STUDIES["dp_iadmm"](monkeypatch, ("mnist", "femnist"))
     for figure, named in (
-        ("fig2b", "FEMNIST objt at 3;"),
+        ("fig2b", "FEMNIST objt at 3; FEMNIST objp at 5."),
         ("fig6", "FEMNIST objp_a1000 at 0.05, 0.1, 1"),
     ):
         fig = figures.draw(figure, aggregates[figure], gaps[figure])
