@@ -98,7 +98,7 @@ def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     except FileNotFoundError:
         raise ArtifactError(f"{path}: file not found") from None
     except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise ArtifactError(f"{path}: not a CSV table ({err})") from None
+        raise ArtifactError(f"{path}: not a CSV table ({str(err).strip()})") from None
     except OSError as err:  # no permission, an I/O error
         raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
     _read(path)

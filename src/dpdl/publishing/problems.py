@@ -12,6 +12,8 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pandas as pd
+
 from dpdl.chain import published_breaks
 from dpdl.errors import DpdlError
 from dpdl.io import sha256_file
@@ -220,20 +222,31 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         problems += committed_config_problems(study, manifest, out)
     if len(manifests) < sum((out / study / MANIFEST).is_file() for study in ALL):
         return problems + left  # the merged files come from every manifest: not compared while one is refused
-    merged = merged_files(out)
-    for name, text in merged.items():
-        path = out / name
-        if not path.is_file() or path.read_text(encoding="utf-8") != text:
-            problems.append(
-                f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`"
-            )
-    for path in entries:
-        if path.is_symlink():
-            problems.append(f"{path}: a symbolic link in the snapshot; replace it with the file or remove it")
-        elif leftover_kind(path) or (path.name in ALL and path.is_dir()):
-            continue  # a leftover or a study folder without its manifest: named above
-        elif not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
-            problems.append(f"{path}: neither a published study nor a merged file of the snapshot; remove it")
-    scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
-    problems += left + (scorecard_problems(scorecard) if scorecard.is_file() else [])
-    return problems + snapshot_problems(out, manifests)  # each verdict what its per-seed tables give
+    try:
+        merged = merged_files(out)
+        for name, text in merged.items():
+            path = out / name
+            if not path.is_file() or path.read_text(encoding="utf-8") != text:
+                problems.append(
+                    f"{path}: missing or not what its study folders give; rewrite it with `dpdl publish`"
+                )
+        for path in entries:
+            if path.is_symlink():
+                problems.append(
+                    f"{path}: a symbolic link in the snapshot; replace it with the file or remove it"
+                )
+            elif leftover_kind(path) or (path.name in ALL and path.is_dir()):
+                continue  # a leftover or a study folder without its manifest: named above
+            elif not (path.name in manifests and path.is_dir() or path.name in merged and path.is_file()):
+                problems.append(
+                    f"{path}: neither a published study nor a merged file of the snapshot; remove it"
+                )
+        scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
+        found = scorecard_problems(scorecard) if scorecard.is_file() else []
+        return problems + left + found + snapshot_problems(out, manifests)  # each verdict against its tables
+    except pd.errors.ParserError as err:  # an edited table: named above (its sha256 or its text differs)
+        return [
+            *problems,
+            *left,
+            f"{out}: a table in it is not valid CSV ({str(err).strip()}); publish again with `dpdl publish`",
+        ]
