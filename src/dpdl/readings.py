@@ -26,6 +26,7 @@ import pandas as pd
 
 from dpdl.claim_kinds import PRIVACY_CLAIM
 from dpdl.errors import ConfigError
+from dpdl.io import read_text_table
 from dpdl.paths import is_run_file
 from dpdl.studies import audit_module, study_module
 from dpdl.studies.common import DEFAULT as DEFAULT  # re-exported: the readings API in one place
@@ -242,7 +243,7 @@ def _scorecard(path: str | Path) -> pd.DataFrame:
     from dpdl.chain import note_read
 
     note_read(path)
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return read_text_table(path)
 
 
 def sensitivity(table: pd.DataFrame, declared: Mapping[str, Sequence[Reading]]) -> pd.DataFrame:

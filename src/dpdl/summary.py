@@ -35,7 +35,7 @@ from dpdl.claims import (
     scorecard,
 )
 from dpdl.errors import ArtifactError
-from dpdl.io import markdown_table, read_json
+from dpdl.io import markdown_table, read_json, read_text_table
 from dpdl.judgement import (
     CODE_REFUTED,
     NOT_PUBLISHED,
@@ -297,10 +297,7 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
     ``dpdl publish --rejudge`` judges it), so that adding a claim needs no rebuild first. A row whose claim
     is no longer registered, rows out of order or unknown verdicts are errors.
     """
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError) as err:
-        raise ArtifactError(f"{path}: cannot read the scorecard ({err})") from err
+    frame = read_text_table(path)
     note_read(path)
     ids = [claim.id for claim in claims]
     written = list(frame["id"]) if "id" in frame.columns else None
@@ -326,7 +323,7 @@ def _read_scorecard(path: str | Path, claims: list) -> pd.DataFrame:
 
 def scorecard_problems(path: Path) -> list[str]:
     """Problems with the merged scorecard: a row for every registered claim, in order, each with a verdict."""
-    card = pd.read_csv(path, dtype=str, keep_default_na=False)
+    card = read_text_table(path)
     registered = registered_claim_ids()
     problems = []
     if list(card.get("id", [])) != registered:

@@ -16,6 +16,7 @@ from dpdl.io import (
     markdown_table,
     read_csv,
     read_json,
+    read_text_table,
     save_npz,
     sha256_file,
     write_json,
@@ -93,6 +94,18 @@ def test_random_bytes_are_named_for_what_they_are(tmp_path: Path) -> None:
         read_json(garbage)
     with pytest.raises(ArtifactError, match="garbage: not a CSV table"):
         read_csv(garbage)
+
+
+def test_a_text_table_keeps_each_value_as_written_and_refuses_a_row_longer_than_its_header(
+    tmp_path: Path,
+) -> None:
+    table = tmp_path / "claims.csv"
+    table.write_text("id,verdict\n007,NA\nb,\n", encoding="utf-8")
+    assert read_text_table(table).to_dict("list") == {"id": ["007", "b"], "verdict": ["NA", ""]}
+    for row in ("a,x,extra", "a,x\nb,y,extra"):  # the first row longer (pandas: an index), a later one
+        table.write_text(f"id,verdict\n{row}\n", encoding="utf-8")
+        with pytest.raises(ArtifactError, match="claims.csv: not a CSV table"):
+            read_text_table(table)
 
 
 def test_missing_files_are_one_clear_error(tmp_path: Path) -> None:

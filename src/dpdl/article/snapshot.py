@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from dpdl.errors import ArtifactError, DpdlError
+from dpdl.errors import DpdlError
+from dpdl.io import read_text_table
 from dpdl.paths import PUBLISHED
 from dpdl.publishing.layout import MANIFEST
 from dpdl.readings import DEFAULT
@@ -18,10 +19,7 @@ def read_card(path: Path) -> pd.DataFrame:
 
     A table is a scorecard, a reading's claims or readings.csv.
     """
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:  # an edited table
-        raise ArtifactError(f"{path}: not a CSV table ({str(err).strip()})") from None
+    return read_text_table(path)
 
 
 def study_folder(study: str, out: Path = PUBLISHED) -> Path:

@@ -16,7 +16,7 @@ from dpdl.audit.data_premises import read_data_premises
 from dpdl.audit_report import cell_reach, read_audit, reading_privacy_rows, study_ledger
 from dpdl.claims import MECHANISM_PROPERTY, PREMISE_CLAIM, PRIVACY_CLAIM, SUBSTANTIVE_KINDS
 from dpdl.errors import DpdlError
-from dpdl.io import markdown_table, read_json, sha256_file, write_json, write_text
+from dpdl.io import markdown_table, read_json, read_text_table, sha256_file, write_json, write_text
 from dpdl.judgement import NOT_RUN
 from dpdl.paths import PUBLISHED, published_deviation
 from dpdl.publishing.layout import AUDIT_TABLE, DATA_PREMISES, LEDGER, MANIFEST, RESULTS, published_studies
@@ -106,9 +106,7 @@ def deviation_verdicts(out: Path, manifests: dict[str, dict]) -> dict[str, str]:
     shown: dict[str, list[str]] = {}
     for study, manifest in manifests.items():
         for name in manifest.get("deviations", {}):
-            card = pd.read_csv(
-                out / study / published_deviation(name) / "claims.csv", dtype=str, keep_default_na=False
-            )
+            card = read_text_table(out / study / published_deviation(name) / "claims.csv")
             for claim, verdict in zip(card["id"], card["verdict"], strict=True):
                 if verdict not in NOT_RUN:
                     shown.setdefault(claim, []).append(f"{name}: {verdict}")

@@ -12,10 +12,8 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-import pandas as pd
-
 from dpdl.chain import published_breaks
-from dpdl.errors import DpdlError
+from dpdl.errors import ArtifactError, DpdlError
 from dpdl.io import sha256_file
 from dpdl.paths import ARTICLE_FILES, PUBLISHED
 from dpdl.publishing.layout import MANIFEST, read_manifest
@@ -244,9 +242,7 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
         found = scorecard_problems(scorecard) if scorecard.is_file() else []
         return problems + left + found + snapshot_problems(out, manifests)  # each verdict against its tables
-    except pd.errors.ParserError as err:  # an edited table: named above (its sha256 or its text differs)
-        return [
-            *problems,
-            *left,
-            f"{out}: a table in it is not valid CSV ({str(err).strip()}); publish again with `dpdl publish`",
-        ]
+    except (
+        ArtifactError
+    ) as err:  # an edited table that cannot be read (also named above, by its sha256 or text)
+        return [*problems, *left, f"{err}; publish again with `dpdl publish`"]
