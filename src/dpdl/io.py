@@ -91,38 +91,40 @@ def read_json(path: str | os.PathLike) -> object:
     return value
 
 
+def _read_table(path: Path, **options) -> pd.DataFrame:
+    """``pd.read_csv(path, **options)``, with an error naming the file if it is missing or not a table."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)  # index_col=False: a long first row warns
+        try:
+            return pd.read_csv(path, **options)
+        except FileNotFoundError:
+            raise ArtifactError(f"{path}: file not found") from None
+        except pd.errors.ParserWarning:
+            raise ArtifactError(f"{path}: not a CSV table (a row has more fields than the header)") from None
+        except (
+            UnicodeDecodeError,
+            IsADirectoryError,
+            pd.errors.ParserError,
+            pd.errors.EmptyDataError,
+        ) as err:
+            raise ArtifactError(f"{path}: not a CSV table ({str(err).strip()})") from None
+        except OSError as err:  # no permission, an I/O error
+            raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+
+
 def read_text_table(path: str | os.PathLike) -> pd.DataFrame:
     """A CSV table as written, every value its text (a scorecard, a reading's claims, readings.csv).
 
     A row with more fields than the header is an error naming the file (pandas would otherwise take the
     first row's extra field for an index, or stop with a traceback).
     """
-    path = Path(path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", pd.errors.ParserWarning)  # index_col=False: a long first row warns
-        try:
-            return pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False)
-        except FileNotFoundError:
-            raise ArtifactError(f"{path}: file not found") from None
-        except pd.errors.ParserWarning:
-            raise ArtifactError(f"{path}: not a CSV table (a row has more fields than the header)") from None
-        except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-            raise ArtifactError(f"{path}: not a CSV table ({str(err).strip()})") from None
-        except OSError as err:  # no permission, an I/O error
-            raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    return _read_table(Path(path), dtype=str, keep_default_na=False, index_col=False)
 
 
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
     """Read a CSV table, with an error naming the file if it is missing or not a table."""
     path = Path(path)
-    try:
-        table = pd.read_csv(path)
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: file not found") from None
-    except (UnicodeDecodeError, IsADirectoryError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
-        raise ArtifactError(f"{path}: not a CSV table ({str(err).strip()})") from None
-    except OSError as err:  # no permission, an I/O error
-        raise ArtifactError(f"{path}: cannot be read ({err.strerror})") from None
+    table = _read_table(path)
     _read(path)
     return table
 

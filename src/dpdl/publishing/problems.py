@@ -242,7 +242,6 @@ def published_problems(out: Path = PUBLISHED) -> list[str]:
         scorecard = out / "scorecard.csv"  # a missing one is named among the merged files above
         found = scorecard_problems(scorecard) if scorecard.is_file() else []
         return problems + left + found + snapshot_problems(out, manifests)  # each verdict against its tables
-    except (
-        ArtifactError
-    ) as err:  # an edited table that cannot be read (also named above, by its sha256 or text)
+    # an edited table that cannot be read (named above too, by its sha256 or its text)
+    except ArtifactError as err:
         return [*problems, *left, f"{err}; publish again with `dpdl publish`"]
